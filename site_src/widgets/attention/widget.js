@@ -1,0 +1,136 @@
+/* Attention on a sentence. State → kvlab.attention_demo in Pyodide → render.
+ * JS only renders and handles input: every number comes from Python. */
+kvlab.register("attention", {
+  mount(root, ctx) {
+    const form = root.querySelector(".kv-controls");
+    const plot = root.querySelector(".kv-plot");
+    const table = root.querySelector(".kv-heatmap");
+    const details = root.querySelector(".kv-numbers");
+    const querySelect = root.querySelector("select[name=query]");
+    const field = (name) => root.querySelector(`[data-field="${name}"]`);
+    const fmt = (x) => x.toFixed(3);
+
+    let data = ctx.data;
+    const state = {
+      d: data.d,
+      temperature: data.temperature,
+      seed: data.seed,
+      causal: data.causal,
+      query: data.tokens.length - 1,
+    };
+    let pending = null; // latest request wins: no overlapping renders
+    let running = false;
+
+    function readForm() {
+      state.d = parseInt(form.d.value, 10);
+      state.temperature = parseFloat(form.temperature.value);
+      const seed = parseInt(form.seed.value, 10);
+      state.seed = Number.isFinite(seed) ? seed : 0;
+      state.causal = form.causal.checked;
+      form["d-out"].value = state.d;
+      form["temperature-out"].value = state.temperature.toFixed(1);
+    }
+
+    async function update() {
+      pending = { d: state.d, temperature: state.temperature, seed: state.seed, causal: state.causal };
+      if (running) return;
+      running = true;
+      ctx.setState("loading");
+      try {
+        while (pending) {
+          const args = pending;
+          pending = null;
+          data = await ctx.call("attention_demo", args);
+        }
+        // Python clamps out-of-range input: show what was really computed.
+        form.seed.value = data.seed;
+        await render();
+        ctx.say(`Computed in your browser by kvlab.attention_demo (d = ${data.d}, temperature = ${data.temperature}).`);
+        ctx.setState("ready");
+      } catch (err) {
+        ctx.fail(err);
+      } finally {
+        running = false;
+      }
+    }
+
+    function renderTable() {
+      field("d").textContent = data.d;
+      field("temperature").textContent = data.temperature;
+      field("seed").textContent = data.seed;
+      const rows = table.tBodies[0].rows;
+      data.weights.forEach((row, i) => {
+        row.forEach((w, j) => {
+          const cell = rows[i].cells[j + 1];
+          cell.textContent = fmt(w);
+          cell.style.setProperty("--w", fmt(w));
+        });
+      });
+      field("causal").textContent = data.causal ? ", causal" : ", no mask";
+    }
+
+    function renderReadout() {
+      const q = state.query;
+      const row = data.weights[q];
+      const top = row.indexOf(Math.max(...row));
+      field("query-token").textContent = data.tokens[q];
+      field("top-token").textContent = data.tokens[top];
+      field("d2").textContent = data.d;
+      const list = field("output");
+      list.replaceChildren(...data.outputs[q].map((x) => Object.assign(document.createElement("li"), { textContent: fmt(x) })));
+    }
+
+    async function render() {
+      renderTable();
+      renderReadout();
+      const Plotly = await kvlab.plotly();
+      const style = getComputedStyle(root);
+      const ticks = data.tokens.map((t, i) => i);
+      const labels = data.tokens.map((t, i) => `${t}<sub>${i + 1}</sub>`);
+      Plotly.react(
+        plot,
+        [{
+          type: "heatmap",
+          // future keys under the causal mask are not "weight 0": they don't exist yet
+          z: data.weights.map((row, i) => row.map((w, j) => (data.causal && j > i ? null : w))),
+          x: ticks,
+          y: ticks,
+          zmin: 0,
+          zmax: 1,
+          colorscale: [[0, "#f4f5fb"], [0.25, "#b5bbe3"], [0.5, "#7986cb"], [1, "#1a237e"]],
+          hoverongaps: false,
+          hovertemplate: "query %{customdata}<extra>weight %{z:.3f}</extra>",
+          customdata: data.weights.map((row, i) => row.map((_, j) => `“${data.tokens[i]}” → key “${data.tokens[j]}”`)),
+          colorbar: { title: { text: "weight" }, thickness: 12 },
+        }],
+        {
+          margin: { l: 70, r: 10, t: 10, b: 70 },
+          height: 380,
+          paper_bgcolor: "rgba(0,0,0,0)",
+          plot_bgcolor: "rgba(0,0,0,0)",
+          font: { color: style.color, family: style.fontFamily },
+          xaxis: { tickvals: ticks, ticktext: labels, zeroline: false, showgrid: false, title: { text: "key (what is read)" }, side: "bottom" },
+          yaxis: { tickvals: ticks, ticktext: labels, zeroline: false, showgrid: false, autorange: "reversed", title: { text: "query" } },
+        },
+        { displayModeBar: false, responsive: true }
+      );
+      plot.on && !plot.kvClick && (plot.kvClick = true) && plot.on("plotly_click", (ev) => {
+        state.query = ev.points[0].y;
+        querySelect.value = String(state.query);
+        renderReadout();
+      });
+      details.open = false;
+    }
+
+    form.addEventListener("input", () => {
+      readForm();
+      update();
+    });
+    querySelect.addEventListener("change", () => {
+      state.query = parseInt(querySelect.value, 10);
+      renderReadout();
+    });
+
+    return { activate: () => update() };
+  },
+});

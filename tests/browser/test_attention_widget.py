@@ -1,0 +1,113 @@
+"""The attention widget, live in a real Chromium: numbers equal CPython's."""
+from __future__ import annotations
+
+import json
+
+from playwright.sync_api import expect
+
+import kvlab
+from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+
+
+def shown_weights(root) -> list[list[str]]:
+    return root.locator(".kv-heatmap tbody tr").evaluate_all(
+        "rows => rows.map(r => Array.from(r.querySelectorAll('td')).map(td => td.textContent))"
+    )
+
+
+def plotted_weights(root) -> list[list[float]]:
+    return root.locator(".kv-plot").evaluate("el => el.data[0].z")
+
+
+def expected_cells(data) -> list[list[str]]:
+    return [[f"{w:.3f}" for w in row] for row in data["weights"]]
+
+
+def test_static_figure_is_in_the_page_before_any_script_runs(built_site):
+    html = (built_site / "attention" / "index.html").read_text()
+    data = kvlab.attention_demo(d=8, temperature=1.0, seed=0)
+    assert 'data-widget="attention"' in html
+    # the build-time table holds the same numbers CPython computes now
+    for row in expected_cells(data)[:3]:
+        for cell in row:
+            assert f">{cell}</td>" in html
+
+
+def test_python_is_not_loaded_during_page_load(page, site_url):
+    page.goto(site_url + "attention/", wait_until="load")
+    early = page.evaluate(
+        """() => {
+            const loadEnd = performance.getEntriesByType('navigation')[0].loadEventEnd;
+            return performance.getEntriesByType('resource')
+                .filter(e => /pyodide|plotly|ort/.test(e.name) && e.startTime <= loadEnd)
+                .map(e => e.name);
+        }"""
+    )
+    assert early == [], "runtimes must load after the page, not during its load"
+
+
+def test_widget_below_the_fold_loads_only_when_scrolled_into_view(page_factory, site_url):
+    page, _ = page_factory(allowed=[site_url], viewport={"width": 800, "height": 300})
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    root = open_widget(page, site_url + "attention/", "attention")
+    page.wait_for_timeout(2500)
+    assert not [u for u in requests if "pyodide" in u]
+    assert root.get_attribute("data-state") == "static"
+    root.scroll_into_view_if_needed()
+    wait_ready(root)
+    assert [u for u in requests if "pyodide.asm.wasm" in u]
+
+
+def test_moving_a_control_recomputes_in_pyodide(page, site_url):
+    root = open_widget(page, site_url + "attention/", "attention")
+    activate(root)
+    wait_ready(root)
+    # defaults recomputed live equal CPython
+    assert shown_weights(root) == expected_cells(kvlab.attention_demo(d=8, temperature=1.0, seed=0))
+
+    set_range(root, "d", 16)
+    set_range(root, "temperature", 0.5)
+    want = kvlab.attention_demo(d=16, temperature=0.5, seed=0)
+    expect(root.locator('[data-field="d"]')).to_have_text("16")
+    wait_ready(root)
+    expect(root.locator('[data-field="temperature"]')).to_have_text("0.5")
+    assert shown_weights(root) == expected_cells(want)
+    masked = [[None if j > i else w for j, w in enumerate(row)] for i, row in enumerate(want["weights"])]
+    assert plotted_weights(root) == masked
+    # the readout shows the output vector of the last token ("tired")
+    shown_out = root.locator('[data-field="output"] li').all_text_contents()
+    assert shown_out == [f"{x:.3f}" for x in want["outputs"][-1]]
+
+
+def test_out_of_range_seed_is_clamped_and_shown(page, site_url):
+    root = open_widget(page, site_url + "attention/", "attention")
+    activate(root)
+    wait_ready(root)
+    set_range(root, "seed", -5)
+    expect(root.locator('[data-field="seed"]')).to_have_text("0")
+    wait_ready(root)
+    assert shown_weights(root) == expected_cells(kvlab.attention_demo(d=8, temperature=1.0, seed=0))
+
+
+def test_failure_to_load_python_keeps_the_static_figure(page_factory, site_url):
+    page, problems = page_factory(allowed=[site_url])
+    problems.expect_console_error("ERR_FAILED")
+    page.route("**/pyodide.asm.wasm", lambda route: route.abort())
+    root = open_widget(page, site_url + "attention/", "attention")
+    before = shown_weights(root)
+    activate(root)
+    expect(root).to_have_attribute("data-state", "error", timeout=60_000)
+    expect(root.locator(".kv-status")).to_contain_text("Could not run this widget")
+    assert shown_weights(root) == before
+
+
+def test_page_reads_without_javascript(browser, site_url):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(site_url + "attention/")
+    root = page.locator('[data-widget="attention"]')
+    expect(root.locator(".kv-heatmap")).to_be_visible()
+    expect(root.locator(".kv-widget-badge")).to_be_visible()
+    expect(root.locator(".kv-controls")).to_be_hidden()
+    context.close()

@@ -1,0 +1,31 @@
+"""Helpers for driving widgets in the real browser (Playwright)."""
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+LOAD_TIMEOUT_MS = 120_000  # Pyodide + numpy on a loaded 2-core machine
+
+
+def open_widget(page: Page, url: str, name: str, index: int = 0):
+    """Go to url and return the widget's root element."""
+    page.goto(url)
+    root = page.locator(f'[data-widget="{name}"]').nth(index)
+    expect(root).to_be_visible()
+    return root
+
+
+def activate(root) -> None:
+    """Focus the widget (a reader's first interaction) so it goes live."""
+    root.locator("input, select, button").first.focus()
+
+
+def wait_ready(root, timeout: int = LOAD_TIMEOUT_MS) -> None:
+    """Wait until the widget has rendered live data (data-state=ready)."""
+    expect(root).to_have_attribute("data-state", "ready", timeout=timeout)
+
+
+def set_range(root, name: str, value) -> None:
+    """Set a range/number input and fire `input`, as dragging would."""
+    root.locator(f'input[name="{name}"]').evaluate(
+        "(el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', {bubbles: true})); }", value
+    )
