@@ -5,6 +5,13 @@ uses returns plain, JSON-able data.
 """
 from kvlab.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, softmax
 from kvlab.widgets import attention_demo
+from kvlab.architecture import Architecture, LayerSpec
+from kvlab.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
+from kvlab.hf_config import parse_hf_config
+from kvlab.memory import (fit_report, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache, memory_fit,
+                          memory_report, vllm_capacity, vllm_kv_cache)
+from kvlab.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
+from kvlab.weights import list_weight_formats, weights_bytes
 
 __version__ = "0.1.0"
 
@@ -14,4 +21,26 @@ __all__ = [
     "multi_head_attention",
     "scaled_dot_product_attention",
     "softmax",
+    "Architecture",
+    "LayerSpec",
+    "cost_per_million_tokens",
+    "decode_time_per_token",
+    "fit_report",
+    "get_gpu",
+    "get_model",
+    "kv_bytes_per_token",
+    "kv_cache_bytes",
+    "list_gpus",
+    "list_models",
+    "list_weight_formats",
+    "llamacpp_kv_cache",
+    "memory_fit",
+    "memory_report",
+    "model_architecture",
+    "parse_hf_config",
+    "serving_estimate",
+    "users_per_gpu",
+    "vllm_capacity",
+    "vllm_kv_cache",
+    "weights_bytes",
 ]

@@ -12,6 +12,7 @@ import sys
 
 COMMAND_MODULES = [
     "kvlab.cli_attention",
+    "kvlab.cli_memory",
 ]
 
 

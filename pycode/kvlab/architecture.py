@@ -1,0 +1,154 @@
+"""What a model's KV cache is made of: one `LayerSpec` per layer.
+
+Per token, a layer caches `k_values` numbers for keys and `v_values` for
+values. Everything the memory calculator needs follows from that list:
+
+    multi-head / grouped-query / multi-query attention (Llama, Mistral, Qwen):
+        k_values = v_values = kv_heads * head_dim        (head_dim from config)
+    multi-head latent attention (DeepSeek-V2/V3, "mla"):
+        k_values = kv_lora_rank + qk_rope_head_dim, v_values = 0
+        (one compressed latent per token; keys and values are decompressed
+        from it, so nothing separate is kept for V)
+    sliding window of W tokens ("sliding"): same widths, but the layer only
+        ever holds the last W tokens
+    linear attention / Gated DeltaNet / Mamba ("linear"): no per-token cache;
+        a fixed state per sequence instead (`state_values`)
+
+>>> llama2 = uniform_architecture("demo", n_layers=2, n_heads=4, n_kv_heads=4, head_dim=8)
+>>> [layer.k_values for layer in llama2.layers]
+[32, 32]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FULL = "full"        # attends to every earlier token: cache grows with context
+SLIDING = "sliding"  # attends to the last `window` tokens only
+LINEAR = "linear"    # recurrent layer (Gated DeltaNet, Mamba): fixed state, no KV
+LAYER_KINDS = (FULL, SLIDING, LINEAR)
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """The cache of one layer, in values per token (keys, values) or per sequence (state)."""
+
+    kind: str                 # FULL | SLIDING | LINEAR
+    k_values: int = 0         # key values cached per token (kv_heads * head_dim, or MLA latent)
+    v_values: int = 0         # value values cached per token (0 for MLA: V comes from the latent)
+    window: int | None = None  # SLIDING only: tokens kept
+    kv_heads: int = 0         # KV heads (1 for an MLA latent)
+    head_dim_k: int = 0
+    head_dim_v: int = 0
+    # LINEAR only: the recurrent state of one sequence, split the way llama.cpp
+    # splits it (r = convolution state, s = the recurrent matrix state)
+    conv_state_values: int = 0
+    ssm_state_values: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in LAYER_KINDS:
+            raise ValueError(f"layer kind must be one of {LAYER_KINDS}, got {self.kind!r}")
+        if self.kind == SLIDING and (self.window is None or self.window <= 0):
+            raise ValueError("a sliding layer needs a positive window (sliding_window)")
+        if self.kind != LINEAR and self.k_values <= 0:
+            raise ValueError("an attention layer needs k_values > 0")
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A model as far as memory is concerned. Built by `kvlab.hf_config` or by hand."""
+
+    name: str
+    family: str                    # the config's model_type (decides engine quirks)
+    layers: tuple[LayerSpec, ...]
+    n_heads: int                   # query heads
+    hidden_size: int
+    attention: str = "gqa"         # "mha" | "gqa" | "mqa" | "mla" (for display)
+    vocab_size: int | None = None
+    intermediate_size: int | None = None
+    max_position_embeddings: int | None = None
+    params: float | None = None          # total parameters (weights memory)
+    active_params: float | None = None   # parameters read per token (MoE); None = params
+    mla_expanded_values: int | None = None  # per layer per token, if MLA heads were cached uncompressed
+    source: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if not self.layers:
+            raise ValueError("num_hidden_layers must be at least 1")
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.layers)
+
+    def count(self, kind: str) -> int:
+        return sum(1 for layer in self.layers if layer.kind == kind)
+
+    def summary(self) -> dict:
+        """Plain data for a page: layer counts per kind and the attention shape."""
+        attn = [layer for layer in self.layers if layer.kind != LINEAR]
+        windows = sorted({layer.window for layer in self.layers if layer.kind == SLIDING})
+        return {
+            "name": self.name,
+            "family": self.family,
+            "attention": self.attention,
+            "n_layers": self.n_layers,
+            "layers_by_kind": {kind: self.count(kind) for kind in LAYER_KINDS},
+            "n_heads": self.n_heads,
+            "kv_heads": sorted({layer.kv_heads for layer in attn}),
+            "head_dim": sorted({layer.head_dim_k for layer in attn}),
+            "sliding_windows": windows,
+            "k_values_per_layer": sorted({layer.k_values for layer in attn}),
+            "v_values_per_layer": sorted({layer.v_values for layer in attn}),
+            "params": self.params,
+            "active_params": self.active_params,
+            "max_position_embeddings": self.max_position_embeddings,
+            "source": self.source,
+            "notes": list(self.notes),
+        }
+
+
+def attention_layer(kind: str, kv_heads: int, head_dim: int, window: int | None = None,
+                    head_dim_v: int | None = None) -> LayerSpec:
+    """A standard (MHA/GQA/MQA) attention layer: K and V each kv_heads * head_dim wide."""
+    hv = head_dim if head_dim_v is None else head_dim_v
+    return LayerSpec(kind=kind, k_values=kv_heads * head_dim, v_values=kv_heads * hv,
+                     window=window if kind == SLIDING else None,
+                     kv_heads=kv_heads, head_dim_k=head_dim, head_dim_v=hv)
+
+
+def mla_layer(kv_lora_rank: int, qk_rope_head_dim: int) -> LayerSpec:
+    """A DeepSeek MLA layer: one latent of kv_lora_rank + qk_rope_head_dim values per token."""
+    width = kv_lora_rank + qk_rope_head_dim
+    return LayerSpec(kind=FULL, k_values=width, v_values=0, kv_heads=1, head_dim_k=width, head_dim_v=0)
+
+
+def linear_layer(conv_kernel: int, num_key_heads: int, key_head_dim: int,
+                 num_value_heads: int, value_head_dim: int) -> LayerSpec:
+    """A Gated DeltaNet layer (Qwen3-Next, Qwen3.5/3.6): no KV, a fixed state per sequence.
+
+    Sizes follow llama.cpp's llama_hparams::n_embd_r / n_embd_s with the GGUF
+    fields convert_hf_to_gguf.py writes for Qwen3-Next (ssm_d_conv = conv
+    kernel, ssm_d_state = key head dim, ssm_n_group = key heads, ssm_d_inner =
+    value heads * value head dim):
+        conv state r = (d_conv - 1) * (d_inner + 2 * n_group * d_state)
+        recurrent s  = d_state * d_inner   (one key_dim x value_dim matrix per value head)
+    """
+    d_inner = num_value_heads * value_head_dim
+    conv = (conv_kernel - 1) * (d_inner + 2 * num_key_heads * key_head_dim)
+    ssm = key_head_dim * d_inner
+    return LayerSpec(kind=LINEAR, conv_state_values=conv, ssm_state_values=ssm)
+
+
+def uniform_architecture(name: str, n_layers: int, n_heads: int, n_kv_heads: int, head_dim: int,
+                         hidden_size: int | None = None, **extra) -> Architecture:
+    """Every layer full attention with the same shape (Llama-2, Llama-3, Mistral-7B-v0.3...)."""
+    layer = attention_layer(FULL, n_kv_heads, head_dim)
+    if n_kv_heads == n_heads:
+        attention = "mha"
+    elif n_kv_heads == 1:
+        attention = "mqa"
+    else:
+        attention = "gqa"
+    return Architecture(name=name, family=extra.pop("family", "llama"), layers=(layer,) * n_layers,
+                        n_heads=n_heads, hidden_size=hidden_size or n_heads * head_dim,
+                        attention=attention, **extra)

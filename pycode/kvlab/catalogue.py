@@ -1,0 +1,103 @@
+"""The model and GPU catalogue (pycode/kvlab/data/*.json), every entry with its source.
+
+Loaded relative to this file, so it works from a source checkout, an
+installed wheel and the zip Pyodide unpacks into site-packages.
+
+>>> get_model("llama-3.1-8b")["hf_id"]
+'meta-llama/Llama-3.1-8B'
+>>> get_gpu("h100-sxm")["memory_gib"]
+80
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from kvlab.architecture import Architecture
+from kvlab.hf_config import load_config, parse_hf_config
+
+DATA_DIR = Path(__file__).parent / "data"
+GIB = 2**30
+
+
+@lru_cache(maxsize=None)
+def _load(name: str) -> dict:
+    return json.loads((DATA_DIR / name).read_text(encoding="utf-8"))
+
+
+def models() -> list[dict]:
+    """Every catalogue model (copies, safe to modify)."""
+    return [dict(entry) for entry in _load("models.json")["models"]]
+
+
+def gpus() -> list[dict]:
+    """Every catalogue GPU (copies, safe to modify)."""
+    return [dict(entry) for entry in _load("gpus.json")["gpus"]]
+
+
+def get_model(model_id: str) -> dict:
+    """A catalogue model by its short id or its Hugging Face id (case-insensitive)."""
+    key = model_id.strip().lower()
+    for entry in _load("models.json")["models"]:
+        if key in (entry["id"].lower(), entry["hf_id"].lower()):
+            return dict(entry)
+    raise ValueError(f"model {model_id!r} is not in the catalogue; try one of: "
+                     + ", ".join(e["id"] for e in _load("models.json")["models"]))
+
+
+def get_gpu(gpu_id: str) -> dict:
+    """A catalogue GPU by id (case-insensitive)."""
+    key = gpu_id.strip().lower()
+    for entry in _load("gpus.json")["gpus"]:
+        if entry["id"] == key:
+            return dict(entry)
+    raise ValueError(f"gpu {gpu_id!r} is not in the catalogue; try one of: "
+                     + ", ".join(e["id"] for e in _load("gpus.json")["gpus"]))
+
+
+def gpu_memory_bytes(gpu: dict) -> int:
+    """Memory the GPU can use for a model: gpu_usable_gib (Apple) or the nominal memory."""
+    return int((gpu.get("gpu_usable_gib") or gpu["memory_gib"]) * GIB)
+
+
+def model_architecture(model, params: float | None = None) -> Architecture:
+    """An Architecture from a catalogue id, a Hugging Face id in the catalogue, a config path/dict/JSON text.
+
+    Catalogue entries carry their parameter counts; for other configs pass `params`.
+    """
+    if isinstance(model, Architecture):
+        return model
+    if isinstance(model, str) and not model.strip().startswith("{"):
+        try:
+            entry = get_model(model)
+        except ValueError:
+            if not Path(model).exists():
+                raise
+        else:
+            cfg = dict(entry["config"])
+            cfg["_source"] = entry["source"]
+            arch = parse_hf_config(cfg, name=entry["hf_id"], params=params or entry["params"],
+                                   active_params=entry.get("active_params"))
+            return arch
+    return parse_hf_config(load_config(model), params=params)
+
+
+def list_models() -> list[dict]:
+    """One row per catalogue model for a picker: id, name, attention kind, layer counts, params, notes."""
+    rows = []
+    for entry in _load("models.json")["models"]:
+        arch = model_architecture(entry["id"])
+        summary = arch.summary()
+        rows.append({"id": entry["id"], "hf_id": entry["hf_id"], "source": entry["source"],
+                     "attention": summary["attention"], "layers_by_kind": summary["layers_by_kind"],
+                     "kv_heads": summary["kv_heads"], "head_dim": summary["head_dim"],
+                     "params": entry["params"], "active_params": entry.get("active_params"),
+                     "weights_dtype": entry["weights_dtype"], "confirmed": entry["confirmed"],
+                     "note": entry["note"]})
+    return rows
+
+
+def list_gpus() -> list[dict]:
+    """One row per catalogue GPU: memory, bandwidth, price with its source and date."""
+    return gpus()

@@ -1,0 +1,213 @@
+"""Read a Hugging Face config.json into an `Architecture`.
+
+Accepts a path, a dict, or pasted JSON text. Families handled (by model_type):
+llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, phi3 (standard
+attention, maybe one sliding window); gemma2, gemma3, gemma3_text, gpt_oss
+(interleaved sliding/full); qwen3_next, qwen3_5, qwen3_5_text, qwen3_5_moe
+(Gated DeltaNet + full attention hybrids); deepseek_v2, deepseek_v3 (MLA).
+Multimodal configs that nest the language model in `text_config` (Gemma 3,
+Qwen3.5/3.6) are read from there. Another model_type is read as a standard
+decoder and the result says so in its notes.
+
+A missing or contradictory field is a ValueError that names the field; the
+reader never fills in a number of its own. The one derived value is head_dim
+= hidden_size / num_attention_heads when a config has no head_dim (that is
+how transformers defines it for these families), and it is recorded in notes.
+
+>>> arch = parse_hf_config('{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,'
+...                        ' "num_attention_heads": 32, "num_key_value_heads": 8}')
+>>> arch.attention, arch.layers[0].k_values
+('gqa', 1024)
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvlab.architecture import (FULL, LINEAR, SLIDING, Architecture, attention_layer, linear_layer,
+                                mla_layer)
+
+STANDARD = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3")
+INTERLEAVED = ("gemma2", "gemma3", "gemma3_text", "gpt_oss")
+HYBRID = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
+MLA = ("deepseek_v2", "deepseek_v3")
+KNOWN_FAMILIES = STANDARD + INTERLEAVED + HYBRID + MLA
+LAYER_TYPE_NAMES = {"full_attention": FULL, "sliding_attention": SLIDING, "linear_attention": LINEAR}
+
+
+def load_config(source) -> dict:
+    """A config as a dict, from a dict, a path to config.json, or JSON text."""
+    if isinstance(source, dict):
+        return source
+    if isinstance(source, Path):
+        return _json(source.read_text(encoding="utf-8"), str(source))
+    if isinstance(source, str):
+        text = source.strip()
+        if text.startswith("{"):
+            return _json(text, "pasted config")
+        path = Path(text)
+        if path.is_dir():
+            path = path / "config.json"
+        if not path.exists():
+            raise ValueError(f"config: {text!r} is neither JSON text nor an existing file")
+        return _json(path.read_text(encoding="utf-8"), str(path))
+    raise ValueError(f"config: expected a dict, a path or JSON text, got {type(source).__name__}")
+
+
+def _json(text: str, where: str) -> dict:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"config: {where} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"config: {where} must be a JSON object")
+    return data
+
+
+def _int(cfg: dict, key: str, minimum: int = 1) -> int:
+    if key not in cfg or cfg[key] is None:
+        raise ValueError(f"config field {key!r} is missing")
+    value = cfg[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise ValueError(f"config field {key!r} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"config field {key!r} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _opt_int(cfg: dict, key: str) -> int | None:
+    return None if cfg.get(key) is None else _int(cfg, key)
+
+
+def _text_config(cfg: dict) -> tuple[dict, list[str]]:
+    """Multimodal wrappers (Gemma 3, Qwen3.5/3.6) keep the language model in text_config."""
+    inner = cfg.get("text_config")
+    if isinstance(inner, dict) and "num_hidden_layers" not in cfg:
+        merged = dict(inner)
+        if "model_type" not in merged and "model_type" in cfg:
+            merged["model_type"] = cfg["model_type"]
+        return merged, [f"read text_config of the {cfg.get('model_type', 'multimodal')} wrapper"]
+    return cfg, []
+
+
+def _layer_kinds_from_types(cfg: dict, n_layers: int) -> list[str]:
+    types = cfg["layer_types"]
+    if not isinstance(types, list) or len(types) != n_layers:
+        got = len(types) if isinstance(types, list) else type(types).__name__
+        raise ValueError(f"config field 'layer_types' has {got} entries but num_hidden_layers is {n_layers}")
+    kinds = []
+    for i, name in enumerate(types):
+        if name not in LAYER_TYPE_NAMES:
+            raise ValueError(f"config field 'layer_types'[{i}] = {name!r} is not one of {sorted(LAYER_TYPE_NAMES)}")
+        kinds.append(LAYER_TYPE_NAMES[name])
+    return kinds
+
+
+def _layer_kinds(cfg: dict, family: str, n_layers: int, notes: list[str]) -> list[str]:
+    """Which layers are full, sliding or linear, per the family's rule in transformers."""
+    if cfg.get("layer_types") is not None:
+        return _layer_kinds_from_types(cfg, n_layers)
+    if family in HYBRID:
+        interval = _int(cfg, "full_attention_interval")
+        notes.append(f"layer i is full attention when (i+1) % full_attention_interval ({interval}) == 0, else linear")
+        return [FULL if (i + 1) % interval == 0 else LINEAR for i in range(n_layers)]
+    if family == "gemma2":
+        notes.append("Gemma 2: even layers sliding, odd layers full (transformers Gemma2)")
+        return [SLIDING if i % 2 == 0 else FULL for i in range(n_layers)]
+    if family in ("gemma3", "gemma3_text"):
+        if cfg.get("sliding_window_pattern") is None:
+            raise ValueError("config fields 'layer_types' and 'sliding_window_pattern' are both missing "
+                             "(Gemma 3 needs one to know which layers slide)")
+        pattern = _int(cfg, "sliding_window_pattern")
+        notes.append(f"layer i is full attention when (i+1) % sliding_window_pattern ({pattern}) == 0")
+        return [FULL if (i + 1) % pattern == 0 else SLIDING for i in range(n_layers)]
+    if family == "gpt_oss":
+        raise ValueError("config field 'layer_types' is missing (gpt-oss alternates sliding/full by layer_types)")
+    if family in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
+        if cfg.get("use_sliding_window"):
+            start = _int(cfg, "max_window_layers", minimum=0)
+            notes.append(f"use_sliding_window: layers >= max_window_layers ({start}) slide")
+            return [SLIDING if i >= start else FULL for i in range(n_layers)]
+        if cfg.get("sliding_window") is not None:
+            notes.append("sliding_window ignored: use_sliding_window is false")
+        return [FULL] * n_layers
+    if family in ("mistral", "mixtral", "phi3") and cfg.get("sliding_window") is not None:
+        notes.append(f"{family}: sliding_window set, so every layer slides (transformers semantics)")
+        return [SLIDING] * n_layers
+    return [FULL] * n_layers
+
+
+def parse_hf_config(source, name: str | None = None, params: float | None = None,
+                    active_params: float | None = None) -> Architecture:
+    """An Architecture from a Hugging Face config (path, dict or JSON text)."""
+    raw = load_config(source)
+    cfg, notes = _text_config(raw)
+    family = str(cfg.get("model_type") or raw.get("model_type") or "")
+    if not family:
+        raise ValueError("config field 'model_type' is missing")
+    if family not in KNOWN_FAMILIES:
+        notes.append(f"model_type {family!r} is not one kvlab knows; read as a standard decoder")
+
+    n_layers = _int(cfg, "num_hidden_layers")
+    n_heads = _int(cfg, "num_attention_heads")
+    hidden = _int(cfg, "hidden_size")
+    label = name or raw.get("_name_or_path") or family
+
+    if family in MLA:
+        return _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params)
+
+    n_kv = _int(cfg, "num_key_value_heads")
+    if n_heads % n_kv:
+        raise ValueError(f"config fields 'num_attention_heads' ({n_heads}) and 'num_key_value_heads' ({n_kv}) "
+                         "disagree: query heads must be a multiple of KV heads")
+    head_dim = _opt_int(cfg, "head_dim")
+    if head_dim is None:
+        if hidden % n_heads:
+            raise ValueError("config field 'head_dim' is missing and hidden_size is not a multiple of "
+                             "num_attention_heads")
+        head_dim = hidden // n_heads
+        notes.append(f"head_dim absent: hidden_size / num_attention_heads = {head_dim}")
+    elif head_dim * n_heads != hidden:
+        notes.append(f"head_dim {head_dim} x {n_heads} heads = {head_dim * n_heads} != hidden_size {hidden} "
+                     "(taken from head_dim, as the model does)")
+
+    kinds = _layer_kinds(cfg, family, n_layers, notes)
+    window = None
+    if SLIDING in kinds:
+        window = _opt_int(cfg, "sliding_window")
+        if window is None:
+            raise ValueError("config field 'sliding_window' is missing but some layers are sliding_attention")
+    linear = None
+    if LINEAR in kinds:
+        linear = linear_layer(
+            conv_kernel=_int(cfg, "linear_conv_kernel_dim"),
+            num_key_heads=_int(cfg, "linear_num_key_heads"),
+            key_head_dim=_int(cfg, "linear_key_head_dim"),
+            num_value_heads=_int(cfg, "linear_num_value_heads"),
+            value_head_dim=_int(cfg, "linear_value_head_dim"))
+    layers = tuple(linear if kind == LINEAR else attention_layer(kind, n_kv, head_dim, window) for kind in kinds)
+    attention = "mha" if n_kv == n_heads else ("mqa" if n_kv == 1 else "gqa")
+    return Architecture(
+        name=label, family=family, layers=layers, n_heads=n_heads, hidden_size=hidden, attention=attention,
+        vocab_size=_opt_int(cfg, "vocab_size"), intermediate_size=_opt_int(cfg, "intermediate_size"),
+        max_position_embeddings=_opt_int(cfg, "max_position_embeddings"),
+        params=params, active_params=active_params, source=str(raw.get("_source", "")), notes=tuple(notes))
+
+
+def _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params) -> Architecture:
+    rank = _int(cfg, "kv_lora_rank")
+    rope = _int(cfg, "qk_rope_head_dim")
+    nope = _opt_int(cfg, "qk_nope_head_dim")
+    v_dim = _opt_int(cfg, "v_head_dim")
+    expanded = None
+    if nope is not None and v_dim is not None:
+        # the same heads cached without compression: K = heads x (nope + rope), V = heads x v_head_dim
+        expanded = n_heads * (nope + rope + v_dim)
+    notes.append(f"MLA: caches kv_lora_rank + qk_rope_head_dim = {rank} + {rope} values per layer per token")
+    return Architecture(
+        name=label, family=family, layers=(mla_layer(rank, rope),) * n_layers, n_heads=n_heads,
+        hidden_size=hidden, attention="mla", vocab_size=_opt_int(cfg, "vocab_size"),
+        intermediate_size=_opt_int(cfg, "intermediate_size"),
+        max_position_embeddings=_opt_int(cfg, "max_position_embeddings"),
+        params=params, active_params=active_params, mla_expanded_values=expanded,
+        source=str(raw.get("_source", "")), notes=tuple(notes))

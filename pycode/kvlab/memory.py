@@ -1,0 +1,692 @@
+"""KV cache size, exactly, three ways.
+
+1. `kv_bytes_per_token` / `kv_cache_bytes`: the cache a model *needs*
+   (every full-attention layer holds every token, a sliding layer its last W
+   tokens, a linear-attention layer a fixed state).
+2. `llamacpp_kv_cache`: what llama.cpp allocates and prints at load time
+   ("llama_kv_cache: size = ... MiB (... cells, ... layers, .../... seqs)").
+3. `vllm_kv_cache` / `vllm_capacity`: vLLM's PagedAttention accounting, and how
+   many tokens and sequences fit on a GPU.
+
+Worked example (Llama-2-7B, f16; CLAIMS.md): 2 (K and V) x 32 layers x 32 KV
+heads x 128 head_dim x 2 bytes = 524,288 B = 512 KiB per token.
+
+>>> from kvlab.architecture import uniform_architecture
+>>> llama2 = uniform_architecture("Llama-2-7B", n_layers=32, n_heads=32, n_kv_heads=32, head_dim=128)
+>>> kv_bytes_per_token(llama2, "f16")["bytes_per_token"]
+524288
+>>> kv_cache_bytes(llama2, 131072, "f16")["total_bytes"] == 64 * 2**30
+True
+"""
+from __future__ import annotations
+
+from kvlab.architecture import FULL, LINEAR, SLIDING, Architecture, LayerSpec
+
+KIB, MIB, GIB = 2**10, 2**20, 2**30
+
+# ---------------------------------------------------------------------------
+# Cache element types: (values per block, bytes per block, where the numbers come from)
+#
+# llama.cpp types are ggml's type traits (ggml/src/ggml.c `type_traits[]`:
+# .blck_size / .type_size; block structs in ggml/src/ggml-common.h):
+#   block_q8_0  = fp16 scale + 32 x int8                    = 34 B / 32 values
+#   block_q4_0  = fp16 scale + 16 B of nibbles              = 18 B / 32
+#   block_q4_1  = fp16 scale + fp16 min + 16 B              = 20 B / 32
+#   block_q5_0  = fp16 scale + 4 B high bits + 16 B         = 22 B / 32
+#   block_q5_1  = fp16 scale + fp16 min + 4 B + 16 B        = 24 B / 32
+#   block_iq4_nl = fp16 scale + 16 B (non-linear 4-bit)     = 18 B / 32
+# These nine are exactly the types llama.cpp accepts for -ctk/-ctv
+# (common/arg.cpp `kv_cache_types`: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1).
+# fp8 is vLLM's --kv-cache-dtype fp8 (e4m3 / e5m2: one byte per value; its
+# per-tensor scales are a few bytes per layer and are ignored here).
+# ---------------------------------------------------------------------------
+KV_TYPES: dict[str, tuple[int, int, str]] = {
+    "f32": (1, 4, "ggml type_traits: 4 B per value"),
+    "f16": (1, 2, "ggml type_traits: 2 B per value"),
+    "bf16": (1, 2, "ggml type_traits: 2 B per value"),
+    "fp8": (1, 1, "vLLM --kv-cache-dtype fp8 (e4m3/e5m2): 1 B per value"),
+    "q8_0": (32, 34, "ggml block_q8_0: 34 B per 32 values"),
+    "q5_1": (32, 24, "ggml block_q5_1: 24 B per 32 values"),
+    "q5_0": (32, 22, "ggml block_q5_0: 22 B per 32 values"),
+    "q4_1": (32, 20, "ggml block_q4_1: 20 B per 32 values"),
+    "q4_0": (32, 18, "ggml block_q4_0: 18 B per 32 values"),
+    "iq4_nl": (32, 18, "ggml block_iq4_nl: 18 B per 32 values"),
+}
+_ALIASES = {"float32": "f32", "fp32": "f32", "float16": "f16", "fp16": "f16", "half": "f16",
+            "bfloat16": "bf16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "float8": "fp8"}
+LLAMACPP_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
+QUANTIZED = ("q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
+
+
+def kv_type(name: str) -> str:
+    """Normalise a cache type name ('F16', 'float16' -> 'f16'); unknown names are a ValueError."""
+    key = str(name).strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in KV_TYPES:
+        raise ValueError(f"kv type {name!r} unknown; choose one of {', '.join(KV_TYPES)}")
+    return key
+
+
+def bits_per_value(name: str) -> float:
+    """Effective bits per cached value: f16 16, q8_0 8.5, q4_0 4.5.
+
+    >>> bits_per_value("q8_0"), bits_per_value("q4_0"), bits_per_value("q5_1")
+    (8.5, 4.5, 6.0)
+    """
+    block, nbytes, _ = KV_TYPES[kv_type(name)]
+    return nbytes * 8 / block
+
+
+def row_bytes(name: str, n_values: int) -> int:
+    """Bytes of one row of `n_values` values, as ggml_row_size computes it.
+
+    A quantized row must be a whole number of 32-value blocks (ggml asserts it).
+
+    >>> row_bytes("q8_0", 1024), row_bytes("f16", 1024)
+    (1088, 2048)
+    """
+    block, nbytes, _ = KV_TYPES[kv_type(name)]
+    if n_values % block:
+        raise ValueError(f"{name}: a row of {n_values} values is not a whole number of "
+                         f"{block}-value blocks (head_dim x kv_heads must be divisible by {block})")
+    return n_values // block * nbytes
+
+
+# ---------------------------------------------------------------------------
+# 1. What the model needs
+# ---------------------------------------------------------------------------
+
+def _kind_rows(arch: Architecture, k_type: str, v_type: str) -> dict:
+    rows = {}
+    for kind in (FULL, SLIDING):
+        layers = [layer for layer in arch.layers if layer.kind == kind]
+        k = sum(row_bytes(k_type, layer.k_values) for layer in layers)
+        v = sum(row_bytes(v_type, layer.v_values) for layer in layers if layer.v_values)
+        rows[kind] = {"layers": len(layers), "k_bytes_per_token": k, "v_bytes_per_token": v,
+                      "bytes_per_token": k + v,
+                      "windows": sorted({layer.window for layer in layers}) if kind == SLIDING else []}
+    return rows
+
+
+def _formula(arch: Architecture, k_type: str, v_type: str) -> str:
+    """The per-token arithmetic, written out: '2 x 32 layers x 32 kv_heads x 128 head_dim x 2 B'."""
+    attn = [layer for layer in arch.layers if layer.kind != LINEAR]
+    shapes = {(layer.kv_heads, layer.head_dim_k, layer.head_dim_v, layer.v_values == 0) for layer in attn}
+    kb = KV_TYPES[k_type][1] / KV_TYPES[k_type][0]
+    size = f"{kb:g} B" if k_type == v_type else f"({k_type} K, {v_type} V)"
+    if len(shapes) != 1:
+        return f"sum over {len(attn)} attention layers of their own K and V widths x {size}"
+    heads, hk, hv, mla = shapes.pop()
+    if mla:
+        return f"{len(attn)} layers x {hk} latent values (kv_lora_rank + qk_rope_head_dim) x {size}"
+    if hk == hv:
+        return f"2 (K,V) x {len(attn)} layers x {heads} kv_heads x {hk} head_dim x {size}"
+    return f"{len(attn)} layers x {heads} kv_heads x ({hk} + {hv}) head_dim x {size}"
+
+
+def kv_bytes_per_token(arch: Architecture, k_type: str = "f16", v_type: str | None = None) -> dict:
+    """Bytes each new token adds to the cache, split by layer kind.
+
+    `bytes_per_token` counts every attention layer (true while the context is
+    shorter than every window); `bytes_per_token_beyond_windows` counts only
+    full-attention layers (once sliding windows are full they stop growing).
+    Linear-attention layers add nothing per token; their fixed state is in
+    `linear_state_values_per_sequence`.
+    """
+    k_type = kv_type(k_type)
+    v_type = k_type if v_type is None else kv_type(v_type)
+    rows = _kind_rows(arch, k_type, v_type)
+    linear = [layer for layer in arch.layers if layer.kind == LINEAR]
+    total = rows[FULL]["bytes_per_token"] + rows[SLIDING]["bytes_per_token"]
+    out = {
+        "model": arch.name,
+        "k_type": k_type,
+        "v_type": v_type,
+        "bytes_per_token": total,
+        "kib_per_token": total / KIB,
+        "bytes_per_token_beyond_windows": rows[FULL]["bytes_per_token"],
+        "by_kind": {
+            FULL: rows[FULL],
+            SLIDING: rows[SLIDING],
+            LINEAR: {"layers": len(linear), "bytes_per_token": 0,
+                     "state_values_per_sequence": sum(l.conv_state_values + l.ssm_state_values for l in linear)},
+        },
+        "formula": _formula(arch, k_type, v_type),
+        "type_sources": sorted({KV_TYPES[k_type][2], KV_TYPES[v_type][2]}),
+    }
+    if arch.mla_expanded_values:
+        n_attn = rows[FULL]["layers"] + rows[SLIDING]["layers"]
+        out["mla_expanded_bytes_per_token"] = n_attn * row_bytes(k_type, arch.mla_expanded_values)
+    return out
+
+
+def kv_cache_bytes(arch: Architecture, context: int, k_type: str = "f16", v_type: str | None = None,
+                   n_seq: int = 1, state_type: str = "f32") -> dict:
+    """The cache `n_seq` sequences of `context` tokens need, with no engine padding.
+
+    Full layers hold `context` tokens, sliding layers min(context, window),
+    linear layers their fixed state (stored as `state_type`, f32 by default as
+    llama.cpp does).
+    """
+    if context < 1:
+        raise ValueError("context must be at least 1 token")
+    if n_seq < 1:
+        raise ValueError("n_seq must be at least 1")
+    k_type = kv_type(k_type)
+    v_type = k_type if v_type is None else kv_type(v_type)
+    per_token = kv_bytes_per_token(arch, k_type, v_type)
+    full_bytes = per_token["by_kind"][FULL]["bytes_per_token"] * context * n_seq
+    sliding_bytes = 0
+    for layer in arch.layers:
+        if layer.kind == SLIDING:
+            tokens = min(context, layer.window)
+            per = row_bytes(k_type, layer.k_values) + (row_bytes(v_type, layer.v_values) if layer.v_values else 0)
+            sliding_bytes += per * tokens * n_seq
+    state_bytes = sum(l.conv_state_values + l.ssm_state_values for l in arch.layers if l.kind == LINEAR) \
+        * KV_TYPES[kv_type(state_type)][1] * n_seq
+    total = full_bytes + sliding_bytes + state_bytes
+    return {
+        "model": arch.name,
+        "context": context,
+        "n_seq": n_seq,
+        "k_type": k_type,
+        "v_type": v_type,
+        "bytes_per_token": per_token["bytes_per_token"],
+        "by_kind_bytes": {FULL: full_bytes, SLIDING: sliding_bytes, LINEAR: state_bytes},
+        "total_bytes": total,
+        "total_mib": total / MIB,
+        "total_gib": total / GIB,
+        "per_token": per_token,
+        "assumptions": [
+            "full-attention layers keep every token; sliding layers keep min(context, window) tokens",
+            f"linear-attention state stored as {kv_type(state_type)}",
+            "no engine padding or block rounding (see llamacpp_kv_cache / vllm_kv_cache for those)",
+        ],
+    }
+
+
+# ---------------------------------------------------------------------------
+# 2. llama.cpp
+#
+# VERIFIED by reading llama.cpp source (ggml-org/llama.cpp, src/, late 2025 - 2026):
+# - llama-context.cpp: `cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256);` (ref PR
+#   17046). With kv_unified n_ctx_seq = n_ctx; otherwise
+#   n_ctx_seq = GGML_PAD(n_ctx / n_seq_max, 256) and n_ctx = n_ctx_seq * n_seq_max.
+# - llama-model.cpp create_memory: the cache gets kv_size = cparams.n_ctx_seq
+#   cells per stream; iSWA models (hparams.swa_type != NONE) get
+#   llama_kv_cache_iswa, hybrids (recurrent + attention) llama_memory_hybrid
+#   with f32 recurrent state and max(1, n_seq_max) recurrent cells.
+# - llama-kv-cache-iswa.cpp: size_swa = GGML_PAD(min(size_base,
+#   n_swa * (unified ? n_seq_max : 1) + n_ubatch), 256) ("the SWA cache is
+#   always padded to 256", issue 17037); --swa-full makes it size_base.
+# - llama-kv-cache.cpp: per layer K = ggml_new_tensor_3d(type_k, n_embd_k_gqa,
+#   kv_size, n_stream), V likewise; `has_v = !is_mla` (MLA models keep no V
+#   tensor); with v_trans (no flash attention) V rows are padded to the widest
+#   layer; the load log line is
+#   "size = %7.2f MiB (%6u cells, %3d layers, %2u/%u seqs), K (%s): ..., V (%s): ...".
+# - llama-hparams.cpp: n_embd_r = (d_conv-1)*(d_inner + 2*n_group*d_state),
+#   n_embd_s = d_state*d_inner; set_swa_pattern(n): layer il is SWA when
+#   il % n < n-1 (the last of each group is full).
+# - models/phi3: "Phi SWA is currently disabled" (PR 13676): phi3 gets no SWA.
+# - Checked against public load logs: Phi-3-mini f16 -c 32768 -> 12288.00 MiB
+#   (32768 cells, 32 layers); a Gemma iSWA model at -c 8192 -np 2 -> SWA cache
+#   1536 cells = pad(1024 + 512, 256) per stream (tests/python/test_memory.py).
+# INFERRED (not read in source): which families llama.cpp runs with SWA. We
+# honour sliding windows only for gemma2, gemma3 and gpt_oss (all set n_swa and
+# a swa pattern in llama-model.cpp); mistral/mixtral/qwen2 sliding_window values
+# are treated as full attention, as llama.cpp's llama/qwen2 graphs do not mask
+# by window.
+# ---------------------------------------------------------------------------
+LLAMACPP_PAD = 256
+LLAMACPP_SWA_FAMILIES = ("gemma2", "gemma3", "gemma3_text", "gpt_oss", "cohere2")
+LLAMACPP_RECURRENT_TYPE = "f32"
+
+
+def _pad(n: int, to: int) -> int:
+    return (n + to - 1) // to * to
+
+
+def _log_line(prefix: str, cells: int, layers: int, n_seq: int, n_stream: int,
+              k_name: str, k_bytes: int, v_name: str, v_bytes: int, k_label: str = "K", v_label: str = "V") -> str:
+    return (f"{prefix}: size = {(k_bytes + v_bytes) / MIB:7.2f} MiB ({cells:6d} cells, {layers:3d} layers, "
+            f"{n_seq:2d}/{n_stream} seqs), {k_label} ({k_name}): {k_bytes / MIB:7.2f} MiB, "
+            f"{v_label} ({v_name}): {v_bytes / MIB:7.2f} MiB")
+
+
+def llamacpp_kv_cache(arch: Architecture, n_ctx: int, type_k: str = "f16", type_v: str | None = None,
+                      n_seq: int = 1, n_ubatch: int = 512, kv_unified: bool = True,
+                      swa_full: bool = False, flash_attn: bool = True) -> dict:
+    """The KV memory llama.cpp allocates for `--ctx-size n_ctx -ctk type_k -ctv type_v`.
+
+    n_seq is --parallel (llama-server slots); kv_unified is --kv-unified (the
+    server turns it on when --parallel is left on auto). Returns one entry per
+    cache llama.cpp creates (non-SWA, SWA, recurrent) with the log line it prints.
+    """
+    if n_ctx < 1:
+        raise ValueError("n_ctx must be at least 1 (llama.cpp's 0 means 'the training context')")
+    if n_seq < 1 or n_ubatch < 1:
+        raise ValueError("n_seq and n_ubatch must be at least 1")
+    type_k = kv_type(type_k)
+    type_v = type_k if type_v is None else kv_type(type_v)
+    for name, t in (("type_k", type_k), ("type_v", type_v)):
+        if t not in LLAMACPP_KV_TYPES:
+            raise ValueError(f"{name}={t!r}: llama.cpp accepts {', '.join(LLAMACPP_KV_TYPES)}")
+    notes: list[str] = []
+    if type_v in QUANTIZED and not flash_attn:
+        raise ValueError(f"type_v={type_v}: llama.cpp needs flash attention (-fa on) for a quantized V cache")
+
+    # n_ctx rounding (llama-context.cpp)
+    n_ctx_padded = _pad(n_ctx, LLAMACPP_PAD)
+    if kv_unified:
+        n_ctx_seq, n_stream = n_ctx_padded, 1
+    else:
+        n_ctx_seq = _pad(n_ctx_padded // n_seq, LLAMACPP_PAD)
+        n_ctx_padded, n_stream = n_ctx_seq * n_seq, n_seq
+    if n_ctx_padded != n_ctx:
+        notes.append(f"n_ctx {n_ctx} -> {n_ctx_padded} (llama.cpp pads to a multiple of {LLAMACPP_PAD})")
+
+    # which layers go in which cache
+    uses_swa = arch.family in LLAMACPP_SWA_FAMILIES and arch.count(SLIDING) > 0
+    if arch.count(SLIDING) and not uses_swa:
+        notes.append(f"family {arch.family!r}: llama.cpp runs its sliding-window layers as full attention "
+                     "(phi3: SWA disabled in source, PR 13676; others inferred)")
+    base_layers = [l for l in arch.layers if l.kind == FULL or (l.kind == SLIDING and not uses_swa)]
+    swa_layers = [l for l in arch.layers if l.kind == SLIDING and uses_swa]
+    linear_layers = [l for l in arch.layers if l.kind == LINEAR]
+
+    is_mla = arch.attention == "mla"
+    attn_layers = base_layers + swa_layers
+    v_widths = {l.v_values for l in attn_layers}
+    v_pad = max(v_widths) if (not flash_attn and len(v_widths) > 1) else None
+    if v_pad is not None:
+        notes.append(f"flash attention off and V widths differ: V rows padded to {v_pad} values")
+
+    def cache_entry(name: str, layers: list[LayerSpec], cells: int) -> dict:
+        k = sum(row_bytes(type_k, l.k_values) for l in layers) * cells * n_stream
+        v = 0 if is_mla else sum(row_bytes(type_v, v_pad or l.v_values) for l in layers) * cells * n_stream
+        return {"cache": name, "cells": cells, "layers": len(layers), "streams": n_stream,
+                "k_bytes": k, "v_bytes": v, "bytes": k + v, "mib": (k + v) / MIB,
+                "log_line": _log_line("llama_kv_cache", cells, len(layers), n_seq, n_stream, type_k, k, type_v, v)}
+
+    caches = []
+    if base_layers:
+        caches.append(cache_entry("non-SWA" if swa_layers else "kv", base_layers, n_ctx_seq))
+    if swa_layers:
+        windows = sorted({l.window for l in swa_layers})
+        n_swa = windows[-1]
+        if len(windows) > 1:
+            notes.append(f"several windows {windows}: llama.cpp has one n_swa; using {n_swa}")
+        size_swa = n_ctx_seq if swa_full else \
+            _pad(min(n_ctx_seq, n_swa * (n_seq if kv_unified else 1) + n_ubatch), LLAMACPP_PAD)
+        entry = cache_entry("SWA", swa_layers, size_swa)
+        entry["n_swa"] = n_swa
+        caches.append(entry)
+    if linear_layers:
+        rs_cells = max(1, n_seq)
+        r = sum(l.conv_state_values for l in linear_layers) * 4 * rs_cells
+        s = sum(l.ssm_state_values for l in linear_layers) * 4 * rs_cells
+        caches.append({"cache": "recurrent", "cells": rs_cells, "layers": len(linear_layers), "streams": 1,
+                       "k_bytes": r, "v_bytes": s, "bytes": r + s, "mib": (r + s) / MIB,
+                       "log_line": _log_line("llama_memory_recurrent", rs_cells, len(linear_layers), n_seq, n_seq,
+                                             "f32", r, "f32", s, "R", "S")})
+    if is_mla:
+        notes.append("MLA: llama.cpp caches only the latent (kv_lora_rank + rope dims) in K; no V tensor")
+
+    total = sum(c["bytes"] for c in caches)
+    return {
+        "mode": "llamacpp",
+        "model": arch.name,
+        "n_ctx_requested": n_ctx,
+        "n_ctx": n_ctx_padded,
+        "n_ctx_seq": n_ctx_seq,
+        "n_seq": n_seq,
+        "n_ubatch": n_ubatch,
+        "kv_unified": kv_unified,
+        "type_k": type_k,
+        "type_v": type_v,
+        "caches": caches,
+        "total_bytes": total,
+        "total_mib": total / MIB,
+        "total_gib": total / GIB,
+        "log_lines": [c["log_line"] for c in caches],
+        "notes": notes,
+        "sources": [
+            "llama.cpp src/llama-context.cpp: cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256)",
+            "llama.cpp src/llama-kv-cache-iswa.cpp: size_swa = GGML_PAD(min(size_base, n_swa*(unified ? n_seq_max : 1) + n_ubatch), 256)",
+            "llama.cpp src/llama-kv-cache.cpp: K/V tensors [n_embd_k_gqa, kv_size, n_stream]; has_v = !is_mla",
+            "ggml type_traits for the bytes per block",
+        ],
+    }
+
+
+# ---------------------------------------------------------------------------
+# 3. vLLM
+#
+# VERIFIED in vllm/v1/kv_cache_interface.py (vllm-project/vllm, 2026):
+# - FullAttentionSpec page = block_size * num_kv_heads * (head_size + head_size_v) * dtype bytes;
+#   max_memory_usage_bytes = cdiv(max_model_len, block_size) * page
+# - MLAAttentionSpec page = block_size * num_kv_heads(1) * head_size(kv_lora_rank + rope) * dtype
+# - SlidingWindowSpec: (cdiv(min(sliding_window - 1 + max_num_batched_tokens, max_model_len),
+#   block_size) + 1) * page
+# - MambaSpec (Gated DeltaNet state): one page of the state per sequence (mamba_cache_mode none)
+# INFERRED: default block_size 16 on CUDA (vLLM raises the attention block size
+# of hybrid Mamba/GDN models so pages line up; we keep 16 and say so); the state
+# dtype follows the model dtype; the KV budget is
+# total_memory * gpu_memory_utilization - weights - (activation peak + non-torch
+# memory), which vLLM measures with a profiling run and logs as
+# "Available KV cache memory"; we only estimate it (vllm_activation_reserve).
+# ---------------------------------------------------------------------------
+VLLM_BLOCK_SIZE = 16
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def vllm_kv_cache(arch: Architecture, max_model_len: int, kv_cache_dtype: str = "auto",
+                  model_dtype: str = "bf16", block_size: int = VLLM_BLOCK_SIZE,
+                  max_num_batched_tokens: int = 2048) -> dict:
+    """vLLM's per-layer pages and the most memory one sequence of max_model_len can take."""
+    if max_model_len < 1 or block_size < 1:
+        raise ValueError("max_model_len and block_size must be at least 1")
+    model_dtype = kv_type(model_dtype)
+    dtype = model_dtype if kv_cache_dtype == "auto" else kv_type(kv_cache_dtype)
+    if dtype in QUANTIZED:
+        raise ValueError(f"kv_cache_dtype={dtype!r} is a llama.cpp type; vLLM takes auto, fp8, bf16, f16, f32")
+    width = KV_TYPES[dtype][1]
+    by_kind = {kind: {"layers": 0, "page_bytes": 0, "bytes_per_sequence": 0} for kind in (FULL, SLIDING, LINEAR)}
+    per_token = 0
+    for layer in arch.layers:
+        row = by_kind[layer.kind]
+        row["layers"] += 1
+        if layer.kind == LINEAR:
+            page = (layer.conv_state_values + layer.ssm_state_values) * KV_TYPES[model_dtype][1]
+            row["page_bytes"] += page
+            row["bytes_per_sequence"] += page
+            continue
+        page = block_size * (layer.k_values + layer.v_values) * width
+        per_token += (layer.k_values + layer.v_values) * width
+        row["page_bytes"] += page
+        if layer.kind == FULL:
+            row["bytes_per_sequence"] += _cdiv(max_model_len, block_size) * page
+        else:
+            tokens = min(layer.window - 1 + max_num_batched_tokens, max_model_len)
+            row["bytes_per_sequence"] += (_cdiv(tokens, block_size) + 1) * page
+    per_seq = sum(row["bytes_per_sequence"] for row in by_kind.values())
+    assumptions = [f"block_size {block_size} tokens (PagedAttention); a sequence holds whole blocks",
+                   f"KV dtype {dtype} ({'model dtype' if kv_cache_dtype == 'auto' else '--kv-cache-dtype'})"]
+    if by_kind[SLIDING]["layers"]:
+        assumptions.append(f"sliding layers hold window-1 + max_num_batched_tokens ({max_num_batched_tokens}) "
+                           "tokens + 1 block (SlidingWindowSpec)")
+    if by_kind[LINEAR]["layers"]:
+        assumptions.append(f"linear-attention state: one page per sequence in {model_dtype} (inferred); "
+                           "vLLM enlarges attention blocks of hybrid models to match it (not modelled)")
+    return {
+        "mode": "vllm",
+        "model": arch.name,
+        "max_model_len": max_model_len,
+        "kv_cache_dtype": dtype,
+        "block_size": block_size,
+        "bytes_per_token": per_token,
+        "kib_per_token": per_token / KIB,
+        "by_kind": by_kind,
+        "bytes_per_sequence": per_seq,
+        "gib_per_sequence": per_seq / GIB,
+        "assumptions": assumptions,
+        "sources": ["vllm/v1/kv_cache_interface.py: FullAttentionSpec, MLAAttentionSpec, "
+                    "SlidingWindowSpec, MambaSpec max_memory_usage_bytes"],
+    }
+
+
+def vllm_activation_reserve(arch: Architecture, max_num_batched_tokens: int = 2048, max_num_seqs: int = 256) -> dict:
+    """An ESTIMATE of what vLLM keeps out of the KV budget besides the weights.
+
+    vLLM measures this at start-up (profiling run); we approximate it as
+    activations of one max_num_batched_tokens forward pass in bf16
+    (tokens x (4 x hidden + 2 x intermediate) x 2 B), f32 logits for
+    max_num_seqs sequences (max_num_seqs x vocab x 4 B), and 1 GiB for the CUDA
+    context, cuBLAS workspaces and CUDA graphs.
+    """
+    hidden = arch.hidden_size
+    inter = arch.intermediate_size or 4 * hidden
+    vocab = arch.vocab_size or 32000
+    acts = max_num_batched_tokens * (4 * hidden + 2 * inter) * 2
+    logits = max_num_seqs * vocab * 4
+    fixed = GIB
+    total = acts + logits + fixed
+    return {"bytes": total, "gib": total / GIB,
+            "parts": {"activations": acts, "logits": logits, "cuda_context_and_graphs": fixed},
+            "assumption": "estimate: activations of one max_num_batched_tokens step (bf16) + f32 logits for "
+                          "max_num_seqs + 1 GiB CUDA context/graphs; vLLM measures the real value at start-up"}
+
+
+def vllm_capacity(arch: Architecture, gpu_memory_bytes: int, weights_bytes: int, max_model_len: int,
+                  gpu_memory_utilization: float = 0.9, kv_cache_dtype: str = "auto",
+                  activation_reserve_bytes: int | None = None, block_size: int = VLLM_BLOCK_SIZE,
+                  max_num_batched_tokens: int = 2048, max_num_seqs: int = 256) -> dict:
+    """How many KV tokens and full-length sequences fit on one GPU under vLLM."""
+    if not 0 < gpu_memory_utilization <= 1:
+        raise ValueError("gpu_memory_utilization must be in (0, 1]")
+    kv = vllm_kv_cache(arch, max_model_len, kv_cache_dtype, block_size=block_size,
+                       max_num_batched_tokens=max_num_batched_tokens)
+    reserve = vllm_activation_reserve(arch, max_num_batched_tokens, max_num_seqs)
+    reserve_bytes = reserve["bytes"] if activation_reserve_bytes is None else int(activation_reserve_bytes)
+    budget = int(gpu_memory_bytes * gpu_memory_utilization)
+    available = budget - weights_bytes - reserve_bytes
+    fits = available > 0 and available >= kv["bytes_per_sequence"]
+    per_block_all_layers = kv["bytes_per_token"] * block_size
+    blocks = max(0, available) // per_block_all_layers if per_block_all_layers else 0
+    sequences = max(0, available) // kv["bytes_per_sequence"] if kv["bytes_per_sequence"] else 0
+    return {
+        "mode": "vllm",
+        "model": arch.name,
+        "gpu_memory_bytes": gpu_memory_bytes,
+        "gpu_memory_utilization": gpu_memory_utilization,
+        "budget_bytes": budget,
+        "weights_bytes": weights_bytes,
+        "activation_reserve_bytes": reserve_bytes,
+        "kv_available_bytes": available,
+        "kv_available_gib": available / GIB,
+        "blocks": blocks,
+        "kv_tokens": blocks * block_size,
+        "max_concurrent_sequences": sequences,
+        "fits_one_sequence": fits,
+        "per_sequence": kv,
+        "assumptions": [
+            f"KV budget = {gpu_memory_utilization} x GPU memory - weights - activation reserve",
+            reserve["assumption"] if activation_reserve_bytes is None else "activation reserve given by caller",
+            "kv_tokens counts blocks of all attention layers together (exact for models without sliding/linear layers)",
+            "max_concurrent_sequences = KV budget // memory of one max_model_len sequence (vLLM's 'Maximum concurrency')",
+        ] + kv["assumptions"],
+    }
+
+
+# ---------------------------------------------------------------------------
+# 4. Does it fit? weights + KV cache + compute buffer + runtime reserve
+# ---------------------------------------------------------------------------
+RUNTIME_RESERVE_BYTES = 512 * MIB  # CUDA context + driver-reserved memory (estimate; ~0.5 GiB on NVIDIA cards)
+MODES = ("llamacpp", "vllm", "exact")
+
+
+def llamacpp_compute_buffer(arch: Architecture, n_ubatch: int = 512) -> dict:
+    """An ESTIMATE of llama.cpp's compute buffer: n_ubatch x 4 B x (vocab + n_ff + 4 x hidden).
+
+    The f32 logits of one ubatch dominate, then the FFN and attention
+    intermediates (flash attention on, so no n_ctx x n_ubatch score matrix).
+    Checked against one public log: Phi-3-mini, -ub 512, FA on: 108 MiB
+    printed, this formula gives 102.6 MiB. Expect +-50% across backends.
+    """
+    vocab = arch.vocab_size or 32000
+    n_ff = arch.intermediate_size or 4 * arch.hidden_size
+    nbytes = n_ubatch * 4 * (vocab + n_ff + 4 * arch.hidden_size)
+    return {"bytes": nbytes, "mib": nbytes / MIB,
+            "assumption": f"estimate: n_ubatch ({n_ubatch}) x 4 B x (vocab + n_ff + 4 x hidden), flash attention on"}
+
+
+def _kv_for_mode(arch, mode, context, k_type, v_type, n_seq, n_ubatch) -> dict:
+    if mode == "llamacpp":
+        return llamacpp_kv_cache(arch, context, k_type, v_type, n_seq=n_seq, n_ubatch=n_ubatch)
+    if mode == "exact":
+        return kv_cache_bytes(arch, context, k_type, v_type, n_seq=n_seq)
+    raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+
+
+def memory_fit(arch: Architecture, context: int, memory_bytes: int, weights_format: str = "Q4_K_M",
+               k_type: str = "f16", v_type: str | None = None, mode: str = "llamacpp", n_seq: int = 1,
+               n_ubatch: int = 512, gpu_memory_utilization: float = 0.9,
+               runtime_reserve_bytes: int = RUNTIME_RESERVE_BYTES) -> dict:
+    """RAM/VRAM calculator: weights + KV cache + compute buffer (+ reserve) against `memory_bytes`.
+
+    mode "llamacpp": KV as llama.cpp allocates it, its compute buffer estimated;
+    mode "exact": the KV the model needs, same compute estimate;
+    mode "vllm": vLLM's budget (gpu_memory_utilization x memory) and paging.
+    Also reports the largest context (multiple of 256) that would still fit.
+    """
+    from kvlab.weights import weights_bytes  # weights.py has no dependency on this module
+
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if memory_bytes <= 0:
+        raise ValueError("memory must be positive")
+    weights = weights_bytes(arch.params, weights_format)
+    if mode == "vllm":
+        cap = vllm_capacity(arch, memory_bytes, weights["bytes"], context, gpu_memory_utilization,
+                            kv_cache_dtype="auto" if k_type in ("f16", "bf16") else k_type)
+        kv_need = cap["per_sequence"]["bytes_per_sequence"] * n_seq
+        fits = cap["kv_available_bytes"] >= kv_need
+        components = [
+            {"name": "weights", "bytes": weights["bytes"], "how": f"{weights['params']:.3g} params x {weights['bits_per_weight']} bits ({weights['source']})"},
+            {"name": "kv_cache", "bytes": kv_need, "how": f"{n_seq} x {cap['per_sequence']['bytes_per_sequence']} B per {context}-token sequence (vLLM pages)"},
+            {"name": "activation_reserve", "bytes": cap["activation_reserve_bytes"], "how": cap["assumptions"][1]},
+        ]
+        total = sum(c["bytes"] for c in components)
+        budget = cap["budget_bytes"]
+        max_ctx = None
+        assumptions = cap["assumptions"]
+    else:
+        kv = _kv_for_mode(arch, mode, context, k_type, v_type, n_seq, n_ubatch)
+        compute = llamacpp_compute_buffer(arch, n_ubatch)
+        components = [
+            {"name": "weights", "bytes": weights["bytes"], "how": f"{weights['params']:.3g} params x {weights['bits_per_weight']} bits ({weights['source']})"},
+            {"name": "kv_cache", "bytes": kv["total_bytes"], "how": f"{mode} accounting, {kv_type(k_type)} K"},
+            {"name": "compute_buffer", "bytes": compute["bytes"], "how": compute["assumption"]},
+            {"name": "runtime_reserve", "bytes": runtime_reserve_bytes, "how": "CUDA context + driver reserve (estimate)"},
+        ]
+        total = sum(c["bytes"] for c in components)
+        budget = memory_bytes
+        fits = total <= budget
+        fixed = total - kv["total_bytes"]
+        max_ctx = _max_context(arch, mode, budget - fixed, k_type, v_type, n_seq, n_ubatch)
+        assumptions = [weights["assumption"], compute["assumption"],
+                       "runtime reserve 0.5 GiB (CUDA context and driver; Apple/CPU differ)"] + kv.get("notes", [])
+    for c in components:
+        c["gib"] = c["bytes"] / GIB
+    return {
+        "model": arch.name,
+        "mode": mode,
+        "context": context,
+        "n_seq": n_seq,
+        "weights_format": weights["format"],
+        "k_type": kv_type(k_type),
+        "components": components,
+        "total_bytes": total,
+        "total_gib": total / GIB,
+        "memory_bytes": memory_bytes,
+        "budget_bytes": budget,
+        "headroom_bytes": budget - total,
+        "headroom_gib": (budget - total) / GIB,
+        "fits": bool(fits),
+        "verdict": "fits" if fits else "does not fit",
+        "max_context_that_fits": max_ctx,
+        "assumptions": assumptions,
+    }
+
+
+def _max_context(arch, mode, kv_budget, k_type, v_type, n_seq, n_ubatch) -> int | None:
+    """Largest context (a multiple of 256) whose KV cache fits in kv_budget; None if not even 256."""
+    def kv_at(ctx):
+        return _kv_for_mode(arch, mode, ctx, k_type, v_type, n_seq, n_ubatch)["total_bytes"]
+    step = LLAMACPP_PAD
+    limit = arch.max_position_embeddings or 1 << 20
+    hi_steps = max(1, limit // step)
+    if kv_at(step) > kv_budget:
+        return None
+    lo, hi = 1, hi_steps
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if kv_at(mid * step) <= kv_budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo * step
+
+
+# ---------------------------------------------------------------------------
+# 5. Widget entry points: a model by name (catalogue id, config) in, plain data out
+# ---------------------------------------------------------------------------
+
+def memory_report(model, context: int, kv: str = "f16", mode: str = "llamacpp", n_seq: int = 1,
+                  v_kv: str | None = None, n_ubatch: int = 512, kv_unified: bool = True) -> dict:
+    """KV cache of `model` at `context` tokens: per token, per layer kind, total, under one accounting.
+
+    `model`: a catalogue id ("llama-3.1-8b"), a Hugging Face id in the catalogue,
+    a config.json path, dict or JSON text, or an Architecture.
+    """
+    from kvlab.catalogue import model_architecture
+
+    arch = model_architecture(model)
+    per_token = kv_bytes_per_token(arch, kv, v_kv)
+    if mode == "llamacpp":
+        detail = llamacpp_kv_cache(arch, context, kv, v_kv, n_seq=n_seq, n_ubatch=n_ubatch, kv_unified=kv_unified)
+        names = {"kv": FULL, "non-SWA": FULL, "SWA": SLIDING, "recurrent": LINEAR}
+        by_kind = {FULL: 0, SLIDING: 0, LINEAR: 0}
+        for cache in detail["caches"]:
+            by_kind[names[cache["cache"]]] += cache["bytes"]
+        total = detail["total_bytes"]
+    elif mode == "vllm":
+        if n_seq < 1:
+            raise ValueError("n_seq must be at least 1")
+        detail = vllm_kv_cache(arch, context, "auto" if kv in ("f16", "bf16") else kv)
+        by_kind = {kind: row["bytes_per_sequence"] * n_seq for kind, row in detail["by_kind"].items()}
+        total = detail["bytes_per_sequence"] * n_seq
+    elif mode == "exact":
+        detail = kv_cache_bytes(arch, context, kv, v_kv, n_seq=n_seq)
+        by_kind = dict(detail["by_kind_bytes"])
+        total = detail["total_bytes"]
+    else:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return {
+        "model": arch.name,
+        "architecture": arch.summary(),
+        "mode": mode,
+        "context": context,
+        "n_seq": n_seq,
+        "kv_type": per_token["k_type"],
+        "bytes_per_token": per_token["bytes_per_token"],
+        "kib_per_token": per_token["kib_per_token"],
+        "formula": per_token["formula"],
+        "per_token": per_token,
+        "by_layer_kind_bytes": by_kind,
+        "total_bytes": total,
+        "total_mib": total / MIB,
+        "total_gib": total / GIB,
+        "detail": detail,
+    }
+
+
+def fit_report(model, context: int, gpu: str | None = None, memory_gib: float | None = None,
+               weights: str = "Q4_K_M", kv: str = "f16", mode: str = "llamacpp", n_seq: int = 1,
+               gpu_memory_utilization: float = 0.9) -> dict:
+    """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib` of RAM/VRAM?"""
+    from kvlab.catalogue import get_gpu, gpu_memory_bytes, model_architecture
+
+    arch = model_architecture(model)
+    if (gpu is None) == (memory_gib is None):
+        raise ValueError("give exactly one of gpu (catalogue id) or memory_gib")
+    card = get_gpu(gpu) if gpu is not None else None
+    memory = gpu_memory_bytes(card) if card else int(memory_gib * GIB)
+    result = memory_fit(arch, context, memory, weights, kv, mode=mode, n_seq=n_seq,
+                        gpu_memory_utilization=gpu_memory_utilization)
+    result["gpu"] = card["name"] if card else None
+    result["memory_gib"] = memory / GIB
+    return result

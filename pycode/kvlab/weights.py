@@ -1,0 +1,81 @@
+"""Weights memory: parameters x effective bits per weight.
+
+Pure GGUF block types have exact sizes (ggml type traits: bytes per block /
+values per block). The "_M"/"_S" mixes (Q4_K_M, Q5_K_M ...) keep some tensors
+at higher precision, so their effective bits per weight depend on the model;
+ours are measured on Llama-3.1-8B (GGUF file size / 8.03e9 parameters) and
+are within a few percent for other dense models of that shape.
+
+>>> weights_bytes(8.03e9, "Q8_0")["bits_per_weight"]
+8.5
+"""
+from __future__ import annotations
+
+GIB = 2**30
+
+# name -> (bits per weight, where the number comes from)
+WEIGHT_FORMATS: dict[str, tuple[float, str]] = {
+    # serving dtypes
+    "F32": (32.0, "4 bytes per weight"),
+    "F16": (16.0, "2 bytes per weight"),
+    "BF16": (16.0, "2 bytes per weight"),
+    "FP8": (8.0, "1 byte per weight; block scales (e.g. 128x128) ignored"),
+    "INT8": (8.0, "1 byte per weight; per-channel scales ignored"),
+    "INT4": (4.15625, "GPTQ/AWQ group 128: 4 bits + fp16 scale/128 + 4-bit zero/128"),
+    "MXFP4": (4.25, "OCP MXFP4: 32 x 4-bit values + one 8-bit shared exponent (gpt-oss MoE weights)"),
+    # GGUF pure block types (ggml type_traits: type_size * 8 / blck_size)
+    "Q8_0": (8.5, "ggml block_q8_0: 34 B / 32 weights"),
+    "Q6_K": (6.5625, "ggml block_q6_K: 210 B / 256 weights"),
+    "Q5_1": (6.0, "ggml block_q5_1: 24 B / 32 weights"),
+    "Q5_0": (5.5, "ggml block_q5_0: 22 B / 32 weights"),
+    "Q5_K": (5.5, "ggml block_q5_K: 176 B / 256 weights"),
+    "Q4_1": (5.0, "ggml block_q4_1: 20 B / 32 weights"),
+    "Q4_0": (4.5, "ggml block_q4_0: 18 B / 32 weights"),
+    "Q4_K": (4.5, "ggml block_q4_K: 144 B / 256 weights"),
+    "IQ4_NL": (4.5, "ggml block_iq4_nl: 18 B / 32 weights"),
+    "IQ4_XS": (4.25, "ggml block_iq4_xs: 136 B / 256 weights"),
+    "Q3_K": (3.4375, "ggml block_q3_K: 110 B / 256 weights"),
+    "IQ3_S": (3.4375, "ggml block_iq3_s: 110 B / 256 weights"),
+    "IQ3_XXS": (3.0625, "ggml block_iq3_xxs: 98 B / 256 weights"),
+    "Q2_K": (2.625, "ggml block_q2_K: 84 B / 256 weights"),
+    "IQ2_S": (2.5, "ggml block_iq2_s: 82 B / 256 weights"),
+    "IQ2_XS": (2.3125, "ggml block_iq2_xs: 74 B / 256 weights"),
+    "IQ2_XXS": (2.0625, "ggml block_iq2_xxs: 66 B / 256 weights"),
+    "IQ1_S": (1.5625, "ggml block_iq1_s: 50 B / 256 weights"),
+    # GGUF mixes: measured on Llama-3.1-8B (llama-bench file size / 8.03 B params)
+    "Q4_K_M": (4.89, "mix; Llama-3.1-8B Q4_K_M file 4.58 GiB / 8.03e9 params"),
+    "Q5_K_M": (5.70, "mix; Llama-3.1-8B Q5_K_M file 5.33 GiB / 8.03e9 params"),
+    "Q4_K_S": (4.67, "mix; llama.cpp quantize README table for Llama-3.1-8B (recalled, not re-verified)"),
+    "Q5_K_S": (5.57, "mix; llama.cpp quantize README table for Llama-3.1-8B (recalled, not re-verified)"),
+    "Q3_K_M": (3.91, "mix; llama.cpp quantize README table for Llama-3.1-8B (recalled, not re-verified)"),
+}
+_ALIASES = {"FP16": "F16", "FLOAT16": "F16", "BFLOAT16": "BF16", "FP32": "F32", "AWQ": "INT4", "GPTQ": "INT4"}
+MIXES = ("Q4_K_M", "Q5_K_M", "Q4_K_S", "Q5_K_S", "Q3_K_M")
+
+
+def weight_format(name: str) -> str:
+    """Normalise a weights format name ('q4_k_m' -> 'Q4_K_M'); unknown names are a ValueError."""
+    key = str(name).strip().upper()
+    key = _ALIASES.get(key, key)
+    if key not in WEIGHT_FORMATS:
+        raise ValueError(f"weights format {name!r} unknown; choose one of {', '.join(WEIGHT_FORMATS)}")
+    return key
+
+
+def weights_bytes(params: float, fmt: str = "BF16") -> dict:
+    """Bytes of `params` weights stored as `fmt`, with the bits-per-weight source."""
+    if params is None or params <= 0:
+        raise ValueError("params must be a positive parameter count (catalogue entries carry one; else pass --params)")
+    fmt = weight_format(fmt)
+    bpw, source = WEIGHT_FORMATS[fmt]
+    nbytes = int(params * bpw / 8)
+    return {"format": fmt, "params": params, "bits_per_weight": bpw, "bytes": nbytes, "gib": nbytes / GIB,
+            "source": source,
+            "assumption": ("mixed quantisation: effective bits vary a few percent with the model's "
+                           "embedding/output share") if fmt in MIXES else "every weight in this format"}
+
+
+def list_weight_formats() -> list[dict]:
+    """All formats with their bits per weight and source, for a picker."""
+    return [{"format": k, "bits_per_weight": v[0], "source": v[1], "mix": k in MIXES}
+            for k, v in WEIGHT_FORMATS.items()]
