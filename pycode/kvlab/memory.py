@@ -232,13 +232,13 @@ def kv_cache_bytes(arch: Architecture, context: int, k_type: str = "f16", v_type
 #   (32768 cells, 32 layers); a Gemma iSWA model at -c 8192 -np 2 -> SWA cache
 #   1536 cells = pad(1024 + 512, 256) per stream (tests/python/test_memory.py).
 # INFERRED (not read in source): which families llama.cpp runs with SWA. We
-# honour sliding windows only for gemma2, gemma3 and gpt_oss (all set n_swa and
-# a swa pattern in llama-model.cpp); mistral/mixtral/qwen2 sliding_window values
+# honour sliding windows only for gemma2/3/3n/4, cohere2 and gpt_oss (all set
+# n_swa and a swa pattern in llama-model.cpp; a Gemma-4 log confirms it); mistral/mixtral/qwen2 sliding_window values
 # are treated as full attention, as llama.cpp's llama/qwen2 graphs do not mask
 # by window.
 # ---------------------------------------------------------------------------
 LLAMACPP_PAD = 256
-LLAMACPP_SWA_FAMILIES = ("gemma2", "gemma3", "gemma3_text", "gpt_oss", "cohere2")
+LLAMACPP_SWA_FAMILIES = ("gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma4", "gemma4_text", "gpt_oss", "cohere2")
 LLAMACPP_RECURRENT_TYPE = "f32"
 
 
@@ -325,6 +325,7 @@ def llamacpp_kv_cache(arch: Architecture, n_ctx: int, type_k: str = "f16", type_
         rs_cells = max(1, n_seq)
         r = sum(l.conv_state_values for l in linear_layers) * 4 * rs_cells
         s = sum(l.ssm_state_values for l in linear_layers) * 4 * rs_cells
+        # the recurrent log line's wording is modelled on the KV one (inferred, not read in source)
         caches.append({"cache": "recurrent", "cells": rs_cells, "layers": len(linear_layers), "streams": 1,
                        "k_bytes": r, "v_bytes": s, "bytes": r + s, "mib": (r + s) / MIB,
                        "log_line": _log_line("llama_memory_recurrent", rs_cells, len(linear_layers), n_seq, n_seq,

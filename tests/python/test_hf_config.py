@@ -1,0 +1,197 @@
+"""Reading Hugging Face config.json files: every family, and bad input named by field."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvlab.architecture import FULL, LINEAR, SLIDING
+from kvlab.hf_config import load_config, parse_hf_config
+from kvlab.memory import kv_bytes_per_token
+
+
+def base(**extra):
+    cfg = {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 8,
+           "num_key_value_heads": 2}
+    cfg.update(extra)
+    return cfg
+
+
+# --- inputs -------------------------------------------------------------------
+
+def test_reads_dict_json_text_and_path(tmp_path):
+    cfg = base()
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    for source in (cfg, json.dumps(cfg), str(path), path, str(tmp_path)):
+        arch = parse_hf_config(source)
+        assert arch.n_layers == 4 and arch.layers[0].k_values == 2 * 32
+
+
+def test_bad_json_text_says_so():
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_config('{"model_type": "llama",')
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="neither JSON text nor an existing file"):
+        load_config(str(tmp_path / "nope.json"))
+
+
+# --- families -----------------------------------------------------------------------
+
+def test_llama_2_is_mha():
+    # meta-llama/Llama-2-7b-hf: 32 layers, 32 heads, 32 KV heads, hidden 4096
+    arch = parse_hf_config(base(num_hidden_layers=32, hidden_size=4096, num_attention_heads=32, num_key_value_heads=32))
+    assert arch.attention == "mha" and arch.layers[0].head_dim_k == 128
+
+
+def test_mqa_is_recognised():
+    arch = parse_hf_config(base(num_key_value_heads=1))
+    assert arch.attention == "mqa" and arch.layers[0].k_values == 32
+
+
+def test_qwen3_head_dim_is_taken_from_config_not_hidden_over_heads():
+    # Qwen/Qwen3-32B: hidden 5120, 64 heads (5120/64 = 80) but head_dim 128; 8 KV heads; 64 layers
+    cfg = {"model_type": "qwen3", "num_hidden_layers": 64, "hidden_size": 5120, "num_attention_heads": 64,
+           "num_key_value_heads": 8, "head_dim": 128, "use_sliding_window": False, "sliding_window": None}
+    arch = parse_hf_config(cfg)
+    assert kv_bytes_per_token(arch)["bytes_per_token"] == 2 * 64 * 8 * 128 * 2   # 256 KiB, not 160 KiB
+    assert any("head_dim 128" in note for note in arch.notes)
+
+
+def test_qwen2_sliding_window_ignored_unless_enabled():
+    # Qwen/Qwen2.5-7B-Instruct: sliding_window 131072 but use_sliding_window false
+    cfg = base(model_type="qwen2", sliding_window=131072, use_sliding_window=False, max_window_layers=28)
+    assert {l.kind for l in parse_hf_config(cfg).layers} == {FULL}
+    on = parse_hf_config(dict(cfg, use_sliding_window=True, max_window_layers=2, sliding_window=64))
+    assert [l.kind for l in on.layers] == [FULL, FULL, SLIDING, SLIDING]
+
+
+def test_mistral_with_sliding_window_slides_every_layer():
+    # mistralai/Mistral-7B-v0.1: sliding_window 4096
+    arch = parse_hf_config(base(model_type="mistral", sliding_window=4096))
+    assert {(l.kind, l.window) for l in arch.layers} == {(SLIDING, 4096)}
+    assert {l.kind for l in parse_hf_config(base(model_type="mixtral", sliding_window=None)).layers} == {FULL}
+
+
+def test_gemma2_alternates_starting_with_sliding():
+    arch = parse_hf_config(base(model_type="gemma2", head_dim=64, sliding_window=4096))
+    assert [l.kind for l in arch.layers] == [SLIDING, FULL, SLIDING, FULL]
+
+
+def test_gemma3_nested_text_config_and_pattern():
+    # google/gemma-3-27b-it nests the language model in text_config; sliding_window_pattern 6
+    cfg = {"model_type": "gemma3", "text_config": dict(base(model_type="gemma3_text", num_hidden_layers=12, head_dim=128),
+                                                       sliding_window=1024, sliding_window_pattern=6)}
+    kinds = [l.kind for l in parse_hf_config(cfg).layers]
+    assert [i for i, k in enumerate(kinds) if k == FULL] == [5, 11]
+
+
+def test_gemma3_without_pattern_or_layer_types_names_both_fields():
+    cfg = base(model_type="gemma3_text", sliding_window=1024)
+    with pytest.raises(ValueError, match="layer_types.*sliding_window_pattern"):
+        parse_hf_config(cfg)
+
+
+def test_gpt_oss_reads_layer_types():
+    types = ["sliding_attention", "full_attention"] * 2
+    arch = parse_hf_config(base(model_type="gpt_oss", head_dim=64, sliding_window=128, layer_types=types))
+    assert [(l.kind, l.window) for l in arch.layers] == [(SLIDING, 128), (FULL, None)] * 2
+
+
+def test_gpt_oss_without_layer_types_is_an_error():
+    with pytest.raises(ValueError, match="layer_types"):
+        parse_hf_config(base(model_type="gpt_oss", sliding_window=128))
+
+
+HYBRID = dict(model_type="qwen3_next", num_hidden_layers=8, head_dim=64, full_attention_interval=4,
+              linear_conv_kernel_dim=4, linear_num_key_heads=2, linear_key_head_dim=16,
+              linear_num_value_heads=4, linear_value_head_dim=16)
+
+
+def test_qwen3_next_interval_makes_every_fourth_layer_full():
+    arch = parse_hf_config(base(**HYBRID))
+    assert [l.kind for l in arch.layers] == [LINEAR, LINEAR, LINEAR, FULL] * 2
+    assert arch.layers[0].ssm_state_values == 16 * 4 * 16
+
+
+def test_qwen3_5_layer_types_with_linear_attention():
+    types = ["linear_attention"] * 3 + ["full_attention"]
+    cfg = {"model_type": "qwen3_5", "text_config": base(**dict(HYBRID, model_type="qwen3_5_text", num_hidden_layers=4,
+                                                                  layer_types=types))}
+    assert [l.kind for l in parse_hf_config(cfg).layers] == [LINEAR, LINEAR, LINEAR, FULL]
+
+
+def test_hybrid_missing_linear_field_is_named():
+    cfg = base(**HYBRID)
+    del cfg["linear_num_value_heads"]
+    with pytest.raises(ValueError, match="linear_num_value_heads"):
+        parse_hf_config(cfg)
+
+
+def test_deepseek_mla():
+    cfg = {"model_type": "deepseek_v2", "num_hidden_layers": 27, "hidden_size": 2048, "num_attention_heads": 16,
+           "num_key_value_heads": 16, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+           "v_head_dim": 128, "q_lora_rank": None}
+    arch = parse_hf_config(cfg)
+    assert arch.attention == "mla"
+    assert {(l.k_values, l.v_values) for l in arch.layers} == {(576, 0)}
+
+
+def test_deepseek_without_kv_lora_rank_is_named():
+    with pytest.raises(ValueError, match="kv_lora_rank"):
+        parse_hf_config({"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64,
+                         "num_attention_heads": 4, "qk_rope_head_dim": 64})
+
+
+# --- contradictions and missing fields ---------------------------------------------------
+
+@pytest.mark.parametrize("field", ["num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size"])
+def test_missing_required_field_is_named(field):
+    cfg = base()
+    del cfg[field]
+    with pytest.raises(ValueError, match=field):
+        parse_hf_config(cfg)
+
+
+def test_layer_types_length_must_match_layers():
+    with pytest.raises(ValueError, match="layer_types.*3 entries.*4"):
+        parse_hf_config(base(model_type="gpt_oss", sliding_window=128, layer_types=["full_attention"] * 3))
+
+
+def test_unknown_layer_type_is_named():
+    with pytest.raises(ValueError, match="chunked_attention"):
+        parse_hf_config(base(layer_types=["full_attention", "chunked_attention", "full_attention", "full_attention"]))
+
+
+def test_heads_must_be_a_multiple_of_kv_heads():
+    with pytest.raises(ValueError, match="num_key_value_heads"):
+        parse_hf_config(base(num_key_value_heads=3))
+
+
+def test_sliding_layers_need_a_window():
+    with pytest.raises(ValueError, match="sliding_window"):
+        parse_hf_config(base(layer_types=["sliding_attention", "full_attention"] * 2))
+
+
+def test_non_integer_field_is_named():
+    with pytest.raises(ValueError, match="num_key_value_heads.*integer"):
+        parse_hf_config(base(num_key_value_heads="8"))
+
+
+def test_missing_head_dim_with_indivisible_hidden_is_an_error():
+    with pytest.raises(ValueError, match="head_dim"):
+        parse_hf_config(base(hidden_size=250))
+
+
+def test_unknown_family_is_read_but_flagged():
+    arch = parse_hf_config(base(model_type="olmo2"))
+    assert any("olmo2" in note for note in arch.notes)
+
+
+def test_missing_model_type_is_named():
+    cfg = base()
+    del cfg["model_type"]
+    with pytest.raises(ValueError, match="model_type"):
+        parse_hf_config(cfg)

@@ -1,0 +1,131 @@
+"""Decode speed, chats per GPU, cost per token; fit verdicts; the CLI."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvlab.__main__ import main
+from kvlab.memory import GIB, fit_report
+from kvlab.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
+
+
+def test_batch_one_reads_weights_plus_cache():
+    # 16 GB of weights + 1 GB of cache over 2000 GB/s = 8.5 ms per token
+    r = decode_time_per_token(16e9, 1e9, 2000)
+    assert r["seconds_per_token"] == pytest.approx(17e9 / 2000e9)
+    assert r["assumptions"]
+
+
+def test_batching_shares_weight_reads_not_kv_reads():
+    one = decode_time_per_token(16e9, 1e9, 2000, batch=1)
+    eight = decode_time_per_token(16e9, 1e9, 2000, batch=8)
+    assert eight["bytes_read_per_step"] == 16e9 + 8 * 1e9
+    assert eight["total_tokens_per_second"] == pytest.approx(8 * 2000e9 / 24e9)
+    assert eight["tokens_per_second"] < one["tokens_per_second"]
+
+
+def test_cost_per_million_tokens():
+    # $3.60/h at 1000 tokens/s: 3.6e6 tokens per hour -> $1.00 per million
+    assert cost_per_million_tokens(3.6, 1000)["usd_per_million_tokens"] == pytest.approx(1.0)
+
+
+def test_serving_estimate_llama3_8b_on_h100():
+    # bf16 weights 8.03e9 x 2 B; cache of an 8192-token chat = 128 KiB x 8192 = 1 GiB; H100 SXM 3350 GB/s
+    r = serving_estimate("llama-3.1-8b", "h100-sxm", 8192, batch=4)
+    expected_step = (16.06e9 + 4 * GIB) / 3350e9
+    assert r["seconds_per_token"] == pytest.approx(expected_step)
+    assert r["usd_per_million_tokens"] == pytest.approx(3.78 / (4 / expected_step * 3600) * 1e6)
+    json.dumps(r)
+    assert any("bandwidth" in a for a in r["assumptions"])
+
+
+def test_moe_reads_only_active_parameters_at_batch_one():
+    # Qwen3-30B-A3B: 3.3e9 of 30.5e9 params per token, Q8_0 = 8.5 bits
+    r = serving_estimate("qwen3-30b-a3b", "h100-sxm", 1024, weights_format="Q8_0")
+    kv = 48 * 2 * 4 * 128 * 2 * 1024            # 48 layers, 4 KV heads x 128, f16
+    assert r["seconds_per_token"] == pytest.approx((int(3.3e9 * 8.5 / 8) + kv) / 3350e9)
+
+
+def test_users_per_gpu_memory_and_speed_limits():
+    # 80 GiB - 16.06e9 B weights - 0.5 GiB reserve, 1 GiB per 8192-token chat
+    r = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192)
+    assert r["users_by_memory"] == (80 * GIB - 16_060_000_000 - GIB // 2) // GIB
+    # at >= 50 tok/s each: B <= (3350e9 / 50 - 16.06e9) / 1 GiB
+    s = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192, min_tokens_per_second=50)
+    assert s["users_by_speed"] == int((3350e9 / 50 - 16.06e9) // GIB)
+    assert s["users"] == min(s["users_by_memory"], s["users_by_speed"])
+
+
+# --- fit verdicts (CLAIMS.md: Llama-3-8B at 131,072 tokens) -------------------------------
+
+def test_llama3_8b_128k_f16_fits_80gb_not_24gb_unless_quantised():
+    assert fit_report("llama-3.1-8b", 131072, gpu="h100-sxm", weights="BF16", kv="f16")["fits"]
+    assert not fit_report("llama-3.1-8b", 131072, gpu="rtx-4090", weights="BF16", kv="q8_0")["fits"]
+    small = fit_report("llama-3.1-8b", 131072, gpu="rtx-4090", weights="Q4_K_M", kv="q8_0")
+    assert small["fits"] and small["verdict"] == "fits"
+    parts = {c["name"]: c["bytes"] for c in small["components"]}
+    assert parts["kv_cache"] == int(8.5 * GIB)
+    assert small["total_bytes"] == sum(parts.values())
+
+
+def test_fit_reports_the_largest_context():
+    r = fit_report("llama-3.1-8b", 8192, memory_gib=8, weights="Q4_K_M")
+    fixed = r["total_bytes"] - r["components"][1]["bytes"]
+    ctx = r["max_context_that_fits"]
+    assert ctx % 256 == 0 and fixed + ctx * 128 * 1024 <= 8 * GIB < fixed + (ctx + 256) * 128 * 1024
+
+
+def test_fit_needs_exactly_one_of_gpu_or_memory():
+    with pytest.raises(ValueError, match="exactly one"):
+        fit_report("llama-3.1-8b", 1024)
+
+
+def test_vllm_fit_uses_the_utilisation_budget():
+    r = fit_report("llama-3.1-8b", 8192, gpu="h100-sxm", weights="BF16", mode="vllm", n_seq=40)
+    assert r["budget_bytes"] == int(80 * GIB * 0.9) and r["fits"]
+    assert not fit_report("llama-3.1-8b", 8192, gpu="h100-sxm", weights="BF16", mode="vllm", n_seq=60)["fits"]
+
+
+# --- CLI -------------------------------------------------------------------------------------
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    return code, capsys.readouterr()
+
+
+def test_cli_memory_json_has_the_breakdown(capsys):
+    code, out = run(capsys, "memory", "--model", "llama-2-7b", "--context", "131072", "--json")
+    data = json.loads(out.out)
+    assert code == 0 and data["bytes_per_token"] == 512 * 1024 and data["total_bytes"] == 64 * GIB
+    assert data["by_layer_kind_bytes"]["full"] == 64 * GIB and data["per_token"]["formula"]
+
+
+def test_cli_memory_text_prints_the_llamacpp_log_line(capsys):
+    code, out = run(capsys, "memory", "--model", "gemma-3-27b-it", "--context", "32768", "--kv-type", "q8_0")
+    assert code == 0 and "llama_kv_cache: size =" in out.out and "1536 cells" in out.out
+
+
+def test_cli_memory_from_a_config_path(tmp_path, capsys):
+    cfg = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+           "num_key_value_heads": 8}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    code, out = run(capsys, "memory", "--model", str(path), "--context", "1024", "--mode", "vllm", "--json")
+    assert code == 0 and json.loads(out.out)["total_bytes"] == 1024 * 128 * 1024
+
+
+def test_cli_fit_and_serve_and_listings(capsys):
+    code, out = run(capsys, "fit", "--model", "qwen3.6-27b", "--gpu", "rtx-4090", "--weights", "Q4_K_M",
+                    "--context", "65536", "--json")
+    assert code == 0 and json.loads(out.out)["verdict"] in ("fits", "does not fit")
+    code, out = run(capsys, "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--batch", "8")
+    assert code == 0 and "per million tokens" in out.out
+    assert run(capsys, "models")[0] == 0 and run(capsys, "gpus", "--json")[0] == 0
+
+
+def test_cli_bad_input_is_an_error_not_a_traceback(capsys):
+    code, out = run(capsys, "memory", "--model", "no-such-model", "--context", "10")
+    assert code == 2 and "not in the catalogue" in out.err
+    code, out = run(capsys, "fit", "--model", "my-config.json", "--memory-gib", "8", "--context", "10")
+    assert code == 2
