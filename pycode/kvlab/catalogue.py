@@ -71,9 +71,9 @@ def model_architecture(model, params: float | None = None) -> Architecture:
     if isinstance(model, str) and not model.strip().startswith("{"):
         try:
             entry = get_model(model)
-        except ValueError:
+        except ValueError as exc:
             if not Path(model).exists():
-                raise
+                raise ValueError(f"{exc} (nor is it an existing config.json path)") from None
         else:
             cfg = dict(entry["config"])
             cfg["_source"] = entry["source"]
