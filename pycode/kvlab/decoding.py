@@ -16,7 +16,7 @@ F MLP width, V vocabulary, T tokens processed this step, S cached + new position
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -63,14 +63,17 @@ class Cost:
     cache_bytes_written: int = 0  # new K/V entries appended
 
     def __iadd__(self, other: "Cost") -> "Cost":
-        for k, v in asdict(other).items():
-            setattr(self, k, getattr(self, k) + v)
+        for k in _COST_FIELDS:
+            setattr(self, k, getattr(self, k) + getattr(other, k))
         return self
 
     def to_dict(self) -> dict:
-        d = {k: int(v) for k, v in asdict(self).items()}
+        d = {k: int(getattr(self, k)) for k in _COST_FIELDS}
         d["total_macs"] = d["projection_macs"] + d["mlp_macs"] + d["attention_macs"] + d["lm_head_macs"]
         return d
+
+
+_COST_FIELDS = [f.name for f in fields(Cost)]
 
 
 def causal_pairs(n_past: int, n_new: int) -> int:
@@ -130,7 +133,7 @@ def decoding_costs(config: DecoderConfig, prompt_len: int, n_steps: int, use_cac
         before, n_new = (0, prompt_len) if step == 0 else (prompt_len + step - 1, 1)
         cost = step_cost(config, before, n_new, use_cache)
         total += cost
-        out.append({"step": step, "seq_len_after": before + n_new, "step_cost": cost.to_dict(), "cumulative": Cost(**asdict(total)).to_dict()})
+        out.append({"step": step, "seq_len_after": before + n_new, "step_cost": cost.to_dict(), "cumulative": total.to_dict()})
     return out
 
 
@@ -169,6 +172,7 @@ class DecodeRun:
     tokens: list[int]  # prompt + generated
     logits: np.ndarray  # (n_steps, V): logits of the last position at each step
     steps: list[dict] = field(default_factory=list)  # per step: phase, positions, cost, cumulative
+    cache_readouts: list[dict] = field(default_factory=list)  # KVCache.readouts (cached runs only)
 
     def to_dict(self) -> dict:
         return {"tokens": list(self.tokens), "steps": self.steps}
@@ -289,8 +293,9 @@ class ToyDecoder:
                     "cache_len_before": readout["cache_len_before"] if readout else 0,
                     "cache_len_after": readout["cache_len_after"] if readout else 0,
                     "step_cost": self.cost.to_dict(),
-                    "cumulative": Cost(**asdict(total)).to_dict(),
+                    "cumulative": total.to_dict(),
                 }
             )
             tokens.append(int(np.argmax(logits)))
-        return DecodeRun(tokens=tokens, logits=np.stack(all_logits), steps=steps)
+        readouts = cache.readouts if cache is not None else []
+        return DecodeRun(tokens=tokens, logits=np.stack(all_logits), steps=steps, cache_readouts=readouts)
