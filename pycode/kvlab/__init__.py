@@ -12,6 +12,13 @@ from kvlab.memory import (fit_report, kv_bytes_per_token, kv_cache_bytes, llamac
                           memory_report, vllm_capacity, vllm_kv_cache)
 from kvlab.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
 from kvlab.weights import list_weight_formats, weights_bytes
+from kvlab.cache import KVCache, cache_lengths
+from kvlab.context import run_out_of_context
+from kvlab.decoding import DecoderConfig, ToyDecoder, decoding_costs, step_cost, times_processed
+from kvlab.eviction import AttentionSinks, EvictionPolicy, FullCache, HeavyHitters, SlidingWindow, make_policy
+from kvlab.figures import (cache_equivalence, cache_phases, context_shift_timeline, eviction_timeline,
+                           prefix_cache_demo, quadratic_wall, race, reprocessing, step_through)
+from kvlab.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests
 
 __version__ = "0.1.0"
 
@@ -43,4 +50,31 @@ __all__ = [
     "vllm_capacity",
     "vllm_kv_cache",
     "weights_bytes",
+    "AttentionSinks",
+    "BlockPrefixCache",
+    "DecoderConfig",
+    "EvictionPolicy",
+    "FullCache",
+    "HeavyHitters",
+    "KVCache",
+    "RadixPrefixCache",
+    "SlidingWindow",
+    "ToyDecoder",
+    "block_hashes",
+    "cache_equivalence",
+    "cache_lengths",
+    "cache_phases",
+    "context_shift_timeline",
+    "decoding_costs",
+    "eviction_timeline",
+    "make_policy",
+    "prefix_cache_demo",
+    "quadratic_wall",
+    "race",
+    "reprocessing",
+    "run_out_of_context",
+    "run_requests",
+    "step_cost",
+    "step_through",
+    "times_processed",
 ]

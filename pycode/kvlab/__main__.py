@@ -13,6 +13,7 @@ import sys
 COMMAND_MODULES = [
     "kvlab.cli_attention",
     "kvlab.cli_memory",
+    "kvlab.cli_core",
 ]
 
 

@@ -42,6 +42,7 @@ LIMITS = {
     "n_ctx": (4, 8192),
     "n_generate": (0, 8192),
     "n_keep": (-1, 8192),
+    "context_prompt_len": (1, 8191),
 }
 
 GRANULARITY_BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64]
@@ -343,7 +344,7 @@ def context_shift_timeline(
     clamped: dict = {}
     mode = _choice("mode", mode, ["shift", "stop"])
     n_ctx = _int("n_ctx", n_ctx, clamped)
-    prompt_len = _int("prompt_len", prompt_len, clamped)
+    prompt_len = _int("prompt_len", prompt_len, clamped, "context_prompt_len")
     n_generate = _int("n_generate", n_generate, clamped)
     n_keep = _int("n_keep", n_keep, clamped)
     if prompt_len >= n_ctx:
