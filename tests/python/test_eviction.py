@@ -1,0 +1,182 @@
+"""Eviction policies: invariants over policies x sequences, behaviour by name, H2O against a reference."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kvlab.attention import softmax
+from kvlab.eviction import (
+    AttentionSinks,
+    FullCache,
+    HeavyHitters,
+    SlidingWindow,
+    make_policy,
+    simulate,
+    toy_attention_logits,
+)
+
+POLICY_FACTORIES = {
+    "full": lambda: FullCache(),
+    "window-1": lambda: SlidingWindow(1),
+    "window-5": lambda: SlidingWindow(5),
+    "sinks-0+3": lambda: AttentionSinks(0, 3),
+    "sinks-2+4": lambda: AttentionSinks(2, 4),
+    "h2o-6/2": lambda: HeavyHitters(6, 2),
+    "h2o-3/3": lambda: HeavyHitters(3, 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POLICY_FACTORIES))
+@pytest.mark.parametrize("n,seed", [(1, 0), (7, 1), (40, 2)])
+def test_invariants_hold_at_every_step(name, n, seed):
+    policy = POLICY_FACTORIES[name]()
+    seen, gone = [], set()
+    for s in simulate(policy, n, seed=seed):
+        seen.append(s["position"])
+        cached = s["cached"]
+        assert cached == sorted(set(cached)), "cached positions ascending, no duplicates"
+        assert set(cached) <= set(seen)
+        assert policy.budget is None or len(cached) <= policy.budget
+        assert cached[-1] == s["position"], "the newest token is always kept"
+        assert not set(s["evicted"]) & set(cached)
+        assert not gone & set(cached), "an evicted token never comes back"
+        gone |= set(s["evicted"])
+        assert gone | set(cached) == set(seen)
+        assert s["cache_len_after"] == len(cached)
+        assert 0.0 <= s["attention_kept"] <= 1.0 + 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["full", "window", "sinks", "h2o"]), st.integers(1, 60), st.integers(1, 10), st.integers(0, 5), st.integers(1, 6), st.integers(0, 8), st.integers(0, 999))
+def test_random_policies_respect_budget_keep_newest_and_keep_sinks(kind, n, window, n_sink, recent, heavy, seed):
+    policy = make_policy(kind, window=window, n_sink=n_sink, budget=recent + heavy, recent=recent)
+    for s in simulate(policy, n, seed=seed):
+        t, cached = s["position"], s["cached"]
+        if policy.budget is not None:
+            assert len(cached) == min(t + 1, policy.budget)
+        assert t in cached
+        if kind == "sinks":
+            assert set(range(min(n_sink, t + 1))) <= set(cached)
+        if kind in ("window", "sinks"):
+            assert set(range(max(0, t - window + 1), t + 1)) <= set(cached)
+        if kind == "h2o":
+            assert set(range(max(0, t - recent + 1), t + 1)) <= set(cached)
+
+
+def test_sliding_window_drops_oldest_token_first():
+    policy = SlidingWindow(3)
+    dropped = []
+    for t in range(6):
+        policy.append(t)
+        dropped += policy.evict()
+    assert dropped == [0, 1, 2]
+    assert policy.cached == [3, 4, 5]
+
+
+def test_attention_sinks_keep_the_first_tokens_and_drop_the_oldest_after_them():
+    policy = AttentionSinks(n_sink=2, window=3)
+    dropped = []
+    for t in range(8):
+        policy.append(t)
+        dropped += policy.evict()
+    assert policy.cached == [0, 1, 5, 6, 7]
+    assert dropped == [2, 3, 4]
+
+
+def test_full_cache_never_evicts():
+    timeline = simulate(FullCache(), 25, seed=3)
+    assert all(s["evicted"] == [] for s in timeline)
+    assert timeline[-1]["cached"] == list(range(25))
+    assert all(s["attention_kept"] == pytest.approx(1.0) for s in timeline)
+
+
+def test_sinks_with_no_sinks_behave_like_a_sliding_window():
+    a = [s["cached"] for s in simulate(AttentionSinks(0, 4), 20, seed=5)]
+    b = [s["cached"] for s in simulate(SlidingWindow(4), 20, seed=5)]
+    assert a == b
+
+
+def test_h2o_with_no_heavy_budget_behaves_like_a_sliding_window():
+    a = [s["cached"] for s in simulate(HeavyHitters(budget=4, recent=4), 20, seed=6)]
+    b = [s["cached"] for s in simulate(SlidingWindow(4), 20, seed=6)]
+    assert a == b
+
+
+def reference_h2o(scores, budget, recent):
+    """H2O from scratch: accumulate softmax weights over the cached set; drop the lowest outside the recent window."""
+    cached, acc, timeline = [], {}, []
+    for t in range(scores.shape[0]):
+        cached.append(t)
+        acc[t] = 0.0
+        logits = np.array([scores[t, j] for j in cached])
+        w = np.exp(logits - logits.max())
+        w /= w.sum()
+        for j, wj in zip(cached, w):
+            acc[j] += wj
+        while len(cached) > budget:
+            candidates = sorted(cached[: len(cached) - recent], key=lambda j: (acc[j], j))
+            cached.remove(candidates[0])
+            del acc[candidates[0]]
+        timeline.append(list(cached))
+    return timeline
+
+
+@pytest.mark.parametrize("budget,recent,seed", [(6, 2, 0), (8, 3, 1), (5, 1, 2), (10, 4, 3)])
+def test_h2o_matches_a_from_scratch_reference(budget, recent, seed):
+    scores = toy_attention_logits(40, seed)
+    got = [s["cached"] for s in simulate(HeavyHitters(budget, recent), 40, scores=scores)]
+    assert got == reference_h2o(scores, budget, recent)
+
+
+def test_h2o_keeps_a_token_that_draws_heavy_attention_long_after_the_window_passed_it():
+    n = 30
+    scores = np.zeros((n, n))
+    scores[:, 3] = 5.0  # every query looks hard at token 3
+    policy = HeavyHitters(budget=5, recent=2)
+    timeline = simulate(policy, n, scores=scores)
+    assert 3 in timeline[-1]["cached"]
+    assert 3 not in [s["cached"] for s in simulate(SlidingWindow(5), n, scores=scores)][-1]
+
+
+def test_h2o_evicts_the_lowest_accumulated_score_outside_the_recent_window():
+    policy = HeavyHitters(budget=3, recent=1)
+    for t, w in enumerate([[1.0], [0.2, 0.8], [0.5, 0.1, 0.4]]):
+        policy.append(t)
+        policy.observe(np.array(w))
+        assert policy.evict() == []
+    policy.append(3)
+    policy.observe(np.array([0.1, 0.6, 0.2, 0.1]))
+    # scores: 0 -> 1.8, 1 -> 1.5, 2 -> 0.6, 3 is recent
+    assert policy.evict() == [2]
+
+
+def test_sinks_keep_more_attention_than_a_window_of_the_same_size_when_token_0_is_a_sink():
+    # the toy attention makes token 0 a sink, as StreamingLLM observed in trained models
+    window = np.mean([s["attention_kept"] for s in simulate(SlidingWindow(8), 64, seed=0)])
+    sinks = np.mean([s["attention_kept"] for s in simulate(AttentionSinks(1, 7), 64, seed=0)])
+    assert sinks > window
+
+
+def test_simulate_feeds_the_policy_softmax_over_cached_positions():
+    scores = toy_attention_logits(5, seed=9)
+    seen = []
+
+    class Spy(FullCache):
+        def observe(self, weights):
+            seen.append(np.array(weights))
+
+    simulate(Spy(), 5, scores=scores)
+    np.testing.assert_allclose(seen[-1], softmax(scores[4, :5]))
+
+
+def test_positions_must_increase():
+    policy = SlidingWindow(2)
+    policy.append(3)
+    with pytest.raises(ValueError, match="increase"):
+        policy.append(3)
+
+
+@pytest.mark.parametrize("kwargs,match", [({"policy": "lru"}, "policy"), ({"policy": "window", "window": 0}, "window"), ({"policy": "h2o", "budget": 2, "recent": 3}, "budget"), ({"policy": "sinks", "n_sink": -1}, "n_sink")])
+def test_bad_policy_parameters_are_rejected_by_name(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_policy(**kwargs)
