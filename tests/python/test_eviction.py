@@ -180,3 +180,12 @@ def test_positions_must_increase():
 def test_bad_policy_parameters_are_rejected_by_name(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_policy(**kwargs)
+
+
+def test_h2o_breaks_score_ties_by_evicting_the_oldest():
+    policy = HeavyHitters(budget=2, recent=1)
+    for t, w in enumerate([[0.5], [0.0, 0.5], [0.0, 0.0, 1.0]]):
+        policy.append(t)
+        policy.observe(np.array(w))
+        dropped = policy.evict()
+    assert dropped == [0]  # 0 and 1 both scored 0.5
