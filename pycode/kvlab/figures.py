@@ -326,7 +326,7 @@ def eviction_timeline(
         "clamped": clamped,
         "policy": p.describe(),
         "steps": timeline,
-        "mean_attention_kept": sum(s["attention_kept"] for s in timeline) / n,
+        "mean_attention_kept": round(sum(s["attention_kept"] for s in timeline) / n, 6),
     }
 
 
