@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,8 +143,70 @@ def build_site(site_dir: Path, offline: bool = False) -> Path:
         "mkdocs build",
         env=mkdocs_env(offline),
     )
-    say(f"built {sum(1 for _ in site_dir.rglob('index.html'))} pages into {site_dir}")
+    pages = [p for p in site_dir.rglob("*.html") if p.name != "404.html"]
+    say(f"built {len(pages)} pages into {site_dir}")
     return site_dir
+
+
+TEACHERS_README = """kvlab: the KV cache, explained by running it (offline copy, version {version})
+
+How to open it
+  1. Unzip this file anywhere (a USB stick is fine).
+  2. Open the folder and double-click index.html.
+  It opens in your web browser with no internet connection and no server.
+  Use Chrome, Chromium or Edge: every interactive figure works there from
+  the file system. (Firefox and Safari show the pages and the figures as
+  they were computed when the site was built.)
+
+What is inside
+  Every page of the site, with its interactive widgets: the Python code that
+  computes the numbers (Pyodide + numpy) and the tiny language model run in
+  the browser itself. The first widget you use on a page loads the Python
+  runtime (about 15 MB, a few seconds); nothing is sent anywhere.
+
+Search works offline too (the search box at the top of every page).
+"""
+
+
+def make_offline_zip(dist_dir: Path) -> Path:
+    """dist/kvlab-offline-<version>.zip: the file:// build, deterministic bytes."""
+    import zipfile
+
+    version = kvlab_version()
+    with tempfile.TemporaryDirectory() as tmp:
+        site = build_site(Path(tmp) / "site", offline=True)
+        dist_dir.mkdir(parents=True, exist_ok=True)
+        out = dist_dir / f"kvlab-offline-{version}.zip"
+        top = f"kvlab-offline-{version}"
+        # The sitemap carries build dates and is of no use offline; payload
+        # scripts replace the raw binaries (file:// can't fetch them).
+        skip = {"sitemap.xml", "sitemap.xml.gz"}
+        entries = {f"{top}/README.txt": TEACHERS_README.format(version=version).encode()}
+        for path in sorted(site.rglob("*")):
+            rel = path.relative_to(site).as_posix()
+            has_payload = path.with_name(path.name + ".js").is_file()
+            if path.is_dir() or rel in skip or has_payload:
+                continue
+            entries[f"{top}/{rel}"] = path.read_bytes()
+        part = out.with_suffix(".part")
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+            for name in sorted(entries):
+                info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                info.create_system = 3
+                zf.writestr(info, entries[name], compresslevel=9)
+        part.replace(out)
+    size = out.stat().st_size
+    say(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {size / 1e6:.1f} MB, "
+        f"{len(entries)} files, sha256 {hashlib.sha256(out.read_bytes()).hexdigest()[:16]}…")
+    return out
+
+
+def kvlab_version() -> str:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
 def serve_site(port: int) -> None:
@@ -182,6 +245,8 @@ def main() -> None:
     p_build.add_argument("--site-dir", type=Path, default=CONFIG.site_dir, help="where to write the site (default: site/)")
     p_serve = sub.add_parser("serve", help="build, serve on http://127.0.0.1:8000 and rebuild on change")
     p_serve.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
+    p_zip = sub.add_parser("zip", help="the offline zip (works from file://) into dist/kvlab-offline-<version>.zip")
+    p_zip.add_argument("--dist-dir", type=Path, default=CONFIG.dist_dir, help="where to write the zip (default: dist/)")
     p_test = sub.add_parser("test", help="run every test (unit, build, browser); extra arguments go to pytest")
     p_test.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest, e.g. -k attention")
     args = parser.parse_args()
@@ -191,6 +256,8 @@ def main() -> None:
     command = args.command or "build"
     if command == "build":
         build_site(getattr(args, "site_dir", CONFIG.site_dir).resolve())
+    elif command == "zip":
+        make_offline_zip(args.dist_dir.resolve())
     elif command == "serve":
         serve_site(args.port)
     elif command == "test":

@@ -7,19 +7,28 @@ on_files         add the generated assets: runtime + widget JS, styles, the
                  reads, and the vendored runtimes themselves
 on_page_markdown widget blocks → placeholders (rendered with build-time data)
 on_page_content  placeholders → widget HTML
+
+Two variants come from the same steps: the http site, and (KVLAB_OFFLINE=true)
+the file:// site for the offline zip, where every binary the runtime fetches
+is also shipped as a classic script holding it in base64 (Chromium refuses
+fetch() from file://, but loads <script src>).
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import json
+import os
 import sys
 import zipfile
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
+from mkdocs.utils import get_relative_url
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -38,6 +47,13 @@ _state: dict = {}
 
 # ---------------------------------------------------------------------------- stages
 
+def offline_build() -> bool:
+    return os.environ.get("KVLAB_OFFLINE", "").lower() in ("1", "true", "yes")
+
+
+# Before the offline plugin (run first), so that it finds our self-hosted
+# iframe-worker shim and does not add the one from unpkg.com.
+@event_priority(100)
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     # Fresh kvlab on every (re)build: `serve` must not render with stale code.
     for name in [m for m in sys.modules if m == "kvlab" or m.startswith("kvlab.")]:
@@ -52,6 +68,8 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         path = f"{ASSETS}/{script}"
         if path not in [str(s) for s in config.extra_javascript]:
             config.extra_javascript.append(path)
+    if offline_build():
+        config.extra["polyfills"] = [f"{VENDOR}/iframe-worker/shim.js"]
     return config
 
 
@@ -59,6 +77,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     widgets = _state["widgets"].values()
     generated = {
         f"{ASSETS}/runtime.js": (SITE_SRC / "runtime" / "runtime.js").read_text(encoding="utf-8"),
+        f"{ASSETS}/embed-host.js": (SITE_SRC / "runtime" / "embed-host.js").read_text(encoding="utf-8"),
         f"{ASSETS}/widgets.js": "\n".join(f"// ---- widget: {w.name}\n{w.js}" for w in widgets),
         f"{ASSETS}/kvlab.css": "\n".join(
             [(SITE_SRC / "styles" / "kvlab.css").read_text(encoding="utf-8")] + [w.css for w in widgets]
@@ -70,6 +89,13 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     for f in _state["vendored"]:
         files.append(File.generated(config, f"{VENDOR}/{f.dest}", abs_src_path=str(f.src)))
     generated[f"{ASSETS}/manifest.js"] = manifest_js(zip_name, zip_bytes)
+    if offline_build():
+        for f in _state["vendored"]:
+            if f.payload:
+                generated[f"{VENDOR}/{f.dest}.js"] = payload_js(f"vendor/{f.dest}", f.src.read_bytes())
+        generated[f"{ASSETS}/{zip_name}.js"] = payload_js(f"kvlab/{zip_name}", zip_bytes)
+    for name, widget in _state["widgets"].items():
+        generated[f"embed/{name}.md"] = embed_page_markdown(widget)
     for path, content in generated.items():
         files.append(File.generated(config, path, content=content))
     return files
@@ -81,14 +107,24 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
 
     def block(name: str, params: dict, index: int) -> str:
         uid = f"kv-{name}-{index}"
+        embed = bool(params.pop("embed", False))
         try:
-            html = renderer.render(name, params, uid=uid, page_url=page.url)
+            widget = _state["widgets"][name] if name in _state["widgets"] else None
+            explained_at = ""
+            if widget is not None:
+                target = files.get_file_from_path(widget.page)
+                if target is None:
+                    raise ValueError(f"widget.json names page {widget.page!r}, which does not exist")
+                explained_at = get_relative_url(target.url, page.url)
+            html = renderer.render(name, params, uid=uid, page_url=explained_at, embed=embed)
         except Exception as exc:  # a broken widget must stop the build, saying where
             raise SystemExit(f"{page.file.src_uri}: widget {name!r}: {exc}") from exc
         rendered.append(html)
         return f"\n\nKVLABWIDGET{len(rendered) - 1}KVLAB\n\n"
 
     markdown = widget_blocks.replace_blocks(markdown, block)
+    if widget_blocks.GALLERY_MARKER in markdown:
+        markdown = markdown.replace(widget_blocks.GALLERY_MARKER, gallery_markdown(page, files))
     _state["pages"][page.file.src_uri] = rendered
     return markdown
 
@@ -127,5 +163,47 @@ def manifest_js(zip_name: str, zip_bytes: bytes) -> str:
         "numpyWheel": vendor.NUMPY_WHEEL,
         "kvlabZip": f"kvlab/{zip_name}",
         "files": files,
+        "offline": offline_build(),
+        "directoryUrls": not offline_build() and os.environ.get("KVLAB_DIRECTORY_URLS", "true") != "false",
     }
     return "window.kvlabManifest = " + json.dumps(manifest, indent=1, sort_keys=True) + ";\n"
+
+
+def payload_js(path: str, data: bytes) -> str:
+    """A classic script that hands the runtime one binary file (offline build)."""
+    b64 = base64.b64encode(data).decode("ascii")
+    return f'kvlab.payloads.register("{path}", "{b64}");\n'
+
+
+def embed_page_markdown(widget) -> str:
+    """embed/<name>/: the widget alone, no site chrome, kept out of search."""
+    return (
+        "---\n"
+        "template: embed.html\n"
+        f"title: {json.dumps(widget.title)}\n"
+        "search:\n  exclude: true\n"
+        "hide:\n  - navigation\n  - toc\n"
+        "---\n\n"
+        f"<!-- widget: {widget.name} embed=true -->\n"
+    )
+
+
+def gallery_markdown(page: Page, files: Files) -> str:
+    """Every widget: what it shows, a live preview and the snippet to copy."""
+    parts = []
+    for name, widget in _state["widgets"].items():
+        embed_file = files.get_file_from_path(f"embed/{name}.md")
+        explained = files.get_file_from_path(widget.page)
+        src = get_relative_url(embed_file.url, page.url)
+        parts.append(
+            f"## {widget.title}\n\n{widget.summary} Explained on "
+            f"[{explained.page.title if explained.page and explained.page.title else widget.page}]"
+            f"({get_relative_url(widget.page, page.file.src_uri)}).\n\n"
+            f'<div class="kv-gallery-item" data-embed-name="{name}" data-embed-src="{src}" data-embed-height="{widget.height}" markdown="0">\n'
+            f'<iframe src="{src}" title="{widget.title} (live preview)" loading="lazy" width="100%" height="{widget.height}" '
+            f'style="border:0" data-kvlab-embed></iframe>\n'
+            f'<p class="kv-snippet-label">Snippet for your page:</p>\n'
+            f'<pre class="kv-snippet"><code>{widget_blocks.snippet_html(name, widget, base=page.canonical_url or "", src=src)}</code></pre>\n'
+            f"</div>\n"
+        )
+    return "\n".join(parts)

@@ -39,6 +39,8 @@ PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_std
 PLOTLY_FILE = NODE_MODULES / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
 ORT_DIR = NODE_MODULES / "onnxruntime-web" / "dist"
 ORT_WASM = "ort-wasm-simd-threaded.wasm"
+# mkdocs-material's offline search runs its worker in an iframe through this shim.
+IFRAME_WORKER = NODE_MODULES / "iframe-worker" / "shim" / "index.js"
 
 
 class VendorError(RuntimeError):
@@ -159,16 +161,19 @@ def ensure_ort_bundle(log=print) -> Path:
 class VendoredFile:
     src: Path
     dest: str  # path under the site's assets/vendor/
+    payload: bool = False  # fetched by the runtime (not a <script>): offline builds ship it as base64 too
 
 
 def vendored_files(log=print) -> list[VendoredFile]:
     """Everything the browser runtime loads, source → destination in the site."""
     _require_node_modules()
-    files = [VendoredFile(PYODIDE_DIR / name, f"pyodide/{name}") for name in PYODIDE_FILES]
-    files.append(VendoredFile(ensure_numpy_wheel(log), f"pyodide/{NUMPY_WHEEL}"))
+    scripts = ("pyodide.js", "pyodide.asm.js")
+    files = [VendoredFile(PYODIDE_DIR / name, f"pyodide/{name}", payload=name not in scripts) for name in PYODIDE_FILES]
+    files.append(VendoredFile(ensure_numpy_wheel(log), f"pyodide/{NUMPY_WHEEL}", payload=True))
     files.append(VendoredFile(PLOTLY_FILE, "plotly/plotly-cartesian.min.js"))
     files.append(VendoredFile(ensure_ort_bundle(log), "ort/ort.iife.js"))
-    files.append(VendoredFile(ORT_DIR / ORT_WASM, f"ort/{ORT_WASM}"))
+    files.append(VendoredFile(ORT_DIR / ORT_WASM, f"ort/{ORT_WASM}", payload=True))
+    files.append(VendoredFile(IFRAME_WORKER, "iframe-worker/shim.js"))
     for f in files:
         if not f.src.is_file():
             raise VendorError(f"{f.src} is missing: run `npm ci`.")

@@ -25,6 +25,7 @@ from pathlib import Path
 import jinja2
 
 WIDGETS_DIR = Path(__file__).resolve().parents[1] / "widgets"
+GALLERY_MARKER = "<!-- widget-gallery -->"
 BLOCK_RE = re.compile(r"^<!--\s*widget:\s*(?P<name>[a-z][a-z0-9_-]*)(?P<params>[^>]*?)\s*-->\s*$", re.M)
 PARAM_RE = re.compile(r"(?P<key>[a-z_][a-z0-9_]*)=(?P<value>\"[^\"]*\"|\S+)")
 
@@ -138,3 +139,16 @@ def escape_json_for_html(text: str) -> str:
     return text.replace("</", "<\\/")
 
 
+
+
+def snippet_html(name: str, widget: Widget, *, base: str, src: str) -> str:
+    """The iframe snippet, HTML-escaped for a <code> block (the runtime
+    rewrites it with absolute URLs for wherever the site is served)."""
+    import html
+
+    text = (
+        f'<iframe src="{src}" title="{widget.title}" loading="lazy" width="100%" '
+        f'height="{widget.height}" style="border:0;max-width:100%" data-kvlab-embed></iframe>\n'
+        f'<script src="…/assets/kvlab/embed-host.js" defer></script>'
+    )
+    return html.escape(text)

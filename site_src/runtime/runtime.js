@@ -39,6 +39,32 @@
     progressListeners.forEach((cb) => cb(progressState));
   }
 
+  // ------------------------------------------------------------------ offline payloads
+
+  /* In the offline (file://) build every binary also exists as <file>.js, a
+   * classic script that calls kvlab.payloads.register(path, base64). */
+  if (manifest.offline) {
+    const waiting = new Map();
+    kv.payloads = {
+      register(path, b64) {
+        const resolve = waiting.get(path);
+        waiting.delete(path);
+        if (resolve) resolve(b64);
+      },
+      async bytes(path, onBytes) {
+        const b64 = await new Promise((resolve, reject) => {
+          waiting.set(path, resolve);
+          loadScript(ASSETS + path + ".js").catch(reject);
+        });
+        const bin = atob(b64);
+        const out = new Uint8Array(bin.length);
+        for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+        onBytes(out.length);
+        return out;
+      },
+    };
+  }
+
   // ------------------------------------------------------------------ loading
 
   function loadScript(url) {
@@ -105,10 +131,9 @@
   function installFetchShim() {
     if (window.fetch.kvlabShim) return;
     const shim = function (input, init) {
-      const url = new URL(typeof input === "string" ? input : input.url, document.baseURI).href;
+      const url = new URL(input instanceof Request ? input.url : String(input), document.baseURI).href;
       const bytes = preloaded.get(url);
       if (!bytes) return realFetch(input, init);
-      preloaded.delete(url);
       const type = url.endsWith(".wasm") ? "application/wasm" : url.endsWith(".json") ? "application/json" : "application/octet-stream";
       return Promise.resolve(new Response(bytes, { status: 200, headers: { "Content-Type": type } }));
     };
@@ -169,6 +194,144 @@
     return plotlyPromise;
   };
 
+  // ------------------------------------------------------------------ embeds
+
+  const SITE_ROOT = new URL("../", ASSETS).href;
+
+  function embedURL(name) {
+    return new URL(manifest.directoryUrls ? `embed/${name}/` : `embed/${name}.html`, SITE_ROOT).href;
+  }
+
+  function escapeAttr(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  }
+
+  kv.embedSnippet = function (name, title, height, query) {
+    const src = embedURL(name) + (query || "");
+    return (
+      `<iframe src="${escapeAttr(src)}" title="${escapeAttr(title)}" loading="lazy" width="100%" height="${height}" ` +
+      `style="border:0;max-width:100%" data-kvlab-embed></iframe>\n` +
+      `<script src="${escapeAttr(new URL("assets/kvlab/embed-host.js", SITE_ROOT).href)}" defer></script>`
+    );
+  };
+
+  /* The Embed button: show the snippet (with the widget's current settings). */
+  function mountEmbedControl(root) {
+    const button = root.querySelector(".kv-embed-button");
+    const panel = button && root.querySelector(".kv-embed-panel");
+    if (!panel) return;
+    const area = panel.querySelector("textarea");
+    const copied = panel.querySelector(".kv-embed-copied");
+    const title = root.querySelector(".kv-widget-title").textContent;
+    const currentQuery = () => {
+      const form = root.querySelector("form.kv-controls");
+      if (!form) return "";
+      const q = new URLSearchParams();
+      for (const el of form.elements) {
+        if (!el.name || el.type === "submit" || el.tagName === "OUTPUT") continue;
+        q.set(el.name, el.type === "checkbox" ? String(el.checked) : el.value);
+      }
+      return "?" + q.toString();
+    };
+    button.addEventListener("click", () => {
+      const open = panel.hidden;
+      panel.hidden = !open;
+      button.setAttribute("aria-expanded", String(open));
+      if (open) {
+        area.value = kv.embedSnippet(root.dataset.widget, title, root.dataset.embedHeight, currentQuery());
+        area.focus();
+        area.select();
+      }
+    });
+    panel.querySelector(".kv-embed-copy").addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(area.value);
+        copied.textContent = "Copied.";
+      } catch (err) {
+        area.focus();
+        area.select();
+        copied.textContent = "Press Ctrl+C (⌘C) to copy the selected snippet.";
+      }
+    });
+  }
+
+  /* ?name=value settings on an embed page: only the widget's own controls,
+   * numbers clamped to the control's min/max and step, choices checked
+   * against the options. Returns what was ignored, to be told to the reader. */
+  kv.applyQueryParams = function (root, search) {
+    const form = root.querySelector("form.kv-controls");
+    const ignored = [];
+    let applied = 0;
+    for (const [key, raw] of new URLSearchParams(search)) {
+      const el = form && form.elements.namedItem(key);
+      if (!el || !el.name || el.tagName === "OUTPUT") {
+        ignored.push(key);
+        continue;
+      }
+      if (el.type === "checkbox") {
+        if (/^(1|true|yes|on)$/i.test(raw)) el.checked = true;
+        else if (/^(0|false|no|off)$/i.test(raw)) el.checked = false;
+        else {
+          ignored.push(key);
+          continue;
+        }
+      } else if (el.type === "range" || el.type === "number") {
+        let v = Number(raw);
+        if (raw.trim() === "" || !Number.isFinite(v)) {
+          ignored.push(key);
+          continue;
+        }
+        const min = el.min === "" ? -Infinity : Number(el.min);
+        const max = el.max === "" ? Infinity : Number(el.max);
+        v = Math.min(max, Math.max(min, v));
+        const step = Number(el.step);
+        if (step > 0 && Number.isFinite(min)) v = min + Math.round((v - min) / step) * step;
+        el.value = String(Number(v.toFixed(6)));
+      } else if (el.tagName === "SELECT") {
+        if (![...el.options].some((o) => o.value === raw)) {
+          ignored.push(key);
+          continue;
+        }
+        el.value = raw;
+      } else {
+        el.value = raw.slice(0, Number(el.maxLength) > 0 ? Number(el.maxLength) : 2000);
+      }
+      applied += 1;
+    }
+    return { applied, ignored };
+  };
+
+  /* On an embed page: tell the host page our height whenever it changes. */
+  function postHeight() {
+    const article = document.querySelector(".kv-widget");
+    if (!article || window.parent === window) return;
+    const height = Math.ceil(article.getBoundingClientRect().bottom + window.scrollY + 24);
+    window.parent.postMessage({ type: "kvlab:resize", height }, "*");
+  }
+
+  function mountEmbedPage(root, ctx) {
+    document.documentElement.classList.add("kv-embed-page");
+    if ("ResizeObserver" in window) new ResizeObserver(postHeight).observe(root);
+    window.addEventListener("load", postHeight);
+    postHeight();
+    if (!location.search) return;
+    const { applied, ignored } = kv.applyQueryParams(root, location.search);
+    if (ignored.length) ctx.notice(`Ignored ${ignored.map((k) => `“${k}”`).join(", ")}: not a setting of this widget, or not a valid value.`);
+    if (applied) {
+      const form = root.querySelector("form.kv-controls");
+      whenPageLoaded(() => form.dispatchEvent(new Event("input", { bubbles: true })));
+    }
+  }
+
+  /* The gallery page: snippets with this site's absolute URLs. */
+  function fillGallerySnippets() {
+    document.querySelectorAll(".kv-gallery-item").forEach((item) => {
+      const code = item.querySelector(".kv-snippet code");
+      const frame = item.querySelector("iframe");
+      code.textContent = kv.embedSnippet(item.dataset.embedName, frame.title.replace(/ \(live preview\)$/, ""), item.dataset.embedHeight, "");
+    });
+  }
+
   // ------------------------------------------------------------------ widgets
 
   kv.register = function (name, def) {
@@ -199,6 +362,17 @@
       },
       say(text) {
         if (statusText) statusText.textContent = text;
+      },
+      /* A note that stays (unlike the status line), e.g. about ignored settings. */
+      notice(text) {
+        let el = root.querySelector(".kv-notice");
+        if (!el) {
+          el = document.createElement("p");
+          el.className = "kv-notice";
+          el.setAttribute("role", "note");
+          (status || root.firstElementChild).after(el);
+        }
+        el.textContent = text;
       },
       showProgress(p) {
         if (!bar) return;
@@ -256,6 +430,8 @@
         ctx.fail(err);
         return;
       }
+      if (root.dataset.embed === "true") mountEmbedPage(root, ctx);
+      else mountEmbedControl(root);
       let activated = false;
       const activate = () => {
         if (activated) return;
@@ -283,6 +459,10 @@
     else window.addEventListener("load", later, { once: true });
   }
 
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
-  else mountAll();
+  function start() {
+    mountAll();
+    fillGallerySnippets();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();

@@ -1,0 +1,122 @@
+"""The build: strict mkdocs, vendored runtimes verified, no other origins."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "site_src" / "hooks"))
+
+import vendor  # noqa: E402
+
+
+def manifest(site: Path) -> dict:
+    text = (site / "assets" / "kvlab" / "manifest.js").read_text()
+    return json.loads(text.split("=", 1)[1].rstrip().rstrip(";"))
+
+
+def test_every_page_is_built(built_site):
+    for page in ["index.html", "attention/index.html", "404.html", "search/search_index.json"]:
+        assert (built_site / page).is_file(), page
+
+
+def test_vendored_files_exist_and_match_the_manifest(built_site):
+    files = manifest(built_site)["files"]
+    assert {"vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip",
+            f"vendor/pyodide/{vendor.NUMPY_WHEEL}", "vendor/ort/ort.iife.js",
+            "vendor/plotly/plotly-cartesian.min.js"} <= set(files)
+    for rel, meta in files.items():
+        data = (built_site / "assets" / rel).read_bytes()
+        assert len(data) == meta["size"], rel
+        assert vendor.sha256_of(data) == meta["sha256"], rel
+
+
+def test_numpy_wheel_in_the_site_is_the_one_pyodide_pins(built_site):
+    lock = json.loads((built_site / "assets/vendor/pyodide/pyodide-lock.json").read_text())
+    wheel = (built_site / "assets/vendor/pyodide" / vendor.NUMPY_WHEEL).read_bytes()
+    assert vendor.sha256_of(wheel) == lock["packages"]["numpy"]["sha256"]
+
+
+def test_plotly_is_the_partial_bundle(built_site):
+    size = (built_site / "assets/vendor/plotly/plotly-cartesian.min.js").stat().st_size
+    assert size < 2_000_000, "the full 4.8 MB Plotly bundle slipped in"
+
+
+def test_kvlab_zip_holds_the_package(built_site):
+    import zipfile
+
+    name = manifest(built_site)["kvlabZip"]
+    with zipfile.ZipFile(built_site / "assets" / name) as zf:
+        names = zf.namelist()
+    assert "kvlab/__init__.py" in names and "kvlab/bridge.py" in names
+    assert not [n for n in names if "__pycache__" in n]
+
+
+def test_widget_blocks_are_all_rendered(built_site):
+    for html_file in built_site.rglob("*.html"):
+        html = html_file.read_text()
+        assert "KVLABWIDGET" not in html, html_file
+        assert "<!-- widget:" not in html, html_file
+
+
+RESOURCE_RE = re.compile(r"""<(?:script|img|iframe|source|audio|video)[^>]*\ssrc=["']([^"']+)|<link[^>]*\shref=["']([^"']+)""")
+
+
+def test_no_page_loads_anything_from_another_origin(built_site):
+    for html_file in built_site.rglob("*.html"):
+        for m in RESOURCE_RE.finditer(html_file.read_text()):
+            url = m.group(1) or m.group(2)
+            if m.group(2) and ("canonical" in m.group(0) or "alternate" in m.group(0)):
+                continue
+            assert not re.match(r"^(https?:)?//", url), f"{html_file}: {url}"
+
+
+def test_a_wrong_numpy_wheel_stops_the_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("KVLAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(vendor, "_from_cdn", lambda: b"not the real wheel")
+    with pytest.raises(vendor.VendorError, match="Refusing to serve an unverified file"):
+        vendor.ensure_numpy_wheel(log=lambda *_: None)
+    assert not (tmp_path / vendor.NUMPY_WHEEL).exists()
+
+
+def test_a_corrupt_cached_wheel_is_replaced(tmp_path, monkeypatch):
+    good = (Path(vendor.cache_dir()) / vendor.NUMPY_WHEEL).read_bytes()
+    monkeypatch.setenv("KVLAB_CACHE", str(tmp_path))
+    (tmp_path / vendor.NUMPY_WHEEL).write_bytes(b"corrupt")
+    monkeypatch.setattr(vendor, "_from_cdn", lambda: good)
+    path = vendor.ensure_numpy_wheel(log=lambda *_: None)
+    assert vendor.sha256_of(path.read_bytes()) == vendor.expected_numpy_sha256()
+
+
+def test_help_explains_each_command():
+    out = subprocess.run([sys.executable, str(ROOT / "build.py"), "--help"], capture_output=True, text=True).stdout
+    for command in ("build", "serve", "zip", "test"):
+        assert re.search(rf"^\s+{command}\s", out, re.M), f"--help does not explain {command}"
+
+
+def test_missing_node_is_a_clear_message(monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kvlab_build", ROOT / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    sys.modules["kvlab_build"] = build  # dataclasses look their module up
+    spec.loader.exec_module(build)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(SystemExit, match="Node 20\\+ and npm are needed"):
+        build.ensure_node_modules()
+
+
+def test_a_broken_widget_block_fails_the_build(tmp_path):
+    sys.path.insert(0, str(ROOT / "pycode"))
+    import widget_blocks
+
+    with pytest.raises(ValueError, match="cannot read widget parameters"):
+        widget_blocks.replace_blocks("<!-- widget: attention d=8 oops -->\n", lambda *a: "")
+    renderer = widget_blocks.WidgetRenderer(widget_blocks.discover_widgets())
+    with pytest.raises(ValueError, match="unknown widget"):
+        renderer.render("nope", {}, uid="x", page_url="")
