@@ -19,6 +19,8 @@ from kvlab.eviction import AttentionSinks, EvictionPolicy, FullCache, HeavyHitte
 from kvlab.figures import (cache_equivalence, cache_phases, context_shift_timeline, eviction_timeline,
                            prefix_cache_demo, quadratic_wall, race, reprocessing, step_through)
 from kvlab.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests
+from kvlab.gpt import GPT, GPTConfig
+from kvlab.tokenizer import BPETokenizer, load_tokenizer
 
 __version__ = "0.1.0"
 
@@ -77,4 +79,8 @@ __all__ = [
     "step_cost",
     "step_through",
     "times_processed",
+    "BPETokenizer",
+    "GPT",
+    "GPTConfig",
+    "load_tokenizer",
 ]

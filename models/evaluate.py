@@ -1,0 +1,201 @@
+"""Measure the exported model (onnxruntime, KV cache, greedy) and write models/tiny/card.json.
+
+    python models/evaluate.py            # ~1-2 min on one core
+
+Door-code recall on held-out episodes (codes never seen in training, seeds never
+used in training or early stopping), bucketed by distance in tokens between the
+code's last digit and the answer:
+
+- full cache: prefill the prompt, greedy-decode the answer with the cache.
+- fact evicted: prefill the prompt, then drop the cache entries from slot 4 up to the
+  code's last digit (the 4 first "sink" slots stay), decode with the true position ids.
+- sliding window: keep 4 sink slots + the last `window` slots (StreamingLLM style).
+
+An answer is correct iff the generated text contains "code NNNN" with the right code.
+Chance for a 4-distinct-digit code is 1/5040; chance per digit about 1/10.
+Also times a cached decode step vs an uncached step (onnxruntime CPU, 1 thread).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "pycode"))
+sys.path.insert(0, HERE)
+
+from corpus import heldout_episodes  # noqa: E402
+from kvlab.tokenizer import load_tokenizer  # noqa: E402
+
+TINY = os.path.join(HERE, "tiny")
+BUCKETS = [(0, 100), (100, 200), (200, 300), (300, 400), (400, 512)]
+N_SINK = 4
+
+
+class OnnxLM:
+    """Thin wrapper over the exported graph: prefill / decode with an explicit cache."""
+
+    def __init__(self, path: str, threads: int = 1):
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        self.sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        self.cfg = json.loads(self.sess.get_modelmeta().custom_metadata_map["config"])
+        self.L = self.cfg["n_layer"]
+        self.H = self.cfg["n_head"]
+        self.D = self.cfg["n_embd"] // self.cfg["n_head"]
+        self.fetch = ["logits"] + [f"present.{i}.{kv}" for i in range(self.L) for kv in ("key", "value")]
+
+    def empty_cache(self):
+        z = np.zeros((1, self.H, 0, self.D), np.float32)
+        return [(z, z) for _ in range(self.L)]
+
+    def step(self, ids, cache, positions):
+        """ids: new tokens; cache: list of (k, v); positions: their position ids."""
+        P = cache[0][0].shape[2]
+        T = len(ids)
+        feeds = {"input_ids": np.array([ids], np.int64),
+                 "attention_mask": np.ones((1, P + T), np.int64),
+                 "position_ids": np.array([positions], np.int64)}
+        for i, (k, v) in enumerate(cache):
+            feeds[f"past_key_values.{i}.key"] = k
+            feeds[f"past_key_values.{i}.value"] = v
+        out = self.sess.run(self.fetch, feeds)
+        return out[0][0], [(out[1 + 2 * i], out[2 + 2 * i]) for i in range(self.L)]
+
+
+def greedy_answer(lm: OnnxLM, prompt_ids: list[int], evict=None, n_new: int = 10) -> list[int]:
+    """Prefill, optionally evict (a function (cache, positions) -> (cache, positions)), decode."""
+    positions = list(range(len(prompt_ids)))
+    logits, cache = lm.step(prompt_ids, lm.empty_cache(), positions)
+    if evict is not None:
+        cache, positions = evict(cache, positions)
+    out = []
+    nxt_pos = len(prompt_ids)
+    for _ in range(n_new):
+        t = int(np.argmax(logits[-1]))
+        out.append(t)
+        logits, cache = lm.step([t], cache, [nxt_pos])
+        nxt_pos += 1
+    return out
+
+
+def keep_slots(cache, positions, keep):
+    keep = np.asarray(keep)
+    return [(k[:, :, keep], v[:, :, keep]) for k, v in cache], [positions[i] for i in keep]
+
+
+def score(text: str, code: str) -> tuple[bool, float]:
+    m = re.search(r"code (\d{4})", text)
+    got = m.group(1) if m else ""
+    return got == code, sum(a == b for a, b in zip(got, code)) / 4
+
+
+def evaluate(lm: OnnxLM, tok, episodes, window: int = 128):
+    cue = tok.encode(" code")[0]
+    recs = []
+    for ep in episodes:
+        p = tok.encode(ep["prompt"])
+        if len(p) + 10 > lm.cfg["block_size"]:
+            continue
+        i_cue = p.index(cue)
+        last_digit = i_cue + 4
+        distance = len(p) - last_digit
+        r = {"distance": distance}
+        full = tok.decode(greedy_answer(lm, p))
+        r["full"], r["full_digits"] = score(full, ep["code"])
+        drop_fact = lambda c, pos: keep_slots(c, pos, list(range(N_SINK)) + list(range(last_digit + 1, len(pos))))
+        ev = tok.decode(greedy_answer(lm, p, drop_fact))
+        r["evicted"], r["evicted_digits"] = score(ev, ep["code"])
+        win = lambda c, pos: keep_slots(c, pos, list(range(N_SINK)) + list(range(max(N_SINK, len(pos) - window), len(pos))))
+        wt = tok.decode(greedy_answer(lm, p, win))
+        r["window"], r["window_digits"] = score(wt, ep["code"])
+        r["window_has_fact"] = len(p) - window <= i_cue
+        recs.append(r)
+    return recs
+
+
+def bucketize(recs):
+    out = {}
+    for name, sel in [(f"{lo}-{hi}", lambda r, lo=lo, hi=hi: lo <= r["distance"] < hi) for lo, hi in BUCKETS] + \
+                     [(">=200", lambda r: r["distance"] >= 200)]:
+        b = [r for r in recs if sel(r)]
+        if not b:
+            continue
+        n = len(b)
+        out[name] = {
+            "n": n,
+            "full_cache": round(sum(r["full"] for r in b) / n, 4),
+            "full_cache_digits": round(sum(r["full_digits"] for r in b) / n, 4),
+            "fact_evicted": round(sum(r["evicted"] for r in b) / n, 4),
+            "fact_evicted_digits": round(sum(r["evicted_digits"] for r in b) / n, 4),
+            "window128": round(sum(r["window"] for r in b) / n, 4),
+            "window128_digits": round(sum(r["window_digits"] for r in b) / n, 4),
+            "window128_fact_in_window": round(sum(r["window_has_fact"] for r in b) / n, 4),
+        }
+    return out
+
+
+def time_steps(lm: OnnxLM, n_ctx: int = 256, reps: int = 20):
+    """Median ms of one decode step at context n_ctx: cached (1 new token) vs uncached (all tokens)."""
+    ids = list(np.random.default_rng(0).integers(0, lm.cfg["vocab_size"], n_ctx))
+    _, cache = lm.step(ids[:-1], lm.empty_cache(), list(range(n_ctx - 1)))
+    t_c, t_u, t_a = [], [], []
+    # the same cached step, also fetching the attention weights
+    fetch_all = [o.name for o in lm.sess.get_outputs()]
+    feeds = {"input_ids": np.array([ids[-1:]], np.int64), "attention_mask": np.ones((1, n_ctx), np.int64),
+             "position_ids": np.array([[n_ctx - 1]], np.int64)}
+    for i, (k, v) in enumerate(cache):
+        feeds[f"past_key_values.{i}.key"], feeds[f"past_key_values.{i}.value"] = k, v
+    for r in range(reps + 3):  # interleaved; the first 3 rounds are warm-up
+        t0 = time.perf_counter(); lm.step(ids[-1:], cache, [n_ctx - 1]); t1 = time.perf_counter()
+        lm.sess.run(fetch_all, feeds); t2 = time.perf_counter()
+        lm.step(ids, lm.empty_cache(), list(range(n_ctx))); t3 = time.perf_counter()
+        if r >= 3:
+            t_c.append(t1 - t0); t_a.append(t2 - t1); t_u.append(t3 - t2)
+    med = lambda xs: round(1000 * float(np.median(xs)), 3)
+    return {"context": n_ctx, "cached_step_ms": med(t_c), "uncached_step_ms": med(t_u),
+            "cached_step_with_attentions_ms": med(t_a), "runtime": f"onnxruntime {ort.__version__} CPU, 1 thread"}
+
+
+def main():
+    tok = load_tokenizer(os.path.join(TINY, "tokenizer.json"))
+    lm = OnnxLM(os.path.join(TINY, "model.onnx"))
+    episodes = []
+    for f in range(11):
+        episodes += heldout_episodes(1000 + f, 24, f)
+    t0 = time.time()
+    recs = evaluate(lm, tok, episodes)
+    recall = bucketize(recs)
+    with open(os.path.join(TINY, "train_log.json")) as fh:
+        log = json.load(fh)
+    last = log["evals"][-1]
+    n_params = int(sum(v.size for k, v in np.load(os.path.join(TINY, "weights.npz")).items() if k != "config_json"))
+    card = {
+        "model": "kvlab tiny GPT",
+        "config": lm.cfg,
+        "params": n_params,
+        "files_bytes": {f: os.path.getsize(os.path.join(TINY, f)) for f in ("model.onnx", "weights.npz", "tokenizer.json")},
+        "training": {"steps": log.get("final_step", last["step"]), "minutes": round(log.get("train_minutes", last["minutes"]), 1),
+                     "final_train_loss": round(log["steps"][-1]["loss"], 4), "val_loss": round(last["val_loss"], 4),
+                     **log["hyper"]},
+        "recall": recall,
+        "recall_episodes": len(recs),
+        "chance": {"code": 1 / 5040, "digit": 0.1},
+        "timing": time_steps(lm),
+        "onnx": {"inputs": [i.name for i in lm.sess.get_inputs()], "outputs": [o.name for o in lm.sess.get_outputs()], "opset": 17},
+    }
+    with open(os.path.join(TINY, "card.json"), "w") as fh:
+        json.dump(card, fh, indent=1)
+    print(json.dumps({"recall": recall, "timing": card["timing"]}, indent=1))
+    print(f"{len(recs)} episodes in {time.time() - t0:.0f}s -> {os.path.join(TINY, 'card.json')}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""The kvlab tiny GPT in PyTorch, nanoGPT style: one file, in build order.
+
+LayerNorm -> rotary embedding -> CausalSelfAttention -> MLP -> Block -> GPTConfig -> GPT.
+
+Unlike nanoGPT: positions are rotary (RoPE) instead of a learned table, because
+the eviction demos drop early tokens from the KV cache and keep the original
+position ids of the tokens that stay; with RoPE attention scores depend only on
+position differences, so a kept token means the same thing before and after
+an eviction, and no position table runs out. The forward takes optional
+`position_ids`. Used for training only; the browser runs the ONNX export, and
+pycode/kvlab/gpt.py is the numpy reference of the same maths.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+
+
+class LayerNorm(nn.Module):
+    """LayerNorm with weight and bias (eps 1e-5)."""
+
+    def __init__(self, ndim: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.bias = nn.Parameter(torch.zeros(ndim))
+
+    def forward(self, x):
+        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
+def rope_cos_sin(position_ids, head_dim: int, base: float):
+    """cos, sin of shape (B, T, hs) for integer positions (B, T); rotate-half layout."""
+    inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (hs/2,)
+    freqs = position_ids.float()[..., None] * inv_freq  # (B, T, hs/2)
+    emb = torch.cat([freqs, freqs], dim=-1)  # (B, T, hs)
+    return emb.cos(), emb.sin()
+
+
+def apply_rope(x, cos, sin):
+    """x (B, nh, T, hs) rotated by position: x*cos + rotate_half(x)*sin."""
+    h = x.shape[-1] // 2
+    rot = torch.cat([-x[..., h:], x[..., :h]], dim=-1)  # rotate_half
+    return x * cos[:, None] + rot * sin[:, None]
+
+
+class CausalSelfAttention(nn.Module):
+
+    def __init__(self, config):
+        super().__init__()
+        assert config.n_embd % config.n_head == 0
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)  # q, k, v for all heads
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd)
+        self.n_head = config.n_head
+        self.n_embd = config.n_embd
+
+    def forward(self, x, cos, sin):
+        B, T, C = x.size()  # batch, sequence length, embedding dim (n_embd)
+        hs = C // self.n_head
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        v = v.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        # fast path; the readable path is pycode/kvlab/gpt.py (scores, mask, softmax, @ v)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # re-assemble all head outputs
+        return self.c_proj(y)
+
+
+class MLP(nn.Module):
+
+    def __init__(self, config):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd)
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x)))  # exact (erf) GELU
+
+
+class Block(nn.Module):
+
+    def __init__(self, config):
+        super().__init__()
+        self.ln_1 = LayerNorm(config.n_embd)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = LayerNorm(config.n_embd)
+        self.mlp = MLP(config)
+
+    def forward(self, x, cos, sin):
+        x = x + self.attn(self.ln_1(x), cos, sin)
+        x = x + self.mlp(self.ln_2(x))
+        return x
+
+
+@dataclass
+class GPTConfig:
+    block_size: int = 512     # training context; RoPE itself has no hard limit
+    vocab_size: int = 768     # 256 bytes + 512 BPE merges
+    n_layer: int = 4          # induction (find the cue, copy what followed) needs >= 2
+    n_head: int = 4
+    n_embd: int = 128
+    rope_base: float = 10000.0
+
+
+class GPT(nn.Module):
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.config = config
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(config.vocab_size, config.n_embd),
+            h=nn.ModuleList([Block(config) for _ in range(config.n_layer)]),
+            ln_f=LayerNorm(config.n_embd),
+        ))
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # weight tying
+        self.apply(self._init_weights)
+        for pn, p in self.named_parameters():  # scaled init of residual projections (GPT-2)
+            if pn.endswith("c_proj.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+
+    def _init_weights(self, module):
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, idx, targets=None, position_ids=None):
+        B, T = idx.size()
+        if position_ids is None:
+            position_ids = torch.arange(T, device=idx.device)[None].expand(B, T)
+        cos, sin = rope_cos_sin(position_ids, self.config.n_embd // self.config.n_head, self.config.rope_base)
+        x = self.transformer.wte(idx)  # (B, T, C); no position embedding: RoPE inside attention
+        for block in self.transformer.h:
+            x = block(x, cos, sin)
+        x = self.transformer.ln_f(x)
+        logits = self.lm_head(x)  # (B, T, vocab)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1)
+        return logits, loss
+
+    def state_dict_numpy(self) -> dict:
+        """Weights as float32 numpy arrays, names as in weights.npz (lm_head tied to wte)."""
+        return {k: v.detach().float().cpu().numpy() for k, v in self.state_dict().items()
+                if k != "lm_head.weight"}

@@ -1,0 +1,260 @@
+"""Train the kvlab tiny GPT on the generated corpus (PyTorch, CPU, fixed seeds).
+
+    nice -n 10 python models/train.py                 # full run (<= 60 min on 2 cores)
+    nice -n 10 python models/train.py --max_minutes=5 # smoke run
+
+Logs loss and door-code recall on held-out episodes every `eval_interval` steps,
+stops early once recall at distances >= 200 tokens reaches `target_recall`, and
+writes models/tiny/weights.npz, models/tiny/config.json, models/tiny/train_log.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "pycode"))
+sys.path.insert(0, HERE)
+
+from corpus import documents, heldout_episodes  # noqa: E402
+from kvlab.tokenizer import load_tokenizer  # noqa: E402
+from model import GPT, GPTConfig  # noqa: E402
+
+# ----------------------------------------------------------------------------
+# defaults (override with --key=value)
+out_dir = os.path.join(HERE, "tiny")
+seed = 1337
+n_layer = 4
+n_head = 4
+n_embd = 128
+block_size = 512          # tokens per training row
+batch_size = 16
+learning_rate = 2e-3      # peak, after warmup
+min_lr = 2e-4
+warmup_steps = 100
+max_steps = 3000
+max_minutes = 55.0        # wall-clock budget; training stops here whatever the step
+weight_decay = 0.1
+grad_clip = 1.0
+n_train_docs = 60000      # generated once, seed 0
+max_filler = 10           # small-talk turns between the fact and the question
+curriculum_steps = 600    # max filler grows 1 -> max_filler over these steps
+episode_frac = 0.75       # share of packed documents that are chat episodes or copy drills
+eval_interval = 100
+n_eval_episodes = 160     # held-out codes, separate seed
+target_recall = 0.96      # stop early once recall at >= 200 tokens is here (twice in a row)
+threads = 2
+# ----------------------------------------------------------------------------
+
+
+def parse_overrides():
+    g = globals()
+    ap = argparse.ArgumentParser()
+    for k in ["out_dir", "seed", "n_layer", "n_head", "n_embd", "block_size", "batch_size",
+              "learning_rate", "min_lr", "warmup_steps", "max_steps", "max_minutes", "weight_decay",
+              "n_train_docs", "max_filler", "curriculum_steps", "episode_frac", "eval_interval",
+              "n_eval_episodes", "target_recall", "threads"]:
+        ap.add_argument(f"--{k}", type=type(g[k]), default=g[k])
+    for k, v in vars(ap.parse_args()).items():
+        g[k] = v
+
+
+def lr_at(step: int) -> float:
+    if step < warmup_steps:
+        return learning_rate * (step + 1) / warmup_steps
+    p = min(1.0, (step - warmup_steps) / max(1, max_steps - warmup_steps))
+    return min_lr + 0.5 * (1 + math.cos(math.pi * p)) * (learning_rate - min_lr)
+
+
+def episode_pieces(tok, ep):
+    """Token ids of prompt, answer and rest; the code's cue index and the answer span."""
+    p, a, r = tok.encode(ep["prompt"]), tok.encode(ep["answer"]), tok.encode(ep["rest"])
+    return p, a, r
+
+
+def recall_eval(model, tok, episodes, block: int, evict: bool = False):
+    """Teacher-forced greedy check: the answer is right iff argmax matches every answer token
+    (which is exactly what greedy decoding would produce). Returns per-episode records."""
+    cue = tok.encode(" code")
+    assert len(cue) == 1
+    cue = cue[0]
+    rows, spans, recs = [], [], []
+    for ep in episodes:
+        p, a, r = episode_pieces(tok, ep)
+        ids = p + a
+        i_cue = ids.index(cue)  # the first " code": the statement
+        distance = len(p) - (i_cue + 4)  # tokens from the code's last digit to the answer
+        start = i_cue + 5 if evict else 0  # evict the cue and the digits (and all before)
+        if len(ids) > block:
+            continue
+        rows.append((ids[start:], start))
+        spans.append((len(p) - start, len(a)))
+        recs.append({"distance": distance, "code": ep["code"]})
+    T = max(len(r[0]) for r in rows)
+    x = torch.zeros((len(rows), T), dtype=torch.long)
+    pos = torch.zeros((len(rows), T), dtype=torch.long)
+    for i, (ids, start) in enumerate(rows):
+        x[i, : len(ids)] = torch.tensor(ids)
+        pos[i] = torch.arange(start, start + T)
+    with torch.no_grad():
+        out = []
+        for i in range(0, len(rows), 32):
+            logits, _ = model(x[i:i + 32], position_ids=pos[i:i + 32])
+            out.append(logits.argmax(-1))
+        pred = torch.cat(out)
+    for i, (ps, na) in enumerate(spans):
+        got = pred[i, ps - 1: ps - 1 + na].tolist()
+        want = x[i, ps: ps + na].tolist()
+        digits_want = want[-5:-1]  # answer = " the door has code 4 7 1 9 ." : the 4 digits
+        digits_got = got[-5:-1]
+        recs[i]["correct"] = got[:-1] == want[:-1]  # everything up to the final "."
+        recs[i]["digit_acc"] = sum(g == w for g, w in zip(digits_got, digits_want)) / 4
+    return recs
+
+
+BUCKETS = [(0, 100), (100, 200), (200, 300), (300, 400), (400, 512)]
+
+
+def summarize(recs):
+    out = {}
+    for lo, hi in BUCKETS:
+        b = [r for r in recs if lo <= r["distance"] < hi]
+        if b:
+            out[f"{lo}-{hi}"] = {"n": len(b), "recall": sum(r["correct"] for r in b) / len(b),
+                                 "digit_acc": sum(r["digit_acc"] for r in b) / len(b)}
+    far = [r for r in recs if r["distance"] >= 200]
+    out[">=200"] = {"n": len(far), "recall": sum(r["correct"] for r in far) / max(1, len(far)),
+                    "digit_acc": sum(r["digit_acc"] for r in far) / max(1, len(far))}
+    return out
+
+
+def main():
+    parse_overrides()
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.set_num_threads(threads)
+    os.makedirs(out_dir, exist_ok=True)
+    t_start = time.time()
+
+    tok = load_tokenizer(os.path.join(HERE, "tiny", "tokenizer.json"))
+    nl = tok.encode("\n\n")
+    docs = documents(0, n_train_docs, max_filler=max_filler)
+    episodes_by_filler = {f: [] for f in range(max_filler + 1)}  # chat episodes and copy drills
+    texts = []
+    for d in docs:
+        ids = tok.encode(d["text"])
+        if d["kind"] in ("episode", "drill"):
+            if len(ids) <= block_size + 1:
+                episodes_by_filler[d["filler"]].append(ids)
+        else:
+            texts.append(ids)
+    n_tok = sum(len(e) for v in episodes_by_filler.values() for e in v) + sum(len(t) for t in texts)
+    print(f"corpus: {len(docs)} docs, {n_tok:,} tokens, {sum(map(len, episodes_by_filler.values()))} episodes "
+          f"({time.time() - t_start:.1f}s)", flush=True)
+
+    rng = random.Random(seed)
+
+    def make_row(step: int):
+        """Documents packed until the row is full: episodes and drills (filler <= the curriculum limit,
+        which grows from short to long distances) with probability episode_frac, else
+        stories and dialogues. Several episodes can share a row: each question's answer is
+        the most recent code, and more answers per row means more copy practice."""
+        cur = min(max_filler, 1 + int(max_filler * step / max(1, curriculum_steps)))
+        row = []
+        while len(row) < block_size + 1:
+            if rng.random() < episode_frac:
+                row += list(rng.choice(episodes_by_filler[rng.randint(0, cur)])) + nl
+            else:
+                row += rng.choice(texts) + nl
+        return row[: block_size + 1]
+
+    def get_batch(step: int):
+        rows = torch.tensor([make_row(step) for _ in range(batch_size)], dtype=torch.long)
+        return rows[:, :-1], rows[:, 1:]
+
+    # fixed validation rows (other seed) and held-out recall episodes
+    val_rng_state = rng.getstate()
+    vdocs = documents(1, 400, max_filler=max_filler)
+    vstream = []
+    for d in vdocs:
+        vstream += tok.encode(d["text"]) + nl
+    vrows = torch.tensor([vstream[i: i + block_size + 1] for i in range(0, 16 * block_size, block_size)])
+    rng.setstate(val_rng_state)
+    eval_eps = []
+    for f in range(max_filler + 1):
+        eval_eps += heldout_episodes(f, max(1, n_eval_episodes // (max_filler + 1)), f)
+
+    config = GPTConfig(block_size=block_size, vocab_size=tok.vocab_size, n_layer=n_layer,
+                       n_head=n_head, n_embd=n_embd)
+    model = GPT(config)
+    print(f"model: {model.num_params():,} parameters, {config}", flush=True)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=learning_rate, betas=(0.9, 0.95))
+
+    log = {"config": config.__dict__, "hyper": {k: globals()[k] for k in [
+        "seed", "batch_size", "learning_rate", "min_lr", "warmup_steps", "max_steps", "max_filler",
+        "curriculum_steps", "episode_frac", "n_train_docs"]}, "steps": [], "evals": []}
+    hits = 0
+    t_train = time.time()
+    step = 0
+    for step in range(max_steps + 1):
+        if step % eval_interval == 0 or step == max_steps:
+            model.eval()
+            with torch.no_grad():
+                _, vloss = model(vrows[:, :-1], vrows[:, 1:])
+            full = summarize(recall_eval(model, tok, eval_eps, block_size))
+            ev = summarize(recall_eval(model, tok, eval_eps, block_size, evict=True))
+            model.train()
+            rec = {"step": step, "minutes": (time.time() - t_train) / 60, "val_loss": vloss.item(),
+                   "recall_full": full, "recall_evicted": ev}
+            log["evals"].append(rec)
+            print(f"eval step {step}: val {vloss.item():.4f} | recall " +
+                  " ".join(f"{k}:{v['recall']:.2f}" for k, v in full.items()) +
+                  f" | evicted >=200: {ev['>=200']['recall']:.2f} (digits {ev['>=200']['digit_acc']:.2f})"
+                  f" | {rec['minutes']:.1f} min", flush=True)
+            save(model, config, log)
+            hits = hits + 1 if full[">=200"]["recall"] >= target_recall else 0
+            if hits >= 2:
+                print("target recall reached twice: stopping early", flush=True)
+                break
+            if (time.time() - t_train) / 60 > max_minutes or step == max_steps:
+                break
+        lr = lr_at(step)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        x, y = get_batch(step)
+        _, loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        opt.step()
+        if step % 10 == 0:
+            log["steps"].append({"step": step, "loss": loss.item(), "lr": lr})
+            print(f"step {step}: loss {loss.item():.4f} lr {lr:.2e} ({time.time() - t_train:.0f}s)", flush=True)
+    log["train_minutes"] = (time.time() - t_train) / 60
+    log["final_step"] = step
+    save(model, config, log)
+    print(f"done: {step} steps, {log['train_minutes']:.1f} min", flush=True)
+
+
+def save(model, config, log):
+    np.savez(os.path.join(out_dir, "weights.npz"), **model.state_dict_numpy())
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(config.__dict__, f, indent=1)
+    with open(os.path.join(out_dir, "train_log.json"), "w") as f:
+        json.dump(log, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

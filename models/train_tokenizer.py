@@ -1,0 +1,36 @@
+"""Train the byte-level BPE tokenizer on the generated corpus.
+
+    python models/train_tokenizer.py            # -> models/tiny/tokenizer.json
+"""
+import argparse
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "pycode"))
+sys.path.insert(0, HERE)
+
+from corpus import documents  # noqa: E402
+from kvlab.tokenizer import BPETokenizer  # noqa: E402
+
+# ----------------------------------------------------------------------------
+vocab_size = 768     # 256 bytes + 512 merges: nearly every word of the corpus is one token
+corpus_seed = 0      # same seed as the first training documents
+corpus_docs = 4000   # documents to learn merges from
+out = os.path.join(HERE, "tiny", "tokenizer.json")
+# ----------------------------------------------------------------------------
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vocab_size", type=int, default=vocab_size)
+    ap.add_argument("--out", default=out)
+    args = ap.parse_args()
+    t0 = time.time()
+    text = "\n\n".join(d["text"] for d in documents(corpus_seed, corpus_docs))
+    tok = BPETokenizer()
+    tok.train(text, args.vocab_size)
+    tok.save(args.out)
+    ids = tok.encode(text)
+    print(f"{len(text):,} chars -> {len(ids):,} tokens ({len(text)/len(ids):.2f} chars/token), "
+          f"vocab {tok.vocab_size}, {time.time()-t0:.1f}s -> {args.out}")
