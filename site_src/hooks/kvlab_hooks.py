@@ -40,6 +40,9 @@ import vendor  # noqa: E402
 import widget_blocks  # noqa: E402
 
 ASSETS = "assets/kvlab"  # our own generated assets
+MODELS = "assets/models/tiny"  # the tiny transformer, as exported (models/tiny/)
+MODEL_DIR = ROOT / "models" / "tiny"
+MODEL_FILES = ("model.onnx", "tokenizer.json")
 VENDOR = "assets/vendor"  # third-party runtimes, copied as they are
 
 _state: dict = {}
@@ -64,7 +67,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     _state["widgets"] = widget_blocks.discover_widgets()
     _state["renderer"] = widget_blocks.WidgetRenderer(_state["widgets"])
     _state["pages"] = {}
-    for script in ("manifest.js", "runtime.js", "widgets.js"):
+    for script in ("manifest.js", "runtime.js", "model.js", "widgets.js"):
         path = f"{ASSETS}/{script}"
         if path not in [str(s) for s in config.extra_javascript]:
             config.extra_javascript.append(path)
@@ -77,6 +80,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     widgets = _state["widgets"].values()
     generated = {
         f"{ASSETS}/runtime.js": (SITE_SRC / "runtime" / "runtime.js").read_text(encoding="utf-8"),
+        f"{ASSETS}/model.js": (SITE_SRC / "runtime" / "model.js").read_text(encoding="utf-8"),
         f"{ASSETS}/embed-host.js": (SITE_SRC / "runtime" / "embed-host.js").read_text(encoding="utf-8"),
         f"{ASSETS}/widgets.js": "\n".join(f"// ---- widget: {w.name}\n{w.js}" for w in widgets),
         f"{ASSETS}/kvlab.css": "\n".join(
@@ -88,12 +92,16 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     generated[f"{ASSETS}/{zip_name}"] = zip_bytes
     for f in _state["vendored"]:
         files.append(File.generated(config, f"{VENDOR}/{f.dest}", abs_src_path=str(f.src)))
+    for name in MODEL_FILES:
+        files.append(File.generated(config, f"{MODELS}/{name}", abs_src_path=str(MODEL_DIR / name)))
     generated[f"{ASSETS}/manifest.js"] = manifest_js(zip_name, zip_bytes)
     if offline_build():
         for f in _state["vendored"]:
             if f.payload:
                 generated[f"{VENDOR}/{f.dest}.js"] = payload_js(f"vendor/{f.dest}", f.src.read_bytes())
         generated[f"{ASSETS}/{zip_name}.js"] = payload_js(f"kvlab/{zip_name}", zip_bytes)
+        for name in MODEL_FILES:
+            generated[f"{MODELS}/{name}.js"] = payload_js(f"models/tiny/{name}", (MODEL_DIR / name).read_bytes())
     for name, widget in _state["widgets"].items():
         generated[f"embed/{name}.md"] = embed_page_markdown(widget)
     for path, content in generated.items():
@@ -158,11 +166,21 @@ def manifest_js(zip_name: str, zip_bytes: bytes) -> str:
         data = f.src.read_bytes()
         files[f"vendor/{f.dest}"] = {"size": len(data), "sha256": vendor.sha256_of(data)}
     files[f"kvlab/{zip_name}"] = {"size": len(zip_bytes), "sha256": vendor.sha256_of(zip_bytes)}
+    for name in MODEL_FILES:
+        data = (MODEL_DIR / name).read_bytes()
+        files[f"models/tiny/{name}"] = {"size": len(data), "sha256": vendor.sha256_of(data)}
+    card = json.loads((MODEL_DIR / "card.json").read_text())
     manifest = {
         "pyodideVersion": vendor.PYODIDE_VERSION,
         "numpyWheel": vendor.NUMPY_WHEEL,
         "kvlabZip": f"kvlab/{zip_name}",
         "files": files,
+        "model": {
+            "onnx": "models/tiny/model.onnx",
+            "tokenizer": "models/tiny/tokenizer.json",
+            "config": card["config"],
+            "params": card["params"],
+        },
         "offline": offline_build(),
         "directoryUrls": not offline_build() and os.environ.get("KVLAB_DIRECTORY_URLS", "true") != "false",
     }

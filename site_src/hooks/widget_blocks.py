@@ -56,6 +56,9 @@ def discover_widgets() -> dict[str, Widget]:
     for meta_path in sorted(WIDGETS_DIR.glob("*/widget.json")):
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         name = meta_path.parent.name
+        missing = [f for f in ("template.html", "widget.js") if not (meta_path.parent / f).is_file()]
+        if missing:
+            raise ValueError(f"widget {name!r} (site_src/widgets/{name}/) lacks {', '.join(missing)}")
         widgets[name] = Widget(name=name, folder=meta_path.parent, **meta)
     return widgets
 

@@ -38,6 +38,7 @@
     progressState = Object.assign({}, progressState, update);
     progressListeners.forEach((cb) => cb(progressState));
   }
+  kv.reportProgress = reportProgress;
 
   // ------------------------------------------------------------------ offline payloads
 
@@ -77,6 +78,8 @@
       document.head.appendChild(s);
     });
   }
+
+  kv.loadScript = loadScript;
 
   const sizeOf = (path) => (manifest.files[path] || {}).size || 0;
 
@@ -124,6 +127,7 @@
     );
     return Object.fromEntries(paths.map((p, i) => [p, bytes[i]]));
   }
+  kv.fetchAll = fetchAll;
 
   /* Pyodide fetches its own files; answer those we already hold from memory.
    * Narrow on purpose: only exact URLs we preloaded, each served once. */

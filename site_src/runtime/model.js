@@ -1,0 +1,317 @@
+/* kvlab browser runtime, part 2: the tiny transformer on onnxruntime-web.
+ *
+ * window.kvlab gains:
+ *   model()                     onnxruntime-web + the tiny model + its tokenizer, once per page
+ *   generate({prompt, maxNewTokens, useCache, temperature, topK, seed, onToken, signal})
+ *                               prefill + decode with the past (useCache), or the whole
+ *                               sequence again at every step (no cache); same seed → same tokens
+ *   attention(prompt)           per-layer, per-head attention weights of the prompt
+ *   Tokenizer                   byte-level BPE, a port of kvlab/tokenizer.py (tested against it)
+ *
+ * The ONNX I/O follows the Optimum / transformers.js decoder convention
+ * (DESIGN.md): input_ids, attention_mask, position_ids, past_key_values.{i}.key|value
+ * → logits, present.{i}.key|value, attentions.{i}.
+ */
+(function () {
+  "use strict";
+  const kv = window.kvlab;
+  const manifest = kv.manifest;
+
+  // ------------------------------------------------------------------ tokenizer
+
+  // Python's `re` \s (str.isspace), spelled out: JS's \s differs in a few code points.
+  const WS = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+
+  class Tokenizer {
+    constructor(json) {
+      if (json.format !== "kvlab-bpe" || json.version !== 1) throw new Error("not a kvlab-bpe v1 tokenizer");
+      this.pattern = buildSplitRegex(json.pattern);
+      this.ranks = new Map(); // "a,b" → new id (its rank: lower merged first)
+      this.vocab = [];
+      for (let i = 0; i < 256; i++) this.vocab.push(Uint8Array.of(i));
+      json.merges.forEach(([a, b], k) => {
+        this.ranks.set(a + "," + b, 256 + k);
+        const bytes = new Uint8Array(this.vocab[a].length + this.vocab[b].length);
+        bytes.set(this.vocab[a]);
+        bytes.set(this.vocab[b], this.vocab[a].length);
+        this.vocab.push(bytes);
+      });
+      this.encoder = new TextEncoder();
+      this.decoder = new TextDecoder("utf-8", { fatal: false });
+      this.cache = new Map();
+    }
+    get vocabSize() {
+      return this.vocab.length;
+    }
+    encodeChunk(chunk) {
+      let ids = Array.from(this.encoder.encode(chunk));
+      while (ids.length >= 2) {
+        let best = null;
+        let bestRank = Infinity;
+        for (let i = 0; i < ids.length - 1; i++) {
+          const r = this.ranks.get(ids[i] + "," + ids[i + 1]);
+          if (r !== undefined && r < bestRank) {
+            bestRank = r;
+            best = [ids[i], ids[i + 1]];
+          }
+        }
+        if (!best) break;
+        const out = [];
+        for (let i = 0; i < ids.length; i++) {
+          if (i < ids.length - 1 && ids[i] === best[0] && ids[i + 1] === best[1]) {
+            out.push(bestRank);
+            i++;
+          } else out.push(ids[i]);
+        }
+        ids = out;
+      }
+      return ids;
+    }
+    encode(text) {
+      const out = [];
+      for (const m of text.matchAll(this.pattern)) {
+        let ids = this.cache.get(m[0]);
+        if (!ids) {
+          ids = this.encodeChunk(m[0]);
+          if (this.cache.size < 100000) this.cache.set(m[0], ids);
+        }
+        out.push(...ids);
+      }
+      return out;
+    }
+    decode(ids) {
+      let n = 0;
+      for (const i of ids) n += this.vocab[i].length;
+      const bytes = new Uint8Array(n);
+      let o = 0;
+      for (const i of ids) {
+        bytes.set(this.vocab[i], o);
+        o += this.vocab[i].length;
+      }
+      return this.decoder.decode(bytes);
+    }
+    tokenText(id) {
+      return this.decode([id]);
+    }
+  }
+
+  /* The Python split pattern, with \s and \S replaced by explicit classes
+   * (inside a character class, \s becomes the bare ranges). */
+  function buildSplitRegex(pattern) {
+    let out = "";
+    let inClass = false;
+    for (let i = 0; i < pattern.length; i++) {
+      const c = pattern[i];
+      if (c === "\\" && i + 1 < pattern.length) {
+        const n = pattern[i + 1];
+        i++;
+        if (n === "s") out += inClass ? WS : `[${WS}]`;
+        else if (n === "S") {
+          if (inClass) throw new Error("\\S inside a class is not supported");
+          out += `[^${WS}]`;
+        } else out += "\\" + n;
+        continue;
+      }
+      if (c === "[" && !inClass) inClass = true;
+      else if (c === "]" && inClass) inClass = false;
+      out += c;
+    }
+    return new RegExp(out, "gu");
+  }
+  kv.Tokenizer = Tokenizer;
+
+  // ------------------------------------------------------------------ model
+
+  let modelPromise = null;
+  kv.model = function () {
+    if (!modelPromise) {
+      modelPromise = loadModel().catch((err) => {
+        modelPromise = null;
+        throw err;
+      });
+    }
+    return modelPromise;
+  };
+
+  async function loadModel() {
+    const m = manifest.model;
+    if (!m) throw new Error("this build has no model");
+    const wasm = "vendor/ort/ort-wasm-simd-threaded.wasm";
+    const files = await kv.fetchAll(`the tiny model (${(m.params / 1e6).toFixed(2)}M parameters) and onnxruntime-web`, [wasm, m.onnx, m.tokenizer]);
+    await kv.loadScript(kv.assets + "vendor/ort/ort.iife.js");
+    const ort = window.ort;
+    ort.env.wasm.numThreads = 1; // GitHub Pages is not cross-origin isolated: no threads
+    ort.env.wasm.wasmBinary = files[wasm];
+    ort.env.logLevel = "error";
+    const session = await ort.InferenceSession.create(files[m.onnx], { executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+    const tokenizer = new Tokenizer(JSON.parse(new TextDecoder().decode(files[m.tokenizer])));
+    kv.reportProgress({ what: "Model ready", done: true });
+    return { ort, session, tokenizer, config: m.config };
+  }
+
+  // ------------------------------------------------------------------ generation
+
+  /* A small seeded generator (mulberry32): the same seed gives the same
+   * samples in both modes, so cached and uncached runs can be compared. */
+  function rng(seed) {
+    let a = seed >>> 0;
+    return function () {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  /* Probabilities of the top-k tokens (softmax at the temperature), highest first. */
+  function topK(logits, k, temperature) {
+    const idx = Array.from(logits.keys()).sort((a, b) => logits[b] - logits[a] || a - b).slice(0, Math.max(1, k));
+    const t = temperature > 0 ? temperature : 1;
+    const max = logits[idx[0]];
+    // probabilities over the whole vocabulary, for display
+    let z = 0;
+    for (let i = 0; i < logits.length; i++) z += Math.exp((logits[i] - max) / t);
+    return idx.map((i) => ({ token: i, p: Math.exp((logits[i] - max) / t) / z }));
+  }
+
+  function sample(candidates, temperature, random) {
+    if (!(temperature > 0)) return candidates[0].token; // greedy
+    const total = candidates.reduce((s, c) => s + c.p, 0);
+    let r = random() * total;
+    for (const c of candidates) {
+      r -= c.p;
+      if (r <= 0) return c.token;
+    }
+    return candidates[candidates.length - 1].token;
+  }
+
+  const int64 = (ort, values, dims) => new ort.Tensor("int64", BigInt64Array.from(values, (v) => BigInt(v)), dims);
+
+  /* One forward pass. past: array of {key, value} tensors (or null = empty). */
+  async function forward(model, ids, startPos, past, wantAttention) {
+    const { ort, session, config } = model;
+    const T = ids.length;
+    const P = startPos;
+    const feeds = {
+      input_ids: int64(ort, ids, [1, T]),
+      attention_mask: int64(ort, new Array(P + T).fill(1), [1, P + T]),
+      position_ids: int64(ort, ids.map((_, i) => P + i), [1, T]),
+    };
+    const H = config.n_kv_head || config.n_head;
+    const D = config.n_embd / config.n_head;
+    for (let i = 0; i < config.n_layer; i++) {
+      feeds[`past_key_values.${i}.key`] = past ? past[i].key : new ort.Tensor("float32", new Float32Array(0), [1, H, 0, D]);
+      feeds[`past_key_values.${i}.value`] = past ? past[i].value : new ort.Tensor("float32", new Float32Array(0), [1, H, 0, D]);
+    }
+    const fetches = ["logits"];
+    for (let i = 0; i < config.n_layer; i++) fetches.push(`present.${i}.key`, `present.${i}.value`);
+    if (wantAttention) for (let i = 0; i < config.n_layer; i++) fetches.push(`attentions.${i}`);
+    const t0 = performance.now();
+    const out = await session.run(feeds, fetches);
+    const ms = performance.now() - t0;
+    Object.values(feeds).forEach((t) => t.dispose && t.dispose());
+    const V = config.vocab_size;
+    const logits = out.logits.data.slice((T - 1) * V, T * V);
+    out.logits.dispose();
+    const present = [];
+    for (let i = 0; i < config.n_layer; i++) present.push({ key: out[`present.${i}.key`], value: out[`present.${i}.value`] });
+    const attentions = wantAttention ? Array.from({ length: config.n_layer }, (_, i) => out[`attentions.${i}`]) : null;
+    return { logits, present, attentions, ms };
+  }
+
+  function disposePast(past) {
+    if (past) past.forEach((p) => (p.key.dispose(), p.value.dispose()));
+  }
+
+  let running = null;
+
+  /* Generate from a prompt, with or without the KV cache. Only one run at a
+   * time per page: a second call while one runs rejects with a busy error. */
+  kv.generate = async function (opts) {
+    if (running) throw new Error("a generation is already running");
+    const ticket = {};
+    running = ticket;
+    try {
+      return await generate(opts);
+    } finally {
+      if (running === ticket) running = null;
+    }
+  };
+
+  async function generate({ prompt, maxNewTokens = 32, useCache = true, temperature = 0, topK: k = 5, seed = 0, onToken, signal }) {
+    const model = await kv.model();
+    const { tokenizer, config } = model;
+    if (typeof prompt !== "string" || !prompt.trim()) throw new Error("Type a prompt first: the model continues your text.");
+    const maxNew = Math.max(1, Math.min(maxNewTokens | 0, config.block_size - 1));
+    let ids = tokenizer.encode(prompt);
+    let truncated = 0;
+    const room = config.block_size - maxNew;
+    if (ids.length > room) {
+      truncated = ids.length - room;
+      ids = ids.slice(truncated); // keep the end: it is what the model continues
+    }
+    const random = rng(seed);
+    const promptLen = ids.length;
+    const seq = ids.slice();
+    const steps = [];
+    let past = null;
+    try {
+      for (let step = 0; step < maxNew; step++) {
+        if (signal && signal.aborted) return { steps, promptLen, truncated, stopped: true, text: tokenizer.decode(seq.slice(promptLen)) };
+        let res;
+        const cacheLenBefore = useCache ? (step === 0 ? 0 : promptLen + step - 1) : 0;
+        if (useCache) {
+          res = await forward(model, step === 0 ? seq : [seq[seq.length - 1]], step === 0 ? 0 : seq.length - 1, past, false);
+          disposePast(past);
+          past = res.present;
+        } else {
+          res = await forward(model, seq, 0, null, false);
+          disposePast(res.present);
+        }
+        const candidates = topK(res.logits, k, temperature);
+        const token = sample(candidates, temperature, random);
+        seq.push(token);
+        const info = {
+          step,
+          phase: step === 0 ? "prefill" : "decode",
+          token,
+          text: tokenizer.tokenText(token),
+          top: candidates.map((c) => ({ token: c.token, text: tokenizer.tokenText(c.token), p: c.p })),
+          tokensIn: useCache ? (step === 0 ? promptLen : 1) : seq.length - 1,
+          cacheLenBefore,
+          cacheLenAfter: useCache ? promptLen + step : 0,
+          position: seq.length - 1,
+          ms: res.ms,
+        };
+        steps.push(info);
+        if (onToken) await onToken(info);
+      }
+      return { steps, promptLen, truncated, stopped: false, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
+    } finally {
+      disposePast(past);
+    }
+  }
+
+  /* Attention weights of a prompt: attentions[layer][head][query][key]. */
+  kv.attention = async function (prompt) {
+    const model = await kv.model();
+    const ids = model.tokenizer.encode(prompt).slice(0, model.config.block_size);
+    if (!ids.length) throw new Error("Type a prompt first.");
+    const res = await forward(model, ids, 0, null, true);
+    disposePast(res.present);
+    const T = ids.length;
+    const weights = res.attentions.map((t) => {
+      const [, H] = t.dims;
+      const heads = [];
+      for (let h = 0; h < H; h++) {
+        const rows = [];
+        for (let q = 0; q < T; q++) rows.push(Array.from(t.data.subarray((h * T + q) * T, (h * T + q + 1) * T)));
+        heads.push(rows);
+      }
+      t.dispose();
+      return heads;
+    });
+    return { ids, tokens: ids.map((i) => model.tokenizer.tokenText(i)), weights };
+  };
+})();
