@@ -1,0 +1,144 @@
+"""The tiny transformer on the site's pages: its numbers, computed by the numpy
+reference (kvlab.gpt) from the committed weights, and the cost theory that the
+browser's measured race is compared with.
+
+In the browser the model itself runs on onnxruntime-web (site_src/runtime/model.js);
+at build time these functions draw the static figures from the same weights, and
+the tests check that both give the same tokens and attention weights.
+`race_theory` needs no weights, so it also runs in Pyodide.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from kvlab.decoding import DecoderConfig, decoding_costs
+
+TINY_DIR = Path(__file__).resolve().parents[2] / "models" / "tiny"
+DEFAULT_PROMPT = "Mia had a red ball. She gave it to the dog, and the dog"
+ATTENTION_PROMPT = "The cat sat on the mat because it was tired."
+
+GENERATE_LIMITS = {"max_new_tokens": (1, 200), "top_k": (1, 20)}
+RACE_LIMITS = {"prompt_len": (1, 511), "n_new": (1, 511)}
+
+
+@lru_cache(maxsize=1)
+def tiny_card() -> dict:
+    """models/tiny/card.json: config, parameter count, training and recall metrics."""
+    return json.loads((TINY_DIR / "card.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _model_and_tokenizer():
+    from kvlab.gpt import GPT
+    from kvlab.tokenizer import load_tokenizer
+
+    return GPT.from_npz(str(TINY_DIR / "weights.npz")), load_tokenizer(str(TINY_DIR / "tokenizer.json"))
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def generation_demo(prompt: str = DEFAULT_PROMPT, max_new_tokens: int = 24, top_k: int = 5) -> dict:
+    """Greedy generation with the KV cache, step by step (numpy reference).
+
+    Per step: phase, the token chosen, the top-k next-token probabilities
+    (softmax at temperature 1) and the cache length before and after the step.
+    """
+    lo, hi = GENERATE_LIMITS["max_new_tokens"]
+    max_new_tokens = int(min(max(int(max_new_tokens), lo), hi))
+    top_k = int(min(max(int(top_k), 1), GENERATE_LIMITS["top_k"][1]))
+    if not prompt.strip():
+        raise ValueError("prompt is empty")
+    model, tok = _model_and_tokenizer()
+    ids = tok.encode(prompt)
+    prompt_len = len(ids)
+    steps, cache, feed = [], None, ids
+    for step in range(max_new_tokens):
+        logits, cache = model.forward(np.array([feed]), cache)
+        probs = _softmax(logits[0, -1].astype(np.float64))
+        order = np.argsort(-probs, kind="stable")[:top_k]
+        token = int(order[0])
+        steps.append({
+            "step": step,
+            "phase": "prefill" if step == 0 else "decode",
+            "token": token,
+            "text": tok.token_str(token),
+            "top": [{"token": int(i), "text": tok.token_str(int(i)), "p": round(float(probs[i]), 6)} for i in order],
+            "tokens_in": prompt_len if step == 0 else 1,
+            "cache_len_before": 0 if step == 0 else prompt_len + step - 1,
+            "cache_len_after": prompt_len + step,
+        })
+        feed = [token]
+    return {
+        "prompt": prompt,
+        "prompt_tokens": [tok.token_str(i) for i in ids],
+        "prompt_len": prompt_len,
+        "steps": steps,
+        "text": tok.decode([s["token"] for s in steps]),
+        "n_layer": model.config.n_layer,
+        "block_size": model.config.block_size,
+        "limits": GENERATE_LIMITS,
+    }
+
+
+def model_attention(prompt: str = ATTENTION_PROMPT) -> dict:
+    """Attention weights of every layer and head for a prompt (numpy reference):
+    weights[layer][head][query][key], plus the average over heads per layer."""
+    if not prompt.strip():
+        raise ValueError("prompt is empty")
+    model, tok = _model_and_tokenizer()
+    ids = tok.encode(prompt)[: model.config.block_size]
+    _, _, atts = model.forward(np.array([ids]), None, return_attention=True)
+    weights = [np.asarray(a[0], dtype=np.float64) for a in atts]  # per layer (nh, T, T)
+    return {
+        "prompt": prompt,
+        "ids": [int(i) for i in ids],
+        "tokens": [tok.token_str(i) for i in ids],
+        "weights": [np.round(w, 6).tolist() for w in weights],
+        "mean_over_heads": [np.round(w.mean(axis=0), 6).tolist() for w in weights],
+        "n_layer": model.config.n_layer,
+        "n_head": model.config.n_head,
+    }
+
+
+def race_theory(prompt_len: int = 8, n_new: int = 128, n_layer: int = 4, n_head: int = 4,
+                n_embd: int = 128, vocab_size: int = 768) -> dict:
+    """What kvlab's accounting predicts for the race on the tiny model.
+
+    Multiply-adds per step with and without the cache (projections, MLP,
+    attention, LM head), cumulative, and the predicted speed-up
+    (uncached total / cached total). Runs in Pyodide: no weights needed.
+    """
+    for name, value in (("prompt_len", prompt_len), ("n_new", n_new)):
+        lo, hi = RACE_LIMITS[name]
+        if not lo <= int(value) <= hi:
+            raise ValueError(f"{name} must be between {lo} and {hi}, got {value}")
+    if prompt_len + n_new > 512:
+        raise ValueError(f"prompt_len + n_new must fit the 512-token context, got {prompt_len + n_new}")
+    config = DecoderConfig(n_layers=n_layer, n_heads=n_head, n_kv_heads=n_head, head_dim=n_embd // n_head,
+                           d_model=n_embd, d_ff=4 * n_embd, vocab_size=vocab_size, max_positions=512,
+                           bytes_per_value=4)
+    runs = {mode: decoding_costs(config, prompt_len, n_new, use_cache=(mode == "cache")) for mode in ("cache", "no_cache")}
+
+    def macs(c: dict) -> float:
+        return float(c["total_macs"])
+
+    per_step = {m: [macs(s["step_cost"]) for s in r] for m, r in runs.items()}
+    total = {m: macs(r[-1]["cumulative"]) for m, r in runs.items()}
+    decode = {m: sum(v[1:]) for m, v in per_step.items()}
+    return {
+        "prompt_len": int(prompt_len),
+        "n_new": int(n_new),
+        "positions": [prompt_len + k for k in range(n_new)],
+        "macs_per_step": per_step,
+        "total_macs": total,
+        "speedup_total": total["no_cache"] / total["cache"],
+        "speedup_decode": (decode["no_cache"] / decode["cache"]) if n_new > 1 else 1.0,
+        "assumption": "time ∝ multiply-adds; the browser adds a fixed overhead per step, which the theory leaves out",
+    }

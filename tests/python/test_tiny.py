@@ -1,0 +1,63 @@
+"""The tiny model's page numbers: numpy reference, cache phases, race theory."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kvlab import tiny
+from kvlab.decoding import DecoderConfig, step_cost
+
+
+def test_generation_demo_is_the_greedy_continuation_of_the_reference_model():
+    model, tok = tiny._model_and_tokenizer()
+    data = tiny.generation_demo(max_new_tokens=12)
+    ids = tok.encode(tiny.DEFAULT_PROMPT)
+    assert [s["token"] for s in data["steps"]] == model.generate(ids, 12, use_cache=False)
+    assert data["text"] == tok.decode([s["token"] for s in data["steps"]])
+
+
+def test_generation_demo_reports_cache_length_before_and_after_each_step():
+    data = tiny.generation_demo(max_new_tokens=5)
+    p = data["prompt_len"]
+    first, *rest = data["steps"]
+    assert (first["phase"], first["cache_len_before"], first["cache_len_after"], first["tokens_in"]) == ("prefill", 0, p, p)
+    for k, s in enumerate(rest, start=1):
+        assert (s["phase"], s["cache_len_before"], s["cache_len_after"], s["tokens_in"]) == ("decode", p + k - 1, p + k, 1)
+
+
+def test_top_k_probabilities_are_sorted_and_the_chosen_token_is_the_most_likely():
+    for s in tiny.generation_demo(max_new_tokens=4, top_k=5)["steps"]:
+        ps = [t["p"] for t in s["top"]]
+        assert ps == sorted(ps, reverse=True) and 0 < sum(ps) <= 1 + 1e-6
+        assert s["top"][0]["token"] == s["token"]
+
+
+def test_empty_prompt_is_refused():
+    with pytest.raises(ValueError, match="prompt is empty"):
+        tiny.generation_demo(prompt="   ")
+
+
+def test_model_attention_rows_are_causal_distributions():
+    data = tiny.model_attention()
+    t = len(data["tokens"])
+    w = np.array(data["weights"])  # (layers, heads, T, T)
+    assert w.shape == (data["n_layer"], data["n_head"], t, t)
+    assert np.allclose(w.sum(-1), 1, atol=1e-5)
+    assert np.allclose(np.triu(w, k=1), 0)
+    assert np.allclose(np.array(data["mean_over_heads"]), w.mean(1), atol=1e-5)
+
+
+def test_race_theory_sums_the_step_costs_of_both_modes():
+    r = tiny.race_theory(prompt_len=5, n_new=7)
+    cfg = DecoderConfig(n_layers=4, n_heads=4, n_kv_heads=4, head_dim=32, d_model=128, d_ff=512,
+                        vocab_size=768, max_positions=512, bytes_per_value=4)
+    cached = step_cost(cfg, 0, 5, True).to_dict()["total_macs"] + sum(step_cost(cfg, 5 + k - 1, 1, True).to_dict()["total_macs"] for k in range(1, 7))
+    # without a cache, step k pushes the whole sequence of 5 + k tokens through again
+    uncached = sum(step_cost(cfg, 0, 5 + k, False).to_dict()["total_macs"] for k in range(7))
+    assert r["total_macs"] == {"cache": cached, "no_cache": uncached}
+    assert r["speedup_total"] == pytest.approx(uncached / cached)
+
+
+def test_race_theory_refuses_what_does_not_fit_the_context():
+    with pytest.raises(ValueError, match="512-token context"):
+        tiny.race_theory(prompt_len=400, n_new=200)
