@@ -1,0 +1,143 @@
+/* Does it fit? State → kvlab.gpu_fit_figure in Pyodide → render.
+ * The bar widths, sizes and verdict all come from Python; JS handles input and draws. */
+kvlab.register("gpu-fit", {
+  mount(root, ctx) {
+    const form = root.querySelector("form.kv-controls");
+    const field = (name) => root.querySelector(`[data-field="${name}"]`);
+    const steps = ctx.data.options.context_steps;
+
+    let data = ctx.data;
+    let pending = null; // latest input wins: one request in flight
+    let running = false;
+
+    const el = (tag, text, attrs) => {
+      const e = document.createElement(tag);
+      if (text !== undefined && text !== null) e.textContent = text;
+      Object.entries(attrs || {}).forEach(([k, v]) => (k === "style" ? (e.style.cssText = v) : e.setAttribute(k, v)));
+      return e;
+    };
+    const row = (cells, attrs) => {
+      const tr = el("tr", null, attrs);
+      tr.append(...cells);
+      return tr;
+    };
+    const th = (text) => el("th", text, { scope: "row" });
+
+    function nearestStep(context) {
+      let best = 0;
+      steps.forEach((s, i) => {
+        if (Math.abs(Math.log(s / context)) < Math.abs(Math.log(steps[best] / context))) best = i;
+      });
+      return best;
+    }
+
+    function syncKvOptions() {
+      const mode = form.mode.value;
+      for (const opt of form.kv.options) opt.disabled = !opt.dataset.modes.split(" ").includes(mode);
+      if (form.kv.selectedOptions[0].disabled) form.kv.value = mode === "vllm" ? "fp8" : "q8_0";
+    }
+
+    function readState(ev) {
+      syncKvOptions();
+      if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
+      else if (Number.isFinite(parseInt(form.context.value, 10))) form.context_step.value = nearestStep(parseInt(form.context.value, 10));
+      const context = parseInt(form.context.value, 10);
+      const n = parseInt(form.n_seq.value, 10);
+      return {
+        model: form.model.value,
+        gpu: form.gpu.value,
+        weights: form.weights.value,
+        kv: form.kv.value,
+        context: Number.isFinite(context) ? context : data.params.context,
+        mode: form.mode.value,
+        n_seq: Number.isFinite(n) ? n : 1,
+      };
+    }
+
+    async function update(args) {
+      pending = args;
+      if (running) return;
+      running = true;
+      ctx.setState("loading");
+      try {
+        while (pending) {
+          const next = pending;
+          pending = null;
+          data = await ctx.call("gpu_fit_figure", next);
+        }
+        form.context.value = data.params.context;
+        form.context_step.value = data.context_step;
+        form.context_step.setAttribute("aria-valuetext", `${data.context_human} tokens`);
+        form.n_seq.value = data.params.n_seq;
+        render();
+        ctx.say(`Computed in your browser by kvlab.gpu_fit_figure (${data.params.model} on ${data.params.gpu}).`);
+        ctx.setState("ready");
+      } catch (err) {
+        ctx.fail(err);
+      } finally {
+        running = false;
+      }
+    }
+
+    function render() {
+      const set = (name, text, title) => {
+        const e = field(name);
+        e.textContent = text;
+        if (title !== undefined) e.title = title;
+      };
+      set("model", data.model_info.hf_id);
+      set("gpu", data.gpu_info.name);
+      set("weights", data.params.weights);
+      set("kv", data.params.kv);
+      set("context", data.context_human);
+      set("verdict", data.verdict);
+      field("verdict").dataset.fits = String(data.fits);
+      set("total", data.total.human, data.total.exact);
+      set("memory", data.memory.human, data.memory.exact);
+      set("headroom", data.headroom.human, data.headroom.exact);
+      set("max-context", data.max_context_text);
+
+      const vllm = data.params.mode === "vllm";
+      const limitLabel = vllm ? "vLLM budget (0.9 × memory)" : "GPU memory";
+      const bar = field("bar");
+      bar.replaceChildren(
+        ...data.segments.map((s) => el("span", null, { class: `kv-seg kv-seg-${s.name}`, style: `width: ${s.percent}%`, title: `${s.label}: ${s.human} (${s.exact})` })),
+        el("span", null, { class: "kv-bar-limit", "data-field": "limit", style: `left: ${data.budget_percent}%`, title: `${limitLabel}: ${data.budget.human}` })
+      );
+      bar.setAttribute("aria-label", data.segments.map((s) => `${s.label} ${s.human}, `).join("") + `against ${data.memory.human} of GPU memory`);
+      field("legend").replaceChildren(
+        ...data.segments.map((s) => {
+          const li = el("li");
+          li.append(el("span", null, { class: `kv-swatch kv-seg-${s.name}` }), `${s.label}: `, el("strong", s.human, { title: s.exact }));
+          return li;
+        }),
+        (() => {
+          const li = el("li");
+          li.append(el("span", null, { class: "kv-swatch kv-swatch-limit" }), `${limitLabel}: `, el("strong", data.budget.human, { title: data.budget.exact }));
+          return li;
+        })()
+      );
+      field("segments").tBodies[0].replaceChildren(
+        ...data.segments.map((s) => row([th(s.label), el("td", s.human), el("td", s.exact), el("td", s.how)])),
+        row([th("total"), el("td", data.total.human), el("td", data.total.exact), el("td", `${data.verdict} in ${data.budget.human}`)], { class: "kv-total" })
+      );
+      field("log-box").hidden = !data.log_lines.length;
+      set("log", data.log_lines.join("\n"));
+      set("context2", data.params.context);
+      set("kv2", data.params.kv);
+      field("model-note").hidden = data.model_info.confirmed;
+      set("model-note", data.model_info.confirmed ? "" : `Not confirmed: ${data.model_info.note}`);
+      field("assumptions").replaceChildren(...data.assumptions.map((a) => el("li", a)));
+      field("gpus").tBodies[0].replaceChildren(
+        ...data.gpus.map((g) =>
+          row([th(g.name), el("td", g.memory.human, { title: g.memory.exact }), el("td", g.verdict),
+            el("td", g.headroom.human, { title: g.headroom.exact }), el("td", g.max_context)], { "data-fits": String(g.fits) })
+        )
+      );
+    }
+
+    form.addEventListener("input", (ev) => update(readState(ev)));
+    syncKvOptions();
+    return { activate: () => update(readState()) };
+  },
+});

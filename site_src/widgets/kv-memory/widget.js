@@ -1,0 +1,209 @@
+/* KV cache memory. State → kvlab.kv_memory_figure in Pyodide → render.
+ * Every number and every formatted size comes from Python; JS handles input and draws. */
+kvlab.register("kv-memory", {
+  mount(root, ctx) {
+    const form = root.querySelector("form.kv-controls");
+    const plot = root.querySelector(".kv-plot");
+    const configForm = root.querySelector(".kv-config-form");
+    const configArea = configForm.querySelector("textarea");
+    const configError = configForm.querySelector(".kv-error");
+    const field = (name) => root.querySelector(`[data-field="${name}"]`);
+    const steps = ctx.data.options.context_steps;
+
+    let data = ctx.data;
+    const state = {
+      model: data.params.model,
+      context: data.params.context,
+      kv: data.params.kv,
+      mode: data.params.mode,
+      n_seq: data.params.n_seq,
+      config: "",
+    };
+    let pending = null; // latest input wins: one request in flight
+    let running = false;
+
+    const cell = (tag, text, title) => {
+      const el = document.createElement(tag);
+      el.textContent = text;
+      if (title) el.title = title;
+      if (tag === "th") el.scope = "row";
+      return el;
+    };
+    const row = (cells) => {
+      const tr = document.createElement("tr");
+      tr.append(...cells);
+      return tr;
+    };
+
+    function nearestStep(context) {
+      let best = 0;
+      steps.forEach((s, i) => {
+        if (Math.abs(Math.log(s / context)) < Math.abs(Math.log(steps[best] / context))) best = i;
+      });
+      return best;
+    }
+
+    /* Cache types an engine does not take are disabled (Python would refuse them). */
+    function syncKvOptions() {
+      const mode = form.mode.value;
+      for (const opt of form.kv.options) opt.disabled = !opt.dataset.modes.split(" ").includes(mode);
+      if (form.kv.selectedOptions[0].disabled) form.kv.value = "f16";
+    }
+
+    function readForm(ev) {
+      syncKvOptions();
+      if (ev && ev.target === form.context_step) {
+        form.context.value = steps[parseInt(form.context_step.value, 10)];
+      } else {
+        const c = parseInt(form.context.value, 10);
+        if (Number.isFinite(c)) form.context_step.value = nearestStep(c);
+      }
+      const c = parseInt(form.context.value, 10);
+      state.context = Number.isFinite(c) ? c : state.context;
+      state.model = form.model.value;
+      state.kv = form.kv.value;
+      state.mode = form.mode.value;
+      const n = parseInt(form.n_seq.value, 10);
+      state.n_seq = Number.isFinite(n) ? n : 1;
+    }
+
+    async function update() {
+      pending = Object.assign({}, state);
+      if (running) return;
+      running = true;
+      ctx.setState("loading");
+      try {
+        while (pending) {
+          const args = pending;
+          pending = null;
+          try {
+            data = await ctx.call("kv_memory_figure", args);
+            configError.hidden = true;
+            configError.textContent = "";
+          } catch (err) {
+            if (!args.config) throw err;
+            // A bad config: say which field, keep the last figure as it was.
+            configError.textContent = `Could not read this config.json: ${err.message}`;
+            configError.hidden = false;
+            state.config = "";
+            ctx.setState("input-error");
+            return;
+          }
+        }
+        // Python clamps out-of-range input: show what was really computed.
+        form.context.value = data.params.context;
+        form.context_step.value = data.context_step;
+        form.context_step.setAttribute("aria-valuetext", `${data.context_human} tokens`);
+        form.n_seq.value = data.params.n_seq;
+        await render();
+        ctx.say(`Computed in your browser by kvlab.kv_memory_figure (${data.params.source === "config" ? "your config.json" : data.params.model}, ${data.context_human} tokens, ${data.params.kv}).`);
+        ctx.setState("ready");
+      } catch (err) {
+        ctx.fail(err);
+      } finally {
+        running = false;
+      }
+    }
+
+    function renderText() {
+      const r = data.result;
+      const set = (name, text, title) => {
+        const el = field(name);
+        el.textContent = text;
+        if (title !== undefined) el.title = title;
+      };
+      set("per-token", r.per_token.human, r.per_token.exact);
+      set("model", r.model);
+      set("kv", data.params.kv);
+      set("formula", r.formula);
+      set("per-token-exact", r.per_token.exact);
+      set("context", data.context_human);
+      set("n-seq", data.params.n_seq);
+      set("total", r.total.human, r.total.exact);
+      set("total-exact", r.total.exact);
+      set("mode-label", data.mode_label);
+      field("kinds").tBodies[0].replaceChildren(
+        ...r.kinds.map((k) => row([cell("th", k.label), cell("td", k.layers), cell("td", k.holds),
+          cell("td", k.per_token.human, k.per_token.exact), cell("td", k.total.human, k.total.exact)]))
+      );
+      field("mla").hidden = !r.mla_expanded_per_token;
+      set("mla-expanded", r.mla_expanded_per_token ? r.mla_expanded_per_token.human : "");
+      field("log-box").hidden = !r.log_lines.length;
+      set("log", r.log_lines.join("\n"));
+      field("notes").replaceChildren(...r.notes.concat(r.engine_notes).map((n) => cell("li", n)));
+      const info = data.model_info;
+      field("model-note").hidden = !info || info.confirmed;
+      set("model-note", info && !info.confirmed ? `Not confirmed: ${info.note}` : "");
+
+      const curve = field("curve");
+      const head = curve.tHead.rows[0];
+      head.replaceChildren(cell("th", "tokens"), ...data.curve.series.map((s) => cell("th", s.name)));
+      [...head.cells].forEach((c) => (c.scope = "col"));
+      curve.tBodies[0].replaceChildren(
+        ...data.curve.contexts.map((c, i) =>
+          row([cell("th", c.toLocaleString("en-US")), ...data.curve.series.map((s) => cell("td", s.human[i], `${s.bytes[i].toLocaleString("en-US")} B`))])
+        )
+      );
+      field("kind-table").tBodies[0].replaceChildren(
+        ...data.kinds.map((k) => row([cell("th", k.kind_label), cell("td", k.model),
+          cell("td", k.per_token.human, `${k.per_token.exact}; ${k.formula}`), cell("td", k.total.human, k.total.exact)]))
+      );
+    }
+
+    async function render() {
+      renderText();
+      const Plotly = await kvlab.plotly();
+      const style = getComputedStyle(root);
+      const grid = style.getPropertyValue("--md-default-fg-color--lightest").trim() || "rgba(128,128,128,0.2)";
+      const colors = ["#5c6bc0", "#ef6c00", "#26a69a", "#d81b60", "#8d6e63"];
+      const traces = data.curve.series.map((s, i) => ({
+        type: "scatter",
+        mode: "lines",
+        name: s.name,
+        x: data.curve.contexts,
+        y: s.gib,
+        customdata: s.human,
+        hovertemplate: "%{x:,} tokens: %{customdata}<extra>" + s.name + "</extra>",
+        line: { color: colors[i % colors.length], width: s.chosen ? 3.5 : 1.8, dash: s.chosen ? "solid" : "dot" },
+      }));
+      Plotly.react(
+        plot,
+        traces,
+        {
+          margin: { l: 60, r: 10, t: 10, b: 50 },
+          height: 360,
+          paper_bgcolor: "rgba(0,0,0,0)",
+          plot_bgcolor: "rgba(0,0,0,0)",
+          font: { color: style.color, family: style.fontFamily, size: 12 },
+          xaxis: { type: "log", title: { text: "context (tokens, log scale)" }, gridcolor: grid, tickformat: "~s" },
+          yaxis: { title: { text: `KV cache, GiB (${data.params.kv}, ${data.params.mode})` }, gridcolor: grid, rangemode: "tozero" },
+          legend: { orientation: "h", y: -0.25 },
+          shapes: [{ type: "line", xref: "x", yref: "paper", x0: data.params.context, x1: data.params.context, y0: 0, y1: 1,
+            line: { color: style.color, width: 1, dash: "dash" } }],
+        },
+        { displayModeBar: false, responsive: true }
+      );
+    }
+
+    form.addEventListener("input", (ev) => {
+      readForm(ev);
+      state.config = configArea.value.trim() ? state.config : "";
+      update();
+    });
+    configForm.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      state.config = configArea.value; // Python reads it: a bad one comes back as a message naming the field
+      update();
+    });
+    configForm.querySelector(".kv-config-clear").addEventListener("click", () => {
+      state.config = "";
+      configArea.value = "";
+      configError.hidden = true;
+      readForm();
+      update();
+    });
+
+    syncKvOptions();
+    return { activate: () => update() };
+  },
+});
