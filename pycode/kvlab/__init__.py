@@ -84,3 +84,5 @@ __all__ = [
     "GPTConfig",
     "load_tokenizer",
 ]
+from kvlab.figures_memory import gpu_fit_figure, kv_memory_figure, serving_figure  # noqa: E402
+__all__ += ["gpu_fit_figure", "kv_memory_figure", "serving_figure"]  # memory/serving widgets
