@@ -84,6 +84,20 @@ def generation_demo(prompt: str = DEFAULT_PROMPT, max_new_tokens: int = 24, top_
         "n_layer": model.config.n_layer,
         "block_size": model.config.block_size,
         "limits": GENERATE_LIMITS,
+        "card": _card_facts(),
+    }
+
+
+def _card_facts() -> dict:
+    card = tiny_card()
+    training = card.get("training", {})
+    return {
+        "params": card["params"],
+        "config": card["config"],
+        "onnx_bytes": card["files_bytes"]["model.onnx"],
+        "train_minutes": training.get("minutes"),
+        "val_loss": training.get("val_loss"),
+        "train_loss": training.get("final_train_loss"),
     }
 
 

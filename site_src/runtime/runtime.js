@@ -377,6 +377,7 @@
           (status || root.firstElementChild).after(el);
         }
         el.textContent = text;
+        el.hidden = !text;
       },
       showProgress(p) {
         if (!bar) return;

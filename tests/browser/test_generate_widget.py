@@ -1,0 +1,119 @@
+"""Try it: the tiny model generating in a real Chromium, with and without the cache."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+import kvlab
+from kvlab import tiny
+from tests.browser.widgets import open_widget, wait_ready
+
+
+@pytest.fixture
+def widget(page, site_url):
+    root = open_widget(page, site_url + "generate/", "generate")
+    root.locator("textarea[name=prompt]").focus()
+    wait_ready(root)
+    return root
+
+
+def generate(root, *, prompt=None, n=None, use_cache=True, temperature=None, seed=None):
+    form = root.locator("form")
+    if prompt is not None:
+        form.locator("textarea[name=prompt]").fill(prompt)
+    for name, value in (("max_new_tokens", n), ("temperature", temperature), ("seed", seed)):
+        if value is not None:
+            form.locator(f'input[name="{name}"]').evaluate("(el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', {bubbles: true})); }", value)
+    form.locator("input[name=use_cache]").set_checked(use_cache)
+    root.evaluate("el => delete el.dataset.tokens")
+    form.get_by_role("button", name="Generate").click()
+    root.page.wait_for_function("el => el.dataset.tokens !== undefined", arg=root.element_handle(), timeout=120_000)
+    return json.loads(root.get_attribute("data-tokens"))
+
+
+def test_static_figure_is_the_reference_models_greedy_continuation(built_site):
+    html = (built_site / "generate" / "index.html").read_text()
+    data = tiny.generation_demo()
+    first = data["steps"][0]
+    assert f"cache empty before, {data['prompt_len']} entries after the step" in html
+    assert f"<td>{first['cache_len_before']}</td><td>{first['cache_len_after']}</td>" in html
+
+
+def test_cached_and_uncached_generation_give_identical_tokens(widget):
+    prompt = "Tom saw a small dog. He"
+    cached = generate(widget, prompt=prompt, n=24, use_cache=True)
+    uncached = generate(widget, prompt=prompt, n=24, use_cache=False)
+    assert cached == uncached and len(cached) == 24
+    model, tok = tiny._model_and_tokenizer()
+    assert cached == model.generate(tok.encode(prompt), 24)  # and the numpy reference agrees
+
+
+def test_sampling_with_a_seed_is_identical_with_and_without_cache(widget):
+    a = generate(widget, prompt="Once upon a time", n=20, temperature=0.9, seed=7, use_cache=True)
+    b = generate(widget, prompt="Once upon a time", n=20, temperature=0.9, seed=7, use_cache=False)
+    assert a == b
+
+
+def test_phase_readout_and_steps_table_follow_the_definitions(widget):
+    prompt = "The cat sat on the mat."
+    p = len(kvlab.load_tokenizer(str(tiny.TINY_DIR / "tokenizer.json")).encode(prompt))
+    generate(widget, prompt=prompt, n=5)
+    rows = widget.locator('[data-field="steps"] tr').evaluate_all(
+        "rows => rows.map(r => Array.from(r.cells).slice(0, 5).map(c => c.textContent))")
+    assert rows[0] == ["0", "prefill", str(p), "0", str(p)]
+    for k, row in enumerate(rows[1:], start=1):
+        assert row == [str(k), "decode", "1", str(p + k - 1), str(p + k)]
+    expect(widget.locator('[data-field="phase"]')).to_have_text(
+        f"Decode · step 4 · {p + 3} entries read from the cache, {p + 4} after the step")
+    # the grid: one row per layer, p + 4 cells, only the last one computed
+    cells = widget.locator(".kv-gen-cells").first.locator(".kv-cell")
+    expect(cells).to_have_count(p + 4)
+    expect(widget.locator(".kv-gen-cells").first.locator(".kv-cell-new")).to_have_count(1)
+
+
+def test_without_cache_every_cell_is_computed_again(widget):
+    generate(widget, prompt="The cat sat.", n=3, use_cache=False)
+    row = widget.locator(".kv-gen-cells").first
+    expect(row.locator(".kv-cell-read")).to_have_count(0)
+    expect(widget.locator('[data-field="phase"]')).to_contain_text("No cache · step 2")
+
+
+def test_empty_prompt_asks_for_one(widget):
+    widget.locator("textarea[name=prompt]").fill("   ")
+    widget.get_by_role("button", name="Generate").click()
+    expect(widget.locator(".kv-notice")).to_have_text("Type a prompt first: the model continues your text.")
+
+
+def test_html_in_the_prompt_is_shown_as_text(widget):
+    generate(widget, prompt='<img src=x onerror="window.pwned=1"><b>bold</b>', n=2)
+    assert widget.page.evaluate("window.pwned") is None
+    expect(widget.locator(".kv-gen-prompt-text")).to_contain_text("<b>bold</b>")
+    expect(widget.locator(".kv-gen-output b")).to_have_count(0)
+
+
+def test_a_prompt_longer_than_the_context_is_truncated_with_a_message(widget):
+    tokens = generate(widget, prompt="word " * 600, n=4)
+    assert len(tokens) == 4
+    expect(widget.locator(".kv-notice")).to_contain_text("were dropped and the last")
+
+
+def test_rapid_clicks_start_only_one_run(widget):
+    widget.locator("textarea[name=prompt]").fill("The dog")
+    button = widget.get_by_role("button", name="Generate")
+    button.evaluate("b => { b.click(); b.click(); b.click(); }")
+    widget.page.wait_for_function("el => el.dataset.tokens !== undefined", arg=widget.element_handle(), timeout=120_000)
+    rows = widget.locator('[data-field="steps"] tr')
+    expect(rows).to_have_count(40)  # the default: one run of 40 tokens, not three interleaved
+
+
+def test_stop_ends_a_run_early(widget):
+    widget.locator("textarea[name=prompt]").fill("The dog")
+    widget.locator('input[name="max_new_tokens"]').evaluate("el => { el.value = '200'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    widget.get_by_role("button", name="Generate").click()
+    expect(widget.locator('[data-field="steps"] tr').nth(2)).to_be_attached(timeout=60_000)
+    widget.get_by_role("button", name="Stop").click()
+    widget.page.wait_for_function("el => el.dataset.tokens !== undefined", arg=widget.element_handle(), timeout=60_000)
+    assert len(json.loads(widget.get_attribute("data-tokens"))) < 200
+    expect(widget.locator(".kv-status")).to_contain_text("Stopped after")
