@@ -2,9 +2,12 @@
  *
  * window.kvlab gains:
  *   model()                     onnxruntime-web + the tiny model + its tokenizer, once per page
- *   generate({prompt, maxNewTokens, useCache, temperature, topK, seed, onToken, signal})
+ *   generate({prompt, maxNewTokens, useCache, temperature, topK, seed, onToken, signal, evict})
  *                               prefill + decode with the past (useCache), or the whole
- *                               sequence again at every step (no cache); same seed → same tokens
+ *                               sequence again at every step (no cache); same seed → same tokens.
+ *                               evict {sinks, window}: after each step keep only the first
+ *                               `sinks` and the last `window` cached tokens (StreamingLLM; sinks 0
+ *                               is a plain sliding window). Kept tokens keep their positions (RoPE).
  *   attention(prompt)           per-layer, per-head attention weights of the prompt
  *   Tokenizer                   byte-level BPE, a port of kvlab/tokenizer.py (tested against it)
  *
@@ -189,13 +192,14 @@
   const int64 = (ort, values, dims) => new ort.Tensor("int64", BigInt64Array.from(values, (v) => BigInt(v)), dims);
 
   /* One forward pass. past: array of {key, value} tensors (or null = empty). */
-  async function forward(model, ids, startPos, past, wantAttention) {
+  async function forward(model, ids, startPos, past, wantAttention, pastLen) {
     const { ort, session, config } = model;
     const T = ids.length;
-    const P = startPos;
+    const P = startPos; // position of the first new token
+    const slots = pastLen === undefined ? P : pastLen; // cache entries (fewer than P after eviction)
     const feeds = {
       input_ids: int64(ort, ids, [1, T]),
-      attention_mask: int64(ort, new Array(P + T).fill(1), [1, P + T]),
+      attention_mask: int64(ort, new Array(slots + T).fill(1), [1, slots + T]),
       position_ids: int64(ort, ids.map((_, i) => P + i), [1, T]),
     };
     const H = config.n_kv_head || config.n_head;
@@ -224,6 +228,20 @@
     if (past) past.forEach((p) => (p.key.dispose(), p.value.dispose()));
   }
 
+  /* Keep only the cache slots in `keep` (indices along the sequence axis). */
+  function selectSlots(ort, past, keep) {
+    return past.map(({ key, value }) => {
+      const pick = (t) => {
+        const [B, H, L, D] = t.dims;
+        const out = new Float32Array(B * H * keep.length * D);
+        for (let h = 0; h < B * H; h++)
+          keep.forEach((slot, j) => out.set(t.data.subarray((h * L + slot) * D, (h * L + slot + 1) * D), (h * keep.length + j) * D));
+        return new ort.Tensor("float32", out, [B, H, keep.length, D]);
+      };
+      return { key: pick(key), value: pick(value) };
+    });
+  }
+
   let running = null;
 
   /* Generate from a prompt, with or without the KV cache. Only one run at a
@@ -239,7 +257,7 @@
     }
   };
 
-  async function generate({ prompt, maxNewTokens = 32, useCache = true, temperature = 0, topK: k = 5, seed = 0, onToken, signal }) {
+  async function generate({ prompt, maxNewTokens = 32, useCache = true, temperature = 0, topK: k = 5, seed = 0, onToken, signal, evict }) {
     const model = await kv.model();
     const { tokenizer, config } = model;
     if (typeof prompt !== "string" || !prompt.trim()) throw new Error("Type a prompt first: the model continues your text.");
@@ -256,15 +274,29 @@
     const seq = ids.slice();
     const steps = [];
     let past = null;
+    let cached = []; // absolute positions held in the cache, in slot order
+    const sinks = evict ? Math.max(0, evict.sinks | 0) : 0;
+    const window = evict ? Math.max(1, evict.window | 0) : Infinity;
     try {
       for (let step = 0; step < maxNew; step++) {
-        if (signal && signal.aborted) return { steps, promptLen, truncated, stopped: true, text: tokenizer.decode(seq.slice(promptLen)) };
+        if (signal && signal.aborted) return { steps, promptLen, truncated, stopped: true, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
         let res;
-        const cacheLenBefore = useCache ? (step === 0 ? 0 : promptLen + step - 1) : 0;
+        const cacheLenBefore = useCache ? cached.length : 0;
+        let evicted = 0;
         if (useCache) {
-          res = await forward(model, step === 0 ? seq : [seq[seq.length - 1]], step === 0 ? 0 : seq.length - 1, past, false);
+          const start = step === 0 ? 0 : seq.length - 1;
+          res = await forward(model, step === 0 ? seq : [seq[seq.length - 1]], start, past, false, cached.length);
           disposePast(past);
           past = res.present;
+          for (let pos = start; pos < seq.length; pos++) cached.push(pos);
+          if (cached.length > sinks + window) {
+            const keep = cached.map((_, i) => i).filter((i) => i < sinks || i >= cached.length - window);
+            evicted = cached.length - keep.length;
+            const slim = selectSlots(model.ort, past, keep);
+            disposePast(past);
+            past = slim;
+            cached = keep.map((i) => cached[i]);
+          }
         } else {
           res = await forward(model, seq, 0, null, false);
           disposePast(res.present);
@@ -280,7 +312,9 @@
           top: candidates.map((c) => ({ token: c.token, text: tokenizer.tokenText(c.token), p: c.p })),
           tokensIn: useCache ? (step === 0 ? promptLen : 1) : seq.length - 1,
           cacheLenBefore,
-          cacheLenAfter: useCache ? promptLen + step : 0,
+          cacheLenAfter: useCache ? cached.length : 0,
+          evicted,
+          cachedPositions: useCache && evict ? cached.slice() : null,
           position: seq.length - 1,
           ms: res.ms,
         };

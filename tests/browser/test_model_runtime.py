@@ -1,0 +1,80 @@
+"""The browser model runtime (site_src/runtime/model.js) against kvlab in CPython:
+the JS tokenizer port, and generation with cache eviction vs the numpy reference."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kvlab import tiny
+
+TRICKY = [
+    "", "a", "The door code is 4719.", "héllo wörld 😀 안녕하세요 Привет",
+    "tabs\tand\nnew\n\nlines   x", "a\x1cb\x85c\ufeffd\u3000e", "<b>html</b> & 'quotes'", "123 456 7890",
+]
+
+
+@pytest.fixture
+def home(page, site_url):
+    page.goto(site_url)
+    return page
+
+
+def test_js_tokenizer_matches_python_on_tricky_text(home):
+    _, tok = tiny._model_and_tokenizer()
+    got = home.evaluate(
+        "async (strs) => { const m = await kvlab.model(); return strs.map(s => [m.tokenizer.encode(s), m.tokenizer.decode(m.tokenizer.encode(s))]); }",
+        TRICKY,
+    )
+    for text, (ids, back) in zip(TRICKY, got):
+        assert ids == tok.encode(text), text
+        assert back == text
+
+
+def reference_with_eviction(prompt: str, n: int, sinks: int, window: int):
+    """Greedy generation in numpy, keeping the first `sinks` and last `window` cache slots."""
+    model, tok = tiny._model_and_tokenizer()
+    seq = tok.encode(prompt)
+    cached, cache, out = [], None, []
+    for step in range(n):
+        start = 0 if step == 0 else len(seq) - 1
+        logits, cache = model.forward(np.array([seq[start:]]), cache,
+                                      position_ids=np.array([list(range(start, len(seq)))]))
+        cached += list(range(start, len(seq)))
+        if len(cached) > sinks + window:
+            keep = [i for i in range(len(cached)) if i < sinks or i >= len(cached) - window]
+            cache = [(k[:, :, keep], v[:, :, keep]) for k, v in cache]
+            cached = [cached[i] for i in keep]
+        token = int(np.argmax(logits[0, -1]))
+        out.append(token)
+        seq.append(token)
+    return out, cached
+
+
+@pytest.mark.parametrize("sinks,window", [(0, 6), (4, 8)])
+def test_generation_with_eviction_matches_the_numpy_reference(home, sinks, window):
+    prompt = "Mia had a red ball. She gave it to the dog, and the dog ran to the park."
+    got = home.evaluate(
+        """async ([prompt, sinks, window]) => {
+            const r = await kvlab.generate({prompt, maxNewTokens: 16, useCache: true, evict: {sinks, window}});
+            const last = r.steps[r.steps.length - 1];
+            return {tokens: r.tokens, cached: last.cachedPositions, after: r.steps.map(s => s.cacheLenAfter)};
+        }""",
+        [prompt, sinks, window],
+    )
+    want_tokens, want_cached = reference_with_eviction(prompt, 16, sinks, window)
+    assert got["tokens"] == want_tokens
+    assert got["cached"] == want_cached
+    assert set(got["after"]) == {sinks + window}
+
+
+def test_a_second_generation_while_one_runs_is_refused(home):
+    msg = home.evaluate(
+        """async () => {
+            const first = kvlab.generate({prompt: "The dog", maxNewTokens: 30});
+            let err = null;
+            try { await kvlab.generate({prompt: "The cat", maxNewTokens: 3}); } catch (e) { err = e.message; }
+            await first;
+            return err;
+        }"""
+    )
+    assert msg == "a generation is already running"
