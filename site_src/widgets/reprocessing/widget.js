@@ -1,0 +1,97 @@
+/* Times each token was processed: state {n} → kvlab.reprocessing in Pyodide → render.
+ * JS only renders and handles input: every number comes from Python. */
+kvlab.register("reprocessing", {
+  mount(root, ctx) {
+    const form = root.querySelector(".kv-controls");
+    const plot = root.querySelector(".kv-plot");
+    const tbody = root.querySelector(".kv-reprocessing-table tbody");
+    const field = (name) => root.querySelector(`[data-field="${name}"]`);
+
+    let data = ctx.data;
+    const state = { n: data.params.n };
+    let pending = null; // latest request wins
+    let running = false;
+
+    async function update() {
+      pending = { n: state.n };
+      if (running) return;
+      running = true;
+      ctx.setState("loading");
+      try {
+        while (pending) {
+          const args = pending;
+          pending = null;
+          data = await ctx.call("reprocessing", args);
+        }
+        await render();
+        ctx.say(`Computed in your browser by kvlab.reprocessing (n = ${data.params.n}).`);
+        ctx.setState("ready");
+      } catch (err) {
+        ctx.fail(err);
+      } finally {
+        running = false;
+      }
+    }
+
+    function renderText() {
+      const n = data.params.n;
+      const k = Math.min(10, n); // the token the sentence names next to token 1
+      form.n.value = n;
+      form["n-out"].value = n;
+      field("n").textContent = n;
+      field("n2").textContent = n;
+      field("first").textContent = data.no_cache[0];
+      field("k").textContent = k;
+      field("kth").textContent = data.no_cache[k - 1];
+      field("cache-once").textContent = data.cache[0];
+      tbody.replaceChildren(
+        ...data.tokens.map((t, i) => {
+          const tr = document.createElement("tr");
+          tr.append(
+            Object.assign(document.createElement("th"), { scope: "row", textContent: t }),
+            Object.assign(document.createElement("td"), { textContent: data.no_cache[i] }),
+            Object.assign(document.createElement("td"), { textContent: data.cache[i] })
+          );
+          return tr;
+        })
+      );
+    }
+
+    async function render() {
+      renderText();
+      const Plotly = await kvlab.plotly();
+      const style = getComputedStyle(root);
+      const grid = style.getPropertyValue("--md-default-fg-color--lightest") || "rgba(128,128,128,0.2)";
+      Plotly.react(
+        plot,
+        [
+          { type: "bar", name: "without a cache", x: data.tokens, y: data.no_cache, marker: { color: "#ef6c00" },
+            hovertemplate: "token %{x}: processed %{y} times<extra>without a cache</extra>" },
+          { type: "bar", name: "with a cache", x: data.tokens, y: data.cache, marker: { color: "#5c6bc0" },
+            hovertemplate: "token %{x}: processed %{y} time<extra>with a cache</extra>" },
+        ],
+        {
+          barmode: "overlay",
+          bargap: 0.15,
+          margin: { l: 60, r: 10, t: 10, b: 50 },
+          height: 300,
+          paper_bgcolor: "rgba(0,0,0,0)",
+          plot_bgcolor: "rgba(0,0,0,0)",
+          font: { color: style.color, family: style.fontFamily },
+          legend: { orientation: "h", x: 0, y: 1.12 },
+          xaxis: { title: { text: "token position" }, gridcolor: grid, zeroline: false },
+          yaxis: { title: { text: "times processed" }, gridcolor: grid, rangemode: "tozero" },
+        },
+        { displayModeBar: false, responsive: true }
+      );
+    }
+
+    form.addEventListener("input", () => {
+      state.n = parseInt(form.n.value, 10);
+      form["n-out"].value = state.n;
+      update();
+    });
+
+    return { activate: () => update() };
+  },
+});
