@@ -24,6 +24,7 @@ KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
 CONTEXT_STEPS = sorted({k * 2**e for e in range(10, 21) for k in (1, 3 / 2) if k * 2**e <= 2**20})
 CONTEXT_STEPS = [int(c) for c in CONTEXT_STEPS]
 CONTEXT_LIMITS = (1, 2**20)
+CONTEXT_TICKS = {"values": [2**10, 2**12, 2**14, 2**16, 2**18, 2**20], "labels": ["1k", "4k", "16k", "64k", "256k", "1M"]}
 N_SEQ_LIMITS = (1, 256)
 BATCH_LIMITS = (1, 1024)
 
@@ -315,7 +316,7 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 131072, kv: str =
         "kinds": kinds,
         "claim": seed_claim(),
         "options": {"models": model_groups(), "kv": kv_options(), "modes": MODE_LABELS,
-                    "context_steps": CONTEXT_STEPS},
+                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS},
     }
 
 
@@ -417,7 +418,7 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
         "gpus": table,
         "options": {"models": model_groups(), "gpus": gpu_options(), "weights": weight_options(),
                     "kv": kv_options(), "modes": {m: MODE_LABELS[m] for m in ("llamacpp", "vllm")},
-                    "context_steps": CONTEXT_STEPS},
+                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS},
     }
 
 
@@ -498,5 +499,5 @@ def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: 
         "assumptions": est["assumptions"],
         "curve": curve,
         "options": {"models": model_groups(), "gpus": gpu_options(), "weights": weight_options(),
-                    "kv": [k for k in kv_options() if "exact" in k["modes"]], "context_steps": CONTEXT_STEPS},
+                    "kv": [k for k in kv_options() if "exact" in k["modes"]], "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS},
     }

@@ -154,7 +154,8 @@ kvlab.register("kv-memory", {
       renderText();
       const Plotly = await kvlab.plotly();
       const style = getComputedStyle(root);
-      const grid = style.getPropertyValue("--md-default-fg-color--lightest").trim() || "rgba(128,128,128,0.2)";
+      const grid = "rgba(128,128,128,0.25)"; // readable on the light and the dark scheme
+      const ticks = data.options.context_ticks;
       const colors = ["#5c6bc0", "#ef6c00", "#26a69a", "#d81b60", "#8d6e63"];
       const traces = data.curve.series.map((s, i) => ({
         type: "scatter",
@@ -175,7 +176,7 @@ kvlab.register("kv-memory", {
           paper_bgcolor: "rgba(0,0,0,0)",
           plot_bgcolor: "rgba(0,0,0,0)",
           font: { color: style.color, family: style.fontFamily, size: 12 },
-          xaxis: { type: "log", title: { text: "context (tokens, log scale)" }, gridcolor: grid, tickformat: "~s" },
+          xaxis: { type: "log", title: { text: "context (tokens, log scale)" }, gridcolor: grid, tickvals: ticks.values, ticktext: ticks.labels },
           yaxis: { title: { text: `KV cache, GiB (${data.params.kv}, ${data.params.mode})` }, gridcolor: grid, rangemode: "tozero" },
           legend: { orientation: "h", y: -0.25 },
           shapes: [{ type: "line", xref: "x", yref: "paper", x0: data.params.context, x1: data.params.context, y0: 0, y1: 1,

@@ -118,7 +118,8 @@ kvlab.register("serving", {
       renderText();
       const Plotly = await kvlab.plotly();
       const style = getComputedStyle(root);
-      const grid = style.getPropertyValue("--md-default-fg-color--lightest").trim() || "rgba(128,128,128,0.2)";
+      const grid = "rgba(128,128,128,0.25)"; // readable on the light and the dark scheme
+      const ticks = data.options.context_ticks;
       const c = data.curve;
       const traces = [
         { name: "batch 1", y: c.ms_batch1, color: "#5c6bc0", dash: "solid" },
@@ -140,7 +141,7 @@ kvlab.register("serving", {
           paper_bgcolor: "rgba(0,0,0,0)",
           plot_bgcolor: "rgba(0,0,0,0)",
           font: { color: style.color, family: style.fontFamily, size: 12 },
-          xaxis: { type: "log", title: { text: "context per chat (tokens, log scale)" }, gridcolor: grid, tickformat: "~s" },
+          xaxis: { type: "log", title: { text: "context per chat (tokens, log scale)" }, gridcolor: grid, tickvals: ticks.values, ticktext: ticks.labels },
           yaxis: { title: { text: "ms per token (roofline)" }, gridcolor: grid, rangemode: "tozero" },
           legend: { orientation: "h", y: -0.25 },
           shapes: [{ type: "line", xref: "x", yref: "paper", x0: data.params.context, x1: data.params.context, y0: 0, y1: 1,
