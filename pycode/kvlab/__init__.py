@@ -18,6 +18,7 @@ from kvlab.decoding import DecoderConfig, ToyDecoder, decoding_costs, step_cost,
 from kvlab.eviction import AttentionSinks, EvictionPolicy, FullCache, HeavyHitters, SlidingWindow, make_policy
 from kvlab.figures import (cache_equivalence, cache_phases, context_shift_timeline, eviction_timeline,
                            prefix_cache_demo, quadratic_wall, race, reprocessing, step_through)
+from kvlab.figures_cache import quadratic_wall_figure, race_figure, step_through_figure
 from kvlab.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests
 from kvlab.gpt import GPT, GPTConfig
 from kvlab.tokenizer import BPETokenizer, load_tokenizer
@@ -72,12 +73,15 @@ __all__ = [
     "make_policy",
     "prefix_cache_demo",
     "quadratic_wall",
+    "quadratic_wall_figure",
     "race",
+    "race_figure",
     "reprocessing",
     "run_out_of_context",
     "run_requests",
     "step_cost",
     "step_through",
+    "step_through_figure",
     "times_processed",
     "BPETokenizer",
     "GPT",
