@@ -1,0 +1,220 @@
+/* A real model's attention: the tiny transformer's attention weights for a
+ * sentence, live from onnxruntime-web (kvlab.attention); the page was built
+ * with the numpy reference (kvlab.model_attention), which gives the same
+ * numbers. Tokens are buttons: hover or focus one to light up what it reads. */
+kvlab.register("model-attention", {
+  mount(root, ctx) {
+    const form = root.querySelector(".kv-controls");
+    const tokensBox = root.querySelector(".kv-ma-tokens");
+    const plot = root.querySelector(".kv-plot");
+    const details = root.querySelector(".kv-numbers");
+    const table = root.querySelector(".kv-ma-table");
+    const field = (name) => root.querySelector(`[data-field="${name}"]`);
+    const f2 = (x) => x.toFixed(2);
+    const f3 = (x) => x.toFixed(3);
+
+    // What is shown: {tokens, weights[layer][head][q][k], mean[layer][q][k], source}
+    let shown = {
+      prompt: ctx.data.prompt,
+      tokens: ctx.data.tokens,
+      weights: ctx.data.weights,
+      mean: ctx.data.mean_over_heads,
+      source: "the numpy reference of the model (kvlab.model_attention), computed when this page was built",
+    };
+    const pronoun = (tokens) => (tokens.indexOf(" it") >= 0 ? tokens.indexOf(" it") : tokens.length - 1);
+    const state = { layer: 0, head: "mean", query: pronoun(shown.tokens) };
+    let pendingPrompt = null; // latest request wins
+    let running = false;
+    let live = false;
+
+    const matrix = () => (state.head === "mean" ? shown.mean[state.layer] : shown.weights[state.layer][state.head]);
+    const where = () =>
+      `Layer ${state.layer + 1}, ${state.head === "mean" ? `average of the ${shown.weights[0].length} heads` : `head ${state.head + 1}`}`;
+
+    /* The sentence as focusable buttons. */
+    function buildTokens() {
+      const buttons = shown.tokens.map((t, i) => {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "kv-ma-token";
+        b.dataset.index = String(i);
+        b.append(Object.assign(document.createElement("span"), { className: "kv-ma-text", textContent: t }), document.createElement("small"));
+        b.setAttribute("aria-describedby", field("readout").id || (field("readout").id = root.id + "-readout"));
+        return b;
+      });
+      tokensBox.replaceChildren(...buttons);
+    }
+
+    function showQuery(q) {
+      state.query = q;
+      const row = matrix()[q];
+      tokensBox.querySelectorAll(".kv-ma-token").forEach((b, j) => {
+        const small = b.querySelector("small");
+        b.classList.toggle("kv-ma-query", j === q);
+        b.classList.toggle("kv-ma-future", j > q);
+        b.setAttribute("aria-pressed", String(j === q));
+        if (j <= q) {
+          b.style.setProperty("--w", f3(row[j]));
+          b.dataset.weight = String(row[j]);
+          b.classList.toggle("kv-ma-strong", row[j] >= 0.5);
+          small.textContent = f2(row[j]);
+        } else {
+          b.style.removeProperty("--w");
+          delete b.dataset.weight;
+          b.classList.remove("kv-ma-strong");
+          small.textContent = "\u00a0";
+        }
+      });
+      const order = row.slice(0, q + 1).map((w, j) => [w, j]).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+      const parts = order.slice(0, 3).map(([w, j]) => `“${shown.tokens[j]}” ${f2(w)}`);
+      field("readout").textContent = `“${shown.tokens[q]}” reads: ${parts.join(", ")}${order.length > 3 ? ", …" : ""}`;
+    }
+
+    function renderTable() {
+      const m = matrix();
+      field("table-where").textContent = where().replace(/^Layer/, "layer");
+      const head = document.createElement("tr");
+      head.append(Object.assign(document.createElement("th"), { scope: "col", textContent: "query ↓ key →" }),
+        ...shown.tokens.map((t) => Object.assign(document.createElement("th"), { scope: "col", textContent: t })));
+      table.tHead.replaceChildren(head);
+      table.tBodies[0].replaceChildren(...m.map((r, i) => {
+        const tr = document.createElement("tr");
+        tr.append(Object.assign(document.createElement("th"), { scope: "row", textContent: shown.tokens[i] }));
+        r.forEach((w, j) => {
+          const td = document.createElement("td");
+          if (j <= i) {
+            td.textContent = f3(w);
+            td.style.setProperty("--w", f3(w));
+          } else td.className = "kv-ma-na";
+          tr.append(td);
+        });
+        return tr;
+      }));
+    }
+
+    async function renderPlot() {
+      const Plotly = await kvlab.plotly();
+      const style = getComputedStyle(root);
+      const m = matrix();
+      const ticks = shown.tokens.map((_, i) => i);
+      const labels = shown.tokens.map((t, i) => `${t.replace(/ /g, "\u2423")}<sub>${i + 1}</sub>`);
+      const dark = document.body.getAttribute("data-md-color-scheme") === "slate";
+      const narrow = plot.clientWidth < 520;
+      Plotly.react(
+        plot,
+        [{
+          type: "heatmap",
+          z: m.map((row, i) => row.map((w, j) => (j > i ? null : w))),
+          x: ticks,
+          y: ticks,
+          zmin: 0,
+          zmax: 1,
+          colorscale: dark
+            ? [[0, "#20233a"], [0.25, "#3949ab"], [0.5, "#7986cb"], [1, "#e8eaf6"]]
+            : [[0, "#f4f5fb"], [0.25, "#b5bbe3"], [0.5, "#7986cb"], [1, "#1a237e"]],
+          hoverongaps: false,
+          customdata: m.map((row, i) => row.map((_, j) => `“${shown.tokens[i]}” reads “${shown.tokens[j]}”`)),
+          hovertemplate: "%{customdata}<extra>%{z:.3f}</extra>",
+          colorbar: { title: { text: "weight" }, thickness: 12 },
+        }],
+        {
+          margin: narrow ? { l: 56, r: 4, t: 10, b: 64 } : { l: 80, r: 10, t: 10, b: 80 },
+          height: narrow ? 360 : 420,
+          paper_bgcolor: "rgba(0,0,0,0)",
+          plot_bgcolor: "rgba(0,0,0,0)",
+          font: { color: style.color, family: style.fontFamily },
+          xaxis: { tickvals: ticks, ticktext: labels, tickfont: { size: narrow ? 9 : 12 }, zeroline: false, showgrid: false, title: { text: "key (what is read)" } },
+          yaxis: { tickvals: ticks, ticktext: labels, tickfont: { size: narrow ? 9 : 12 }, zeroline: false, showgrid: false, autorange: "reversed", title: { text: "query" } },
+        },
+        { displayModeBar: false, responsive: true }
+      );
+      if (plot.on && !plot.kvClick) {
+        plot.kvClick = true;
+        plot.on("plotly_click", (ev) => showQuery(ev.points[0].y));
+      }
+    }
+
+    async function render() {
+      field("where").textContent = `${where()}; numbers from ${shown.source}.`;
+      showQuery(Math.min(state.query, shown.tokens.length - 1));
+      renderTable();
+      if (live) {
+        await renderPlot();
+        details.open = false;
+      }
+    }
+
+    async function update(prompt) {
+      pendingPrompt = prompt;
+      if (running) return;
+      running = true;
+      ctx.setState("loading");
+      const off = kvlab.onProgress((p) => !p.done && /model/.test(p.what || "") && ctx.showProgress(p));
+      try {
+        while (pendingPrompt !== null) {
+          const text = pendingPrompt;
+          pendingPrompt = null;
+          const res = await kvlab.attention(text);
+          const nHead = res.weights[0].length;
+          const mean = res.weights.map((layer) =>
+            layer[0].map((row, q) => row.map((_, k) => layer.reduce((s, head) => s + head[q][k], 0) / nHead))
+          );
+          const changed = text !== shown.prompt;
+          shown = { prompt: text, tokens: res.tokens, weights: res.weights, mean, source: "the tiny model running in your browser (onnxruntime-web)" };
+          if (changed) state.query = pronoun(shown.tokens);
+        }
+        off();
+        root.querySelector(".kv-status progress").hidden = true;
+        live = true;
+        buildTokens();
+        await render();
+        ctx.say(`Live: the tiny model ran this sentence in your browser (${shown.tokens.length} tokens). Hover or focus a token.`);
+        ctx.setState("ready");
+      } catch (err) {
+        ctx.fail(err);
+      } finally {
+        off();
+        running = false;
+      }
+    }
+
+    // Interactive at once with the build-time numbers; live numbers replace them.
+    buildTokens();
+    showQuery(state.query);
+    tokensBox.addEventListener("mouseover", (ev) => {
+      const b = ev.target.closest(".kv-ma-token");
+      if (b) showQuery(parseInt(b.dataset.index, 10));
+    });
+    tokensBox.addEventListener("focusin", (ev) => {
+      const b = ev.target.closest(".kv-ma-token");
+      if (b) showQuery(parseInt(b.dataset.index, 10));
+    });
+    tokensBox.addEventListener("click", (ev) => {
+      const b = ev.target.closest(".kv-ma-token");
+      if (b) showQuery(parseInt(b.dataset.index, 10));
+    });
+    tokensBox.addEventListener("keydown", (ev) => {
+      const b = ev.target.closest(".kv-ma-token");
+      if (!b) return;
+      const all = [...tokensBox.querySelectorAll(".kv-ma-token")];
+      const i = all.indexOf(b);
+      const next = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: all.length - 1 }[ev.key];
+      if (next === undefined) return;
+      ev.preventDefault();
+      all[Math.max(0, Math.min(all.length - 1, next))].focus();
+    });
+    form.addEventListener("input", (ev) => {
+      if (ev.target === form.prompt) return; // the sentence is applied with Show (or Enter)
+      state.layer = parseInt(form.layer.value, 10);
+      state.head = form.head.value === "mean" ? "mean" : parseInt(form.head.value, 10);
+      if (ev.target === form) update(form.prompt.value); // settings from an embed URL
+      else render();
+    });
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      update(form.prompt.value);
+    });
+
+    return { activate: () => update(form.prompt.value) };
+  },
+});

@@ -1,0 +1,195 @@
+/* The race, measured: the tiny model generates the same prompt twice in the
+ * reader's browser (kvlab.generate, onnxruntime-web), with and without its KV
+ * cache, greedily. The chart plots the measured milliseconds of every decode
+ * step; the theory comes from kvlab.race_theory in Pyodide. JS times and
+ * renders: the predicted numbers come from Python, the measured ones from the
+ * runtime's own step timings. */
+kvlab.register("model-race", {
+  mount(root, ctx) {
+    const form = root.querySelector(".kv-controls");
+    const runButton = form.elements.run;
+    const stopButton = form.elements.stop;
+    const plot = root.querySelector(".kv-plot");
+    const field = (name) => root.querySelector(`[data-field="${name}"]`);
+    const lanes = {
+      cache: { bar: field("progress-cache"), text: field("progress-cache-text"), label: "with the cache" },
+      noCache: { bar: field("progress-no-cache"), text: field("progress-no-cache-text"), label: "without the cache" },
+    };
+    const fmt1 = (x) => x.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+    const fmtMs = (x) => x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    let controller = null;
+
+    function readN() {
+      const n = Math.min(448, Math.max(16, parseInt(form.n.value, 10) || 128));
+      form["n-out"].value = n;
+      return n;
+    }
+
+    function setLane(lane, k, n, note) {
+      lane.bar.max = n;
+      lane.bar.value = k;
+      lane.text.textContent = note || `step ${k} of ${n}`;
+    }
+
+    function setRunning(on) {
+      runButton.disabled = on;
+      stopButton.disabled = !on;
+      form.prompt.readOnly = on;
+      form.n.disabled = on;
+    }
+
+    /* One measured generation; progress goes into its lane. */
+    async function measure(lane, prompt, n, useCache, signal) {
+      setLane(lane, 0, n, `starting (0 of ${n})`);
+      const res = await kvlab.generate({
+        prompt, maxNewTokens: n, useCache, temperature: 0, seed: 0, signal,
+        onToken: (step) => setLane(lane, step.step + 1, n),
+      });
+      if (res.stopped) setLane(lane, res.steps.length, n, `stopped at step ${res.steps.length} of ${n}`);
+      else setLane(lane, n, n, `done: ${n} of ${n} steps`);
+      return res;
+    }
+
+    const decodeSum = (steps) => steps.slice(1).reduce((s, x) => s + x.ms, 0);
+
+    async function run() {
+      if (controller) return; // one race at a time
+      const prompt = form.prompt.value;
+      const n = readN();
+      controller = new AbortController();
+      const signal = controller.signal;
+      setRunning(true);
+      ctx.setState("loading");
+      root.querySelector(".kv-status").classList.remove("kv-status-error");
+      setLane(lanes.cache, 0, n, "waiting");
+      setLane(lanes.noCache, 0, n, "waiting");
+      // only the model's own download: other widgets on the page may be loading Python
+      const off = kvlab.onProgress((p) => !p.done && /model/.test(p.what || "") && ctx.showProgress(p));
+      try {
+        ctx.say("Loading the model…");
+        await kvlab.model();
+        off();
+        root.querySelector(".kv-status progress").hidden = true;
+        // A short warm-up of both paths, so neither run pays the first-call costs.
+        ctx.say("Warming up the runtime…");
+        await kvlab.generate({ prompt, maxNewTokens: 3, useCache: true, signal });
+        await kvlab.generate({ prompt, maxNewTokens: 3, useCache: false, signal });
+        ctx.say(`Racing: ${n} tokens with the cache, then the same ${n} without it.`);
+        const cached = await measure(lanes.cache, prompt, n, true, signal);
+        const uncached = signal.aborted ? null : await measure(lanes.noCache, prompt, n, false, signal);
+        if (!uncached) setLane(lanes.noCache, 0, n, "not run (stopped)");
+        const stopped = cached.stopped || !uncached || uncached.stopped;
+        await render(cached, uncached, n, stopped);
+        ctx.setState("ready");
+      } catch (err) {
+        const msg = err && err.message ? err.message : String(err);
+        if (/already running/.test(msg)) {
+          ctx.fail(new Error("another generation on this page is still running (the widget above?); wait for it to finish, then press Run again"));
+        } else ctx.fail(err);
+      } finally {
+        off();
+        controller = null;
+        setRunning(false);
+      }
+    }
+
+    async function render(cached, uncached, n, stopped) {
+      const a = cached.steps.map((s) => s.token);
+      const b = uncached ? uncached.steps.map((s) => s.token) : [];
+      const m = Math.min(a.length, b.length);
+      let firstDiff = -1;
+      for (let i = 0; i < m; i++) if (a[i] !== b[i]) { firstDiff = i; break; }
+      const identical = field("identical");
+      identical.classList.toggle("kv-mr-ok", m > 0 && firstDiff < 0);
+      identical.classList.toggle("kv-mr-bad", firstDiff >= 0);
+      identical.dataset.identical = String(m > 0 && firstDiff < 0 && a.length === b.length);
+      if (m === 0) identical.textContent = "Stopped before both runs had a token to compare.";
+      else if (firstDiff < 0) identical.textContent = `✓ identical tokens: both runs wrote the same ${m === n ? "" : "first "}${m} tokens.`;
+      else identical.textContent = `✗ the tokens differ: first at new token ${firstDiff + 1} (of ${m} compared).`;
+      const promptLen = cached.promptLen;
+      const tokensText = cached.text;
+      field("text").replaceChildren(
+        document.createTextNode(`Prompt: ${promptLen} tokens${cached.truncated ? ` (the first ${cached.truncated} cut off to fit the context)` : ""}. The model wrote: `),
+        Object.assign(document.createElement("q"), { textContent: tokensText })
+      );
+
+      // Measured: the decode steps (the prefill is the same work in both runs).
+      const k = Math.min(cached.steps.length, uncached ? uncached.steps.length : 0);
+      const measured = field("measured");
+      if (k >= 2) {
+        const sc = decodeSum(cached.steps.slice(0, k));
+        const su = decodeSum(uncached.steps.slice(0, k));
+        measured.textContent = fmt1(su / sc) + "×";
+        measured.dataset.value = String(su / sc);
+        field("measured-note").textContent =
+          `Sum of the ${k - 1} decode steps: ${fmtMs(su)} ms without the cache ÷ ${fmtMs(sc)} ms with it (prefill left out: ${fmtMs(cached.steps[0].ms)} ms, the same work in both runs).`;
+      } else {
+        measured.textContent = "–";
+        delete measured.dataset.value;
+        field("measured-note").textContent = "Stopped too early to compare decode steps.";
+      }
+
+      // Theory: kvlab.race_theory in Pyodide, for the same prompt length and steps.
+      const nTheory = stopped ? Math.max(1, k) : n;
+      ctx.say("Asking kvlab for the theory (loads Python on first use)…");
+      const theory = await ctx.call("race_theory", { prompt_len: promptLen, n_new: nTheory });
+      field("theory").textContent = fmt1(theory.speedup_decode) + "×";
+      field("theory").dataset.value = String(theory.speedup_decode);
+      field("theory-note").textContent =
+        `Multiply-adds of the same ${nTheory - 1} decode steps (prompt ${theory.prompt_len} tokens): without the cache ÷ with it. Over the whole run, prefill included: ${fmt1(theory.speedup_total)}×. It leaves out the fixed cost of each step.`;
+      ctx.say(
+        stopped
+          ? `Stopped: compared the ${k} steps both runs finished.`
+          : `Measured in your browser: ${n} tokens with the cache and ${n} without, on the tiny model (onnxruntime-web, 1 thread).`
+      );
+
+      const Plotly = await kvlab.plotly();
+      const style = getComputedStyle(root);
+      const trace = (res, name, color, dash) => {
+        const steps = res.steps.slice(1);
+        return {
+          type: "scatter",
+          mode: "lines",
+          name,
+          x: steps.map((s) => s.position),
+          y: steps.map((s) => s.ms),
+          line: { color, width: 2, dash },
+          hovertemplate: `${name}<br>new token at position %{x}<br>%{y:.2f} ms<extra></extra>`,
+        };
+      };
+      const traces = [trace(cached, "with the cache", "#1e88e5", "solid")];
+      if (uncached) traces.push(trace(uncached, "without the cache", "#e65100", "solid"));
+      Plotly.react(
+        plot,
+        traces,
+        {
+          margin: { l: 60, r: 10, t: 10, b: 50 },
+          height: 340,
+          paper_bgcolor: "rgba(0,0,0,0)",
+          plot_bgcolor: "rgba(0,0,0,0)",
+          font: { color: style.color, family: style.fontFamily },
+          legend: { orientation: "h", x: 0, y: 1.12 },
+          xaxis: { title: { text: "position of the new token (decode steps)" }, zeroline: false, gridcolor: "rgba(128,128,128,0.25)" },
+          yaxis: { title: { text: "ms per token" }, rangemode: "tozero", zeroline: false, gridcolor: "rgba(128,128,128,0.25)" },
+        },
+        { displayModeBar: false, responsive: true }
+      );
+    }
+
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      run();
+    });
+    form.addEventListener("input", (ev) => {
+      if (ev.target === form.n || ev.target === form) readN();
+    });
+    stopButton.addEventListener("click", () => controller && controller.abort());
+
+    return {
+      activate() {
+        readN();
+        ctx.say("Press Run: the model (about 4 MB) loads, then generates twice on your machine.");
+      },
+    };
+  },
+});
