@@ -156,6 +156,11 @@ def kvlab_zip() -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             zf.writestr(info, path.read_bytes())
+        # the tiny model's tokenizer, so kvlab.tiny can tokenize in the browser too
+        info = zipfile.ZipInfo("kvlab/data/tiny/tokenizer.json", date_time=(2020, 1, 1, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        info.external_attr = 0o644 << 16
+        zf.writestr(info, (MODEL_DIR / "tokenizer.json").read_bytes())
     return buf.getvalue()
 
 

@@ -1,0 +1,93 @@
+/* One forward pass of the tiny model (onnxruntime-web): the top next tokens.
+ * Static figure: kvlab.next_token_demo, the numpy reference of the same weights. */
+kvlab.register("next-token", {
+  mount(root, ctx) {
+    const form = root.querySelector("form");
+    const plot = root.querySelector(".kv-next-plot");
+    const table = root.querySelector(".kv-next-table");
+    const field = (n) => root.querySelector(`[data-field="${n}"]`);
+    const K = ctx.data.top.length;
+    let pending = null;
+    let running = false;
+    let timer = null;
+
+    async function render(top, n) {
+      field("n").textContent = n;
+      field("top").replaceChildren(
+        ...top.map((t) => {
+          const tr = document.createElement("tr");
+          const td = document.createElement("td");
+          const code = document.createElement("code");
+          code.textContent = t.text;
+          td.appendChild(code);
+          const p = document.createElement("td");
+          p.textContent = t.p.toFixed(3);
+          tr.append(td, p);
+          return tr;
+        })
+      );
+      const Plotly = await kvlab.plotly();
+      const style = getComputedStyle(root);
+      Plotly.react(
+        plot,
+        [{ type: "bar", orientation: "h", x: top.map((t) => t.p), y: top.map((t, i) => `${i + 1}. ${JSON.stringify(t.text)}`), marker: { color: "#7986cb" }, hovertemplate: "%{y}: %{x:.3f}<extra></extra>" }],
+        {
+          height: 50 + 24 * top.length,
+          margin: { l: 120, r: 10, t: 5, b: 35 },
+          paper_bgcolor: "rgba(0,0,0,0)",
+          plot_bgcolor: "rgba(0,0,0,0)",
+          font: { color: style.color, family: style.fontFamily, size: 12 },
+          xaxis: { range: [0, 1], title: { text: "probability" }, gridcolor: "rgba(128,128,128,0.2)" },
+          yaxis: { autorange: "reversed", automargin: true },
+        },
+        { displayModeBar: false, responsive: true }
+      );
+      table.classList.add("kv-visually-hidden");
+    }
+
+    async function update() {
+      pending = form.prompt.value;
+      if (running) return;
+      running = true;
+      ctx.setState("loading");
+      const off = kvlab.onProgress((p) => !p.done && ctx.showProgress(p));
+      try {
+        while (pending !== null) {
+          const prompt = pending;
+          pending = null;
+          if (!prompt.trim()) {
+            ctx.notice("Type the beginning of a sentence.");
+            continue;
+          }
+          ctx.notice("");
+          // one generation step = one forward pass; retry if another widget is generating
+          let r;
+          for (;;) {
+            try {
+              r = await kvlab.generate({ prompt, maxNewTokens: 1, topK: K, temperature: 0 });
+              break;
+            } catch (err) {
+              if (!/already running/.test(err.message)) throw err;
+              await new Promise((res) => setTimeout(res, 100));
+            }
+          }
+          await render(r.steps[0].top, r.promptLen);
+        }
+        ctx.say("Computed in your browser by the tiny model (onnxruntime-web).");
+        ctx.setState("ready");
+      } catch (err) {
+        ctx.fail(err);
+      } finally {
+        off();
+        const bar = root.querySelector(".kv-status progress");
+        if (bar) bar.hidden = true;
+        running = false;
+      }
+    }
+    form.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(update, 150);
+    });
+    return { activate: update };
+  },
+});
