@@ -21,6 +21,7 @@ from kvlab.figures import (cache_equivalence, cache_phases, context_shift_timeli
 from kvlab.figures_cache import quadratic_wall_figure, race_figure, step_through_figure
 from kvlab.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests
 from kvlab.gpt import GPT, GPTConfig
+from kvlab.figures_reuse import context_shift_view, eviction_view, prefix_blocks, prefix_cache_figure
 from kvlab.tokenizer import BPETokenizer, load_tokenizer
 
 __version__ = "0.1.0"
@@ -87,6 +88,10 @@ __all__ = [
     "GPT",
     "GPTConfig",
     "load_tokenizer",
+    "context_shift_view",
+    "eviction_view",
+    "prefix_blocks",
+    "prefix_cache_figure",
 ]
 from kvlab.figures_memory import gpu_fit_figure, kv_memory_figure, serving_figure  # noqa: E402
 __all__ += ["gpu_fit_figure", "kv_memory_figure", "serving_figure"]  # memory/serving widgets

@@ -1,0 +1,103 @@
+/* llama.cpp running out of context. State → kvlab.context_shift_view in Pyodide → render. */
+kvlab.register("context-shift", {
+  mount(root, ctx) {
+    const form = root.querySelector(".kv-controls");
+    const raster = root.querySelector(".kv-raster");
+    const details = root.querySelector(".kv-numbers");
+    const field = (name) => root.querySelector(`[data-field="${name}"]`);
+    const RANGES = ["n_ctx", "prompt_len", "n_generate"];
+    const NAMES = { n_ctx: "n_ctx", prompt_len: "prompt tokens", n_generate: "tokens to generate", n_keep: "n_keep" };
+    const COLORS = ["rgba(0,0,0,0)", "#ef5350", "#5c6bc0", "#26a69a"];
+    const LABELS = ["not written yet", "discarded", "seen by the model", "seen, protected by n_keep"];
+    let data = ctx.data;
+    let pending = null;
+    let running = false;
+
+    function readForm() {
+      for (const k of RANGES) form[`${k}-out`].value = form[k].value;
+      const keep = Number(form.n_keep.value);
+      const args = { mode: form.mode.value, n_keep: form.n_keep.value.trim() === "" || !Number.isFinite(keep) ? data.params.n_keep : keep };
+      for (const k of RANGES) args[k] = parseInt(form[k].value, 10);
+      return args;
+    }
+
+    async function update() {
+      pending = readForm();
+      if (running) return;
+      running = true;
+      ctx.setState("loading");
+      try {
+        while (pending) {
+          const args = pending;
+          pending = null;
+          data = await ctx.call("context_shift_view", args);
+        }
+        for (const k of Object.keys(data.clamped)) if (form[k]) form[k].value = data.params[k];
+        for (const k of RANGES) form[`${k}-out`].value = form[k].value;
+        const clamped = Object.entries(data.clamped).map(([k, c]) => `${NAMES[k] || k}: asked ${c.requested}, used ${c.used}`);
+        ctx.notice(clamped.length ? `Out of range, so clamped: ${clamped.join("; ")}.` : "");
+        await render();
+        ctx.say(`Computed in your browser by kvlab.context_shift_view (n_ctx = ${data.n_ctx}, ${data.mode}).`);
+        ctx.setState("ready");
+      } catch (err) {
+        ctx.fail(err);
+      } finally {
+        running = false;
+      }
+    }
+
+    function renderText() {
+      for (const key of ["outcome", "final_n_past", "n_text", "final_visible", "n_keep"]) field(key).textContent = data.text[key];
+      field("shifts").replaceChildren(...data.shifts.map((s) => Object.assign(document.createElement("li"), { textContent: s.text })));
+      field("steps").replaceChildren(
+        ...data.steps.map((s) => {
+          const tr = document.createElement("tr");
+          tr.append(Object.assign(document.createElement("th"), { scope: "row", textContent: String(s.step) }));
+          for (const v of [s.n_past_after, s.n_discarded, s.visible_text]) tr.append(Object.assign(document.createElement("td"), { textContent: String(v) }));
+          return tr;
+        })
+      );
+    }
+
+    async function render() {
+      renderText();
+      const Plotly = await kvlab.plotly();
+      const style = getComputedStyle(root);
+      const c0 = COLORS[0];
+      const axis = { zeroline: false, showgrid: false };
+      const rows = data.grid.length;
+      const small = data.n_text <= 80 && rows <= 80;
+      const shapes = data.shifts.map((s) => ({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.step - 0.5, y1: s.step - 0.5, line: { color: "#ffb300", width: 1.5, dash: "dot" } }));
+      Plotly.react(
+        raster,
+        [{
+          type: "heatmap",
+          z: data.grid,
+          zmin: 0,
+          zmax: 3,
+          colorscale: [[0, c0], [0.1667, c0], [0.1667, COLORS[1]], [0.5, COLORS[1]], [0.5, COLORS[2]], [0.8333, COLORS[2]], [0.8333, COLORS[3]], [1, COLORS[3]]],
+          showscale: false,
+          xgap: small ? 1 : 0,
+          ygap: small ? 1 : 0,
+          customdata: data.grid.map((row) => row.map((v) => LABELS[v])),
+          hovertemplate: "step %{y}, text token %{x}: %{customdata}<extra></extra>",
+        }],
+        {
+          margin: { l: 55, r: 10, t: 10, b: 45 },
+          height: Math.min(520, Math.max(300, 60 + rows * 7)),
+          paper_bgcolor: c0,
+          plot_bgcolor: c0,
+          font: { color: style.color, family: style.fontFamily },
+          shapes,
+          xaxis: { ...axis, title: { text: "token of the text (prompt first, then generated)" } },
+          yaxis: { ...axis, title: { text: "step (0 = prompt)" }, autorange: "reversed" },
+        },
+        { displayModeBar: false, responsive: true }
+      );
+      details.open = false;
+    }
+
+    form.addEventListener("input", update);
+    return { activate: () => update() };
+  },
+});
