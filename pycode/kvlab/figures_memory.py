@@ -284,9 +284,11 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 131072, kv: str =
         source, chosen = "catalogue", info["id"]
     report = _report(chosen, context, kv, mode, n_seq)
     summary = _summary(report)
+    if source == "config":
+        summary["model"] = f"your config.json ({report['model']})"
 
     ref_ids = [r.strip() for r in str(references).split(",") if r.strip()]
-    series = [{"id": info["id"] if info else "config", "name": report["model"], "chosen": True, "arch": chosen}]
+    series = [{"id": info["id"] if info else "config", "name": summary["model"], "chosen": True, "arch": chosen}]
     series += [{"id": r, "name": get_model(r)["hf_id"], "chosen": False, "arch": r}
                for r in ref_ids if not info or r != info["id"]]
     contexts = _curve_contexts()

@@ -1,0 +1,170 @@
+"""kv-memory and gpu-fit, live in a real Chromium: what the page shows equals CPython's kvlab."""
+from __future__ import annotations
+
+import json
+
+from playwright.sync_api import expect
+
+import kvlab
+from kvlab.catalogue import get_model
+from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+
+
+def text(root, name: str) -> str:
+    return root.locator(f'[data-field="{name}"]').first.inner_text()
+
+
+def table(root, name: str) -> list[list[str]]:
+    return root.locator(f'[data-field="{name}"] tbody tr').evaluate_all(
+        "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent.trim()))")
+
+
+def kind_rows(data) -> list[list[str]]:
+    return [[k["label"], str(k["layers"]), k["holds"], k["per_token"]["human"], k["total"]["human"]]
+            for k in data["result"]["kinds"]]
+
+
+def assert_kv_memory_shows(root, data, pasted: bool = False) -> None:
+    r = data["result"]
+    if not pasted:
+        assert text(root, "model") == r["model"]
+    assert text(root, "per-token") == r["per_token"]["human"]
+    assert root.locator('[data-field="per-token"]').get_attribute("title") == r["per_token"]["exact"]
+    assert text(root, "formula") == r["formula"]
+    assert text(root, "total") == r["total"]["human"]
+    assert text(root, "total-exact") == r["total"]["exact"]
+    assert table(root, "kinds") == kind_rows(data)
+    assert root.locator('[data-field="log"]').text_content() == "\n".join(r["log_lines"])
+    plotted = root.locator(".kv-plot").evaluate("el => el.data.map(t => ({name: t.name, x: t.x, y: t.y}))")
+    want = [{"name": s["name"], "x": data["curve"]["contexts"], "y": s["gib"]} for s in data["curve"]["series"]]
+    if pasted:  # the pasted config is named after itself, not after the catalogue entry
+        assert plotted[0]["name"].startswith("your config.json (")
+        plotted[0]["name"] = want[0]["name"]
+    assert plotted == want
+
+
+def test_static_figures_hold_the_computed_numbers(built_site):
+    html = (built_site / "memory" / "index.html").read_text()
+    data = kvlab.kv_memory_figure(model="llama-2-7b", context=131072, kv="f16", mode="llamacpp")
+    assert data["result"]["per_token"]["human"] == "512 KiB"  # Llama-2-7B, computed, not typed
+    assert 'data-field="per-token" title="524,288 B">512 KiB</span>' in html
+    assert data["result"]["total"]["human"] in html and data["result"]["log_lines"][0] in html
+    fit = kvlab.gpu_fit_figure(model="qwen3.6-27b", gpu="rtx-4090", weights="Q4_K_M", kv="q8_0", context=131072)
+    assert f'data-fits="{str(fit["fits"]).lower()}">{fit["verdict"]}</span>' in html
+    assert fit["max_context_text"] in html and fit["total"]["human"] in html
+    # the catalogue's own note for the unconfirmed Qwen3.6-27B entry is on the page
+    assert "Not confirmed: " + fit["model_info"]["note"].split(";")[0] in html
+
+
+def test_kv_memory_controls_recompute_in_pyodide(page, site_url):
+    root = open_widget(page, site_url + "memory/", "kv-memory")
+    activate(root)
+    wait_ready(root)
+    assert_kv_memory_shows(root, kvlab.kv_memory_figure())
+
+    root.locator('select[name="model"]').select_option("gemma-2-9b")
+    root.locator('select[name="kv"]').select_option("q8_0")
+    set_range(root, "context", 40960)
+    set_range(root, "n_seq", 2)
+    want = kvlab.kv_memory_figure(model="gemma-2-9b", context=40960, kv="q8_0", mode="llamacpp", n_seq=2)
+    expect(root.locator('[data-field="total"]')).to_have_text(want["result"]["total"]["human"])
+    wait_ready(root)
+    assert_kv_memory_shows(root, want)
+    assert len(want["result"]["log_lines"]) == 2  # non-SWA and SWA caches, as llama.cpp logs them
+
+    # vLLM does not take q8_0: the option is disabled and the widget falls back to f16
+    root.locator('select[name="mode"]').select_option("vllm")
+    assert root.locator('select[name="kv"] option[value="q8_0"]').evaluate("o => o.disabled")
+    assert root.locator('select[name="kv"]').input_value() == "f16"
+    want = kvlab.kv_memory_figure(model="gemma-2-9b", context=40960, kv="f16", mode="vllm", n_seq=2)
+    expect(root.locator('[data-field="total"]')).to_have_text(want["result"]["total"]["human"])
+    wait_ready(root)
+    assert_kv_memory_shows(root, want)
+
+    # the log-scale slider sets the context to one of Python's steps
+    set_range(root, "context_step", 0)
+    want = kvlab.kv_memory_figure(model="gemma-2-9b", context=1024, kv="f16", mode="vllm", n_seq=2)
+    expect(root.locator('[data-field="context"]')).to_have_text("1,024")
+    wait_ready(root)
+    assert root.locator('input[name="context"]').input_value() == "1024"
+    assert_kv_memory_shows(root, want)
+
+
+def test_pasted_config_json_is_read_by_python(page, site_url):
+    root = open_widget(page, site_url + "memory/", "kv-memory")
+    activate(root)
+    wait_ready(root)
+    root.locator(".kv-config summary").click()
+    area = root.locator('textarea[name="config"]')
+    use = root.locator(".kv-config-use")
+    error = root.locator(".kv-error")
+
+    # a real config (the catalogue's Qwen3.6-27B, as its config.json would read) gives the catalogue numbers
+    area.fill(json.dumps(get_model("qwen3.6-27b")["config"], indent=2))
+    use.click()
+    want = kvlab.kv_memory_figure(model="qwen3.6-27b")
+    expect(root.locator('[data-field="total"]')).to_have_text(want["result"]["total"]["human"])
+    wait_ready(root)
+    assert_kv_memory_shows(root, want, pasted=True)
+    expect(root.locator('[data-field="model"]')).to_have_text("your config.json (qwen3_5_text)")
+    expect(error).to_be_hidden()
+    before = table(root, "kinds"), root.locator(".kv-plot").evaluate("el => el.data.map(t => t.y)")
+
+    # broken JSON: a readable message, the figure left as it was
+    area.fill('{"model_type": "llama", "num_hidden_layers": 32,,}')
+    use.click()
+    expect(root).to_have_attribute("data-state", "input-error")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("not valid JSON")
+    assert (table(root, "kinds"), root.locator(".kv-plot").evaluate("el => el.data.map(t => t.y)")) == before
+
+    # a config without num_hidden_layers: the message names the field
+    cfg = dict(get_model("llama-3.1-8b")["config"])
+    del cfg["num_hidden_layers"]
+    area.fill(json.dumps(cfg))
+    use.click()
+    expect(error).to_contain_text("'num_hidden_layers' is missing")
+    expect(root).to_have_attribute("data-state", "input-error")
+    assert text(root, "total") == want["result"]["total"]["human"]
+    assert table(root, "kinds") == before[0]
+
+    # back to the catalogue model
+    root.locator(".kv-config-clear").click()
+    expect(error).to_be_hidden()
+    wait_ready(root)
+    assert_kv_memory_shows(root, kvlab.kv_memory_figure())
+
+
+def test_gpu_fit_shows_the_sum_and_the_verdict(page, site_url):
+    root = open_widget(page, site_url + "memory/", "gpu-fit")
+    root.scroll_into_view_if_needed()
+    activate(root)
+    wait_ready(root)
+
+    root.locator('select[name="gpu"]').select_option("rtx-3090")
+    root.locator('select[name="weights"]').select_option("BF16")
+    root.locator('select[name="kv"]').select_option("f16")
+    set_range(root, "context", 32768)
+    want = kvlab.gpu_fit_figure(model="qwen3.6-27b", gpu="rtx-3090", weights="BF16", kv="f16", context=32768)
+    assert want["verdict"] == "does not fit"
+    expect(root.locator('[data-field="total"]')).to_have_text(want["total"]["human"])
+    wait_ready(root)
+    assert text(root, "verdict") == want["verdict"]
+    assert root.locator('[data-field="verdict"]').get_attribute("data-fits") == "false"
+    assert text(root, "max-context") == want["max_context_text"]
+    assert text(root, "headroom") == want["headroom"]["human"]
+    assert table(root, "segments")[:-1] == [[s["label"], s["human"], s["exact"], s["how"]] for s in want["segments"]]
+    widths = root.locator('[data-field="bar"] .kv-seg').evaluate_all("els => els.map(e => e.style.width)")
+    assert widths == [f"{s['percent']:g}%" for s in want["segments"]]
+    assert table(root, "gpus") == [[g["name"], g["memory"]["human"], g["verdict"], g["headroom"]["human"], g["max_context"]]
+                                   for g in want["gpus"]]
+    assert root.locator('[data-field="log"]').text_content() == "\n".join(want["log_lines"])
+    expect(root.locator('[data-field="model-note"]')).to_contain_text("Not confirmed")
+
+    # vLLM: q-types are llama.cpp's; the widget moves to fp8 and reports vLLM's budget
+    root.locator('select[name="mode"]').select_option("vllm")
+    want = kvlab.gpu_fit_figure(model="qwen3.6-27b", gpu="rtx-3090", weights="BF16", kv="f16", context=32768, mode="vllm")
+    expect(root.locator('[data-field="total"]')).to_have_text(want["total"]["human"])
+    wait_ready(root)
+    assert [s[0] for s in table(root, "segments")] == [s["label"] for s in want["segments"]] + ["total"]
+    expect(root.locator('[data-field="log-box"]')).to_be_hidden()
