@@ -114,7 +114,7 @@ class WidgetRenderer:
         function = getattr(kvlab, widget.function)
         data = function(**params)
         inner = self.env.get_template(f"{name}/template.html").render(
-            data=data, params=params, widget=widget, uid=uid
+            data=data, params=params, widget=widget, uid=uid, kvlab=kvlab
         )
         return self.env.get_template("_frame.html").render(
             widget=widget,

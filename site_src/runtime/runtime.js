@@ -403,6 +403,38 @@
         status && status.classList.add("kv-status-error");
         console.warn("kvlab widget", root.dataset.widget, err);
       },
+      /* The usual widget loop: update(args) runs kvlab.<fn>(**args) in Pyodide
+       * and hands the result to render(data). Latest input wins: while a call
+       * is in flight, newer args replace older ones and only the newest runs
+       * next, so dragging a slider never queues a backlog. The state goes
+       * loading → ready (or error, with the static figure kept). */
+      live(fn, render, describe) {
+        let pending = null;
+        let running = null;
+        return function update(args) {
+          pending = args;
+          if (running) return running;
+          ctx.setState("loading");
+          running = (async () => {
+            try {
+              let data;
+              while (pending) {
+                const next = pending;
+                pending = null;
+                data = await ctx.call(fn, next);
+              }
+              await render(data);
+              ctx.say(describe ? describe(data) : `Computed in your browser by kvlab.${fn}.`);
+              ctx.setState("ready");
+            } catch (err) {
+              ctx.fail(err);
+            } finally {
+              running = null;
+            }
+          })();
+          return running;
+        };
+      },
       /* kvlab.call with progress shown in this widget while Python loads. */
       async call(fn, kwargs) {
         const off = kv.onProgress((p) => {
@@ -425,8 +457,9 @@
       const def = kv.widgets[root.dataset.widget];
       if (!def || root.dataset.mounted) return;
       root.dataset.mounted = "true";
-      root.querySelectorAll("[data-live-only]").forEach((el) => (el.hidden = false));
-      root.querySelectorAll("[data-static-only]").forEach((el) => (el.hidden = true));
+      // attributes, not the .hidden property: SVG elements have no .hidden
+      root.querySelectorAll("[data-live-only]").forEach((el) => el.removeAttribute("hidden"));
+      root.querySelectorAll("[data-static-only]").forEach((el) => el.setAttribute("hidden", ""));
       const ctx = makeContext(root);
       let instance;
       try {

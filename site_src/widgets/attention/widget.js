@@ -18,9 +18,6 @@ kvlab.register("attention", {
       causal: data.causal,
       query: data.tokens.length - 1,
     };
-    let pending = null; // latest request wins: no overlapping renders
-    let running = false;
-
     function readForm() {
       state.d = parseInt(form.d.value, 10);
       state.temperature = parseFloat(form.temperature.value);
@@ -31,28 +28,16 @@ kvlab.register("attention", {
       form["temperature-out"].value = state.temperature.toFixed(1);
     }
 
-    async function update() {
-      pending = { d: state.d, temperature: state.temperature, seed: state.seed, causal: state.causal };
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const args = pending;
-          pending = null;
-          data = await ctx.call("attention_demo", args);
-        }
-        // Python clamps out-of-range input: show what was really computed.
-        form.seed.value = data.seed;
+    const compute = ctx.live(
+      "attention_demo",
+      async (result) => {
+        data = result;
+        form.seed.value = data.seed; // Python clamps out-of-range input: show what was computed
         await render();
-        ctx.say(`Computed in your browser by kvlab.attention_demo (d = ${data.d}, temperature = ${data.temperature}).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
-    }
+      },
+      (d) => `Computed in your browser by kvlab.attention_demo (d = ${d.d}, temperature = ${d.temperature}).`
+    );
+    const update = () => compute({ d: state.d, temperature: state.temperature, seed: state.seed, causal: state.causal });
 
     function renderTable() {
       field("d").textContent = data.d;

@@ -3,9 +3,6 @@ kvlab.register("tokens", {
   mount(root, ctx) {
     const form = root.querySelector("form");
     const field = (n) => root.querySelector(`[data-field="${n}"]`);
-    let pending = null;
-    let running = false;
-
     function render(data) {
       field("tokens").replaceChildren(
         ...data.tokens.map((t) => {
@@ -24,27 +21,8 @@ kvlab.register("tokens", {
         (data.truncated ? " Only the first 2,000 characters are shown." : "");
     }
 
-    async function update() {
-      pending = { text: form.text.value };
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        let data;
-        while (pending) {
-          const args = pending;
-          pending = null;
-          data = await ctx.call("tokenize_demo", args);
-        }
-        render(data);
-        ctx.say("Tokenized in your browser by kvlab.tokenize_demo.");
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
-    }
+    const compute = ctx.live("tokenize_demo", render, () => "Tokenized in your browser by kvlab.tokenize_demo.");
+    const update = () => compute({ text: form.text.value });
     form.addEventListener("input", update);
     return { activate: update };
   },
