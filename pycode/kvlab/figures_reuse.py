@@ -50,12 +50,15 @@ def _span_text(runs: list[list[int]]) -> str:
     return ", ".join(str(a) if b - a == 1 else f"{a}–{b - 1}" for a, b in runs)
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def _sci(x: float) -> str:
-    """1.3986e15 → "1.40 × 10^15" (plain text; the page sets the exponent)."""
+    """1.3986e15 → "1.40 × 10¹⁵" (plain text, so the page needs no markup for it)."""
     if x == 0:
         return "0"
     mantissa, exponent = f"{x:.2e}".split("e")
-    return f"{mantissa} × 10^{int(exponent)}"
+    return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
 
 
 # ----------------------------------------------------------------------------

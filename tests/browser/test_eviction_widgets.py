@@ -29,6 +29,9 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
         assert f"<li>{s['text']}</li>" in html
     assert f'data-field="outcome">{cs["text"]["outcome"]}<' in html
     assert "<!-- model-eviction-demo -->" in html
+    # the static rasters (for readers without JavaScript) draw one rect per written cell of each grid
+    for cls, grid in (("kv-ev", ev["grid"]), ("kv-cs", cs["grid"])):
+        assert html.count(f'class="{cls}') == sum(1 for row in grid for v in row if v)
 
 
 def test_eviction_widget_recomputes_in_pyodide(page, site_url):

@@ -89,7 +89,7 @@ kvlab.register("context-shift", {
           plot_bgcolor: c0,
           font: { color: style.color, family: style.fontFamily },
           shapes,
-          xaxis: { ...axis, title: { text: "token of the text (prompt first, then generated)" } },
+          xaxis: { ...axis, title: { text: "token of the text (prompt, then generated)" } },
           yaxis: { ...axis, title: { text: "step (0 = prompt)" }, autorange: "reversed" },
         },
         { displayModeBar: false, responsive: true }
