@@ -1,0 +1,247 @@
+"""The tiny model live in a real Chromium (onnxruntime-web): generation with and
+without the KV cache, attention weights against the numpy reference, the
+model-race and model-attention widgets, and no leak over many generations."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from playwright.sync_api import expect
+
+import kvlab
+from kvlab import tiny
+from tests.browser.widgets import open_widget
+
+GEN_TIMEOUT_MS = 120_000
+
+
+def generate_pair(page, prompt: str, n: int, **opts) -> dict:
+    """kvlab.generate with and without the cache, same options, one after the other."""
+    return page.evaluate(
+        """async ([prompt, n, opts]) => {
+            const run = (useCache) => kvlab.generate(Object.assign({prompt, maxNewTokens: n, useCache}, opts));
+            const cached = await run(true);
+            const uncached = await run(false);
+            return {cached, uncached};
+        }""",
+        [prompt, n, opts],
+    )
+
+
+def assert_cache_lengths_follow_the_definitions(res: dict, n: int) -> None:
+    """CLAIMS.md: prefill 0 before, prompt_len after; decode step k: prompt_len+k-1 before, prompt_len+k after."""
+    p = res["promptLen"]
+    assert len(res["steps"]) == n
+    for k, s in enumerate(res["steps"]):
+        assert s["step"] == k
+        assert s["phase"] == ("prefill" if k == 0 else "decode")
+        assert (s["cacheLenBefore"], s["cacheLenAfter"]) == ((0, p) if k == 0 else (p + k - 1, p + k)), s
+        assert s["tokensIn"] == (p if k == 0 else 1)
+        assert s["position"] == p + k
+
+
+def test_cached_and_uncached_generation_write_the_same_tokens(page, site_url):
+    page.goto(site_url + "embed/model-race/")
+    prompt, n = tiny.DEFAULT_PROMPT, 24
+    greedy = generate_pair(page, prompt, n, temperature=0, seed=0)
+    sampled = generate_pair(page, prompt, n, temperature=0.9, topK=8, seed=1234)
+
+    for res in (greedy, sampled):
+        a = [s["token"] for s in res["cached"]["steps"]]
+        b = [s["token"] for s in res["uncached"]["steps"]]
+        assert a == b == res["cached"]["tokens"] == res["uncached"]["tokens"]
+        assert_cache_lengths_follow_the_definitions(res["cached"], n)
+        # without a cache nothing is kept, and every step reads the whole sequence again
+        p = res["uncached"]["promptLen"]
+        assert [(s["cacheLenBefore"], s["cacheLenAfter"]) for s in res["uncached"]["steps"]] == [(0, 0)] * n
+        assert [s["tokensIn"] for s in res["uncached"]["steps"]] == [p + k for k in range(n)]
+
+    # greedy in the browser = greedy in the numpy reference (CPython)
+    ref = tiny.generation_demo(prompt, max_new_tokens=n)
+    assert greedy["cached"]["promptLen"] == ref["prompt_len"]
+    assert greedy["cached"]["tokens"] == [s["token"] for s in ref["steps"]]
+    # the sampled run really sampled: equal tokens in both modes are not the greedy ones
+    assert sampled["cached"]["tokens"] != greedy["cached"]["tokens"]
+
+
+def test_a_second_generation_while_one_runs_is_refused(page, site_url):
+    page.goto(site_url + "embed/model-race/")
+    msg = page.evaluate(
+        """async () => {
+            const first = kvlab.generate({prompt: "The dog", maxNewTokens: 4});
+            const second = await kvlab.generate({prompt: "The cat", maxNewTokens: 4}).then(() => "ran", (e) => e.message);
+            await first;
+            return second;
+        }"""
+    )
+    assert msg == "a generation is already running"
+
+
+def test_browser_attention_equals_the_numpy_reference(page, site_url):
+    page.goto(site_url + "embed/model-attention/")
+    for prompt in (tiny.ATTENTION_PROMPT, "Tom lost his key, so he looked for it under the bed."):
+        got = page.evaluate("(p) => kvlab.attention(p)", prompt)
+        want = kvlab.model_attention(prompt)
+        assert got["ids"] == want["ids"]
+        assert got["tokens"] == want["tokens"]
+        diff = np.abs(np.array(got["weights"]) - np.array(want["weights"]))
+        print(f"\n{prompt!r}: max |onnxruntime-web - numpy| = {diff.max():.2e}")
+        assert diff.max() < 1e-4
+
+
+# ---------------------------------------------------------------------------- model-attention widget
+
+
+def expected_readout(tokens: list[str], row: list[float], q: int) -> str:
+    """The widget's sentence for query q, from the reference numbers (same format as widget.js)."""
+    order = sorted(range(q + 1), key=lambda j: (-row[j], j))
+    parts = [f"“{tokens[j]}” {row[j]:.2f}" for j in order[:3]]
+    return f"“{tokens[q]}” reads: " + ", ".join(parts) + (", …" if q + 1 > 3 else "")
+
+
+def shown_weights(root) -> list[float]:
+    return root.locator("button.kv-ma-token[data-weight]").evaluate_all("bs => bs.map(b => Number(b.dataset.weight))")
+
+
+def test_model_attention_widget_shows_what_the_reference_computes(page, site_url):
+    ref = kvlab.model_attention(tiny.ATTENTION_PROMPT)
+    tokens = ref["tokens"]
+    root = open_widget(page, site_url + "attention/", "model-attention")
+    root.scroll_into_view_if_needed()
+    expect(root).to_have_attribute("data-state", "ready", timeout=GEN_TIMEOUT_MS)
+    expect(root.locator('[data-field="where"]')).to_contain_text("onnxruntime-web")
+    buttons = root.locator("button.kv-ma-token")
+    expect(buttons).to_have_count(len(tokens))
+    assert root.locator("button.kv-ma-token .kv-ma-text").all_text_contents() == tokens
+
+    # focus " it" (keyboard): layer 1, average of the heads
+    q = tokens.index(" it")
+    buttons.nth(q).focus()
+    row = ref["mean_over_heads"][0][q]
+    expect(root.locator('[data-field="readout"]')).to_have_text(expected_readout(tokens, row, q))
+    assert np.allclose(shown_weights(root), row[: q + 1], atol=1e-4)
+    expect(buttons.nth(q)).to_have_attribute("aria-pressed", "true")
+
+    # layer 3, head 2; hover " was" with the mouse
+    root.locator('select[name="layer"]').select_option("2")
+    root.locator('select[name="head"]').select_option("1")
+    q = tokens.index(" was")
+    buttons.nth(q).hover()
+    row = ref["weights"][2][1][q]
+    expect(root.locator('[data-field="readout"]')).to_have_text(expected_readout(tokens, row, q))
+    assert np.allclose(shown_weights(root), row[: q + 1], atol=1e-4)
+    # the heatmap is the same layer and head, the future masked out
+    z = root.locator(".kv-plot").evaluate("el => el.data[0].z")
+    want = ref["weights"][2][1]
+    for i, zrow in enumerate(z):
+        assert all(v is None for v in zrow[i + 1:])
+        assert np.allclose(zrow[: i + 1], want[i][: i + 1], atol=1e-4)
+
+    # the arrow keys move along the sentence
+    buttons.nth(q).focus()
+    page.keyboard.press("ArrowLeft")
+    expect(root.locator('[data-field="readout"]')).to_have_text(expected_readout(tokens, ref["weights"][2][1][q - 1], q - 1))
+
+
+def test_model_attention_static_figure_is_the_reference(built_site):
+    html = (built_site / "attention" / "index.html").read_text()
+    ref = kvlab.model_attention()
+    q = ref["tokens"].index(" it")
+    assert 'data-widget="model-attention"' in html
+    assert expected_readout(ref["tokens"], ref["mean_over_heads"][0][q], q) in html
+    for w in ref["mean_over_heads"][0][q][: q + 1]:
+        assert f">{w:.3f}</td>" in html
+
+
+# ---------------------------------------------------------------------------- model-race widget
+
+
+def test_model_race_static_figure_is_race_theory_for_the_default_prompt(built_site):
+    html = (built_site / "generate" / "index.html").read_text()
+    assert 'data-widget="model-race"' in html
+    # the block's prompt_len is the default prompt's length in tokens, and the textarea holds that prompt
+    prompt_len = len(tiny._model_and_tokenizer()[1].encode(tiny.DEFAULT_PROMPT))
+    data = json.loads(html.split('data-widget="model-race"', 1)[1].split('class="kv-data">', 1)[1].split("</script>", 1)[0])
+    assert data == kvlab.race_theory(prompt_len=prompt_len, n_new=128)
+    assert f">{tiny.DEFAULT_PROMPT}</textarea>" in html
+    assert f"{data['speedup_decode']:,.1f}" in html and f"{data['total_macs']['no_cache']:,.0f}" in html
+    assert "The measured race runs in your browser" in html
+
+
+def test_model_race_widget_runs_and_agrees_with_the_theory(page, site_url):
+    n = 16
+    root = open_widget(page, site_url + f"embed/model-race/?n={n}", "model-race")
+    expect(root.locator('output[name="n-out"]')).to_have_text(str(n))
+    run = root.locator('button[name="run"]')
+    run.evaluate("b => b.click()")
+    expect(run).to_be_disabled()  # no overlapping runs
+    expect(root.locator('button[name="stop"]')).to_be_enabled()
+    expect(root).to_have_attribute("data-state", "ready", timeout=GEN_TIMEOUT_MS)
+    expect(run).to_be_enabled()
+
+    identical = root.locator('[data-field="identical"]')
+    expect(identical).to_have_text(f"✓ identical tokens: both runs wrote the same {n} tokens.")
+    expect(identical).to_have_attribute("data-identical", "true")
+    expect(root.locator('[data-field="progress-cache-text"]')).to_have_text(f"done: {n} of {n} steps")
+    expect(root.locator('[data-field="progress-no-cache-text"]')).to_have_text(f"done: {n} of {n} steps")
+
+    prompt_len = len(tiny._model_and_tokenizer()[1].encode(tiny.DEFAULT_PROMPT))
+    theory = kvlab.race_theory(prompt_len=prompt_len, n_new=n)
+    expect(root.locator('[data-field="theory"]')).to_have_text(f"{theory['speedup_decode']:.1f}×")
+    assert float(root.locator('[data-field="theory"]').get_attribute("data-value")) == theory["speedup_decode"]
+    measured = float(root.locator('[data-field="measured"]').get_attribute("data-value"))
+    assert measured > 0
+    expect(root.locator('[data-field="measured-note"]')).to_contain_text(f"Sum of the {n - 1} decode steps")
+    # one line per mode, one point per decode step, at the positions of the new tokens
+    xs = root.locator(".kv-plot").evaluate("el => el.data.map(t => t.x)")
+    assert xs == [list(range(prompt_len + 1, prompt_len + n))] * 2
+    print(f"\nmodel-race n={n}: measured {measured:.2f}x, theory {theory['speedup_decode']:.2f}x (decode steps)")
+
+
+def test_model_race_stop_and_readable_error(page, site_url):
+    root = open_widget(page, site_url + "embed/model-race/?n=448", "model-race")
+    root.locator('button[name="run"]').evaluate("b => b.click()")
+    expect(root.locator('[data-field="progress-cache-text"]')).to_contain_text("step", timeout=GEN_TIMEOUT_MS)
+    root.locator('button[name="stop"]').evaluate("b => b.click()")
+    expect(root.locator('button[name="run"]')).to_be_enabled(timeout=GEN_TIMEOUT_MS)
+    lanes = root.locator(".kv-mr-lane").all_inner_texts()
+    # stopped within the first run (448 cached steps take seconds), the second never started
+    assert "stopped at step" in lanes[0] and "of 448" in lanes[0], lanes
+    assert "not run (stopped)" in lanes[1], lanes
+    expect(root.locator(".kv-status")).to_contain_text("Stopped")
+
+    # an empty prompt: the runtime's message, readable, and Run works again
+    root.locator("textarea[name=prompt]").fill("   ")
+    root.locator('button[name="run"]').click()
+    expect(root).to_have_attribute("data-state", "error", timeout=GEN_TIMEOUT_MS)
+    expect(root.locator(".kv-status")).to_contain_text("Type a prompt first")
+    expect(root.locator('button[name="run"]')).to_be_enabled()
+
+
+# ---------------------------------------------------------------------------- leaks
+
+
+def test_no_tensor_leak_over_100_generations(page, site_url):
+    """JS heap after a forced GC stays flat over 100 short generations (both modes)."""
+    page.goto(site_url + "embed/model-race/")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("HeapProfiler.enable")
+
+    def heap_after_gc() -> int:
+        for _ in range(2):
+            cdp.send("HeapProfiler.collectGarbage")
+        return int(cdp.send("Runtime.getHeapUsage")["usedSize"])
+
+    batch = """async ([count, offset]) => {
+        for (let i = 0; i < count; i++)
+            await kvlab.generate({prompt: "The cat sat on the mat", maxNewTokens: 6, useCache: (i + offset) % 2 === 0, seed: i});
+    }"""
+    page.evaluate(batch, [10, 0])  # warm-up: model, runtime, JIT
+    before = heap_after_gc()
+    page.evaluate(batch, [50, 0])
+    middle = heap_after_gc()
+    page.evaluate(batch, [50, 1])
+    after = heap_after_gc()
+    growth_mb = (after - before) / 1e6
+    print(f"\nJS heap after GC: {before / 1e6:.2f} MB → {middle / 1e6:.2f} MB (50 runs) → {after / 1e6:.2f} MB (100 runs): growth {growth_mb:+.2f} MB")
+    assert growth_mb < 10
