@@ -7,8 +7,6 @@ kvlab.register("gpu-fit", {
     const steps = ctx.data.options.context_steps;
 
     let data = ctx.data;
-    let pending = null; // latest input wins: one request in flight
-    let running = false;
 
     const el = (tag, text, attrs) => {
       const e = document.createElement(tag);
@@ -54,29 +52,20 @@ kvlab.register("gpu-fit", {
       };
     }
 
-    async function update(args) {
-      pending = args;
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const next = pending;
-          pending = null;
-          data = await ctx.call("gpu_fit_figure", next);
-        }
+    const compute = ctx.live(
+      "gpu_fit_figure",
+      async (result) => {
+        data = result;
         form.context.value = data.params.context;
         form.context_step.value = data.context_step;
         form.context_step.setAttribute("aria-valuetext", `${data.context_human} tokens`);
         form.n_seq.value = data.params.n_seq;
         render();
-        ctx.say(`Computed in your browser by kvlab.gpu_fit_figure (${data.params.model} on ${data.params.gpu}).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
+      },
+      (data) => `Computed in your browser by kvlab.gpu_fit_figure (${data.params.model} on ${data.params.gpu}).`
+    );
+    function update(args) {
+      return compute(args);
     }
 
     function render() {

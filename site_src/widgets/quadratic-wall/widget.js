@@ -17,30 +17,19 @@ kvlab.register("quadratic-wall", {
 
     let data = ctx.data;
     const state = { n: data.params.n, model: form.model.value, log: true };
-    let pending = null; // latest request wins
-    let running = false;
 
     const shape = () => JSON.parse(form.model.selectedOptions[0].dataset.shape);
 
-    async function update() {
-      pending = { n: state.n, ...shape() };
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const args = pending;
-          pending = null;
-          data = await ctx.call("quadratic_wall_figure", args);
-        }
+    const compute = ctx.live(
+      "quadratic_wall_figure",
+      async (result) => {
+        data = result;
         await render();
-        ctx.say(`Computed in your browser by kvlab.quadratic_wall_figure (n = ${data.params.n}, ${data.params.n_layers} layers, d_model ${data.params.d_model}).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
+      },
+      (data) => `Computed in your browser by kvlab.quadratic_wall_figure (n = ${data.params.n}, ${data.params.n_layers} layers, d_model ${data.params.d_model}).`
+    );
+    function update() {
+      return compute({ n: state.n, ...shape() });
     }
 
     function renderText() {

@@ -12,28 +12,17 @@ kvlab.register("race", {
 
     let data = ctx.data;
     const state = { n: data.params.n };
-    let pending = null; // latest request wins
-    let running = false;
 
-    async function update() {
-      pending = { n: state.n };
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const args = pending;
-          pending = null;
-          data = await ctx.call("race_figure", args);
-        }
+    const compute = ctx.live(
+      "race_figure",
+      async (result) => {
+        data = result;
         await render();
-        ctx.say(`Computed in your browser by kvlab.race_figure (n = ${data.params.n}).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
+      },
+      (data) => `Computed in your browser by kvlab.race_figure (n = ${data.params.n}).`
+    );
+    function update() {
+      return compute({ n: state.n });
     }
 
     function renderText() {

@@ -8,8 +8,6 @@ kvlab.register("serving", {
     const steps = ctx.data.options.context_steps;
 
     let data = ctx.data;
-    let pending = null; // latest input wins: one request in flight
-    let running = false;
 
     const el = (tag, text, attrs) => {
       const e = document.createElement(tag);
@@ -42,30 +40,21 @@ kvlab.register("serving", {
       };
     }
 
-    async function update(args) {
-      pending = args;
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const next = pending;
-          pending = null;
-          data = await ctx.call("serving_figure", next);
-        }
+    const compute = ctx.live(
+      "serving_figure",
+      async (result) => {
+        data = result;
         form.context.value = data.params.context;
         form.context_step.value = data.context_step;
         form.context_step.setAttribute("aria-valuetext", `${data.context_human} tokens`);
         form.batch.value = data.params.batch;
         form["batch-out"].value = data.params.batch;
         await render();
-        ctx.say(`Computed in your browser by kvlab.serving_figure (${data.params.model} on ${data.params.gpu}, batch ${data.params.batch}).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
+      },
+      (data) => `Computed in your browser by kvlab.serving_figure (${data.params.model} on ${data.params.gpu}, batch ${data.params.batch}).`
+    );
+    function update(args) {
+      return compute(args);
     }
 
     function renderText() {

@@ -13,8 +13,6 @@ kvlab.register("step-through", {
     let step = 0; // index into data.steps (0 = prefill)
     let timer = null;
     const state = { prompt_len: data.params.prompt_len, steps: data.params.steps, layers: data.params.layers };
-    let pending = null; // latest request wins
-    let running = false;
 
     // ---- text, the same wording as the template's macros
     const span = (ps) => (ps.length === 1 ? `token ${ps[0] + 1}` : `tokens ${ps[0] + 1}–${ps[ps.length - 1] + 1}`);
@@ -105,27 +103,18 @@ kvlab.register("step-through", {
       }, PLAY_MS);
     }
 
-    async function update() {
-      pending = { ...state };
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const args = pending;
-          pending = null;
-          data = await ctx.call("step_through_figure", args);
-        }
+    const compute = ctx.live(
+      "step_through_figure",
+      async (result) => {
+        data = result;
         stop();
         go(step); // keep the step the reader was on, if it still exists
         renderEquivalence();
-        ctx.say(`Computed in your browser by kvlab.step_through_figure (prompt ${data.params.prompt_len} tokens, ${data.params.steps} decode steps, ${data.params.layers} layers).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
+      },
+      (data) => `Computed in your browser by kvlab.step_through_figure (prompt ${data.params.prompt_len} tokens, ${data.params.steps} decode steps, ${data.params.layers} layers).`
+    );
+    function update() {
+      return compute({ ...state });
     }
 
     button("prev").addEventListener("click", () => { stop(); go(step - 1); });
