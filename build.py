@@ -213,7 +213,7 @@ def serve_site(port: int) -> None:
     """mkdocs serve: rebuilds when site_src/, pycode/ or models/ change."""
     say(f"serving on http://127.0.0.1:{port}/ (Ctrl+C stops)")
     run(
-        [sys.executable, "-m", "mkdocs", "serve", "--strict", "--dev-addr", f"127.0.0.1:{port}", "--no-livereload"],
+        [sys.executable, "-m", "mkdocs", "serve", "--strict", "--dev-addr", f"127.0.0.1:{port}"],
         "mkdocs serve",
         env=mkdocs_env(),
     )
