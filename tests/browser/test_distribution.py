@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import hashlib
 import http.server
 import subprocess
@@ -210,3 +211,21 @@ def test_site_works_under_a_sub_path(page_factory, built_site):
         assert failed == []
     finally:
         server.shutdown()
+
+
+def test_offline_site_generates_with_the_tiny_model(page_factory, unzipped):
+    from kvlab import tiny
+
+    page, _ = page_factory(allowed=["file:///"])
+    page.set_default_timeout(120_000)
+    page.goto((unzipped / "generate.html").as_uri())
+    root = page.locator('[data-widget="generate"]')
+    root.locator("textarea[name=prompt]").focus()
+    wait_ready(root)
+    root.locator("textarea[name=prompt]").fill("The cat sat on the mat.")
+    root.locator('input[name="max_new_tokens"]').evaluate(
+        "el => { el.value = '8'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    root.get_by_role("button", name="Generate").click()
+    page.wait_for_function("el => el.dataset.tokens !== undefined", arg=root.element_handle())
+    model, tok = tiny._model_and_tokenizer()
+    assert json.loads(root.get_attribute("data-tokens")) == model.generate(tok.encode("The cat sat on the mat."), 8)
