@@ -11,8 +11,6 @@ kvlab.register("context-shift", {
     const COLORS = ["rgba(0,0,0,0)", "#ef5350", "#5c6bc0", "#26a69a"];
     const LABELS = ["not written yet", "discarded", "seen by the model", "seen, protected by n_keep"];
     let data = ctx.data;
-    let pending = null;
-    let running = false;
 
     function readForm() {
       for (const k of RANGES) form[`${k}-out`].value = form[k].value;
@@ -22,17 +20,11 @@ kvlab.register("context-shift", {
       return args;
     }
 
-    async function update() {
-      pending = readForm();
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const args = pending;
-          pending = null;
-          data = await ctx.call("context_shift_view", args);
-        }
+    // latest input wins (ctx.live): Python clamps out-of-range input, so show what was really computed
+    const compute = ctx.live(
+      "context_shift_view",
+      async (result) => {
+        data = result;
         for (const k of Object.keys(data.clamped)) if (form[k]) form[k].value = data.params[k];
         for (const k of RANGES) form[`${k}-out`].value = form[k].value;
         const clamped = Object.entries(data.clamped).map(([k, c]) => `${NAMES[k] || k}: asked ${c.requested}, used ${c.used}`);
@@ -40,14 +32,10 @@ kvlab.register("context-shift", {
         clampedNote.textContent = clamped.length ? `Out of range, so clamped: ${clamped.join("; ")}.` : "";
         clampedNote.hidden = !clamped.length;
         await render();
-        ctx.say(`Computed in your browser by kvlab.context_shift_view (n_ctx = ${data.n_ctx}, ${data.mode}).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
-    }
+      },
+      (data) => `Computed in your browser by kvlab.context_shift_view (n_ctx = ${data.n_ctx}, ${data.mode}).`
+    );
+    const update = () => compute(readForm());
 
     function renderText() {
       for (const key of ["outcome", "final_n_past", "n_text", "final_visible", "n_keep"]) field(key).textContent = data.text[key];

@@ -17,8 +17,6 @@ kvlab.register("eviction", {
     const LINE = { full: "#9e9e9e", window: "#ef5350", sinks: "#5c6bc0", h2o: "#26a69a" };
     let data = ctx.data;
     let step = null; // null: follow the last step
-    let pending = null;
-    let running = false;
 
     function showRelevantControls() {
       form.querySelectorAll("[data-for]").forEach((label) => {
@@ -35,17 +33,11 @@ kvlab.register("eviction", {
       return args;
     }
 
-    async function update() {
-      pending = readForm();
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const args = pending;
-          pending = null;
-          data = await ctx.call("eviction_view", args);
-        }
+    // latest input wins (ctx.live): Python clamps out-of-range input, so show what was really computed
+    const compute = ctx.live(
+      "eviction_view",
+      async (result) => {
+        data = result;
         for (const k of Object.keys(data.clamped)) if (form[k]) form[k].value = data.params[k];
         for (const k of RANGES) form[`${k}-out`].value = form[k].value;
         const clamped = Object.entries(data.clamped).map(([k, c]) => `${NAMES[k] || k}: asked ${c.requested}, used ${c.used}`);
@@ -53,14 +45,10 @@ kvlab.register("eviction", {
         clampedNote.textContent = clamped.length ? `Out of range, so clamped: ${clamped.join("; ")}.` : "";
         clampedNote.hidden = !clamped.length;
         await render();
-        ctx.say(`Computed in your browser by kvlab.eviction_view (${data.policy_name}, n = ${data.params.n}).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
-    }
+      },
+      (data) => `Computed in your browser by kvlab.eviction_view (${data.policy_name}, n = ${data.params.n}).`
+    );
+    const update = () => compute(readForm());
 
     function currentStep() {
       const last = data.steps.length - 1;

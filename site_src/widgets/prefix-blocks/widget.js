@@ -6,8 +6,6 @@ kvlab.register("prefix-blocks", {
     const rowsEl = root.querySelector('[data-field="rows"]');
     const NAMES = { prefix_len: "shared prefix", suffix_len: "own tokens", block_size: "block size" };
     let data = ctx.data;
-    let pending = null;
-    let running = false;
 
     function readForm() {
       form["prefix_len-out"].value = form.prefix_len.value;
@@ -19,32 +17,22 @@ kvlab.register("prefix-blocks", {
       };
     }
 
-    async function update() {
-      pending = readForm();
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const args = pending;
-          pending = null;
-          data = await ctx.call("prefix_blocks", args);
-        }
+    // latest input wins (ctx.live): Python clamps out-of-range input, so show what was really computed
+    const compute = ctx.live(
+      "prefix_blocks",
+      async (result) => {
+        data = result;
         for (const k of Object.keys(data.clamped)) if (form[k]) form[k].value = data.params[k];
         form["prefix_len-out"].value = data.params.prefix_len;
         const clamped = Object.entries(data.clamped).map(([k, c]) => `${NAMES[k] || k}: asked ${c.requested}, used ${c.used}`);
         // our own line, not ctx.notice: that one carries the embed page's "ignored settings" note
         clampedNote.textContent = clamped.length ? `Out of range, so clamped: ${clamped.join("; ")}.` : "";
         clampedNote.hidden = !clamped.length;
-        render();
-        ctx.say(`Computed in your browser by kvlab.prefix_blocks (block size ${data.params.block_size}).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
-    }
+        await render();
+      },
+      (data) => `Computed in your browser by kvlab.prefix_blocks (block size ${data.params.block_size}).`
+    );
+    const update = () => compute(readForm());
 
     function render() {
       root.querySelectorAll(".kv-sentence [data-field]").forEach((el) => {

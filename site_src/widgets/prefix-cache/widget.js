@@ -8,8 +8,6 @@ kvlab.register("prefix-cache", {
     const fields = root.querySelectorAll("[data-field]");
     const NAMES = { n_requests: "requests", prefix_len: "shared prompt", suffix_len: "own tokens", block_size: "block size" };
     let data = ctx.data;
-    let pending = null;
-    let running = false;
 
     function readForm() {
       form["prefix_len-out"].value = form.prefix_len.value;
@@ -23,17 +21,11 @@ kvlab.register("prefix-cache", {
       };
     }
 
-    async function update() {
-      pending = readForm();
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const args = pending;
-          pending = null;
-          data = await ctx.call("prefix_cache_figure", args);
-        }
+    // latest input wins (ctx.live): Python clamps out-of-range input, so show what was really computed
+    const compute = ctx.live(
+      "prefix_cache_figure",
+      async (result) => {
+        data = result;
         // Python clamps out-of-range input: show what was really computed.
         for (const k of Object.keys(data.clamped)) if (form[k]) form[k].value = data.params[k];
         form["prefix_len-out"].value = data.params.prefix_len;
@@ -43,14 +35,10 @@ kvlab.register("prefix-cache", {
         clampedNote.textContent = clamped.length ? `Out of range, so clamped: ${clamped.join("; ")}.` : "";
         clampedNote.hidden = !clamped.length;
         await render();
-        ctx.say(`Computed in your browser by kvlab.prefix_cache_figure (${data.text.n_requests} requests).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
-    }
+      },
+      (data) => `Computed in your browser by kvlab.prefix_cache_figure (${data.text.n_requests} requests).`
+    );
+    const update = () => compute(readForm());
 
     function renderText() {
       const t = data.text;
