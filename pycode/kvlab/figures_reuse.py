@@ -158,6 +158,7 @@ def prefix_cache_figure(
             (radix["tokens_reused_per_request"][-1] - blocks["tokens_reused_per_request"][-1]) if n_requests > 1 else 0
         ),
         "flops_per_token": _sci(flops_per_token),
+        "kib_per_token": f"{bytes_per_token / 1024:,.0f}",
     }
     return {
         "params": {
