@@ -19,6 +19,7 @@ kvlab.register("model-race", {
     const fmt1 = (x) => x.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
     const fmtMs = (x) => x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
     let controller = null;
+    let started = false;
 
     function readN() {
       const n = Math.min(448, Math.max(16, parseInt(form.n.value, 10) || 128));
@@ -84,6 +85,7 @@ kvlab.register("model-race", {
 
     async function run() {
       if (controller) return; // one race at a time
+      started = true;
       const prompt = form.prompt.value;
       const n = readN();
       if (!prompt.trim()) {
@@ -106,15 +108,24 @@ kvlab.register("model-race", {
         off();
         status.querySelector("progress").hidden = true;
         // A short warm-up of both paths, so neither run pays the first-call costs.
+        // The first one is started with n new tokens (then stopped), so it also
+        // tells the prompt length the race will use (a long prompt is cut to fit).
         ctx.say("Warming up the runtime…");
-        await kvlab.generate({ prompt, maxNewTokens: 3, useCache: true, signal });
+        const warm = new AbortController();
+        const first = await kvlab.generate({
+          prompt, maxNewTokens: n, useCache: true, signal: warm.signal,
+          onToken: (step) => (step.step >= 2 || signal.aborted) && warm.abort(),
+        });
         await kvlab.generate({ prompt, maxNewTokens: 3, useCache: false, signal });
+        // The theory now, not after the race: loading Python is heavy work on
+        // this page's thread and must not run while the steps are timed.
+        const theory = signal.aborted ? null : await ctx.call("race_theory", { prompt_len: first.promptLen, n_new: n });
         ctx.say(`Racing: ${n} tokens with the cache, then the same ${n} without it.`);
         const cached = await measure(lanes.cache, prompt, n, true, signal);
         const uncached = signal.aborted ? null : await measure(lanes.noCache, prompt, n, false, signal);
         if (!uncached) setLane(lanes.noCache, 0, n, "not run (stopped)");
         const stopped = cached.stopped || !uncached || uncached.stopped;
-        await render(cached, uncached, n, stopped);
+        await render(cached, uncached, n, stopped, theory);
         ctx.setState("ready");
       } catch (err) {
         const msg = err && err.message ? err.message : String(err);
@@ -128,7 +139,7 @@ kvlab.register("model-race", {
       }
     }
 
-    async function render(cached, uncached, n, stopped) {
+    async function render(cached, uncached, n, stopped, theoryFull) {
       const a = cached.steps.map((s) => s.token);
       const b = uncached ? uncached.steps.map((s) => s.token) : [];
       const m = Math.min(a.length, b.length);
@@ -167,8 +178,10 @@ kvlab.register("model-race", {
       // Theory: kvlab.race_theory in Pyodide, for the same prompt length and steps.
       const nTheory = stopped ? k : n;
       if (nTheory >= 2) {
-        ctx.say("Asking kvlab for the theory (loads Python on first use)…");
-        const theory = await ctx.call("race_theory", { prompt_len: promptLen, n_new: nTheory });
+        const theory =
+          theoryFull && theoryFull.n_new === nTheory && theoryFull.prompt_len === promptLen
+            ? theoryFull
+            : await ctx.call("race_theory", { prompt_len: promptLen, n_new: nTheory });
         field("theory").textContent = fmt1(theory.speedup_decode) + "×";
         field("theory").dataset.value = String(theory.speedup_decode);
         field("theory-note").textContent =
@@ -229,7 +242,7 @@ kvlab.register("model-race", {
     return {
       activate() {
         readN();
-        ctx.say("Press Run: the model (about 4 MB) loads, then generates twice on your machine.");
+        if (!started) ctx.say("Press Run: the model (about 4 MB) loads, then generates twice on your machine.");
       },
     };
   },
