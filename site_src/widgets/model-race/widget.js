@@ -198,6 +198,7 @@ kvlab.register("model-race", {
       );
 
       const Plotly = await kvlab.plotly();
+      plot.hidden = false;
       const style = getComputedStyle(root);
       const trace = (res, name, color, dash) => {
         const steps = res.steps.slice(1);
@@ -239,6 +240,7 @@ kvlab.register("model-race", {
     });
     stopButton.addEventListener("click", () => controller && controller.abort());
 
+    plot.hidden = true; // an empty chart until the first race
     return {
       activate() {
         readN();
