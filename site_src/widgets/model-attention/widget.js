@@ -13,6 +13,34 @@ kvlab.register("model-attention", {
     const f2 = (x) => x.toFixed(2);
     const f3 = (x) => x.toFixed(3);
 
+    // Progress and errors in this widget's status line, done here rather than
+    // with the runtime's ctx helpers, so the widget depends on less of it.
+    const status = root.querySelector(".kv-status");
+    const bar = status.querySelector("progress");
+    function showProgress(p) {
+      if (p.done || !p.what) {
+        bar.hidden = true;
+        return;
+      }
+      bar.hidden = false;
+      if (p.total) {
+        bar.max = p.total;
+        bar.value = p.loaded;
+        ctx.say(`Loading ${p.what}: ${(p.loaded / 1e6).toFixed(1)} of ${(p.total / 1e6).toFixed(1)} MB`);
+      } else {
+        bar.removeAttribute("value");
+        ctx.say(p.what);
+      }
+    }
+    function fail(err) {
+      const msg = (err && err.message ? err.message : String(err)).replace(/\.$/, "");
+      root.dataset.state = "error";
+      bar.hidden = true;
+      ctx.say(`Could not run the model in your browser: ${msg}. ${live ? "The numbers shown are from the last sentence that ran." : "The numbers shown are the ones computed when the page was built."}`);
+      status.classList.add("kv-status-error");
+      console.warn("kvlab model-attention", err);
+    }
+
     // What is shown: {tokens, weights[layer][head][q][k], mean[layer][q][k], source}
     let shown = {
       prompt: ctx.data.prompt,
@@ -149,7 +177,8 @@ kvlab.register("model-attention", {
       if (running) return;
       running = true;
       ctx.setState("loading");
-      const off = kvlab.onProgress((p) => !p.done && /model/.test(p.what || "") && ctx.showProgress(p));
+      status.classList.remove("kv-status-error");
+      const off = kvlab.onProgress((p) => !p.done && /model/.test(p.what || "") && showProgress(p));
       try {
         while (pendingPrompt !== null) {
           const text = pendingPrompt;
@@ -164,14 +193,14 @@ kvlab.register("model-attention", {
           if (changed) state.query = pronoun(shown.tokens);
         }
         off();
-        root.querySelector(".kv-status progress").hidden = true;
+        bar.hidden = true;
         live = true;
         buildTokens();
         await render();
         ctx.say(`Live: the tiny model ran this sentence in your browser (${shown.tokens.length} tokens). Hover or focus a token.`);
         ctx.setState("ready");
       } catch (err) {
-        ctx.fail(err);
+        fail(err);
       } finally {
         off();
         running = false;
