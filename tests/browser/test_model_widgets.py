@@ -253,3 +253,37 @@ def test_no_tensor_leak_over_100_generations(page, site_url):
           f"{after / 1e6:.2f} MB (100 runs): growth {growth_mb:+.2f} MB; "
           f"performance.memory.usedJSHeapSize {js_before / 1e6:.2f} → {js_after / 1e6:.2f} MB")
     assert growth_mb < 10
+
+
+# ---------------------------------------------------------------------------- without the model, without JS
+
+
+def test_model_attention_keeps_the_reference_numbers_when_the_model_cannot_load(page_factory, site_url):
+    page, problems = page_factory(allowed=[site_url])
+    problems.expect_console_error("ERR_FAILED")
+    page.route("**/*.onnx", lambda route: route.abort())
+    root = open_widget(page, site_url + "embed/model-attention/", "model-attention")
+    ref = kvlab.model_attention()
+    q = ref["tokens"].index(" it")
+    want = expected_readout(ref["tokens"], ref["mean_over_heads"][0][q], q)
+    expect(root.locator('[data-field="readout"]')).to_have_text(want)
+    root.locator("button.kv-ma-token").nth(q).focus()
+    expect(root).to_have_attribute("data-state", "error", timeout=GEN_TIMEOUT_MS)
+    expect(root.locator(".kv-status")).to_contain_text("Could not run the model in your browser")
+    expect(root.locator('[data-field="readout"]')).to_have_text(want)
+
+
+def test_both_widgets_read_without_javascript(browser, site_url):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(site_url + "generate/")
+    race = page.locator('[data-widget="model-race"]')
+    expect(race.locator(".kv-mr-table")).to_be_visible()
+    expect(race.locator(".kv-mr-static")).to_contain_text("The measured race runs in your browser")
+    expect(race.locator(".kv-controls")).to_be_hidden()
+    page.goto(site_url + "attention/")
+    att = page.locator('[data-widget="model-attention"]')
+    expect(att.locator(".kv-ma-table")).to_be_visible()
+    expect(att.locator(".kv-ma-token")).to_have_count(len(kvlab.model_attention()["tokens"]))
+    expect(att.locator(".kv-controls")).to_be_hidden()
+    context.close()
