@@ -137,18 +137,28 @@
   };
 
   async function loadModel() {
+    try {
+      return await loadModelFiles();
+    } catch (err) {
+      kv.reportProgress("model", { done: true });
+      throw err;
+    }
+  }
+
+  async function loadModelFiles() {
     const m = manifest.model;
     if (!m) throw new Error("this build has no model");
     const wasm = "vendor/ort/ort-wasm-simd-threaded.wasm";
-    const files = await kv.fetchAll(`the tiny model (${(m.params / 1e6).toFixed(2)}M parameters) and onnxruntime-web`, [wasm, m.onnx, m.tokenizer]);
+    const files = await kv.fetchAll("model", `the tiny model (${(m.params / 1e6).toFixed(2)}M parameters) and onnxruntime-web`, [wasm, m.onnx, m.tokenizer]);
     await kv.loadScript(kv.assets + "vendor/ort/ort.iife.js");
     const ort = window.ort;
     ort.env.wasm.numThreads = 1; // GitHub Pages is not cross-origin isolated: no threads
     ort.env.wasm.wasmBinary = files[wasm];
     ort.env.logLevel = "error";
+    kv.reportProgress("model", { what: "Starting the model…", loaded: 0, total: 0 });
     const session = await ort.InferenceSession.create(files[m.onnx], { executionProviders: ["wasm"], graphOptimizationLevel: "all" });
     const tokenizer = new Tokenizer(JSON.parse(new TextDecoder().decode(files[m.tokenizer])));
-    kv.reportProgress({ what: "Model ready", done: true });
+    kv.reportProgress("model", { what: "Model ready", done: true });
     return { ort, session, tokenizer, config: m.config };
   }
 
@@ -242,6 +252,16 @@
     });
   }
 
+  /* Give the page a turn between steps (paint progress, take a Stop click)
+   * without the 4 ms clamp of nested setTimeout. */
+  const channel = new MessageChannel();
+  const waiting = [];
+  channel.port1.onmessage = () => waiting.shift()();
+  const yieldToPage = () => new Promise((resolve) => {
+    waiting.push(resolve);
+    channel.port2.postMessage(0);
+  });
+
   let running = null;
 
   /* Generate from a prompt, with or without the KV cache. Only one run at a
@@ -320,6 +340,7 @@
         };
         steps.push(info);
         if (onToken) await onToken(info);
+        await yieldToPage();
       }
       return { steps, promptLen, truncated, stopped: false, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
     } finally {

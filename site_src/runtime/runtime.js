@@ -26,7 +26,8 @@
   // ------------------------------------------------------------------ progress
 
   const progressListeners = new Set();
-  let progressState = { what: "", loaded: 0, total: 0, done: false };
+  const tasks = new Map(); // "python" | "model" → {what, loaded, total, done}
+  let progressState = { what: "", loaded: 0, total: 0, done: true };
 
   kv.onProgress = function (cb) {
     progressListeners.add(cb);
@@ -34,8 +35,18 @@
     return () => progressListeners.delete(cb);
   };
 
-  function reportProgress(update) {
-    progressState = Object.assign({}, progressState, update);
+  /* Each loader reports its own task; listeners see them combined (the labels
+   * of the unfinished ones, their bytes added up), so Python and the model
+   * can load at the same time without hiding each other's progress. */
+  function reportProgress(task, update) {
+    tasks.set(task, Object.assign({ what: "", loaded: 0, total: 0, done: false }, tasks.get(task), update));
+    const open = [...tasks.values()].filter((t) => !t.done);
+    progressState = {
+      what: open.map((t) => t.what).filter(Boolean).join(" + "),
+      loaded: open.reduce((n, t) => n + (t.total ? t.loaded : 0), 0),
+      total: open.every((t) => t.total) ? open.reduce((n, t) => n + t.total, 0) : 0,
+      done: open.length === 0,
+    };
     progressListeners.forEach((cb) => cb(progressState));
   }
   kv.reportProgress = reportProgress;
@@ -113,15 +124,15 @@
   }
 
   /* Fetch several assets in parallel under one progress label. */
-  async function fetchAll(what, paths) {
+  async function fetchAll(task, what, paths) {
     const total = paths.reduce((n, p) => n + sizeOf(p), 0);
     let loaded = 0;
-    reportProgress({ what, loaded, total, done: false });
+    reportProgress(task, { what, loaded, total, done: false });
     const bytes = await Promise.all(
       paths.map((p) =>
         fetchBytes(p, (n) => {
           loaded += n;
-          reportProgress({ what, loaded: Math.min(loaded, total || loaded), total: total || loaded });
+          reportProgress(task, { what, loaded: Math.min(loaded, total || loaded), total: total || loaded });
         })
       )
     );
@@ -150,7 +161,7 @@
     if (!pythonPromise) {
       pythonPromise = loadPython().catch((err) => {
         pythonPromise = null; // a later click may retry
-        reportProgress({ what: "", done: false, error: String(err && err.message ? err.message : err) });
+        reportProgress("python", { what: "", done: true });
         throw err;
       });
     }
@@ -161,20 +172,20 @@
     const dir = "vendor/pyodide/";
     const big = [dir + "pyodide.asm.wasm", dir + "python_stdlib.zip", dir + "pyodide-lock.json", dir + manifest.numpyWheel, manifest.kvlabZip];
     const label = `Python (Pyodide ${manifest.pyodideVersion}) with numpy and kvlab`;
-    const bytes = await fetchAll(label, big);
+    const bytes = await fetchAll("python", label, big);
     for (const p of big.slice(0, 4)) preloaded.set(new URL(ASSETS + p).href, bytes[p]);
     installFetchShim();
-    reportProgress({ what: "Starting Python…" });
+    reportProgress("python", { what: "Starting Python…", loaded: 0, total: 0 });
     // A classic script tag first: pyodide.js then skips its dynamic import (file://).
     await loadScript(ASSETS + dir + "pyodide.asm.js");
     await loadScript(ASSETS + dir + "pyodide.js");
     const py = await window.loadPyodide({ indexURL: ASSETS + dir, stdout: () => {}, stderr: (s) => console.warn(s) });
-    reportProgress({ what: "Loading numpy…" });
+    reportProgress("python", { what: "Loading numpy…", loaded: 0, total: 0 });
     await py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (s) => console.warn(s) });
     const site = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
     py.unpackArchive(bytes[manifest.kvlabZip], "zip", { extractDir: site });
     py.pyimport("kvlab");
-    reportProgress({ what: "Python ready", done: true });
+    reportProgress("python", { what: "Python ready", done: true });
     return py;
   }
 
@@ -320,7 +331,7 @@
     postHeight();
     if (!location.search) return;
     const { applied, ignored } = kv.applyQueryParams(root, location.search);
-    if (ignored.length) ctx.notice(`Ignored ${ignored.map((k) => `“${k}”`).join(", ")}: not a setting of this widget, or not a valid value.`);
+    if (ignored.length) ctx.notice(`Ignored ${ignored.map((k) => `“${k}”`).join(", ")}: not a setting of this widget, or not a valid value.`, "embed");
     if (applied) {
       const form = root.querySelector("form.kv-controls");
       whenPageLoaded(() => form.dispatchEvent(new Event("input", { bubbles: true })));
@@ -367,12 +378,15 @@
       say(text) {
         if (statusText) statusText.textContent = text;
       },
-      /* A note that stays (unlike the status line), e.g. about ignored settings. */
-      notice(text) {
-        let el = root.querySelector(".kv-notice");
+      /* A note that stays (unlike the status line), e.g. about ignored
+       * settings. Each key has its own line, so clearing one keeps the others. */
+      notice(text, key = "main") {
+        let el = root.querySelector(`.kv-notice[data-key="${key}"]`);
         if (!el) {
+          if (!text) return;
           el = document.createElement("p");
           el.className = "kv-notice";
+          el.dataset.key = key;
           el.setAttribute("role", "note");
           (status || root.firstElementChild).after(el);
         }
