@@ -225,3 +225,102 @@ def race_theory(prompt_len: int = 8, n_new: int = 128, n_layer: int = 4, n_head:
         "speedup_decode": (decode["no_cache"] / decode["cache"]) if n_new > 1 else 1.0,
         "assumption": "time ∝ multiply-adds; the browser adds a fixed overhead per step, which the theory leaves out",
     }
+
+
+# ---------------------------------------------------------------------------- eviction, on the real model
+
+EVICTION_LIMITS = {"window": (8, 512), "sinks": (0, 32), "episode": (0, 3)}
+
+
+@lru_cache(maxsize=1)
+def demo_episodes() -> list[dict]:
+    """Held-out door-code chats (models/tiny/episodes.json, from models/demo_episodes.py)."""
+    return json.loads((TINY_DIR / "episodes.json").read_text(encoding="utf-8"))["episodes"]
+
+
+def streaming_run(ids: list[int], sinks: int | None, window: int | None, n_new: int) -> dict:
+    """Read `ids` one token at a time with a KV cache that keeps the first `sinks`
+    and the last `window` entries (None: keep everything), then generate `n_new`
+    tokens greedily. Kept tokens keep their original positions (RoPE), as in
+    the browser (site_src/runtime/model.js, streamPrompt).
+
+    prompt_nll[i] = -ln p(ids[i+1] | what the cache still holds).
+    """
+    model, _ = _model_and_tokenizer()
+    budget = None if window is None else (sinks or 0) + window
+    cache, cached, nll, out = None, [], [], []
+    seq = list(ids)
+    logits = None
+    for pos in range(len(seq) + n_new - 1):
+        if pos >= len(seq):  # generation: feed the token chosen last
+            seq.append(out[-1])
+        logits, cache = model.forward(np.array([[seq[pos]]]), cache, position_ids=np.array([[pos]]))
+        cached.append(pos)
+        if budget is not None and len(cached) > budget:
+            keep = [i for i in range(len(cached)) if i < (sinks or 0) or i >= len(cached) - window]
+            cache = [(k[:, :, keep], v[:, :, keep]) for k, v in cache]
+            cached = [cached[i] for i in keep]
+        row = logits[0, -1].astype(np.float64)
+        if pos + 1 < len(ids):
+            m = row.max()
+            nll.append(float(-(row[ids[pos + 1]] - m - np.log(np.exp(row - m).sum()))))
+        else:
+            out.append(int(np.argmax(row)))
+    return {"prompt_nll": nll, "tokens": out[:n_new], "cached": cached}
+
+
+def _episode_facts(ep: dict) -> dict:
+    """An episode's token ids and the positions of its code's digits."""
+    _, tok = _model_and_tokenizer()
+    ids = tok.encode(ep["prompt"])
+    ends = np.cumsum([len(tok.vocab[i]) for i in ids])
+    start_byte = ep["prompt"].encode("utf-8").index(ep["code"].encode("utf-8"))
+    code_positions = [i for i, e in enumerate(ends) if start_byte < e <= start_byte + len(ep["code"])]
+    return {"prompt": ep["prompt"], "code": ep["code"], "ids": ids, "n_tokens": len(ids), "code_positions": code_positions}
+
+
+def eviction_recall_demo(episode: int = 0, window: int = 64, sinks: int = 4, n_new: int = 8) -> dict:
+    """The door-code question after a long chat, answered by the tiny model with
+    the full cache, a sliding window, and attention sinks + the same window.
+
+    For each policy: the answer it generates, whether the code is right, whether
+    the code's tokens were still in the cache, and how surprised the model was by
+    each token of the chat (its loss) as it read it.
+    """
+    lo, hi = EVICTION_LIMITS["episode"]
+    episode = int(min(max(int(episode), lo), min(hi, len(demo_episodes()) - 1)))
+    window = int(min(max(int(window), EVICTION_LIMITS["window"][0]), EVICTION_LIMITS["window"][1]))
+    sinks = int(min(max(int(sinks), 0), EVICTION_LIMITS["sinks"][1]))
+    n_new = int(min(max(int(n_new), 1), 16))
+    _, tok = _model_and_tokenizer()
+    episodes = [_episode_facts(e) for e in demo_episodes()]
+    ep = episodes[episode]
+    ids, code_positions = ep["ids"], ep["code_positions"]
+    policies = {}
+    for name, (s, w) in {"full": (None, None), "window": (0, window), "sinks": (sinks, window)}.items():
+        run = streaming_run(ids, s, w, n_new)
+        answer = tok.decode(run["tokens"])
+        digits = "".join(ch for ch in answer if ch.isdigit())[:4]
+        policies[name] = {
+            "sinks": s, "window": w,
+            "answer": answer,
+            "digits": digits,
+            "correct": digits == ep["code"],
+            "digits_right": sum(a == b for a, b in zip(digits, ep["code"])),
+            "code_in_cache": all(p in run["cached"] for p in code_positions),
+            "cache_len": len(run["cached"]),
+            "prompt_nll": [round(x, 4) for x in run["prompt_nll"]],
+            "mean_nll_last_100": round(float(np.mean(run["prompt_nll"][-100:])), 4),
+        }
+    return {
+        "episode": episode,
+        "episodes": [{k: e[k] for k in ("prompt", "code", "code_positions", "n_tokens")} for e in episodes],
+        "prompt": ep["prompt"],
+        "code": ep["code"],
+        "n_tokens": len(ids),
+        "code_positions": code_positions,
+        "window": window,
+        "sinks": sinks,
+        "policies": policies,
+        "limits": EVICTION_LIMITS,
+    }

@@ -8,6 +8,8 @@
  *                               evict {sinks, window}: after each step keep only the first
  *                               `sinks` and the last `window` cached tokens (StreamingLLM; sinks 0
  *                               is a plain sliding window). Kept tokens keep their positions (RoPE).
+ *                               streamPrompt: read the prompt one token at a time (evicting as
+ *                               it goes) and report promptNll, the model's surprise per token.
  *   attention(prompt)           per-layer, per-head attention weights of the prompt
  *   Tokenizer                   byte-level BPE, a port of kvlab/tokenizer.py (tested against it)
  *
@@ -277,7 +279,16 @@
     }
   };
 
-  async function generate({ prompt, maxNewTokens = 32, useCache = true, temperature = 0, topK: k = 5, seed = 0, onToken, signal, evict }) {
+  /* -log p(target) under the logits (natural log). */
+  function nll(logits, target) {
+    let max = -Infinity;
+    for (const x of logits) if (x > max) max = x;
+    let z = 0;
+    for (const x of logits) z += Math.exp(x - max);
+    return -(logits[target] - max - Math.log(z));
+  }
+
+  async function generate({ prompt, maxNewTokens = 32, useCache = true, temperature = 0, topK: k = 5, seed = 0, onToken, signal, evict, streamPrompt = false, onPromptToken }) {
     const model = await kv.model();
     const { tokenizer, config } = model;
     if (typeof prompt !== "string" || !prompt.trim()) throw new Error("Type a prompt first: the model continues your text.");
@@ -297,26 +308,52 @@
     let cached = []; // absolute positions held in the cache, in slot order
     const sinks = evict ? Math.max(0, evict.sinks | 0) : 0;
     const window = evict ? Math.max(1, evict.window | 0) : Infinity;
+    const evictIfFull = () => {
+      if (cached.length <= sinks + window) return 0;
+      const keep = cached.map((_, i) => i).filter((i) => i < sinks || i >= cached.length - window);
+      const slim = selectSlots(model.ort, past, keep);
+      disposePast(past);
+      past = slim;
+      const evicted = cached.length - keep.length;
+      cached = keep.map((i) => cached[i]);
+      return evicted;
+    };
+    // streamPrompt: read the prompt one token at a time, evicting as it goes, as a
+    // streaming model (StreamingLLM) would; records how surprised the model was by
+    // each prompt token: promptNll[i] = -ln p(token i+1 | what the cache still holds)
+    let streamed = null;
+    const promptNll = [];
+    if (useCache && streamPrompt) {
+      let ms = 0;
+      for (let i = 0; i < promptLen; i++) {
+        if (signal && signal.aborted) return { steps, promptLen, truncated, stopped: true, promptNll, tokens: [], text: "" };
+        const res = await forward(model, [seq[i]], i, past, false, cached.length);
+        ms += res.ms;
+        disposePast(past);
+        past = res.present;
+        cached.push(i);
+        evictIfFull();
+        if (i < promptLen - 1) promptNll.push(nll(res.logits, seq[i + 1]));
+        else streamed = { logits: res.logits, ms };
+        if (onPromptToken) onPromptToken({ position: i, cached: cached.length, nll: promptNll[promptNll.length - 1] });
+        if (i % 16 === 15) await yieldToPage();
+      }
+    }
     try {
       for (let step = 0; step < maxNew; step++) {
         if (signal && signal.aborted) return { steps, promptLen, truncated, stopped: true, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
         let res;
-        const cacheLenBefore = useCache ? cached.length : 0;
+        const cacheLenBefore = useCache ? (step === 0 && streamed ? 0 : cached.length) : 0;
         let evicted = 0;
-        if (useCache) {
+        if (step === 0 && streamed) {
+          res = streamed; // the prompt was already read, token by token
+        } else if (useCache) {
           const start = step === 0 ? 0 : seq.length - 1;
           res = await forward(model, step === 0 ? seq : [seq[seq.length - 1]], start, past, false, cached.length);
           disposePast(past);
           past = res.present;
           for (let pos = start; pos < seq.length; pos++) cached.push(pos);
-          if (cached.length > sinks + window) {
-            const keep = cached.map((_, i) => i).filter((i) => i < sinks || i >= cached.length - window);
-            evicted = cached.length - keep.length;
-            const slim = selectSlots(model.ort, past, keep);
-            disposePast(past);
-            past = slim;
-            cached = keep.map((i) => cached[i]);
-          }
+          evicted = evictIfFull();
         } else {
           res = await forward(model, seq, 0, null, false);
           disposePast(res.present);
@@ -342,7 +379,7 @@
         if (onToken) await onToken(info);
         await yieldToPage();
       }
-      return { steps, promptLen, truncated, stopped: false, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
+      return { steps, promptLen, truncated, stopped: false, promptNll, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
     } finally {
       disposePast(past);
     }

@@ -449,6 +449,16 @@
           return running;
         };
       },
+      /* kvlab.model() with its loading progress shown in this widget. */
+      async model() {
+        const off = kv.onProgress((p) => !p.done && ctx.showProgress(p));
+        try {
+          return await kv.model();
+        } finally {
+          off();
+          if (bar) bar.hidden = true;
+        }
+      },
       /* kvlab.call with progress shown in this widget while Python loads. */
       async call(fn, kwargs) {
         const off = kv.onProgress((p) => {

@@ -117,11 +117,9 @@ kvlab.register("generate", {
       controller = new AbortController();
       setRunning(true);
       reset(prompt);
-      const off = kvlab.onProgress((p) => !p.done && ctx.showProgress(p));
       const newSpan = field("output").querySelector(".kv-gen-new");
       try {
-        const model = await kvlab.model();
-        off();
+        const model = await ctx.model();
         nLayer = model.config.n_layer;
         ctx.say(useCache ? "Generating with the KV cache…" : "Generating without a cache: every step recomputes the whole sequence…");
         const result = await kvlab.generate({
@@ -152,7 +150,6 @@ kvlab.register("generate", {
         root.dataset.tokens = JSON.stringify(result.steps.map((s) => s.token));
         setRunning(false);
       } catch (err) {
-        off();
         setRunning(false);
         ctx.fail(err);
       } finally {
@@ -175,16 +172,9 @@ kvlab.register("generate", {
     // The model loads on first interaction or when the widget scrolls into view.
     return {
       activate: async () => {
-        const off = kvlab.onProgress((p) => !p.done && ctx.showProgress(p));
-        try {
-          await kvlab.model();
-          ctx.say("Model loaded: press Generate (Ctrl+Enter in the prompt).");
-          ctx.setState("ready");
-        } finally {
-          off();
-          const bar = root.querySelector(".kv-status progress");
-          if (bar) bar.hidden = true;
-        }
+        await ctx.model();
+        ctx.say("Model loaded: press Generate (Ctrl+Enter in the prompt).");
+        ctx.setState("ready");
       },
     };
   },

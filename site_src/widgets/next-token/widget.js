@@ -50,8 +50,8 @@ kvlab.register("next-token", {
       if (running) return;
       running = true;
       ctx.setState("loading");
-      const off = kvlab.onProgress((p) => !p.done && ctx.showProgress(p));
       try {
+        await ctx.model();
         while (pending !== null) {
           const prompt = pending;
           pending = null;
@@ -78,9 +78,6 @@ kvlab.register("next-token", {
       } catch (err) {
         ctx.fail(err);
       } finally {
-        off();
-        const bar = root.querySelector(".kv-status progress");
-        if (bar) bar.hidden = true;
         running = false;
       }
     }
