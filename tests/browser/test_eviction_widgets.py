@@ -28,7 +28,7 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
     for s in cs["shifts"]:
         assert f"<li>{s['text']}</li>" in html
     assert f'data-field="outcome">{cs["text"]["outcome"]}<' in html
-    assert "<!-- model-eviction-demo -->" in html
+    assert 'data-widget="model-eviction"' in html  # the real-model demo took the marked spot
     # the static rasters (for readers without JavaScript) draw one rect per written cell of each grid
     for cls, grid in (("kv-ev", ev["grid"]), ("kv-cs", cs["grid"])):
         assert html.count(f'class="{cls}') == sum(1 for row in grid for v in row if v)
