@@ -4,7 +4,7 @@
 kvlab.register("model-eviction", {
   mount(root, ctx) {
     const form = root.querySelector("form");
-    const plot = root.querySelector(".kv-evict-plot");
+    const plot = root.querySelector(".kv-me-plot");
     const field = (n) => root.querySelector(`[data-field="${n}"]`);
     const episodes = ctx.data.episodes;
     const NAMES = { full: "Full cache", window: "Sliding window", sinks: "Sinks + window" };
