@@ -54,7 +54,7 @@ kvlab.register("generate", {
     }
 
     function renderTop(s) {
-      field("topk-which").textContent = `token ${s.step + 1}`;
+      field("topk-which").textContent = `new token ${s.step + 1}`;
       const body = field("topk");
       body.replaceChildren(
         ...s.top.map((t) => {
