@@ -143,7 +143,8 @@ def bucketize(recs):
 
 
 def time_steps(lm: OnnxLM, n_ctx: int = 256, reps: int = 20):
-    """Median ms of one decode step at context n_ctx: cached (1 new token) vs uncached (all tokens)."""
+    """Median ms of one decode step at context n_ctx: cached (1 new token; without and with
+    fetching the attention outputs, same prebuilt feeds) vs uncached (all tokens)."""
     ids = list(np.random.default_rng(0).integers(0, lm.cfg["vocab_size"], n_ctx))
     _, cache = lm.step(ids[:-1], lm.empty_cache(), list(range(n_ctx - 1)))
     t_c, t_u, t_a = [], [], []
@@ -153,12 +154,14 @@ def time_steps(lm: OnnxLM, n_ctx: int = 256, reps: int = 20):
              "position_ids": np.array([[n_ctx - 1]], np.int64)}
     for i, (k, v) in enumerate(cache):
         feeds[f"past_key_values.{i}.key"], feeds[f"past_key_values.{i}.value"] = k, v
-    for r in range(reps + 3):  # interleaved; the first 3 rounds are warm-up
-        t0 = time.perf_counter(); lm.step(ids[-1:], cache, [n_ctx - 1]); t1 = time.perf_counter()
-        lm.sess.run(fetch_all, feeds); t2 = time.perf_counter()
-        lm.step(ids, lm.empty_cache(), list(range(n_ctx))); t3 = time.perf_counter()
-        if r >= 3:
-            t_c.append(t1 - t0); t_a.append(t2 - t1); t_u.append(t3 - t2)
+    for _ in range(3):  # rounds; each run alone for `reps` calls after 5 warm-up calls
+        for times, run in ((t_c, lambda: lm.sess.run(lm.fetch, feeds)),
+                           (t_a, lambda: lm.sess.run(fetch_all, feeds)),
+                           (t_u, lambda: lm.step(ids, lm.empty_cache(), list(range(n_ctx))))):
+            for r in range(reps + 5):
+                t0 = time.perf_counter(); run(); t1 = time.perf_counter()
+                if r >= 5:
+                    times.append(t1 - t0)
     med = lambda xs: round(1000 * float(np.median(xs)), 3)
     return {"context": n_ctx, "cached_step_ms": med(t_c), "uncached_step_ms": med(t_u),
             "cached_step_with_attentions_ms": med(t_a), "runtime": f"onnxruntime {ort.__version__} CPU, 1 thread"}

@@ -54,6 +54,8 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
         else:
             const(k, v.astype(np.float32))
     inv_freq = (1.0 / (cfg["rope_base"] ** (np.arange(0, D, 2, dtype=np.float32) / D))).astype(np.float32)
+    if cfg.get("rope_pairs", 0):
+        inv_freq[cfg["rope_pairs"]:] = 0.0  # partial rotary: these pairs are not rotated
     const("rope.inv_freq", inv_freq)
     rot = np.zeros((D, D), np.float32)  # x @ rot == rotate_half(x) == cat(-x[h:], x[:h])
     h = D // 2

@@ -32,9 +32,18 @@ class LayerNorm(nn.Module):
         return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
 
 
-def rope_cos_sin(position_ids, head_dim: int, base: float):
-    """cos, sin of shape (B, T, hs) for integer positions (B, T); rotate-half layout."""
+def rope_inv_freq(head_dim: int, base: float, rope_pairs: int = 0):
+    """Rotation speed of each of the hs/2 pairs; pairs from `rope_pairs` on are not rotated
+    (partial rotary, as in GPT-NeoX): position-free dims for matching content far back."""
     inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (hs/2,)
+    if rope_pairs:
+        inv_freq[rope_pairs:] = 0.0
+    return inv_freq
+
+
+def rope_cos_sin(position_ids, head_dim: int, base: float, rope_pairs: int = 0):
+    """cos, sin of shape (B, T, hs) for integer positions (B, T); rotate-half layout."""
+    inv_freq = rope_inv_freq(head_dim, base, rope_pairs)  # (hs/2,)
     freqs = position_ids.float()[..., None] * inv_freq  # (B, T, hs/2)
     emb = torch.cat([freqs, freqs], dim=-1)  # (B, T, hs)
     return emb.cos(), emb.sin()
@@ -105,6 +114,7 @@ class GPTConfig:
     n_head: int = 4
     n_embd: int = 128
     rope_base: float = 10000.0
+    rope_pairs: int = 0       # rotated (q, k) pairs per head, 0 = all; the rest stay position-free
 
 
 class GPT(nn.Module):
@@ -139,7 +149,8 @@ class GPT(nn.Module):
         B, T = idx.size()
         if position_ids is None:
             position_ids = torch.arange(T, device=idx.device)[None].expand(B, T)
-        cos, sin = rope_cos_sin(position_ids, self.config.n_embd // self.config.n_head, self.config.rope_base)
+        cos, sin = rope_cos_sin(position_ids, self.config.n_embd // self.config.n_head, self.config.rope_base,
+                                self.config.rope_pairs)
         x = self.transformer.wte(idx)  # (B, T, C); no position embedding: RoPE inside attention
         for block in self.transformer.h:
             x = block(x, cos, sin)
@@ -154,3 +165,30 @@ class GPT(nn.Module):
         """Weights as float32 numpy arrays, names as in weights.npz (lm_head tied to wte)."""
         return {k: v.detach().float().cpu().numpy() for k, v in self.state_dict().items()
                 if k != "lm_head.weight"}
+
+
+def init_previous_token_head(model: GPT, layer: int = 0, head: int = 0, gap: float = 8.0) -> None:
+    """Start one head attending to the previous token (an inductive bias, not a rule).
+
+    Induction (find the earlier occurrence of the current token, copy what followed it)
+    needs a previous-token head in an early layer that a later head can compose with.
+    Tiny models trained from scratch sit on a long loss plateau before such a head
+    appears. Here the q and k *biases* of one head are set so that, after the rotary
+    embedding, q_m . k_n = sum_j a^2 cos((m - n - 1) theta_j): largest at n = m - 1.
+    Weights stay random and every parameter keeps training (the biases too), so the
+    model is free to unlearn it; it only starts off the plateau.
+    """
+    C, H = model.config.n_embd, model.config.n_head
+    D = C // H
+    theta = rope_inv_freq(D, model.config.rope_base, model.config.rope_pairs)  # (D/2,)
+    use = torch.zeros(D // 2)
+    use[:6] = 1.0  # the six fastest rotations tell neighbours apart
+    # score gap between offset 1 and offset 0 per unit a^2, after the 1/sqrt(D) scale
+    per_a2 = float((use * (1 - torch.cos(theta))).sum()) / math.sqrt(D)
+    a = math.sqrt(gap / per_a2)
+    q = torch.cat([a * use * torch.cos(theta), -a * use * torch.sin(theta)])  # pre-rotated by one step
+    k = torch.cat([a * use, torch.zeros(D // 2)])
+    bias = model.transformer.h[layer].attn.c_attn.bias
+    with torch.no_grad():
+        bias[head * D:(head + 1) * D] = q
+        bias[C + head * D: C + (head + 1) * D] = k

@@ -1,11 +1,12 @@
 """Train the kvlab tiny GPT on the generated corpus (PyTorch, CPU, fixed seeds).
 
     nice -n 10 python models/train.py                 # full run (<= 60 min on 2 cores)
-    nice -n 10 python models/train.py --max_minutes=5 # smoke run
+    nice -n 10 python models/train.py --max_minutes=5 --out_dir=models/runs/smoke  # smoke run
 
 Logs loss and door-code recall on held-out episodes every `eval_interval` steps,
 stops early once recall at distances >= 200 tokens reaches `target_recall`, and
-writes models/tiny/weights.npz, models/tiny/config.json, models/tiny/train_log.json.
+writes weights.npz, config.json and train_log.json to `out_dir` (models/runs/full)
+at every evaluation; `python models/export.py` turns that into models/tiny/.
 """
 from __future__ import annotations
 
@@ -26,27 +27,30 @@ sys.path.insert(0, HERE)
 
 from corpus import documents, heldout_episodes  # noqa: E402
 from kvlab.tokenizer import load_tokenizer  # noqa: E402
-from model import GPT, GPTConfig  # noqa: E402
+from model import GPT, GPTConfig, init_previous_token_head  # noqa: E402
 
 # ----------------------------------------------------------------------------
 # defaults (override with --key=value)
-out_dir = os.path.join(HERE, "tiny")
+out_dir = os.path.join(HERE, "runs", "full")  # export.py reads it from here
 seed = 1337
 n_layer = 4
 n_head = 4
 n_embd = 128
+rope_pairs = 8            # rotate 8 of the 16 pairs per head; 16 dims stay position-free
 block_size = 512          # tokens per training row
-batch_size = 16
-learning_rate = 2e-3      # peak, after warmup
+batch_size = 8
+learning_rate = 3e-3      # peak, after warmup
 min_lr = 2e-4
 warmup_steps = 100
-max_steps = 3000
+max_steps = 2400
 max_minutes = 55.0        # wall-clock budget; training stops here whatever the step
 weight_decay = 0.1
 grad_clip = 1.0
 n_train_docs = 60000      # generated once, seed 0
 max_filler = 10           # small-talk turns between the fact and the question
-curriculum_steps = 600    # max filler grows 1 -> max_filler over these steps
+curriculum_steps = 1000   # max filler grows 1 -> max_filler over these steps
+prev_token_init = 1       # start layer 0 / head 0 as a previous-token head (see model.py)
+block_schedule = "256:500" # rows of 256 tokens for the first 500 steps (cheaper, fewer distractors)
 episode_frac = 0.75       # share of packed documents that are chat episodes or copy drills
 eval_interval = 100
 n_eval_episodes = 160     # held-out codes, separate seed
@@ -58,9 +62,9 @@ threads = 2
 def parse_overrides():
     g = globals()
     ap = argparse.ArgumentParser()
-    for k in ["out_dir", "seed", "n_layer", "n_head", "n_embd", "block_size", "batch_size",
+    for k in ["out_dir", "seed", "n_layer", "n_head", "n_embd", "rope_pairs", "block_size", "batch_size",
               "learning_rate", "min_lr", "warmup_steps", "max_steps", "max_minutes", "weight_decay",
-              "n_train_docs", "max_filler", "curriculum_steps", "episode_frac", "eval_interval",
+              "n_train_docs", "max_filler", "curriculum_steps", "episode_frac", "block_schedule", "prev_token_init", "eval_interval",
               "n_eval_episodes", "target_recall", "threads"]:
         ap.add_argument(f"--{k}", type=type(g[k]), default=g[k])
     for k, v in vars(ap.parse_args()).items():
@@ -163,22 +167,34 @@ def main():
 
     rng = random.Random(seed)
 
-    def make_row(step: int):
+    schedule = [(int(b), int(u)) for b, u in (x.split(":") for x in block_schedule.split(",") if x)]
+
+    def row_len(step: int) -> int:
+        for b, until in schedule:
+            if step < until:
+                return b
+        return block_size
+
+    def make_row(step: int, block: int):
         """Documents packed until the row is full: episodes and drills (filler <= the curriculum limit,
         which grows from short to long distances) with probability episode_frac, else
         stories and dialogues. Several episodes can share a row: each question's answer is
         the most recent code, and more answers per row means more copy practice."""
         cur = min(max_filler, 1 + int(max_filler * step / max(1, curriculum_steps)))
+        if block < block_size:  # short rows: only episodes that fit
+            cur = min(cur, max(0, (block - 100) // 40))
         row = []
-        while len(row) < block_size + 1:
+        while len(row) < block + 1:
             if rng.random() < episode_frac:
                 row += list(rng.choice(episodes_by_filler[rng.randint(0, cur)])) + nl
             else:
                 row += rng.choice(texts) + nl
-        return row[: block_size + 1]
+        return row[: block + 1]
 
     def get_batch(step: int):
-        rows = torch.tensor([make_row(step) for _ in range(batch_size)], dtype=torch.long)
+        block = row_len(step)
+        n = batch_size * block_size // block  # same tokens per step
+        rows = torch.tensor([make_row(step, block) for _ in range(n)], dtype=torch.long)
         return rows[:, :-1], rows[:, 1:]
 
     # fixed validation rows (other seed) and held-out recall episodes
@@ -194,8 +210,10 @@ def main():
         eval_eps += heldout_episodes(f, max(1, n_eval_episodes // (max_filler + 1)), f)
 
     config = GPTConfig(block_size=block_size, vocab_size=tok.vocab_size, n_layer=n_layer,
-                       n_head=n_head, n_embd=n_embd)
+                       n_head=n_head, n_embd=n_embd, rope_pairs=rope_pairs)
     model = GPT(config)
+    if prev_token_init:
+        init_previous_token_head(model)
     print(f"model: {model.num_params():,} parameters, {config}", flush=True)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -204,7 +222,7 @@ def main():
 
     log = {"config": config.__dict__, "hyper": {k: globals()[k] for k in [
         "seed", "batch_size", "learning_rate", "min_lr", "warmup_steps", "max_steps", "max_filler",
-        "curriculum_steps", "episode_frac", "n_train_docs"]}, "steps": [], "evals": []}
+        "curriculum_steps", "episode_frac", "block_schedule", "prev_token_init", "n_train_docs"]}, "steps": [], "evals": []}
     hits = 0
     t_train = time.time()
     step = 0

@@ -39,6 +39,7 @@ class GPTConfig:
     n_head: int = 4
     n_embd: int = 128
     rope_base: float = 10000.0
+    rope_pairs: int = 0       # rotated (q, k) pairs per head, 0 = all; the rest stay position-free
 
     @property
     def head_dim(self) -> int:
@@ -66,9 +67,18 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + _erf(x * np.float32(1 / math.sqrt(2))))
 
 
-def rope_cos_sin(position_ids: np.ndarray, head_dim: int, base: float) -> tuple[np.ndarray, np.ndarray]:
-    """cos, sin of shape (B, T, hs) for integer positions (B, T); rotate-half layout."""
+def rope_inv_freq(head_dim: int, base: float, rope_pairs: int = 0) -> np.ndarray:
+    """Rotation speed of each of the hs/2 pairs; pairs from `rope_pairs` on are not rotated."""
     inv_freq = (1.0 / (base ** (np.arange(0, head_dim, 2, dtype=np.float32) / head_dim))).astype(np.float32)
+    if rope_pairs:
+        inv_freq[rope_pairs:] = 0.0
+    return inv_freq
+
+
+def rope_cos_sin(position_ids: np.ndarray, head_dim: int, base: float,
+                 rope_pairs: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """cos, sin of shape (B, T, hs) for integer positions (B, T); rotate-half layout."""
+    inv_freq = rope_inv_freq(head_dim, base, rope_pairs)  # (hs/2,)
     freqs = position_ids.astype(np.float32)[..., None] * inv_freq  # (B, T, hs/2)
     emb = np.concatenate([freqs, freqs], axis=-1)  # (B, T, hs)
     return np.cos(emb), np.sin(emb)
@@ -160,7 +170,7 @@ class GPT:
         if position_ids is None:
             position_ids = np.broadcast_to(P + np.arange(T), (B, T))
         position_ids = np.asarray(position_ids, dtype=np.int64).reshape(B, T)
-        cos, sin = rope_cos_sin(position_ids, self.config.head_dim, self.config.rope_base)
+        cos, sin = rope_cos_sin(position_ids, self.config.head_dim, self.config.rope_base, self.config.rope_pairs)
         wte = self.w["transformer.wte.weight"]
         x = wte[idx]  # (B, T, C); no position embedding: RoPE inside attention
         new_cache, atts = [], []
