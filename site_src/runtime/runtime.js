@@ -385,7 +385,7 @@
         if (!el) {
           if (!text) return;
           el = document.createElement("p");
-          el.className = "kv-notice";
+          el.className = `kv-notice kv-${key}`;
           el.dataset.key = key;
           el.setAttribute("role", "note");
           (status || root.firstElementChild).after(el);
@@ -448,6 +448,16 @@
           })();
           return running;
         };
+      },
+      /* Python clamps out-of-range input and says so in data.clamped
+       * ({name: {requested, used}}): put the values used back into the form
+       * and tell the reader, in a note of its own (.kv-clamped). */
+      reportClamped(data, names = {}) {
+        const form = root.querySelector("form.kv-controls");
+        const clamped = Object.entries(data.clamped || {});
+        for (const [k] of clamped) if (form && form.elements.namedItem(k)) form.elements.namedItem(k).value = data.params[k];
+        const list = clamped.map(([k, c]) => `${names[k] || k}: asked ${c.requested}, used ${c.used}`);
+        ctx.notice(list.length ? `Out of range, so clamped: ${list.join("; ")}.` : "", "clamped");
       },
       /* kvlab.model() with its loading progress shown in this widget. */
       async model() {

@@ -142,8 +142,8 @@ def test_embed_query_params_are_validated_and_clamped(page, site_url):
     root = open_widget(page, site_url + "embed/attention/?d=999&temperature=abc&causal=false&colour=red", "attention")
     wait_ready(root)
     expect(root.locator('[data-field="d"]')).to_have_text("64")
-    expect(root.locator(".kv-notice")).to_contain_text("“temperature”")
-    expect(root.locator(".kv-notice")).to_contain_text("“colour”")
+    expect(root.locator(".kv-embed")).to_contain_text("“temperature”")
+    expect(root.locator(".kv-embed")).to_contain_text("“colour”")
     assert shown_weights(root) == cells(kvlab.attention_demo(d=64, temperature=1.0, causal=False))
 
 

@@ -2,7 +2,6 @@
 kvlab.register("context-shift", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    const clampedNote = root.querySelector(".kv-clamped");
     const raster = root.querySelector(".kv-raster");
     const details = root.querySelector(".kv-numbers");
     const field = (name) => root.querySelector(`[data-field="${name}"]`);
@@ -25,12 +24,8 @@ kvlab.register("context-shift", {
       "context_shift_view",
       async (result) => {
         data = result;
-        for (const k of Object.keys(data.clamped)) if (form[k]) form[k].value = data.params[k];
+        ctx.reportClamped(data, NAMES);
         for (const k of RANGES) form[`${k}-out`].value = form[k].value;
-        const clamped = Object.entries(data.clamped).map(([k, c]) => `${NAMES[k] || k}: asked ${c.requested}, used ${c.used}`);
-        // our own line, not ctx.notice: that one carries the embed page's "ignored settings" note
-        clampedNote.textContent = clamped.length ? `Out of range, so clamped: ${clamped.join("; ")}.` : "";
-        clampedNote.hidden = !clamped.length;
         await render();
       },
       (data) => `Computed in your browser by kvlab.context_shift_view (n_ctx = ${data.n_ctx}, ${data.mode}).`

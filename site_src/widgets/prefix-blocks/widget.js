@@ -2,7 +2,6 @@
 kvlab.register("prefix-blocks", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    const clampedNote = root.querySelector(".kv-clamped");
     const rowsEl = root.querySelector('[data-field="rows"]');
     const NAMES = { prefix_len: "shared prefix", suffix_len: "own tokens", block_size: "block size" };
     let data = ctx.data;
@@ -22,12 +21,8 @@ kvlab.register("prefix-blocks", {
       "prefix_blocks",
       async (result) => {
         data = result;
-        for (const k of Object.keys(data.clamped)) if (form[k]) form[k].value = data.params[k];
         form["prefix_len-out"].value = data.params.prefix_len;
-        const clamped = Object.entries(data.clamped).map(([k, c]) => `${NAMES[k] || k}: asked ${c.requested}, used ${c.used}`);
-        // our own line, not ctx.notice: that one carries the embed page's "ignored settings" note
-        clampedNote.textContent = clamped.length ? `Out of range, so clamped: ${clamped.join("; ")}.` : "";
-        clampedNote.hidden = !clamped.length;
+        ctx.reportClamped(data, NAMES);
         await render();
       },
       (data) => `Computed in your browser by kvlab.prefix_blocks (block size ${data.params.block_size}).`

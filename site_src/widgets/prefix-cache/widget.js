@@ -3,7 +3,6 @@
 kvlab.register("prefix-cache", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    const clampedNote = root.querySelector(".kv-clamped");
     const plot = root.querySelector(".kv-plot");
     const fields = root.querySelectorAll("[data-field]");
     const NAMES = { n_requests: "requests", prefix_len: "shared prompt", suffix_len: "own tokens", block_size: "block size" };
@@ -27,13 +26,9 @@ kvlab.register("prefix-cache", {
       async (result) => {
         data = result;
         // Python clamps out-of-range input: show what was really computed.
-        for (const k of Object.keys(data.clamped)) if (form[k]) form[k].value = data.params[k];
         form["prefix_len-out"].value = data.params.prefix_len;
         form["suffix_len-out"].value = data.params.suffix_len;
-        const clamped = Object.entries(data.clamped).map(([k, c]) => `${NAMES[k] || k}: asked ${c.requested}, used ${c.used}`);
-        // our own line, not ctx.notice: that one carries the embed page's "ignored settings" note
-        clampedNote.textContent = clamped.length ? `Out of range, so clamped: ${clamped.join("; ")}.` : "";
-        clampedNote.hidden = !clamped.length;
+        ctx.reportClamped(data, NAMES);
         await render();
       },
       (data) => `Computed in your browser by kvlab.prefix_cache_figure (${data.text.n_requests} requests).`
