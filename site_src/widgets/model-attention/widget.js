@@ -13,25 +13,9 @@ kvlab.register("model-attention", {
     const f2 = (x) => x.toFixed(2);
     const f3 = (x) => x.toFixed(3);
 
-    // Progress and errors in this widget's status line, done here rather than
-    // with the runtime's ctx helpers, so the widget depends on less of it.
+    // errors get this widget's own wording; progress comes from ctx.model
     const status = root.querySelector(".kv-status");
     const bar = status.querySelector("progress");
-    function showProgress(p) {
-      if (p.done || !p.what) {
-        bar.hidden = true;
-        return;
-      }
-      bar.hidden = false;
-      if (p.total) {
-        bar.max = p.total;
-        bar.value = p.loaded;
-        ctx.say(`Loading ${p.what}: ${(p.loaded / 1e6).toFixed(1)} of ${(p.total / 1e6).toFixed(1)} MB`);
-      } else {
-        bar.removeAttribute("value");
-        ctx.say(p.what);
-      }
-    }
     function fail(err) {
       const msg = (err && err.message ? err.message : String(err)).replace(/\.$/, "");
       root.dataset.state = "error";
@@ -178,8 +162,8 @@ kvlab.register("model-attention", {
       running = true;
       ctx.setState("loading");
       status.classList.remove("kv-status-error");
-      const off = kvlab.onProgress((p) => !p.done && /model/.test(p.what || "") && showProgress(p));
       try {
+        await ctx.model();
         while (pendingPrompt !== null) {
           const text = pendingPrompt;
           pendingPrompt = null;
@@ -192,8 +176,6 @@ kvlab.register("model-attention", {
           shown = { prompt: text, tokens: res.tokens, weights: res.weights, mean, source: "the tiny model running in your browser (onnxruntime-web)" };
           if (changed) state.query = pronoun(shown.tokens);
         }
-        off();
-        bar.hidden = true;
         live = true;
         buildTokens();
         await render();
@@ -202,7 +184,6 @@ kvlab.register("model-attention", {
       } catch (err) {
         fail(err);
       } finally {
-        off();
         running = false;
       }
     }

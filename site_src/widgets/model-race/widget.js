@@ -17,35 +17,9 @@ kvlab.register("model-race", {
     };
     const fmt1 = (x) => x.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
     const fmtMs = (x) => x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-    // Progress and errors in this widget's status line, done here rather than
-    // with the runtime's ctx helpers, so the widget depends on less of it.
+    // errors get this widget's own wording; progress comes from ctx.call / ctx.model
     const status = root.querySelector(".kv-status");
     const bar = status.querySelector("progress");
-    function showProgress(p) {
-      if (p.done || !p.what) {
-        bar.hidden = true;
-        return;
-      }
-      bar.hidden = false;
-      if (p.total) {
-        bar.max = p.total;
-        bar.value = p.loaded;
-        ctx.say(`Loading ${p.what}: ${(p.loaded / 1e6).toFixed(1)} of ${(p.total / 1e6).toFixed(1)} MB`);
-      } else {
-        bar.removeAttribute("value");
-        ctx.say(p.what);
-      }
-    }
-    /* kvlab.call (Pyodide), with Python's loading progress shown here. */
-    async function callPython(fn, kwargs) {
-      const off = kvlab.onProgress((p) => showProgress(p));
-      try {
-        return await kvlab.call(fn, kwargs);
-      } finally {
-        off();
-        bar.hidden = true;
-      }
-    }
     let controller = null;
     let started = false;
 
@@ -129,12 +103,9 @@ kvlab.register("model-race", {
       setLane(lanes.cache, 0, n, "waiting");
       setLane(lanes.noCache, 0, n, "waiting");
       // only the model's own download: other widgets on the page may be loading Python
-      const off = kvlab.onProgress((p) => !p.done && /model/.test(p.what || "") && showProgress(p));
       try {
         ctx.say("Loading the model…");
-        await kvlab.model();
-        off();
-        bar.hidden = true;
+        await ctx.model();
         // A short warm-up of both paths, so neither run pays the first-call costs.
         // The first one is started with n new tokens (then stopped), so it also
         // tells the prompt length the race will use (a long prompt is cut to fit).
@@ -147,7 +118,7 @@ kvlab.register("model-race", {
         await kvlab.generate({ prompt, maxNewTokens: 3, useCache: false, signal });
         // The theory now, not after the race: loading Python is heavy work on
         // this page's thread and must not run while the steps are timed.
-        const theory = signal.aborted ? null : await callPython("race_theory", { prompt_len: first.promptLen, n_new: n });
+        const theory = signal.aborted ? null : await ctx.call("race_theory", { prompt_len: first.promptLen, n_new: n });
         ctx.say(`Racing: ${n} tokens with the cache, then the same ${n} without it.`);
         const cached = await measure(lanes.cache, prompt, n, true, signal);
         const uncached = signal.aborted ? null : await measure(lanes.noCache, prompt, n, false, signal);
@@ -161,7 +132,6 @@ kvlab.register("model-race", {
         if (/already running/.test(msg)) showError("Another generation on this page is still running (the generator above?). Wait for it to finish, then press Run again.");
         else showError(`Could not run the race in your browser: ${msg.replace(/\.$/, "")}.`);
       } finally {
-        off();
         controller = null;
         setRunning(false);
       }
@@ -209,7 +179,7 @@ kvlab.register("model-race", {
         const theory =
           theoryFull && theoryFull.n_new === nTheory && theoryFull.prompt_len === promptLen
             ? theoryFull
-            : await callPython("race_theory", { prompt_len: promptLen, n_new: nTheory });
+            : await ctx.call("race_theory", { prompt_len: promptLen, n_new: nTheory });
         field("theory").textContent = fmt1(theory.speedup_decode) + "×";
         field("theory").dataset.value = String(theory.speedup_decode);
         field("theory-note").textContent =
