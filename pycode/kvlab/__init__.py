@@ -95,5 +95,7 @@ __all__ = [
 ]
 from kvlab.figures_memory import gpu_fit_figure, kv_memory_figure, serving_figure  # noqa: E402
 __all__ += ["gpu_fit_figure", "kv_memory_figure", "serving_figure"]  # memory/serving widgets
-from kvlab.tiny import eviction_recall_demo, generation_demo, model_attention, next_token_demo, race_theory, tokenize_demo  # noqa: E402
-__all__ += ["eviction_recall_demo", "generation_demo", "model_attention", "next_token_demo", "race_theory", "tokenize_demo"]  # the tiny model on the pages
+from kvlab.tiny import (eviction_recall_demo, generation_demo, model_attention, next_token_demo,  # noqa: E402
+                        race_demo, race_theory, tokenize_demo)
+__all__ += ["eviction_recall_demo", "generation_demo", "model_attention", "next_token_demo", "race_demo", "race_theory",
+            "tokenize_demo"]  # the tiny model on the pages

@@ -190,6 +190,13 @@ def model_attention(prompt: str = ATTENTION_PROMPT) -> dict:
     }
 
 
+def race_demo(n_new: int = 128) -> dict:
+    """race_theory for the default prompt (its length counted by the tokenizer),
+    with the prompt itself: the static figure of the model-race widget."""
+    prompt_len = len(tiny_tokenizer().encode(DEFAULT_PROMPT))
+    return {**race_theory(prompt_len=prompt_len, n_new=n_new), "prompt": DEFAULT_PROMPT}
+
+
 def race_theory(prompt_len: int = 8, n_new: int = 128, n_layer: int = 4, n_head: int = 4,
                 n_embd: int = 128, vocab_size: int = 768) -> dict:
     """What kvlab's accounting predicts for the race on the tiny model.
