@@ -56,6 +56,7 @@ eval_interval = 100
 n_eval_episodes = 160     # held-out codes, separate seed
 target_recall = 0.96      # stop early once recall at >= 200 tokens is here (twice in a row)
 threads = 2
+init_from = ""            # a weights.npz to continue from (fresh optimizer), e.g. models/runs/full/weights.npz
 # ----------------------------------------------------------------------------
 
 
@@ -65,7 +66,7 @@ def parse_overrides():
     for k in ["out_dir", "seed", "n_layer", "n_head", "n_embd", "rope_pairs", "block_size", "batch_size",
               "learning_rate", "min_lr", "warmup_steps", "max_steps", "max_minutes", "weight_decay",
               "n_train_docs", "max_filler", "curriculum_steps", "episode_frac", "block_schedule", "prev_token_init", "eval_interval",
-              "n_eval_episodes", "target_recall", "threads"]:
+              "n_eval_episodes", "target_recall", "threads", "init_from"]:
         ap.add_argument(f"--{k}", type=type(g[k]), default=g[k])
     for k, v in vars(ap.parse_args()).items():
         g[k] = v
@@ -212,7 +213,12 @@ def main():
     config = GPTConfig(block_size=block_size, vocab_size=tok.vocab_size, n_layer=n_layer,
                        n_head=n_head, n_embd=n_embd, rope_pairs=rope_pairs)
     model = GPT(config)
-    if prev_token_init:
+    if init_from:
+        sd = {k: torch.from_numpy(v) for k, v in np.load(init_from).items() if k != "config_json"}
+        sd["lm_head.weight"] = sd["transformer.wte.weight"]
+        model.load_state_dict(sd)
+        print(f"continuing from {init_from}", flush=True)
+    elif prev_token_init:
         init_previous_token_head(model)
     print(f"model: {model.num_params():,} parameters, {config}", flush=True)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
