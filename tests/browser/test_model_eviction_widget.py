@@ -40,3 +40,12 @@ def test_reading_with_each_cache_matches_the_reference(page, site_url):
     assert got["window"]["inCache"] is False and got["full"]["inCache"] is True
     row = root.locator('tr[data-policy="sinks"]')
     assert row.locator('[data-col="kept"]').inner_text() == str(want["policies"]["sinks"]["cache_len"])
+
+
+def test_the_measured_recall_line_comes_from_the_model_card(built_site):
+    html = (built_site / "eviction" / "index.html").read_text()
+    m = tiny.eviction_recall_demo()["measured"]
+    far = tiny.tiny_card()["recall"][">=200"]
+    assert m["full_cache"] == far["full_cache"] and m["n_far"] == far["n"]
+    assert f"Measured on {far['n']} held-out chats" in html
+    assert f"names the whole code {round(far['full_cache'] * 100)}% of the time" in html
