@@ -57,6 +57,7 @@ n_eval_episodes = 160     # held-out codes, separate seed
 target_recall = 0.96      # stop early once recall at >= 200 tokens is here (twice in a row)
 threads = 2
 init_from = ""            # a weights.npz to continue from (fresh optimizer), e.g. models/runs/full/weights.npz
+answer_weight = 1.0       # loss weight of the answer's code digits (only copying predicts them); 1 = plain LM loss
 # ----------------------------------------------------------------------------
 
 
@@ -66,7 +67,7 @@ def parse_overrides():
     for k in ["out_dir", "seed", "n_layer", "n_head", "n_embd", "rope_pairs", "block_size", "batch_size",
               "learning_rate", "min_lr", "warmup_steps", "max_steps", "max_minutes", "weight_decay",
               "n_train_docs", "max_filler", "curriculum_steps", "episode_frac", "block_schedule", "prev_token_init", "eval_interval",
-              "n_eval_episodes", "target_recall", "threads", "init_from"]:
+              "n_eval_episodes", "target_recall", "threads", "init_from", "answer_weight"]:
         ap.add_argument(f"--{k}", type=type(g[k]), default=g[k])
     for k, v in vars(ap.parse_args()).items():
         g[k] = v
@@ -184,19 +185,32 @@ def main():
         cur = min(max_filler, 1 + int(max_filler * step / max(1, curriculum_steps)))
         if block < block_size:  # short rows: only episodes that fit
             cur = min(cur, max(0, (block - 100) // 40))
-        row = []
+        row, weight = [], []
         while len(row) < block + 1:
             if rng.random() < episode_frac:
-                row += list(rng.choice(episodes_by_filler[rng.randint(0, cur)])) + nl
+                doc = list(rng.choice(episodes_by_filler[rng.randint(0, cur)]))
+                w = [1.0] * len(doc)
+                cues = [i for i, t in enumerate(doc) if t == cue]
+                if len(cues) >= 2:  # the answer's digits: after the last " code"
+                    for j in range(cues[-1] + 1, min(cues[-1] + 5, len(doc))):
+                        w[j] = answer_weight
+                row += doc + nl
+                weight += w + [1.0] * len(nl)
             else:
-                row += rng.choice(texts) + nl
-        return row[: block + 1]
+                doc = rng.choice(texts) + nl
+                row += doc
+                weight += [1.0] * len(doc)
+        return row[: block + 1], weight[: block + 1]
+
+    cue = tok.encode(" code")[0]
 
     def get_batch(step: int):
         block = row_len(step)
         n = batch_size * block_size // block  # same tokens per step
-        rows = torch.tensor([make_row(step, block) for _ in range(n)], dtype=torch.long)
-        return rows[:, :-1], rows[:, 1:]
+        made = [make_row(step, block) for _ in range(n)]
+        rows = torch.tensor([r for r, _ in made], dtype=torch.long)
+        weights = torch.tensor([w for _, w in made], dtype=torch.float32)
+        return rows[:, :-1], rows[:, 1:], weights[:, 1:]
 
     # fixed validation rows (other seed) and held-out recall episodes
     val_rng_state = rng.getstate()
@@ -228,7 +242,7 @@ def main():
 
     log = {"config": config.__dict__, "hyper": {k: globals()[k] for k in [
         "seed", "batch_size", "learning_rate", "min_lr", "warmup_steps", "max_steps", "max_filler",
-        "curriculum_steps", "episode_frac", "block_schedule", "prev_token_init", "n_train_docs"]}, "steps": [], "evals": []}
+        "curriculum_steps", "episode_frac", "block_schedule", "prev_token_init", "n_train_docs", "init_from", "answer_weight"]}, "steps": [], "evals": []}
     hits = 0
     t_train = time.time()
     step = 0
@@ -257,8 +271,13 @@ def main():
         lr = lr_at(step)
         for g in opt.param_groups:
             g["lr"] = lr
-        x, y = get_batch(step)
-        _, loss = model(x, y)
+        x, y, w = get_batch(step)
+        if answer_weight == 1.0:
+            _, loss = model(x, y)
+        else:  # weighted: the few tokens that only copying predicts count more
+            logits, _ = model(x)
+            ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1), reduction="none")
+            loss = (ce * w.reshape(-1)).sum() / w.sum()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
