@@ -103,9 +103,8 @@ def next_token_demo(prompt: str = "Mia had a red ball. She gave", top_k: int = 1
 @lru_cache(maxsize=1)
 def _model_and_tokenizer():
     from kvlab.gpt import GPT
-    from kvlab.tokenizer import load_tokenizer
 
-    return GPT.from_npz(str(TINY_DIR / "weights.npz")), load_tokenizer(str(TINY_DIR / "tokenizer.json"))
+    return GPT.from_npz(str(TINY_DIR / "weights.npz")), tiny_tokenizer()
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:

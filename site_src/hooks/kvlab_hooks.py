@@ -117,7 +117,7 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         uid = f"kv-{name}-{index}"
         embed = bool(params.pop("embed", False))
         try:
-            widget = _state["widgets"][name] if name in _state["widgets"] else None
+            widget = _state["widgets"].get(name)
             explained_at = ""
             if widget is not None:
                 target = files.get_file_from_path(widget.page)
@@ -226,7 +226,7 @@ def gallery_markdown(page: Page, files: Files) -> str:
             f'<iframe src="{src}" title="{widget.title} (live preview)" loading="lazy" width="100%" height="{widget.height}" '
             f'style="border:0" data-kvlab-embed></iframe>\n'
             f'<p class="kv-snippet-label">Snippet for your page:</p>\n'
-            f'<pre class="kv-snippet"><code>{widget_blocks.snippet_html(name, widget, base=page.canonical_url or "", src=src)}</code></pre>\n'
+            f'<pre class="kv-snippet"><code>{widget_blocks.snippet_html(widget, src)}</code></pre>\n'
             f"</div>\n"
         )
     return "\n".join(parts)

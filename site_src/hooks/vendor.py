@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -178,10 +177,3 @@ def vendored_files(log=print) -> list[VendoredFile]:
         if not f.src.is_file():
             raise VendorError(f"{f.src} is missing: run `npm ci`.")
     return files
-
-
-def copy_if_changed(src: Path, dest: Path) -> None:
-    if dest.is_file() and dest.stat().st_size == src.stat().st_size and dest.stat().st_mtime >= src.stat().st_mtime:
-        return
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(src, dest)

@@ -142,9 +142,7 @@ def escape_json_for_html(text: str) -> str:
     return text.replace("</", "<\\/")
 
 
-
-
-def snippet_html(name: str, widget: Widget, *, base: str, src: str) -> str:
+def snippet_html(widget: Widget, src: str) -> str:
     """The iframe snippet, HTML-escaped for a <code> block (the runtime
     rewrites it with absolute URLs for wherever the site is served)."""
     import html
