@@ -248,8 +248,12 @@ def main() -> None:
     p_zip = sub.add_parser("zip", help="the offline zip (works from file://) into dist/kvlab-offline-<version>.zip")
     p_zip.add_argument("--dist-dir", type=Path, default=CONFIG.dist_dir, help="where to write the zip (default: dist/)")
     p_test = sub.add_parser("test", help="run every test (unit, build, browser); extra arguments go to pytest")
-    p_test.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest, e.g. -k attention")
-    args = parser.parse_args()
+    p_test.add_argument("pytest_args", nargs="*", help="passed to pytest, e.g. -k attention -x")
+    args, extra = parser.parse_known_args()
+    if extra and args.command != "test":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command == "test":  # options such as -x or -k reach pytest as they are
+        args.pytest_args = [a for a in sys.argv[sys.argv.index("test") + 1:] if a != "--"] if "test" in sys.argv else []
 
     reexec_in_venv()
     ensure_node_modules()

@@ -121,6 +121,36 @@ def evaluate(lm: OnnxLM, tok, episodes, window: int = 128):
     return recs
 
 
+def copy_heads(lm: OnnxLM, tok, episodes, n: int = 40) -> dict:
+    """Which heads do the copying: with the prompt and the right answer fed in, the mean
+    attention that each head pays, from the token before each answer digit, to the same
+    digit where the code was first stated. Returns the top head and the full table."""
+    cue = tok.encode(" code")[0]
+    fetch = [f"attentions.{i}" for i in range(lm.L)]
+    acc = np.zeros((lm.L, lm.H))
+    used = 0
+    for ep in episodes:
+        ids = tok.encode(ep["prompt"] + ep["answer"])
+        if len(ids) > lm.cfg["block_size"]:
+            continue
+        first, last = ids.index(cue), len(ids) - 1 - ids[::-1].index(cue)  # statement and answer cues
+        feeds = {"input_ids": np.array([ids], np.int64), "attention_mask": np.ones((1, len(ids)), np.int64),
+                 "position_ids": np.arange(len(ids))[None].astype(np.int64)}
+        for i in range(lm.L):
+            for kv in ("key", "value"):
+                feeds[f"past_key_values.{i}.{kv}"] = np.zeros((1, lm.H, 0, lm.D), np.float32)
+        atts = lm.sess.run(fetch, feeds)
+        for i, a in enumerate(atts):  # a: (1, H, T, T); query last+d predicts digit d+1 at first+d+1
+            acc[i] += np.mean([a[0, :, last + d, first + d + 1] for d in range(4)], axis=0)
+        used += 1
+        if used == n:
+            break
+    acc /= max(1, used)
+    layer, head = np.unravel_index(int(acc.argmax()), acc.shape)
+    return {"episodes": used, "layer": int(layer), "head": int(head), "attention_on_stated_digit": round(float(acc.max()), 3),
+            "by_head": [[round(float(x), 3) for x in row] for row in acc]}
+
+
 def bucketize(recs):
     out = {}
     for name, sel in [(f"{lo}-{hi}", lambda r, lo=lo, hi=hi: lo <= r["distance"] < hi) for lo, hi in BUCKETS] + \
@@ -191,12 +221,13 @@ def main():
         "recall": recall,
         "recall_episodes": len(recs),
         "chance": {"code": 1 / 5040, "digit": 0.1},
+        "copy_head": copy_heads(lm, tok, episodes),
         "timing": time_steps(lm),
         "onnx": {"inputs": [i.name for i in lm.sess.get_inputs()], "outputs": [o.name for o in lm.sess.get_outputs()], "opset": 17},
     }
     with open(os.path.join(TINY, "card.json"), "w") as fh:
         json.dump(card, fh, indent=1)
-    print(json.dumps({"recall": recall, "timing": card["timing"]}, indent=1))
+    print(json.dumps({"recall": recall, "timing": card["timing"], "copy_head": card["copy_head"]}, indent=1))
     print(f"{len(recs)} episodes in {time.time() - t0:.0f}s -> {os.path.join(TINY, 'card.json')}")
 
 

@@ -17,7 +17,9 @@ Outputs:  logits [batch, seq, vocab],
 
 Uncached generation is the same graph with past = 0 and the whole sequence.
 Keys are cached after the rotary embedding, so evicting cache entries (slicing
-axis 2 of past and attention_mask) keeps the rest valid.
+axis 2 of past and attention_mask) keeps the rest valid. With smeared keys the
+graph mixes each key with the previous slot's (Slice + Concat over past+new keys)
+before the scores; `present.*.key` stays the plain rotated key.
 """
 from __future__ import annotations
 
@@ -49,6 +51,8 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
         return out
 
     for k, v in w.items():
+        if k.endswith("attn.smear"):
+            continue  # folded into the smear.g / smear.1-g constants below
         if k.endswith("c_attn.weight") or k.endswith("c_proj.weight") or k.endswith("c_fc.weight"):
             const(k + ".T", np.ascontiguousarray(v.T.astype(np.float32)))  # (in, out) for MatMul
         else:
@@ -75,6 +79,11 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
     const("ax_12", np.array([1, 2], np.int64))
     const("shape_BSHD", np.array([0, 0, H, D], np.int64))
     const("shape_BSC", np.array([0, 0, C], np.int64))
+    const("zero", np.array(0.0, np.float32))
+    const("i0_1", np.array([0], np.int64))
+    const("i1_1", np.array([1], np.int64))
+    const("im1_1", np.array([-1], np.int64))
+    const("ax_2", np.array([2], np.int64))
     const("split_qkv", np.array([C, C, C], np.int64))
 
     # embeddings and rotary tables
@@ -116,7 +125,17 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
         pk = node("Concat", [f"past_key_values.{i}.key", heads["k"]], f"present.{i}.key", axis=2)  # (B, H, K, D)
         pv = node("Concat", [f"past_key_values.{i}.value", heads["v"]], f"present.{i}.value", axis=2)
         outputs += [f"present.{i}.key", f"present.{i}.value"]
-        kt = node("Transpose", [pk], f"l{i}.kT", perm=[0, 1, 3, 2])  # (B, H, D, K)
+        ks = pk
+        if cfg.get("smear_keys"):  # attention keys: g * k_j + (1 - g) * k_{j-1}; the cache keeps plain k
+            g = 1.0 / (1.0 + np.exp(-w[p + "attn.smear"].astype(np.float64)))
+            first = node("Slice", [pk, "i0_1", "i1_1", "ax_2"], f"l{i}.k_first")  # (B, H, 1, D)
+            prev = node("Concat", [node("Mul", [first, "zero"], f"l{i}.k_zero"),
+                                   node("Slice", [pk, "i0_1", "im1_1", "ax_2"], f"l{i}.k_butlast")],
+                        f"l{i}.k_prev", axis=2)  # k_{j-1}, zeros at j = 0
+            ks = node("Add", [node("Mul", [pk, const(p + "smear.g", g.astype(np.float32).reshape(1, H, 1, 1))], f"l{i}.k_own"),
+                              node("Mul", [prev, const(p + "smear.1-g", (1 - g).astype(np.float32).reshape(1, H, 1, 1))], f"l{i}.k_pr")],
+                      f"l{i}.k_smeared")
+        kt = node("Transpose", [ks], f"l{i}.kT", perm=[0, 1, 3, 2])  # (B, H, D, K)
         sc = node("Mul", [node("MatMul", [heads["q"], kt], f"l{i}.qk"), "scale"], f"l{i}.scores")  # (B, H, S, K)
         sc = node("Where", [allowed, sc, "neg_big"], f"l{i}.masked")
         att = node("Softmax", [sc], f"attentions.{i}" if with_attentions else f"l{i}.att", axis=-1)

@@ -7,7 +7,13 @@ the eviction demos drop early tokens from the KV cache and keep the original
 position ids of the tokens that stay; with RoPE attention scores depend only on
 position differences, so a kept token means the same thing before and after
 an eviction, and no position table runs out. The forward takes optional
-`position_ids`. Used for training only; the browser runs the ONNX export, and
+`position_ids`.
+
+Also unlike nanoGPT: smeared keys (each attention key mixed with the previous
+slot's key, a learned gate per head) and one head started as a copy head
+(`init_copy_head`), so that recalling a door code hundreds of tokens back is
+something this small model learns in minutes on a CPU; models/README.md says
+what was tried without them (nothing was recalled). Used for training only; the browser runs the ONNX export, and
 pycode/kvlab/gpt.py is the numpy reference of the same maths.
 """
 from __future__ import annotations
@@ -56,6 +62,21 @@ def apply_rope(x, cos, sin):
     return x * cos[:, None] + rot * sin[:, None]
 
 
+def smear_keys(k, smear):
+    """Smeared keys: k'_j = g k_j + (1 - g) k_{j-1}, g = sigmoid(smear) per head, k_{-1} = 0.
+
+    The KV cache keeps the plain (rotated) keys; the mix is taken over the whole key
+    sequence (cached + new) inside attention, so the cache layout is unchanged.
+    With a key that also carries the previous token, one head can do what an
+    induction circuit needs two layers for: match "the token before j" against
+    the current token and copy token j (Olsson et al. 2022, "In-context learning
+    and induction heads", the smeared-key model).
+    """
+    g = torch.sigmoid(smear)[None, :, None, None]  # (1, nh, 1, 1)
+    prev = F.pad(k, (0, 0, 1, 0))[:, :, :-1]  # k_{j-1}, zeros at j = 0
+    return g * k + (1 - g) * prev
+
+
 class CausalSelfAttention(nn.Module):
 
     def __init__(self, config):
@@ -65,6 +86,8 @@ class CausalSelfAttention(nn.Module):
         self.c_proj = nn.Linear(config.n_embd, config.n_embd)
         self.n_head = config.n_head
         self.n_embd = config.n_embd
+        if config.smear_keys:  # per-head mix of each key with its predecessor's (see smear_keys)
+            self.smear = nn.Parameter(torch.full((config.n_head,), config.smear_init))
 
     def forward(self, x, cos, sin):
         B, T, C = x.size()  # batch, sequence length, embedding dim (n_embd)
@@ -74,6 +97,8 @@ class CausalSelfAttention(nn.Module):
         k = k.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
         v = v.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if hasattr(self, "smear"):
+            k = smear_keys(k, self.smear)
         # fast path; the readable path is pycode/kvlab/gpt.py (scores, mask, softmax, @ v)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # re-assemble all head outputs
@@ -115,6 +140,8 @@ class GPTConfig:
     n_embd: int = 128
     rope_base: float = 10000.0
     rope_pairs: int = 0       # rotated (q, k) pairs per head, 0 = all; the rest stay position-free
+    smear_keys: bool = False  # mix each key with the previous position's key (per-head learned gate)
+    smear_init: float = 0.0   # gate logit at init: sigmoid(0) = half own key, half the previous one
 
 
 class GPT(nn.Module):
@@ -192,3 +219,37 @@ def init_previous_token_head(model: GPT, layer: int = 0, head: int = 0, gap: flo
     with torch.no_grad():
         bias[head * D:(head + 1) * D] = q
         bias[C + head * D: C + (head + 1) * D] = k
+
+
+def init_copy_head(model: GPT, layer: int = 0, head: int = 0, qk_gain: float = 2.0, smear_logit: float = -4.0) -> None:
+    """Start one smeared-key head as a copy (induction) head; every weight stays trainable.
+
+    With smeared keys the key of slot j is mostly the key of token j-1. Set q and k of the
+    head to the same random projection of the token (on the position-free dims only) and
+    the head attends to the slots that *follow* earlier copies of the current token; set
+    v and the head's slice of c_proj to pass the attended token's identity on (tied
+    embeddings turn it into that token's logit). That is "find where the current token
+    occurred before and predict what came next" from step 0, which a tiny model otherwise
+    reaches only after a long plateau. Training is free to change or drop it.
+    """
+    cfg = model.config
+    C, H = cfg.n_embd, cfg.n_head
+    D = C // H
+    gen = torch.Generator().manual_seed(1234 + layer * H + head)
+    free = [j for j in range(D) if (j % (D // 2)) >= cfg.rope_pairs] if cfg.rope_pairs else list(range(D))
+    R = torch.linalg.qr(torch.randn(C, len(free), generator=gen))[0].T  # (n_free, C), orthonormal rows
+    P = torch.linalg.qr(torch.randn(C, D, generator=gen))[0].T  # (D, C), orthonormal rows
+    attn = model.transformer.h[layer].attn
+    W, b = attn.c_attn.weight, attn.c_attn.bias
+    with torch.no_grad():
+        W[head * D:(head + 1) * D] = 0.0
+        W[C + head * D: C + (head + 1) * D] = 0.0
+        for i, j in enumerate(free):
+            W[head * D + j] = qk_gain * R[i]
+            W[C + head * D + j] = qk_gain * R[i]
+        b[head * D:(head + 1) * D] = 0.0
+        b[C + head * D: C + (head + 1) * D] = 0.0
+        W[2 * C + head * D: 2 * C + (head + 1) * D] = P
+        attn.c_proj.weight[:, head * D:(head + 1) * D] = P.T
+        if hasattr(attn, "smear"):
+            attn.smear[head] = smear_logit

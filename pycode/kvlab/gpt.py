@@ -15,6 +15,11 @@ the layout of the ONNX `past_key_values.{i}.key|value`. Keys are stored after
 the rotary embedding, so a cache can be cut (evicted) along axis 2 and the kept
 entries stay valid; pass the new tokens' true `position_ids` afterwards.
 
+Smeared keys (`smear_keys`): attention mixes each cached key with the key of the
+slot before it, inside attention; the cache itself holds the plain keys, so its
+layout is the usual one. After a cut, the first slot after the gap mixes with
+its new neighbour: the one place where an eviction changes a kept entry's meaning.
+
 Importing this module loads nothing; weights are read by `GPT.from_npz`.
 """
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-__all__ = ["GPTConfig", "GPT", "PastKeyValues", "gelu", "layer_norm", "rope_cos_sin"]
+__all__ = ["GPTConfig", "GPT", "PastKeyValues", "gelu", "layer_norm", "rope_cos_sin", "smear_keys"]
 
 PastKeyValues = list  # list[tuple[np.ndarray, np.ndarray]]: per layer (k, v), each (B, nh, T_past, hs)
 
@@ -40,6 +45,7 @@ class GPTConfig:
     n_embd: int = 128
     rope_base: float = 10000.0
     rope_pairs: int = 0       # rotated (q, k) pairs per head, 0 = all; the rest stay position-free
+    smear_keys: bool = False  # attention keys mixed with the previous slot's key (see smear_keys)
 
     @property
     def head_dim(self) -> int:
@@ -91,6 +97,20 @@ def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return x * cos[:, None] + rot * sin[:, None]
 
 
+def smear_keys(k: np.ndarray, smear: np.ndarray) -> np.ndarray:
+    """Smeared keys k'_j = g k_j + (1 - g) k_{j-1} (g = sigmoid(smear), one per head; k_{-1} = 0).
+
+    k is the whole key sequence of a layer, cached + new, (B, nh, K, hs). The cache
+    stores the plain keys; the mix is made here, inside attention, so a key that
+    also "remembers" the token before it lets one head find "where did the current
+    token occur before, and what came next" (induction, Olsson et al. 2022).
+    After an eviction, the first kept slot mixes with the slot now before it.
+    """
+    g = (1.0 / (1.0 + np.exp(-smear.astype(np.float32))))[None, :, None, None].astype(np.float32)
+    prev = np.concatenate([np.zeros_like(k[:, :, :1]), k[:, :, :-1]], axis=2)  # k_{j-1}
+    return g * k + (np.float32(1) - g) * prev
+
+
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -134,7 +154,8 @@ class GPT:
             v = np.concatenate([past[1], v], axis=2)  # (B, nh, P+T, hs)
         K = k.shape[2]  # keys: past + new
         P = K - T
-        att = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1.0 / math.sqrt(hs))  # (B, nh, T, hs) x (B, nh, hs, K) -> (B, nh, T, K)
+        ks = smear_keys(k, self.w[p + "smear"]) if self.config.smear_keys else k  # keys as attention sees them
+        att = (q @ ks.transpose(0, 1, 3, 2)) * np.float32(1.0 / math.sqrt(hs))  # (B, nh, T, hs) x (B, nh, hs, K) -> (B, nh, T, K)
         causal = np.arange(K)[None, :] <= (P + np.arange(T))[:, None]  # (T, K): new token t sees cache slots <= P+t
         att = np.where(causal, att, np.float32(-np.inf))
         att = softmax(att, axis=-1).astype(np.float32)  # (B, nh, T, K)

@@ -166,6 +166,8 @@ def _card_facts() -> dict:
         "train_minutes": training.get("minutes"),
         "val_loss": training.get("val_loss"),
         "train_loss": training.get("final_train_loss"),
+        "recall_far": card["recall"][">=200"]["full_cache"],
+        "recall_far_evicted": card["recall"][">=200"]["fact_evicted"],
     }
 
 

@@ -117,3 +117,11 @@ def test_stop_ends_a_run_early(widget):
     widget.page.wait_for_function("el => el.dataset.tokens !== undefined", arg=widget.element_handle(), timeout=60_000)
     assert len(json.loads(widget.get_attribute("data-tokens"))) < 200
     expect(widget.locator(".kv-status")).to_contain_text("Stopped after")
+
+
+def test_about_this_model_states_the_measured_recall(built_site):
+    html = (built_site / "generate" / "index.html").read_text()
+    far = tiny.tiny_card()["recall"][">=200"]
+    pct = lambda x: int(x * 100 + 0.5)  # jinja's round(0): half up
+    assert f"names the code {pct(far['full_cache'])}% of the time with its whole cache" in html
+    assert f"and {pct(far['fact_evicted'])}% once the code" in html

@@ -61,3 +61,18 @@ def test_race_theory_sums_the_step_costs_of_both_modes():
 def test_race_theory_refuses_what_does_not_fit_the_context():
     with pytest.raises(ValueError, match="512-token context"):
         tiny.race_theory(prompt_len=400, n_new=200)
+
+
+def test_the_full_cache_recalls_every_demo_code_and_a_short_window_forgets_it():
+    """The eviction page's chats, read token by token by the numpy reference."""
+    for i in range(len(tiny.demo_episodes())):
+        d = tiny.eviction_recall_demo(episode=i, window=64, sinks=4)
+        full, window = d["policies"]["full"], d["policies"]["window"]
+        assert full["code_in_cache"] and full["correct"], (i, full["answer"])
+        assert not window["code_in_cache"] and not window["correct"], (i, window["answer"])
+
+
+def test_the_generate_widget_states_the_card_recall():
+    facts = tiny.generation_demo()["card"]
+    card = tiny.tiny_card()["recall"][">=200"]
+    assert (facts["recall_far"], facts["recall_far_evicted"]) == (card["full_cache"], card["fact_evicted"])
