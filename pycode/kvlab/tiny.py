@@ -171,23 +171,40 @@ def _card_facts() -> dict:
     }
 
 
-def model_attention(prompt: str = ATTENTION_PROMPT) -> dict:
+def model_attention(prompt: str = ATTENTION_PROMPT, layer: int = 0, head: int | str = "mean",
+                    query: int | None = None) -> dict:
     """Attention weights of every layer and head for a prompt (numpy reference):
-    weights[layer][head][query][key], plus the average over heads per layer."""
+    weights[layer][head][query][key], plus the average over heads per layer.
+
+    `layer`, `head` ("mean" or an index) and `query` (a token index, negative from
+    the end; None = the pronoun " it" if there is one, else the last token) choose
+    what the widget shows first; they come back clamped in `view`.
+    """
     if not prompt.strip():
         raise ValueError("prompt is empty")
     model, tok = _model_and_tokenizer()
     ids = tok.encode(prompt)[: model.config.block_size]
     _, _, atts = model.forward(np.array([ids]), None, return_attention=True)
     weights = [np.asarray(a[0], dtype=np.float64) for a in atts]  # per layer (nh, T, T)
+    tokens = [tok.token_str(i) for i in ids]
+    T, L, H = len(ids), model.config.n_layer, model.config.n_head
+    if query is None:
+        query = tokens.index(" it") if " it" in tokens else T - 1
+    query = int(query) + (T if int(query) < 0 else 0)
+    view = {
+        "layer": min(max(int(layer), 0), L - 1),
+        "head": "mean" if head == "mean" else min(max(int(head), 0), H - 1),
+        "query": min(max(query, 0), T - 1),
+    }
     return {
         "prompt": prompt,
         "ids": [int(i) for i in ids],
-        "tokens": [tok.token_str(i) for i in ids],
+        "tokens": tokens,
         "weights": [np.round(w, 6).tolist() for w in weights],
         "mean_over_heads": [np.round(w.mean(axis=0), 6).tolist() for w in weights],
-        "n_layer": model.config.n_layer,
-        "n_head": model.config.n_head,
+        "n_layer": L,
+        "n_head": H,
+        "view": view,
     }
 
 

@@ -203,6 +203,20 @@
 
   const int64 = (ort, values, dims) => new ort.Tensor("int64", BigInt64Array.from(values, (v) => BigInt(v)), dims);
 
+  /* onnxruntime-web does not support concurrent run() calls on one session (two
+   * widgets on a page, or a widget and a reader's click, would collide): every run
+   * waits for the one before. ms is the run's own time, not the wait. */
+  let runQueue = Promise.resolve();
+  function runQueued(session, feeds, fetches) {
+    const next = runQueue.catch(() => {}).then(async () => {
+      const t0 = performance.now();
+      const out = await session.run(feeds, fetches);
+      return { out, ms: performance.now() - t0 };
+    });
+    runQueue = next;
+    return next;
+  }
+
   /* One forward pass. past: array of {key, value} tensors (or null = empty). */
   async function forward(model, ids, startPos, past, wantAttention, pastLen) {
     const { ort, session, config } = model;
@@ -223,9 +237,7 @@
     const fetches = ["logits"];
     for (let i = 0; i < config.n_layer; i++) fetches.push(`present.${i}.key`, `present.${i}.value`);
     if (wantAttention) for (let i = 0; i < config.n_layer; i++) fetches.push(`attentions.${i}`);
-    const t0 = performance.now();
-    const out = await session.run(feeds, fetches);
-    const ms = performance.now() - t0;
+    const { out, ms } = await runQueued(session, feeds, fetches);
     Object.values(feeds).forEach((t) => t.dispose && t.dispose());
     const V = config.vocab_size;
     const logits = out.logits.data.slice((T - 1) * V, T * V);
@@ -385,7 +397,7 @@
     }
   }
 
-  /* Attention weights of a prompt: attentions[layer][head][query][key]. */
+  /* Attention weights of a prompt: weights[layer][head][query][key], mean[layer][query][key]. */
   kv.attention = async function (prompt) {
     const model = await kv.model();
     const ids = model.tokenizer.encode(prompt).slice(0, model.config.block_size);
@@ -404,6 +416,8 @@
       t.dispose();
       return heads;
     });
-    return { ids, tokens: ids.map((i) => model.tokenizer.tokenText(i)), weights };
+    // the average over heads, per layer (what kvlab.model_attention calls mean_over_heads)
+    const mean = weights.map((heads) => heads[0].map((row, q) => row.map((_, k) => heads.reduce((s, h) => s + h[q][k], 0) / heads.length)));
+    return { ids, tokens: ids.map((i) => model.tokenizer.tokenText(i)), weights, mean };
   };
 })();

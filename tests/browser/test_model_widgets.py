@@ -4,6 +4,7 @@ model-race and model-attention widgets, and no leak over many generations."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 from playwright.sync_api import expect
@@ -11,6 +12,8 @@ from playwright.sync_api import expect
 import kvlab
 from kvlab import tiny
 from tests.browser.widgets import open_widget
+
+ROOT = Path(__file__).resolve().parents[2]
 
 GEN_TIMEOUT_MS = 120_000
 
@@ -287,3 +290,57 @@ def test_both_widgets_read_without_javascript(browser, site_url):
     expect(att.locator(".kv-ma-token")).to_have_count(len(kvlab.model_attention()["tokens"]))
     expect(att.locator(".kv-controls")).to_be_hidden()
     context.close()
+
+
+def test_eviction_page_shows_the_copy_head_reading_the_code(built_site):
+    """The second model-attention on the eviction page: the card's copy head, from the last
+    token of a chat that ends before the code, reads the code's first digit."""
+    import re
+
+    from site_src.hooks.widget_blocks import parse_params
+
+    page = (ROOT / "site_src" / "pages" / "eviction.md").read_text()
+    params = parse_params(re.search(r"<!-- widget: model-attention(.*?)-->", page).group(1))
+    copy = tiny.tiny_card()["copy_head"]
+    assert (params["layer"], params["head"]) == (copy["layer"], copy["head"])
+    ref = kvlab.model_attention(**params)
+    q = ref["view"]["query"]
+    row = ref["weights"][copy["layer"]][copy["head"]][q]
+    top = max(range(q + 1), key=lambda j: row[j])
+    assert ref["tokens"][q] == " code" and ref["tokens"][top] == " 3" and row[top] > 0.5
+    html = (built_site / "eviction" / "index.html").read_text()
+    assert expected_readout(ref["tokens"], row, q) in html
+    assert f"Layer {copy['layer'] + 1}, head {copy['head'] + 1}; numbers" in html
+
+
+def test_copy_head_view_survives_going_live(page, site_url):
+    """The page's layer, head and query stay selected when the model runs in the browser."""
+    root = open_widget(page, site_url + "eviction/", "model-attention")
+    copy = tiny.tiny_card()["copy_head"]
+    expect(root.locator('select[name="head"]')).to_have_value(str(copy["head"]))
+    root.locator('select[name="layer"]').focus()
+    expect(root).to_have_attribute("data-state", "ready", timeout=GEN_TIMEOUT_MS)
+    expect(root.locator('[data-field="where"]')).to_contain_text(f"Layer {copy['layer'] + 1}, head {copy['head'] + 1}; numbers from the tiny model")
+    expect(root.locator('[data-field="readout"]')).to_contain_text("“ code” reads: “ 3”")
+
+
+def test_concurrent_model_calls_queue_instead_of_colliding(page, site_url):
+    """Two widgets on one page may run the model at once: the runs queue (onnxruntime-web
+    cannot run one session concurrently) and each gets its own, right answer."""
+    page.goto(site_url + "embed/model-race/")
+    got = page.evaluate(
+        """async () => {
+            const work = Promise.all([
+                kvlab.attention("The cat sat on the mat."),
+                kvlab.attention("Tom lost his key."),
+                kvlab.generate({prompt: "The dog", maxNewTokens: 8}),
+            ]);
+            const timeout = new Promise((r) => setTimeout(() => r("timed out"), 90000));
+            const res = await Promise.race([work, timeout]);
+            return res === "timed out" ? res : [res[0].tokens, res[1].tokens, res[2].tokens];
+        }"""
+    )
+    assert got != "timed out"
+    assert got[0] == kvlab.model_attention("The cat sat on the mat.")["tokens"]
+    assert got[1] == kvlab.model_attention("Tom lost his key.")["tokens"]
+    assert got[2] == [s["token"] for s in tiny.generation_demo("The dog", max_new_tokens=8)["steps"]]

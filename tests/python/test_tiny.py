@@ -76,3 +76,12 @@ def test_the_generate_widget_states_the_card_recall():
     facts = tiny.generation_demo()["card"]
     card = tiny.tiny_card()["recall"][">=200"]
     assert (facts["recall_far"], facts["recall_far_evicted"]) == (card["full_cache"], card["fact_evicted"])
+
+
+def test_model_attention_view_is_clamped_and_defaults_to_the_pronoun():
+    data = tiny.model_attention()
+    assert data["view"] == {"layer": 0, "head": "mean", "query": data["tokens"].index(" it")}
+    T = len(data["tokens"])
+    view = tiny.model_attention(layer=99, head=9, query=-1)["view"]
+    assert view == {"layer": data["n_layer"] - 1, "head": data["n_head"] - 1, "query": T - 1}
+    assert tiny.model_attention(layer=-3, head=-1, query=10_000)["view"] == {"layer": 0, "head": 0, "query": T - 1}

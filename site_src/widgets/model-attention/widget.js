@@ -34,7 +34,8 @@ kvlab.register("model-attention", {
       source: "the numpy reference of the model (kvlab.model_attention), computed when this page was built",
     };
     const pronoun = (tokens) => (tokens.indexOf(" it") >= 0 ? tokens.indexOf(" it") : tokens.length - 1);
-    const state = { layer: 0, head: "mean", query: pronoun(shown.tokens) };
+    const view = ctx.data.view; // what the page asked to show first (model_attention's layer, head, query)
+    const state = { layer: view.layer, head: view.head, query: view.query };
     let pendingPrompt = null; // latest request wins
     let running = false;
     let live = false;
@@ -168,12 +169,8 @@ kvlab.register("model-attention", {
           const text = pendingPrompt;
           pendingPrompt = null;
           const res = await kvlab.attention(text);
-          const nHead = res.weights[0].length;
-          const mean = res.weights.map((layer) =>
-            layer[0].map((row, q) => row.map((_, k) => layer.reduce((s, head) => s + head[q][k], 0) / nHead))
-          );
           const changed = text !== shown.prompt;
-          shown = { prompt: text, tokens: res.tokens, weights: res.weights, mean, source: "the tiny model running in your browser (onnxruntime-web)" };
+          shown = { prompt: text, tokens: res.tokens, weights: res.weights, mean: res.mean, source: "the tiny model running in your browser (onnxruntime-web)" };
           if (changed) state.query = pronoun(shown.tokens);
         }
         live = true;
