@@ -9,7 +9,7 @@
 On first use it makes a virtual environment in .venv/ with the pinned Python
 packages (requirements.txt) and installs the pinned npm packages (package-lock.json)
 with `npm ci`; later runs reuse both until the pins change. Needs Python 3.11+
-and Node 20+; the browser tests also need Chromium at /usr/bin/chromium.
+and Node 20+; `test` installs Debian's Chromium (/usr/bin/chromium) if it is missing.
 
 This file uses only the standard library until it has re-started itself inside
 .venv/. The site's build steps themselves run as mkdocs hooks
@@ -219,12 +219,25 @@ def serve_site(port: int) -> None:
     )
 
 
+def ensure_chromium() -> None:
+    """The browser tests drive Debian's Chromium: install it when it is missing and
+    this is a Debian/Ubuntu machine where we are root; otherwise say what to do."""
+    if Path(CONFIG.chromium).exists():
+        return
+    if CONFIG.chromium == "/usr/bin/chromium" and shutil.which("apt-get") and os.geteuid() == 0:
+        say("installing Debian's chromium for the browser tests (apt-get)")
+        run(["apt-get", "update", "-qq"], "apt-get update")
+        run(["apt-get", "install", "-y", "-qq", "chromium"], "apt-get install chromium",
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, stdout=subprocess.DEVNULL)
+        return
+    raise StepFailed(
+        f"the browser tests need Chromium at {CONFIG.chromium}: `apt-get install -y chromium` "
+        "(Debian/Ubuntu), or set KVLAB_CHROMIUM to its path."
+    )
+
+
 def run_tests(pytest_args: list[str]) -> None:
-    if not Path(CONFIG.chromium).exists():
-        raise StepFailed(
-            f"the browser tests need Chromium at {CONFIG.chromium}: `apt-get install -y chromium` "
-            "(Debian/Ubuntu), or set KVLAB_CHROMIUM to its path."
-        )
+    ensure_chromium()
     cmd = [sys.executable, "-m", "pytest", *pytest_args]
     say("running the tests: " + " ".join(cmd[1:]))
     done = subprocess.run(cmd, cwd=ROOT)
