@@ -260,13 +260,11 @@ def main() -> None:
     p_serve.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
     p_zip = sub.add_parser("zip", help="the offline zip (works from file://) into dist/kvlab-offline-<version>.zip")
     p_zip.add_argument("--dist-dir", type=Path, default=CONFIG.dist_dir, help="where to write the zip (default: dist/)")
-    p_test = sub.add_parser("test", help="run every test (unit, build, browser); extra arguments go to pytest")
-    p_test.add_argument("pytest_args", nargs="*", help="passed to pytest, e.g. -k attention -x")
-    args, extra = parser.parse_known_args()
-    if extra and args.command != "test":
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if args.command == "test":  # options such as -x or -k reach pytest as they are
-        args.pytest_args = [a for a in sys.argv[sys.argv.index("test") + 1:] if a != "--"] if "test" in sys.argv else []
+    p_test = sub.add_parser("test", help="run every test (unit, build, browser); extra arguments go to pytest, e.g. -k attention -x")
+    # `test` takes no options of its own: whatever follows it (-x, -k name, paths) is pytest's
+    args, pytest_args = parser.parse_known_args()
+    if pytest_args and args.command != "test":
+        parser.error(f"unrecognized arguments: {' '.join(pytest_args)}")
 
     reexec_in_venv()
     ensure_node_modules()
@@ -278,7 +276,7 @@ def main() -> None:
     elif command == "serve":
         serve_site(args.port)
     elif command == "test":
-        run_tests(args.pytest_args)
+        run_tests(pytest_args)
 
 
 if __name__ == "__main__":

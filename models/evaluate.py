@@ -56,17 +56,24 @@ class OnnxLM:
         z = np.zeros((1, self.H, 0, self.D), np.float32)
         return [(z, z) for _ in range(self.L)]
 
-    def step(self, ids, cache, positions):
-        """ids: new tokens; cache: list of (k, v); positions: their position ids."""
+    def feeds(self, ids, cache=None, positions=None) -> dict:
+        """The graph's inputs for new tokens `ids` after `cache` (list of (k, v); None = empty),
+        at `positions` (default: right after the cache)."""
+        cache = self.empty_cache() if cache is None else cache
         P = cache[0][0].shape[2]
         T = len(ids)
+        positions = list(range(P, P + T)) if positions is None else positions
         feeds = {"input_ids": np.array([ids], np.int64),
                  "attention_mask": np.ones((1, P + T), np.int64),
                  "position_ids": np.array([positions], np.int64)}
         for i, (k, v) in enumerate(cache):
             feeds[f"past_key_values.{i}.key"] = k
             feeds[f"past_key_values.{i}.value"] = v
-        out = self.sess.run(self.fetch, feeds)
+        return feeds
+
+    def step(self, ids, cache, positions):
+        """ids: new tokens; cache: list of (k, v); positions: their position ids."""
+        out = self.sess.run(self.fetch, self.feeds(ids, cache, positions))
         return out[0][0], [(out[1 + 2 * i], out[2 + 2 * i]) for i in range(self.L)]
 
 
@@ -134,12 +141,7 @@ def copy_heads(lm: OnnxLM, tok, episodes, n: int = 40) -> dict:
         if len(ids) > lm.cfg["block_size"]:
             continue
         first, last = ids.index(cue), len(ids) - 1 - ids[::-1].index(cue)  # statement and answer cues
-        feeds = {"input_ids": np.array([ids], np.int64), "attention_mask": np.ones((1, len(ids)), np.int64),
-                 "position_ids": np.arange(len(ids))[None].astype(np.int64)}
-        for i in range(lm.L):
-            for kv in ("key", "value"):
-                feeds[f"past_key_values.{i}.{kv}"] = np.zeros((1, lm.H, 0, lm.D), np.float32)
-        atts = lm.sess.run(fetch, feeds)
+        atts = lm.sess.run(fetch, lm.feeds(ids))
         for i, a in enumerate(atts):  # a: (1, H, T, T); query last+d predicts digit d+1 at first+d+1
             acc[i] += np.mean([a[0, :, last + d, first + d + 1] for d in range(4)], axis=0)
         used += 1
@@ -180,10 +182,7 @@ def time_steps(lm: OnnxLM, n_ctx: int = 256, reps: int = 20):
     t_c, t_u, t_a = [], [], []
     # the same cached step, also fetching the attention weights
     fetch_all = [o.name for o in lm.sess.get_outputs()]
-    feeds = {"input_ids": np.array([ids[-1:]], np.int64), "attention_mask": np.ones((1, n_ctx), np.int64),
-             "position_ids": np.array([[n_ctx - 1]], np.int64)}
-    for i, (k, v) in enumerate(cache):
-        feeds[f"past_key_values.{i}.key"], feeds[f"past_key_values.{i}.value"] = k, v
+    feeds = lm.feeds(ids[-1:], cache)
     for _ in range(3):  # rounds; each run alone for `reps` calls after 5 warm-up calls
         for times, run in ((t_c, lambda: lm.sess.run(lm.fetch, feeds)),
                            (t_a, lambda: lm.sess.run(fetch_all, feeds)),

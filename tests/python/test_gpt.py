@@ -98,12 +98,7 @@ def test_attention_weights_are_exposed_and_agree(model, lm, tok):
     ids = tok.encode(PROMPT)
     names = [o.name for o in lm.sess.get_outputs()]
     assert names[0] == "logits" and f"attentions.{lm.L - 1}" in names
-    feeds = {"input_ids": np.array([ids], np.int64), "attention_mask": np.ones((1, len(ids)), np.int64),
-             "position_ids": np.arange(len(ids))[None].astype(np.int64)}
-    for i in range(lm.L):
-        for kv in ("key", "value"):
-            feeds[f"past_key_values.{i}.{kv}"] = np.zeros((1, lm.H, 0, lm.D), np.float32)  # past length 0
-    att0 = lm.sess.run(["attentions.0"], feeds)[0]
+    att0 = lm.sess.run(["attentions.0"], lm.feeds(ids))[0]  # past length 0
     _, _, atts = model.forward(np.array([ids]), return_attention=True)
     assert att0.shape == (1, lm.H, len(ids), len(ids))
     assert np.allclose(att0.sum(-1), 1, atol=1e-5)
