@@ -399,9 +399,9 @@
 
   /* Attention weights of a prompt: weights[layer][head][query][key], mean[layer][query][key]. */
   kv.attention = async function (prompt) {
+    if (typeof prompt !== "string" || !prompt.trim()) throw new Error("Type a prompt first.");
     const model = await kv.model();
     const ids = model.tokenizer.encode(prompt).slice(0, model.config.block_size);
-    if (!ids.length) throw new Error("Type a prompt first.");
     const res = await forward(model, ids, 0, null, true);
     disposePast(res.present);
     const T = ids.length;

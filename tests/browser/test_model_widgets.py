@@ -344,3 +344,15 @@ def test_concurrent_model_calls_queue_instead_of_colliding(page, site_url):
     assert got[0] == kvlab.model_attention("The cat sat on the mat.")["tokens"]
     assert got[1] == kvlab.model_attention("Tom lost his key.")["tokens"]
     assert got[2] == [s["token"] for s in tiny.generation_demo("The dog", max_new_tokens=8)["steps"]]
+
+
+def test_model_attention_refuses_a_blank_sentence_and_keeps_the_last_one(page, site_url):
+    """Like kvlab.model_attention (ValueError), a sentence of spaces is not run."""
+    root = open_widget(page, site_url + "attention/", "model-attention")
+    root.locator('input[name="prompt"]').focus()
+    expect(root).to_have_attribute("data-state", "ready", timeout=GEN_TIMEOUT_MS)
+    root.locator('input[name="prompt"]').fill("   ")
+    root.locator('button[name="show"]').click()
+    expect(root.locator(".kv-notice")).to_contain_text("Type a sentence first")
+    expect(root.locator("button.kv-ma-token")).to_have_count(len(kvlab.model_attention()["tokens"]))
+    assert page.evaluate("kvlab.attention('  ').then(() => 'ran', (e) => e.message)") == "Type a prompt first."

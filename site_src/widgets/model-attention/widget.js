@@ -158,6 +158,12 @@ kvlab.register("model-attention", {
     }
 
     async function update(prompt) {
+      if (!prompt.trim()) { // as kvlab.model_attention: nothing to read
+        ctx.notice("Type a sentence first: the model shows what each of its tokens reads.");
+        form.prompt.focus();
+        return;
+      }
+      ctx.notice("");
       pendingPrompt = prompt;
       if (running) return;
       running = true;
