@@ -13,7 +13,9 @@ Also unlike nanoGPT: smeared keys (each attention key mixed with the previous
 slot's key, a learned gate per head) and one head started as a copy head
 (`init_copy_head`), so that recalling a door code hundreds of tokens back is
 something this small model learns in minutes on a CPU; models/README.md says
-what was tried without them (nothing was recalled). Used for training only; the browser runs the ONNX export, and
+what was tried without them (nothing was recalled).
+
+Used for training only; the browser runs the ONNX export, and
 pycode/kvlab/gpt.py is the numpy reference of the same maths.
 """
 from __future__ import annotations
@@ -242,11 +244,11 @@ def init_copy_head(model: GPT, layer: int = 0, head: int = 0, qk_gain: float = 2
     attn = model.transformer.h[layer].attn
     W, b = attn.c_attn.weight, attn.c_attn.bias
     with torch.no_grad():
+        rows = head * D + torch.tensor(free)  # the head's position-free q rows; k rows are C further
         W[head * D:(head + 1) * D] = 0.0
         W[C + head * D: C + (head + 1) * D] = 0.0
-        for i, j in enumerate(free):
-            W[head * D + j] = qk_gain * R[i]
-            W[C + head * D + j] = qk_gain * R[i]
+        W[rows] = qk_gain * R
+        W[C + rows] = qk_gain * R
         b[head * D:(head + 1) * D] = 0.0
         b[C + head * D: C + (head + 1) * D] = 0.0
         W[2 * C + head * D: 2 * C + (head + 1) * D] = P

@@ -5,8 +5,8 @@
 
 Logs loss and door-code recall on held-out episodes every `eval_interval` steps
 (recall comes early, thanks to the copy-head init; the rest of the schedule is for
-the English, so there is no early stop on recall), and writes weights.npz, config.json and train_log.json to `out_dir` (models/runs/full)
-at every evaluation; `python models/export.py` turns that into models/tiny/.
+the English, so there is no early stop on recall), and writes weights.npz,
+config.json and train_log.json to `out_dir` (models/runs/full) at every evaluation; `python models/export.py` turns that into models/tiny/.
 """
 from __future__ import annotations
 
