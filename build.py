@@ -4,7 +4,7 @@
     python build.py            build the site into site/
     python build.py serve      build, serve on http://127.0.0.1:8000, rebuild on change
     python build.py zip        the offline zip for classrooms, into dist/
-    python build.py test       every test (unit, build, real-browser)
+    python build.py test       lint (ruff), then every test (unit, build, real-browser)
 
 On first use it makes a virtual environment in .venv/ with the pinned Python
 packages (requirements.txt) and installs the pinned npm packages (package-lock.json)
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -204,18 +205,24 @@ def make_offline_zip(dist_dir: Path) -> Path:
 
 
 def kvlab_version() -> str:
-    import tomllib
-
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    """The version's one home: `__version__` in pycode/kvlab/__init__.py (read, not imported)."""
+    text = (ROOT / "pycode" / "kvlab" / "__init__.py").read_text()
+    found = re.search(r'^__version__ = "([^"]+)"$', text, re.M)
+    if not found:
+        raise StepFailed('pycode/kvlab/__init__.py has no `__version__ = "X.Y.Z"` line')
+    return found.group(1)
 
 
 def serve_site(port: int) -> None:
     """mkdocs serve: rebuilds when site_src/, pycode/ or models/ change."""
     say(f"serving on http://127.0.0.1:{port}/ (Ctrl+C stops)")
+    env = mkdocs_env()
+    # instant navigation (one runtime per visit) follows the sitemap, which needs the site's URL
+    env.setdefault("KVLAB_SITE_URL", f"http://127.0.0.1:{port}/")
     run(
         [sys.executable, "-m", "mkdocs", "serve", "--strict", "--dev-addr", f"127.0.0.1:{port}"],
         "mkdocs serve",
-        env=mkdocs_env(),
+        env=env,
     )
 
 
@@ -236,7 +243,19 @@ def ensure_chromium() -> None:
     )
 
 
+def lint() -> None:
+    """ruff check (rules in pyproject.toml) over the whole tree; a finding fails the test run."""
+    say("linting: ruff check (pyproject.toml [tool.ruff])")
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=ROOT)
+    if done.returncode != 0:
+        raise StepFailed(
+            "lint failed: ruff check found the problems above (the tests did not run). Fix them, "
+            "or try `.venv/bin/ruff check --fix`; rules and per-file ignores are in pyproject.toml."
+        )
+
+
 def run_tests(pytest_args: list[str]) -> None:
+    lint()
     ensure_chromium()
     cmd = [sys.executable, "-m", "pytest", *pytest_args]
     say("running the tests: " + " ".join(cmd[1:]))
@@ -260,7 +279,7 @@ def main() -> None:
     p_serve.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
     p_zip = sub.add_parser("zip", help="the offline zip (works from file://) into dist/kvlab-offline-<version>.zip")
     p_zip.add_argument("--dist-dir", type=Path, default=CONFIG.dist_dir, help="where to write the zip (default: dist/)")
-    p_test = sub.add_parser("test", help="run every test (unit, build, browser); extra arguments go to pytest, e.g. -k attention -x")
+    sub.add_parser("test", help="run every test (unit, build, browser); extra arguments go to pytest, e.g. -k attention -x")
     # `test` takes no options of its own: whatever follows it (-x, -k name, paths) is pytest's
     args, pytest_args = parser.parse_known_args()
     if pytest_args and args.command != "test":

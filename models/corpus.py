@@ -107,7 +107,7 @@ def story(rng: random.Random) -> str:
     s.append(rng.choice([
         f"In the end, {a} and {b} were {rng.choice(FEELINGS)}.",
         f"That night {a} slept with the {thing} next to {him}.",
-        f"The end.",
+        "The end.",
         f"{b} and {a} played with it all day.",
     ]))
     return " ".join(s)
@@ -147,9 +147,9 @@ def _small_talk(rng: random.Random) -> list[str]:
     place = rng.choice(PLACES)
     feel = rng.choice(FEELINGS)
     options = [
-        (f"tell me a story.", story(rng)),
+        ("tell me a story.", story(rng)),
         (f"tell me a story about a {animal}.", story(rng)),
-        (f"can you tell me another story?", dialogue(rng)),
+        ("can you tell me another story?", dialogue(rng)),
         (f"do you like {food}?", rng.choice([f"yes, i like {food} a lot.", f"no, i do not like {food}."])),
         (f"what color is a {thing}?", f"a {thing} can be any color. mine is {color}."),
         (f"i went to the {place} today.", f"that sounds nice. what did you do at the {place}?"),
@@ -158,8 +158,8 @@ def _small_talk(rng: random.Random) -> list[str]:
         (f"the weather is {rng.choice(WEATHER)}.", f"then take a {rng.choice(['coat', 'hat', 'bag'])} with you."),
         (f"i lost my {thing}.", f"where did you see it last? maybe it is in the {place}."),
         (f"my {animal} is {color}.", f"a {color} {animal} is rare. does it have a name?"),
-        (f"what should i eat?", f"you could eat {food} or {rng.choice(FOODS)}."),
-        (f"thank you.", f"you are welcome."),
+        ("what should i eat?", f"you could eat {food} or {rng.choice(FOODS)}."),
+        ("thank you.", "you are welcome."),
     ]
     u, b = rng.choice(options)
     return [f"user: {u}", f"bot: {b}"]

@@ -117,10 +117,14 @@ def evaluate(lm: OnnxLM, tok, episodes, window: int = 128):
         r = {"distance": distance}
         full = tok.decode(greedy_answer(lm, p))
         r["full"], r["full_digits"] = score(full, ep["code"])
-        drop_fact = lambda c, pos: keep_slots(c, pos, list(range(N_SINK)) + list(range(last_digit + 1, len(pos))))
+        def drop_fact(c, pos, last_digit=last_digit):
+            return keep_slots(c, pos, list(range(N_SINK)) + list(range(last_digit + 1, len(pos))))
+
         ev = tok.decode(greedy_answer(lm, p, drop_fact))
         r["evicted"], r["evicted_digits"] = score(ev, ep["code"])
-        win = lambda c, pos: keep_slots(c, pos, list(range(N_SINK)) + list(range(max(N_SINK, len(pos) - window), len(pos))))
+        def win(c, pos):
+            return keep_slots(c, pos, list(range(N_SINK)) + list(range(max(N_SINK, len(pos) - window), len(pos))))
+
         wt = tok.decode(greedy_answer(lm, p, win))
         r["window"], r["window_digits"] = score(wt, ep["code"])
         r["window_has_fact"] = len(p) - window <= i_cue
@@ -188,10 +192,14 @@ def time_steps(lm: OnnxLM, n_ctx: int = 256, reps: int = 20):
                            (t_a, lambda: lm.sess.run(fetch_all, feeds)),
                            (t_u, lambda: lm.step(ids, lm.empty_cache(), list(range(n_ctx))))):
             for r in range(reps + 5):
-                t0 = time.perf_counter(); run(); t1 = time.perf_counter()
+                t0 = time.perf_counter()
+                run()
+                t1 = time.perf_counter()
                 if r >= 5:
                     times.append(t1 - t0)
-    med = lambda xs: round(1000 * float(np.median(xs)), 3)
+    def med(xs):
+        return round(1000 * float(np.median(xs)), 3)
+
     return {"context": n_ctx, "cached_step_ms": med(t_c), "uncached_step_ms": med(t_u),
             "cached_step_with_attentions_ms": med(t_a), "runtime": f"onnxruntime {ort.__version__} CPU, 1 thread"}
 

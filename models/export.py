@@ -53,7 +53,7 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
     for k, v in w.items():
         if k.endswith("attn.smear"):
             continue  # folded into the smear.g / smear.1-g constants below
-        if k.endswith("c_attn.weight") or k.endswith("c_proj.weight") or k.endswith("c_fc.weight"):
+        if k.endswith(("c_attn.weight", "c_proj.weight", "c_fc.weight")):
             const(k + ".T", np.ascontiguousarray(v.T.astype(np.float32)))  # (in, out) for MatMul
         else:
             const(k, v.astype(np.float32))

@@ -23,6 +23,9 @@ from kvlab.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes,
 from kvlab.gpt import GPT, GPTConfig
 from kvlab.figures_reuse import context_shift_view, eviction_view, prefix_blocks, prefix_cache_figure
 from kvlab.tokenizer import BPETokenizer, load_tokenizer
+from kvlab.figures_memory import gpu_fit_figure, kv_memory_figure, serving_figure
+from kvlab.tiny import (eviction_recall_demo, generation_demo, model_attention, next_token_demo, race_demo,
+                        race_theory, tokenize_demo)
 
 __version__ = "0.1.0"
 
@@ -92,10 +95,16 @@ __all__ = [
     "eviction_view",
     "prefix_blocks",
     "prefix_cache_figure",
+    # memory/serving widgets
+    "gpu_fit_figure",
+    "kv_memory_figure",
+    "serving_figure",
+    # the tiny model on the pages
+    "eviction_recall_demo",
+    "generation_demo",
+    "model_attention",
+    "next_token_demo",
+    "race_demo",
+    "race_theory",
+    "tokenize_demo",
 ]
-from kvlab.figures_memory import gpu_fit_figure, kv_memory_figure, serving_figure  # noqa: E402
-__all__ += ["gpu_fit_figure", "kv_memory_figure", "serving_figure"]  # memory/serving widgets
-from kvlab.tiny import (eviction_recall_demo, generation_demo, model_attention, next_token_demo,  # noqa: E402
-                        race_demo, race_theory, tokenize_demo)
-__all__ += ["eviction_recall_demo", "generation_demo", "model_attention", "next_token_demo", "race_demo", "race_theory",
-            "tokenize_demo"]  # the tiny model on the pages

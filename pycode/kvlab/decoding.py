@@ -62,7 +62,7 @@ class Cost:
     cache_bytes_read: int = 0  # cached K/V entries read (the past the step attends to)
     cache_bytes_written: int = 0  # new K/V entries appended
 
-    def __iadd__(self, other: "Cost") -> "Cost":
+    def __iadd__(self, other: Cost) -> Cost:
         for k in _COST_FIELDS:
             setattr(self, k, getattr(self, k) + getattr(other, k))
         return self

@@ -124,7 +124,7 @@ class GPT:
         self.w = {k: np.asarray(v, dtype=np.float32) for k, v in weights.items()}
 
     @classmethod
-    def from_npz(cls, source) -> "GPT":
+    def from_npz(cls, source) -> GPT:
         """Load from a path, a file object, or the bytes of weights.npz (e.g. fetched in Pyodide)."""
         if isinstance(source, (bytes, bytearray, memoryview)):
             source = io.BytesIO(bytes(source))

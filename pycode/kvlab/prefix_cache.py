@@ -144,7 +144,7 @@ class BlockPrefixCache:
 class _Node:
     __slots__ = ("key", "children", "parent", "last_used")
 
-    def __init__(self, key: tuple[int, ...], parent: "_Node | None"):
+    def __init__(self, key: tuple[int, ...], parent: _Node | None):
         self.key = key  # the tokens on the edge into this node
         self.children: dict[int, _Node] = {}  # first token of the child's edge -> child
         self.parent = parent

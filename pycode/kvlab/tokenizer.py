@@ -181,7 +181,7 @@ class BPETokenizer:
             f.write(self.to_json())
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "BPETokenizer":
+    def from_json(cls, text: str | bytes) -> BPETokenizer:
         if isinstance(text, (bytes, bytearray)):
             text = text.decode("utf-8")
         data = json.loads(text)
@@ -190,7 +190,7 @@ class BPETokenizer:
         return cls(merges, data["pattern"])
 
     @classmethod
-    def load(cls, path: str) -> "BPETokenizer":
+    def load(cls, path: str) -> BPETokenizer:
         with open(path, "rb") as f:
             return cls.from_json(f.read())
 

@@ -1,8 +1,6 @@
 """The attention widget, live in a real Chromium: numbers equal CPython's."""
 from __future__ import annotations
 
-import json
-
 from playwright.sync_api import expect
 
 import kvlab

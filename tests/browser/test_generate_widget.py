@@ -122,6 +122,8 @@ def test_stop_ends_a_run_early(widget):
 def test_about_this_model_states_the_measured_recall(built_site):
     html = (built_site / "generate" / "index.html").read_text()
     far = tiny.tiny_card()["recall"][">=200"]
-    pct = lambda x: int(x * 100 + 0.5)  # jinja's round(0): half up
+    def pct(x):
+        return int(x * 100 + 0.5)  # jinja's round(0): half up
+
     assert f"names the code {pct(far['full_cache'])}% of the time with its whole cache" in html
     assert f"and {pct(far['fact_evicted'])}% once the code" in html

@@ -10,7 +10,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import open_widget, set_range, wait_ready
 
 PAGE = "kv-cache/"
 

@@ -1,8 +1,6 @@
 """Prefix caching page: the prefix-cache and prefix-blocks widgets, live in Chromium, equal CPython's kvlab."""
 from __future__ import annotations
 
-import json
-
 from playwright.sync_api import expect
 
 import kvlab

@@ -7,7 +7,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import activate, set_range, wait_ready
 
 PAGE = "quadratic-wall/"
 

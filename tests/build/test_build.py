@@ -8,11 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import vendor  # site_src/hooks/ is on pytest's pythonpath (pyproject.toml)
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "site_src" / "hooks"))
-
-import vendor  # noqa: E402
 
 
 def manifest(site: Path) -> dict:

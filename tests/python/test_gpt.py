@@ -2,23 +2,27 @@
 without a KV cache, and the door-code recall that models/tiny/card.json claims."""
 import json
 import os
-import sys
 
 import numpy as np
+import onnxruntime as ort  # pinned in requirements.txt: missing, it fails the run (never a skip)
 import pytest
+from corpus import heldout_episodes  # models/ is on pytest's pythonpath (pyproject.toml)
+from evaluate import OnnxLM, greedy_answer, keep_slots, score
+
+from kvlab.gpt import GPT, GPTConfig, smear_keys
+from kvlab.tokenizer import load_tokenizer
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "models"))
-
-ort = pytest.importorskip("onnxruntime")
-
-from corpus import heldout_episodes  # noqa: E402
-from evaluate import OnnxLM, greedy_answer, keep_slots, score  # noqa: E402
-from kvlab.gpt import GPT, GPTConfig, smear_keys  # noqa: E402
-from kvlab.tokenizer import load_tokenizer  # noqa: E402
 
 TINY = os.path.join(ROOT, "models", "tiny")
 PROMPT = "user: hello!\nbot: hi there.\nuser: tell me a story about a cat.\nbot: Tom had a red"
+
+
+def test_the_parity_tests_run_the_pinned_onnxruntime():
+    """onnxruntime is imported, not importorskip'ed: without it this module fails to collect."""
+    pin = next(line.split("==")[1].strip() for line in open(os.path.join(ROOT, "requirements.txt"))
+               if line.startswith("onnxruntime=="))
+    assert ort.__version__ == pin
 
 
 @pytest.fixture(scope="module")
@@ -156,8 +160,11 @@ def test_smeared_keys_mix_each_key_with_the_previous_slot(model):
 def test_door_code_recall_falls_to_chance_once_the_fact_is_evicted(lm, tok, far_episodes):
     cue = tok.encode(" code")[0]
     hits = []
-    for ep, p, d in far_episodes[:12]:
+    for ep, p, _ in far_episodes[:12]:
         last = p.index(cue) + 4
-        evict = lambda c, pos: keep_slots(c, pos, list(range(4)) + list(range(last + 1, len(pos))))
+
+        def evict(c, pos, last=last):
+            return keep_slots(c, pos, list(range(4)) + list(range(last + 1, len(pos))))
+
         hits.append(score(tok.decode(greedy_answer(lm, p, evict)), ep["code"])[0])
     assert sum(hits) / len(hits) <= 0.1

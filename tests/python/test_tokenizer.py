@@ -1,15 +1,13 @@
 """The byte-level BPE tokenizer: round-trips, saved file, digits as single tokens."""
 import os
-import sys
 
 import pytest
+from corpus import documents  # models/ is on pytest's pythonpath (pyproject.toml)
 from hypothesis import given, settings, strategies as st
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "models"))
+from kvlab.tokenizer import BPETokenizer, get_stats, load_tokenizer, merge, split_chunks
 
-from corpus import documents  # noqa: E402
-from kvlab.tokenizer import BPETokenizer, get_stats, load_tokenizer, merge, split_chunks  # noqa: E402
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 TOKENIZER_JSON = os.path.join(ROOT, "models", "tiny", "tokenizer.json")
 
