@@ -1,4 +1,4 @@
-"""The one door from JavaScript into kvlab (used by the browser runtime).
+"""The one door from JavaScript into kvlab (used by the browser runtime's worker).
 
 JSON in, JSON out, so the page sees exactly the numbers CPython would give,
 and a Python error reaches the page as one readable line, not a traceback.
@@ -10,12 +10,22 @@ and a Python error reaches the page as one readable line, not a traceback.
 "ValueError: invalid literal for int() with base 10: 'x'"
 >>> json.loads(call_json("os", '{}'))["error"]
 'NameError: kvlab has no public function os'
+>>> json.loads(run_json("x = 6\\nx * 7"))["result"]
+42
+>>> json.loads(run_json("1 / 0"))["error"]
+'ZeroDivisionError: division by zero'
 """
 from __future__ import annotations
 
+import ast
 import json
 
 import kvlab
+
+
+def _error(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return json.dumps({"error": f"{type(exc).__name__}: {text}"[:500]})
 
 
 def call_json(name: str, kwargs_json: str) -> str:
@@ -25,6 +35,19 @@ def call_json(name: str, kwargs_json: str) -> str:
     try:
         kwargs = json.loads(kwargs_json)
         result = getattr(kvlab, name)(**kwargs)
-    except (ValueError, TypeError, KeyError) as exc:  # bad input from the page
-        return json.dumps({"error": f"{type(exc).__name__}: {exc}"})
-    return json.dumps({"result": result})
+        return json.dumps({"result": result}, allow_nan=False)
+    except (Exception, RecursionError, MemoryError) as exc:  # one line for the page, never a traceback
+        return _error(exc)
+
+
+def run_json(code: str) -> str:
+    """Run Python code; reply with the JSON of its last expression (None if there is none)."""
+    try:
+        tree = ast.parse(code, mode="exec")
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        scope: dict = {"kvlab": kvlab, "__name__": "__kvlab_console__"}
+        exec(compile(tree, "<kvlab.runPython>", "exec"), scope)
+        value = eval(compile(ast.Expression(last.value), "<kvlab.runPython>", "eval"), scope) if last else None
+        return json.dumps({"result": value})
+    except (Exception, RecursionError, MemoryError) as exc:
+        return _error(exc)

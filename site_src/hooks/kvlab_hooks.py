@@ -44,6 +44,9 @@ MODELS = "assets/models/tiny"  # the tiny transformer, as exported (models/tiny/
 MODEL_DIR = ROOT / "models" / "tiny"
 MODEL_FILES = ("model.onnx", "tokenizer.json")
 VENDOR = "assets/vendor"  # third-party runtimes, copied as they are
+# site_src/runtime/ files that make the page's runtime.js, in load order; worker.js
+# and model.js run in the worker and are served on their own
+PAGE_RUNTIME = ("loader.js", "bridge.js", "kit.js", "context.js", "embed.js")
 
 _state: dict = {}
 
@@ -67,7 +70,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     _state["widgets"] = widget_blocks.discover_widgets()
     _state["renderer"] = widget_blocks.WidgetRenderer(_state["widgets"])
     _state["pages"] = {}
-    for script in ("manifest.js", "runtime.js", "model.js", "widgets.js"):
+    for script in ("manifest.js", "runtime.js", "widgets.js"):
         path = f"{ASSETS}/{script}"
         if path not in [str(s) for s in config.extra_javascript]:
             config.extra_javascript.append(path)
@@ -78,10 +81,16 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     widgets = _state["widgets"].values()
+    runtime = SITE_SRC / "runtime"
     generated = {
-        f"{ASSETS}/runtime.js": (SITE_SRC / "runtime" / "runtime.js").read_text(encoding="utf-8"),
-        f"{ASSETS}/model.js": (SITE_SRC / "runtime" / "model.js").read_text(encoding="utf-8"),
-        f"{ASSETS}/embed-host.js": (SITE_SRC / "runtime" / "embed-host.js").read_text(encoding="utf-8"),
+        # the page's part of the runtime: one file, its parts in load order
+        f"{ASSETS}/runtime.js": "\n".join(
+            f"// ---- site_src/runtime/{name}\n" + (runtime / name).read_text(encoding="utf-8") for name in PAGE_RUNTIME
+        ),
+        # the worker's part: loaded only when a reader makes a widget live
+        f"{ASSETS}/worker.js": (runtime / "worker.js").read_text(encoding="utf-8"),
+        f"{ASSETS}/model.js": (runtime / "model.js").read_text(encoding="utf-8"),
+        f"{ASSETS}/embed-host.js": (runtime / "embed-host.js").read_text(encoding="utf-8"),
         f"{ASSETS}/widgets.js": "\n".join(f"// ---- widget: {w.name}\n{w.js}" for w in widgets),
         f"{ASSETS}/kvlab.css": "\n".join(
             [(SITE_SRC / "styles" / "kvlab.css").read_text(encoding="utf-8")] + [w.css for w in widgets]
@@ -100,6 +109,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             if f.payload:
                 generated[f"{VENDOR}/{f.dest}.js"] = payload_js(f"vendor/{f.dest}", f.src.read_bytes())
         generated[f"{ASSETS}/{zip_name}.js"] = payload_js(f"kvlab/{zip_name}", zip_bytes)
+        for script in ("worker.js", "model.js"):  # a file:// worker gets its scripts from the page
+            generated[f"{ASSETS}/{script}.js"] = payload_js(f"kvlab/{script}", generated[f"{ASSETS}/{script}"].encode())
         for name in MODEL_FILES:
             generated[f"{MODELS}/{name}.js"] = payload_js(f"models/tiny/{name}", (MODEL_DIR / name).read_bytes())
     for name, widget in _state["widgets"].items():

@@ -160,17 +160,18 @@ def ensure_ort_bundle(log=print) -> Path:
 class VendoredFile:
     src: Path
     dest: str  # path under the site's assets/vendor/
-    payload: bool = False  # fetched by the runtime (not a <script>): offline builds ship it as base64 too
+    payload: bool = False  # loaded by the runtime worker: offline builds ship it as base64 too
 
 
 def vendored_files(log=print) -> list[VendoredFile]:
     """Everything the browser runtime loads, source → destination in the site."""
     _require_node_modules()
-    scripts = ("pyodide.js", "pyodide.asm.js")
-    files = [VendoredFile(PYODIDE_DIR / name, f"pyodide/{name}", payload=name not in scripts) for name in PYODIDE_FILES]
+    # every file of Pyodide and onnxruntime-web is loaded by the runtime worker
+    # (scripts included: a file:// worker makes them from bytes the page sends)
+    files = [VendoredFile(PYODIDE_DIR / name, f"pyodide/{name}", payload=True) for name in PYODIDE_FILES]
     files.append(VendoredFile(ensure_numpy_wheel(log), f"pyodide/{NUMPY_WHEEL}", payload=True))
     files.append(VendoredFile(PLOTLY_FILE, "plotly/plotly-cartesian.min.js"))
-    files.append(VendoredFile(ensure_ort_bundle(log), "ort/ort.iife.js"))
+    files.append(VendoredFile(ensure_ort_bundle(log), "ort/ort.iife.js", payload=True))
     files.append(VendoredFile(ORT_DIR / ORT_WASM, f"ort/{ORT_WASM}", payload=True))
     files.append(VendoredFile(IFRAME_WORKER, "iframe-worker/shim.js"))
     for f in files:

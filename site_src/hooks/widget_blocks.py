@@ -38,6 +38,7 @@ class Widget:
     page: str  # the markdown page that explains it, relative to docs_dir
     height: int  # a sensible iframe height for embeds, in CSS pixels
     summary: str = ""
+    runtimes: tuple = ("python",)  # what going live downloads: "python" and/or "model"
     folder: Path = field(default_factory=Path)
 
     @property
@@ -138,8 +139,12 @@ def replace_blocks(markdown: str, on_block) -> str:
 
 
 def escape_json_for_html(text: str) -> str:
-    """JSON inside <script type=application/json>: only `</` needs care."""
-    return text.replace("</", "<\\/")
+    """JSON as the text of a <template>: no markup characters at all (JSON's
+    own \\u escapes), so the browser parses it as one text node.
+
+    Not a <script type=application/json>: mkdocs-material's instant navigation
+    re-creates inline scripts without their attributes, and would run the JSON."""
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def snippet_html(widget: Widget, src: str) -> str:

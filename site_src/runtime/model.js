@@ -1,26 +1,26 @@
-/* kvlab browser runtime, part 2: the tiny transformer on onnxruntime-web.
+/* The tiny transformer on onnxruntime-web: tokenizer, generation, attention.
  *
- * window.kvlab gains:
- *   model()                     onnxruntime-web + the tiny model + its tokenizer, once per page
- *   generate({prompt, maxNewTokens, useCache, temperature, topK, seed, onToken, signal, evict})
- *                               prefill + decode with the past (useCache), or the whole
+ * Runs inside the runtime's model worker (worker.js), or on the page when no
+ * worker can start; it never touches the DOM. It defines self.kvlabModel:
+ *   Tokenizer                   byte-level BPE, a port of kvlab/tokenizer.py (tested against it)
+ *   load(env, spec)             onnxruntime-web + the model + its tokenizer; warmed up (one cached
+ *                               and one uncached step), so the first timed run pays no first-call cost
+ *   generate(model, opts, hooks) prefill + decode with the past (useCache), or the whole
  *                               sequence again at every step (no cache); same seed → same tokens.
  *                               evict {sinks, window}: after each step keep only the first
  *                               `sinks` and the last `window` cached tokens (StreamingLLM; sinks 0
  *                               is a plain sliding window). Kept tokens keep their positions (RoPE).
  *                               streamPrompt: read the prompt one token at a time (evicting as
  *                               it goes) and report promptNll, the model's surprise per token.
- *   attention(prompt)           per-layer, per-head attention weights of the prompt
- *   Tokenizer                   byte-level BPE, a port of kvlab/tokenizer.py (tested against it)
+ *                               hooks: {onToken, onPromptToken, cancelled()}.
+ *   attention(model, prompt)    per-layer, per-head attention weights of the prompt
  *
  * The ONNX I/O follows the Optimum / transformers.js decoder convention
  * (DESIGN.md): input_ids, attention_mask, position_ids, past_key_values.{i}.key|value
  * → logits, present.{i}.key|value, attentions.{i}.
  */
-(function () {
+(function (global) {
   "use strict";
-  const kv = window.kvlab;
-  const manifest = kv.manifest;
 
   // ------------------------------------------------------------------ tokenizer
 
@@ -123,45 +123,31 @@
     }
     return new RegExp(out, "gu");
   }
-  kv.Tokenizer = Tokenizer;
 
   // ------------------------------------------------------------------ model
 
-  let modelPromise = null;
-  kv.model = function () {
-    if (!modelPromise) {
-      modelPromise = loadModel().catch((err) => {
-        modelPromise = null;
-        throw err;
-      });
-    }
-    return modelPromise;
-  };
-
-  async function loadModel() {
-    try {
-      return await loadModelFiles();
-    } catch (err) {
-      kv.reportProgress("model", { done: true });
-      throw err;
-    }
-  }
-
-  async function loadModelFiles() {
-    const m = manifest.model;
-    if (!m) throw new Error("this build has no model");
+  /* env: {bytes(task, label, paths) → {path: Uint8Array}, importScript(path), progress(task, update)} */
+  async function load(env, spec) {
     const wasm = "vendor/ort/ort-wasm-simd-threaded.wasm";
-    const files = await kv.fetchAll("model", `the tiny model (${(m.params / 1e6).toFixed(2)}M parameters) and onnxruntime-web`, [wasm, m.onnx, m.tokenizer]);
-    await kv.loadScript(kv.assets + "vendor/ort/ort.iife.js");
-    const ort = window.ort;
+    const label = `the tiny model (${(spec.params / 1e6).toFixed(2)}M parameters) and onnxruntime-web`;
+    const files = await env.bytes("model", label, [wasm, spec.onnx, spec.tokenizer, "vendor/ort/ort.iife.js"]);
+    await env.importScript("vendor/ort/ort.iife.js", files["vendor/ort/ort.iife.js"]);
+    const ort = global.ort;
     ort.env.wasm.numThreads = 1; // GitHub Pages is not cross-origin isolated: no threads
+    ort.env.wasm.proxy = false; // we are the worker already
     ort.env.wasm.wasmBinary = files[wasm];
     ort.env.logLevel = "error";
-    kv.reportProgress("model", { what: "Starting the model…", loaded: 0, total: 0 });
-    const session = await ort.InferenceSession.create(files[m.onnx], { executionProviders: ["wasm"], graphOptimizationLevel: "all" });
-    const tokenizer = new Tokenizer(JSON.parse(new TextDecoder().decode(files[m.tokenizer])));
-    kv.reportProgress("model", { what: "Model ready", done: true });
-    return { ort, session, tokenizer, config: m.config };
+    env.progress("model", { what: "Starting the model…", loaded: 0, total: 0 });
+    const session = await ort.InferenceSession.create(files[spec.onnx], { executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+    const tokenizer = new Tokenizer(JSON.parse(new TextDecoder().decode(files[spec.tokenizer])));
+    const model = { ort, session, tokenizer, config: spec.config };
+    // Warm-up: the first run of each shape pays allocation and kernel set-up;
+    // do it now, so that no timed run shown to a reader includes it.
+    env.progress("model", { what: "Warming up the model…", loaded: 0, total: 0 });
+    await generate(model, { prompt: "The cat sat on the mat.", maxNewTokens: 3, useCache: true });
+    await generate(model, { prompt: "The cat sat on the mat.", maxNewTokens: 2, useCache: false });
+    env.progress("model", { what: "Model ready", done: true });
+    return model;
   }
 
   // ------------------------------------------------------------------ generation
@@ -203,18 +189,20 @@
 
   const int64 = (ort, values, dims) => new ort.Tensor("int64", BigInt64Array.from(values, (v) => BigInt(v)), dims);
 
-  /* onnxruntime-web does not support concurrent run() calls on one session (two
-   * widgets on a page, or a widget and a reader's click, would collide): every run
-   * waits for the one before. ms is the run's own time, not the wait. */
-  let runQueue = Promise.resolve();
-  function runQueued(session, feeds, fetches) {
-    const next = runQueue.catch(() => {}).then(async () => {
+  /* onnxruntime-web does not support concurrent run() calls on one session:
+   * the worker runs one job at a time (its queue), and this guard catches a
+   * mistake there. ms is the run's own time. */
+  let inRun = false;
+  async function timedRun(session, feeds, fetches) {
+    if (inRun) throw new Error("internal: two model runs at once");
+    inRun = true;
+    try {
       const t0 = performance.now();
       const out = await session.run(feeds, fetches);
       return { out, ms: performance.now() - t0 };
-    });
-    runQueue = next;
-    return next;
+    } finally {
+      inRun = false;
+    }
   }
 
   /* One forward pass. past: array of {key, value} tensors (or null = empty). */
@@ -237,7 +225,7 @@
     const fetches = ["logits"];
     for (let i = 0; i < config.n_layer; i++) fetches.push(`present.${i}.key`, `present.${i}.value`);
     if (wantAttention) for (let i = 0; i < config.n_layer; i++) fetches.push(`attentions.${i}`);
-    const { out, ms } = await runQueued(session, feeds, fetches);
+    const { out, ms } = await timedRun(session, feeds, fetches);
     Object.values(feeds).forEach((t) => t.dispose && t.dispose());
     const V = config.vocab_size;
     const logits = out.logits.data.slice((T - 1) * V, T * V);
@@ -266,30 +254,15 @@
     });
   }
 
-  /* Give the page a turn between steps (paint progress, take a Stop click)
+  /* Give the event loop a turn between steps (a cancel message, progress)
    * without the 4 ms clamp of nested setTimeout. */
   const channel = new MessageChannel();
   const waiting = [];
   channel.port1.onmessage = () => waiting.shift()();
-  const yieldToPage = () => new Promise((resolve) => {
+  const yieldTurn = () => new Promise((resolve) => {
     waiting.push(resolve);
     channel.port2.postMessage(0);
   });
-
-  let running = null;
-
-  /* Generate from a prompt, with or without the KV cache. Only one run at a
-   * time per page: a second call while one runs rejects with a busy error. */
-  kv.generate = async function (opts) {
-    if (running) throw new Error("a generation is already running");
-    const ticket = {};
-    running = ticket;
-    try {
-      return await generate(opts);
-    } finally {
-      if (running === ticket) running = null;
-    }
-  };
 
   /* -log p(target) under the logits (natural log). */
   function nll(logits, target) {
@@ -300,8 +273,9 @@
     return -(logits[target] - max - Math.log(z));
   }
 
-  async function generate({ prompt, maxNewTokens = 32, useCache = true, temperature = 0, topK: k = 5, seed = 0, onToken, signal, evict, streamPrompt = false, onPromptToken }) {
-    const model = await kv.model();
+  async function generate(model, { prompt, maxNewTokens = 32, useCache = true, temperature = 0, topK: k = 5, seed = 0, evict, streamPrompt = false }, hooks = {}) {
+    const { onToken, onPromptToken } = hooks;
+    const signal = { get aborted() { return Boolean(hooks.cancelled && hooks.cancelled()); } };
     const { tokenizer, config } = model;
     if (typeof prompt !== "string" || !prompt.trim()) throw new Error("Type a prompt first: the model continues your text.");
     const maxNew = Math.max(1, Math.min(maxNewTokens | 0, config.block_size - 1));
@@ -338,7 +312,7 @@
     if (useCache && streamPrompt) {
       let ms = 0;
       for (let i = 0; i < promptLen; i++) {
-        if (signal && signal.aborted) return { steps, promptLen, truncated, stopped: true, promptNll, tokens: [], text: "" };
+        if (signal && signal.aborted) return { steps, promptLen, truncated, promptText: tokenizer.decode(ids), stopped: true, promptNll, tokens: [], text: "" };
         const res = await forward(model, [seq[i]], i, past, false, cached.length);
         ms += res.ms;
         disposePast(past);
@@ -348,12 +322,12 @@
         if (i < promptLen - 1) promptNll.push(nll(res.logits, seq[i + 1]));
         else streamed = { logits: res.logits, ms };
         if (onPromptToken) onPromptToken({ position: i, cached: cached.length, nll: promptNll[promptNll.length - 1] });
-        if (i % 16 === 15) await yieldToPage();
+        if (i % 16 === 15) await yieldTurn();
       }
     }
     try {
       for (let step = 0; step < maxNew; step++) {
-        if (signal && signal.aborted) return { steps, promptLen, truncated, stopped: true, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
+        if (signal && signal.aborted) return { steps, promptLen, truncated, promptText: tokenizer.decode(ids), stopped: true, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
         let res;
         const cacheLenBefore = useCache ? (step === 0 && streamed ? 0 : cached.length) : 0;
         let evicted = 0;
@@ -388,19 +362,18 @@
           ms: res.ms,
         };
         steps.push(info);
-        if (onToken) await onToken(info);
-        await yieldToPage();
+        if (onToken) onToken(info);
+        await yieldTurn();
       }
-      return { steps, promptLen, truncated, stopped: false, promptNll, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
+      return { steps, promptLen, truncated, promptText: tokenizer.decode(ids), stopped: false, promptNll, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
     } finally {
       disposePast(past);
     }
   }
 
   /* Attention weights of a prompt: weights[layer][head][query][key], mean[layer][query][key]. */
-  kv.attention = async function (prompt) {
+  async function attention(model, prompt) {
     if (typeof prompt !== "string" || !prompt.trim()) throw new Error("Type a prompt first.");
-    const model = await kv.model();
     const ids = model.tokenizer.encode(prompt).slice(0, model.config.block_size);
     const res = await forward(model, ids, 0, null, true);
     disposePast(res.present);
@@ -419,5 +392,7 @@
     // the average over heads, per layer (what kvlab.model_attention calls mean_over_heads)
     const mean = weights.map((heads) => heads[0].map((row, q) => row.map((_, k) => heads.reduce((s, h) => s + h[q][k], 0) / heads.length)));
     return { ids, tokens: ids.map((i) => model.tokenizer.tokenText(i)), weights, mean };
-  };
-})();
+  }
+
+  global.kvlabModel = { Tokenizer, load, generate, attention };
+})(self);

@@ -29,17 +29,17 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def serve_directory(directory: Path):
-    """A static server on 127.0.0.1, port chosen by the OS; returns (server, base_url)."""
+def serve_directory(directory: Path, port: int = 0):
+    """A static server on 127.0.0.1 (port 0: chosen by the OS); returns (server, base_url)."""
     handler = functools.partial(QuietHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 @pytest.fixture(scope="session")
-def site_url(built_site):
-    server, url = serve_directory(built_site)
+def site_url(built_site, site_port):
+    server, url = serve_directory(built_site, site_port)
     yield url
     server.shutdown()
 

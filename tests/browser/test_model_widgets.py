@@ -164,7 +164,7 @@ def test_model_race_static_figure_is_race_theory_for_the_default_prompt(built_si
     assert 'data-widget="model-race"' in html
     # race_theory for the default prompt's length in tokens, and the textarea holds that prompt
     prompt_len = len(tiny._model_and_tokenizer()[1].encode(tiny.DEFAULT_PROMPT))
-    data = json.loads(html.split('data-widget="model-race"', 1)[1].split('class="kv-data">', 1)[1].split("</script>", 1)[0])
+    data = json.loads(html.split('data-widget="model-race"', 1)[1].split('class="kv-data">', 1)[1].split("</template>", 1)[0])
     assert data == {**kvlab.race_theory(prompt_len=prompt_len, n_new=128), "prompt": tiny.DEFAULT_PROMPT}
     assert f">{tiny.DEFAULT_PROMPT}</textarea>" in html
     assert f"{data['speedup_decode']:,.1f}" in html and f"{data['total_macs']['no_cache']:,.0f}" in html

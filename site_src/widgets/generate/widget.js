@@ -131,19 +131,18 @@ kvlab.register("generate", {
           seed: Number(form.seed.value) || 0,
           signal: controller.signal,
           onToken(s) {
+            // tokens arrive from the model's worker; render each as it comes
             newSpan.appendChild(el("span", "kv-tok", s.text));
             field("phase").textContent = phaseText(s, useCache);
             const total = s.position; // tokens in the sequence before the new one is appended
             renderGrid(total, useCache ? (s.phase === "prefill" ? 0 : total - 1) : 0);
             renderTop(s);
             addStepRow(s);
-            // let the page paint between steps
-            return new Promise((r) => requestAnimationFrame(() => r()));
           },
         });
         if (result.truncated) {
           ctx.notice(`Your prompt was ${result.truncated + result.promptLen} tokens; the model sees at most ${model.config.block_size} including the new ones, so the first ${result.truncated} were dropped and the last ${result.promptLen} kept.`);
-          field("output").querySelector(".kv-gen-prompt-text").textContent = "…" + model.tokenizer.decode(model.tokenizer.encode(prompt).slice(result.truncated));
+          field("output").querySelector(".kv-gen-prompt-text").textContent = "…" + result.promptText;
         }
         const ms = result.steps.reduce((a, s) => a + s.ms, 0);
         ctx.say(`${result.stopped ? "Stopped after" : "Generated"} ${result.steps.length} tokens in ${ms.toFixed(0)} ms of model time (${useCache ? "with" : "without"} the cache).`);
@@ -169,7 +168,7 @@ kvlab.register("generate", {
     });
     window.addEventListener("pagehide", () => controller && controller.abort());
 
-    // The model loads on first interaction or when the widget scrolls into view.
+    // The model loads when the reader shows intent (a control, or “Make it live”).
     return {
       activate: async () => {
         await ctx.model();

@@ -13,18 +13,6 @@ kvlab.register("model-attention", {
     const f2 = (x) => x.toFixed(2);
     const f3 = (x) => x.toFixed(3);
 
-    // errors get this widget's own wording; progress comes from ctx.model
-    const status = root.querySelector(".kv-status");
-    const bar = status.querySelector("progress");
-    function fail(err) {
-      const msg = (err && err.message ? err.message : String(err)).replace(/\.$/, "");
-      root.dataset.state = "error";
-      bar.hidden = true;
-      ctx.say(`Could not run the model in your browser: ${msg}. ${live ? "The numbers shown are from the last sentence that ran." : "The numbers shown are the ones computed when the page was built."}`);
-      status.classList.add("kv-status-error");
-      console.warn("kvlab model-attention", err);
-    }
-
     // What is shown: {tokens, weights[layer][head][q][k], mean[layer][q][k], source}
     let shown = {
       prompt: ctx.data.prompt,
@@ -36,8 +24,6 @@ kvlab.register("model-attention", {
     const pronoun = (tokens) => (tokens.indexOf(" it") >= 0 ? tokens.indexOf(" it") : tokens.length - 1);
     const view = ctx.data.view; // what the page asked to show first (model_attention's layer, head, query)
     const state = { layer: view.layer, head: view.head, query: view.query };
-    let pendingPrompt = null; // latest request wins
-    let running = false;
     let live = false;
 
     const matrix = () => (state.head === "mean" ? shown.mean[state.layer] : shown.weights[state.layer][state.head]);
@@ -157,38 +143,28 @@ kvlab.register("model-attention", {
       }
     }
 
-    async function update(prompt) {
+    // latest input wins (ctx.live): the model's worker reads the newest sentence
+    const compute = ctx.live(
+      (text) => kvlab.attention(text).then((res) => ({ text, res })),
+      async ({ text, res }) => {
+        const changed = text !== shown.prompt;
+        shown = { prompt: text, tokens: res.tokens, weights: res.weights, mean: res.mean, source: "the tiny model running in your browser (onnxruntime-web)" };
+        if (changed) state.query = pronoun(shown.tokens);
+        live = true;
+        buildTokens();
+        await render();
+      },
+      () => `Live: the tiny model ran this sentence in your browser (${shown.tokens.length} tokens). Hover or focus a token.`
+    );
+
+    function update(prompt) {
       if (!prompt.trim()) { // as kvlab.model_attention: nothing to read
         ctx.notice("Type a sentence first: the model shows what each of its tokens reads.");
         form.prompt.focus();
         return;
       }
       ctx.notice("");
-      pendingPrompt = prompt;
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      status.classList.remove("kv-status-error");
-      try {
-        await ctx.model();
-        while (pendingPrompt !== null) {
-          const text = pendingPrompt;
-          pendingPrompt = null;
-          const res = await kvlab.attention(text);
-          const changed = text !== shown.prompt;
-          shown = { prompt: text, tokens: res.tokens, weights: res.weights, mean: res.mean, source: "the tiny model running in your browser (onnxruntime-web)" };
-          if (changed) state.query = pronoun(shown.tokens);
-        }
-        live = true;
-        buildTokens();
-        await render();
-        ctx.say(`Live: the tiny model ran this sentence in your browser (${shown.tokens.length} tokens). Hover or focus a token.`);
-        ctx.setState("ready");
-      } catch (err) {
-        fail(err);
-      } finally {
-        running = false;
-      }
+      return compute(prompt);
     }
 
     // Interactive at once with the build-time numbers; live numbers replace them.

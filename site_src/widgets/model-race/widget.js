@@ -42,33 +42,12 @@ kvlab.register("model-race", {
       form.n.disabled = on;
     }
 
-    /* kvlab.generate awaits only promises between steps (microtasks), so without
-     * help the page would neither paint the progress nor see a click on Stop
-     * until a run ends. onToken is awaited by the runtime: give the event loop
-     * a turn (a MessageChannel task, not clamped like setTimeout) every ~30 ms.
-     * The measured step times cover session.run only, so this does not change them. */
-    let lastYield = 0;
-    function yieldToPage() {
-      if (performance.now() - lastYield < 30) return null;
-      return new Promise((resolve) => {
-        const ch = new MessageChannel();
-        ch.port1.onmessage = () => {
-          lastYield = performance.now();
-          resolve();
-        };
-        ch.port2.postMessage(null);
-      });
-    }
-
     /* One measured generation; progress goes into its lane. */
     async function measure(lane, prompt, n, useCache, signal) {
       setLane(lane, 0, n, `starting (0 of ${n})`);
       const res = await kvlab.generate({
         prompt, maxNewTokens: n, useCache, temperature: 0, seed: 0, signal,
-        onToken: (step) => {
-          setLane(lane, step.step + 1, n);
-          return yieldToPage();
-        },
+        onToken: (step) => setLane(lane, step.step + 1, n),
       });
       if (res.stopped) setLane(lane, res.steps.length, n, `stopped at step ${res.steps.length} of ${n}`);
       else setLane(lane, n, n, `done: ${n} of ${n} steps`);
@@ -106,18 +85,15 @@ kvlab.register("model-race", {
       try {
         ctx.say("Loading the model…");
         await ctx.model();
-        // A short warm-up of both paths, so neither run pays the first-call costs.
-        // The first one is started with n new tokens (then stopped), so it also
-        // tells the prompt length the race will use (a long prompt is cut to fit).
-        ctx.say("Warming up the runtime…");
-        const warm = new AbortController();
-        const first = await kvlab.generate({
-          prompt, maxNewTokens: n, useCache: true, signal: warm.signal,
-          onToken: (step) => (step.step >= 2 || signal.aborted) && warm.abort(),
-        });
-        await kvlab.generate({ prompt, maxNewTokens: 3, useCache: false, signal });
-        // The theory now, not after the race: loading Python is heavy work on
-        // this page's thread and must not run while the steps are timed.
+        // The model's worker warmed both paths up when it loaded, so no timed
+        // step pays a first-call cost. A 1-token run tells the prompt length the
+        // race will use (a long prompt is cut to fit).
+        // Started with n new tokens (so the prompt is cut as in the race), stopped at once.
+        const probe = new AbortController();
+        signal.addEventListener("abort", () => probe.abort());
+        const first = await kvlab.generate({ prompt, maxNewTokens: n, useCache: true, signal: probe.signal, onToken: () => probe.abort() });
+        // The theory now, not after the race: Python loads in its own worker, but
+        // it still shares the reader's CPU cores with the timed steps.
         const theory = signal.aborted ? null : await ctx.call("race_theory", { prompt_len: first.promptLen, n_new: n });
         ctx.say(`Racing: ${n} tokens with the cache, then the same ${n} without it.`);
         const cached = await measure(lanes.cache, prompt, n, true, signal);
@@ -129,8 +105,7 @@ kvlab.register("model-race", {
       } catch (err) {
         const msg = err && err.message ? err.message : String(err);
         console.warn("kvlab model-race", err);
-        if (/already running/.test(msg)) showError("Another generation on this page is still running (the generator above?). Wait for it to finish, then press Run again.");
-        else showError(`Could not run the race in your browser: ${msg.replace(/\.$/, "")}.`);
+        showError(`Could not run the race in your browser: ${msg.replace(/\.$/, "")}.`);
       } finally {
         controller = null;
         setRunning(false);

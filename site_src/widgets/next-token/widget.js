@@ -7,8 +7,6 @@ kvlab.register("next-token", {
     const table = root.querySelector(".kv-next-table");
     const field = (n) => root.querySelector(`[data-field="${n}"]`);
     const K = ctx.data.top.length;
-    let pending = null;
-    let running = false;
     let timer = null;
 
     async function render(top, n) {
@@ -45,41 +43,20 @@ kvlab.register("next-token", {
       table.classList.add("kv-visually-hidden");
     }
 
-    async function update() {
-      pending = form.prompt.value;
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        await ctx.model();
-        while (pending !== null) {
-          const prompt = pending;
-          pending = null;
-          if (!prompt.trim()) {
-            ctx.notice("Type the beginning of a sentence.");
-            continue;
-          }
-          ctx.notice("");
-          // one generation step = one forward pass; retry if another widget is generating
-          let r;
-          for (;;) {
-            try {
-              r = await kvlab.generate({ prompt, maxNewTokens: 1, topK: K, temperature: 0 });
-              break;
-            } catch (err) {
-              if (!/already running/.test(err.message)) throw err;
-              await new Promise((res) => setTimeout(res, 100));
-            }
-          }
-          await render(r.steps[0].top, r.promptLen);
-        }
-        ctx.say("Computed in your browser by the tiny model (onnxruntime-web).");
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
+    // latest input wins (ctx.live); the model's worker runs one forward pass per prompt
+    const compute = ctx.live(
+      (prompt) => kvlab.generate({ prompt, maxNewTokens: 1, topK: K, temperature: 0 }),
+      (r) => render(r.steps[0].top, r.promptLen),
+      (r) => `Computed in your browser by the tiny model (onnxruntime-web)${r.truncated ? `; only the last ${r.promptLen} tokens of your text fit, the first ${r.truncated} were left out` : ""}.`
+    );
+    function update() {
+      const prompt = form.prompt.value;
+      if (!prompt.trim()) {
+        ctx.notice("Type the beginning of a sentence.");
+        return;
       }
+      ctx.notice("");
+      return compute(prompt);
     }
     form.addEventListener("input", () => {
       clearTimeout(timer);

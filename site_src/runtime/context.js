@@ -1,0 +1,224 @@
+/* kvlab runtime, part 4 (page): mounting widgets, reader intent, the widget context.
+ *
+ *   kvlab.register(name, {mount(root, ctx) → {activate()}})
+ *
+ * A widget mounts at once (its build-time figure is already on the page) and
+ * goes live only on the reader's intent: a pointer, focus or key inside it, or
+ * its "Make it live" button. Scrolling never starts a runtime. With Save-Data
+ * on, only the button does. Once a runtime is ready in this visit, widgets
+ * that need only ready runtimes go live as soon as they mount (the next page of
+ * an instant navigation, for instance). Widgets mount again on every page that
+ * mkdocs-material's instant navigation swaps in (document$).
+ */
+(function () {
+  "use strict";
+
+  const kv = window.kvlab;
+
+  kv.register = function (name, def) {
+    kv.widgets[name] = def;
+    if (document.readyState !== "loading") mountAll();
+  };
+
+  const formatMB = (bytes) => (bytes / 1e6).toFixed(1) + " MB";
+  const saveData = () => Boolean(navigator.connection && navigator.connection.saveData);
+  const RUNTIME_NAMES = { python: "Python (Pyodide, numpy, kvlab)", model: "the tiny model (onnxruntime-web)" };
+
+  /* The context a widget's mount() receives: its root, build-time data and
+   * parameters, and helpers that report into the widget's status line. */
+  function makeContext(root) {
+    const status = root.querySelector(".kv-status");
+    const statusText = status && status.querySelector(".kv-status-text");
+    const bar = status && status.querySelector("progress");
+    const parse = (sel) => {
+      const el = root.querySelector(sel);
+      return el ? JSON.parse(el.content.textContent) : {};
+    };
+    const ctx = {
+      root,
+      data: parse(":scope > template.kv-data"),
+      params: parse(":scope > template.kv-params"),
+      setState(state) {
+        root.dataset.state = state;
+        if (state !== "error" && status) status.classList.remove("kv-status-error");
+      },
+      say(text) {
+        if (statusText) statusText.textContent = text;
+      },
+      /* A note that stays (unlike the status line), e.g. about ignored
+       * settings. Each key has its own line, so clearing one keeps the others. */
+      notice(text, key = "main") {
+        let el = root.querySelector(`.kv-notice[data-key="${key}"]`);
+        if (!el) {
+          if (!text) return;
+          el = document.createElement("p");
+          el.className = `kv-notice kv-${key}`;
+          el.dataset.key = key;
+          el.setAttribute("role", "note");
+          (status || root.firstElementChild).after(el);
+        }
+        el.textContent = text;
+        el.hidden = !text;
+      },
+      showProgress(p) {
+        if (!bar) return;
+        if (p.done || !p.what) {
+          bar.hidden = true;
+          return;
+        }
+        bar.hidden = false;
+        if (p.total) {
+          bar.max = p.total;
+          bar.value = p.loaded;
+          ctx.say(`Loading ${p.what}: ${formatMB(p.loaded)} of ${formatMB(p.total)}`);
+        } else {
+          bar.removeAttribute("value");
+          ctx.say(p.what);
+        }
+      },
+      fail(err) {
+        const msg = (err && err.message ? err.message : String(err)).replace(/\.+$/, "");
+        root.dataset.state = "error";
+        if (bar) bar.hidden = true;
+        ctx.say(`Could not run this widget in your browser: ${msg}. The figure shows the last values computed.`);
+        status && status.classList.add("kv-status-error");
+        console.warn("kvlab widget", root.dataset.widget, err);
+      },
+      /* The widget loop: update(args) runs fn(args) — a kvlab Python function
+       * by name, or an async JS function (the model) — and hands the result to
+       * render(data). Latest input wins: while a call is in flight, newer args
+       * replace older ones and only the newest runs next, so dragging a slider
+       * never queues a backlog. The state goes loading → ready (or error, with
+       * the figure kept; the next update tries again, on a fresh runtime if
+       * the last one broke). */
+      live(fn, render, describe) {
+        let pending = null;
+        let running = null;
+        const compute = typeof fn === "string" ? (args) => ctx.call(fn, args) : (args) => withProgress(() => fn(args));
+        return function update(args) {
+          pending = { args };
+          if (running) return running;
+          ctx.setState("loading");
+          running = (async () => {
+            try {
+              let data;
+              while (pending) {
+                const next = pending.args;
+                pending = null;
+                data = await compute(next);
+              }
+              await render(data);
+              ctx.say(describe ? describe(data) : `Computed in your browser by kvlab.${fn}.`);
+              ctx.setState("ready");
+            } catch (err) {
+              ctx.fail(err);
+            } finally {
+              running = null;
+            }
+          })();
+          return running;
+        };
+      },
+      /* Python clamps out-of-range input and says so in data.clamped
+       * ({name: {requested, used}}): put the values used back into the form
+       * and tell the reader, in a note of its own (.kv-clamped). */
+      reportClamped(data, names = {}) {
+        const form = root.querySelector("form.kv-controls");
+        const clamped = Object.entries(data.clamped || {});
+        for (const [k] of clamped) if (form && form.elements.namedItem(k)) form.elements.namedItem(k).value = data.params[k];
+        const list = clamped.map(([k, c]) => `${names[k] || k}: asked ${c.requested}, used ${c.used}`);
+        ctx.notice(list.length ? `Out of range, so clamped: ${list.join("; ")}.` : "", "clamped");
+      },
+      /* kvlab.model() with its loading progress shown in this widget. */
+      model: () => withProgress(() => kv.model()),
+      /* kvlab.call with progress shown in this widget while Python loads. */
+      call: (fn, kwargs) => withProgress(() => kv.call(fn, kwargs)),
+    };
+    async function withProgress(work) {
+      const off = kv.onProgress((p) => !p.done && ctx.showProgress(p));
+      try {
+        return await work();
+      } finally {
+        off();
+        if (bar) bar.hidden = true;
+      }
+    }
+    return ctx;
+  }
+
+  /* The offer in the status line: what going live downloads, and a button. */
+  function offerLive(root, ctx, runtimes, activate) {
+    const status = root.querySelector(".kv-status");
+    if (!status) return;
+    const cold = runtimes.filter((r) => kv.runtimeState(r) !== "ready");
+    const bytes = cold.reduce((n, r) => n + kv.runtimeBytes(r), 0);
+    const names = runtimes.map((r) => RUNTIME_NAMES[r]).join(" and ");
+    ctx.say(
+      saveData()
+        ? `Data saver is on, so nothing downloads until you ask: “Make it live” runs ${names} in your browser (${formatMB(bytes)}).`
+        : `This figure was computed when the page was built. Use a control, or “Make it live”, to run ${names} in your browser (${formatMB(bytes)}, once per visit).`
+    );
+    let button = status.querySelector(".kv-live-button");
+    if (!button) {
+      button = document.createElement("button");
+      button.type = "button";
+      button.className = "kv-live-button md-button";
+      button.textContent = "Make it live";
+      status.append(" ", button);
+    }
+    button.setAttribute("aria-label", `Make it live: download ${formatMB(bytes)} and run ${names} in your browser`);
+    button.addEventListener("click", () => {
+      button.remove();
+      activate(true);
+    }, { once: true });
+  }
+
+  function mountAll() {
+    document.querySelectorAll("[data-widget]").forEach((root) => {
+      const def = kv.widgets[root.dataset.widget];
+      if (!def || root.dataset.mounted) return;
+      root.dataset.mounted = "true";
+      // attributes, not the .hidden property: SVG elements have no .hidden
+      root.querySelectorAll("[data-live-only]").forEach((el) => el.removeAttribute("hidden"));
+      root.querySelectorAll("[data-static-only]").forEach((el) => el.setAttribute("hidden", ""));
+      root.querySelectorAll("form.kv-controls").forEach((f) => f.addEventListener("submit", (ev) => ev.preventDefault()));
+      const ctx = makeContext(root);
+      let instance;
+      try {
+        instance = def.mount(root, ctx) || {};
+      } catch (err) {
+        ctx.fail(err);
+        return;
+      }
+      if (root.dataset.embed === "true") kv.mountEmbedPage(root, ctx);
+      else kv.mountEmbedControl(root);
+      const runtimes = (root.dataset.runtimes || "python").split(" ").filter(Boolean);
+      let activated = false;
+      const activate = (explicit) => {
+        if (activated || (!explicit && saveData())) return;
+        activated = true;
+        root.dataset.activated = "true";
+        const button = root.querySelector(".kv-live-button");
+        if (button) button.remove();
+        Promise.resolve(instance.activate && instance.activate()).catch((err) => ctx.fail(err));
+      };
+      root.kvActivate = activate;
+      ["pointerdown", "focusin", "keydown"].forEach((type) =>
+        root.addEventListener(type, (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, a") && activate(false))
+      );
+      if (runtimes.every((r) => kv.runtimeState(r) === "ready")) activate(true);
+      else offerLive(root, ctx, runtimes, activate);
+    });
+  }
+  kv.mountAll = mountAll;
+
+  function start() {
+    mountAll();
+    if (kv.fillGallerySnippets) kv.fillGallerySnippets();
+  }
+  // mkdocs-material's instant navigation swaps pages without reloading this
+  // script; document$ emits for the first page and for every page after it.
+  if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(() => start());
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

@@ -1,0 +1,157 @@
+/* kvlab runtime, part 5 (page): embeds.
+ *
+ *   kvlab.embedSnippet(name, title, height, query)   the <iframe> + resize script to paste
+ *   kvlab.applyQueryParams(root, search)             ?name=value settings on an embed page:
+ *                                                    only the widget's own controls, numbers
+ *                                                    decimal only and clamped (with a notice),
+ *                                                    choices checked against the options
+ *   kvlab.mountEmbedControl(root)                    the Embed button on a content page
+ *   kvlab.mountEmbedPage(root, ctx)                  an embed page: resize messages, URL settings
+ *   kvlab.fillGallerySnippets()                      the gallery's snippets, with absolute URLs
+ */
+(function () {
+  "use strict";
+
+  const kv = window.kvlab;
+
+  // ------------------------------------------------------------------ embeds
+
+  const SITE_ROOT = new URL("../", kv.assets).href;
+
+  function embedURL(name) {
+    return new URL(kv.manifest.directoryUrls ? `embed/${name}/` : `embed/${name}.html`, SITE_ROOT).href;
+  }
+
+  function escapeAttr(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  }
+
+  kv.embedSnippet = function (name, title, height, query) {
+    const src = embedURL(name) + (query || "");
+    return (
+      `<iframe src="${escapeAttr(src)}" title="${escapeAttr(title)}" loading="lazy" width="100%" height="${height}" ` +
+      `style="border:0;max-width:100%" data-kvlab-embed></iframe>\n` +
+      `<script src="${escapeAttr(new URL("assets/kvlab/embed-host.js", SITE_ROOT).href)}" defer></script>`
+    );
+  };
+
+  /* The Embed button: show the snippet (with the widget's current settings). */
+  kv.mountEmbedControl = function (root) {
+    const button = root.querySelector(".kv-embed-button");
+    const panel = button && root.querySelector(".kv-embed-panel");
+    if (!panel) return;
+    const area = panel.querySelector("textarea");
+    const copied = panel.querySelector(".kv-embed-copied");
+    const title = root.querySelector(".kv-widget-title").textContent;
+    const currentQuery = () => {
+      const form = root.querySelector("form.kv-controls");
+      if (!form) return "";
+      const q = new URLSearchParams();
+      for (const el of form.elements) {
+        if (!el.name || el.type === "submit" || el.tagName === "OUTPUT") continue;
+        q.set(el.name, el.type === "checkbox" ? String(el.checked) : el.value);
+      }
+      return "?" + q.toString();
+    };
+    button.addEventListener("click", () => {
+      const open = panel.hidden;
+      panel.hidden = !open;
+      button.setAttribute("aria-expanded", String(open));
+      if (open) {
+        area.value = kv.embedSnippet(root.dataset.widget, title, root.dataset.embedHeight, currentQuery());
+        area.focus();
+        area.select();
+      }
+    });
+    panel.querySelector(".kv-embed-copy").addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(area.value);
+        copied.textContent = "Copied.";
+      } catch (err) {
+        area.focus();
+        area.select();
+        copied.textContent = "Press Ctrl+C (⌘C) to copy the selected snippet.";
+      }
+    });
+  };
+
+  /* ?name=value settings on an embed page: only the widget's own controls,
+   * numbers clamped to the control's min/max and step, choices checked
+   * against the options. Returns what was ignored, to be told to the reader. */
+  kv.applyQueryParams = function (root, search) {
+    const form = root.querySelector("form.kv-controls");
+    const ignored = [];
+    const clamped = [];
+    let applied = 0;
+    for (const [key, raw] of new URLSearchParams(search)) {
+      const el = form && form.elements.namedItem(key);
+      if (!el || !el.name || el.tagName === "OUTPUT") {
+        ignored.push(key);
+        continue;
+      }
+      if (el.type === "checkbox") {
+        if (/^(1|true|yes|on)$/i.test(raw)) el.checked = true;
+        else if (/^(0|false|no|off)$/i.test(raw)) el.checked = false;
+        else {
+          ignored.push(key);
+          continue;
+        }
+      } else if (el.type === "range" || el.type === "number") {
+        // decimal only: "0x10", "1e3", " 5" and "" are not numbers a reader typed
+        if (!/^-?\d+(\.\d+)?$/.test(raw)) {
+          ignored.push(key);
+          continue;
+        }
+        const asked = Number(raw);
+        const min = el.min === "" ? -Infinity : Number(el.min);
+        const max = el.max === "" ? Infinity : Number(el.max);
+        let v = Math.min(max, Math.max(min, asked));
+        const step = Number(el.step);
+        if (step > 0 && Number.isFinite(min)) v = min + Math.round((v - min) / step) * step;
+        v = Number(v.toFixed(6));
+        if (v !== asked) clamped.push(`${key}: asked ${raw}, used ${v}`);
+        el.value = String(v);
+      } else if (el.tagName === "SELECT") {
+        if (![...el.options].some((o) => o.value === raw)) {
+          ignored.push(key);
+          continue;
+        }
+        el.value = raw;
+      } else {
+        el.value = raw.slice(0, Number(el.maxLength) > 0 ? Number(el.maxLength) : 2000);
+      }
+      applied += 1;
+    }
+    return { applied, ignored, clamped };
+  };
+
+  /* On an embed page: tell the host page our height whenever it changes. */
+  function postHeight() {
+    const article = document.querySelector(".kv-widget");
+    if (!article || window.parent === window) return;
+    const height = Math.ceil(article.getBoundingClientRect().bottom + window.scrollY + 24);
+    window.parent.postMessage({ type: "kvlab:resize", height }, "*");
+  }
+
+  kv.mountEmbedPage = function (root, ctx) {
+    document.documentElement.classList.add("kv-embed-page");
+    if ("ResizeObserver" in window) new ResizeObserver(postHeight).observe(root);
+    window.addEventListener("load", postHeight);
+    postHeight();
+    if (!location.search) return;
+    const { applied, ignored, clamped } = kv.applyQueryParams(root, location.search);
+    if (ignored.length) ctx.notice(`Ignored ${ignored.map((k) => `“${k}”`).join(", ")}: not a setting of this widget, or not a valid value.`, "embed");
+    if (clamped.length) ctx.notice(`Out of range, so clamped: ${clamped.join("; ")}.`, "embed-clamped");
+    // Nothing starts without the reader: the settings apply when the widget goes live.
+    if (applied) ctx.notice("This link sets some of the controls: the figure follows them when you make it live.", "embed-applied");
+  };
+
+  /* The gallery page: snippets with this site's absolute URLs. */
+  kv.fillGallerySnippets = function () {
+    document.querySelectorAll(".kv-gallery-item").forEach((item) => {
+      const code = item.querySelector(".kv-snippet code");
+      const frame = item.querySelector("iframe");
+      code.textContent = kv.embedSnippet(item.dataset.embedName, frame.title.replace(/ \(live preview\)$/, ""), item.dataset.embedHeight, "");
+    });
+  };
+})();

@@ -1,0 +1,262 @@
+/* The kvlab runtime worker: Python (Pyodide + numpy + kvlab) or the tiny model
+ * (onnxruntime-web), off the page's main thread. The page starts one worker per
+ * role ("python", "model") on the reader's first intent, and keeps it for the
+ * whole visit (instant navigation keeps the page's scripts alive).
+ *
+ * Protocol (postMessage, both ways plain objects):
+ *   page → worker  {type: "init", role, assets, manifest}
+ *                  {type: "job", id, op, args}      op: python "call" | "runPython";
+ *                                                   model "load" | "generate" | "attention" | "encode"
+ *                  {type: "cancel", id}             a queued job is dropped, a running one stops
+ *                                                   at its next step
+ *                  {type: "bytes", path, b64 | error}   answer to "need" (offline build)
+ *   worker → page  {type: "hello"}                  the script runs (else the page falls back)
+ *                  {type: "progress", task, update} bytes received, phases
+ *                  {type: "event", id, event}       onToken / onPromptToken of a job
+ *                  {type: "done", id, value} | {type: "failed", id, message, fatal}
+ *                  {type: "need", path}             offline build: the page loads the
+ *                                                   base64 payload script and answers "bytes"
+ *
+ * Jobs run one at a time, in order (onnxruntime-web cannot run one session
+ * concurrently, and Python is single-threaded anyway). A job's failure is
+ * `fatal` when the runtime itself broke (Pyodide's fatal error, a wasm stack
+ * overflow, out of memory): the page then drops this worker and starts a fresh
+ * one on the next use. Python exceptions are not fatal: kvlab.bridge turns them
+ * into a one-line message.
+ *
+ * The same file runs on the page when no worker can start: serve(port, env)
+ * then talks through a MessageChannel, and env loads scripts with <script>.
+ */
+(function (global) {
+  "use strict";
+
+  function serve(port, env) {
+    const post = (msg, transfer) => port.postMessage(msg, transfer || []);
+    const progress = (task, update) => post({ type: "progress", task, update });
+    env.progress = progress;
+    let runtime = null; // a promise of the loaded runtime
+    let queue = Promise.resolve();
+    const cancelled = new Set();
+
+    const ops = {
+      python: {
+        load: () => loadPython(env),
+        call: (py, { fn, kwargs }) => {
+          const bridge = py.pyimport("kvlab.bridge");
+          try {
+            return JSON.parse(bridge.call_json(fn, JSON.stringify(kwargs || {})));
+          } finally {
+            bridge.destroy();
+          }
+        },
+        runPython: (py, { code }) => {
+          const bridge = py.pyimport("kvlab.bridge");
+          try {
+            return JSON.parse(bridge.run_json(code));
+          } finally {
+            bridge.destroy();
+          }
+        },
+      },
+      model: {
+        load: () => global.kvlabModel ? global.kvlabModel.load(env, env.manifest.model) : env.importScript("kvlab/model.js").then(() => global.kvlabModel.load(env, env.manifest.model)),
+        generate: (model, opts, id) =>
+          global.kvlabModel.generate(model, opts, {
+            onToken: (info) => post({ type: "event", id, event: { kind: "token", info } }),
+            onPromptToken: (info) => post({ type: "event", id, event: { kind: "promptToken", info } }),
+            cancelled: () => cancelled.has(id),
+          }),
+        attention: (model, { prompt }) => global.kvlabModel.attention(model, prompt),
+        encode: (model, { texts }) => texts.map((t) => {
+          const ids = model.tokenizer.encode(t);
+          return { ids, text: model.tokenizer.decode(ids), pieces: ids.map((i) => model.tokenizer.tokenText(i)) };
+        }),
+        config: (model) => model.config,
+      },
+    }[env.role];
+
+    function ensureLoaded() {
+      if (!runtime) runtime = Promise.resolve().then(ops.load);
+      return runtime;
+    }
+
+    async function runJob({ id, op, args }) {
+      if (cancelled.has(id)) {
+        cancelled.delete(id);
+        return post({ type: "done", id, value: { cancelled: true } });
+      }
+      try {
+        const rt = await ensureLoaded();
+        const value = op === "load" ? true : await ops[op](rt, args || {}, id);
+        post({ type: "done", id, value });
+      } catch (err) {
+        post({ type: "failed", id, message: messageOf(err), fatal: isFatal(err) });
+      } finally {
+        cancelled.delete(id);
+      }
+    }
+
+    port.onmessage = (ev) => {
+      const msg = ev.data || {};
+      if (msg.type === "job") queue = queue.then(() => runJob(msg));
+      else if (msg.type === "cancel") cancelled.add(msg.id);
+      else if (msg.type === "bytes" && env.onBytes) env.onBytes(msg);
+    };
+  }
+
+  /* Errors a widget can show as they are: Python's one-line messages (from
+   * kvlab.bridge) and our own. Anything from inside the runtimes is fatal. */
+  class JobError extends Error {}
+
+  function messageOf(err) {
+    return err && err.message ? String(err.message) : String(err);
+  }
+
+  function isFatal(err) {
+    if (err instanceof JobError) return false;
+    // a RangeError (stack overflow, out of memory) or a WebAssembly trap leaves
+    // the runtime in an unknown state; so does Pyodide's own fatal error
+    return err instanceof RangeError || (typeof WebAssembly !== "undefined" && err instanceof WebAssembly.RuntimeError) || /fatal/i.test(messageOf(err));
+  }
+
+  // ------------------------------------------------------------------ Python
+
+  async function loadPython(env) {
+    const m = env.manifest;
+    const dir = "vendor/pyodide/";
+    const scripts = [dir + "pyodide.asm.js", dir + "pyodide.js"];
+    const big = [dir + "pyodide.asm.wasm", dir + "python_stdlib.zip", dir + "pyodide-lock.json", dir + m.numpyWheel, m.kvlabZip];
+    const label = `Python (Pyodide ${m.pyodideVersion}) with numpy and kvlab`;
+    const bytes = await env.bytes("python", label, big.concat(scripts));
+    env.progress("python", { what: "Starting Python…", loaded: 0, total: 0 });
+    // pyodide.asm.js first: pyodide.js then skips its own (blocked on file://) import
+    for (const s of scripts) await env.importScript(s, bytes[s]);
+    const served = new Map(big.slice(0, 4).map((p) => [new URL(env.assets + p).href, bytes[p]]));
+    const py = await withFetchShim(served, () =>
+      global.loadPyodide({ indexURL: env.assets + dir, stdout: () => {}, stderr: (s) => console.warn(s) }).then(async (py) => {
+        env.progress("python", { what: "Loading numpy…", loaded: 0, total: 0 });
+        await py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (s) => console.warn(s) });
+        return py;
+      })
+    );
+    const site = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+    py.unpackArchive(bytes[m.kvlabZip], "zip", { extractDir: site });
+    py.pyimport("kvlab");
+    env.progress("python", { what: "Python ready", done: true });
+    return py;
+  }
+
+  /* Pyodide fetches its own files: answer those we already hold from memory,
+   * while it starts. Narrow on purpose: only these exact URLs, each served once. */
+  async function withFetchShim(served, fn) {
+    const realFetch = global.fetch;
+    global.fetch = function (input, init) {
+      const url = new URL(input instanceof Request ? input.url : String(input), global.location.href).href;
+      const bytes = served.get(url);
+      if (!bytes) return realFetch.call(global, input, init);
+      served.delete(url);
+      const type = url.endsWith(".wasm") ? "application/wasm" : url.endsWith(".json") ? "application/json" : "application/octet-stream";
+      return Promise.resolve(new Response(bytes, { status: 200, headers: { "Content-Type": type } }));
+    };
+    try {
+      return await fn();
+    } finally {
+      global.fetch = realFetch;
+    }
+  }
+
+  // ------------------------------------------------------------------ inside a worker
+
+  /* How a worker gets its bytes: over http it fetches them itself (streaming,
+   * with progress); in the offline build (file://, where fetch is refused) it
+   * asks the page, which holds them as base64 payload scripts. */
+  function workerEnv(init, port) {
+    const env = { role: init.role, assets: init.assets, manifest: init.manifest };
+    const asked = new Map();
+    env.onBytes = (msg) => {
+      const waiter = asked.get(msg.path);
+      asked.delete(msg.path);
+      if (!waiter) return;
+      if (msg.error) waiter.reject(new JobError(msg.error));
+      else waiter.resolve(msg.b64);
+    };
+    const ask = (path) => new Promise((resolve, reject) => {
+      asked.set(path, { resolve, reject });
+      port.postMessage({ type: "need", path });
+    });
+    async function one(path, onBytes) {
+      if (init.manifest.offline) {
+        const bin = atob(await ask(path));
+        const out = new Uint8Array(bin.length);
+        for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+        onBytes(out.length);
+        return out;
+      }
+      let res;
+      try {
+        res = await fetch(init.assets + path);
+      } catch (err) {
+        throw new JobError(`could not download ${path} (${messageOf(err)}); check your connection and try again`);
+      }
+      if (!res.ok) throw new JobError(`could not download ${path}: the server answered HTTP ${res.status}`);
+      const reader = res.body.getReader();
+      const chunks = [];
+      let received = 0;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        received += value.length;
+        onBytes(value.length);
+      }
+      const out = new Uint8Array(received);
+      let offset = 0;
+      for (const c of chunks) {
+        out.set(c, offset);
+        offset += c.length;
+      }
+      return out;
+    }
+    env.bytes = (task, what, paths) => fetchAll(env, task, what, paths, one);
+    env.importScript = async (path, bytes) => {
+      if (!init.manifest.offline && !bytes) return global.importScripts(init.assets + path);
+      const data = bytes || (await one(path, () => {}));
+      // a blob URL the worker makes itself loads from file:// too (DESIGN.md)
+      const url = URL.createObjectURL(new Blob([data], { type: "text/javascript" }));
+      try {
+        global.importScripts(url);
+      } finally {
+        URL.revokeObjectURL(url);
+      }
+    };
+    return env;
+  }
+
+  /* Several files under one progress label: {path: Uint8Array}. */
+  async function fetchAll(env, task, what, paths, one) {
+    const sizes = env.manifest.files;
+    const total = paths.reduce((n, p) => n + ((sizes[p] || {}).size || 0), 0);
+    let loaded = 0;
+    env.progress(task, { what, loaded, total, done: false });
+    const got = await Promise.all(
+      paths.map((p) =>
+        one(p, (n) => {
+          loaded += n;
+          env.progress(task, { what, loaded: Math.min(loaded, total || loaded), total: total || loaded, done: false });
+        })
+      )
+    );
+    return Object.fromEntries(paths.map((p, i) => [p, got[i]]));
+  }
+
+  global.kvlabWorker = { serve, fetchAll, JobError };
+
+  if (typeof WorkerGlobalScope !== "undefined" && global instanceof WorkerGlobalScope) {
+    global.onmessage = (ev) => {
+      if (!ev.data || ev.data.type !== "init") return;
+      global.onmessage = null;
+      serve(global, workerEnv(ev.data, global));
+    };
+    global.postMessage({ type: "hello" });
+  }
+})(self);
