@@ -55,6 +55,16 @@ def test_eviction_view_grid_matches_timeline(policy):
     assert v["compare"][policy]["attention_kept"] == [s["attention_kept"] for s in t["steps"]]
 
 
+@pytest.mark.parametrize("policy", ["full", "window", "sinks", "h2o"])
+def test_eviction_view_marks_the_token_added_at_each_step_as_new(policy):
+    """Exactly one NEW cell per row, at the step's position; every other cached token is CACHED."""
+    v = kvlab.eviction_view(policy=policy, n=24, window=5, n_sink=2, budget=8, recent=3)
+    for row, s in zip(v["grid"], v["steps"]):
+        assert row[s["position"]] == NEW
+        assert row.count(NEW) == 1
+        assert [p for p, code in enumerate(row) if code == CACHED] == [p for p in s["cached"] if p != s["position"]]
+
+
 def test_eviction_view_clamps_recent_to_budget_and_n_to_view_limit():
     v = kvlab.eviction_view(policy="h2o", n=1000, budget=5, recent=9)
     assert v["clamped"] == {"recent": {"requested": 9, "used": 5}, "n": {"requested": 1000, "used": 256}}

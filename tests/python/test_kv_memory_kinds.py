@@ -1,0 +1,28 @@
+"""kv-memory's "every way of building the cache" table (kv_memory_figure()["kinds"]):
+each row is the example model's cache under the reader's settings, number of sequences
+included, not a one-sequence figure."""
+from __future__ import annotations
+
+import pytest
+
+from kvlab.figures_memory import KIND_EXAMPLES, kv_memory_figure
+from kvlab.memory import memory_report
+
+
+@pytest.mark.parametrize("mode,kv", [("exact", "f16"), ("llamacpp", "q8_0"), ("vllm", "f16")])
+@pytest.mark.parametrize("n_seq", [1, 4])
+def test_each_kind_row_is_memory_report_at_the_readers_settings(mode, kv, n_seq):
+    fig = kv_memory_figure(context=32768, kv=kv, mode=mode, n_seq=n_seq, references="")
+    assert [row["id"] for row in fig["kinds"]] == list(KIND_EXAMPLES)
+    for row in fig["kinds"]:
+        r = memory_report(row["id"], 32768, kv=kv, mode=mode, n_seq=n_seq)
+        assert row["total"]["bytes"] == r["total_bytes"], row["id"]
+        assert row["per_token"]["bytes"] == r["bytes_per_token"], row["id"]
+
+
+def test_the_kinds_table_grows_with_the_number_of_sequences():
+    one = kv_memory_figure(context=8192, mode="exact", n_seq=1, references="")["kinds"]
+    four = kv_memory_figure(context=8192, mode="exact", n_seq=4, references="")["kinds"]
+    for a, b in zip(one, four):
+        assert b["total"]["bytes"] == 4 * a["total"]["bytes"], a["id"]  # exact: no padding, n_seq copies
+        assert b["per_token"] == a["per_token"]  # bytes per token are per sequence
