@@ -8,8 +8,9 @@ from kvlab.widgets import attention_demo
 from kvlab.architecture import Architecture, LayerSpec
 from kvlab.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.hf_config import parse_hf_config
-from kvlab.memory import (fit_report, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache, memory_fit,
-                          memory_report, vllm_capacity, vllm_kv_cache)
+from kvlab.memory import (fit_report, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache, memory_report,
+                          vllm_capacity, vllm_kv_cache)
+from kvlab.verdict import fit_verdict
 from kvlab.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
 from kvlab.weights import list_weight_formats, weights_bytes
 from kvlab.cache import KVCache, cache_lengths
@@ -48,7 +49,7 @@ __all__ = [
     "list_models",
     "list_weight_formats",
     "llamacpp_kv_cache",
-    "memory_fit",
+    "fit_verdict",
     "memory_report",
     "model_architecture",
     "parse_hf_config",

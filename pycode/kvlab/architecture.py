@@ -68,6 +68,7 @@ class Architecture:
     max_position_embeddings: int | None = None
     params: float | None = None          # total parameters (weights memory)
     active_params: float | None = None   # parameters read per token (MoE); None = params
+    expert_params: float | None = None   # parameters in MoE expert FFNs (what MXFP4 covers in gpt-oss)
     mla_expanded_values: int | None = None  # per layer per token, if MLA heads were cached uncompressed
     source: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)

@@ -11,6 +11,7 @@ installed wheel and the zip Pyodide unpacks into site-packages.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -79,6 +80,8 @@ def model_architecture(model, params: float | None = None) -> Architecture:
             cfg["_source"] = entry["source"]
             arch = parse_hf_config(cfg, name=entry["hf_id"], params=params or entry["params"],
                                    active_params=entry.get("active_params"))
+            if entry.get("expert_params"):
+                arch = replace(arch, expert_params=entry["expert_params"])
             return arch
     return parse_hf_config(load_config(model), params=params)
 

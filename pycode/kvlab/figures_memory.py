@@ -12,10 +12,15 @@ figure, the live widget and the tests all print the very same text.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
+from kvlab.architecture import FULL, LINEAR, SLIDING
 from kvlab.catalogue import get_gpu, get_model, gpu_memory_bytes, list_gpus, list_models, model_architecture
-from kvlab.memory import bits_per_value, fit_report, kv_type, memory_fit, memory_report, vllm_kv_cache
+from kvlab.memory import _formula, bits_per_value, kv_type, memory_report
 from kvlab.serving import _weights_read, serving_estimate
+from kvlab.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
 from kvlab.weights import list_weight_formats, weight_format, weights_bytes
+from kvlab.wording import finite_number, plural
 
 KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
 
@@ -27,6 +32,8 @@ CONTEXT_LIMITS = (1, 2**20)
 CONTEXT_TICKS = {"values": [2**10, 2**12, 2**14, 2**16, 2**18, 2**20], "labels": ["1k", "4k", "16k", "64k", "256k", "1M"]}
 N_SEQ_LIMITS = (1, 256)
 BATCH_LIMITS = (1, 1024)
+ANSWER_LIMITS = (1, 32768)
+LIMITS = {"context": CONTEXT_LIMITS, "n_seq": N_SEQ_LIMITS, "batch": BATCH_LIMITS, "answer": ANSWER_LIMITS}
 
 # How a model's cache is built, for grouping the model picker and the comparison table.
 CACHE_KINDS = {
@@ -102,12 +109,16 @@ def _params(p: float | None) -> str:
     return f"{p / 1e9:.3g}B"
 
 
-def _clamp(name: str, value, lo, hi, kind=int):
-    try:
-        v = kind(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    return min(hi, max(lo, v))
+def _clamp(name: str, value, lo, hi, clamped: dict | None = None):
+    """`value` as a whole number within [lo, hi]; NaN, infinity and text are a ValueError naming `name`.
+
+    Out-of-range values are clamped, and `clamped[name]` records what was asked and what was used
+    (the runtime's reportClamped shows it)."""
+    v = finite_number(name, value)
+    used = int(min(hi, max(lo, round(v))))
+    if clamped is not None and used != v:
+        clamped[name] = {"requested": value, "used": used}
+    return used
 
 
 # ---------------------------------------------------------------------------
@@ -153,6 +164,11 @@ def weight_options() -> list[dict]:
             for f in WEIGHT_CHOICES]
 
 
+def _limits() -> dict:
+    """Input limits for the templates (min and max of each number field)."""
+    return {name: {"min": lo, "max": hi} for name, (lo, hi) in LIMITS.items()}
+
+
 def _check_kv_mode(kv: str, mode: str) -> str:
     if mode not in MODE_LABELS:
         raise ValueError(f"mode must be one of {', '.join(MODE_LABELS)}, got {mode!r}")
@@ -180,6 +196,13 @@ def _model_info(model_id: str | None) -> dict | None:
 # ---------------------------------------------------------------------------
 
 def _report(model, context: int, kv: str, mode: str, n_seq: int) -> dict:
+    """memory_report for n_seq sequences of `context` tokens each, in every mode.
+
+    llama.cpp's -c is the total over its --parallel slots, so n_seq sequences of
+    `context` tokens are `-c context*n_seq -np n_seq` (one stream per sequence),
+    as in kvlab.verdict."""
+    if mode == "llamacpp":
+        return memory_report(model, context * n_seq, kv=kv, mode=mode, n_seq=n_seq, kv_unified=n_seq == 1)
     return memory_report(model, context, kv=kv, mode=mode, n_seq=n_seq)
 
 
@@ -205,7 +228,35 @@ def _kind_rows(report: dict) -> list[dict]:
     return rows
 
 
-def _summary(report: dict) -> dict:
+def _growth(report: dict, arch) -> dict:
+    """The honest per-token numbers: what stops growing (windows, state) and what grows with every token."""
+    per = report["per_token"]
+    kinds = report["by_layer_kind_bytes"]
+    growth = per["bytes_per_token_beyond_windows"]
+    fixed = kinds[SLIDING] + kinds[LINEAR]
+    windows = report["architecture"]["sliding_windows"]
+    bounded = bool(per["by_kind"][SLIDING]["layers"] or per["by_kind"][LINEAR]["layers"])
+    full = [layer for layer in arch.layers if layer.kind == FULL]
+    out = {"bounded": bounded, "growth_per_token": _amount(growth), "fixed": _amount(fixed),
+           "growth_formula": (_formula(replace(arch, layers=tuple(full)), per["k_type"], per["v_type"])
+                              if full else "no layer grows with the context"),
+           "text": ""}
+    if not bounded:
+        return out
+    parts = []
+    if per["by_kind"][SLIDING]["layers"]:
+        parts.append(f"sliding windows of {', '.join(tokens(w) for w in windows)} tokens")
+    if per["by_kind"][LINEAR]["layers"]:
+        parts.append("recurrent state")
+    text = f"per token beyond the windows, plus {human_bytes(fixed)} that stops growing ({' and '.join(parts)})"
+    if per["by_kind"][SLIDING]["layers"]:
+        text += (f"; within the first {tokens(min(windows))} tokens every attention layer grows: "
+                 f"{human_bytes(per['bytes_per_token'])} per token")
+    out["text"] = text
+    return out
+
+
+def _summary(report: dict, arch) -> dict:
     per = report["per_token"]
     out = {
         "model": report["model"],
@@ -218,6 +269,7 @@ def _summary(report: dict) -> dict:
         "formula": per["formula"],
         "per_token": _amount(per["bytes_per_token"]),
         "per_token_beyond_windows": _amount(per["bytes_per_token_beyond_windows"]),
+        "growth": _growth(report, arch),
         "total": _amount(report["total_bytes"]),
         "kinds": _kind_rows(report),
         "log_lines": report["detail"].get("log_lines", []),
@@ -251,39 +303,61 @@ def seed_claim() -> dict:
         r = memory_report(model_id, context, kv="f16", mode="exact")
         entry = get_model(model_id)
         w = weights_bytes(entry["params"], "F16")["bytes"]
+        trained = r["architecture"]["max_position_embeddings"]
         rows.append({"id": model_id, "model": r["model"], "attention": r["architecture"]["attention"],
                      "formula": r["formula"], "per_token": _amount(r["bytes_per_token"]),
                      "per_token_mb": f"{r['bytes_per_token'] / 1e6:.2f} MB",
                      "total": _amount(r["total_bytes"]), "total_gb": f"{r['total_bytes'] / 1e9:.1f} GB",
-                     "weights_f16": _amount(w), "weights_f16_gb": f"{w / 1e9:.1f} GB"})
+                     "weights_f16": _amount(w), "weights_f16_gb": f"{w / 1e9:.1f} GB",
+                     "trained": tokens(trained) if trained else "?",
+                     "beyond_trained": bool(trained and context > trained)})
     base = rows[0]["per_token"]["bytes"]
     for row in rows:
         row["times_smaller"] = _trim(base / row["per_token"]["bytes"])
     return {"context": context, "context_human": tokens(context), "rows": rows}
 
 
-def kv_memory_figure(model: str = "llama-2-7b", context: int = 131072, kv: str = "f16", mode: str = "llamacpp",
-                     n_seq: int = 1, config: str = "", references: str = ",".join(REFERENCE_MODELS)) -> dict:
-    """The kv-memory widget: bytes per token with its formula, the split by layer kind, the total,
-    KV GiB against context for the model and reference models, and every attention kind side by side.
+def _context_flag(arch, context: int, engine: str | None = None) -> dict | None:
+    """The verdict's trained-context check, as the widgets show it."""
+    check = long_context_check(arch, context)
+    if not check:
+        return None
+    engines = [engine] if engine in ENGINE_NAMES else list(ENGINE_NAMES)
+    return dict(check, message=check["text"] + ": " + "; ".join(check[e] for e in engines) + ".")
 
-    `config`: the text of a Hugging Face config.json; when given it replaces `model` (a missing
-    field is a ValueError that names it).
+
+def kv_memory_figure(model: str = "llama-2-7b", context: int = 4096, kv: str = "f16", mode: str = "llamacpp",
+                     n_seq: int = 1, config: str = "", references: str = ",".join(REFERENCE_MODELS)) -> dict:
+    """The kv-memory widget: bytes per token with its formula (and, for windowed and hybrid models, the
+    fixed part and the growth per token), the split by layer kind, the total, KV GiB against context for the
+    model and reference models, and every attention kind side by side.
+
+    `config`: the text of a Hugging Face config.json; when given it replaces `model`. A config that cannot
+    be read is not an exception: the figure is the catalogue model's, and `config_error` names the field.
     """
-    context = _clamp("context", context, *CONTEXT_LIMITS)
-    n_seq = _clamp("n_seq", n_seq, *N_SEQ_LIMITS)
+    clamped: dict = {}
+    context = _clamp("context", context, *CONTEXT_LIMITS, clamped)
+    n_seq = _clamp("n_seq", n_seq, *N_SEQ_LIMITS, clamped)
     kv = _check_kv_mode(kv, mode)
     config = (config or "").strip()
+    config_error = None
+    arch = None
     if config:
-        if not config.startswith("{"):
-            raise ValueError("config: paste the text of a config.json (a JSON object, starting with '{')")
-        arch = model_architecture(config)  # the ValueError names the missing or bad field
+        try:
+            if not config.startswith("{"):
+                raise ValueError("paste the text of a config.json (a JSON object, starting with '{')")
+            arch = model_architecture(config)  # the ValueError names the missing or bad field
+        except ValueError as exc:
+            config_error = f"Could not read this config.json: {exc}"
+            arch = None
+    if arch is not None:
         source, info, chosen = "config", None, arch
     else:
         info = _model_info(model)
         source, chosen = "catalogue", info["id"]
+        arch = model_architecture(info["id"])
     report = _report(chosen, context, kv, mode, n_seq)
-    summary = _summary(report)
+    summary = _summary(report, arch)
     if source == "config":
         summary["model"] = f"your config.json ({report['model']})"
 
@@ -295,8 +369,10 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 131072, kv: str =
     curves = []
     for s in series:
         totals = [_report(s["arch"], c, kv, mode, n_seq)["total_bytes"] for c in contexts]
-        curves.append({"id": s["id"], "name": s["name"], "chosen": s["chosen"],
-                       "bytes": totals, "gib": [t / GIB for t in totals], "human": [human_bytes(t) for t in totals]})
+        trained = model_architecture(s["arch"]).max_position_embeddings
+        curves.append({"id": s["id"], "name": s["name"], "chosen": s["chosen"], "trained": trained,
+                       "bytes": totals, "gib": [t / GIB for t in totals], "human": [human_bytes(t) for t in totals],
+                       "beyond_trained": [bool(trained and c > trained) for c in contexts]})
 
     kinds = []
     for example in KIND_EXAMPLES:
@@ -306,19 +382,27 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 131072, kv: str =
                       "formula": r["formula"], "per_token": _amount(r["bytes_per_token"]),
                       "total": _amount(r["total_bytes"])})
 
+    sequences = plural(n_seq, "sequence")
     return {
         "params": {"model": info["id"] if info else None, "context": context, "kv": kv, "mode": mode,
                    "n_seq": n_seq, "source": source},
+        "clamped": clamped,
+        "config_error": config_error,
         "context_human": tokens(context),
+        "context_text": plural(context, "token"),
+        "sequences_text": sequences,
         "context_step": context_step(context),
         "mode_label": MODE_LABELS[mode],
         "model_info": info,
         "result": summary,
+        "context_flag": _context_flag(arch, context, mode),
         "curve": {"contexts": contexts, "series": curves},
         "kinds": kinds,
         "claim": seed_claim(),
+        "status": (f"Computed in your browser by kvlab.kv_memory_figure "
+                   f"({'your config.json' if source == 'config' else info['id']}, {plural(context, 'token')}, {kv})."),
         "options": {"models": model_groups(), "kv": kv_options(), "modes": MODE_LABELS,
-                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS},
+                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS, "limits": _limits()},
     }
 
 
@@ -326,101 +410,91 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 131072, kv: str =
 # gpu-fit
 # ---------------------------------------------------------------------------
 
-def _vllm_max_context(arch, memory: int, weights: str, kv: str, n_seq: int) -> int | None:
-    """Largest max_model_len (a multiple of 256) whose n_seq sequences fit vLLM's KV budget."""
-    def fits(ctx):
-        return memory_fit(arch, ctx, memory, weights, kv, mode="vllm", n_seq=n_seq)["fits"]
-    step = 256
-    hi = max(1, (arch.max_position_embeddings or 2**20) // step)
-    if not fits(step):
-        return None
-    lo = 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid * step):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo * step
+ENGINE_LABELS = {"llamacpp": MODE_LABELS["llamacpp"], "vllm": MODE_LABELS["vllm"]}
 
 
-def _fit(arch, gpu: str, context: int, weights: str, kv: str, mode: str, n_seq: int) -> dict:
-    r = fit_report(arch, context, gpu=gpu, weights=weights, kv=kv, mode=mode, n_seq=n_seq)
-    if mode == "vllm":
-        r["max_context_that_fits"] = _vllm_max_context(arch, r["memory_bytes"], weights, kv, n_seq)
-    return r
-
-
-def _max_ctx_text(max_ctx: int | None, arch) -> str:
-    if max_ctx is None:
-        return "none: not even 256 tokens fit"
-    text = f"{tokens(max_ctx)} tokens"
-    if arch.max_position_embeddings and max_ctx >= arch.max_position_embeddings:
-        text += " (the model's own limit)"
-    return text
+def _verdict_row(v: dict) -> dict:
+    return {"fits": v["fits"], "verdict": v["verdict"], "binding": v["binding"],
+            "headroom": _amount(v["headroom_bytes"]), "max_context": v["max_context_text"],
+            "max_sequences": v["max_sequences_text"]}
 
 
 def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: str = "Q4_K_M", kv: str = "q8_0",
-                   context: int = 131072, mode: str = "llamacpp", n_seq: int = 1) -> dict:
-    """The gpu-fit widget: weights + KV cache + compute buffer (+ reserve) against one GPU's memory,
-    the verdict, the largest context that fits, and the same question for every catalogue GPU."""
-    context = _clamp("context", context, *CONTEXT_LIMITS)
-    n_seq = _clamp("n_seq", n_seq, *N_SEQ_LIMITS)
-    if mode not in ("llamacpp", "vllm"):
+                   context: int = 131072, mode: str = "llamacpp", n_seq: int = 1, n_gpus: int = 1) -> dict:
+    """The gpu-fit widget: kvlab.verdict.fit_verdict for one GPU (weights + KV cache + compute buffer or
+    activation reserve against its memory), what binds, the largest context and the most sequences that fit,
+    and the same verdict for every catalogue GPU."""
+    clamped: dict = {}
+    context = _clamp("context", context, *CONTEXT_LIMITS, clamped)
+    n_seq = _clamp("n_seq", n_seq, *N_SEQ_LIMITS, clamped)
+    n_gpus = _clamp("n_gpus", n_gpus, 1, max(TENSOR_PARALLEL), clamped)
+    if n_gpus not in TENSOR_PARALLEL:
+        raise ValueError(f"n_gpus must be one of {', '.join(map(str, TENSOR_PARALLEL))}, got {n_gpus}")
+    if mode not in ENGINE_LABELS:
         raise ValueError(f"mode must be llamacpp or vllm, got {mode!r}")
     kv = _check_kv_mode(kv, mode)
     weights = weight_format(weights)
     info = _model_info(model)
     arch = model_architecture(info["id"])
     card = get_gpu(gpu)
-    r = _fit(arch, card["id"], context, weights, kv, mode, n_seq)
+    settings = dict(n_seq=n_seq, weights=weights, kv=kv, engine=mode)
+    v = fit_verdict(arch, context, gpu=card["id"], n_gpus=n_gpus if not card.get("unified_memory") else 1,
+                    **settings)
 
-    memory = r["memory_bytes"]
-    scale = max(r["total_bytes"], memory)
-    kv_how = (f"{MODE_LABELS[mode].split(' (')[0]} accounting: {kv} K and V, {n_seq} x {tokens(context)} tokens"
-              + (" (--parallel " + str(n_seq) + ")" if mode == "llamacpp" and n_seq > 1 else ""))
-    segments = [{"name": c["name"], "label": SEGMENT_LABELS.get(c["name"], c["name"]),
-                 "how": kv_how if c["name"] == "kv_cache" else c["how"],
-                 "percent": round(100 * c["bytes"] / scale, 3), **_amount(c["bytes"])} for c in r["components"]]
+    memory = v["memory_bytes"]
+    scale = max(v["total_bytes"], memory)
+    segments = [{"name": c["name"], "label": c["label"], "how": c["how"],
+                 "percent": round(100 * c["bytes"] / scale, 3), **_amount(c["bytes"])} for c in v["components"]]
     log_lines = []
     if mode == "llamacpp":
-        log_lines = memory_report(arch, context, kv=kv, mode="llamacpp", n_seq=n_seq)["detail"]["log_lines"]
+        log_lines = _report(arch, context, kv, "llamacpp", n_seq)["detail"]["log_lines"]
 
     table = []
     for g in list_gpus():
-        other = _fit(arch, g["id"], context, weights, kv, mode, n_seq)
-        table.append({"id": g["id"], "name": g["name"], "memory": _amount(other["memory_bytes"]),
-                      "fits": other["fits"], "verdict": other["verdict"],
-                      "headroom": _amount(other["headroom_bytes"]),
-                      "max_context": _max_ctx_text(other["max_context_that_fits"], arch)})
+        other = fit_verdict(arch, context, gpu=g["id"], **settings)
+        table.append({"id": g["id"], "name": g["name"], "memory": _amount(other["memory_bytes"]), **_verdict_row(other)})
 
+    where = card["name"] if v["n_gpus"] == 1 else f"{v['n_gpus']} × {card['name']}"
     return {
         "params": {"model": info["id"], "gpu": card["id"], "weights": weights, "kv": kv, "context": context,
-                   "mode": mode, "n_seq": n_seq},
+                   "mode": mode, "n_seq": n_seq, "n_gpus": v["n_gpus"]},
+        "clamped": clamped,
         "context_human": tokens(context),
+        "context_text": plural(context, "token"),
+        "sequences_text": plural(n_seq, "sequence"),
         "context_step": context_step(context),
         "mode_label": MODE_LABELS[mode],
         "model_info": info,
         "gpu_info": {"id": card["id"], "name": card["name"], "spec_source": card["spec_source"],
                      "note": card.get("note", ""), "unconfirmed": card.get("unconfirmed", [])},
+        "where": where,
+        "flags": v["flags"],
         "memory": _amount(memory),
-        "budget": _amount(r["budget_bytes"]),
-        "budget_percent": round(100 * r["budget_bytes"] / scale, 3),
+        "budget": _amount(v["budget_bytes"]),
+        "budget_label": ("vLLM budget (" + v["budget_how"] + ")") if mode == "vllm" else "GPU memory",
+        "budget_percent": round(100 * v["budget_bytes"] / scale, 3),
         "memory_percent": round(100 * memory / scale, 3),
         "segments": segments,
-        "total": _amount(r["total_bytes"]),
-        "headroom": _amount(r["headroom_bytes"]),
-        "fits": r["fits"],
-        "verdict": r["verdict"],
-        "max_context": r["max_context_that_fits"],
-        "max_context_text": _max_ctx_text(r["max_context_that_fits"], arch),
-        "assumptions": [f"{s['label']}: {s['how']}" for s in segments]
-        + [a for a in r["assumptions"] if not any(a in s["how"] for s in segments)],
+        "total": _amount(v["total_bytes"]),
+        "headroom": _amount(v["headroom_bytes"]),
+        "over": _amount(v["over_bytes"]),
+        "fits": v["fits"],
+        "verdict": v["verdict"],
+        "binding": v["binding"],
+        "headline": v["headline"],
+        "context_flag": _context_flag(arch, context, mode),
+        "max_context": v["max_context"],
+        "max_context_text": v["max_context_text"],
+        "max_sequences": v["max_sequences"],
+        "max_sequences_text": v["max_sequences_text"],
+        "per_gpu": v["n_gpus"] > 1,
+        "assumptions": v["assumptions"],
         "log_lines": log_lines,
         "gpus": table,
+        "status": f"Computed in your browser by kvlab.gpu_fit_figure ({info['id']} on {where}).",
         "options": {"models": model_groups(), "gpus": gpu_options(), "weights": weight_options(),
-                    "kv": kv_options(), "modes": {m: MODE_LABELS[m] for m in ("llamacpp", "vllm")},
-                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS},
+                    "kv": kv_options(), "modes": ENGINE_LABELS, "n_gpus": list(TENSOR_PARALLEL),
+                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS, "limits": _limits()},
     }
 
 
@@ -428,78 +502,137 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
 # serving
 # ---------------------------------------------------------------------------
 
-def _ms(seconds: float) -> str:
-    return _trim(seconds * 1000) + " ms"
+def _ms(seconds: float | None) -> str:
+    return "—" if seconds is None else _trim(seconds * 1000) + " ms"
 
 
-def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: int = 32768, batch: int = 16,
-                   weights: str = "BF16", kv: str = "f16") -> dict:
-    """The serving widget: decode speed from bytes and bandwidth, chats that fit, dollars per million tokens,
-    and ms/token against context for batch 1 and the chosen batch."""
-    context = _clamp("context", context, *CONTEXT_LIMITS)
-    batch = _clamp("batch", batch, *BATCH_LIMITS)
+def _price_label(card: dict) -> str:
+    if card.get("price_per_hour_usd") is None:
+        return "No hourly price in the catalogue for this GPU."
+    return (f"Price: ${card['price_per_hour_usd']:.2f}/hour, {card['price_kind']} ({card['price_provider']}, "
+            f"{card['price_date']}).")
+
+
+def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: int = 32768, batch: int = 8,
+                   weights: str = "BF16", kv: str = "f16", engine: str = "vllm", answer: int = 512) -> dict:
+    """The serving widget: the fit verdict for the batch, then (only if it fits) time per step from both
+    roofline bounds with the binding one named, chats that fit, dollars per million tokens with prefill, the
+    same cost on GPUs priced the same way, and ms/token against context for batch 1 and the chosen batch."""
+    clamped: dict = {}
+    context = _clamp("context", context, *CONTEXT_LIMITS, clamped)
+    batch = _clamp("batch", batch, *BATCH_LIMITS, clamped)
+    answer = _clamp("answer", answer, *ANSWER_LIMITS, clamped)
+    if engine not in ENGINE_LABELS:
+        raise ValueError(f"engine must be llamacpp or vllm, got {engine!r}")
     weights = weight_format(weights)
-    kv = _check_kv_mode(kv, "exact")
+    kv = _check_kv_mode(kv, engine)
     info = _model_info(model)
     card = get_gpu(gpu)
     arch = model_architecture(info["id"])
-    est = serving_estimate(arch, card["id"], context, batch, weights, kv)
+    settings = dict(weights_format=weights, kv=kv, engine=engine, answer_tokens=answer)
+    est = serving_estimate(arch, card["id"], context, batch, **settings)
+    one = serving_estimate(arch, card["id"], context, 1, **settings)
+    v = est["verdict"]
     w_read = _weights_read(arch, weights, batch)[0]
-    one = serving_estimate(arch, card["id"], context, 1, weights, kv)
 
-    limit = arch.max_position_embeddings or 2**20
-    contexts = _curve_contexts(limit)
-    curve = {"contexts": contexts, "batch": batch, "ms_batch1": [], "ms_batch": [], "fits_batch": []}
+    contexts = _curve_contexts()
+    curve = {"contexts": contexts, "batch": batch, "ms_batch1": [], "ms_batch": [], "fits_batch1": [],
+             "fits_batch": []}
     for c in contexts:
-        a = serving_estimate(arch, card["id"], c, 1, weights, kv)
-        b = serving_estimate(arch, card["id"], c, batch, weights, kv)
-        curve["ms_batch1"].append(a["seconds_per_token"] * 1000)
-        curve["ms_batch"].append(b["seconds_per_token"] * 1000)
-        curve["fits_batch"].append(b["fits"])
-    curve["ms_batch1_text"] = [_ms(ms / 1000) for ms in curve["ms_batch1"]]
-    curve["ms_batch_text"] = [_ms(ms / 1000) for ms in curve["ms_batch"]]
+        for key, b in (("1", 1), ("", batch)):
+            e = serving_estimate(arch, card["id"], c, b, **settings, solve=False)
+            ms = None if e["seconds_per_token"] is None else e["seconds_per_token"] * 1000
+            curve["ms_batch" + key].append(ms)
+            curve["fits_batch" + key].append(e["fits"])
+    curve["ms_batch1_text"] = [_ms(None if ms is None else ms / 1000) if f else "does not fit"
+                               for ms, f in zip(curve["ms_batch1"], curve["fits_batch1"])]
+    curve["ms_batch_text"] = [_ms(None if ms is None else ms / 1000) if f else "does not fit"
+                              for ms, f in zip(curve["ms_batch"], curve["fits_batch"])]
 
-    weight_read = est["kv_share_of_reads"]
-    price = est["price_per_hour"]
+    same_kind = []
+    if card.get("price_kind"):
+        for g in list_gpus():
+            if g.get("price_kind") != card["price_kind"]:
+                continue
+            e = serving_estimate(arch, g["id"], context, batch, **settings, solve=False)
+            same_kind.append({"id": g["id"], "name": g["name"], "chosen": g["id"] == card["id"],
+                              "price": f"${g['price_per_hour_usd']:.2f}/h ({g['price_provider']}, {g['price_date']})",
+                              "fits": e["fits"],
+                              "cost_text": (f"${e['usd_per_million_tokens']:.2f}" if e["fits"]
+                                            else "does not fit")})
+
+    fits = est["fits"]
     cost = est["usd_per_million_tokens"]
+    bound = est["bound"]
+    if fits:
+        working = (f"bandwidth bound: ({human_bytes(w_read)} of weights + {plural(batch, 'chat')} x "
+                   f"{human_bytes(est['kv_bytes_per_chat'])} of KV) / {card['bandwidth_gb_s']:,} GB/s = "
+                   f"{_ms(est['memory_seconds'])}; compute bound: {est['flops_per_step'] / 1e12:,.3g} TFLOP / "
+                   f"{card['bf16_dense_tflops']:,} TFLOPS = {_ms(est['compute_seconds'])}; the step takes the longer: "
+                   f"{_ms(est['seconds_per_token'])} ({bound}-bound)")
+    else:
+        working = f"Not timed: {v['headline']}."
     return {
         "params": {"model": info["id"], "gpu": card["id"], "context": context, "batch": batch,
-                   "weights": weights, "kv": kv},
+                   "weights": weights, "kv": kv, "engine": engine, "answer": answer},
+        "clamped": clamped,
         "context_human": tokens(context),
+        "context_text": plural(context, "token"),
+        "batch_text": plural(batch, "chat"),
         "context_step": context_step(context),
         "model_info": info,
         "gpu_info": {"id": card["id"], "name": card["name"], "bandwidth_gb_s": card["bandwidth_gb_s"],
+                     "bandwidth_text": f"{card['bandwidth_gb_s']:,}",
+                     "tflops": card.get("bf16_dense_tflops"),
                      "spec_source": card["spec_source"], "memory": _amount(gpu_memory_bytes(card)),
-                     "price_per_hour": price, "price_provider": card.get("price_provider"),
+                     "price_per_hour": card.get("price_per_hour_usd"), "price_kind": card.get("price_kind"),
+                     "price_provider": card.get("price_provider"),
                      "price_source": card.get("price_source"), "price_date": card.get("price_date"),
+                     "price_label": _price_label(card),
                      "note": card.get("note", ""), "unconfirmed": card.get("unconfirmed", [])},
+        "fits": fits,
+        "verdict": v["verdict"],
+        "headline": v["headline"],
+        "binding": v["binding"],
+        "context_flag": _context_flag(arch, context, engine),
+        "flags": v["flags"],
+        "bound": bound,
         "weights_bytes": _amount(est["weights_bytes"]),
         "kv_per_chat": _amount(est["kv_bytes_per_chat"]),
         "kv_per_step": _amount(est["kv_bytes_per_chat"] * batch),
         "weights_read_per_step": _amount(w_read),
         "bytes_per_step": _amount(w_read + batch * est["kv_bytes_per_chat"]),
-        "working": (f"({human_bytes(w_read)} of weights + {batch} x {human_bytes(est['kv_bytes_per_chat'])} of KV) "
-                    f"/ {card['bandwidth_gb_s']:,} GB/s = {_ms(est['seconds_per_token'])} per step"),
-        "ms_per_token": est["seconds_per_token"] * 1000,
-        "ms_per_token_text": _ms(est["seconds_per_token"]),
-        "ms_per_token_batch1_text": _ms(one["seconds_per_token"]),
+        "working": working,
+        "ms_per_token": None if not fits else est["seconds_per_token"] * 1000,
+        "ms_per_token_text": _ms(est["seconds_per_token"]) if fits else "does not fit",
+        "ms_per_token_batch1_text": _ms(one["seconds_per_token"]) if one["fits"] else "does not fit",
+        "bound_text": f"{bound}-bound" if fits else "—",
         "tokens_per_second_per_chat": est["tokens_per_second_per_chat"],
-        "tokens_per_second_per_chat_text": _trim(est["tokens_per_second_per_chat"]),
+        "tokens_per_second_per_chat_text": _trim(est["tokens_per_second_per_chat"]) if fits else "—",
         "total_tokens_per_second": est["total_tokens_per_second"],
-        "total_tokens_per_second_text": _trim(est["total_tokens_per_second"]),
-        "kv_share_of_reads": weight_read,
-        "kv_share_text": f"{100 * weight_read:.1f}%",
+        "total_tokens_per_second_text": _trim(est["total_tokens_per_second"]) if fits else "—",
+        "prefill_text": (f"{_ms(est['prefill_seconds_per_chat'])} per {plural(est['prompt_tokens'], 'token')} "
+                         "prompt" if fits else "—"),
+        "mix_text": (f"{plural(est['prompt_tokens'], 'token')} of prompt + {plural(est['answer_tokens'], 'token')} "
+                     "of answer per chat"),
+        "kv_share_of_reads": est["kv_share_of_reads"],
+        "kv_share_text": f"{100 * est['kv_share_of_reads']:.1f}%",
         "kv_share_batch1_text": f"{100 * one['kv_share_of_reads']:.1f}%",
         "chats_that_fit": est["chats_that_fit_in_memory"],
-        "chats_that_fit_text": tokens(est["chats_that_fit_in_memory"] or 0),
-        "fits": est["fits"],
+        "chats_that_fit_text": v["max_sequences_text"],
         "memory_used": _amount(est["memory_used_bytes"]),
+        "budget": _amount(v["budget_bytes"]),
         "usd_per_million_tokens": cost,
-        "cost_text": f"${cost:.2f}" if cost is not None else "no hourly price in the catalogue for this GPU",
+        "cost_text": (f"${cost:.2f}" if cost is not None else "no hourly price in the catalogue") if fits
+        else "not priced: the batch does not fit",
         "cost_batch1_text": (f"${one['usd_per_million_tokens']:.2f}" if one["usd_per_million_tokens"] is not None
                              else "—"),
+        "same_kind": same_kind,
         "assumptions": est["assumptions"],
         "curve": curve,
+        "status": f"Computed in your browser by kvlab.serving_figure ({info['id']} on {card['id']}, "
+                  f"{plural(batch, 'chat')}).",
         "options": {"models": model_groups(), "gpus": gpu_options(), "weights": weight_options(),
-                    "kv": [k for k in kv_options() if "exact" in k["modes"]], "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS},
+                    "kv": kv_options(), "modes": ENGINE_LABELS,
+                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS, "limits": _limits()},
     }

@@ -64,14 +64,28 @@ def _json(text: str, where: str) -> dict:
     return data
 
 
+# The largest value each field may take: far above any real model, low enough that no
+# arithmetic downstream overflows (1e30 layers is a message, not a traceback).
+FIELD_MAX = {"num_hidden_layers": 10_000, "num_attention_heads": 100_000, "num_key_value_heads": 100_000,
+             "hidden_size": 1 << 20, "head_dim": 1 << 16, "intermediate_size": 1 << 24}
+DEFAULT_MAX = 1 << 32
+
+
 def _int(cfg: dict, key: str, minimum: int = 1) -> int:
     if key not in cfg or cfg[key] is None:
         raise ValueError(f"config field {key!r} is missing")
     value = cfg[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"config field {key!r} must be an integer, got {value!r}")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"config field {key!r} must be a finite integer, got {value!r}")
+    if int(value) != value:
         raise ValueError(f"config field {key!r} must be an integer, got {value!r}")
     if value < minimum:
         raise ValueError(f"config field {key!r} must be >= {minimum}, got {value}")
+    top = FIELD_MAX.get(key, DEFAULT_MAX)
+    if value > top:
+        raise ValueError(f"config field {key!r} = {value:g} is beyond any real model (at most {top:,})")
     return int(value)
 
 

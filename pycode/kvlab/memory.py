@@ -503,7 +503,7 @@ def vllm_capacity(arch: Architecture, gpu_memory_bytes: int, weights_bytes: int,
 
 
 # ---------------------------------------------------------------------------
-# 4. Does it fit? weights + KV cache + compute buffer + runtime reserve
+# 4. The parts of a fit besides the cache (the verdict itself: kvlab.verdict.fit_verdict)
 # ---------------------------------------------------------------------------
 RUNTIME_RESERVE_BYTES = 512 * MIB  # CUDA context + driver-reserved memory (estimate; ~0.5 GiB on NVIDIA cards)
 MODES = ("llamacpp", "vllm", "exact")
@@ -522,104 +522,6 @@ def llamacpp_compute_buffer(arch: Architecture, n_ubatch: int = 512) -> dict:
     nbytes = n_ubatch * 4 * (vocab + n_ff + 4 * arch.hidden_size)
     return {"bytes": nbytes, "mib": nbytes / MIB,
             "assumption": f"estimate: n_ubatch ({n_ubatch}) x 4 B x (vocab + n_ff + 4 x hidden), flash attention on"}
-
-
-def _kv_for_mode(arch, mode, context, k_type, v_type, n_seq, n_ubatch) -> dict:
-    if mode == "llamacpp":
-        return llamacpp_kv_cache(arch, context, k_type, v_type, n_seq=n_seq, n_ubatch=n_ubatch)
-    if mode == "exact":
-        return kv_cache_bytes(arch, context, k_type, v_type, n_seq=n_seq)
-    raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-
-
-def memory_fit(arch: Architecture, context: int, memory_bytes: int, weights_format: str = "Q4_K_M",
-               k_type: str = "f16", v_type: str | None = None, mode: str = "llamacpp", n_seq: int = 1,
-               n_ubatch: int = 512, gpu_memory_utilization: float = 0.9,
-               runtime_reserve_bytes: int = RUNTIME_RESERVE_BYTES) -> dict:
-    """RAM/VRAM calculator: weights + KV cache + compute buffer (+ reserve) against `memory_bytes`.
-
-    mode "llamacpp": KV as llama.cpp allocates it, its compute buffer estimated;
-    mode "exact": the KV the model needs, same compute estimate;
-    mode "vllm": vLLM's budget (gpu_memory_utilization x memory) and paging.
-    Also reports the largest context (multiple of 256) that would still fit.
-    """
-    from kvlab.weights import weights_bytes  # weights.py has no dependency on this module
-
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    if memory_bytes <= 0:
-        raise ValueError("memory must be positive")
-    weights = weights_bytes(arch.params, weights_format)
-    if mode == "vllm":
-        cap = vllm_capacity(arch, memory_bytes, weights["bytes"], context, gpu_memory_utilization,
-                            kv_cache_dtype="auto" if k_type in ("f16", "bf16") else k_type)
-        kv_need = cap["per_sequence"]["bytes_per_sequence"] * n_seq
-        fits = cap["kv_available_bytes"] >= kv_need
-        components = [
-            {"name": "weights", "bytes": weights["bytes"], "how": f"{weights['params']:.3g} params x {weights['bits_per_weight']} bits ({weights['source']})"},
-            {"name": "kv_cache", "bytes": kv_need, "how": f"{n_seq} x {cap['per_sequence']['bytes_per_sequence']} B per {context}-token sequence (vLLM pages)"},
-            {"name": "activation_reserve", "bytes": cap["activation_reserve_bytes"], "how": cap["assumptions"][1]},
-        ]
-        total = sum(c["bytes"] for c in components)
-        budget = cap["budget_bytes"]
-        max_ctx = None
-        assumptions = cap["assumptions"]
-    else:
-        kv = _kv_for_mode(arch, mode, context, k_type, v_type, n_seq, n_ubatch)
-        compute = llamacpp_compute_buffer(arch, n_ubatch)
-        components = [
-            {"name": "weights", "bytes": weights["bytes"], "how": f"{weights['params']:.3g} params x {weights['bits_per_weight']} bits ({weights['source']})"},
-            {"name": "kv_cache", "bytes": kv["total_bytes"], "how": f"{mode} accounting, {kv_type(k_type)} K"},
-            {"name": "compute_buffer", "bytes": compute["bytes"], "how": compute["assumption"]},
-            {"name": "runtime_reserve", "bytes": runtime_reserve_bytes, "how": "CUDA context + driver reserve (estimate)"},
-        ]
-        total = sum(c["bytes"] for c in components)
-        budget = memory_bytes
-        fits = total <= budget
-        fixed = total - kv["total_bytes"]
-        max_ctx = _max_context(arch, mode, budget - fixed, k_type, v_type, n_seq, n_ubatch)
-        assumptions = [weights["assumption"], compute["assumption"],
-                       "runtime reserve 0.5 GiB (CUDA context and driver; Apple/CPU differ)"] + kv.get("notes", [])
-    for c in components:
-        c["gib"] = c["bytes"] / GIB
-    return {
-        "model": arch.name,
-        "mode": mode,
-        "context": context,
-        "n_seq": n_seq,
-        "weights_format": weights["format"],
-        "k_type": kv_type(k_type),
-        "components": components,
-        "total_bytes": total,
-        "total_gib": total / GIB,
-        "memory_bytes": memory_bytes,
-        "budget_bytes": budget,
-        "headroom_bytes": budget - total,
-        "headroom_gib": (budget - total) / GIB,
-        "fits": bool(fits),
-        "verdict": "fits" if fits else "does not fit",
-        "max_context_that_fits": max_ctx,
-        "assumptions": assumptions,
-    }
-
-
-def _max_context(arch, mode, kv_budget, k_type, v_type, n_seq, n_ubatch) -> int | None:
-    """Largest context (a multiple of 256) whose KV cache fits in kv_budget; None if not even 256."""
-    def kv_at(ctx):
-        return _kv_for_mode(arch, mode, ctx, k_type, v_type, n_seq, n_ubatch)["total_bytes"]
-    step = LLAMACPP_PAD
-    limit = arch.max_position_embeddings or 1 << 20
-    hi_steps = max(1, limit // step)
-    if kv_at(step) > kv_budget:
-        return None
-    lo, hi = 1, hi_steps
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if kv_at(mid * step) <= kv_budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo * step
 
 
 # ---------------------------------------------------------------------------
@@ -677,17 +579,13 @@ def memory_report(model, context: int, kv: str = "f16", mode: str = "llamacpp", 
 
 def fit_report(model, context: int, gpu: str | None = None, memory_gib: float | None = None,
                weights: str = "Q4_K_M", kv: str = "f16", mode: str = "llamacpp", n_seq: int = 1,
-               gpu_memory_utilization: float = 0.9) -> dict:
-    """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib` of RAM/VRAM?"""
-    from kvlab.catalogue import get_gpu, gpu_memory_bytes, model_architecture
+               gpu_memory_utilization: float = 0.9, n_gpus: int = 1, allow_long_context: bool = False) -> dict:
+    """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib`? `kvlab.verdict.fit_verdict`'s answer.
 
-    arch = model_architecture(model)
-    if (gpu is None) == (memory_gib is None):
-        raise ValueError("give exactly one of gpu (catalogue id) or memory_gib")
-    card = get_gpu(gpu) if gpu is not None else None
-    memory = gpu_memory_bytes(card) if card else int(memory_gib * GIB)
-    result = memory_fit(arch, context, memory, weights, kv, mode=mode, n_seq=n_seq,
-                        gpu_memory_utilization=gpu_memory_utilization)
-    result["gpu"] = card["name"] if card else None
-    result["memory_gib"] = memory / GIB
-    return result
+    `mode` is the engine: "llamacpp" or "vllm".
+    """
+    from kvlab.verdict import fit_verdict
+
+    return fit_verdict(model, context, n_seq=n_seq, weights=weights, kv=kv, gpu=gpu, memory_gib=memory_gib,
+                       n_gpus=n_gpus, engine=mode, gpu_memory_utilization=gpu_memory_utilization,
+                       allow_long_context=allow_long_context)

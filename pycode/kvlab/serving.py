@@ -12,6 +12,11 @@ shared; each sequence still reads its own cache:
     step time = (weight bytes + B x KV bytes per sequence) / bandwidth
     tokens/s  = B / step time
 
+Large batches turn the step compute-bound: B x 2 x active params FLOPs (plus
+attention) over the GPU's peak. A step takes the longer of the two bounds,
+and the result names which one binds. Nothing is timed that does not fit:
+memory is the verdict of `kvlab.verdict.fit_verdict`.
+
 These are roofline numbers: an upper bound on speed that real engines reach
 60-85% of. Every result carries its assumptions next to its numbers.
 
@@ -21,40 +26,59 @@ These are roofline numbers: an upper bound on speed that real engines reach
 """
 from __future__ import annotations
 
-from kvlab.architecture import Architecture
-from kvlab.catalogue import get_gpu, gpu_memory_bytes, model_architecture
-from kvlab.memory import GIB, RUNTIME_RESERVE_BYTES, kv_cache_bytes
-from kvlab.weights import weights_bytes
+from kvlab.architecture import LINEAR, SLIDING, Architecture
+from kvlab.catalogue import get_gpu, model_architecture
+from kvlab.memory import kv_cache_bytes
+from kvlab.weights import model_weights_bytes, params_text, weights_bytes
+from kvlab.wording import finite_number
 
 
 def decode_time_per_token(weight_bytes: float, kv_bytes: float, bandwidth_gb_s: float, batch: int = 1,
-                          bandwidth_efficiency: float = 1.0) -> dict:
-    """Step time for `batch` sequences that each read `kv_bytes` of cache, sharing one weight read."""
-    if bandwidth_gb_s <= 0 or batch < 1 or not 0 < bandwidth_efficiency <= 1:
+                          bandwidth_efficiency: float = 1.0, flops_per_step: float | None = None,
+                          peak_tflops: float | None = None) -> dict:
+    """Step time for `batch` sequences that each read `kv_bytes` of cache, sharing one weight read.
+
+    Both roofline bounds: bytes / bandwidth, and (when `flops_per_step` and
+    `peak_tflops` are given) FLOPs / peak compute. The step takes the longer;
+    `bound` names which one binds.
+    """
+    if not bandwidth_gb_s > 0 or batch < 1 or not 0 < bandwidth_efficiency <= 1:
         raise ValueError("bandwidth must be positive, batch >= 1, bandwidth_efficiency in (0, 1]")
     bandwidth = bandwidth_gb_s * 1e9 * bandwidth_efficiency
     bytes_read = weight_bytes + batch * kv_bytes
-    step = bytes_read / bandwidth
+    memory_time = bytes_read / bandwidth
+    compute_time = None
+    if flops_per_step is not None and peak_tflops:
+        compute_time = flops_per_step / (peak_tflops * 1e12)
+    step = max(memory_time, compute_time or 0.0)
+    bound = "compute" if compute_time is not None and compute_time > memory_time else "bandwidth"
+    assumptions = [
+        "time per step = the longer of bytes read / bandwidth and FLOPs / peak compute (roofline)",
+        f"bandwidth {bandwidth_gb_s:g} GB/s x efficiency {bandwidth_efficiency:g} (1.0 = vendor peak: an upper bound)",
+        "weights are read once per step and shared by the batch; each sequence reads its own KV cache",
+    ]
+    if compute_time is None:
+        assumptions[0] = "decode is memory-bandwidth-bound: time = bytes read / bandwidth (compute not given)"
     return {
         "batch": batch,
         "bytes_read_per_step": bytes_read,
         "weight_bytes_read": weight_bytes,
         "kv_bytes_read": batch * kv_bytes,
         "kv_share_of_reads": batch * kv_bytes / bytes_read if bytes_read else 0.0,
+        "memory_seconds": memory_time,
+        "compute_seconds": compute_time,
+        "flops_per_step": flops_per_step,
+        "bound": bound,
         "seconds_per_token": step,          # per sequence: each gets one token per step
         "tokens_per_second": 1 / step,      # per sequence
         "total_tokens_per_second": batch / step,
-        "assumptions": [
-            "decode is memory-bandwidth-bound: time = bytes read / bandwidth (compute and latency ignored)",
-            f"bandwidth {bandwidth_gb_s:g} GB/s x efficiency {bandwidth_efficiency:g} (1.0 = vendor peak: an upper bound)",
-            "weights are read once per step and shared by the batch; each sequence reads its own KV cache",
-        ],
+        "assumptions": assumptions,
     }
 
 
 def cost_per_million_tokens(price_per_hour: float, tokens_per_second: float) -> dict:
     """Dollars per million generated tokens at a given hourly price and total throughput."""
-    if price_per_hour is None or price_per_hour < 0 or tokens_per_second <= 0:
+    if price_per_hour is None or not price_per_hour >= 0 or not tokens_per_second > 0:
         raise ValueError("price_per_hour must be >= 0 and tokens_per_second > 0")
     tokens_per_hour = tokens_per_second * 3600
     return {"price_per_hour": price_per_hour, "tokens_per_hour": tokens_per_hour,
@@ -63,91 +87,186 @@ def cost_per_million_tokens(price_per_hour: float, tokens_per_second: float) -> 
 
 
 def _weights_read(arch: Architecture, fmt: str, batch: int) -> tuple[int, int, str]:
-    total = weights_bytes(arch.params, fmt)
+    """Weight bytes one decode step reads, the model's total, and how (MoE: active experts only)."""
+    total = model_weights_bytes(arch, fmt)
     if not arch.active_params or arch.active_params >= arch.params:
         return total["bytes"], total["bytes"], "dense: every weight is read each step"
-    active = weights_bytes(arch.active_params, fmt)["bytes"]
-    read = min(total["bytes"], active * batch)
-    return read, total["bytes"], (f"MoE: {arch.active_params:.3g} of {arch.params:.3g} params per token; "
-                                  "a batch reads at most batch x active (upper bound: different experts per sequence)")
+    if total.get("covered_params"):   # MXFP4 experts, BF16 rest: the rest is read every step
+        rest = arch.params - total["covered_params"]
+        expert_active = max(0.0, arch.active_params - rest)
+        rest_bytes = weights_bytes(rest, "BF16")["bytes"]
+        expert_bytes = weights_bytes(expert_active, fmt)["bytes"] if expert_active else 0
+        read = min(total["bytes"], rest_bytes + expert_bytes * batch)
+    else:
+        active = weights_bytes(arch.active_params, fmt)["bytes"]
+        read = min(total["bytes"], active * batch)
+    return read, total["bytes"], (f"MoE: {params_text(arch.active_params)} of {params_text(arch.params)} params "
+                                  "per token; a batch reads at most batch x active (upper bound: different "
+                                  "experts per sequence)")
+
+
+def attention_flops(arch: Architecture, context: int) -> float:
+    """FLOPs of attention for one new token against `context` cached tokens, all layers.
+
+    Per attention layer: scores (q . k) and the weighted sum of values, 2 FLOPs
+    per multiply-add: 2 x n_heads x tokens x (head_dim_k + head_dim_v); a sliding
+    layer sees at most its window; an MLA layer (absorbed form) works on the
+    latent for both. A linear-attention layer updates its state: 4 FLOPs per
+    state value.
+    """
+    flops = 0.0
+    for layer in arch.layers:
+        if layer.kind == LINEAR:
+            flops += 4 * layer.ssm_state_values
+            continue
+        seen = min(context, layer.window) if layer.kind == SLIDING else context
+        hk = layer.head_dim_k
+        hv = layer.head_dim_v or hk
+        flops += 2 * arch.n_heads * seen * (hk + hv)
+    return flops
+
+
+def decode_flops(arch: Architecture, context: int, batch: int) -> float:
+    """FLOPs of one decode step of `batch` sequences at `context`: 2 x active params + attention, each."""
+    active = arch.active_params or arch.params
+    return batch * (2 * active + attention_flops(arch, context))
+
+
+def prefill_flops(arch: Architecture, prompt: int) -> float:
+    """FLOPs to prefill one `prompt`-token prompt: 2 x active params per token + causal attention."""
+    active = arch.active_params or arch.params
+    flops = 2 * active * prompt
+    for layer in arch.layers:
+        if layer.kind == LINEAR:
+            flops += 4 * layer.ssm_state_values * prompt
+            continue
+        hk = layer.head_dim_k
+        hv = layer.head_dim_v or hk
+        w = layer.window if layer.kind == SLIDING else prompt
+        w = min(w, prompt)
+        seen = w * (w + 1) // 2 + (prompt - w) * w        # sum over t of min(t, window)
+        flops += 2 * arch.n_heads * seen * (hk + hv)
+    return flops
 
 
 def serving_estimate(model, gpu, context: int, batch: int = 1, weights_format: str = "BF16",
                      kv: str = "f16", price_per_hour: float | None = None, bandwidth_efficiency: float = 1.0,
-                     n_gpus: int = 1) -> dict:
-    """Speed, memory and cost of serving `batch` chats of `context` tokens each on a GPU.
+                     n_gpus: int = 1, engine: str = "vllm", answer_tokens: int = 512, solve: bool = True) -> dict:
+    """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
-    `model` is a catalogue id, config path/dict/JSON or Architecture; `gpu` a
-    catalogue id or a dict with memory_gib, bandwidth_gb_s (and optionally
-    price_per_hour_usd). KV bytes read per token = the exact cache of a
-    `context`-token sequence (sliding layers capped at their window).
+    Memory is `kvlab.verdict.fit_verdict` for the same settings: a batch that
+    does not fit is neither timed nor priced (those fields are None and
+    `verdict` says why). Each step takes the longer of its two roofline bounds
+    (bytes / bandwidth, FLOPs / peak compute); the binding one is `bound`.
+    Cost per million generated tokens includes prefill: each chat's prompt of
+    context - answer_tokens tokens is prefilled once, then answer_tokens are
+    decoded (every step timed at the full context: an upper bound).
     """
+    from kvlab.verdict import fit_verdict
+
     arch = model_architecture(model)
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
-    if n_gpus < 1:
-        raise ValueError("n_gpus must be at least 1")
-    memory = gpu_memory_bytes(card) * n_gpus
+    context = finite_number("context", context, minimum=1, integer=True)
+    batch = finite_number("batch", batch, minimum=1, maximum=65536, integer=True)
+    n_gpus = finite_number("n_gpus", n_gpus, minimum=1, integer=True)
+    answer = finite_number("answer_tokens", answer_tokens, minimum=1, integer=True)
+    answer = min(answer, context)
+    prompt = context - answer
+    if price_per_hour is not None:
+        price_per_hour = finite_number("price_per_hour", price_per_hour, minimum=0)
+    efficiency = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
+    v = fit_verdict(arch, context, n_seq=batch, weights=weights_format, kv=kv, gpu=card, n_gpus=n_gpus,
+                    engine=engine, solve=solve)
     bandwidth = card["bandwidth_gb_s"] * n_gpus
+    peak = card.get("bf16_dense_tflops")
+    peak = peak * n_gpus if peak else None
     price = price_per_hour if price_per_hour is not None else card.get("price_per_hour_usd")
     price = price * n_gpus if price is not None and price_per_hour is None else price
 
     kv_seq = kv_cache_bytes(arch, context, kv)["total_bytes"]
     w_read, w_total, w_note = _weights_read(arch, weights_format, batch)
-    speed = decode_time_per_token(w_read, kv_seq, bandwidth, batch, bandwidth_efficiency)
-    used = w_total + batch * kv_seq + RUNTIME_RESERVE_BYTES
-    users_by_memory = max(0, (memory - w_total - RUNTIME_RESERVE_BYTES) // kv_seq) if kv_seq else None
+    flops = decode_flops(arch, context, batch)
+    speed = decode_time_per_token(w_read, kv_seq, bandwidth, batch, efficiency, flops, peak)
+    pre_flops = prefill_flops(arch, prompt) if prompt else 0.0
+    pre_seconds = max(pre_flops / (peak * 1e12) if peak else 0.0,
+                      (w_total / (bandwidth * 1e9 * efficiency)) if prompt else 0.0)
+    round_seconds = batch * pre_seconds + answer * speed["seconds_per_token"]
+    tokens_per_second_with_prefill = batch * answer / round_seconds
     result = {
         "model": arch.name,
         "gpu": card.get("name", card.get("id", "custom")),
         "n_gpus": n_gpus,
+        "engine": engine,
         "context_per_chat": context,
+        "prompt_tokens": prompt,
+        "answer_tokens": answer,
         "batch": batch,
-        "weights_format": weights_format,
+        "weights_format": v["weights_format"],
         "kv_type": kv,
         "weights_bytes": w_total,
         "kv_bytes_per_chat": kv_seq,
-        "memory_used_bytes": used,
-        "memory_used_gib": used / GIB,
-        "memory_bytes": memory,
-        "fits": used <= memory,
-        "chats_that_fit_in_memory": users_by_memory,
+        "verdict": v,
+        "fits": v["fits"],
+        "memory_used_bytes": v["total_bytes"],
+        "memory_used_gib": v["total_gib"],
+        "memory_bytes": v["budget_bytes"],
+        "chats_that_fit_in_memory": v["max_sequences"],
+        "bound": speed["bound"],
+        "memory_seconds": speed["memory_seconds"],
+        "compute_seconds": speed["compute_seconds"],
+        "flops_per_step": flops,
+        "prefill_seconds_per_chat": pre_seconds,
         "seconds_per_token": speed["seconds_per_token"],
         "tokens_per_second_per_chat": speed["tokens_per_second"],
         "total_tokens_per_second": speed["total_tokens_per_second"],
+        "tokens_per_second_with_prefill": tokens_per_second_with_prefill,
         "kv_share_of_reads": speed["kv_share_of_reads"],
         "usd_per_million_tokens": None,
         "price_per_hour": price,
+        "price_kind": card.get("price_kind") if price_per_hour is None else "given",
         "assumptions": speed["assumptions"] + [
             w_note,
+            f"FLOPs per step: 2 x active params + attention over the context, per chat; peak "
+            f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 per GPU ({card.get('flops_source', 'not in the catalogue')})",
             f"KV read per token = whole cache of a {context}-token chat ({kv}); sliding layers capped at their window",
-            "memory = weights + batch x KV + 0.5 GiB runtime reserve (compute buffers not counted here)",
+            f"memory: {v['engine_name']} accounting ({v['flags']}), the same verdict as the GPU-fit widget",
+            f"each chat: a {prompt}-token prompt prefilled once (compute-bound), then {answer} tokens decoded at the "
+            "full context (upper bound on decode time)",
         ],
     }
+    if not v["fits"]:
+        for key in ("seconds_per_token", "tokens_per_second_per_chat", "total_tokens_per_second",
+                    "tokens_per_second_with_prefill", "memory_seconds", "compute_seconds",
+                    "prefill_seconds_per_chat", "bound"):
+            result[key] = None
+        result["assumptions"].append(f"not timed or priced: {v['headline']}")
+        return result
     if price is not None:
-        cost = cost_per_million_tokens(price, speed["total_tokens_per_second"])
+        cost = cost_per_million_tokens(price, tokens_per_second_with_prefill)
         result["usd_per_million_tokens"] = cost["usd_per_million_tokens"]
-        result["assumptions"] += cost["assumptions"]
-        if card.get("price_source"):
-            result["assumptions"].append(f"price {card.get('price_provider')}, {card.get('price_source')} "
-                                         f"({card.get('price_date')})")
-    if not result["fits"]:
-        result["assumptions"].append("WARNING: this batch does not fit in memory; the speed is hypothetical")
+        result["assumptions"].append("the GPU is busy the whole hour (no idle time); prefill included")
+        if card.get("price_source") and price_per_hour is None:
+            result["assumptions"].append(f"price {card.get('price_provider')} ({card.get('price_kind')}), "
+                                         f"{card.get('price_source')} ({card.get('price_date')})")
     return result
 
 
 def users_per_gpu(model, gpu, context: int, weights_format: str = "BF16", kv: str = "f16",
-                  min_tokens_per_second: float | None = None, bandwidth_efficiency: float = 1.0) -> dict:
-    """How many chats of `context` tokens one GPU serves: limited by memory, and by speed if asked.
+                  min_tokens_per_second: float | None = None, bandwidth_efficiency: float = 1.0,
+                  engine: str = "vllm") -> dict:
+    """How many chats of `context` tokens one GPU serves: limited by memory (the verdict), and by speed if asked.
 
     Speed limit: each chat gets bandwidth / (weights + B x KV) tokens/s, so
     B <= (bandwidth / min_tokens_per_second - weights) / KV.
     """
+    from kvlab.verdict import fit_verdict
+
     arch = model_architecture(model)
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
-    memory = gpu_memory_bytes(card)
+    v = fit_verdict(arch, context, weights=weights_format, kv=kv, gpu=card, engine=engine)
     kv_seq = kv_cache_bytes(arch, context, kv)["total_bytes"]
-    w_total = weights_bytes(arch.params, weights_format)["bytes"]
-    by_memory = max(0, (memory - w_total - RUNTIME_RESERVE_BYTES) // kv_seq)
+    w_total = model_weights_bytes(arch, weights_format)["bytes"]
+    by_memory = v["max_sequences"]
     by_speed = None
     if min_tokens_per_second:
         bandwidth = card["bandwidth_gb_s"] * 1e9 * bandwidth_efficiency
@@ -159,6 +278,6 @@ def users_per_gpu(model, gpu, context: int, weights_format: str = "BF16", kv: st
             "users_by_memory": by_memory, "users_by_speed": by_speed, "users": users,
             "limited_by": "memory" if by_speed is None or by_memory <= by_speed else "speed",
             "assumptions": [
-                "memory: (GPU memory - weights - 0.5 GiB reserve) // KV of one full chat",
-                "speed (if asked): each chat must get at least min_tokens_per_second at the roofline",
+                f"memory: the largest number of sequences fit_verdict accepts ({v['engine_name']}, {v['flags']})",
+                "speed (if asked): each chat must get at least min_tokens_per_second at the bandwidth roofline",
                 "every chat is at its full context (worst case)"]}

@@ -79,3 +79,47 @@ def list_weight_formats() -> list[dict]:
     """All formats with their bits per weight and source, for a picker."""
     return [{"format": k, "bits_per_weight": v[0], "source": v[1], "mix": k in MIXES}
             for k, v in WEIGHT_FORMATS.items()]
+
+
+# Formats that cover only some tensors: the rest stay in BF16.
+# gpt-oss ships its MoE expert weights in MXFP4 and everything else (attention,
+# embeddings, router, norms) in BF16 (gpt-oss model card, arXiv 2508.10925,
+# "Quantization"; its Table 1 splits the parameters into MLP, attention and
+# embedding). MXFP4 on a model without expert weights is not a format anyone ships.
+PARTIAL_FORMATS = {"MXFP4": "MoE expert weights"}
+
+
+def model_weights_bytes(arch, fmt: str = "BF16") -> dict:
+    """Weights of a model (an Architecture with params, maybe expert_params) stored as `fmt`.
+
+    For MXFP4 only the MoE expert weights are 4.25 bits; the other tensors are
+    counted in BF16. A model with no expert split in the catalogue is refused
+    for MXFP4, naming what is missing.
+    """
+    fmt = weight_format(fmt)
+    if not arch.params:
+        raise ValueError(f"params: {arch.name} has no parameter count (pass params, e.g. --params 8.03e9)")
+    if fmt not in PARTIAL_FORMATS:
+        w = weights_bytes(arch.params, fmt)
+        return dict(w, how=f"{params_text(arch.params)} params x {w['bits_per_weight']:g} bits ({w['source']})",
+                    notes=[w["assumption"]] if fmt in MIXES else [])
+    covered = getattr(arch, "expert_params", None)
+    if not covered:
+        raise ValueError(f"weights {fmt}: it covers {PARTIAL_FORMATS[fmt]} only, and {arch.name} has no "
+                         "expert_params in the catalogue; pick another format")
+    rest = arch.params - covered
+    quant = weights_bytes(covered, fmt)
+    other = weights_bytes(rest, "BF16") if rest > 0 else {"bytes": 0}
+    nbytes = quant["bytes"] + other["bytes"]
+    return {"format": fmt, "params": arch.params, "bits_per_weight": nbytes * 8 / arch.params, "bytes": nbytes,
+            "gib": nbytes / GIB, "source": quant["source"],
+            "covered_params": covered,
+            "how": (f"{params_text(covered)} expert params x {quant['bits_per_weight']:g} bits ({fmt}) + "
+                    f"{params_text(rest)} other params (attention, embeddings) x 16 bits (BF16)"),
+            "assumption": f"{fmt} covers the {PARTIAL_FORMATS[fmt]} only; the rest in BF16",
+            "notes": [f"{fmt} covers the {PARTIAL_FORMATS[fmt]} only; attention, embeddings and norms stay BF16"]}
+
+
+def params_text(p: float) -> str:
+    """'8.03B', '114.7B', '600M'."""
+    return f"{p / 1e9:.4g}B" if p >= 1e9 else f"{p / 1e6:.4g}M"

@@ -62,6 +62,17 @@ def test_every_gpu_has_specs_and_a_dated_sourced_price_or_a_reason(gpu_id):
     else:
         assert g["price_per_hour_usd"] > 0 and g["price_source"].startswith("https://")
         assert re.match(r"20\d\d", g["price_date"]) and g["price_provider"]
+        # priced the same way or not compared: on-demand, serverless or marketplace
+        assert g["price_kind"] in ("on-demand", "serverless", "marketplace")
+    assert g["bf16_dense_tflops"] > 0 and g["flops_source"]
+    # no note written for ourselves reaches a reader
+    assert "tools available" not in g["note"] and "here" not in g["note"].split()
+
+
+def test_no_internal_notes_in_the_catalogue():
+    text = json.dumps(kvlab.list_models()) + json.dumps(kvlab.list_gpus())
+    for phrase in ("in the seeds", "tools available here", "not readable here"):
+        assert phrase not in text
 
 
 def test_unknown_ids_list_the_choices():

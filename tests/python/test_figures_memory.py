@@ -28,14 +28,37 @@ def test_context_steps_are_log_spaced_multiples_of_256():
     assert steps[fm.context_step(131072)] == 131072
 
 
-def test_kv_memory_default_is_the_seed_claim_for_llama_2_7b():
+def test_kv_memory_default_is_llama_2_7b_within_its_trained_context():
     data = kvlab.kv_memory_figure()
-    report = kvlab.memory_report("llama-2-7b", 131072, kv="f16", mode="llamacpp")
+    report = kvlab.memory_report("llama-2-7b", 4096, kv="f16", mode="llamacpp")
+    assert data["params"]["context"] == 4096 == data["result"]["max_position_embeddings"]
+    assert data["context_flag"] is None
     assert data["result"]["per_token"] == {"bytes": 524288, "human": "512 KiB", "exact": "524,288 B",
                                            "gib": 524288 / GIB}
-    assert data["result"]["total"]["bytes"] == report["total_bytes"] == 64 * GIB
+    assert data["result"]["total"]["bytes"] == report["total_bytes"] == 2 * GIB
     assert data["result"]["formula"] == report["formula"]
     assert data["result"]["log_lines"] == report["detail"]["log_lines"]
+
+
+def test_kv_memory_flags_a_context_beyond_the_trained_one():
+    data = kvlab.kv_memory_figure(model="llama-2-7b", context=131072)
+    assert data["result"]["total"]["bytes"] == 64 * GIB      # the claim's number, still computed
+    flag = data["context_flag"]
+    assert flag["trained"] == 4096 and "llama.cpp warns" in flag["message"]
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in kvlab.kv_memory_figure(model="llama-2-7b", context=131072,
+                                                                       mode="vllm")["context_flag"]["message"]
+
+
+def test_windowed_models_show_the_fixed_part_and_the_growth_per_token():
+    # Gemma-2-9B: 21 full + 21 sliding (4,096) layers, 8 KV heads x 256, f16
+    data = kvlab.kv_memory_figure(model="gemma-2-9b", context=131072, mode="exact")
+    g = data["result"]["growth"]
+    assert g["bounded"] and g["growth_per_token"]["bytes"] == 2 * 21 * 8 * 256 * 2 == 168 * 1024
+    assert g["fixed"]["bytes"] == 2 * 21 * 8 * 256 * 2 * 4096
+    # fixed + growth x context is the total: the two numbers add up, unlike 336 KiB x 131,072
+    assert g["fixed"]["bytes"] + g["growth_per_token"]["bytes"] * 131072 == data["result"]["total"]["bytes"]
+    assert "168 KiB" == g["growth_per_token"]["human"] and "336 KiB per token" in g["text"]
+    assert not kvlab.kv_memory_figure(model="llama-3.1-8b")["result"]["growth"]["bounded"]
 
 
 def test_claim_table_shows_gqa_models_four_times_smaller():
@@ -50,14 +73,25 @@ def test_claim_table_shows_gqa_models_four_times_smaller():
 @pytest.mark.parametrize("model", ["llama-3.1-8b", "gemma-2-9b", "deepseek-v2-lite", "qwen3.6-27b", "gpt-oss-20b"])
 @pytest.mark.parametrize("mode,kv", [("llamacpp", "q8_0"), ("vllm", "fp8"), ("exact", "f16")])
 def test_kv_memory_matches_memory_report(model, mode, kv):
+    # n_seq sequences of `context` tokens each: llama.cpp -c context*n_seq -np n_seq, one stream each
     data = kvlab.kv_memory_figure(model=model, context=40960, kv=kv, mode=mode, n_seq=3)
-    report = kvlab.memory_report(model, 40960, kv=kv, mode=mode, n_seq=3)
+    llama = mode == "llamacpp"
+    report = kvlab.memory_report(model, 40960 * 3 if llama else 40960, kv=kv, mode=mode, n_seq=3,
+                                 kv_unified=not llama)
     assert data["result"]["per_token"]["bytes"] == report["bytes_per_token"]
     assert data["result"]["total"]["bytes"] == report["total_bytes"]
     assert sum(k["total"]["bytes"] for k in data["result"]["kinds"]) == report["total_bytes"]
     chosen = data["curve"]["series"][0]
     assert chosen["chosen"] and chosen["bytes"][data["curve"]["contexts"].index(32768)] == \
-        kvlab.memory_report(model, 32768, kv=kv, mode=mode, n_seq=3)["total_bytes"]
+        kvlab.memory_report(model, 32768 * 3 if llama else 32768, kv=kv, mode=mode, n_seq=3,
+                            kv_unified=not llama)["total_bytes"]
+
+
+def test_every_mode_counts_n_seq_sequences_of_the_context():
+    # Llama-3.1-8B, 4 x 8192 tokens, f16: 4 x 8192 x 128 KiB = 4 GiB in every accounting
+    for mode in ("llamacpp", "vllm", "exact"):
+        assert kvlab.kv_memory_figure(model="llama-3.1-8b", context=8192, n_seq=4, mode=mode)["result"]["total"][
+            "bytes"] == 4 * GIB
 
 
 @pytest.mark.parametrize("model", ["llama-2-7b", "gemma-2-9b", "deepseek-v3", "qwen3.6-27b", "phi-3-mini-4k"])
@@ -70,15 +104,17 @@ def test_pasted_config_gives_the_catalogue_numbers(model):
         assert pasted["result"][key] == listed["result"][key]
 
 
-def test_pasted_config_errors_name_the_problem():
+def test_pasted_config_errors_name_the_problem_and_keep_the_catalogue_figure():
     cfg = dict(get_model("llama-3.1-8b")["config"])
     del cfg["num_hidden_layers"]
-    with pytest.raises(ValueError, match="'num_hidden_layers' is missing"):
-        kvlab.kv_memory_figure(config=json.dumps(cfg))
-    with pytest.raises(ValueError, match="not valid JSON"):
-        kvlab.kv_memory_figure(config='{"model_type": "llama", "num_hidden_layers": 32,,}')
-    with pytest.raises(ValueError, match="paste the text of a config.json"):
-        kvlab.kv_memory_figure(config="meta-llama/Llama-3.1-8B")
+    for text, message in ((json.dumps(cfg), "'num_hidden_layers' is missing"),
+                          ('{"model_type": "llama", "num_hidden_layers": 32,,}', "not valid JSON"),
+                          ("meta-llama/Llama-3.1-8B", "paste the text of a config.json"),
+                          (json.dumps(dict(cfg, num_hidden_layers=1e30)), "'num_hidden_layers'"),
+                          ('{"model_type": "llama", "num_hidden_layers": NaN}', "'num_hidden_layers'")):
+        data = kvlab.kv_memory_figure(model="llama-3.1-8b", config=text)
+        assert message in data["config_error"], (text, data["config_error"])
+        assert data["params"]["source"] == "catalogue" and data["params"]["model"] == "llama-3.1-8b"
 
 
 def test_kv_type_must_suit_the_engine():
@@ -88,9 +124,14 @@ def test_kv_type_must_suit_the_engine():
         kvlab.kv_memory_figure(kv="q4_0", mode="vllm")
 
 
-def test_context_and_n_seq_are_clamped():
+def test_context_and_n_seq_are_clamped_and_say_so():
     data = kvlab.kv_memory_figure(context=10**9, n_seq=0)
     assert data["params"]["context"] == 2**20 and data["params"]["n_seq"] == 1
+    assert data["clamped"] == {"context": {"requested": 10**9, "used": 2**20}, "n_seq": {"requested": 0, "used": 1}}
+    for bad in (float("nan"), float("inf"), "lots"):
+        with pytest.raises(ValueError, match="context"):
+            kvlab.kv_memory_figure(context=bad)
+    assert data["options"]["limits"]["context"] == {"min": 1, "max": 2**20}
 
 
 def test_model_groups_cover_the_catalogue_once():
@@ -100,20 +141,40 @@ def test_model_groups_cover_the_catalogue_once():
     assert {"mha", "gqa", "mla", "interleaved", "hybrid"} <= kinds
 
 
-def test_gpu_fit_adds_up_and_matches_fit_report():
+def test_gpu_fit_adds_up_and_shows_the_verdict():
     data = kvlab.gpu_fit_figure()
-    report = kvlab.fit_report("qwen3.6-27b", 131072, gpu="rtx-4090", weights="Q4_K_M", kv="q8_0")
-    assert [s["bytes"] for s in data["segments"]] == [c["bytes"] for c in report["components"]]
-    assert data["total"]["bytes"] == sum(s["bytes"] for s in data["segments"]) == report["total_bytes"]
-    assert data["verdict"] == report["verdict"] and data["max_context"] == report["max_context_that_fits"]
+    v = kvlab.fit_verdict("qwen3.6-27b", 131072, weights="Q4_K_M", kv="q8_0", gpu="rtx-4090")
+    assert [s["bytes"] for s in data["segments"]] == [c["bytes"] for c in v["components"]]
+    assert data["total"]["bytes"] == sum(s["bytes"] for s in data["segments"]) == v["total_bytes"]
+    assert data["verdict"] == v["verdict"] and data["headline"] == v["headline"]
+    assert data["max_context"] == v["max_context"] and data["max_sequences"] == v["max_sequences"]
     assert data["model_info"]["confirmed"] is False and "linear_conv_kernel_dim" in data["model_info"]["note"]
     assert len(data["gpus"]) == len(kvlab.list_gpus())
     assert data["log_lines"][0].startswith("llama_kv_cache: size = 4352.00 MiB (131072 cells,  16 layers")
 
 
+def test_gpu_fit_never_says_fits_beside_a_smaller_largest_context():
+    # the case: Llama-2-7B BF16, f16 cache, H100, 131,072 tokens (trained on 4,096)
+    data = kvlab.gpu_fit_figure(model="llama-2-7b", gpu="h100-sxm", weights="BF16", kv="f16", context=131072)
+    assert not data["fits"] and data["binding"] == "trained_context"
+    assert data["verdict"] == "beyond the trained context" and data["max_context"] == 4096
+    assert "llama.cpp warns" in data["context_flag"]["message"]
+    for row in data["gpus"]:     # the per-GPU table agrees with itself
+        assert not row["fits"] and row["verdict"] in ("beyond the trained context", "does not fit")
+    for model in ("llama-3.1-8b", "gemma-2-9b", "qwen3.6-27b"):
+        for context in (4096, 131072, 2**20):
+            for gpu in ("rtx-4090", "h100-sxm"):
+                d = kvlab.gpu_fit_figure(model=model, gpu=gpu, weights="Q4_K_M", kv="q8_0", context=context)
+                if d["fits"]:
+                    assert d["max_context"] >= context, (model, context, gpu)
+                else:
+                    assert d["max_context"] is None or d["max_context"] < context or d["binding"] in (
+                        "kv_cache",), (model, context, gpu)
+
+
 def test_gpu_fit_does_not_fit_and_bar_scales_to_the_larger():
     data = kvlab.gpu_fit_figure(model="llama-3.1-70b", gpu="rtx-4090", weights="BF16", kv="f16", context=8192)
-    assert not data["fits"] and data["verdict"] == "does not fit"
+    assert not data["fits"] and data["verdict"] == "does not fit" and data["binding"] == "weights"
     assert data["max_context_text"] == "none: not even 256 tokens fit"
     assert abs(sum(s["percent"] for s in data["segments"]) - 100) < 0.01
     assert data["memory_percent"] < 100
@@ -122,32 +183,62 @@ def test_gpu_fit_does_not_fit_and_bar_scales_to_the_larger():
 def test_gpu_fit_vllm_max_context_is_the_boundary():
     data = kvlab.gpu_fit_figure(model="llama-3.1-8b", gpu="rtx-4090", weights="BF16", kv="f16", mode="vllm")
     best = data["max_context"]
-    arch = kvlab.model_architecture("llama-3.1-8b")
-    memory = 24 * GIB
-    assert 256 <= best < 131072
-    assert kvlab.memory_fit(arch, best, memory, "BF16", "f16", mode="vllm")["fits"]
-    assert not kvlab.memory_fit(arch, best + 256, memory, "BF16", "f16", mode="vllm")["fits"]
+    assert 16 <= best < 131072 and best % 16 == 0
+    assert kvlab.fit_verdict("llama-3.1-8b", best, weights="BF16", kv="f16", gpu="rtx-4090", engine="vllm")["fits"]
+    assert not kvlab.fit_verdict("llama-3.1-8b", best + 16, weights="BF16", kv="f16", gpu="rtx-4090",
+                                 engine="vllm")["memory_fits"]
+
+
+def test_gpu_fit_tensor_parallel_splits_weights_and_kv_heads():
+    one = kvlab.gpu_fit_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="BF16", kv="f16", context=32768,
+                               mode="vllm", n_gpus=1)
+    four = kvlab.gpu_fit_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="BF16", kv="f16", context=32768,
+                                mode="vllm", n_gpus=4)
+    assert not one["fits"] and one["binding"] == "weights" and four["fits"]
+    seg = {s["name"]: s["bytes"] for s in four["segments"]}
+    assert seg["weights"] == -(-int(70.55e9 * 2) // 4)
+    # 8 KV heads over 4 GPUs: 2 each, a quarter of 80 layers x 2 x 8 x 128 x 2 B x 32,768 tokens
+    assert seg["kv_cache"] == 80 * 2 * 8 * 128 * 2 * 32768 // 4
 
 
 def test_serving_matches_serving_estimate_and_shows_the_working():
-    data = kvlab.serving_figure(model="llama-3.1-8b", gpu="h100-sxm", context=32768, batch=16)
-    est = kvlab.serving_estimate("llama-3.1-8b", "h100-sxm", 32768, 16, "BF16", "f16")
-    assert data["ms_per_token"] == est["seconds_per_token"] * 1000
+    data = kvlab.serving_figure(model="llama-3.1-8b", gpu="h100-sxm", context=32768, batch=8)
+    est = kvlab.serving_estimate("llama-3.1-8b", "h100-sxm", 32768, 8, "BF16", "f16")
+    assert data["fits"] and data["ms_per_token"] == est["seconds_per_token"] * 1000
     assert data["total_tokens_per_second"] == est["total_tokens_per_second"]
     assert data["usd_per_million_tokens"] == est["usd_per_million_tokens"]
     assert data["chats_that_fit"] == est["chats_that_fit_in_memory"]
     assert data["assumptions"] == est["assumptions"]
-    assert data["working"].endswith(f"= {data['ms_per_token_text']} per step")
-    assert data["gpu_info"]["price_date"] == "2026-05-07"
+    assert data["working"].endswith(f"{data['ms_per_token_text']} (bandwidth-bound)")
+    assert data["gpu_info"]["price_date"] == "2026-05-07" and "on-demand" in data["gpu_info"]["price_label"]
     i = data["curve"]["contexts"].index(32768)
     assert data["curve"]["ms_batch"][i] == data["ms_per_token"]
     assert data["curve"]["ms_batch1"][i] < data["curve"]["ms_batch"][i]
 
 
+def test_serving_prices_and_times_nothing_that_does_not_fit():
+    for context, batch in ((131072, 16), (2**20, 16)):
+        data = kvlab.serving_figure(context=context, batch=batch)
+        assert not data["fits"] and data["usd_per_million_tokens"] is None
+        assert data["cost_text"].startswith("not priced") and data["ms_per_token_text"] == "does not fit"
+        assert data["working"].startswith("Not timed")
+    data = kvlab.serving_figure(context=2**20, batch=16)
+    assert data["chats_that_fit_text"].startswith("none") and data["context_flag"]
+    curve = kvlab.serving_figure(context=32768, batch=16)["curve"]
+    assert all(ms is None for ms, fits in zip(curve["ms_batch"], curve["fits_batch"]) if not fits)
+
+
+def test_serving_compares_prices_of_one_kind_only():
+    data = kvlab.serving_figure(gpu="h100-sxm")
+    kinds = {kvlab.get_gpu(row["id"])["price_kind"] for row in data["same_kind"]}
+    assert kinds == {"on-demand"} and any(row["chosen"] for row in data["same_kind"])
+
+
 def test_serving_without_a_price_says_so():
     data = kvlab.serving_figure(gpu="mi300x")
     assert data["usd_per_million_tokens"] is None
-    assert data["cost_text"].startswith("no hourly price")
+    assert data["cost_text"].startswith("no hourly price") and data["same_kind"] == []
+    assert "tools" not in data["gpu_info"]["price_label"]
 
 
 def test_figures_are_json_and_reachable_from_the_bridge():
@@ -157,4 +248,4 @@ def test_figures_are_json_and_reachable_from_the_bridge():
         reply = json.loads(call_json(name, "{}"))
         assert "result" in reply, reply
     bad = json.loads(call_json("kv_memory_figure", json.dumps({"config": '{"model_type": "llama"}'})))
-    assert bad["error"] == "ValueError: config field 'num_hidden_layers' is missing"
+    assert bad["result"]["config_error"] == "Could not read this config.json: config field 'num_hidden_layers' is missing"

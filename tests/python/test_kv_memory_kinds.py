@@ -15,7 +15,10 @@ def test_each_kind_row_is_memory_report_at_the_readers_settings(mode, kv, n_seq)
     fig = kv_memory_figure(context=32768, kv=kv, mode=mode, n_seq=n_seq, references="")
     assert [row["id"] for row in fig["kinds"]] == list(KIND_EXAMPLES)
     for row in fig["kinds"]:
-        r = memory_report(row["id"], 32768, kv=kv, mode=mode, n_seq=n_seq)
+        # llama.cpp holds n_seq sequences of 32768 tokens as -c 32768*n_seq -np n_seq, one stream each
+        llama = mode == "llamacpp"
+        r = memory_report(row["id"], 32768 * n_seq if llama else 32768, kv=kv, mode=mode, n_seq=n_seq,
+                          kv_unified=not llama or n_seq == 1)
         assert row["total"]["bytes"] == r["total_bytes"], row["id"]
         assert row["per_token"]["bytes"] == r["bytes_per_token"], row["id"]
 

@@ -34,23 +34,61 @@ def test_serving_estimate_llama3_8b_on_h100():
     # bf16 weights 8.03e9 x 2 B; cache of an 8192-token chat = 128 KiB x 8192 = 1 GiB; H100 SXM 3350 GB/s
     r = serving_estimate("llama-3.1-8b", "h100-sxm", 8192, batch=4)
     expected_step = (16.06e9 + 4 * GIB) / 3350e9
-    assert r["seconds_per_token"] == pytest.approx(expected_step)
-    assert r["usd_per_million_tokens"] == pytest.approx(3.78 / (4 / expected_step * 3600) * 1e6)
+    assert r["seconds_per_token"] == pytest.approx(expected_step) and r["bound"] == "bandwidth"
+    # prefill of the 8192 - 512 = 7680-token prompt: 2 x 8.03e9 FLOPs per token + causal attention
+    # (32 layers x 2 x 32 heads x (128 + 128) x 7680 x 7681 / 2), at 989.5 dense BF16 TFLOPS
+    prompt = 7680
+    prefill = (2 * 8.03e9 * prompt + 32 * 2 * 32 * 256 * prompt * (prompt + 1) // 2) / 989.5e12
+    assert r["prefill_seconds_per_chat"] == pytest.approx(prefill)
+    hour_tokens = 4 * 512 / (4 * prefill + 512 * expected_step) * 3600
+    assert r["usd_per_million_tokens"] == pytest.approx(3.78 / hour_tokens * 1e6)
     json.dumps(r)
     assert any("bandwidth" in a for a in r["assumptions"])
 
 
+def test_large_batches_are_compute_bound():
+    # 1024 chats x 128 tokens: 1024 x 2 x 8.03e9 FLOPs = 16.4 TFLOP > what 3350 GB/s reads in the same time
+    r = serving_estimate("llama-3.1-8b", "h100-sxm", 128, batch=1024, answer_tokens=64)
+    assert r["fits"] and r["bound"] == "compute"
+    assert r["seconds_per_token"] == r["compute_seconds"] > r["memory_seconds"]
+    assert r["compute_seconds"] >= 1024 * 2 * 8.03e9 / 989.5e12
+
+
+def test_a_batch_that_does_not_fit_is_neither_timed_nor_priced():
+    r = serving_estimate("llama-3.1-8b", "h100-sxm", 131072, batch=16)
+    assert not r["fits"] and r["verdict"]["binding"] == "kv_cache"
+    assert r["seconds_per_token"] is None and r["usd_per_million_tokens"] is None
+    assert r["chats_that_fit_in_memory"] == r["verdict"]["max_sequences"] < 16
+    # the same verdict the GPU-fit widget shows
+    v = fit_report("llama-3.1-8b", 131072, gpu="h100-sxm", weights="BF16", kv="f16", mode="vllm", n_seq=16)
+    assert v["headline"] == r["verdict"]["headline"]
+
+
+def test_mxfp4_covers_only_the_expert_weights():
+    # gpt-oss-20b: 19.12e9 MLP params in MXFP4 (4.25 bits), the other 20.9e9 - 19.12e9 in BF16
+    from kvlab.catalogue import model_architecture
+    from kvlab.weights import model_weights_bytes
+    w = model_weights_bytes(model_architecture("gpt-oss-20b"), "MXFP4")
+    assert w["bytes"] == int(19.12e9 * 4.25 / 8) + int((20.9e9 - 19.12e9) * 16 / 8)
+    assert 12.5 * GIB < w["bytes"] < 13.1 * GIB      # the published checkpoint is 12.8 GiB
+    with pytest.raises(ValueError, match="expert_params"):
+        model_weights_bytes(model_architecture("llama-3.1-8b"), "MXFP4")
+
+
 def test_moe_reads_only_active_parameters_at_batch_one():
     # Qwen3-30B-A3B: 3.3e9 of 30.5e9 params per token, Q8_0 = 8.5 bits
-    r = serving_estimate("qwen3-30b-a3b", "h100-sxm", 1024, weights_format="Q8_0")
+    r = serving_estimate("qwen3-30b-a3b", "h100-sxm", 1024, weights_format="Q8_0", engine="llamacpp", kv="f16")
     kv = 48 * 2 * 4 * 128 * 2 * 1024            # 48 layers, 4 KV heads x 128, f16
     assert r["seconds_per_token"] == pytest.approx((int(3.3e9 * 8.5 / 8) + kv) / 3350e9)
 
 
 def test_users_per_gpu_memory_and_speed_limits():
-    # 80 GiB - 16.06e9 B weights - 0.5 GiB reserve, 1 GiB per 8192-token chat
+    # vLLM: 0.9 x 80 GiB - 16.06e9 B weights - the activation reserve, 1 GiB per 8192-token chat
     r = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192)
-    assert r["users_by_memory"] == (80 * GIB - 16_060_000_000 - GIB // 2) // GIB
+    from kvlab.catalogue import model_architecture
+    from kvlab.memory import vllm_activation_reserve
+    reserve = vllm_activation_reserve(model_architecture("llama-3.1-8b"))["bytes"]
+    assert r["users_by_memory"] == (int(0.9 * 80 * GIB) - 16_060_000_000 - reserve) // GIB
     # at >= 50 tok/s each: B <= (3350e9 / 50 - 16.06e9) / 1 GiB
     s = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192, min_tokens_per_second=50)
     assert s["users_by_speed"] == int((3350e9 / 50 - 16.06e9) // GIB)
@@ -72,7 +110,8 @@ def test_llama3_8b_128k_f16_fits_80gb_not_24gb_unless_quantised():
 def test_fit_reports_the_largest_context():
     r = fit_report("llama-3.1-8b", 8192, memory_gib=8, weights="Q4_K_M")
     fixed = r["total_bytes"] - r["components"][1]["bytes"]
-    ctx = r["max_context_that_fits"]
+    ctx = r["max_context"]
+    assert r["max_context_limited_by"] == "memory"
     assert ctx % 256 == 0 and fixed + ctx * 128 * 1024 <= 8 * GIB < fixed + (ctx + 256) * 128 * 1024
 
 
@@ -120,7 +159,7 @@ def test_cli_fit_and_serve_and_listings(capsys):
                     "--context", "65536", "--json")
     assert code == 0 and json.loads(out.out)["verdict"] in ("fits", "does not fit")
     code, out = run(capsys, "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--batch", "8")
-    assert code == 0 and "per million tokens" in out.out
+    assert code == 0 and "per million" in out.out
     assert run(capsys, "models")[0] == 0 and run(capsys, "gpus", "--json")[0] == 0
 
 

@@ -1,0 +1,348 @@
+"""One verdict: does a model run, and what binds.
+
+`fit_verdict` is the only place that decides whether (model, weights format,
+KV cache type, context, sequences, GPU or GPUs, engine) fits. The memory page,
+the GPU-fit widget, the serving widget and the CLI all show its answer, so
+they cannot disagree with each other.
+
+Semantics, the same for both engines: `n_seq` sequences of `context` tokens
+each, all held at once.
+
+- llama.cpp: `-c (context x n_seq) -np n_seq` (one stream of `context` cells
+  per sequence; no --kv-unified), the KV cache as llama.cpp allocates it, its
+  compute buffer and a runtime reserve per GPU. Several GPUs: the default
+  `--split-mode layer`, whole layers (with their weights and KV) per GPU,
+  counted here as an even split.
+- vLLM: `--max-model-len context`, `n_seq` concurrent sequences; per GPU a
+  budget of gpu_memory_utilization x memory holds its share of the weights
+  (tensor parallel: 1/n), the activation reserve and its share of the KV heads
+  (each GPU holds ceil(kv_heads / n) heads: replicated when kv_heads < n; an
+  MLA latent is replicated on every GPU).
+
+What binds, in this order: the weights alone, the weights plus the runtime or
+activation reserve, then the KV cache; a context beyond the model's trained
+length (max_position_embeddings) binds too, unless `allow_long_context`
+(llama.cpp warns and runs; vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1).
+
+>>> v = fit_verdict("llama-2-7b", 131072, weights="BF16", kv="f16", gpu="h100-sxm")
+>>> v["fits"], v["binding"], v["max_context"], v["max_context_limited_by"]
+(False, 'trained_context', 4096, 'trained_context')
+"""
+from __future__ import annotations
+
+from kvlab.architecture import FULL, LINEAR, SLIDING, Architecture
+from kvlab.memory import (GIB, KV_TYPES, LLAMACPP_PAD, RUNTIME_RESERVE_BYTES, kv_type, llamacpp_compute_buffer,
+                          llamacpp_kv_cache, vllm_activation_reserve, vllm_kv_cache)
+from kvlab.wording import finite_number, plural
+
+ENGINES = ("llamacpp", "vllm")
+ENGINE_NAMES = {"llamacpp": "llama.cpp", "vllm": "vLLM"}
+TENSOR_PARALLEL = (1, 2, 4, 8)
+MAX_CONTEXT_SEARCH = 2**24      # 16M tokens: the most a search for the largest context tries
+MAX_SEQUENCES_SEARCH = 65536
+VLLM_LONG_CONTEXT_FLAG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+PARTS = {
+    "weights": "weights",
+    "kv_cache": "KV cache",
+    "compute_buffer": "compute buffer",
+    "runtime_reserve": "runtime reserve",
+    "activation_reserve": "activations + CUDA graphs",
+}
+BINDING_LABELS = {
+    "weights": "the weights",
+    "reserve": "the weights plus the runtime reserve",
+    "kv_cache": "the KV cache",
+    "trained_context": "the model's trained context",
+}
+
+
+def _size(nbytes: float) -> str:
+    from kvlab.figures_memory import human_bytes  # formatting lives with the figures
+
+    return human_bytes(nbytes)
+
+
+def _device(gpu, memory_gib, n_gpus: int) -> dict:
+    from kvlab.catalogue import get_gpu, gpu_memory_bytes
+
+    if (gpu is None) == (memory_gib is None):
+        raise ValueError("give exactly one of gpu (catalogue id) or memory_gib")
+    if gpu is not None:
+        card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
+        if card.get("unified_memory") and n_gpus != 1:
+            raise ValueError(f"n_gpus: {card['name']} is one chip with unified memory; use n_gpus=1")
+        memory = gpu_memory_bytes(card)
+        how = (f"{_size(memory)} usable by the GPU of {card['memory_gib']} GiB unified memory "
+               f"({card.get('gpu_usable_source', 'see the catalogue note')})") if card.get("gpu_usable_gib") else \
+            f"{card['memory_gib']} GiB per GPU ({card.get('spec_source', 'catalogue')})"
+        return {"id": card.get("id"), "name": card.get("name", "custom"), "memory_bytes": memory, "how": how,
+                "unified_memory": bool(card.get("unified_memory"))}
+    gib = finite_number("memory_gib", memory_gib, minimum=1 / 1024, maximum=2**20)
+    return {"id": None, "name": f"{gib:g} GiB", "memory_bytes": int(gib * GIB), "how": f"{gib:g} GiB given",
+            "unified_memory": False}
+
+
+def _weights(arch: Architecture, fmt: str) -> dict:
+    from kvlab.weights import model_weights_bytes
+
+    return model_weights_bytes(arch, fmt)
+
+
+def _kv_head_share(arch: Architecture, n_gpus: int) -> tuple[float, str]:
+    """Fraction of one sequence's attention KV each GPU holds under tensor parallelism."""
+    if n_gpus == 1:
+        return 1.0, "one GPU holds every KV head"
+    if arch.attention == "mla":
+        return 1.0, "MLA: the latent is not split by heads, every GPU holds all of it (replicated)"
+    heads = max(layer.kv_heads for layer in arch.layers if layer.kind != LINEAR)
+    per_gpu = -(-heads // n_gpus)
+    if heads < n_gpus:
+        return per_gpu / heads, (f"{plural(heads, 'KV head')} < {n_gpus} GPUs: each GPU keeps a replica of one "
+                                 "KV head")
+    return per_gpu / heads, f"{plural(heads, 'KV head')} / {n_gpus} GPUs = {per_gpu} per GPU"
+
+
+def _check_tp(arch: Architecture, n_gpus: int, engine: str) -> None:
+    if engine != "vllm" or n_gpus == 1:
+        return
+    if arch.n_heads % n_gpus:
+        raise ValueError(f"n_gpus: vLLM's tensor parallelism needs the {arch.n_heads} attention heads to split "
+                         f"evenly over {n_gpus} GPUs")
+    heads = [layer.kv_heads for layer in arch.layers if layer.kind != LINEAR and arch.attention != "mla"]
+    for h in set(heads):
+        if h % n_gpus and n_gpus % h:
+            raise ValueError(f"n_gpus: {plural(h, 'KV head')} cannot be split over {n_gpus} GPUs, "
+                             "nor replicated evenly")
+
+
+def _per_gpu(arch: Architecture, engine: str, context: int, n_seq: int, weights: dict, k: str, n_gpus: int,
+             memory: int, utilization: float, n_ubatch: int) -> dict:
+    """Components on one GPU (bytes), its budget, and how each was counted."""
+    if engine == "llamacpp":
+        kv = llamacpp_kv_cache(arch, context * n_seq, k, n_seq=n_seq, n_ubatch=n_ubatch, kv_unified=n_seq == 1)
+        compute = llamacpp_compute_buffer(arch, n_ubatch)
+        split = "" if n_gpus == 1 else f" / {n_gpus} GPUs (layer split)"
+        flags = f"-c {context * n_seq} -np {n_seq}" if n_seq > 1 else f"-c {context}"
+        components = [
+            {"name": "weights", "bytes": -(-weights["bytes"] // n_gpus), "how": weights["how"] + split},
+            {"name": "kv_cache", "bytes": -(-kv["total_bytes"] // n_gpus),
+             "how": f"llama.cpp {flags}: {kv['type_k']} K and V, as it allocates{split}"},
+            {"name": "compute_buffer", "bytes": compute["bytes"], "how": compute["assumption"]},
+            {"name": "runtime_reserve", "bytes": RUNTIME_RESERVE_BYTES,
+             "how": "CUDA context and driver reserve, 0.5 GiB per GPU (estimate; Apple and CPU differ)"},
+        ]
+        return {"components": components, "budget": memory, "kv_detail": kv, "kv_share": 1 / n_gpus,
+                "flags": flags, "budget_how": "all of the GPU's memory"}
+    dtype = "auto" if k in ("f16", "bf16") else k
+    kv = vllm_kv_cache(arch, context, dtype)
+    share, share_how = _kv_head_share(arch, n_gpus)
+    attention = sum(row["bytes_per_sequence"] for kind, row in kv["by_kind"].items() if kind != LINEAR)
+    state = kv["by_kind"][LINEAR]["bytes_per_sequence"]
+    kv_bytes = int(attention * share + state / n_gpus) * n_seq
+    reserve = vllm_activation_reserve(arch)
+    budget = int(memory * utilization)
+    tp = "" if n_gpus == 1 else f" / {n_gpus} GPUs (tensor parallel)"
+    flags = f"--max-model-len {context} --gpu-memory-utilization {utilization:g}" + \
+        (f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else "")
+    components = [
+        {"name": "weights", "bytes": -(-weights["bytes"] // n_gpus), "how": weights["how"] + tp},
+        {"name": "kv_cache", "bytes": kv_bytes,
+         "how": f"vLLM {flags}: {plural(n_seq, 'sequence')} x {_size(kv['bytes_per_sequence'])} in blocks of "
+                f"{kv['block_size']} tokens ({kv['kv_cache_dtype']})" + ("" if n_gpus == 1 else f"; {share_how}")},
+        {"name": "activation_reserve", "bytes": reserve["bytes"], "how": reserve["assumption"]},
+    ]
+    return {"components": components, "budget": budget, "kv_detail": kv, "kv_share": share, "flags": flags,
+            "budget_how": f"gpu_memory_utilization {utilization:g} x {_size(memory)}"}
+
+
+def _total(arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch) -> tuple[int, int]:
+    g = _per_gpu(arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch)
+    return sum(c["bytes"] for c in g["components"]), g["budget"]
+
+
+def _largest(fits, lo: int, hi: int) -> int | None:
+    """Largest n in [lo, hi] with fits(n) (fits is monotone: True then False); None if not even lo."""
+    if not fits(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def long_context_check(arch: Architecture, context: int) -> dict | None:
+    """None when `context` is within the model's trained length; else what each engine does about it."""
+    trained = arch.max_position_embeddings
+    if not trained or context <= trained:
+        return None
+    return {
+        "trained": trained,
+        "over_by_tokens": context - trained,
+        "text": (f"{plural(context, 'token')} is beyond the {plural(trained, 'token')} {arch.name} was trained on "
+                 f"(max_position_embeddings)"),
+        "llamacpp": (f"llama.cpp warns (n_ctx_seq {context} > n_ctx_train {trained}) and runs anyway; "
+                     "the model was not trained past that, so expect its output to degrade"),
+        "vllm": (f"vLLM refuses --max-model-len {context} > max_position_embeddings {trained} "
+                 f"unless {VLLM_LONG_CONTEXT_FLAG} is set"),
+    }
+
+
+def fit_verdict(model, context: int, n_seq: int = 1, weights: str = "Q4_K_M", kv: str = "f16",
+                gpu=None, memory_gib: float | None = None, n_gpus: int = 1, engine: str = "llamacpp",
+                gpu_memory_utilization: float = 0.9, allow_long_context: bool = False, n_ubatch: int = 512,
+                params: float | None = None, solve: bool = True) -> dict:
+    """Does `model` with `n_seq` sequences of `context` tokens fit on `n_gpus` x `gpu` under `engine`?
+
+    Returns the components on one GPU (bytes and how each was counted), the
+    budget, `fits`, `binding` (None, "weights", "reserve", "kv_cache" or
+    "trained_context"), `over_bytes` / `headroom_bytes`, the largest context
+    at `n_seq` and the largest number of sequences at `context` (skipped when
+    `solve` is False: curves need only the verdict), a one-line `headline`,
+    and what each engine does past the trained context.
+    """
+    from kvlab.catalogue import model_architecture
+
+    arch = model_architecture(model, params)
+    context = finite_number("context", context, minimum=1, maximum=MAX_CONTEXT_SEARCH, integer=True)
+    n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES_SEARCH, integer=True)
+    n_gpus = finite_number("n_gpus", n_gpus, minimum=1, integer=True)
+    if n_gpus not in TENSOR_PARALLEL:
+        raise ValueError(f"n_gpus must be one of {', '.join(map(str, TENSOR_PARALLEL))}, got {n_gpus}")
+    utilization = finite_number("gpu_memory_utilization", gpu_memory_utilization, minimum=0.01, maximum=1)
+    n_ubatch = finite_number("n_ubatch", n_ubatch, minimum=1, maximum=1 << 20, integer=True)
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    k = kv_type(kv)
+    if engine == "vllm" and KV_TYPES[k][0] != 1:
+        raise ValueError(f"kv {k} is a llama.cpp cache type; vLLM takes f16, bf16, fp8")
+    if engine == "llamacpp" and k == "fp8":
+        raise ValueError("kv fp8 is a vLLM cache type; llama.cpp takes f16, bf16, q8_0, q4_0 ...")
+    _check_tp(arch, n_gpus, engine)
+    device = _device(gpu, memory_gib, n_gpus)
+    memory = device["memory_bytes"]
+    w = _weights(arch, weights)
+    args = (arch, engine)
+    rest = (n_seq, w, k, n_gpus, memory, utilization, n_ubatch)
+
+    g = _per_gpu(arch, engine, context, n_seq, w, k, n_gpus, memory, utilization, n_ubatch)
+    parts = {c["name"]: c["bytes"] for c in g["components"]}
+    total = sum(parts.values())
+    budget = g["budget"]
+    reserve = total - parts["weights"] - parts["kv_cache"]
+    memory_fits = total <= budget
+    trained = arch.max_position_embeddings
+    over_trained = bool(trained and context > trained)
+
+    binding = None
+    if parts["weights"] > budget:
+        binding = "weights"
+    elif parts["weights"] + reserve > budget:
+        binding = "reserve"
+    elif not memory_fits:
+        binding = "kv_cache"
+    elif over_trained and not allow_long_context:
+        binding = "trained_context"
+    fits = binding is None
+
+    def fits_at(ctx: int) -> bool:
+        t, b = _total(*args, ctx, *rest)
+        return t <= b
+
+    def fits_with(n: int) -> bool:
+        t, b = _total(*args, context, n, *rest[1:])
+        return t <= b
+
+    step = LLAMACPP_PAD if engine == "llamacpp" else 16
+    by_memory = _largest(lambda s: fits_at(s * step), 1, MAX_CONTEXT_SEARCH // step) if solve else None
+    by_memory = by_memory * step if by_memory else None
+    limit = None if allow_long_context or not trained else trained
+    if by_memory is None:
+        max_context, limited_by = None, "memory"
+    elif limit is not None and limit <= by_memory:
+        max_context, limited_by = limit, "trained_context"
+    else:
+        max_context, limited_by = by_memory, "memory"
+    max_sequences = (_largest(fits_with, 1, MAX_SEQUENCES_SEARCH) or 0) if solve else None
+
+    engine_name = ENGINE_NAMES[engine]
+    where = device["name"] if n_gpus == 1 else f"{n_gpus} x {device['name']}"
+    long_context = long_context_check(arch, context)
+    if binding == "trained_context":
+        headline = (f"beyond the trained context: {plural(context, 'token')} per sequence, but {arch.name} was "
+                    f"trained on {plural(trained, 'token')}; memory alone would allow it "
+                    f"({_size(total)} of {_size(budget)})")
+        label = "beyond the trained context"
+    elif fits:
+        headline = f"fits: {_size(total)} of {_size(budget)} on each GPU, {_size(budget - total)} to spare" \
+            if n_gpus > 1 else f"fits: {_size(total)} of {_size(budget)}, {_size(budget - total)} to spare"
+        label = "fits"
+    else:
+        over = total - budget
+        if binding == "weights":
+            headline = (f"does not fit: the weights alone take {_size(parts['weights'])}"
+                        f"{' per GPU' if n_gpus > 1 else ''}, more than the {_size(budget)} available")
+        elif binding == "reserve":
+            headline = (f"does not fit: the weights plus the reserve take {_size(parts['weights'] + reserve)}, "
+                        f"more than the {_size(budget)} available, before any KV cache")
+        else:
+            headline = (f"does not fit: the KV cache ({_size(parts['kv_cache'])}) takes the total to "
+                        f"{_size(total)}, {_size(over)} over the {_size(budget)} available")
+        label = "does not fit"
+    if not solve:
+        context_text = sequences_text = ""
+    elif by_memory is None:
+        context_text = f"none: not even {plural(step, 'token')} fit"
+    elif limited_by == "trained_context":
+        context_text = (f"{plural(max_context, 'token')}, the model's trained context"
+                        + (f" (memory alone would allow {by_memory:,})" if by_memory > max_context else ""))
+    else:
+        context_text = f"{plural(max_context, 'token')} (limited by memory)"
+    if solve:
+        sequences_text = (f"{plural(max_sequences, 'sequence')} of {plural(context, 'token')}" if max_sequences
+                          else f"none: not one sequence of {plural(context, 'token')} fits")
+
+    components = [dict(c, label=PARTS[c["name"]], gib=c["bytes"] / GIB) for c in g["components"]]
+    notes = list(g["kv_detail"].get("notes", [])) + list(g["kv_detail"].get("assumptions", []))
+    return {
+        "model": arch.name,
+        "engine": engine,
+        "engine_name": engine_name,
+        "flags": g["flags"],
+        "context": context,
+        "n_seq": n_seq,
+        "n_gpus": n_gpus,
+        "gpu": device["name"],
+        "where": where,
+        "weights_format": w["format"],
+        "kv_type": k,
+        "components": components,
+        "total_bytes": total,
+        "total_gib": total / GIB,
+        "memory_bytes": memory,
+        "budget_bytes": budget,
+        "budget_how": g["budget_how"],
+        "headroom_bytes": budget - total,
+        "over_bytes": max(0, total - budget),
+        "memory_fits": memory_fits,
+        "trained_context": trained,
+        "over_trained_context": over_trained,
+        "long_context": long_context,
+        "allow_long_context": bool(allow_long_context),
+        "fits": fits,
+        "binding": binding,
+        "binding_label": BINDING_LABELS.get(binding),
+        "verdict": label,
+        "headline": headline,
+        "max_context": max_context,
+        "max_context_by_memory": by_memory,
+        "max_context_limited_by": limited_by,
+        "max_context_text": context_text,
+        "max_sequences": max_sequences,
+        "max_sequences_text": sequences_text,
+        "kv_share_per_gpu": g["kv_share"],
+        "assumptions": [f"{c['label']}: {c['how']}" for c in components]
+        + [f"budget per GPU: {g['budget_how']}", device["how"]] + w.get("notes", []) + notes,
+    }
