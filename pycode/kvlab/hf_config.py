@@ -5,9 +5,12 @@ llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, phi3 (standard
 attention, maybe one sliding window); gemma2, gemma3, gemma3_text, gpt_oss
 (interleaved sliding/full); qwen3_next, qwen3_5, qwen3_5_text, qwen3_5_moe
 (Gated DeltaNet + full attention hybrids); deepseek_v2, deepseek_v3 (MLA).
+Falcon and GPT-BigCode (`n_layer`, `n_head`, `multi_query`) are read too.
 Multimodal configs that nest the language model in `text_config` (Gemma 3,
-Qwen3.5/3.6) are read from there. Another model_type is read as a standard
-decoder and the result says so in its notes.
+Qwen3.5/3.6, LLaVA) are read from there, with a note that the vision encoder
+is not counted. Any other model_type is refused with a message that says
+what is missing (state-space hybrids such as Jamba, Falcon-H1, Nemotron-H
+and Granite-4 by name): never a silent guess.
 
 A missing or contradictory field is a ValueError that names the field; the
 reader never fills in a number of its own. The one derived value is head_dim
@@ -31,7 +34,15 @@ STANDARD = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3
 INTERLEAVED = ("gemma2", "gemma3", "gemma3_text", "gpt_oss")
 HYBRID = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
 MLA = ("deepseek_v2", "deepseek_v3")
-KNOWN_FAMILIES = STANDARD + INTERLEAVED + HYBRID + MLA
+MULTI_QUERY = ("falcon", "gpt_bigcode")   # n_layer / n_head names; multi_query: true = one KV head
+KNOWN_FAMILIES = STANDARD + INTERLEAVED + HYBRID + MLA + MULTI_QUERY
+# State-space hybrids: their Mamba layers keep a conv + SSM state that kvlab does not read yet.
+STATE_SPACE = {"jamba": "Jamba", "falcon_h1": "Falcon-H1", "nemotron_h": "Nemotron-H",
+               "granitemoehybrid": "Granite-4 hybrid", "mamba": "Mamba", "mamba2": "Mamba-2",
+               "zamba": "Zamba", "zamba2": "Zamba2", "bamba": "Bamba", "lfm2": "LFM2"}
+# Older or GPT-2 style names for the fields kvlab reads (transformers maps them the same way).
+FIELD_ALIASES = {"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",),
+                 "hidden_size": ("n_embd",), "max_position_embeddings": ("n_positions",)}
 LAYER_TYPE_NAMES = {"full_attention": FULL, "sliding_attention": SLIDING, "linear_attention": LINEAR}
 
 
@@ -94,14 +105,31 @@ def _opt_int(cfg: dict, key: str) -> int | None:
 
 
 def _text_config(cfg: dict) -> tuple[dict, list[str]]:
-    """Multimodal wrappers (Gemma 3, Qwen3.5/3.6) keep the language model in text_config."""
+    """Multimodal wrappers (Gemma 3, Qwen3.5/3.6, LLaVA) keep the language model in text_config."""
     inner = cfg.get("text_config")
     if isinstance(inner, dict) and "num_hidden_layers" not in cfg:
         merged = dict(inner)
         if "model_type" not in merged and "model_type" in cfg:
             merged["model_type"] = cfg["model_type"]
-        return merged, [f"read text_config of the {cfg.get('model_type', 'multimodal')} wrapper"]
+        notes = [f"read text_config of the {cfg.get('model_type', 'multimodal')} wrapper"]
+        if isinstance(cfg.get("vision_config"), dict) or "vision" in str(cfg.get("model_type", "")):
+            notes.append("vision-language model: only the language model's cache is counted here; the vision "
+                         "encoder's weights are not in kvlab's parameter count unless the catalogue says so, and "
+                         "image tokens take cache like any other token")
+        return merged, notes
     return cfg, []
+
+
+def _aliases(cfg: dict) -> dict:
+    """Falcon / GPT-2 style names (n_layer, n_head, n_embd) as the names kvlab reads."""
+    out = dict(cfg)
+    for key, names in FIELD_ALIASES.items():
+        if out.get(key) is None:
+            for name in names:
+                if out.get(name) is not None:
+                    out[key] = out[name]
+                    break
+    return out
 
 
 def _layer_kinds_from_types(cfg: dict, n_layers: int) -> list[str]:
@@ -159,8 +187,14 @@ def parse_hf_config(source, name: str | None = None, params: float | None = None
     family = str(cfg.get("model_type") or raw.get("model_type") or "")
     if not family:
         raise ValueError("config field 'model_type' is missing")
+    if family in STATE_SPACE:
+        raise ValueError(f"config: model_type {family!r} ({STATE_SPACE[family]}) has state-space (Mamba) layers "
+                         "whose conv and SSM state kvlab does not read yet; its numbers would be guesses, so none "
+                         "are given")
     if family not in KNOWN_FAMILIES:
-        notes.append(f"model_type {family!r} is not one kvlab knows; read as a standard decoder")
+        raise ValueError(f"config: model_type {family!r} is not one kvlab knows how to read (missing: which of its "
+                         "layers keep a KV cache and how wide); known: " + ", ".join(KNOWN_FAMILIES))
+    cfg = _aliases(cfg)
 
     n_layers = _int(cfg, "num_hidden_layers")
     n_heads = _int(cfg, "num_attention_heads")
@@ -170,6 +204,19 @@ def parse_hf_config(source, name: str | None = None, params: float | None = None
     if family in MLA:
         return _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params)
 
+    if cfg.get("num_key_value_heads") is None and family in MULTI_QUERY:
+        cfg = dict(cfg)
+        if cfg.get("new_decoder_architecture"):
+            cfg["num_key_value_heads"] = _int(cfg, "num_kv_heads")
+            notes.append("new_decoder_architecture: num_kv_heads KV heads (Falcon-40B/180B)")
+        elif cfg.get("multi_query"):
+            cfg["num_key_value_heads"] = 1
+            notes.append("multi_query: true, so one KV head shared by every query head (MQA)")
+        elif "multi_query" in cfg:
+            cfg["num_key_value_heads"] = n_heads
+            notes.append("multi_query: false, so one KV head per query head (MHA)")
+        else:
+            raise ValueError("config fields 'num_key_value_heads' and 'multi_query' are both missing")
     n_kv = _int(cfg, "num_key_value_heads")
     if n_heads % n_kv:
         raise ValueError(f"config fields 'num_attention_heads' ({n_heads}) and 'num_key_value_heads' ({n_kv}) "

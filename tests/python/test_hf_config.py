@@ -185,9 +185,40 @@ def test_missing_head_dim_with_indivisible_hidden_is_an_error():
         parse_hf_config(base(hidden_size=250))
 
 
-def test_unknown_family_is_read_but_flagged():
-    arch = parse_hf_config(base(model_type="olmo2"))
-    assert any("olmo2" in note for note in arch.notes)
+def test_unknown_family_is_refused_naming_what_is_missing():
+    with pytest.raises(ValueError, match=r"model_type 'mystery' is not one kvlab knows.*which of its layers"):
+        parse_hf_config(base(model_type="mystery"))
+
+
+@pytest.mark.parametrize("family,name", [("jamba", "Jamba"), ("falcon_h1", "Falcon-H1"), ("nemotron_h", "Nemotron-H"),
+                                         ("granitemoehybrid", "Granite-4")])
+def test_state_space_hybrids_are_refused_by_name_not_guessed(family, name):
+    with pytest.raises(ValueError, match=f"{name}.*state-space"):
+        parse_hf_config(base(model_type=family))
+
+
+def test_falcon_multi_query_is_read_as_one_kv_head():
+    # tiiuae/falcon-7b config.json: n_layer 32, n_head 71, hidden_size 4544, multi_query true
+    arch = parse_hf_config({"model_type": "falcon", "hidden_size": 4544, "n_head": 71, "n_layer": 32,
+                            "multi_query": True, "new_decoder_architecture": False, "vocab_size": 65024})
+    assert arch.attention == "mqa" and arch.n_layers == 32
+    assert [layer.k_values for layer in arch.layers] == [1 * 64] * 32      # one KV head x 4544 / 71
+    # tiiuae/falcon-40b: new_decoder_architecture, num_kv_heads 8, 128 heads of 64
+    arch = parse_hf_config({"model_type": "falcon", "hidden_size": 8192, "num_attention_heads": 128,
+                            "num_hidden_layers": 60, "num_kv_heads": 8, "new_decoder_architecture": True})
+    assert arch.layers[0].k_values == 8 * 64
+
+
+def test_vision_language_configs_read_text_config_and_say_vision_is_not_counted():
+    arch = parse_hf_config({"model_type": "llava", "vision_config": {"hidden_size": 1024},
+                            "text_config": base()})
+    assert any("vision encoder" in note for note in arch.notes)
+
+
+@pytest.mark.parametrize("value", [1e30, float("nan"), float("inf"), -3, 2.5, "32"])
+def test_absurd_numbers_name_the_field(value):
+    with pytest.raises(ValueError, match="'num_hidden_layers'"):
+        parse_hf_config(base(num_hidden_layers=value))
 
 
 def test_missing_model_type_is_named():

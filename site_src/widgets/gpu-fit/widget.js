@@ -21,14 +21,6 @@ kvlab.register("gpu-fit", {
     };
     const th = (text) => el("th", text, { scope: "row" });
 
-    function nearestStep(context) {
-      let best = 0;
-      steps.forEach((s, i) => {
-        if (Math.abs(Math.log(s / context)) < Math.abs(Math.log(steps[best] / context))) best = i;
-      });
-      return best;
-    }
-
     function syncKvOptions() {
       const mode = form.mode.value;
       for (const opt of form.kv.options) opt.disabled = !opt.dataset.modes.split(" ").includes(mode);
@@ -37,8 +29,8 @@ kvlab.register("gpu-fit", {
 
     function readState(ev) {
       syncKvOptions();
+      // the slider picks one of Python's context steps; a typed number goes as typed (Python clamps it)
       if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
-      else if (Number.isFinite(parseInt(form.context.value, 10))) form.context_step.value = nearestStep(parseInt(form.context.value, 10));
       const context = parseInt(form.context.value, 10);
       const n = parseInt(form.n_seq.value, 10);
       return {
@@ -49,6 +41,7 @@ kvlab.register("gpu-fit", {
         context: Number.isFinite(context) ? context : data.params.context,
         mode: form.mode.value,
         n_seq: Number.isFinite(n) ? n : 1,
+        n_gpus: parseInt(form.n_gpus.value, 10),
       };
     }
 
@@ -56,13 +49,15 @@ kvlab.register("gpu-fit", {
       "gpu_fit_figure",
       async (result) => {
         data = result;
+        ctx.reportClamped(data, { context: "context", n_seq: "sequences", n_gpus: "GPUs" });
         form.context.value = data.params.context;
         form.context_step.value = data.context_step;
-        form.context_step.setAttribute("aria-valuetext", `${data.context_human} tokens`);
+        form.context_step.setAttribute("aria-valuetext", data.context_text);
+        form.n_gpus.value = data.params.n_gpus;
         form.n_seq.value = data.params.n_seq;
         render();
       },
-      (data) => `Computed in your browser by kvlab.gpu_fit_figure (${data.params.model} on ${data.params.gpu}).`
+      (data) => data.status
     );
     function update(args) {
       return compute(args);
@@ -75,19 +70,23 @@ kvlab.register("gpu-fit", {
         if (title !== undefined) e.title = title;
       };
       set("model", data.model_info.hf_id);
-      set("gpu", data.gpu_info.name);
+      set("gpu", data.where);
       set("weights", data.params.weights);
       set("kv", data.params.kv);
-      set("context", data.context_human);
+      set("sequences", data.sequences_text);
+      set("sequences2", data.sequences_text);
+      set("context", data.context_text);
+      set("context3", data.context_text);
       set("verdict", data.verdict);
       field("verdict").dataset.fits = String(data.fits);
-      set("total", data.total.human, data.total.exact);
-      set("memory", data.memory.human, data.memory.exact);
-      set("headroom", data.headroom.human, data.headroom.exact);
+      set("headline", data.headline);
+      field("context-flag").hidden = !data.context_flag;
+      set("context-flag", data.context_flag ? data.context_flag.message : "");
       set("max-context", data.max_context_text);
+      set("max-sequences", data.max_sequences_text);
+      set("flags", data.flags);
 
-      const vllm = data.params.mode === "vllm";
-      const limitLabel = vllm ? "vLLM budget (0.9 × memory)" : "GPU memory";
+      const limitLabel = data.budget_label;
       const bar = field("bar");
       bar.replaceChildren(
         ...data.segments.map((s) => el("span", null, { class: `kv-seg kv-seg-${s.name}`, style: `width: ${s.percent}%`, title: `${s.label}: ${s.human} (${s.exact})` })),
@@ -108,19 +107,18 @@ kvlab.register("gpu-fit", {
       );
       field("segments").tBodies[0].replaceChildren(
         ...data.segments.map((s) => row([th(s.label), el("td", s.human), el("td", s.exact), el("td", s.how)])),
-        row([th("total"), el("td", data.total.human), el("td", data.total.exact), el("td", `${data.verdict} in ${data.budget.human}`)], { class: "kv-total" })
+        row([th(data.per_gpu ? "total per GPU" : "total"), el("td", data.total.human), el("td", data.total.exact), el("td", `${data.verdict} (${data.budget.human} available)`)], { class: "kv-total" })
       );
       field("log-box").hidden = !data.log_lines.length;
       set("log", data.log_lines.join("\n"));
-      set("context2", data.params.context);
-      set("kv2", data.params.kv);
+      set("flags2", `${data.flags} -ctk ${data.params.kv} -ctv ${data.params.kv}`);
       field("model-note").hidden = data.model_info.confirmed;
       set("model-note", data.model_info.confirmed ? "" : `Not confirmed: ${data.model_info.note}`);
       field("assumptions").replaceChildren(...data.assumptions.map((a) => el("li", a)));
       field("gpus").tBodies[0].replaceChildren(
         ...data.gpus.map((g) =>
           row([th(g.name), el("td", g.memory.human, { title: g.memory.exact }), el("td", g.verdict),
-            el("td", g.headroom.human, { title: g.headroom.exact }), el("td", g.max_context)], { "data-fits": String(g.fits) })
+            el("td", g.headroom.human, { title: g.headroom.exact }), el("td", g.max_context), el("td", g.max_sequences)], { "data-fits": String(g.fits) })
         )
       );
     }

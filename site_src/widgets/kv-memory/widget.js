@@ -11,16 +11,7 @@ kvlab.register("kv-memory", {
     const steps = ctx.data.options.context_steps;
 
     let data = ctx.data;
-    const state = {
-      model: data.params.model,
-      context: data.params.context,
-      kv: data.params.kv,
-      mode: data.params.mode,
-      n_seq: data.params.n_seq,
-      config: "",
-    };
-    let pending = null; // latest input wins: one request in flight
-    let running = false;
+    let config = ""; // the pasted config.json, while it is the one shown
 
     const cell = (tag, text, title) => {
       const el = document.createElement(tag);
@@ -35,14 +26,6 @@ kvlab.register("kv-memory", {
       return tr;
     };
 
-    function nearestStep(context) {
-      let best = 0;
-      steps.forEach((s, i) => {
-        if (Math.abs(Math.log(s / context)) < Math.abs(Math.log(steps[best] / context))) best = i;
-      });
-      return best;
-    }
-
     /* Cache types an engine does not take are disabled (Python would refuse them). */
     function syncKvOptions() {
       const mode = form.mode.value;
@@ -50,60 +33,42 @@ kvlab.register("kv-memory", {
       if (form.kv.selectedOptions[0].disabled) form.kv.value = "f16";
     }
 
+    /* The form's values as kvlab.kv_memory_figure's arguments. The slider picks one of Python's
+     * context steps; the number field is sent as typed (Python clamps it and says so). */
     function readForm(ev) {
       syncKvOptions();
-      if (ev && ev.target === form.context_step) {
-        form.context.value = steps[parseInt(form.context_step.value, 10)];
-      } else {
-        const c = parseInt(form.context.value, 10);
-        if (Number.isFinite(c)) form.context_step.value = nearestStep(c);
-      }
+      if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
       const c = parseInt(form.context.value, 10);
-      state.context = Number.isFinite(c) ? c : state.context;
-      state.model = form.model.value;
-      state.kv = form.kv.value;
-      state.mode = form.mode.value;
       const n = parseInt(form.n_seq.value, 10);
-      state.n_seq = Number.isFinite(n) ? n : 1;
+      return {
+        model: form.model.value,
+        context: Number.isFinite(c) ? c : data.params.context,
+        kv: form.kv.value,
+        mode: form.mode.value,
+        n_seq: Number.isFinite(n) ? n : data.params.n_seq,
+        config,
+      };
     }
 
-    async function update() {
-      pending = Object.assign({}, state);
-      if (running) return;
-      running = true;
-      ctx.setState("loading");
-      try {
-        while (pending) {
-          const args = pending;
-          pending = null;
-          try {
-            data = await ctx.call("kv_memory_figure", args);
-            configError.hidden = true;
-            configError.textContent = "";
-          } catch (err) {
-            if (!args.config) throw err;
-            // A bad config: say which field, keep the last figure as it was.
-            configError.textContent = `Could not read this config.json: ${err.message}`;
-            configError.hidden = false;
-            state.config = "";
-            ctx.setState("input-error");
-            return;
-          }
-        }
-        // Python clamps out-of-range input: show what was really computed.
+    const compute = ctx.live(
+      "kv_memory_figure",
+      async (result) => {
+        data = result;
+        // A config that could not be read comes back as a message naming the field, with the
+        // catalogue model's figure: show the message, forget the config.
+        configError.textContent = data.config_error || "";
+        configError.hidden = !data.config_error;
+        if (data.config_error) config = "";
+        ctx.reportClamped(data, { context: "context", n_seq: "sequences" });
         form.context.value = data.params.context;
         form.context_step.value = data.context_step;
-        form.context_step.setAttribute("aria-valuetext", `${data.context_human} tokens`);
+        form.context_step.setAttribute("aria-valuetext", data.context_text);
         form.n_seq.value = data.params.n_seq;
         await render();
-        ctx.say(`Computed in your browser by kvlab.kv_memory_figure (${data.params.source === "config" ? "your config.json" : data.params.model}, ${data.context_human} tokens, ${data.params.kv}).`);
-        ctx.setState("ready");
-      } catch (err) {
-        ctx.fail(err);
-      } finally {
-        running = false;
-      }
-    }
+      },
+      (data) => data.status
+    );
+    const update = (args) => compute(args);
 
     function renderText() {
       const r = data.result;
@@ -112,13 +77,18 @@ kvlab.register("kv-memory", {
         el.textContent = text;
         if (title !== undefined) el.title = title;
       };
-      set("per-token", r.per_token.human, r.per_token.exact);
+      const g = r.growth;
+      const head = g.bounded ? g.growth_per_token : r.per_token;
+      set("per-token", head.human, head.exact);
+      set("per-token-text", g.bounded ? g.text : "per token");
       set("model", r.model);
       set("kv", data.params.kv);
-      set("formula", r.formula);
-      set("per-token-exact", r.per_token.exact);
-      set("context", data.context_human);
-      set("n-seq", data.params.n_seq);
+      set("formula", g.bounded ? g.growth_formula : r.formula);
+      set("per-token-exact", head.exact);
+      set("context", data.context_text);
+      set("n-seq", data.sequences_text);
+      field("context-flag").hidden = !data.context_flag;
+      set("context-flag", data.context_flag ? data.context_flag.message : "");
       set("total", r.total.human, r.total.exact);
       set("total-exact", r.total.exact);
       set("mode-label", data.mode_label);
@@ -186,25 +156,20 @@ kvlab.register("kv-memory", {
       );
     }
 
-    form.addEventListener("input", (ev) => {
-      readForm(ev);
-      state.config = configArea.value.trim() ? state.config : "";
-      update();
-    });
+    form.addEventListener("input", (ev) => update(readForm(ev)));
     configForm.addEventListener("submit", (ev) => {
       ev.preventDefault();
-      state.config = configArea.value; // Python reads it: a bad one comes back as a message naming the field
-      update();
+      config = configArea.value; // Python reads it: a bad one comes back as a message naming the field
+      update(readForm());
     });
     configForm.querySelector(".kv-config-clear").addEventListener("click", () => {
-      state.config = "";
+      config = "";
       configArea.value = "";
       configError.hidden = true;
-      readForm();
-      update();
+      update(readForm());
     });
 
     syncKvOptions();
-    return { activate: () => update() };
+    return { activate: () => update(readForm()) };
   },
 });

@@ -16,20 +16,20 @@ kvlab.register("serving", {
       return e;
     };
 
-    function nearestStep(context) {
-      let best = 0;
-      steps.forEach((s, i) => {
-        if (Math.abs(Math.log(s / context)) < Math.abs(Math.log(steps[best] / context))) best = i;
-      });
-      return best;
+    function syncKvOptions() {
+      const engine = form.engine.value;
+      for (const opt of form.kv.options) opt.disabled = !opt.dataset.modes.split(" ").includes(engine);
+      if (form.kv.selectedOptions[0].disabled) form.kv.value = "f16";
     }
 
     function readState(ev) {
+      syncKvOptions();
+      // the slider picks one of Python's context steps; a typed number goes as typed (Python clamps it)
       if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
-      else if (Number.isFinite(parseInt(form.context.value, 10))) form.context_step.value = nearestStep(parseInt(form.context.value, 10));
       form["batch-out"].value = form.batch.value;
       const context = parseInt(form.context.value, 10);
       const batch = parseInt(form.batch.value, 10);
+      const answer = parseInt(form.answer.value, 10);
       return {
         model: form.model.value,
         gpu: form.gpu.value,
@@ -37,6 +37,8 @@ kvlab.register("serving", {
         batch: Number.isFinite(batch) ? batch : 1,
         weights: form.weights.value,
         kv: form.kv.value,
+        engine: form.engine.value,
+        answer: Number.isFinite(answer) ? answer : data.params.answer,
       };
     }
 
@@ -44,14 +46,16 @@ kvlab.register("serving", {
       "serving_figure",
       async (result) => {
         data = result;
+        ctx.reportClamped(data, { context: "context", batch: "batch", answer: "answer tokens" });
         form.context.value = data.params.context;
         form.context_step.value = data.context_step;
-        form.context_step.setAttribute("aria-valuetext", `${data.context_human} tokens`);
+        form.context_step.setAttribute("aria-valuetext", data.context_text);
+        form.answer.value = data.params.answer;
         form.batch.value = data.params.batch;
         form["batch-out"].value = data.params.batch;
         await render();
       },
-      (data) => `Computed in your browser by kvlab.serving_figure (${data.params.model} on ${data.params.gpu}, batch ${data.params.batch}).`
+      (data) => data.status
     );
     function update(args) {
       return compute(args);
@@ -66,11 +70,21 @@ kvlab.register("serving", {
       const g = data.gpu_info;
       set("model", data.model_info.hf_id);
       set("gpu", g.name);
-      set("bandwidth", g.bandwidth_gb_s.toLocaleString("en-US"));
-      set("batch", data.params.batch);
-      set("context", data.context_human);
+      set("bandwidth", g.bandwidth_text);
+      set("batch", data.batch_text);
+      set("context", data.context_text);
+      set("verdict", data.verdict);
+      field("verdict").dataset.fits = String(data.fits);
+      set("headline", data.headline);
+      field("context-flag").hidden = !data.context_flag;
+      set("context-flag", data.context_flag ? data.context_flag.message : "");
       set("working", data.working);
       set("ms", data.ms_per_token_text);
+      set("bound", data.bound_text);
+      set("prefill", data.prefill_text);
+      set("mix", data.mix_text);
+      set("budget", data.budget.human, data.budget.exact);
+      set("flags", data.flags);
       set("ms1", data.ms_per_token_batch1_text);
       set("tps-chat", data.tokens_per_second_per_chat_text);
       set("tps-total", data.total_tokens_per_second_text);
@@ -80,23 +94,26 @@ kvlab.register("serving", {
       set("weights-bytes", data.weights_bytes.human, data.weights_bytes.exact);
       set("chats", data.chats_that_fit_text);
       set("memory-used", data.memory_used.human, data.memory_used.exact);
-      set("memory", g.memory.human, g.memory.exact);
-      set("fits", data.fits ? "fits" : "does not fit");
       set("cost", data.cost_text);
       set("cost1", data.cost_batch1_text);
       const price = field("price");
-      if (g.price_per_hour !== null) {
-        price.replaceChildren(`Price: $${g.price_per_hour}/hour, ${g.price_provider} (`,
-          el("a", "source", { href: g.price_source, rel: "noopener" }), `, ${g.price_date}).`);
-      } else {
-        price.textContent = `No hourly price in the catalogue for this GPU: ${g.note}`;
-      }
+      price.replaceChildren(g.price_label);
+      if (g.price_source) price.append(" ", el("a", "Source", { href: g.price_source, rel: "noopener" }), ".");
+      field("same-kind-box").hidden = !data.same_kind.length;
+      set("price-kind", g.price_kind || "");
+      field("same-kind").tBodies[0].replaceChildren(
+        ...data.same_kind.map((row) => {
+          const tr = el("tr");
+          tr.append(el("th", row.name, { scope: "row" }), el("td", row.price), el("td", row.cost_text));
+          return tr;
+        })
+      );
       set("curve-batch", data.curve.batch);
       field("curve").tBodies[0].replaceChildren(
         ...data.curve.contexts.map((c, i) => {
           const tr = el("tr");
           tr.append(el("th", c.toLocaleString("en-US"), { scope: "row" }), el("td", data.curve.ms_batch1_text[i]),
-            el("td", data.curve.ms_batch_text[i] + (data.curve.fits_batch[i] ? "" : " (does not fit)")));
+            el("td", data.curve.ms_batch_text[i]));
           return tr;
         })
       );
@@ -110,17 +127,15 @@ kvlab.register("serving", {
       const grid = "rgba(128,128,128,0.25)"; // readable on the light and the dark scheme
       const ticks = data.options.context_ticks;
       const c = data.curve;
+      // where a batch does not fit, Python gives no time (null): the line stops there
       const traces = [
-        { name: "batch 1", y: c.ms_batch1, color: "#5c6bc0", dash: "solid" },
-        { name: `batch ${c.batch}`, y: c.ms_batch.map((v, i) => (c.fits_batch[i] ? v : null)), color: "#ef6c00", dash: "solid" },
-        // dotted where the batch no longer fits in memory (joined to the last point that fits)
-        { name: `batch ${c.batch}, does not fit in memory`, y: c.ms_batch.map((v, i) => (!c.fits_batch[i] || c.fits_batch[i + 1] === false ? v : null)), color: "#ef6c00", dash: "dot" },
+        { name: "batch 1", y: c.ms_batch1, color: "#5c6bc0" },
+        { name: `batch ${c.batch}`, y: c.ms_batch, color: "#ef6c00" },
       ].map((t) => ({
         type: "scatter", mode: "lines+markers", name: t.name, x: c.contexts, y: t.y,
-        line: { color: t.color, dash: t.dash, width: 2.5 }, marker: { size: 5 },
+        line: { color: t.color, width: 2.5 }, marker: { size: 5 },
         hovertemplate: "%{x:,} tokens: %{y:.2f} ms/token<extra>" + t.name + "</extra>",
       }));
-      if (c.fits_batch.every(Boolean)) traces.pop();
       Plotly.react(
         plot,
         traces,
@@ -141,6 +156,7 @@ kvlab.register("serving", {
     }
 
     form.addEventListener("input", (ev) => update(readState(ev)));
+    syncKvOptions();
     return { activate: () => update(readState()) };
   },
 });
