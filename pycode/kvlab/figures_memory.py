@@ -437,7 +437,7 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
     info = _model_info(model)
     arch = model_architecture(info["id"])
     card = get_gpu(gpu)
-    settings = dict(n_seq=n_seq, weights=weights, kv=kv, engine=mode)
+    settings = {"n_seq": n_seq, "weights": weights, "kv": kv, "engine": mode}
     v = fit_verdict(arch, context, gpu=card["id"], n_gpus=n_gpus if not card.get("unified_memory") else 1,
                     **settings)
 
@@ -529,7 +529,7 @@ def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: 
     info = _model_info(model)
     card = get_gpu(gpu)
     arch = model_architecture(info["id"])
-    settings = dict(weights_format=weights, kv=kv, engine=engine, answer_tokens=answer)
+    settings = {"weights_format": weights, "kv": kv, "engine": engine, "answer_tokens": answer}
     est = serving_estimate(arch, card["id"], context, batch, **settings)
     one = serving_estimate(arch, card["id"], context, 1, **settings)
     v = est["verdict"]

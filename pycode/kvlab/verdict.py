@@ -30,7 +30,7 @@ length (max_position_embeddings) binds too, unless `allow_long_context`
 """
 from __future__ import annotations
 
-from kvlab.architecture import FULL, LINEAR, SLIDING, Architecture
+from kvlab.architecture import LINEAR, Architecture
 from kvlab.memory import (GIB, KV_TYPES, LLAMACPP_PAD, RUNTIME_RESERVE_BYTES, kv_type, llamacpp_compute_buffer,
                           llamacpp_kv_cache, vllm_activation_reserve, vllm_kv_cache)
 from kvlab.wording import finite_number, plural

@@ -28,9 +28,17 @@ def assert_kv_memory_shows(root, data, pasted: bool = False) -> None:
     r = data["result"]
     if not pasted:
         assert text(root, "model") == r["model"]
-    assert text(root, "per-token") == r["per_token"]["human"]
-    assert root.locator('[data-field="per-token"]').get_attribute("title") == r["per_token"]["exact"]
-    assert text(root, "formula") == r["formula"]
+    g = r["growth"]   # windowed and hybrid models: the growth per token, with the fixed part beside it
+    head = g["growth_per_token"] if g["bounded"] else r["per_token"]
+    assert text(root, "per-token") == head["human"]
+    assert root.locator('[data-field="per-token"]').get_attribute("title") == head["exact"]
+    assert text(root, "per-token-text") == (g["text"] if g["bounded"] else "per token")
+    assert text(root, "formula") == (g["growth_formula"] if g["bounded"] else r["formula"])
+    flag = root.locator('[data-field="context-flag"]')
+    if data["context_flag"]:
+        expect(flag).to_have_text(data["context_flag"]["message"])
+    else:
+        expect(flag).to_be_hidden()
     assert text(root, "total") == r["total"]["human"]
     assert text(root, "total-exact") == r["total"]["exact"]
     assert table(root, "kinds") == kind_rows(data)
@@ -45,13 +53,13 @@ def assert_kv_memory_shows(root, data, pasted: bool = False) -> None:
 
 def test_static_figures_hold_the_computed_numbers(built_site):
     html = (built_site / "memory" / "index.html").read_text()
-    data = kvlab.kv_memory_figure(model="llama-2-7b", context=131072, kv="f16", mode="llamacpp")
+    data = kvlab.kv_memory_figure(model="llama-2-7b", context=4096, kv="f16", mode="llamacpp")
     assert data["result"]["per_token"]["human"] == "512 KiB"  # Llama-2-7B, computed, not typed
     assert 'data-field="per-token" title="524,288 B">512 KiB</span>' in html
     assert data["result"]["total"]["human"] in html and data["result"]["log_lines"][0] in html
     fit = kvlab.gpu_fit_figure(model="qwen3.6-27b", gpu="rtx-4090", weights="Q4_K_M", kv="q8_0", context=131072)
     assert f'data-fits="{str(fit["fits"]).lower()}">{fit["verdict"]}</span>' in html
-    assert fit["max_context_text"] in html and fit["total"]["human"] in html
+    assert fit["max_context_text"] in html and fit["headline"] in html and fit["total"]["human"] in html
     # the catalogue's own note for the unconfirmed Qwen3.6-27B entry is on the page
     assert "Not confirmed: " + fit["model_info"]["note"].split(";")[0] in html
 
@@ -84,7 +92,7 @@ def test_kv_memory_controls_recompute_in_pyodide(page, site_url):
     # the log-scale slider sets the context to one of Python's steps
     set_range(root, "context_step", 0)
     want = kvlab.kv_memory_figure(model="gemma-2-9b", context=1024, kv="f16", mode="vllm", n_seq=2)
-    expect(root.locator('[data-field="context"]')).to_have_text("1,024")
+    expect(root.locator('[data-field="context"]')).to_have_text("1,024 tokens")
     wait_ready(root)
     assert root.locator('input[name="context"]').input_value() == "1024"
     assert_kv_memory_shows(root, want)
@@ -110,23 +118,27 @@ def test_pasted_config_json_is_read_by_python(page, site_url):
     expect(error).to_be_hidden()
     before = table(root, "kinds"), root.locator(".kv-plot").evaluate("el => el.data.map(t => t.y)")
 
-    # broken JSON: a readable message, the figure left as it was
+    # broken JSON: a readable message from Python, and the catalogue model's figure again
+    catalogue = kvlab.kv_memory_figure()
     area.fill('{"model_type": "llama", "num_hidden_layers": 32,,}')
     use.click()
-    expect(root).to_have_attribute("data-state", "input-error")
     expect(error).to_be_visible()
     expect(error).to_contain_text("not valid JSON")
-    assert (table(root, "kinds"), root.locator(".kv-plot").evaluate("el => el.data.map(t => t.y)")) == before
+    wait_ready(root)
+    assert_kv_memory_shows(root, catalogue)
+    assert before[0] != table(root, "kinds")
 
-    # a config without num_hidden_layers: the message names the field
+    # a config without num_hidden_layers, or with absurd numbers: the message names the field
     cfg = dict(get_model("llama-3.1-8b")["config"])
     del cfg["num_hidden_layers"]
     area.fill(json.dumps(cfg))
     use.click()
     expect(error).to_contain_text("'num_hidden_layers' is missing")
-    expect(root).to_have_attribute("data-state", "input-error")
-    assert text(root, "total") == want["result"]["total"]["human"]
-    assert table(root, "kinds") == before[0]
+    area.fill(json.dumps(dict(cfg, num_hidden_layers=1e30)))
+    use.click()
+    expect(error).to_contain_text("'num_hidden_layers' = 1e+30 is beyond any real model")
+    wait_ready(root)
+    assert text(root, "total") == catalogue["result"]["total"]["human"]
 
     # back to the catalogue model
     root.locator(".kv-config-clear").click()
@@ -146,25 +158,42 @@ def test_gpu_fit_shows_the_sum_and_the_verdict(page, site_url):
     root.locator('select[name="kv"]').select_option("f16")
     set_range(root, "context", 32768)
     want = kvlab.gpu_fit_figure(model="qwen3.6-27b", gpu="rtx-3090", weights="BF16", kv="f16", context=32768)
-    assert want["verdict"] == "does not fit"
-    expect(root.locator('[data-field="total"]')).to_have_text(want["total"]["human"])
+    assert want["verdict"] == "does not fit" and want["binding"] == "weights"
+    expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
     wait_ready(root)
     assert text(root, "verdict") == want["verdict"]
     assert root.locator('[data-field="verdict"]').get_attribute("data-fits") == "false"
     assert text(root, "max-context") == want["max_context_text"]
-    assert text(root, "headroom") == want["headroom"]["human"]
+    assert text(root, "max-sequences") == want["max_sequences_text"]
     assert table(root, "segments")[:-1] == [[s["label"], s["human"], s["exact"], s["how"]] for s in want["segments"]]
     widths = root.locator('[data-field="bar"] .kv-seg').evaluate_all("els => els.map(e => e.style.width)")
     assert widths == [f"{s['percent']:g}%" for s in want["segments"]]
-    assert table(root, "gpus") == [[g["name"], g["memory"]["human"], g["verdict"], g["headroom"]["human"], g["max_context"]]
-                                   for g in want["gpus"]]
+    assert table(root, "gpus") == [[g["name"], g["memory"]["human"], g["verdict"], g["headroom"]["human"],
+                                    g["max_context"], g["max_sequences"]] for g in want["gpus"]]
     assert root.locator('[data-field="log"]').text_content() == "\n".join(want["log_lines"])
     expect(root.locator('[data-field="model-note"]')).to_contain_text("Not confirmed")
 
     # vLLM: q-types are llama.cpp's; the widget moves to fp8 and reports vLLM's budget
     root.locator('select[name="mode"]').select_option("vllm")
     want = kvlab.gpu_fit_figure(model="qwen3.6-27b", gpu="rtx-3090", weights="BF16", kv="f16", context=32768, mode="vllm")
-    expect(root.locator('[data-field="total"]')).to_have_text(want["total"]["human"])
+    expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
     wait_ready(root)
     assert [s[0] for s in table(root, "segments")] == [s["label"] for s in want["segments"]] + ["total"]
     expect(root.locator('[data-field="log-box"]')).to_be_hidden()
+
+
+def test_gpu_fit_never_contradicts_itself_on_llama_2_7b_at_128k(page, site_url):
+    root = open_widget(page, site_url + "memory/", "gpu-fit")
+    root.scroll_into_view_if_needed()
+    activate(root)
+    wait_ready(root)
+    root.locator('select[name="model"]').select_option("llama-2-7b")
+    root.locator('select[name="gpu"]').select_option("h100-sxm")
+    root.locator('select[name="weights"]').select_option("BF16")
+    root.locator('select[name="kv"]').select_option("f16")
+    want = kvlab.gpu_fit_figure(model="llama-2-7b", gpu="h100-sxm", weights="BF16", kv="f16", context=131072)
+    expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
+    wait_ready(root)
+    assert text(root, "verdict") == "beyond the trained context"
+    assert text(root, "max-context").startswith("4,096 tokens")
+    expect(root.locator('[data-field="context-flag"]')).to_contain_text("llama.cpp warns")

@@ -10,6 +10,7 @@ FIELDS = {  # data-field -> key of kvlab.serving_figure's result
     "ms": "ms_per_token_text", "ms1": "ms_per_token_batch1_text", "tps-chat": "tokens_per_second_per_chat_text",
     "tps-total": "total_tokens_per_second_text", "kv-share": "kv_share_text", "kv-share1": "kv_share_batch1_text",
     "chats": "chats_that_fit_text", "cost": "cost_text", "cost1": "cost_batch1_text", "working": "working",
+    "headline": "headline", "verdict": "verdict", "bound": "bound_text", "prefill": "prefill_text",
 }
 
 
@@ -23,7 +24,9 @@ def expected(data) -> dict:
 
 def test_static_figure_holds_the_computed_numbers(built_site):
     html = (built_site / "serving" / "index.html").read_text()
-    data = kvlab.serving_figure(model="llama-3.1-8b", gpu="h100-sxm", context=32768, batch=16, weights="BF16", kv="f16")
+    data = kvlab.serving_figure(model="llama-3.1-8b", gpu="h100-sxm", context=32768, batch=8, weights="BF16", kv="f16",
+                                engine="vllm")
+    assert data["fits"]
     for value in expected(data).values():
         assert f">{value}<" in html
     assert data["gpu_info"]["price_source"] in html and data["gpu_info"]["price_date"] in html
@@ -38,23 +41,32 @@ def test_controls_recompute_speed_and_cost_in_pyodide(page, site_url):
     root.locator('select[name="gpu"]').select_option("a100-80gb")
     root.locator('select[name="model"]').select_option("qwen3-8b")
     set_range(root, "context", 65536)
-    set_range(root, "batch", 24)
-    want = kvlab.serving_figure(model="qwen3-8b", gpu="a100-80gb", context=65536, batch=24)
+    set_range(root, "batch", 4)
+    want = kvlab.serving_figure(model="qwen3-8b", gpu="a100-80gb", context=65536, batch=4)
+    assert want["fits"]
     expect(root.locator('[data-field="ms"]')).to_have_text(want["ms_per_token_text"])
     wait_ready(root)
     assert shown(root) == expected(want)
-    assert root.locator('[data-field="fits"]').inner_text() == ("fits" if want["fits"] else "does not fit")
     assert root.locator('[data-field="assumptions"] li').all_text_contents() == want["assumptions"]
     expect(root.locator('[data-field="price"]')).to_contain_text(want["gpu_info"]["price_date"])
     plotted = root.locator(".kv-plot").evaluate("el => el.data.map(t => ({x: t.x, y: t.y}))")
     c = want["curve"]
     assert plotted[0] == {"x": c["contexts"], "y": c["ms_batch1"]}
-    assert plotted[1] == {"x": c["contexts"], "y": [v if ok else None for v, ok in zip(c["ms_batch"], c["fits_batch"])]}
-    assert len(plotted) == (2 if all(c["fits_batch"]) else 3)
+    assert plotted[1] == {"x": c["contexts"], "y": c["ms_batch"]}
+    assert len(plotted) == 2
+
+    # a batch that does not fit is neither timed nor priced
+    set_range(root, "batch", 24)
+    want = kvlab.serving_figure(model="qwen3-8b", gpu="a100-80gb", context=65536, batch=24)
+    assert not want["fits"]
+    expect(root.locator('[data-field="cost"]')).to_have_text(want["cost_text"])
+    wait_ready(root)
+    assert shown(root) == expected(want)
 
     # a GPU without a price in the catalogue says so instead of inventing one
+    set_range(root, "batch", 4)
     root.locator('select[name="gpu"]').select_option("mi300x")
-    want = kvlab.serving_figure(model="qwen3-8b", gpu="mi300x", context=65536, batch=24)
+    want = kvlab.serving_figure(model="qwen3-8b", gpu="mi300x", context=65536, batch=4)
     expect(root.locator('[data-field="cost"]')).to_have_text(want["cost_text"])
     wait_ready(root)
     assert shown(root) == expected(want)

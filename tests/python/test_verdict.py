@@ -1,0 +1,83 @@
+"""kvlab.verdict.fit_verdict: one answer to 'does it fit', what binds and by how much."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvlab.catalogue import model_architecture
+from kvlab.memory import GIB, llamacpp_kv_cache
+from kvlab.verdict import fit_verdict
+
+
+def test_the_issue_case_is_beyond_the_trained_context_not_fits():
+    # Llama-2-7B (max_position_embeddings 4096), BF16, f16 cache, H100, 131,072 tokens
+    v = fit_verdict("llama-2-7b", 131072, weights="BF16", kv="f16", gpu="h100-sxm")
+    assert v["memory_fits"] and not v["fits"] and v["binding"] == "trained_context"
+    assert v["max_context"] == 4096 and v["max_context_limited_by"] == "trained_context"
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in v["long_context"]["vllm"]
+    # allowed explicitly: memory decides, and the largest context is memory's
+    ok = fit_verdict("llama-2-7b", 131072, weights="BF16", kv="f16", gpu="h100-sxm", allow_long_context=True)
+    assert ok["fits"] and ok["max_context"] == ok["max_context_by_memory"] >= 131072
+    json.dumps(v)
+
+
+def test_binding_order_weights_then_reserve_then_kv():
+    assert fit_verdict("llama-3.1-70b", 4096, weights="BF16", gpu="rtx-4090")["binding"] == "weights"
+    kv = fit_verdict("llama-3.1-8b", 131072, weights="BF16", kv="f16", gpu="rtx-4090")
+    assert kv["binding"] == "kv_cache" and kv["over_bytes"] == kv["total_bytes"] - kv["budget_bytes"] > 0
+    # weights fit alone, but not with the vLLM reserve: 0.9 x 24 GiB = 21.6 GiB, so a 21.5 GiB model
+    tight = fit_verdict(model_architecture("llama-3.1-8b", params=21.5 * GIB / 2), 256, weights="BF16", kv="f16",
+                        gpu="rtx-4090", engine="vllm")
+    assert tight["binding"] == "reserve"
+
+
+def test_llamacpp_holds_n_sequences_as_context_times_n_cells():
+    # 4 x 8192 tokens of Llama-3.1-8B f16 = -c 32768 -np 4: 32768 cells x 128 KiB = 4 GiB
+    v = fit_verdict("llama-3.1-8b", 8192, n_seq=4, weights="Q4_K_M", kv="f16", gpu="rtx-4090")
+    parts = {c["name"]: c["bytes"] for c in v["components"]}
+    assert parts["kv_cache"] == 4 * GIB and v["flags"] == "-c 32768 -np 4"
+    arch = model_architecture("llama-3.1-8b")
+    assert parts["kv_cache"] == llamacpp_kv_cache(arch, 32768, n_seq=4, kv_unified=False)["total_bytes"]
+
+
+@pytest.mark.parametrize("engine,step", [("llamacpp", 256), ("vllm", 16)])
+def test_largest_context_and_most_sequences_are_boundaries(engine, step):
+    kw = {"weights": "BF16", "kv": "f16", "gpu": "rtx-4090", "engine": engine}
+    v = fit_verdict("llama-3.1-8b", 8192, **kw)
+    best = v["max_context"]
+    assert fit_verdict("llama-3.1-8b", best, **kw)["fits"]
+    assert not fit_verdict("llama-3.1-8b", best + step, **kw)["memory_fits"]
+    n = v["max_sequences"]
+    assert fit_verdict("llama-3.1-8b", 8192, n_seq=n, **kw)["fits"]
+    assert not fit_verdict("llama-3.1-8b", 8192, n_seq=n + 1, **kw)["fits"]
+
+
+def test_tensor_parallel_replicates_kv_heads_when_fewer_than_gpus():
+    # Llama-3.1-70B: 8 KV heads, 2 per GPU over 4 and 1 over 8
+    kw = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm"}
+    four = fit_verdict("llama-3.1-70b", 8192, n_gpus=4, **kw)
+    eight = fit_verdict("llama-3.1-70b", 8192, n_gpus=8, **kw)
+    assert four["kv_share_per_gpu"] == 2 / 8 and eight["kv_share_per_gpu"] == 1 / 8
+    arch = model_architecture("qwen3-30b-a3b")      # 4 KV heads
+    rep = fit_verdict(arch, 8192, n_gpus=8, **kw)
+    assert rep["kv_share_per_gpu"] == 1 / 4          # one head per GPU, replicated: not 4/8
+    assert any("replica" in c["how"] for c in rep["components"])
+    mla = fit_verdict("deepseek-v2-lite", 8192, n_gpus=2, **kw)
+    assert mla["kv_share_per_gpu"] == 1.0            # the MLA latent is on every GPU
+
+
+def test_apple_unified_memory_uses_the_usable_share_and_one_chip():
+    v = fit_verdict("llama-3.1-70b", 8192, weights="Q4_K_M", kv="q8_0", gpu="m4-max-128gb")
+    assert v["memory_bytes"] == 96 * GIB
+    with pytest.raises(ValueError, match="unified memory"):
+        fit_verdict("llama-3.1-8b", 8192, gpu="m4-max-128gb", n_gpus=2)
+
+
+@pytest.mark.parametrize("field,value", [("context", float("nan")), ("context", float("inf")), ("context", 1e30),
+                                         ("n_seq", 0), ("n_gpus", 3), ("memory_gib", float("nan"))])
+def test_absurd_input_names_the_field(field, value):
+    kw = {"context": 4096, "gpu": None, "memory_gib": 24}
+    kw[field] = value
+    with pytest.raises(ValueError, match=field):
+        fit_verdict("llama-3.1-8b", **kw)
