@@ -106,9 +106,9 @@ kvlab.register("kv-memory", {
       set("model-note", info && !info.confirmed ? `Not confirmed: ${info.note}` : "");
 
       const curve = field("curve");
-      const head = curve.tHead.rows[0];
-      head.replaceChildren(cell("th", "tokens"), ...data.curve.series.map((s) => cell("th", s.name)));
-      [...head.cells].forEach((c) => (c.scope = "col"));
+      const curveHead = curve.tHead.rows[0];
+      curveHead.replaceChildren(cell("th", "tokens"), ...data.curve.series.map((s) => cell("th", s.name)));
+      [...curveHead.cells].forEach((c) => (c.scope = "col"));
       curve.tBodies[0].replaceChildren(
         ...data.curve.contexts.map((c, i) =>
           row([cell("th", c.toLocaleString("en-US")), ...data.curve.series.map((s) => cell("td", s.human[i], `${s.bytes[i].toLocaleString("en-US")} B`))])
