@@ -20,7 +20,9 @@ import hashlib
 import io
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -115,9 +117,23 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             generated[f"{MODELS}/{name}.js"] = payload_js(f"models/tiny/{name}", (MODEL_DIR / name).read_bytes())
     for name, widget in _state["widgets"].items():
         generated[f"embed/{name}.md"] = embed_page_markdown(widget)
+    check_js_syntax({p: c for p, c in generated.items() if p.startswith(ASSETS) and p.endswith(".js") and isinstance(c, str)
+                     and not c.startswith("kvlab.payloads.register")})
     for path, content in generated.items():
         files.append(File.generated(config, path, content=content))
     return files
+
+
+def check_js_syntax(scripts: dict[str, str | bytes]) -> None:
+    """node --check on our own scripts: one widget's syntax error would stop
+    every widget of the site (widgets.js is one file), so it stops the build."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for path, content in scripts.items():
+            file = Path(tmp) / path.replace("/", "_")
+            file.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+            done = subprocess.run(["node", "--check", str(file)], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"{path}: JavaScript syntax error\n{done.stderr.strip()}")
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:

@@ -189,7 +189,45 @@
 
   kv.python = () => python.run("load");
 
+  /* Checked before anything reaches Python: a pasted text is bounded in size,
+   * and JSON in it in nesting (a 10,000-level paste would overflow the wasm
+   * stack inside json.loads, a crash rather than an error). A config.json is a
+   * few levels deep and a few KB. */
+  const LIMITS = { textBytes: 256 * 1024, jsonDepth: 64 };
+  kv.inputLimits = LIMITS;
+
+  function nestingDepth(text) {
+    let depth = 0;
+    let max = 0;
+    let inString = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        if (c === "\\") i++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === "{" || c === "[") max = Math.max(max, ++depth);
+      else if (c === "}" || c === "]") depth--;
+    }
+    return max;
+  }
+
+  function checkInputs(kwargs) {
+    for (const [name, value] of Object.entries(kwargs)) {
+      if (typeof value === "number" && !Number.isFinite(value)) throw new Error(`${name}: ${value} is not a number this widget can use`);
+      if (typeof value !== "string") continue;
+      const bytes = new TextEncoder().encode(value).length;
+      if (bytes > LIMITS.textBytes)
+        throw new Error(`${name}: ${(bytes / 1024).toFixed(0)} KB is more than the ${LIMITS.textBytes / 1024} KB this widget reads`);
+      const depth = nestingDepth(value);
+      if (depth > LIMITS.jsonDepth)
+        throw new Error(`${name}: nested ${depth.toLocaleString("en-US")} levels deep; a config.json has a few levels (at most ${LIMITS.jsonDepth} are read)`);
+    }
+  }
+  kv.checkInputs = checkInputs;
+
   kv.call = async function (fn, kwargs) {
+    checkInputs(kwargs || {});
     const reply = await python.run("call", { fn, kwargs: kwargs || {} });
     if (reply.error) throw new Error(reply.error);
     return reply.result;

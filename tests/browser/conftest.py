@@ -10,6 +10,9 @@ import functools
 import http.server
 import os
 import threading
+import zipfile
+import sys
+import subprocess
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -125,3 +128,30 @@ def page(page_factory, site_url):
     p, _ = page_factory(allowed=[site_url])
     p.set_default_timeout(90_000)
     return p
+
+
+# ---------------------------------------------------------------- the offline zip
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_zip(dist: Path) -> Path:
+    done = subprocess.run([sys.executable, str(ROOT / "build.py"), "zip", "--dist-dir", str(dist)],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (zip_path,) = dist.glob("kvlab-offline-*.zip")
+    return zip_path
+
+
+@pytest.fixture(scope="session")
+def offline_zip(tmp_path_factory) -> Path:
+    return make_zip(tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="session")
+def unzipped(offline_zip, tmp_path_factory) -> Path:
+    where = tmp_path_factory.mktemp("unzipped")
+    with zipfile.ZipFile(offline_zip) as zf:
+        zf.extractall(where)
+    (top,) = where.iterdir()
+    return top

@@ -44,15 +44,16 @@ def test_python_is_not_loaded_during_page_load(page, site_url):
     assert early == [], "runtimes must load after the page, not during its load"
 
 
-def test_widget_below_the_fold_loads_only_when_scrolled_into_view(page_factory, site_url):
+def test_widget_in_view_stays_static_until_the_reader_uses_it(page_factory, site_url):
     page, _ = page_factory(allowed=[site_url], viewport={"width": 800, "height": 300})
     requests = []
     page.on("request", lambda r: requests.append(r.url))
     root = open_widget(page, site_url + "attention/", "attention")
-    page.wait_for_timeout(2500)
-    assert not [u for u in requests if "pyodide" in u]
-    assert root.get_attribute("data-state") == "static"
     root.scroll_into_view_if_needed()
+    page.wait_for_timeout(2500)
+    assert not [u for u in requests if "pyodide" in u]  # in view is not intent
+    assert root.get_attribute("data-state") == "static"
+    root.locator('input[name="d"]').focus()  # a control: intent
     wait_ready(root)
     assert [u for u in requests if "pyodide.asm.wasm" in u]
 
@@ -91,12 +92,13 @@ def test_out_of_range_seed_is_clamped_and_shown(page, site_url):
 def test_failure_to_load_python_keeps_the_static_figure(page_factory, site_url):
     page, problems = page_factory(allowed=[site_url])
     problems.expect_console_error("ERR_FAILED")
-    page.route("**/pyodide.asm.wasm", lambda route: route.abort())
+    page.context.route("**/pyodide.asm.wasm", lambda route: route.abort())  # the worker's request too
     root = open_widget(page, site_url + "attention/", "attention")
     before = shown_weights(root)
     activate(root)
     expect(root).to_have_attribute("data-state", "error", timeout=60_000)
     expect(root.locator(".kv-status")).to_contain_text("Could not run this widget")
+    expect(root.locator(".kv-status")).to_contain_text("pyodide.asm.wasm")  # says which file
     assert shown_weights(root) == before
 
 

@@ -5,17 +5,14 @@ import functools
 import json
 import hashlib
 import http.server
-import subprocess
-import sys
 import threading
 import zipfile
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.conftest import QuietHandler, serve_directory
+from tests.browser.conftest import QuietHandler, make_zip, serve_directory
 from tests.browser.widgets import activate, open_widget, set_range, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,28 +26,6 @@ def shown_weights(root):
 
 def cells(data):
     return [[f"{w:.3f}" for w in row] for row in data["weights"]]
-
-
-def make_zip(dist: Path) -> Path:
-    done = subprocess.run([sys.executable, str(ROOT / "build.py"), "zip", "--dist-dir", str(dist)],
-                          cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    (zip_path,) = dist.glob("kvlab-offline-*.zip")
-    return zip_path
-
-
-@pytest.fixture(scope="session")
-def offline_zip(tmp_path_factory) -> Path:
-    return make_zip(tmp_path_factory.mktemp("dist"))
-
-
-@pytest.fixture(scope="session")
-def unzipped(offline_zip, tmp_path_factory) -> Path:
-    where = tmp_path_factory.mktemp("unzipped")
-    with zipfile.ZipFile(offline_zip) as zf:
-        zf.extractall(where)
-    (top,) = where.iterdir()
-    return top
 
 
 # ---------------------------------------------------------------- offline zip

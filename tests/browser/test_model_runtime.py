@@ -22,7 +22,7 @@ def home(page, site_url):
 def test_js_tokenizer_matches_python_on_tricky_text(home):
     _, tok = tiny._model_and_tokenizer()
     got = home.evaluate(
-        "async (strs) => { const m = await kvlab.model(); return strs.map(s => [m.tokenizer.encode(s), m.tokenizer.decode(m.tokenizer.encode(s))]); }",
+        "async (strs) => (await kvlab.encode(strs)).map(r => [r.ids, r.text])",
         TRICKY,
     )
     for text, (ids, back) in zip(TRICKY, got):
@@ -67,14 +67,38 @@ def test_generation_with_eviction_matches_the_numpy_reference(home, sinks, windo
     assert set(got["after"]) == {sinks + window}
 
 
-def test_a_second_generation_while_one_runs_is_refused(home):
-    msg = home.evaluate(
+def test_a_second_generation_while_one_runs_waits_its_turn(home):
+    """Model runs queue in the worker: a second call while one runs is not refused,
+    and each gets the tokens it would get alone."""
+    got = home.evaluate(
         """async () => {
-            const first = kvlab.generate({prompt: "The dog", maxNewTokens: 30});
-            let err = null;
-            try { await kvlab.generate({prompt: "The cat", maxNewTokens: 3}); } catch (e) { err = e.message; }
-            await first;
-            return err;
+            const both = await Promise.all([
+                kvlab.generate({prompt: "The dog", maxNewTokens: 12}),
+                kvlab.generate({prompt: "The cat", maxNewTokens: 3}),
+            ]);
+            const alone = await kvlab.generate({prompt: "The cat", maxNewTokens: 3});
+            return [both[0].tokens.length, both[1].tokens, alone.tokens];
         }"""
     )
-    assert msg == "a generation is already running"
+    assert got[0] == 12
+    assert got[1] == got[2]
+
+
+def test_a_cancelled_generation_stops_and_the_next_one_runs(home):
+    got = home.evaluate(
+        """async () => {
+            const stop = new AbortController();
+            const first = kvlab.generate({prompt: "The dog", maxNewTokens: 200, signal: stop.signal,
+                                          onToken: (s) => s.step === 2 && stop.abort()});
+            const queued = new AbortController();
+            const second = kvlab.generate({prompt: "The cat", maxNewTokens: 5, signal: queued.signal});
+            queued.abort();  // still waiting behind the first: dropped before it starts
+            const third = kvlab.generate({prompt: "The cat", maxNewTokens: 5});
+            const [a, b, c] = await Promise.all([first, second, third]);
+            return [a.stopped, a.steps.length, b.stopped, b.steps.length, c.stopped, c.steps.length];
+        }"""
+    )
+    stopped, n_first, second_stopped, n_second, third_stopped, n_third = got
+    assert stopped and 3 <= n_first < 200
+    assert second_stopped and n_second == 0
+    assert not third_stopped and n_third == 5

@@ -15,8 +15,14 @@ def open_widget(page: Page, url: str, name: str, index: int = 0):
 
 
 def activate(root) -> None:
-    """Focus the widget (a reader's first interaction) so it goes live."""
-    root.locator("input, select, button").first.focus()
+    """Make the widget live as a reader would: its "Make it live" button (a
+    widget whose runtimes are already running in this visit has none)."""
+    expect(root).to_have_attribute("data-mounted", "true")  # runtime.js has run
+    button = root.locator(".kv-live-button")
+    if button.count():
+        button.click()
+    else:
+        root.locator(".kv-controls input, .kv-controls select, .kv-controls textarea").first.focus()
 
 
 def wait_ready(root, timeout: int = LOAD_TIMEOUT_MS) -> None:

@@ -1,0 +1,201 @@
+"""The browser runtime, as a reader meets it (issue 11's targets), in headless Chromium.
+
+Prints one table:
+  bytes before intent   every page and embed loaded and scrolled, untouched: what it
+                        fetched, gzip-compressed (what a gzip-serving host sends);
+                        and whether any runtime file was among it
+  first widget live     the first click on a Python widget until it shows live numbers,
+                        against a bare page that loads Pyodide + numpy the usual way
+                        (main thread) in the same browser: the ratio
+  long tasks            main-thread long tasks (PerformanceObserver "longtask") summed
+                        from that click until live; same for the first Generate
+  second page live      after live on one page, a click in the nav to the next: until its
+                        widget is live (instant navigation keeps the workers)
+
+    python build.py build --site-dir /tmp/site          # KVLAB_SITE_URL=http://127.0.0.1:8765/ for instant navigation
+    .venv/bin/python bench/runtime.py --site /tmp/site  # --port 8765 (the port the site was built for), --reps N
+
+Timings are medians over --reps fresh browser contexts; the machine's load is printed.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import http.server
+import os
+import re
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = os.environ.get("KVLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-quic",
+]
+HEAVY = re.compile(r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)")
+
+BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare Pyodide</title>
+<script src="assets/vendor/pyodide/pyodide.js"></script>
+<script>
+window.bare = (async () => {
+  const t0 = performance.now();
+  const py = await loadPyodide({indexURL: new URL("assets/vendor/pyodide/", location.href).href});
+  await py.loadPackage("numpy");
+  py.runPython("import numpy; numpy.arange(10).sum()");
+  return performance.now() - t0;
+})();
+</script>
+"""
+
+LONGTASKS_JS = """() => {
+  window.benchLong = [];
+  new PerformanceObserver((list) => list.getEntries().forEach((e) => window.benchLong.push([e.startTime, e.duration])))
+    .observe({type: "longtask", buffered: true});
+}"""
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm", ".js": "text/javascript"}
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(site: Path, port: int) -> tuple[http.server.ThreadingHTTPServer, str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def pages_of(site: Path) -> list[str]:
+    paths = sorted(p.relative_to(site).parent.as_posix() for p in site.rglob("index.html"))
+    return [("" if p == "." else p + "/") for p in paths if not p.startswith(("assets", "search"))]
+
+
+def gzip_size(site: Path, base: str, url: str) -> int:
+    path = url[len(base):].split("?")[0].split("#")[0]
+    file = site / path
+    if file.is_dir() or path.endswith("/") or path == "":
+        file = file / "index.html"
+    return len(gzip.compress(file.read_bytes(), 6)) if file.is_file() else 0
+
+
+def bytes_before_intent(browser, site: Path, base: str) -> list[tuple[str, int, int]]:
+    rows = []
+    for path in pages_of(site):
+        ctx = browser.new_context()
+        page = ctx.new_page()
+        urls: list[str] = []
+        page.on("request", lambda r: r.url.startswith(base) and urls.append(r.url))
+        page.goto(base + path, wait_until="load")
+        height = page.evaluate("document.documentElement.scrollHeight")
+        for y in range(0, height + 900, 600):
+            page.evaluate("(y) => window.scrollTo(0, y)", y)
+            page.wait_for_timeout(30)
+        page.wait_for_timeout(1500)
+        ctx.close()
+        heavy = sum(1 for u in urls if HEAVY.search(u))
+        rows.append((path or "/", sum(gzip_size(site, base, u) for u in set(urls)), heavy))
+    return rows
+
+
+def first_widget(browser, base: str) -> tuple[float, float]:
+    """Click 'Make it live' on /attention/: (seconds until live, long-task ms in between)."""
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(base + "attention/", wait_until="load")
+    page.evaluate(LONGTASKS_JS)
+    root = page.locator('[data-widget="attention"]').first
+    t_click = page.evaluate("performance.now()")
+    t0 = time.perf_counter()
+    root.locator(".kv-live-button").click()
+    page.wait_for_selector('[data-widget="attention"][data-state="ready"]', timeout=300_000)
+    live = time.perf_counter() - t0
+    long_ms = page.evaluate("(t) => window.benchLong.filter(([s]) => s >= t).reduce((n, [, d]) => n + d, 0)", t_click)
+    # then the next page, by the nav
+    t0 = time.perf_counter()
+    page.locator('a.md-nav__link[href$="quadratic-wall/"]').first.click()
+    page.wait_for_selector('[data-widget="race"][data-state="ready"]', timeout=300_000)
+    second = time.perf_counter() - t0
+    ctx.close()
+    return live, long_ms, second
+
+
+def first_generate(browser, base: str) -> tuple[float, float]:
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(base + "generate/", wait_until="load")
+    page.evaluate(LONGTASKS_JS)
+    root = page.locator('[data-widget="generate"]').first
+    t_click = page.evaluate("performance.now()")
+    t0 = time.perf_counter()
+    root.locator(".kv-live-button").click()
+    page.wait_for_selector('[data-widget="generate"][data-state="ready"]', timeout=300_000)
+    root.locator('button[name="generate"], [data-action="generate"]').first.click()
+    page.wait_for_function("(r) => r.dataset.tokens", arg=root.element_handle(), timeout=300_000)
+    done = time.perf_counter() - t0
+    long_ms = page.evaluate("(t) => window.benchLong.filter(([s]) => s >= t).reduce((n, [, d]) => n + d, 0)", t_click)
+    ctx.close()
+    return done, long_ms
+
+
+def bare_pyodide(browser, site: Path, base: str) -> float:
+    (site / "bench-bare.html").write_text(BARE_PAGE)
+    try:
+        ctx = browser.new_context()
+        page = ctx.new_page()
+        page.goto(base + "bench-bare.html")
+        ms = page.evaluate("window.bare")
+        ctx.close()
+        return ms / 1000
+    finally:
+        (site / "bench-bare.html").unlink()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--site", type=Path, default=Path("site"))
+    ap.add_argument("--port", type=int, default=8765, help="the port the site was built for (KVLAB_SITE_URL)")
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    server, base = serve(args.site.resolve(), args.port)
+    print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores); Chromium {CHROMIUM}", flush=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        rows = bytes_before_intent(browser, args.site.resolve(), base)
+        firsts, bares, gens = [], [], []
+        for _ in range(args.reps):
+            bares.append(bare_pyodide(browser, args.site.resolve(), base))
+            firsts.append(first_widget(browser, base))
+            gens.append(first_generate(browser, base))
+        browser.close()
+    server.shutdown()
+    med = statistics.median
+    live, long_ms, second = (med(x) for x in zip(*firsts))
+    gen_s, gen_long = (med(x) for x in zip(*gens))
+    bare = med(bares)
+    worst = max(rows, key=lambda r: r[1])
+    print(f"\n| measure | value | target |\n|---|---|---|")
+    print(f"| bytes before intent, gzip, worst page ({worst[0]}) | {worst[1] / 1000:.0f} KB | ≤ 250 KB |")
+    print(f"| pages that fetched a runtime file before intent | {sum(1 for r in rows if r[2])} of {len(rows)} | 0 |")
+    print(f"| first Python widget live after the click | {live:.2f} s | |")
+    print(f"| bare Pyodide + numpy page (main thread) | {bare:.2f} s | |")
+    print(f"| ratio widget / bare | {live / bare:.2f}× | ≤ 1.2× |")
+    print(f"| long tasks, click → Python widget live | {long_ms:.0f} ms | ≤ 200 ms |")
+    print(f"| first Generate: click → tokens shown | {gen_s:.2f} s | |")
+    print(f"| long tasks, click → first Generate done | {gen_long:.0f} ms | ≤ 200 ms |")
+    print(f"| second page's widget live after navigation | {second:.2f} s | ≤ 0.3 s |")
+    print(f"\nmedians of {args.reps}; load average at the end: {os.getloadavg()[0]:.2f}")
+    print("\n| page | gzip KB before intent | runtime files |\n|---|---|---|")
+    for path, size, heavy in rows:
+        print(f"| {path} | {size / 1000:.0f} | {heavy} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""The runtime's promises to the reader (issue 11), in real Chromium:
+
+- nothing heavy downloads until the reader shows intent (scrolling is not intent),
+- intent starts it, with progress shown, and the work runs in Web Workers,
+- instant navigation keeps the same workers: the next page's widget is live at once,
+- a hostile paste is refused before Python, and a crashed runtime restarts,
+- where no worker can start, the page runs it and says so;
+also from the unzipped offline zip (file://) and inside an embed.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.widgets import LOAD_TIMEOUT_MS, activate, open_widget, set_range, wait_ready
+
+# What "a runtime" is, by URL: the workers' scripts, Pyodide, onnxruntime-web, the model, kvlab's zip.
+HEAVY = re.compile(r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)")
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every page of the built site, content and embeds, as paths relative to its root."""
+    pages = sorted(p.relative_to(site).parent.as_posix() for p in site.rglob("index.html"))
+    return [("" if p == "." else p + "/") for p in pages if not p.startswith(("assets", "search"))]
+
+
+def heavy_requests(page) -> list[str]:
+    got: list[str] = []
+    page.on("request", lambda r: HEAVY.search(r.url) and got.append(r.url))
+    return got
+
+
+def scroll_through(page) -> None:
+    """Top to bottom, as a reader skimming the page would, without touching anything."""
+    height = page.evaluate("document.documentElement.scrollHeight")
+    for y in range(0, height + 900, 600):
+        page.evaluate("(y) => window.scrollTo(0, y)", y)
+        page.wait_for_timeout(40)
+    page.wait_for_timeout(600)  # the old runtime started widgets in view after an idle moment
+
+
+def test_scrolling_every_page_downloads_no_runtime(page, site_url, built_site):
+    pages = site_pages(built_site)
+    assert "attention/" in pages and "embed/attention/" in pages and "embed/" in pages
+    heavy = heavy_requests(page)
+    for path in pages:
+        page.goto(site_url + path, wait_until="load")
+        scroll_through(page)
+        assert heavy == [], f"{path}: {heavy}"
+        assert page.evaluate("[...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'static')"), path
+
+
+def test_the_gallery_previews_are_lazy_and_start_nothing(page, site_url):
+    heavy = heavy_requests(page)
+    page.goto(site_url + "embed/")
+    frames = page.locator("iframe[data-kvlab-embed]")
+    assert frames.count() >= 15
+    assert frames.evaluate_all("fs => fs.every(f => f.loading === 'lazy')")
+    scroll_through(page)
+    assert heavy == []
+
+
+def test_intent_starts_python_in_a_worker_with_progress(page, site_url):
+    heavy = heavy_requests(page)
+    root = open_widget(page, site_url + "attention/", "attention")
+    status = root.locator(".kv-status-text")
+    expect(status).to_contain_text("MB, once per visit")
+    # record every status line the reader sees while it loads
+    root.evaluate("""r => { r.seen = []; new MutationObserver(() => r.seen.push(r.querySelector('.kv-status-text').textContent))
+                          .observe(r.querySelector('.kv-status'), {subtree: true, childList: true, characterData: true}); }""")
+    set_range(root, "d", 16)  # a slider moved: intent
+    wait_ready(root)
+    seen = root.evaluate("r => r.seen")
+    assert any(re.search(r"Loading Python .*: [\d.]+ MB of [\d.]+ MB", s) for s in seen), seen
+    assert "d = 16" in status.text_content()
+    assert any("/kvlab/worker.js" in u for u in heavy)
+    assert len(page.workers) >= 1  # Python runs in a Web Worker, not on the page
+    assert page.evaluate("typeof window.loadPyodide") == "undefined"
+
+
+def test_navigation_keeps_the_same_runtime(page, site_url):
+    root = open_widget(page, site_url + "attention/", "attention")
+    activate(root)
+    wait_ready(root)
+    page.evaluate("window.kvlabSameVisit = true")
+    heavy = heavy_requests(page)
+    page.locator('a.md-nav__link[href$="quadratic-wall/"]').first.click()
+    page.wait_for_url("**/quadratic-wall/")
+    race = page.locator('[data-widget="race"]')
+    # live without a touch: Python is already running in this visit
+    wait_ready(race, timeout=20_000)
+    assert page.evaluate("window.kvlabSameVisit") is True  # the page was swapped, not reloaded
+    assert heavy == []
+    set_range(race, "n", 40)
+    expect(race.locator(".kv-status-text")).to_contain_text("n = 40")
+
+
+def test_a_10000_level_json_paste_is_refused_and_the_widget_keeps_working(page, site_url):
+    root = open_widget(page, site_url + "memory/", "kv-memory")
+    activate(root)
+    wait_ready(root)
+    area = root.locator("textarea[name=config]")
+    area.fill("[" * 10_000 + "]" * 10_000)
+    root.locator(".kv-config-form button[type=submit]").click()
+    error = root.locator(".kv-config-form .kv-error")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("10,000 levels deep")
+    # the next change still computes, in the same runtime
+    set_range(root, "context_step", 3)
+    wait_ready(root)
+    assert page.evaluate("kvlab.runPython('1 + 1')") == 2
+
+
+def test_a_crashed_python_runtime_restarts_on_the_next_call(page, site_url):
+    page.goto(site_url + "attention/")
+    assert page.evaluate("kvlab.runPython('6 * 7')") == 42
+    # Python recursion far past the wasm stack: the runtime itself dies
+    crash = page.evaluate(
+        """kvlab.runPython('import sys\\nsys.setrecursionlimit(10**7)\\ndef f(n):\\n    return f(n + 1)\\nf(0)')
+             .then(() => 'survived', (e) => [e.name, e.message])"""
+    )
+    if crash != "survived":
+        assert crash[0] == "RuntimeCrashed", crash
+        assert "restarts on your next change" in crash[1]
+    # the next call works either way, and so does a widget
+    assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(4).sum())')") == 6
+    root = page.locator('[data-widget="attention"]').first
+    activate(root)
+    wait_ready(root)
+
+
+def test_python_errors_come_back_as_one_line(page, site_url):
+    page.goto(site_url + "attention/")
+    msg = page.evaluate("kvlab.call('attention_demo', {d: 'x'}).then(() => 'ran', (e) => e.message)")
+    assert msg.startswith("ValueError:") and "\n" not in msg and "Traceback" not in msg
+    msg = page.evaluate("kvlab.runPython('1/0').then(() => 'ran', (e) => e.message)")
+    assert msg == "ZeroDivisionError: division by zero"
+
+
+def test_without_workers_the_page_runs_it_and_says_so(page_factory, site_url):
+    page, _ = page_factory(allowed=[site_url])
+    warnings: list[str] = []
+    page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
+    page.add_init_script("delete window.Worker")
+    root = open_widget(page, site_url + "quadratic-wall/", "race")
+    activate(root)
+    wait_ready(root, LOAD_TIMEOUT_MS)
+    assert any("no Web Worker available" in w and "main thread" in w for w in warnings), warnings
+
+
+def test_save_data_waits_for_the_button(page_factory, site_url):
+    page, _ = page_factory(allowed=[site_url])
+    page.add_init_script("Object.defineProperty(navigator, 'connection', {value: {saveData: true}})")
+    heavy = heavy_requests(page)
+    root = open_widget(page, site_url + "quadratic-wall/", "race")
+    expect(root.locator(".kv-status-text")).to_contain_text("Data saver is on")
+    root.locator('input[name="n"]').focus()
+    page.wait_for_timeout(800)
+    assert heavy == [] and root.get_attribute("data-state") == "static"
+    root.locator(".kv-live-button").click()
+    wait_ready(root)
+
+
+@pytest.mark.parametrize("path", ["index.html", "attention/index.html", "embed/race/index.html"])
+def test_offline_pages_download_nothing_until_asked(page_factory, unzipped, path):
+    page, _ = page_factory(allowed=["file:///"])
+    heavy = heavy_requests(page)
+    page.goto((unzipped / path).as_uri())
+    scroll_through(page)
+    assert heavy == []
+
+
+def test_offline_site_runs_python_in_a_worker(page_factory, unzipped):
+    page, _ = page_factory(allowed=["file:///"])
+    root = open_widget(page, (unzipped / "quadratic-wall" / "index.html").as_uri(), "race")
+    activate(root)
+    wait_ready(root)
+    assert len(page.workers) >= 1
+    assert page.evaluate("typeof window.loadPyodide") == "undefined"
+
+
+def test_an_embed_starts_only_when_touched(page_factory, site_url, tmp_path):
+    page, _ = page_factory(allowed=[site_url, "file:///"])
+    host = tmp_path / "host.html"
+    host.write_text(f'<p>My post</p><iframe src="{site_url}embed/race/" width="100%" height="700" data-kvlab-embed></iframe>')
+    heavy = heavy_requests(page)
+    page.goto(host.as_uri())
+    frame = page.frame_locator("iframe")
+    root = frame.locator('[data-widget="race"]')
+    expect(root).to_be_visible()
+    page.wait_for_timeout(800)
+    assert heavy == []
+    root.locator(".kv-live-button").click()
+    expect(root).to_have_attribute("data-state", "ready", timeout=LOAD_TIMEOUT_MS)
