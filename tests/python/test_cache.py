@@ -135,3 +135,56 @@ def test_toy_decoder_outputs_are_the_same_with_and_without_cache(heads, layers, 
     b = model.generate(prompt, 5, use_cache=True)
     assert a.tokens == b.tokens
     np.testing.assert_allclose(a.logits, b.logits, rtol=1e-9, atol=1e-9)
+
+
+# Exact readouts and error messages (they reach the pages and the CLI as they are).
+
+def test_cache_lengths_exact_readouts():
+    assert cache_lengths(1, 0) == {"step": 0, "phase": "prefill", "n_new": 1, "cache_len_before": 0, "cache_len_after": 1}
+    assert cache_lengths(5, 0) == {"step": 0, "phase": "prefill", "n_new": 5, "cache_len_before": 0, "cache_len_after": 5}
+    assert cache_lengths(1, 1) == {"step": 1, "phase": "decode", "n_new": 1, "cache_len_before": 1, "cache_len_after": 2}
+    with pytest.raises(ValueError, match=r"^prompt_len must be >= 1, got 0$"):
+        cache_lengths(0, 0)
+    with pytest.raises(ValueError, match=r"^step must be >= 0, got -1$"):
+        cache_lengths(3, -1)
+
+
+def test_a_full_readout_with_bytes_read_and_written():
+    cache = KVCache(n_layers=2, n_kv_heads=3, head_dim=4)  # 2 bytes per value by default
+    assert cache.bytes_per_position == 2 * 2 * 3 * 4 * 2
+    cache.begin_step(3)
+    for layer in range(2):
+        cache.update(layer, np.zeros((3, 3, 4)), np.zeros((3, 3, 4)))
+    cache.end_step()
+    cache.begin_step(1)
+    for layer in range(2):
+        cache.update(layer, np.zeros((3, 1, 4)), np.zeros((3, 1, 4)))
+    assert cache.end_step() == {
+        "step": 1, "phase": "decode", "n_new": 1, "cache_len_before": 3, "cache_len_after": 4,
+        "bytes_read": 3 * 96, "bytes_written": 96, "cache_bytes_after": 4 * 96,
+        "layers": [{"layer": 0, "read": [0, 3], "computed": [3, 4]}, {"layer": 1, "read": [0, 3], "computed": [3, 4]}],
+    }
+    assert cache.nbytes == 4 * 96
+
+
+@pytest.mark.parametrize("args", [(0, 1, 1, 1), (1, 0, 1, 1), (1, 1, 0, 1), (1, 1, 1, 0)])
+def test_every_dimension_must_be_positive(args):
+    with pytest.raises(ValueError, match=r"^n_layers, n_kv_heads, head_dim and bytes_per_value must all be >= 1$"):
+        KVCache(*args)
+
+
+def test_steps_must_be_opened_and_closed_in_order():
+    cache = KVCache(1, 1, 2)
+    with pytest.raises(RuntimeError, match=r"^update: call begin_step first$"):
+        cache.update(0, np.zeros((1, 1, 2)), np.zeros((1, 1, 2)))
+    with pytest.raises(RuntimeError, match=r"^end_step: no step in progress$"):
+        cache.end_step()
+    with pytest.raises(ValueError, match=r"^prefill needs at least one prompt token, got n_new=0$"):
+        cache.begin_step(0)
+    cache.begin_step(2)
+    with pytest.raises(RuntimeError, match=r"^begin_step: the previous step was not ended$"):
+        cache.begin_step(1)
+    with pytest.raises(ValueError, match=r"^layer must be in \[0, 1\), got 1$"):
+        cache.update(1, np.zeros((1, 2, 2)), np.zeros((1, 2, 2)))
+    with pytest.raises(ValueError, match="must be"):
+        cache.update(0, np.zeros((1, 2, 2)), np.zeros((1, 3, 2)))  # a wrong V alone is refused too

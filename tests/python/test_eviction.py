@@ -189,3 +189,91 @@ def test_h2o_breaks_score_ties_by_evicting_the_oldest():
         policy.observe(np.array(w))
         dropped = policy.evict()
     assert dropped == [0]  # 0 and 1 both scored 0.5
+
+
+# Exact values: the defaults the pages use, the toy scores, a whole timeline, the messages.
+
+def test_make_policy_defaults_exactly():
+    assert make_policy("full").describe() == {"policy": "full", "budget": None}
+    assert make_policy("window").describe() == {"policy": "window", "budget": 8, "window": 8}
+    assert make_policy("sinks").describe() == {"policy": "sinks", "budget": 12, "window": 8, "n_sink": 4}
+    assert make_policy("h2o").describe() == {"policy": "h2o", "budget": 12, "recent": 4, "heavy": 8}
+    assert HeavyHitters(budget=10, recent=3).describe()["heavy"] == 7
+
+
+def test_toy_attention_logits_are_pinned():
+    """Seed 0, d=16, sink strength 3 (the defaults): the numbers every eviction figure starts from."""
+    want = np.array([[1.937558535259, 0.904972597501, 0.388067631723],
+                     [3.03812928889, 0.960432685992, -0.082315822684],
+                     [4.734383512447, 1.800554419816, 1.381286717284]])
+    np.testing.assert_allclose(toy_attention_logits(3), want, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(toy_attention_logits(3, seed=0, d=16, sink_strength=3.0), want, rtol=0, atol=1e-11)
+    assert not np.allclose(toy_attention_logits(3, seed=1), want)
+
+
+def test_the_first_token_is_a_sink_only_when_asked():
+    with_sink = softmax(toy_attention_logits(64, seed=5)[63])[0]
+    without = softmax(toy_attention_logits(64, seed=5, sink_strength=0.0)[63])[0]
+    assert with_sink > 5 * without
+
+
+def test_a_whole_timeline_exactly():
+    timeline = simulate(make_policy("sinks", window=2, n_sink=1), 5)
+    assert timeline == [
+        {"step": 0, "position": 0, "cache_len_before": 0, "cache_len_after": 1, "cached": [0], "evicted": [],
+         "attention_kept": 1.0},
+        {"step": 1, "position": 1, "cache_len_before": 1, "cache_len_after": 2, "cached": [0, 1], "evicted": [],
+         "attention_kept": 1.0},
+        {"step": 2, "position": 2, "cache_len_before": 2, "cache_len_after": 3, "cached": [0, 1, 2], "evicted": [],
+         "attention_kept": 1.0},
+        {"step": 3, "position": 3, "cache_len_before": 3, "cache_len_after": 3, "cached": [0, 2, 3], "evicted": [1],
+         "attention_kept": 0.996069},
+        {"step": 4, "position": 4, "cache_len_before": 3, "cache_len_after": 3, "cached": [0, 3, 4], "evicted": [2],
+         "attention_kept": 0.850669},
+    ]
+
+
+def test_simulate_uses_its_seed():
+    for seed in (0, 3):
+        given = simulate(make_policy("h2o", budget=4, recent=2), 12, scores=toy_attention_logits(12, seed))
+        assert simulate(make_policy("h2o", budget=4, recent=2), 12, seed=seed) == given
+    assert simulate(make_policy("h2o", budget=4, recent=2), 12) == simulate(make_policy("h2o", budget=4, recent=2), 12, seed=0)
+    assert simulate(make_policy("h2o", budget=4, recent=2), 12, seed=3) != simulate(make_policy("h2o", budget=4, recent=2), 12)
+
+
+def test_h2o_scores_start_at_zero_and_add_up_the_attention():
+    policy = HeavyHitters(budget=4, recent=1)
+    policy.append(0)
+    assert policy.scores == {0: 0.0}
+    policy.observe(np.array([1.0]))
+    policy.append(1)
+    policy.observe(np.array([0.25, 0.75]))
+    assert policy.scores == {0: 1.25, 1: 0.75}
+
+
+@pytest.mark.parametrize(
+    "make,message",
+    [
+        (lambda: make_policy("lru"), "policy must be one of ['full', 'h2o', 'sinks', 'window'], got 'lru'"),
+        (lambda: SlidingWindow(0), "window must be >= 1, got 0"),
+        (lambda: AttentionSinks(-1, 4), "n_sink must be >= 0, got -1"),
+        (lambda: HeavyHitters(4, 0), "recent must be >= 1, got 0"),
+        (lambda: HeavyHitters(2, 3), "budget (2) must be >= recent (3)"),
+        (lambda: simulate(FullCache(), 0), "n must be >= 1, got 0"),
+    ],
+)
+def test_error_messages_exactly(make, message):
+    with pytest.raises(ValueError) as err:
+        make()
+    assert str(err.value) == message
+
+
+def test_observe_and_append_messages():
+    policy = HeavyHitters(4, 1)
+    policy.append(2)
+    with pytest.raises(ValueError) as err:
+        policy.observe(np.array([0.5, 0.5]))
+    assert str(err.value) == "observe: 2 weights for 1 cached positions"
+    with pytest.raises(ValueError) as err:
+        policy.append(1)
+    assert str(err.value) == "positions must increase: got 1 after 2"

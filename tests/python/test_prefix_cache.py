@@ -151,3 +151,117 @@ def test_bad_arguments_are_rejected_by_name(kwargs, match):
 def test_an_empty_request_is_rejected():
     with pytest.raises(ValueError, match="token"):
         RadixPrefixCache().process([])
+
+
+# Exact readouts (worked by hand), defaults and messages.
+
+def test_block_cache_readouts_exactly():
+    cache = BlockPrefixCache(block_size=2, capacity_blocks=2, bytes_per_token=10)
+    first = cache.process([1, 2, 3, 4, 5], flops_per_token=3.0)
+    assert first == {
+        "request": 0, "n_tokens": 5, "full_blocks": 2, "partial_block_tokens": 1, "blocks_hit": 0,
+        "block_status": ["miss", "miss"], "tokens_reused": 0, "tokens_computed": 5, "flops_saved": 0.0,
+        "blocks_evicted": 0, "blocks_not_stored": 0, "cached_blocks_after": 2, "cached_tokens_after": 4,
+        "memory_bytes_held": 40,
+    }
+    # both blocks hit; the third has no room (the two cached blocks are in use by this request)
+    second = cache.process([1, 2, 3, 4, 6, 7], flops_per_token=3.0)
+    assert second == {
+        "request": 1, "n_tokens": 6, "full_blocks": 3, "partial_block_tokens": 0, "blocks_hit": 2,
+        "block_status": ["hit", "hit", "miss"], "tokens_reused": 4, "tokens_computed": 2, "flops_saved": 12.0,
+        "blocks_evicted": 0, "blocks_not_stored": 1, "cached_blocks_after": 2, "cached_tokens_after": 4,
+        "memory_bytes_held": 40,
+    }
+    # a new block evicts the least recently used one: [3, 4] (request 1 touched [1, 2] last)
+    third = cache.process([9, 8, 7])
+    assert third == {
+        "request": 2, "n_tokens": 3, "full_blocks": 1, "partial_block_tokens": 1, "blocks_hit": 0,
+        "block_status": ["miss"], "tokens_reused": 0, "tokens_computed": 3, "flops_saved": 0.0,
+        "blocks_evicted": 1, "blocks_not_stored": 0, "cached_blocks_after": 2, "cached_tokens_after": 4,
+        "memory_bytes_held": 40,
+    }
+    assert cache.process([1, 2, 3])["tokens_reused"] == 2  # [1, 2] survived
+    assert set(cache.blocks.values()) == {2}  # each cached block holds block_size tokens
+
+
+def test_radix_cache_readouts_exactly():
+    cache = RadixPrefixCache(capacity_tokens=4, bytes_per_token=10)
+    assert cache.process([1, 2, 3], flops_per_token=3.0) == {
+        "request": 0, "n_tokens": 3, "tokens_reused": 0, "tokens_computed": 3, "flops_saved": 0.0,
+        "tokens_evicted": 0, "cached_tokens_after": 3, "memory_bytes_held": 30,
+    }
+    # the edge splits at [1, 2]; 5 tokens > 4: the least recently used leaf [3] goes
+    assert cache.process([1, 2, 5, 6], flops_per_token=3.0) == {
+        "request": 1, "n_tokens": 4, "tokens_reused": 2, "tokens_computed": 2, "flops_saved": 6.0,
+        "tokens_evicted": 1, "cached_tokens_after": 4, "memory_bytes_held": 40,
+    }
+    # 7 tokens: [5, 6] goes, then [1, 2] (a leaf now), 4 tokens evicted in one request
+    assert cache.process([7, 8, 9]) == {
+        "request": 2, "n_tokens": 3, "tokens_reused": 0, "tokens_computed": 3, "flops_saved": 0.0,
+        "tokens_evicted": 4, "cached_tokens_after": 3, "memory_bytes_held": 30,
+    }
+
+
+def test_defaults():
+    assert BlockPrefixCache().block_size == 16
+    assert BlockPrefixCache().process(list(range(20)))["memory_bytes_held"] == 0  # one full block held, 0 bytes
+    assert RadixPrefixCache().process([1, 2])["memory_bytes_held"] == 0
+    block = BlockPrefixCache(2)
+    block.process([1, 2, 3])
+    assert block.process([1, 2, 3])["flops_saved"] == 2.0
+    radix = RadixPrefixCache()
+    radix.process([1, 2, 3])
+    assert radix.process([1, 2, 3])["flops_saved"] == 2.0
+
+
+def test_shared_prompt_requests_exactly():
+    assert shared_prompt_requests(3, 2, 2) == [[0, 1, 2, 3], [0, 1, 4, 5], [0, 1, 6, 7]]
+    assert shared_prompt_requests(2, 0, 1) == [[0], [1]]
+
+
+def test_run_requests_exactly():
+    requests = shared_prompt_requests(3, 4, 2)
+    r = run_requests(requests)
+    assert {k: v for k, v in r.items() if k != "requests"} == {
+        "mode": "radix", "block_size": 1, "capacity": None, "total_tokens": 18, "tokens_reused": 8,
+        "tokens_computed": 10, "flops_saved": 8.0, "hit_rate": 8 / 18,
+    }
+    assert [x["tokens_reused"] for x in r["requests"]] == [0, 4, 4]
+    assert r["requests"][0]["memory_bytes_held"] == 0  # bytes_per_token defaults to 0
+    r = run_requests(requests, mode="blocks", block_size=2, flops_per_token=2.0, bytes_per_token=3, capacity=3)
+    assert {k: v for k, v in r.items() if k != "requests"} == {
+        "mode": "blocks", "block_size": 2, "capacity": 3, "total_tokens": 18, "tokens_reused": 8,
+        "tokens_computed": 10, "flops_saved": 16.0, "hit_rate": 8 / 18,
+    }
+    assert [x["cached_blocks_after"] for x in r["requests"]] == [3, 3, 3]  # capacity 3 blocks holds
+    assert r["requests"][0]["memory_bytes_held"] == 3 * 2 * 3
+    assert [x["flops_saved"] for x in r["requests"]] == [0.0, 8.0, 8.0]  # flops_per_token reaches each request
+    assert run_requests([]) == {"mode": "radix", "block_size": 1, "capacity": None, "requests": [], "total_tokens": 0,
+                                "tokens_reused": 0, "tokens_computed": 0, "flops_saved": 0.0, "hit_rate": 0.0}
+
+
+def test_run_requests_default_block_size_is_16():
+    r = run_requests(shared_prompt_requests(2, 32, 1), mode="blocks")
+    assert r["block_size"] == 16
+    assert r["requests"][1]["tokens_reused"] == 32
+
+
+@pytest.mark.parametrize(
+    "make,message",
+    [
+        (lambda: block_hashes([1], 0), "block_size must be >= 1, got 0"),
+        (lambda: BlockPrefixCache(0), "block_size must be >= 1, got 0"),
+        (lambda: BlockPrefixCache(4, -1), "capacity_blocks must be >= 0 or None, got -1"),
+        (lambda: RadixPrefixCache(-1), "capacity_tokens must be >= 0 or None, got -1"),
+        (lambda: RadixPrefixCache().process([]), "a request needs at least one token"),
+        (lambda: BlockPrefixCache().process([]), "a request needs at least one token"),
+        (lambda: shared_prompt_requests(0, 1, 1), "need n_requests >= 1, prefix_len >= 0, suffix_len >= 1"),
+        (lambda: shared_prompt_requests(1, -1, 1), "need n_requests >= 1, prefix_len >= 0, suffix_len >= 1"),
+        (lambda: shared_prompt_requests(1, 1, 0), "need n_requests >= 1, prefix_len >= 0, suffix_len >= 1"),
+        (lambda: run_requests([[1]], mode="lru"), "mode must be 'blocks' or 'radix', got 'lru'"),
+    ],
+)
+def test_error_messages_exactly(make, message):
+    with pytest.raises(ValueError) as err:
+        make()
+    assert str(err.value) == message
