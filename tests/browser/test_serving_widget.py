@@ -40,9 +40,9 @@ def test_controls_recompute_speed_and_cost_in_pyodide(page, site_url):
 
     root.locator('select[name="gpu"]').select_option("a100-80gb")
     root.locator('select[name="model"]').select_option("qwen3-8b")
-    set_range(root, "context", 65536)
+    set_range(root, "context", 32768)
     set_range(root, "batch", 4)
-    want = kvlab.serving_figure(model="qwen3-8b", gpu="a100-80gb", context=65536, batch=4)
+    want = kvlab.serving_figure(model="qwen3-8b", gpu="a100-80gb", context=32768, batch=4)
     assert want["fits"]
     expect(root.locator('[data-field="ms"]')).to_have_text(want["ms_per_token_text"])
     wait_ready(root)
@@ -57,7 +57,7 @@ def test_controls_recompute_speed_and_cost_in_pyodide(page, site_url):
 
     # a batch that does not fit is neither timed nor priced
     set_range(root, "batch", 24)
-    want = kvlab.serving_figure(model="qwen3-8b", gpu="a100-80gb", context=65536, batch=24)
+    want = kvlab.serving_figure(model="qwen3-8b", gpu="a100-80gb", context=32768, batch=24)
     assert not want["fits"]
     expect(root.locator('[data-field="cost"]')).to_have_text(want["cost_text"])
     wait_ready(root)
@@ -66,7 +66,7 @@ def test_controls_recompute_speed_and_cost_in_pyodide(page, site_url):
     # a GPU without a price in the catalogue says so instead of inventing one
     set_range(root, "batch", 4)
     root.locator('select[name="gpu"]').select_option("mi300x")
-    want = kvlab.serving_figure(model="qwen3-8b", gpu="mi300x", context=65536, batch=4)
+    want = kvlab.serving_figure(model="qwen3-8b", gpu="mi300x", context=32768, batch=4)
     expect(root.locator('[data-field="cost"]')).to_have_text(want["cost_text"])
     wait_ready(root)
     assert shown(root) == expected(want)
