@@ -92,7 +92,7 @@ def bytes_before_intent(browser, site: Path, base: str) -> list[tuple[str, int, 
         ctx = browser.new_context()
         page = ctx.new_page()
         urls: list[str] = []
-        page.on("request", lambda r: r.url.startswith(base) and urls.append(r.url))
+        page.on("request", lambda r, urls=urls: r.url.startswith(base) and urls.append(r.url))
         page.goto(base + path, wait_until="load")
         height = page.evaluate("document.documentElement.scrollHeight")
         for y in range(0, height + 900, 600):
@@ -181,7 +181,7 @@ def main() -> None:
     gen_s, gen_long = (med(x) for x in zip(*gens))
     bare = med(bares)
     worst = max(rows, key=lambda r: r[1])
-    print(f"\n| measure | value | target |\n|---|---|---|")
+    print("\n| measure | value | target |\n|---|---|---|")
     print(f"| bytes before intent, gzip, worst page ({worst[0]}) | {worst[1] / 1000:.0f} KB | ≤ 250 KB |")
     print(f"| pages that fetched a runtime file before intent | {sum(1 for r in rows if r[2])} of {len(rows)} | 0 |")
     print(f"| first Python widget live after the click | {live:.2f} s | |")

@@ -1,0 +1,116 @@
+"""Snapshots of every widget function's default JSON (Observable Plot style).
+
+Each function a widget calls (site_src/widgets/*/widget.json "function", and any
+name a widget's JS passes to ctx.call / ctx.live) is called with no arguments
+through the browser's own door, `kvlab.bridge.call_json`, and its JSON compared
+with tests/python/snapshots/<name>.json. The build draws each static figure from
+the same call, so a snapshot is what the page shows before the reader touches it.
+
+On a mismatch the new JSON is written beside the snapshot as <name>-changed.json
+(git-ignored) and the test fails: diff the two files, and if the change is meant,
+rewrite the snapshots with
+
+    KVLAB_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/python/test_snapshots.py
+
+Numbers are compared to 1e-9 relative (a last-bit difference between CPUs or BLAS
+builds is not a change); everything else must be equal.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import kvlab
+from kvlab.bridge import call_json
+
+ROOT = Path(__file__).resolve().parents[2]
+WIDGETS = ROOT / "site_src" / "widgets"
+SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
+UPDATE = os.environ.get("KVLAB_UPDATE_SNAPSHOTS") == "1"
+CALLED_FROM_JS = re.compile(r"""ctx\.(?:call|live)\(\s*["']([A-Za-z_]\w*)["']""")
+
+
+def widget_functions() -> list[str]:
+    names = set()
+    for spec in sorted(WIDGETS.glob("*/widget.json")):
+        names.add(json.loads(spec.read_text())["function"])
+    for js in sorted(WIDGETS.glob("*/*.js")):
+        names.update(CALLED_FROM_JS.findall(js.read_text()))
+    return sorted(names)
+
+
+FUNCTIONS = widget_functions()
+
+
+def as_text(value) -> str:
+    return json.dumps(value, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def first_difference(old, new, path="$"):
+    """Where `new` differs from `old` beyond float noise, or None."""
+    if isinstance(old, bool) or isinstance(new, bool):
+        return None if old is new else path
+    if isinstance(old, (int, float)) and isinstance(new, (int, float)):
+        return None if math.isclose(old, new, rel_tol=1e-9, abs_tol=1e-12) else path
+    if type(old) is not type(new):
+        return path
+    if isinstance(old, dict):
+        if list(old) != list(new):
+            return f"{path} (keys {sorted(set(old) ^ set(new)) or 'reordered'})"
+        for key in old:
+            where = first_difference(old[key], new[key], f"{path}.{key}")
+            if where:
+                return where
+        return None
+    if isinstance(old, list):
+        if len(old) != len(new):
+            return f"{path} (length {len(old)} -> {len(new)})"
+        for i, (a, b) in enumerate(zip(old, new)):
+            where = first_difference(a, b, f"{path}[{i}]")
+            if where:
+                return where
+        return None
+    return None if old == new else path
+
+
+def test_every_widget_function_is_found_and_public():
+    assert len(FUNCTIONS) >= 19, FUNCTIONS  # 18 widget.json functions + race_theory (model-race's JS)
+    assert "race_theory" in FUNCTIONS
+    assert [name for name in FUNCTIONS if name not in kvlab.__all__] == []
+
+
+def test_no_snapshot_is_left_without_a_function():
+    stale = sorted(p.stem for p in SNAPSHOTS.glob("*.json") if not p.stem.endswith("-changed") and p.stem not in FUNCTIONS)
+    assert stale == [], f"snapshots of functions no widget calls any more: {stale} (delete them)"
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_default_json_matches_the_snapshot(name):
+    reply = json.loads(call_json(name, "{}"))
+    assert "error" not in reply, reply.get("error")
+    new = reply["result"]
+    snapshot = SNAPSHOTS / f"{name}.json"
+    changed = SNAPSHOTS / f"{name}-changed.json"
+    if UPDATE:
+        SNAPSHOTS.mkdir(exist_ok=True)
+        snapshot.write_text(as_text(new))
+        changed.unlink(missing_ok=True)
+        return
+    if not snapshot.exists():
+        SNAPSHOTS.mkdir(exist_ok=True)
+        changed.write_text(as_text(new))
+        pytest.fail(f"no snapshot for {name}: wrote {changed.relative_to(ROOT)}; "
+                    "KVLAB_UPDATE_SNAPSHOTS=1 makes it the snapshot")
+    where = first_difference(json.loads(snapshot.read_text()), new)
+    if where is None:
+        changed.unlink(missing_ok=True)
+        return
+    changed.write_text(as_text(new))
+    pytest.fail(f"{name}() default JSON differs from its snapshot at {where}: "
+                f"diff {snapshot.relative_to(ROOT)} {changed.relative_to(ROOT)}; "
+                "if the change is meant, rerun with KVLAB_UPDATE_SNAPSHOTS=1")
