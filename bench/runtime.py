@@ -120,7 +120,7 @@ def first_widget(browser, base: str) -> tuple[float, float]:
     long_ms = page.evaluate("(t) => window.benchLong.filter(([s]) => s >= t).reduce((n, [, d]) => n + d, 0)", t_click)
     # then the next page, by the nav
     t0 = time.perf_counter()
-    page.locator('a.md-nav__link[href$="quadratic-wall/"]').first.click()
+    page.locator("a.md-footer__link--next").click()  # attention → quadratic-wall
     page.wait_for_selector('[data-widget="race"][data-state="ready"]', timeout=300_000)
     second = time.perf_counter() - t0
     ctx.close()

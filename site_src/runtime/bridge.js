@@ -120,7 +120,7 @@
           if (!supportsWasm()) throw new Error("this browser has WebAssembly turned off or does not support it, and every live figure here needs it; the figures show the values computed when the page was built");
           const port = (await startWorker()) || (await startOnPage(this.role));
           port.onmessage = (ev) => this.receive(ev.data);
-          if (port instanceof Worker) port.onerror = (ev) => this.crashed(ev.message || "an error in the worker");
+          if (typeof Worker !== "undefined" && port instanceof Worker) port.onerror = (ev) => this.crashed(ev.message || "an error in the worker");
           port.postMessage({ type: "init", role: this.role, assets: kv.assets, manifest });
           this.port = port;
           return port;

@@ -159,6 +159,13 @@ kvlab.register("kv-memory", {
     form.addEventListener("input", (ev) => update(readForm(ev)));
     configForm.addEventListener("submit", (ev) => {
       ev.preventDefault();
+      try {
+        kvlab.checkInputs({ config: configArea.value }); // size and nesting, before Python sees it
+      } catch (err) {
+        configError.textContent = `Could not read this config.json: ${err.message}.`;
+        configError.hidden = false;
+        return;
+      }
       config = configArea.value; // Python reads it: a bad one comes back as a message naming the field
       update(readForm());
     });
