@@ -95,7 +95,17 @@ def native_times(ids: list[int], positions, reps: int, config: dict) -> dict:
 # ---------------------------------------------------------------------------- browser (onnxruntime-web)
 
 BROWSER_JS = """async ([ids, positions, reps]) => {
-    const { ort, session, config } = await kvlab.model();
+    // the session exactly as the site's model worker makes it (model.js load()), here on the page
+    await kvlab.loadScript(kvlab.assets + "kvlab/worker.js");
+    await kvlab.loadScript(kvlab.assets + "kvlab/model.js");
+    const env = { role: "model", assets: kvlab.assets, manifest: kvlab.manifest, progress() {} };
+    env.importScript = (p) => kvlab.loadScript(kvlab.assets + p);
+    env.bytes = (task, what, paths) => kvlabWorker.fetchAll(env, task, what, paths, async (p, onBytes) => {
+        const b = new Uint8Array(await (await fetch(kvlab.assets + p)).arrayBuffer());
+        onBytes(b.length);
+        return b;
+    });
+    const { ort, session, config } = await kvlabModel.load(env, kvlab.manifest.model);
     const L = config.n_layer, H = config.n_kv_head || config.n_head, D = config.n_embd / config.n_head;
     const fetches = ["logits"];
     for (let i = 0; i < L; i++) fetches.push(`present.${i}.key`, `present.${i}.value`);
