@@ -13,7 +13,7 @@ and Node 20+; `test` installs Debian's Chromium (/usr/bin/chromium) if it is mis
 
 This file uses only the standard library until it has re-started itself inside
 .venv/. The site's build steps themselves run as mkdocs hooks
-(site_src/hooks/kvlab_hooks.py), so `serve` rebuilds exactly as `build` does.
+(sitebuild/kvlab_hooks.py), so `serve` rebuilds exactly as `build` does.
 """
 from __future__ import annotations
 

@@ -26,8 +26,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# the numeric modules in scope (issue 12) and the unit tests that exercise them
-MODULES = ("eviction", "cache", "prefix_cache", "context")
+# the numeric modules in scope (issue 12): name -> path under kvlab/; and the unit tests that exercise them
+MODULE_PATHS = {"eviction": "reuse/eviction", "cache": "core/cache", "prefix_cache": "reuse/prefix_cache",
+                "context": "reuse/context"}
+MODULES = tuple(MODULE_PATHS)
 TESTS = ("test_eviction.py", "test_cache.py", "test_prefix_cache.py", "test_context.py",
          "test_figures.py", "test_figures_reuse.py", "test_figures_cache.py")
 
@@ -56,7 +58,7 @@ def stage(scratch: Path, modules) -> None:
             shutil.copy2(ROOT / "tests" / "python" / name, scratch / "tests" / name)
     present = [f"tests/{n}" for n in TESTS if (scratch / "tests" / n).exists()]
     (scratch / "pyproject.toml").write_text(
-        CONFIG.format(only=quoted(f"kvlab/{m}.py" for m in modules), tests=quoted(present)))
+        CONFIG.format(only=quoted(f"kvlab/{MODULE_PATHS[m]}.py" for m in modules), tests=quoted(present)))
 
 
 def results(scratch: Path) -> dict[str, dict[str, list[str]]]:
@@ -65,7 +67,7 @@ def results(scratch: Path) -> dict[str, dict[str, list[str]]]:
                          capture_output=True, text=True).stdout
     table: dict[str, dict[str, list[str]]] = {}
     for line in out.splitlines():
-        m = re.match(r"\s*(kvlab\.(\w+)\.\S+): (.+)$", line)
+        m = re.match(r"\s*(kvlab\.(?:\w+\.)?(\w+)\.\S+): (.+)$", line)
         if m:
             table.setdefault(m.group(2), {}).setdefault(m.group(3).strip(), []).append(m.group(1))
     return table

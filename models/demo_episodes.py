@@ -1,6 +1,6 @@
 """Write models/tiny/episodes.json: held-out door-code chats for the eviction demo.
 
-The site's eviction demo (kvlab.tiny.eviction_recall_demo and the model-eviction
+The site's eviction demo (kvlab.eviction_recall_demo, pycode/kvlab/widgets/eviction.py, and the model-eviction
 widget) reads these: a code stated early, small talk, then the question. Held-out
 codes and a seed that training never uses (corpus.heldout_episodes).
 
@@ -18,7 +18,7 @@ sys.path.insert(0, str(HERE.parent / "pycode"))
 
 from corpus import heldout_episodes  # noqa: E402
 
-from kvlab.tokenizer import load_tokenizer  # noqa: E402
+from kvlab.core.tokenizer import load_tokenizer  # noqa: E402
 
 
 def main() -> None:

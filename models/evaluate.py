@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "pycode"))
 sys.path.insert(0, HERE)
 
 from corpus import heldout_episodes  # noqa: E402
-from kvlab.tokenizer import load_tokenizer  # noqa: E402
+from kvlab.core.tokenizer import load_tokenizer  # noqa: E402
 
 TINY = os.path.join(HERE, "tiny")
 BUCKETS = [(0, 100), (100, 200), (200, 300), (300, 400), (400, 512)]

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "pycode"))
 sys.path.insert(0, HERE)
 
 from corpus import documents, heldout_episodes  # noqa: E402
-from kvlab.tokenizer import load_tokenizer  # noqa: E402
+from kvlab.core.tokenizer import load_tokenizer  # noqa: E402
 from model import GPT, GPTConfig, init_copy_head, init_previous_token_head  # noqa: E402
 
 # ----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "pycode"))
 sys.path.insert(0, HERE)
 
 from corpus import documents  # noqa: E402
-from kvlab.tokenizer import BPETokenizer  # noqa: E402
+from kvlab.core.tokenizer import BPETokenizer  # noqa: E402
 
 # ----------------------------------------------------------------------------
 vocab_size = 768     # 256 bytes + 512 merges: nearly every word of the corpus is one token

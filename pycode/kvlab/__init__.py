@@ -1,32 +1,48 @@
 """kvlab: the numbers behind the KV cache explainer.
 
 Pure numpy; runs unchanged in CPython and in Pyodide. Every function a widget
-uses returns plain, JSON-able data.
+uses returns plain, JSON-able data, and every public name is importable from
+here (the browser calls them by name: kvlab.bridge.call_json).
+
+Laid out by concern:
+
+core/      attention (the one softmax), the KV cache, decoding costs, the numpy
+           transformers, the tokenizer, the tiny model's files
+memory/    architectures, configs, the catalogue, weights, KV cache bytes, the
+           fit verdict, serving
+reuse/     prefix caching, eviction, context shift
+widgets/   the functions the widgets call, one module per page
+inputs     every check of a reader's input: limits, clamping, errors naming the field
+wording    plurals and number formatting
+bridge     the one door from JavaScript (JSON in, JSON out)
+cli        `python -m kvlab`
 """
-from kvlab.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, softmax
-from kvlab.widgets import attention_demo
-from kvlab.architecture import Architecture, LayerSpec
-from kvlab.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
-from kvlab.hf_config import parse_hf_config
-from kvlab.memory import (fit_report, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache, memory_report,
-                          vllm_capacity, vllm_kv_cache)
-from kvlab.verdict import fit_verdict
-from kvlab.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
-from kvlab.weights import list_weight_formats, weights_bytes
-from kvlab.cache import KVCache, cache_lengths
-from kvlab.context import run_out_of_context
-from kvlab.decoding import DecoderConfig, ToyDecoder, decoding_costs, step_cost, times_processed
-from kvlab.eviction import AttentionSinks, EvictionPolicy, FullCache, HeavyHitters, SlidingWindow, make_policy
-from kvlab.figures import (cache_equivalence, cache_phases, context_shift_timeline, eviction_timeline,
-                           prefix_cache_demo, quadratic_wall, race, reprocessing, step_through)
-from kvlab.figures_cache import quadratic_wall_figure, race_figure, step_through_figure
-from kvlab.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests
-from kvlab.gpt import GPT, GPTConfig
-from kvlab.figures_reuse import context_shift_view, eviction_view, prefix_blocks, prefix_cache_figure
-from kvlab.tokenizer import BPETokenizer, load_tokenizer
-from kvlab.figures_memory import gpu_fit_figure, kv_memory_figure, serving_figure
-from kvlab.tiny import (eviction_recall_demo, generation_demo, model_attention, next_token_demo, race_demo,
-                        race_theory, tokenize_demo)
+from kvlab.core.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, softmax
+from kvlab.core.cache import KVCache, cache_lengths
+from kvlab.core.decoding import DecoderConfig, ToyDecoder, decoding_costs, step_cost, times_processed
+from kvlab.core.gpt import GPT, GPTConfig
+from kvlab.core.tokenizer import BPETokenizer, load_tokenizer
+from kvlab.memory.architecture import Architecture, LayerSpec
+from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
+from kvlab.memory.hf_config import parse_hf_config
+from kvlab.memory.kv_bytes import (fit_report, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache, memory_report,
+                                   vllm_capacity, vllm_kv_cache)
+from kvlab.memory.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
+from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.weights import list_weight_formats, weights_bytes
+from kvlab.reuse.context import run_out_of_context
+from kvlab.reuse.eviction import AttentionSinks, EvictionPolicy, FullCache, HeavyHitters, SlidingWindow, make_policy
+from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests
+from kvlab.widgets.attention import attention_demo, model_attention
+from kvlab.widgets.eviction import (context_shift_timeline, context_shift_view, eviction_recall_demo, eviction_timeline,
+                                    eviction_view)
+from kvlab.widgets.generate import generation_demo, race_demo, race_theory
+from kvlab.widgets.kv_cache import cache_equivalence, cache_phases, step_through, step_through_figure
+from kvlab.widgets.memory import gpu_fit_figure, kv_memory_figure
+from kvlab.widgets.prefix import prefix_blocks, prefix_cache_demo, prefix_cache_figure
+from kvlab.widgets.serving import serving_figure
+from kvlab.widgets.tokens import next_token_demo, tokenize_demo
+from kvlab.widgets.wall import quadratic_wall, quadratic_wall_figure, race, race_figure, reprocessing
 
 __version__ = "0.1.0"
 

@@ -1,13 +1,18 @@
-"""Words around numbers, in one place: plurals and checked numeric input.
+"""Words around numbers, in one place: plurals, byte sizes and counts as the pages print them,
+so the static figure, the live widget and the tests all show the very same text.
 
 >>> plural(1, "token"), plural(131072, "token"), plural(2, "chat", "chats"), plural(0, "request")
 ('1 token', '131,072 tokens', '2 chats', '0 requests')
 >>> plural(1, "sequence", show_number=False), plural(3, "sequence", show_number=False)
 ('sequence', 'sequences')
+>>> human_bytes(524288), human_bytes(64 * 2**30), human_bytes(156893184)
+('512 KiB', '64 GiB', '149.62 MiB')
+>>> exact_bytes(524288)
+'524,288 B'
 """
 from __future__ import annotations
 
-import math
+KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
 
 
 def plural(n: float, singular: str, plural_form: str | None = None, show_number: bool = True) -> str:
@@ -19,35 +24,58 @@ def plural(n: float, singular: str, plural_form: str | None = None, show_number:
     return f"{number} {word}"
 
 
-def finite_number(name: str, value, minimum: float | None = None, maximum: float | None = None,
-                  integer: bool = False):
-    """`value` as a finite number (an int if `integer`), or a ValueError that names `name`.
 
-    NaN, infinity, text and out-of-range values are refused with the field's name, never a
-    traceback from deeper down (OverflowError, 'cannot convert float NaN to integer').
+# ---------------------------------------------------------------------------
+# Formatting: one place, so the page, the widget and the tests agree
+# ---------------------------------------------------------------------------
 
-    >>> finite_number("context", 4096.0, 1, integer=True)
-    4096
-    >>> finite_number("context", float("nan"))
-    Traceback (most recent call last):
-    ...
-    ValueError: context must be a finite number, got nan
-    """
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if integer:
-        if not number.is_integer():
-            raise ValueError(f"{name} must be a whole number, got {value!r}")
-    if minimum is not None and number < minimum:
-        raise ValueError(f"{name} must be at least {minimum:,}, got {value!r}")
-    if maximum is not None and number > maximum:
-        raise ValueError(f"{name} must be at most {maximum:,}, got {value!r}")
-    if integer:
-        return int(value) if isinstance(value, int) else int(number)
-    return number
+def human_bytes(n: float) -> str:
+    """Binary units, at most two decimals, trailing zeros dropped (as llama.cpp's MiB, rounded)."""
+    n = float(n)
+    for unit, size in (("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if abs(n) >= size:
+            return f"{trim(n / size)} {unit}"
+    return f"{int(n):,} B"
+
+
+def exact_bytes(n: float) -> str:
+    return f"{int(n):,} B"
+
+
+def trim(x: float) -> str:
+    text = f"{x:,.2f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def amount(n: float) -> dict:
+    """A byte count in the three forms a page needs."""
+    return {"bytes": int(n), "human": human_bytes(n), "exact": exact_bytes(n), "gib": n / GIB}
+
+
+def token_count(n: int) -> str:
+    return f"{int(n):,}"
+
+
+def params_billions(p: float | None) -> str:
+    if not p:
+        return "?"
+    return f"{p / 1e9:.3g}B"
+
+
+
+def span_text(runs: list[list[int]]) -> str:
+    """[[0, 4], [9, 10]] → "0–3, 9" (inclusive, as a reader counts)."""
+    if not runs:
+        return "none"
+    return ", ".join(str(a) if b - a == 1 else f"{a}–{b - 1}" for a, b in runs)
+
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def sci(x: float) -> str:
+    """1.3986e15 → "1.40 × 10¹⁵" (plain text, so the page needs no markup for it)."""
+    if x == 0:
+        return "0"
+    mantissa, exponent = f"{x:.2e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"

@@ -189,7 +189,7 @@ def test_site_works_under_a_sub_path(page_factory, built_site):
 
 
 def test_offline_site_generates_with_the_tiny_model(page_factory, unzipped):
-    from kvlab import tiny
+    from kvlab.core import tiny
 
     page, _ = page_factory(allowed=["file:///"])
     page.set_default_timeout(120_000)

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 import kvlab
-from kvlab import tiny
+from kvlab.core import tiny
 from tests.browser.widgets import open_widget, wait_ready
 
 
@@ -35,7 +35,7 @@ def generate(root, *, prompt=None, n=None, use_cache=True, temperature=None, see
 
 def test_static_figure_is_the_reference_models_greedy_continuation(built_site):
     html = (built_site / "generate" / "index.html").read_text()
-    data = tiny.generation_demo()
+    data = kvlab.generation_demo()
     first = data["steps"][0]
     assert f"cache empty before, {data['prompt_len']} entries after the step" in html
     assert f"<td>{first['cache_len_before']}</td><td>{first['cache_len_after']}</td>" in html

@@ -6,7 +6,7 @@ import json
 from playwright.sync_api import expect
 
 import kvlab
-from kvlab.catalogue import get_model
+from kvlab.memory.catalogue import get_model
 from tests.browser.widgets import activate, open_widget, set_range, wait_ready
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 
-from kvlab import tiny
+import kvlab
+from kvlab.core import tiny
 from tests.browser.widgets import open_widget, wait_ready
 
 
 def test_static_table_is_the_numpy_reference(built_site):
     html = (built_site / "eviction" / "index.html").read_text()
-    data = tiny.eviction_recall_demo()
+    data = kvlab.eviction_recall_demo()
     for p in data["policies"].values():
         assert f"<code>{p['answer']}</code>" in html
         assert f">{p['mean_nll_last_100']:.3f}</td>" in html
@@ -27,7 +28,7 @@ def test_reading_with_each_cache_matches_the_reference(page, site_url):
     root.get_by_role("button", name="Read the chat and answer").click()
     page.wait_for_function("el => el.dataset.results", arg=root.element_handle(), timeout=120_000)
     got = json.loads(root.get_attribute("data-results"))
-    want = tiny.eviction_recall_demo(episode=1, window=48, sinks=2)
+    want = kvlab.eviction_recall_demo(episode=1, window=48, sinks=2)
     for name, w in want["policies"].items():
         g = got[name]
         assert g["answer"] == w["answer"], name
@@ -44,7 +45,7 @@ def test_reading_with_each_cache_matches_the_reference(page, site_url):
 
 def test_the_measured_recall_line_comes_from_the_model_card(built_site):
     html = (built_site / "eviction" / "index.html").read_text()
-    m = tiny.eviction_recall_demo()["measured"]
+    m = kvlab.eviction_recall_demo()["measured"]
     far = tiny.tiny_card()["recall"][">=200"]
     assert m["full_cache"] == far["full_cache"] and m["n_far"] == far["n"]
     assert f"Measured on {far['n']} held-out chats" in html

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kvlab import tiny
+from kvlab.core import tiny
 
 TRICKY = [
     "", "a", "The door code is 4719.", "héllo wörld 😀 안녕하세요 Привет",

@@ -10,7 +10,7 @@ import numpy as np
 from playwright.sync_api import expect
 
 import kvlab
-from kvlab import tiny
+from kvlab.core import tiny
 from tests.browser.widgets import open_widget
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ def test_cached_and_uncached_generation_write_the_same_tokens(page, site_url):
         assert [s["tokensIn"] for s in res["uncached"]["steps"]] == [p + k for k in range(n)]
 
     # greedy in the browser = greedy in the numpy reference (CPython)
-    ref = tiny.generation_demo(prompt, max_new_tokens=n)
+    ref = kvlab.generation_demo(prompt, max_new_tokens=n)
     assert greedy["cached"]["promptLen"] == ref["prompt_len"]
     assert greedy["cached"]["tokens"] == [s["token"] for s in ref["steps"]]
     # the sampled run really sampled: equal tokens in both modes are not the greedy ones
@@ -333,7 +333,7 @@ def test_concurrent_model_calls_queue_instead_of_colliding(page, site_url):
     assert got != "timed out"
     assert got[0] == kvlab.model_attention("The cat sat on the mat.")["tokens"]
     assert got[1] == kvlab.model_attention("Tom lost his key.")["tokens"]
-    assert got[2] == [s["token"] for s in tiny.generation_demo("The dog", max_new_tokens=8)["steps"]]
+    assert got[2] == [s["token"] for s in kvlab.generation_demo("The dog", max_new_tokens=8)["steps"]]
 
 
 def test_model_attention_refuses_a_blank_sentence_and_keeps_the_last_one(page, site_url):

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from kvlab import tiny
+import kvlab
 from tests.browser.widgets import activate, open_widget, wait_ready
 
 
 def test_static_figures_hold_the_build_time_numbers(built_site):
     html = (built_site / "tokens" / "index.html").read_text()
-    data = tiny.tokenize_demo()
+    data = kvlab.tokenize_demo()
     assert f"<strong>{data['n_tokens']} tokens</strong>" in html
-    top = tiny.next_token_demo()["top"][0]
+    top = kvlab.next_token_demo()["top"][0]
     assert f"<td>{top['p']:.3f}</td>" in html
 
 
@@ -21,7 +21,7 @@ def test_typing_retokenizes_in_pyodide(page, site_url):
     wait_ready(root)
     text = "Ünïcode ✓ and 안녕 with code 2024"
     root.locator("textarea[name=text]").fill(text)
-    want = tiny.tokenize_demo(text)
+    want = kvlab.tokenize_demo(text)
     expect(root.locator('[data-field="summary"]')).to_contain_text(f"→ {want['n_tokens']} tokens")
     wait_ready(root)
     shown = root.locator(".kv-token").evaluate_all("els => els.map(e => e.firstChild.textContent)")
@@ -34,7 +34,7 @@ def test_next_token_probabilities_equal_the_numpy_reference(page, site_url):
     wait_ready(root)
     prompt = "The dog ran to the"
     root.locator("textarea[name=prompt]").fill(prompt)
-    want = tiny.next_token_demo(prompt)["top"]
+    want = kvlab.next_token_demo(prompt)["top"]
     expect(root.locator('[data-field="top"] tr').first.locator("code")).to_have_text(want[0]["text"], timeout=30_000)
     wait_ready(root)
     got = root.locator(".kv-next-plot").evaluate("el => el.data[0].x")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import vendor  # site_src/hooks/ is on pytest's pythonpath (pyproject.toml)
+import vendor  # sitebuild/ is on pytest's pythonpath (pyproject.toml)
 
 ROOT = Path(__file__).resolve().parents[2]
 

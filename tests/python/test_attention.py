@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvlab.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, softmax
+from kvlab.core.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, softmax
 
 
 def brute_attention(q, k, v, causal=False, temperature=1.0):

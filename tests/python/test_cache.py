@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvlab.attention import multi_head_attention
-from kvlab.cache import KVCache, cache_lengths
-from kvlab.decoding import DecoderConfig, ToyDecoder
+from kvlab.core.attention import multi_head_attention
+from kvlab.core.cache import KVCache, cache_lengths
+from kvlab.core.decoding import DecoderConfig, ToyDecoder
 
 
 def run_cache(cache, prompt_len, n_decode, rng):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import kvlab
-from kvlab.catalogue import DATA_DIR, get_gpu, get_model, gpus, list_gpus, list_models, model_architecture, models
+from kvlab.memory.catalogue import DATA_DIR, get_gpu, get_model, gpus, list_gpus, list_models, model_architecture, models
 
 MODEL_IDS = [m["id"] for m in models()]
 GPU_IDS = [g["id"] for g in gpus()]

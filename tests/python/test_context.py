@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvlab.context import run_out_of_context, spans
+from kvlab.reuse.context import run_out_of_context, spans
 
 
 def expand(span_list):

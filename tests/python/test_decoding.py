@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from kvlab.decoding import DecoderConfig, ToyDecoder, decoding_costs, step_cost, times_processed
+from kvlab.core.decoding import DecoderConfig, ToyDecoder, decoding_costs, step_cost, times_processed
 
 CONFIGS = {
     "mha": DecoderConfig(n_layers=2, n_heads=4, n_kv_heads=4, head_dim=4, d_model=16, d_ff=32, vocab_size=23, seed=1),

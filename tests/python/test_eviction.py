@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvlab.attention import softmax
-from kvlab.eviction import (
+from kvlab.core.attention import softmax
+from kvlab.reuse.eviction import (
     AttentionSinks,
     FullCache,
     HeavyHitters,

@@ -3,20 +3,20 @@ import json
 
 import pytest
 
-from kvlab import figures
+import kvlab
 from kvlab.__main__ import main
 
 FIGURES = [
-    (figures.race, {}),
-    (figures.reprocessing, {}),
-    (figures.quadratic_wall, {"n": 64}),
-    (figures.step_through, {}),
-    (figures.cache_equivalence, {}),
-    (figures.cache_phases, {}),
-    (figures.eviction_timeline, {"policy": "h2o"}),
-    (figures.eviction_timeline, {"policy": "full", "n": 10}),
-    (figures.context_shift_timeline, {}),
-    (figures.prefix_cache_demo, {"n_requests": 20}),
+    (kvlab.race, {}),
+    (kvlab.reprocessing, {}),
+    (kvlab.quadratic_wall, {"n": 64}),
+    (kvlab.step_through, {}),
+    (kvlab.cache_equivalence, {}),
+    (kvlab.cache_phases, {}),
+    (kvlab.eviction_timeline, {"policy": "h2o"}),
+    (kvlab.eviction_timeline, {"policy": "full", "n": 10}),
+    (kvlab.context_shift_timeline, {}),
+    (kvlab.prefix_cache_demo, {"n_requests": 20}),
 ]
 
 
@@ -42,14 +42,14 @@ def test_figure_data_is_plain_json(func, kwargs):
 
 
 def test_race_reproduces_the_ledger_numbers():
-    r19 = figures.race(19)
+    r19 = kvlab.race(19)
     assert r19["totals"] == {"no_cache": 190, "cache": 19, "ratio": 10.0}
-    r1000 = figures.race(1000)["totals"]
+    r1000 = kvlab.race(1000)["totals"]
     assert (r1000["no_cache"], r1000["cache"], r1000["ratio"]) == (500_500, 1000, 500.5)
 
 
 def test_race_series_are_running_sums_of_the_per_step_counts():
-    r = figures.race(30)
+    r = kvlab.race(30)
     for side in ("no_cache", "cache"):
         running = 0
         for per_step, cumulative in zip(r[side]["per_step"], r[side]["cumulative"]):
@@ -60,14 +60,14 @@ def test_race_series_are_running_sums_of_the_per_step_counts():
 
 
 def test_reprocessing_counts_token_1_fifty_times_and_token_10_forty_one_times():
-    r = figures.reprocessing(50)
+    r = kvlab.reprocessing(50)
     assert r["no_cache"][0] == 50 and r["no_cache"][9] == 41
     assert sum(r["no_cache"]) == sum(range(1, 51))
     assert set(r["cache"]) == {1}
 
 
 def test_quadratic_wall_attention_grows_with_t_squared_without_cache_and_t_with_cache():
-    w = figures.quadratic_wall(n=40, n_layers=2, d_model=64, n_heads=4, n_kv_heads=2, d_ff=128)
+    w = kvlab.quadratic_wall(n=40, n_layers=2, d_model=64, n_heads=4, n_kv_heads=2, d_ff=128)
     nc, c = w["no_cache"]["attention_macs"], w["cache"]["attention_macs"]
     for t, (a, b) in enumerate(zip(nc, c), start=1):
         assert a == b * (t + 1) / 2  # t(t+1)/2 causal pairs vs t
@@ -80,7 +80,7 @@ def test_quadratic_wall_attention_grows_with_t_squared_without_cache_and_t_with_
 
 def test_step_through_reads_the_past_and_computes_the_new_cells_in_every_layer():
     p, steps, layers = 3, 5, 4
-    d = figures.step_through(prompt_len=p, steps=steps, layers=layers)
+    d = kvlab.step_through(prompt_len=p, steps=steps, layers=layers)
     assert len(d["steps"]) == steps + 1
     for k, s in enumerate(d["steps"]):
         before, after = (0, p) if k == 0 else (p + k - 1, p + k)  # CLAIMS.md: cache length before/after
@@ -94,14 +94,14 @@ def test_step_through_reads_the_past_and_computes_the_new_cells_in_every_layer()
 
 
 def test_cache_equivalence_reports_identical_generations():
-    d = figures.cache_equivalence(prompt_len=5, steps=10, seed=3)
+    d = kvlab.cache_equivalence(prompt_len=5, steps=10, seed=3)
     assert d["same_tokens"] and d["tokens_cache"] == d["tokens_no_cache"]
     assert d["max_abs_logit_diff"] < 1e-9
     assert d["totals"]["cache"]["total_macs"] < d["totals"]["no_cache"]["total_macs"]
 
 
 def test_prefix_cache_demo_saves_99900_and_shows_block_granularity():
-    d = figures.prefix_cache_demo()
+    d = kvlab.prefix_cache_demo()
     assert d["token_granular"]["tokens_reused"] == 99_900
     assert d["token_granular"]["flops_saved"] == 99_900 * d["params"]["flops_per_token"]
     assert d["blocks"]["tokens_reused"] == 999 * (100 // 16) * 16
@@ -113,14 +113,14 @@ def test_prefix_cache_demo_saves_99900_and_shows_block_granularity():
 
 
 def test_context_shift_timeline_discards_half_of_what_follows_n_keep():
-    d = figures.context_shift_timeline(prompt_len=8, n_generate=60, n_ctx=32, n_keep=4)
+    d = kvlab.context_shift_timeline(prompt_len=8, n_generate=60, n_ctx=32, n_keep=4)
     assert d["shifts"]
     for s in d["shifts"]:
         assert s["n_discard"] == (s["n_past_before"] - 4) // 2
 
 
 def test_eviction_timeline_reports_each_step():
-    d = figures.eviction_timeline("window", n=12, window=3)
+    d = kvlab.eviction_timeline("window", n=12, window=3)
     assert [s["cached"] for s in d["steps"]][-1] == [9, 10, 11]
     assert d["policy"]["budget"] == 3
 
@@ -128,11 +128,11 @@ def test_eviction_timeline_reports_each_step():
 @pytest.mark.parametrize(
     "func,kwargs,name",
     [
-        (figures.race, {"n": 10**7}, "n"),
-        (figures.race, {"n": 0}, "n"),
-        (figures.step_through, {"layers": 99}, "layers"),
-        (figures.eviction_timeline, {"n": 10**6}, "n"),
-        (figures.prefix_cache_demo, {"n_requests": 5000, "prefix_len": 10, "suffix_len": 1}, "n_requests"),
+        (kvlab.race, {"n": 10**7}, "n"),
+        (kvlab.race, {"n": 0}, "n"),
+        (kvlab.step_through, {"layers": 99}, "layers"),
+        (kvlab.eviction_timeline, {"n": 10**6}, "n"),
+        (kvlab.prefix_cache_demo, {"n_requests": 5000, "prefix_len": 10, "suffix_len": 1}, "n_requests"),
     ],
 )
 def test_out_of_range_inputs_are_clamped_and_reported(func, kwargs, name):
@@ -145,17 +145,17 @@ def test_out_of_range_inputs_are_clamped_and_reported(func, kwargs, name):
 @pytest.mark.parametrize(
     "func,kwargs,name",
     [
-        (figures.race, {"n": "many"}, "n"),
-        (figures.race, {"n": 2.5}, "n"),
-        (figures.race, {"n": True}, "n"),
-        (figures.race, {"n": float("nan")}, "n"),
-        (figures.eviction_timeline, {"policy": "lru"}, "policy"),
-        (figures.eviction_timeline, {"policy": "h2o", "budget": 2, "recent": 5}, "budget"),
-        (figures.quadratic_wall, {"d_model": 100, "n_heads": 12}, "n_heads"),
-        (figures.quadratic_wall, {"n_heads": 12, "n_kv_heads": 5}, "n_kv_heads"),
-        (figures.context_shift_timeline, {"mode": "truncate"}, "mode"),
-        (figures.context_shift_timeline, {"prompt_len": 40, "n_ctx": 32}, "prompt_len"),
-        (figures.prefix_cache_demo, {"flops_per_token": "lots"}, "flops_per_token"),
+        (kvlab.race, {"n": "many"}, "n"),
+        (kvlab.race, {"n": 2.5}, "n"),
+        (kvlab.race, {"n": True}, "n"),
+        (kvlab.race, {"n": float("nan")}, "n"),
+        (kvlab.eviction_timeline, {"policy": "lru"}, "policy"),
+        (kvlab.eviction_timeline, {"policy": "h2o", "budget": 2, "recent": 5}, "budget"),
+        (kvlab.quadratic_wall, {"d_model": 100, "n_heads": 12}, "n_heads"),
+        (kvlab.quadratic_wall, {"n_heads": 12, "n_kv_heads": 5}, "n_kv_heads"),
+        (kvlab.context_shift_timeline, {"mode": "truncate"}, "mode"),
+        (kvlab.context_shift_timeline, {"prompt_len": 40, "n_ctx": 32}, "prompt_len"),
+        (kvlab.prefix_cache_demo, {"flops_per_token": "lots"}, "flops_per_token"),
     ],
 )
 def test_invalid_inputs_raise_a_value_error_naming_the_parameter(func, kwargs, name):
@@ -164,7 +164,7 @@ def test_invalid_inputs_raise_a_value_error_naming_the_parameter(func, kwargs, n
 
 
 def test_whole_number_floats_and_numeric_strings_are_accepted():
-    assert figures.race(19.0)["totals"] == figures.race("19")["totals"] == figures.race(19)["totals"]
+    assert kvlab.race(19.0)["totals"] == kvlab.race("19")["totals"] == kvlab.race(19)["totals"]
 
 
 @pytest.mark.parametrize("argv", [["race"], ["wall", "--n", "32"], ["steps"], ["evict", "--policy", "h2o"], ["context"], ["prefix", "--requests", "10"]])
@@ -179,7 +179,7 @@ def test_cli_prints_a_table_and_json_that_matches_the_figure(argv, capsys):
 
 def test_cli_race_json_equals_the_figure_function(capsys):
     assert main(["race", "--n", "19", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == figures.race(19)
+    assert json.loads(capsys.readouterr().out) == kvlab.race(19)
 
 
 def test_cli_reports_bad_input_without_a_traceback(capsys):

@@ -1,4 +1,4 @@
-"""figures_cache: the page-level wrappers agree with the kvlab functions they wrap and with CLAIMS.md."""
+"""kvlab.widgets.wall and kv_cache (the *_figure functions): the page-level wrappers agree with the kvlab functions they wrap and with CLAIMS.md."""
 from __future__ import annotations
 
 import pytest

@@ -6,19 +6,20 @@ import json
 import pytest
 
 import kvlab
-from kvlab import figures_memory as fm
-from kvlab.catalogue import get_model
+from kvlab import wording
+from kvlab.widgets import memory as fm
+from kvlab.memory.catalogue import get_model
 
 GIB = 2**30
 
 
 def test_human_bytes_examples():
-    assert fm.human_bytes(524288) == "512 KiB"
-    assert fm.human_bytes(64 * GIB) == "64 GiB"
-    assert fm.human_bytes(156893184) == "149.62 MiB"  # llama.cpp prints 149.62 for the same bytes
-    assert fm.human_bytes(1000) == "1,000 B"
-    assert fm.human_bytes(-3 * GIB // 2) == "-1.5 GiB"
-    assert fm.exact_bytes(68719476736) == "68,719,476,736 B"
+    assert wording.human_bytes(524288) == "512 KiB"
+    assert wording.human_bytes(64 * GIB) == "64 GiB"
+    assert wording.human_bytes(156893184) == "149.62 MiB"  # llama.cpp prints 149.62 for the same bytes
+    assert wording.human_bytes(1000) == "1,000 B"
+    assert wording.human_bytes(-3 * GIB // 2) == "-1.5 GiB"
+    assert wording.exact_bytes(68719476736) == "68,719,476,736 B"
 
 
 def test_context_steps_are_log_spaced_multiples_of_256():

@@ -1,4 +1,4 @@
-"""figures_reuse: the widget views agree with the functions they are built on."""
+"""kvlab.widgets.prefix and eviction: the widget views agree with the functions they are built on."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 
 import kvlab
-from kvlab.figures_reuse import CACHED, EVICTED, NEW, NOT_YET
+from kvlab.widgets.eviction import CACHED, EVICTED, NEW, NOT_YET
 
 
 @pytest.mark.parametrize("n_requests,prefix_len,suffix_len,block_size", [(1000, 100, 20, 16), (7, 33, 5, 8), (1, 0, 1, 1), (50, 64, 3, 64)])

@@ -9,8 +9,8 @@ import pytest
 from corpus import heldout_episodes  # models/ is on pytest's pythonpath (pyproject.toml)
 from evaluate import OnnxLM, greedy_answer, keep_slots, score
 
-from kvlab.gpt import GPT, GPTConfig, smear_keys
-from kvlab.tokenizer import load_tokenizer
+from kvlab.core.gpt import GPT, GPTConfig, smear_keys
+from kvlab.core.tokenizer import load_tokenizer
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 

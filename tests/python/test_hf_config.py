@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from kvlab.architecture import FULL, LINEAR, SLIDING
-from kvlab.hf_config import load_config, parse_hf_config
-from kvlab.memory import kv_bytes_per_token
+from kvlab.memory.architecture import FULL, LINEAR, SLIDING
+from kvlab.memory.hf_config import load_config, parse_hf_config
+from kvlab.memory.kv_bytes import kv_bytes_per_token
 
 
 def base(**extra):

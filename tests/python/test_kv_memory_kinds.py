@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kvlab.figures_memory import KIND_EXAMPLES, kv_memory_figure
-from kvlab.memory import memory_report
+from kvlab.widgets.memory import KIND_EXAMPLES, kv_memory_figure
+from kvlab.memory.kv_bytes import memory_report
 
 
 @pytest.mark.parametrize("mode,kv", [("exact", "f16"), ("llamacpp", "q8_0"), ("vllm", "f16")])

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvlab.architecture import (FULL, LINEAR, SLIDING, Architecture, attention_layer, linear_layer,
+from kvlab.memory.architecture import (FULL, LINEAR, SLIDING, Architecture, attention_layer, linear_layer,
                                 uniform_architecture)
-from kvlab.catalogue import model_architecture
-from kvlab.memory import (GIB, MIB, bits_per_value, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache,
+from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.kv_bytes import (GIB, MIB, bits_per_value, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache,
                           memory_report, row_bytes, vllm_capacity, vllm_kv_cache)
 
 KIB = 1024

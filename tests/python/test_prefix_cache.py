@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvlab.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests, shared_prompt_requests
+from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests, shared_prompt_requests
 
 
 def lcp(a, b):

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from kvlab.__main__ import main
-from kvlab.memory import GIB, fit_report
-from kvlab.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
+from kvlab.memory.kv_bytes import GIB, fit_report
+from kvlab.memory.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
 
 
 def test_batch_one_reads_weights_plus_cache():
@@ -66,8 +66,8 @@ def test_a_batch_that_does_not_fit_is_neither_timed_nor_priced():
 
 def test_mxfp4_covers_only_the_expert_weights():
     # gpt-oss-20b: 19.12e9 MLP params in MXFP4 (4.25 bits), the other 20.9e9 - 19.12e9 in BF16
-    from kvlab.catalogue import model_architecture
-    from kvlab.weights import model_weights_bytes
+    from kvlab.memory.catalogue import model_architecture
+    from kvlab.memory.weights import model_weights_bytes
     w = model_weights_bytes(model_architecture("gpt-oss-20b"), "MXFP4")
     assert w["bytes"] == int(19.12e9 * 4.25 / 8) + int((20.9e9 - 19.12e9) * 16 / 8)
     assert 12.5 * GIB < w["bytes"] < 13.1 * GIB      # the published checkpoint is 12.8 GiB
@@ -85,8 +85,8 @@ def test_moe_reads_only_active_parameters_at_batch_one():
 def test_users_per_gpu_memory_and_speed_limits():
     # vLLM: 0.9 x 80 GiB - 16.06e9 B weights - the activation reserve, 1 GiB per 8192-token chat
     r = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192)
-    from kvlab.catalogue import model_architecture
-    from kvlab.memory import vllm_activation_reserve
+    from kvlab.memory.catalogue import model_architecture
+    from kvlab.memory.kv_bytes import vllm_activation_reserve
     reserve = vllm_activation_reserve(model_architecture("llama-3.1-8b"))["bytes"]
     assert r["users_by_memory"] == (int(0.9 * 80 * GIB) - 16_060_000_000 - reserve) // GIB
     # at >= 50 tok/s each: B <= (3350e9 / 50 - 16.06e9) / 1 GiB

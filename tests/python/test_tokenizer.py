@@ -5,7 +5,7 @@ import pytest
 from corpus import documents  # models/ is on pytest's pythonpath (pyproject.toml)
 from hypothesis import given, settings, strategies as st
 
-from kvlab.tokenizer import BPETokenizer, get_stats, load_tokenizer, merge, split_chunks
+from kvlab.core.tokenizer import BPETokenizer, get_stats, load_tokenizer, merge, split_chunks
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 

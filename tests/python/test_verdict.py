@@ -1,13 +1,13 @@
-"""kvlab.verdict.fit_verdict: one answer to 'does it fit', what binds and by how much."""
+"""kvlab.memory.verdict.fit_verdict: one answer to 'does it fit', what binds and by how much."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from kvlab.catalogue import model_architecture
-from kvlab.memory import GIB, llamacpp_kv_cache
-from kvlab.verdict import fit_verdict
+from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.kv_bytes import GIB, llamacpp_kv_cache
+from kvlab.memory.verdict import fit_verdict
 
 
 def test_the_issue_case_is_beyond_the_trained_context_not_fits():

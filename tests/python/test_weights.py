@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvlab.weights import list_weight_formats, weight_format, weights_bytes
+from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
 
 GIB = 2**30
 

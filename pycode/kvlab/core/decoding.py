@@ -13,6 +13,10 @@ model. Tests check that the two agree.
 
 Names: L layers, H query heads, G key/value heads, d head dim, C model width,
 F MLP width, V vocabulary, T tokens processed this step, S cached + new positions.
+
+ToyDecoder is not the site's tiny model (that is `gpt.GPT`, an exact numpy copy of
+trained weights): it is a decoder of any shape with seeded random weights, built on
+`attention.multi_head_attention`, so the cost figures can count work for any size.
 """
 from __future__ import annotations
 
@@ -20,8 +24,8 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from kvlab.attention import causal_mask, multi_head_attention
-from kvlab.cache import KVCache
+from kvlab.core.attention import causal_mask, multi_head_attention
+from kvlab.core.cache import KVCache
 
 
 @dataclass(frozen=True)

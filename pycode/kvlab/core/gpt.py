@@ -21,6 +21,12 @@ layout is the usual one. After a cut, the first slot after the gap mixes with
 its new neighbour: the one place where an eviction changes a kept entry's meaning.
 
 Importing this module loads nothing; weights are read by `GPT.from_npz`.
+
+Why a second transformer next to `decoding.ToyDecoder`: this one reproduces one
+trained model exactly (RoPE, smeared keys, its GELU, float32), so the site can
+hold numpy and onnxruntime-web equal; ToyDecoder is the textbook decoder the cost
+figures reason about (any size, MHA/GQA, random weights, work counted per step).
+Both use the one softmax, `kvlab.core.attention.softmax`.
 """
 from __future__ import annotations
 
@@ -30,6 +36,8 @@ import math
 from dataclasses import dataclass, fields
 
 import numpy as np
+
+from kvlab.core.attention import softmax
 
 __all__ = ["GPTConfig", "GPT", "PastKeyValues", "gelu", "layer_norm", "rope_cos_sin", "smear_keys"]
 
@@ -109,11 +117,6 @@ def smear_keys(k: np.ndarray, smear: np.ndarray) -> np.ndarray:
     g = (1.0 / (1.0 + np.exp(-smear.astype(np.float32))))[None, :, None, None].astype(np.float32)
     prev = np.concatenate([np.zeros_like(k[:, :, :1]), k[:, :, :-1]], axis=2)  # k_{j-1}
     return g * k + (np.float32(1) - g) * prev
-
-
-def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
 
 
 class GPT:

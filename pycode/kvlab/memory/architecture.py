@@ -55,7 +55,7 @@ class LayerSpec:
 
 @dataclass(frozen=True)
 class Architecture:
-    """A model as far as memory is concerned. Built by `kvlab.hf_config` or by hand."""
+    """A model as far as memory is concerned. Built by `kvlab.memory.hf_config` or by hand."""
 
     name: str
     family: str                    # the config's model_type (decides engine quirks)

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
-from kvlab.architecture import Architecture
-from kvlab.hf_config import load_config, parse_hf_config
+from kvlab.memory.architecture import Architecture
+from kvlab.memory.hf_config import load_config, parse_hf_config
 
-DATA_DIR = Path(__file__).parent / "data"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"  # kvlab/data
 GIB = 2**30
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str) -> dict:
     return json.loads((DATA_DIR / name).read_text(encoding="utf-8"))
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kvlab.architecture import (FULL, LINEAR, SLIDING, Architecture, attention_layer, linear_layer,
+from kvlab.memory.architecture import (FULL, LINEAR, SLIDING, Architecture, attention_layer, linear_layer,
                                 mla_layer)
 
 STANDARD = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3")

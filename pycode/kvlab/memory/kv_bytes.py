@@ -11,7 +11,7 @@
 Worked example (Llama-2-7B, f16; CLAIMS.md): 2 (K and V) x 32 layers x 32 KV
 heads x 128 head_dim x 2 bytes = 524,288 B = 512 KiB per token.
 
->>> from kvlab.architecture import uniform_architecture
+>>> from kvlab.memory.architecture import uniform_architecture
 >>> llama2 = uniform_architecture("Llama-2-7B", n_layers=32, n_heads=32, n_kv_heads=32, head_dim=128)
 >>> kv_bytes_per_token(llama2, "f16")["bytes_per_token"]
 524288
@@ -20,7 +20,7 @@ True
 """
 from __future__ import annotations
 
-from kvlab.architecture import FULL, LINEAR, SLIDING, Architecture, LayerSpec
+from kvlab.memory.architecture import FULL, LINEAR, SLIDING, Architecture, LayerSpec
 
 KIB, MIB, GIB = 2**10, 2**20, 2**30
 
@@ -503,7 +503,7 @@ def vllm_capacity(arch: Architecture, gpu_memory_bytes: int, weights_bytes: int,
 
 
 # ---------------------------------------------------------------------------
-# 4. The parts of a fit besides the cache (the verdict itself: kvlab.verdict.fit_verdict)
+# 4. The parts of a fit besides the cache (the verdict itself: kvlab.memory.verdict.fit_verdict)
 # ---------------------------------------------------------------------------
 RUNTIME_RESERVE_BYTES = 512 * MIB  # CUDA context + driver-reserved memory (estimate; ~0.5 GiB on NVIDIA cards)
 MODES = ("llamacpp", "vllm", "exact")
@@ -535,7 +535,7 @@ def memory_report(model, context: int, kv: str = "f16", mode: str = "llamacpp", 
     `model`: a catalogue id ("llama-3.1-8b"), a Hugging Face id in the catalogue,
     a config.json path, dict or JSON text, or an Architecture.
     """
-    from kvlab.catalogue import model_architecture
+    from kvlab.memory.catalogue import model_architecture
 
     arch = model_architecture(model)
     per_token = kv_bytes_per_token(arch, kv, v_kv)
@@ -580,11 +580,11 @@ def memory_report(model, context: int, kv: str = "f16", mode: str = "llamacpp", 
 def fit_report(model, context: int, gpu: str | None = None, memory_gib: float | None = None,
                weights: str = "Q4_K_M", kv: str = "f16", mode: str = "llamacpp", n_seq: int = 1,
                gpu_memory_utilization: float = 0.9, n_gpus: int = 1, allow_long_context: bool = False) -> dict:
-    """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib`? `kvlab.verdict.fit_verdict`'s answer.
+    """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib`? `kvlab.memory.verdict.fit_verdict`'s answer.
 
     `mode` is the engine: "llamacpp" or "vllm".
     """
-    from kvlab.verdict import fit_verdict
+    from kvlab.memory.verdict import fit_verdict
 
     return fit_verdict(model, context, n_seq=n_seq, weights=weights, kv=kv, gpu=gpu, memory_gib=memory_gib,
                        n_gpus=n_gpus, engine=mode, gpu_memory_utilization=gpu_memory_utilization,

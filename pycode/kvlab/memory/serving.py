@@ -15,7 +15,7 @@ shared; each sequence still reads its own cache:
 Large batches turn the step compute-bound: B x 2 x active params FLOPs (plus
 attention) over the GPU's peak. A step takes the longer of the two bounds,
 and the result names which one binds. Nothing is timed that does not fit:
-memory is the verdict of `kvlab.verdict.fit_verdict`.
+memory is the verdict of `kvlab.memory.verdict.fit_verdict`.
 
 These are roofline numbers: an upper bound on speed that real engines reach
 60-85% of. Every result carries its assumptions next to its numbers.
@@ -26,11 +26,11 @@ These are roofline numbers: an upper bound on speed that real engines reach
 """
 from __future__ import annotations
 
-from kvlab.architecture import LINEAR, SLIDING, Architecture
-from kvlab.catalogue import get_gpu, model_architecture
-from kvlab.memory import kv_cache_bytes
-from kvlab.weights import model_weights_bytes, params_text, weights_bytes
-from kvlab.wording import finite_number
+from kvlab.memory.architecture import LINEAR, SLIDING, Architecture
+from kvlab.memory.catalogue import get_gpu, model_architecture
+from kvlab.memory.kv_bytes import kv_cache_bytes
+from kvlab.memory.weights import model_weights_bytes, params_text, weights_bytes
+from kvlab.inputs import finite_number
 
 
 def decode_time_per_token(weight_bytes: float, kv_bytes: float, bandwidth_gb_s: float, batch: int = 1,
@@ -154,7 +154,7 @@ def serving_estimate(model, gpu, context: int, batch: int = 1, weights_format: s
                      n_gpus: int = 1, engine: str = "vllm", answer_tokens: int = 512, solve: bool = True) -> dict:
     """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
-    Memory is `kvlab.verdict.fit_verdict` for the same settings: a batch that
+    Memory is `kvlab.memory.verdict.fit_verdict` for the same settings: a batch that
     does not fit is neither timed nor priced (those fields are None and
     `verdict` says why). Each step takes the longer of its two roofline bounds
     (bytes / bandwidth, FLOPs / peak compute); the binding one is `bound`.
@@ -162,7 +162,7 @@ def serving_estimate(model, gpu, context: int, batch: int = 1, weights_format: s
     context - answer_tokens tokens is prefilled once, then answer_tokens are
     decoded (every step timed at the full context: an upper bound).
     """
-    from kvlab.verdict import fit_verdict
+    from kvlab.memory.verdict import fit_verdict
 
     arch = model_architecture(model)
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
@@ -259,7 +259,7 @@ def users_per_gpu(model, gpu, context: int, weights_format: str = "BF16", kv: st
     Speed limit: each chat gets bandwidth / (weights + B x KV) tokens/s, so
     B <= (bandwidth / min_tokens_per_second - weights) / KV.
     """
-    from kvlab.verdict import fit_verdict
+    from kvlab.memory.verdict import fit_verdict
 
     arch = model_architecture(model)
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)

@@ -30,10 +30,11 @@ length (max_position_embeddings) binds too, unless `allow_long_context`
 """
 from __future__ import annotations
 
-from kvlab.architecture import LINEAR, Architecture
-from kvlab.memory import (GIB, KV_TYPES, LLAMACPP_PAD, RUNTIME_RESERVE_BYTES, kv_type, llamacpp_compute_buffer,
+from kvlab.memory.architecture import LINEAR, Architecture
+from kvlab.memory.kv_bytes import (GIB, KV_TYPES, LLAMACPP_PAD, RUNTIME_RESERVE_BYTES, kv_type, llamacpp_compute_buffer,
                           llamacpp_kv_cache, vllm_activation_reserve, vllm_kv_cache)
-from kvlab.wording import finite_number, plural
+from kvlab.inputs import finite_number
+from kvlab.wording import human_bytes, plural
 
 ENGINES = ("llamacpp", "vllm")
 ENGINE_NAMES = {"llamacpp": "llama.cpp", "vllm": "vLLM"}
@@ -57,13 +58,11 @@ BINDING_LABELS = {
 
 
 def _size(nbytes: float) -> str:
-    from kvlab.figures_memory import human_bytes  # formatting lives with the figures
-
     return human_bytes(nbytes)
 
 
 def _device(gpu, memory_gib, n_gpus: int) -> dict:
-    from kvlab.catalogue import get_gpu, gpu_memory_bytes
+    from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes
 
     if (gpu is None) == (memory_gib is None):
         raise ValueError("give exactly one of gpu (catalogue id) or memory_gib")
@@ -83,7 +82,7 @@ def _device(gpu, memory_gib, n_gpus: int) -> dict:
 
 
 def _weights(arch: Architecture, fmt: str) -> dict:
-    from kvlab.weights import model_weights_bytes
+    from kvlab.memory.weights import model_weights_bytes
 
     return model_weights_bytes(arch, fmt)
 
@@ -203,7 +202,7 @@ def fit_verdict(model, context: int, n_seq: int = 1, weights: str = "Q4_K_M", kv
     `solve` is False: curves need only the verdict), a one-line `headline`,
     and what each engine does past the trained context.
     """
-    from kvlab.catalogue import model_architecture
+    from kvlab.memory.catalogue import model_architecture
 
     arch = model_architecture(model, params)
     context = finite_number("context", context, minimum=1, maximum=MAX_CONTEXT_SEARCH, integer=True)

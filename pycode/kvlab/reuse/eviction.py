@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvlab.attention import softmax
+from kvlab.core.attention import softmax
 
 
 class EvictionPolicy:

@@ -1,4 +1,6 @@
-"""One function per widget: plain, JSON-able data for the page.
+"""The "Attention" page (attention.md): the attention widget (softmax(QKᵀ/√d)·V on a
+sentence with seeded random Q, K, V) and the model-attention widget (the tiny
+model's own attention weights).
 
 The build calls each function with its defaults to render the static figure;
 the browser calls the very same function in Pyodide when the reader moves a
@@ -8,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvlab.attention import scaled_dot_product_attention
+from kvlab.core import tiny
+from kvlab.core.attention import scaled_dot_product_attention
+from kvlab.inputs import clamp_quietly
 
 ATTENTION_SENTENCE = "The cat sat on the mat because it was tired"
 
@@ -18,11 +22,6 @@ ATTENTION_LIMITS = {
     "temperature": (0.1, 5.0),
     "seed": (0, 2**31 - 1),
 }
-
-
-def _clamp(name: str, value: float, limits: dict) -> float:
-    lo, hi = limits[name]
-    return min(max(value, lo), hi)
 
 
 def attention_demo(
@@ -37,9 +36,9 @@ def attention_demo(
     Returns the tokens, the (T, T) attention weights, the (T, d) outputs and the
     inputs after clamping, so the page can show exactly what was computed.
     """
-    d = int(_clamp("d", int(d), ATTENTION_LIMITS))
-    temperature = float(_clamp("temperature", float(temperature), ATTENTION_LIMITS))
-    seed = int(_clamp("seed", int(seed), ATTENTION_LIMITS))
+    d = int(clamp_quietly(int(d), *ATTENTION_LIMITS["d"]))
+    temperature = float(clamp_quietly(float(temperature), *ATTENTION_LIMITS["temperature"]))
+    seed = int(clamp_quietly(int(seed), *ATTENTION_LIMITS["seed"]))
     tokens = sentence.split()
     if not tokens:
         raise ValueError("attention_demo needs at least one word")
@@ -58,4 +57,43 @@ def attention_demo(
         "scale": float(1 / np.sqrt(d)),
         "weights": np.round(weights, 6).tolist(),
         "outputs": np.round(out, 6).tolist(),
+    }
+
+
+
+
+def model_attention(prompt: str = tiny.ATTENTION_PROMPT, layer: int = 0, head: int | str = "mean",
+                    query: int | None = None) -> dict:
+    """Attention weights of every layer and head for a prompt (numpy reference):
+    weights[layer][head][query][key], plus the average over heads per layer.
+
+    `layer`, `head` ("mean" or an index) and `query` (a token index, negative from
+    the end; None = the pronoun " it" if there is one, else the last token) choose
+    what the widget shows first; they come back clamped in `view`.
+    """
+    if not prompt.strip():
+        raise ValueError("prompt is empty")
+    model, tok = tiny._model_and_tokenizer()
+    ids = tok.encode(prompt)[: model.config.block_size]
+    _, _, atts = model.forward(np.array([ids]), None, return_attention=True)
+    weights = [np.asarray(a[0], dtype=np.float64) for a in atts]  # per layer (nh, T, T)
+    tokens = [tok.token_str(i) for i in ids]
+    T, L, H = len(ids), model.config.n_layer, model.config.n_head
+    if query is None:
+        query = tokens.index(" it") if " it" in tokens else T - 1
+    query = int(query) + (T if int(query) < 0 else 0)
+    view = {
+        "layer": min(max(int(layer), 0), L - 1),
+        "head": "mean" if head == "mean" else min(max(int(head), 0), H - 1),
+        "query": min(max(query, 0), T - 1),
+    }
+    return {
+        "prompt": prompt,
+        "ids": [int(i) for i in ids],
+        "tokens": tokens,
+        "weights": [np.round(w, 6).tolist() for w in weights],
+        "mean_over_heads": [np.round(w.mean(axis=0), 6).tolist() for w in weights],
+        "n_layer": L,
+        "n_head": H,
+        "view": view,
     }

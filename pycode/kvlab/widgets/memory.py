@@ -1,28 +1,23 @@
-"""Figure data for the memory and serving pages: kv-memory, gpu-fit, serving.
+"""The "Memory" page (memory.md): the kv-memory and gpu-fit widgets.
 
-One function per widget. Each takes the reader's inputs, calls the tested
-calculators (memory.py, serving.py, catalogue.py) and returns plain JSON-able
-data, including the strings the page shows (`human_bytes`), so the static
-figure, the live widget and the tests all print the very same text.
-
->>> human_bytes(524288), human_bytes(64 * 2**30), human_bytes(156893184)
-('512 KiB', '64 GiB', '149.62 MiB')
->>> exact_bytes(524288)
-'524,288 B'
+Each takes the reader's inputs, calls the tested calculators (kvlab.memory:
+kv_bytes, catalogue, verdict, serving) and returns plain JSON-able data,
+including the strings the page shows (kvlab.wording.human_bytes), so the static
+figure, the live widget and the tests all print the very same text. The context
+steps, limits and pickers here are shared with the serving page.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
-from kvlab.architecture import FULL, LINEAR, SLIDING
-from kvlab.catalogue import get_gpu, get_model, gpu_memory_bytes, list_gpus, list_models, model_architecture
-from kvlab.memory import _formula, bits_per_value, kv_type, memory_report
-from kvlab.serving import _weights_read, serving_estimate
-from kvlab.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
-from kvlab.weights import list_weight_formats, weight_format, weights_bytes
-from kvlab.wording import finite_number, plural
-
-KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
+from kvlab.inputs import clamp_rounded
+from kvlab.memory.architecture import FULL, LINEAR, SLIDING
+from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
+from kvlab.memory.kv_bytes import _formula, bits_per_value, kv_type, memory_report
+from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
+from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
+from kvlab.wording import GIB, amount, human_bytes, params_billions, plural, token_count, trim
 
 # Context steps for the log-scale sliders and the curves: 1k, 1.5k, 2k, 3k ... 1M tokens.
 # Each is a multiple of 256, so llama.cpp's padding does not move it.
@@ -73,55 +68,6 @@ SEGMENT_LABELS = {
 
 
 # ---------------------------------------------------------------------------
-# Formatting: one place, so the page, the widget and the tests agree
-# ---------------------------------------------------------------------------
-
-def human_bytes(n: float) -> str:
-    """Binary units, at most two decimals, trailing zeros dropped (as llama.cpp's MiB, rounded)."""
-    n = float(n)
-    for unit, size in (("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
-        if abs(n) >= size:
-            return f"{_trim(n / size)} {unit}"
-    return f"{int(n):,} B"
-
-
-def exact_bytes(n: float) -> str:
-    return f"{int(n):,} B"
-
-
-def _trim(x: float) -> str:
-    text = f"{x:,.2f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def _amount(n: float) -> dict:
-    """A byte count in the three forms a page needs."""
-    return {"bytes": int(n), "human": human_bytes(n), "exact": exact_bytes(n), "gib": n / GIB}
-
-
-def tokens(n: int) -> str:
-    return f"{int(n):,}"
-
-
-def _params(p: float | None) -> str:
-    if not p:
-        return "?"
-    return f"{p / 1e9:.3g}B"
-
-
-def _clamp(name: str, value, lo, hi, clamped: dict | None = None):
-    """`value` as a whole number within [lo, hi]; NaN, infinity and text are a ValueError naming `name`.
-
-    Out-of-range values are clamped, and `clamped[name]` records what was asked and what was used
-    (the runtime's reportClamped shows it)."""
-    v = finite_number(name, value)
-    used = int(min(hi, max(lo, round(v))))
-    if clamped is not None and used != v:
-        clamped[name] = {"requested": value, "used": used}
-    return used
-
-
-# ---------------------------------------------------------------------------
 # Pickers (rendered at build time into <option>s)
 # ---------------------------------------------------------------------------
 
@@ -140,7 +86,7 @@ def model_groups() -> list[dict]:
     rows = list_models()
     groups = []
     for kind, label in CACHE_KINDS.items():
-        models = [{"id": r["id"], "label": f"{r['hf_id']} · {_params(r['params'])}"
+        models = [{"id": r["id"], "label": f"{r['hf_id']} · {params_billions(r['params'])}"
                    + ("" if r["confirmed"] else " (unconfirmed)")}
                   for r in rows if cache_kind(r) == kind]
         if models:
@@ -149,18 +95,18 @@ def model_groups() -> list[dict]:
 
 
 def gpu_options() -> list[dict]:
-    return [{"id": g["id"], "label": f"{g['name']} · {_trim(g.get('gpu_usable_gib') or g['memory_gib'])} GiB"}
+    return [{"id": g["id"], "label": f"{g['name']} · {trim(g.get('gpu_usable_gib') or g['memory_gib'])} GiB"}
             for g in list_gpus()]
 
 
 def kv_options() -> list[dict]:
-    return [{"id": t, "label": f"{t} ({_trim(bits_per_value(t))} bits per value)", "modes": list(modes)}
+    return [{"id": t, "label": f"{t} ({trim(bits_per_value(t))} bits per value)", "modes": list(modes)}
             for t, modes in KV_CHOICES]
 
 
 def weight_options() -> list[dict]:
     known = {w["format"]: w for w in list_weight_formats()}
-    return [{"id": f, "label": f"{f} ({_trim(known[f]['bits_per_weight'])} bits per weight)"}
+    return [{"id": f, "label": f"{f} ({trim(known[f]['bits_per_weight'])} bits per weight)"}
             for f in WEIGHT_CHOICES]
 
 
@@ -188,7 +134,7 @@ def _model_info(model_id: str | None) -> dict | None:
     return {"id": entry["id"], "hf_id": entry["hf_id"], "source": entry["source"],
             "confirmed": entry["confirmed"], "note": entry["note"],
             "unconfirmed_fields": entry.get("unconfirmed_fields", []),
-            "params": entry["params"], "params_human": _params(entry["params"])}
+            "params": entry["params"], "params_human": params_billions(entry["params"])}
 
 
 # ---------------------------------------------------------------------------
@@ -200,7 +146,7 @@ def _report(model, context: int, kv: str, mode: str, n_seq: int) -> dict:
 
     llama.cpp's -c is the total over its --parallel slots, so n_seq sequences of
     `context` tokens are `-c context*n_seq -np n_seq` (one stream per sequence),
-    as in kvlab.verdict."""
+    as in kvlab.memory.verdict."""
     if mode == "llamacpp":
         return memory_report(model, context * n_seq, kv=kv, mode=mode, n_seq=n_seq, kv_unified=n_seq == 1)
     return memory_report(model, context, kv=kv, mode=mode, n_seq=n_seq)
@@ -215,16 +161,16 @@ def _kind_rows(report: dict) -> list[dict]:
     if per["full"]["layers"]:
         rows.append({"kind": "full", "label": "full attention", "layers": per["full"]["layers"],
                      "holds": "every token",
-                     "per_token": _amount(per["full"]["bytes_per_token"]), "total": _amount(total["full"])})
+                     "per_token": amount(per["full"]["bytes_per_token"]), "total": amount(total["full"])})
     if per["sliding"]["layers"]:
-        windows = ", ".join(tokens(w) for w in arch["sliding_windows"])
+        windows = ", ".join(token_count(w) for w in arch["sliding_windows"])
         rows.append({"kind": "sliding", "label": "sliding window", "layers": per["sliding"]["layers"],
                      "holds": f"the last {windows} tokens",
-                     "per_token": _amount(per["sliding"]["bytes_per_token"]), "total": _amount(total["sliding"])})
+                     "per_token": amount(per["sliding"]["bytes_per_token"]), "total": amount(total["sliding"])})
     if per["linear"]["layers"]:
         rows.append({"kind": "linear", "label": "linear attention", "layers": per["linear"]["layers"],
                      "holds": "a fixed state per sequence (f32)",
-                     "per_token": _amount(0), "total": _amount(total["linear"])})
+                     "per_token": amount(0), "total": amount(total["linear"])})
     return rows
 
 
@@ -237,7 +183,7 @@ def _growth(report: dict, arch) -> dict:
     windows = report["architecture"]["sliding_windows"]
     bounded = bool(per["by_kind"][SLIDING]["layers"] or per["by_kind"][LINEAR]["layers"])
     full = [layer for layer in arch.layers if layer.kind == FULL]
-    out = {"bounded": bounded, "growth_per_token": _amount(growth), "fixed": _amount(fixed),
+    out = {"bounded": bounded, "growth_per_token": amount(growth), "fixed": amount(fixed),
            "growth_formula": (_formula(replace(arch, layers=tuple(full)), per["k_type"], per["v_type"])
                               if full else "no layer grows with the context"),
            "text": ""}
@@ -245,12 +191,12 @@ def _growth(report: dict, arch) -> dict:
         return out
     parts = []
     if per["by_kind"][SLIDING]["layers"]:
-        parts.append(f"sliding windows of {', '.join(tokens(w) for w in windows)} tokens")
+        parts.append(f"sliding windows of {', '.join(token_count(w) for w in windows)} tokens")
     if per["by_kind"][LINEAR]["layers"]:
         parts.append("recurrent state")
     text = f"per token beyond the windows, plus {human_bytes(fixed)} that stops growing ({' and '.join(parts)})"
     if per["by_kind"][SLIDING]["layers"]:
-        text += (f"; within the first {tokens(min(windows))} tokens every attention layer grows: "
+        text += (f"; within the first {token_count(min(windows))} tokens every attention layer grows: "
                  f"{human_bytes(per['bytes_per_token'])} per token")
     out["text"] = text
     return out
@@ -267,15 +213,15 @@ def _summary(report: dict, arch) -> dict:
         "max_position_embeddings": report["architecture"]["max_position_embeddings"],
         "notes": report["architecture"]["notes"],
         "formula": per["formula"],
-        "per_token": _amount(per["bytes_per_token"]),
-        "per_token_beyond_windows": _amount(per["bytes_per_token_beyond_windows"]),
+        "per_token": amount(per["bytes_per_token"]),
+        "per_token_beyond_windows": amount(per["bytes_per_token_beyond_windows"]),
         "growth": _growth(report, arch),
-        "total": _amount(report["total_bytes"]),
+        "total": amount(report["total_bytes"]),
         "kinds": _kind_rows(report),
         "log_lines": report["detail"].get("log_lines", []),
         "engine_notes": report["detail"].get("notes", []) + report["detail"].get("assumptions", []),
     }
-    out["mla_expanded_per_token"] = (_amount(per["mla_expanded_bytes_per_token"])
+    out["mla_expanded_per_token"] = (amount(per["mla_expanded_bytes_per_token"])
                                      if "mla_expanded_bytes_per_token" in per else None)
     return out
 
@@ -286,7 +232,6 @@ def context_step(context: int) -> int:
     >>> CONTEXT_STEPS[context_step(131072)], CONTEXT_STEPS[context_step(40000)]
     (131072, 32768)
     """
-    import math
 
     return min(range(len(CONTEXT_STEPS)), key=lambda i: abs(math.log(CONTEXT_STEPS[i] / context)))
 
@@ -305,16 +250,16 @@ def seed_claim() -> dict:
         w = weights_bytes(entry["params"], "F16")["bytes"]
         trained = r["architecture"]["max_position_embeddings"]
         rows.append({"id": model_id, "model": r["model"], "attention": r["architecture"]["attention"],
-                     "formula": r["formula"], "per_token": _amount(r["bytes_per_token"]),
+                     "formula": r["formula"], "per_token": amount(r["bytes_per_token"]),
                      "per_token_mb": f"{r['bytes_per_token'] / 1e6:.2f} MB",
-                     "total": _amount(r["total_bytes"]), "total_gb": f"{r['total_bytes'] / 1e9:.1f} GB",
-                     "weights_f16": _amount(w), "weights_f16_gb": f"{w / 1e9:.1f} GB",
-                     "trained": tokens(trained) if trained else "?",
+                     "total": amount(r["total_bytes"]), "total_gb": f"{r['total_bytes'] / 1e9:.1f} GB",
+                     "weights_f16": amount(w), "weights_f16_gb": f"{w / 1e9:.1f} GB",
+                     "trained": token_count(trained) if trained else "?",
                      "beyond_trained": bool(trained and context > trained)})
     base = rows[0]["per_token"]["bytes"]
     for row in rows:
-        row["times_smaller"] = _trim(base / row["per_token"]["bytes"])
-    return {"context": context, "context_human": tokens(context), "rows": rows}
+        row["times_smaller"] = trim(base / row["per_token"]["bytes"])
+    return {"context": context, "context_human": token_count(context), "rows": rows}
 
 
 def _context_flag(arch, context: int, engine: str | None = None) -> dict | None:
@@ -336,8 +281,8 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 4096, kv: str = "
     be read is not an exception: the figure is the catalogue model's, and `config_error` names the field.
     """
     clamped: dict = {}
-    context = _clamp("context", context, *CONTEXT_LIMITS, clamped)
-    n_seq = _clamp("n_seq", n_seq, *N_SEQ_LIMITS, clamped)
+    context = clamp_rounded("context", context, *CONTEXT_LIMITS, clamped)
+    n_seq = clamp_rounded("n_seq", n_seq, *N_SEQ_LIMITS, clamped)
     kv = _check_kv_mode(kv, mode)
     config = (config or "").strip()
     config_error = None
@@ -379,8 +324,8 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 4096, kv: str = "
         r = _report(example, context, kv, mode, n_seq)
         row = next(x for x in list_models() if x["id"] == example)
         kinds.append({"id": example, "model": r["model"], "kind": cache_kind(row), "kind_label": CACHE_KINDS[cache_kind(row)],
-                      "formula": r["formula"], "per_token": _amount(r["bytes_per_token"]),
-                      "total": _amount(r["total_bytes"])})
+                      "formula": r["formula"], "per_token": amount(r["bytes_per_token"]),
+                      "total": amount(r["total_bytes"])})
 
     sequences = plural(n_seq, "sequence")
     return {
@@ -388,7 +333,7 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 4096, kv: str = "
                    "n_seq": n_seq, "source": source},
         "clamped": clamped,
         "config_error": config_error,
-        "context_human": tokens(context),
+        "context_human": token_count(context),
         "context_text": plural(context, "token"),
         "sequences_text": sequences,
         "context_step": context_step(context),
@@ -415,19 +360,19 @@ ENGINE_LABELS = {"llamacpp": MODE_LABELS["llamacpp"], "vllm": MODE_LABELS["vllm"
 
 def _verdict_row(v: dict) -> dict:
     return {"fits": v["fits"], "verdict": v["verdict"], "binding": v["binding"],
-            "headroom": _amount(v["headroom_bytes"]), "max_context": v["max_context_text"],
+            "headroom": amount(v["headroom_bytes"]), "max_context": v["max_context_text"],
             "max_sequences": v["max_sequences_text"]}
 
 
 def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: str = "Q4_K_M", kv: str = "q8_0",
                    context: int = 131072, mode: str = "llamacpp", n_seq: int = 1, n_gpus: int = 1) -> dict:
-    """The gpu-fit widget: kvlab.verdict.fit_verdict for one GPU (weights + KV cache + compute buffer or
+    """The gpu-fit widget: kvlab.memory.verdict.fit_verdict for one GPU (weights + KV cache + compute buffer or
     activation reserve against its memory), what binds, the largest context and the most sequences that fit,
     and the same verdict for every catalogue GPU."""
     clamped: dict = {}
-    context = _clamp("context", context, *CONTEXT_LIMITS, clamped)
-    n_seq = _clamp("n_seq", n_seq, *N_SEQ_LIMITS, clamped)
-    n_gpus = _clamp("n_gpus", n_gpus, 1, max(TENSOR_PARALLEL), clamped)
+    context = clamp_rounded("context", context, *CONTEXT_LIMITS, clamped)
+    n_seq = clamp_rounded("n_seq", n_seq, *N_SEQ_LIMITS, clamped)
+    n_gpus = clamp_rounded("n_gpus", n_gpus, 1, max(TENSOR_PARALLEL), clamped)
     if n_gpus not in TENSOR_PARALLEL:
         raise ValueError(f"n_gpus must be one of {', '.join(map(str, TENSOR_PARALLEL))}, got {n_gpus}")
     if mode not in ENGINE_LABELS:
@@ -444,7 +389,7 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
     memory = v["memory_bytes"]
     scale = max(v["total_bytes"], memory)
     segments = [{"name": c["name"], "label": c["label"], "how": c["how"],
-                 "percent": round(100 * c["bytes"] / scale, 3), **_amount(c["bytes"])} for c in v["components"]]
+                 "percent": round(100 * c["bytes"] / scale, 3), **amount(c["bytes"])} for c in v["components"]]
     log_lines = []
     if mode == "llamacpp":
         log_lines = _report(arch, context, kv, "llamacpp", n_seq)["detail"]["log_lines"]
@@ -452,14 +397,14 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
     table = []
     for g in list_gpus():
         other = fit_verdict(arch, context, gpu=g["id"], **settings)
-        table.append({"id": g["id"], "name": g["name"], "memory": _amount(other["memory_bytes"]), **_verdict_row(other)})
+        table.append({"id": g["id"], "name": g["name"], "memory": amount(other["memory_bytes"]), **_verdict_row(other)})
 
     where = card["name"] if v["n_gpus"] == 1 else f"{v['n_gpus']} × {card['name']}"
     return {
         "params": {"model": info["id"], "gpu": card["id"], "weights": weights, "kv": kv, "context": context,
                    "mode": mode, "n_seq": n_seq, "n_gpus": v["n_gpus"]},
         "clamped": clamped,
-        "context_human": tokens(context),
+        "context_human": token_count(context),
         "context_text": plural(context, "token"),
         "sequences_text": plural(n_seq, "sequence"),
         "context_step": context_step(context),
@@ -469,15 +414,15 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
                      "note": card.get("note", ""), "unconfirmed": card.get("unconfirmed", [])},
         "where": where,
         "flags": v["flags"],
-        "memory": _amount(memory),
-        "budget": _amount(v["budget_bytes"]),
+        "memory": amount(memory),
+        "budget": amount(v["budget_bytes"]),
         "budget_label": ("vLLM budget (" + v["budget_how"] + ")") if mode == "vllm" else "GPU memory",
         "budget_percent": round(100 * v["budget_bytes"] / scale, 3),
         "memory_percent": round(100 * memory / scale, 3),
         "segments": segments,
-        "total": _amount(v["total_bytes"]),
-        "headroom": _amount(v["headroom_bytes"]),
-        "over": _amount(v["over_bytes"]),
+        "total": amount(v["total_bytes"]),
+        "headroom": amount(v["headroom_bytes"]),
+        "over": amount(v["over_bytes"]),
         "fits": v["fits"],
         "verdict": v["verdict"],
         "binding": v["binding"],
@@ -494,145 +439,5 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
         "status": f"Computed in your browser by kvlab.gpu_fit_figure ({info['id']} on {where}).",
         "options": {"models": model_groups(), "gpus": gpu_options(), "weights": weight_options(),
                     "kv": kv_options(), "modes": ENGINE_LABELS, "n_gpus": list(TENSOR_PARALLEL),
-                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS, "limits": _limits()},
-    }
-
-
-# ---------------------------------------------------------------------------
-# serving
-# ---------------------------------------------------------------------------
-
-def _ms(seconds: float | None) -> str:
-    return "—" if seconds is None else _trim(seconds * 1000) + " ms"
-
-
-def _price_label(card: dict) -> str:
-    if card.get("price_per_hour_usd") is None:
-        return "No hourly price in the catalogue for this GPU."
-    return (f"Price: ${card['price_per_hour_usd']:.2f}/hour, {card['price_kind']} ({card['price_provider']}, "
-            f"{card['price_date']}).")
-
-
-def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: int = 32768, batch: int = 8,
-                   weights: str = "BF16", kv: str = "f16", engine: str = "vllm", answer: int = 512) -> dict:
-    """The serving widget: the fit verdict for the batch, then (only if it fits) time per step from both
-    roofline bounds with the binding one named, chats that fit, dollars per million tokens with prefill, the
-    same cost on GPUs priced the same way, and ms/token against context for batch 1 and the chosen batch."""
-    clamped: dict = {}
-    context = _clamp("context", context, *CONTEXT_LIMITS, clamped)
-    batch = _clamp("batch", batch, *BATCH_LIMITS, clamped)
-    answer = _clamp("answer", answer, *ANSWER_LIMITS, clamped)
-    if engine not in ENGINE_LABELS:
-        raise ValueError(f"engine must be llamacpp or vllm, got {engine!r}")
-    weights = weight_format(weights)
-    kv = _check_kv_mode(kv, engine)
-    info = _model_info(model)
-    card = get_gpu(gpu)
-    arch = model_architecture(info["id"])
-    settings = {"weights_format": weights, "kv": kv, "engine": engine, "answer_tokens": answer}
-    est = serving_estimate(arch, card["id"], context, batch, **settings)
-    one = serving_estimate(arch, card["id"], context, 1, **settings)
-    v = est["verdict"]
-    w_read = _weights_read(arch, weights, batch)[0]
-
-    contexts = _curve_contexts()
-    curve = {"contexts": contexts, "batch": batch, "ms_batch1": [], "ms_batch": [], "fits_batch1": [],
-             "fits_batch": []}
-    for c in contexts:
-        for key, b in (("1", 1), ("", batch)):
-            e = serving_estimate(arch, card["id"], c, b, **settings, solve=False)
-            ms = None if e["seconds_per_token"] is None else e["seconds_per_token"] * 1000
-            curve["ms_batch" + key].append(ms)
-            curve["fits_batch" + key].append(e["fits"])
-    curve["ms_batch1_text"] = [_ms(None if ms is None else ms / 1000) if f else "does not fit"
-                               for ms, f in zip(curve["ms_batch1"], curve["fits_batch1"])]
-    curve["ms_batch_text"] = [_ms(None if ms is None else ms / 1000) if f else "does not fit"
-                              for ms, f in zip(curve["ms_batch"], curve["fits_batch"])]
-
-    same_kind = []
-    if card.get("price_kind"):
-        for g in list_gpus():
-            if g.get("price_kind") != card["price_kind"]:
-                continue
-            e = serving_estimate(arch, g["id"], context, batch, **settings, solve=False)
-            same_kind.append({"id": g["id"], "name": g["name"], "chosen": g["id"] == card["id"],
-                              "price": f"${g['price_per_hour_usd']:.2f}/h ({g['price_provider']}, {g['price_date']})",
-                              "fits": e["fits"],
-                              "cost_text": (f"${e['usd_per_million_tokens']:.2f}" if e["fits"]
-                                            else "does not fit")})
-
-    fits = est["fits"]
-    cost = est["usd_per_million_tokens"]
-    bound = est["bound"]
-    if fits:
-        working = (f"bandwidth bound: ({human_bytes(w_read)} of weights + {plural(batch, 'chat')} x "
-                   f"{human_bytes(est['kv_bytes_per_chat'])} of KV) / {card['bandwidth_gb_s']:,} GB/s = "
-                   f"{_ms(est['memory_seconds'])}; compute bound: {est['flops_per_step'] / 1e12:,.3g} TFLOP / "
-                   f"{card['bf16_dense_tflops']:,} TFLOPS = {_ms(est['compute_seconds'])}; the step takes the longer: "
-                   f"{_ms(est['seconds_per_token'])} ({bound}-bound)")
-    else:
-        working = f"Not timed: {v['headline']}."
-    return {
-        "params": {"model": info["id"], "gpu": card["id"], "context": context, "batch": batch,
-                   "weights": weights, "kv": kv, "engine": engine, "answer": answer},
-        "clamped": clamped,
-        "context_human": tokens(context),
-        "context_text": plural(context, "token"),
-        "batch_text": plural(batch, "chat"),
-        "context_step": context_step(context),
-        "model_info": info,
-        "gpu_info": {"id": card["id"], "name": card["name"], "bandwidth_gb_s": card["bandwidth_gb_s"],
-                     "bandwidth_text": f"{card['bandwidth_gb_s']:,}",
-                     "tflops": card.get("bf16_dense_tflops"),
-                     "spec_source": card["spec_source"], "memory": _amount(gpu_memory_bytes(card)),
-                     "price_per_hour": card.get("price_per_hour_usd"), "price_kind": card.get("price_kind"),
-                     "price_provider": card.get("price_provider"),
-                     "price_source": card.get("price_source"), "price_date": card.get("price_date"),
-                     "price_label": _price_label(card),
-                     "note": card.get("note", ""), "unconfirmed": card.get("unconfirmed", [])},
-        "fits": fits,
-        "verdict": v["verdict"],
-        "headline": v["headline"],
-        "binding": v["binding"],
-        "context_flag": _context_flag(arch, context, engine),
-        "flags": v["flags"],
-        "bound": bound,
-        "weights_bytes": _amount(est["weights_bytes"]),
-        "kv_per_chat": _amount(est["kv_bytes_per_chat"]),
-        "kv_per_step": _amount(est["kv_bytes_per_chat"] * batch),
-        "weights_read_per_step": _amount(w_read),
-        "bytes_per_step": _amount(w_read + batch * est["kv_bytes_per_chat"]),
-        "working": working,
-        "ms_per_token": None if not fits else est["seconds_per_token"] * 1000,
-        "ms_per_token_text": _ms(est["seconds_per_token"]) if fits else "does not fit",
-        "ms_per_token_batch1_text": _ms(one["seconds_per_token"]) if one["fits"] else "does not fit",
-        "bound_text": f"{bound}-bound" if fits else "—",
-        "tokens_per_second_per_chat": est["tokens_per_second_per_chat"],
-        "tokens_per_second_per_chat_text": _trim(est["tokens_per_second_per_chat"]) if fits else "—",
-        "total_tokens_per_second": est["total_tokens_per_second"],
-        "total_tokens_per_second_text": _trim(est["total_tokens_per_second"]) if fits else "—",
-        "prefill_text": (f"{_ms(est['prefill_seconds_per_chat'])} per {plural(est['prompt_tokens'], 'token')} "
-                         "prompt" if fits else "—"),
-        "mix_text": (f"{plural(est['prompt_tokens'], 'token')} of prompt + {plural(est['answer_tokens'], 'token')} "
-                     "of answer per chat"),
-        "kv_share_of_reads": est["kv_share_of_reads"],
-        "kv_share_text": f"{100 * est['kv_share_of_reads']:.1f}%",
-        "kv_share_batch1_text": f"{100 * one['kv_share_of_reads']:.1f}%",
-        "chats_that_fit": est["chats_that_fit_in_memory"],
-        "chats_that_fit_text": v["max_sequences_text"],
-        "memory_used": _amount(est["memory_used_bytes"]),
-        "budget": _amount(v["budget_bytes"]),
-        "usd_per_million_tokens": cost,
-        "cost_text": (f"${cost:.2f}" if cost is not None else "no hourly price in the catalogue") if fits
-        else "not priced: the batch does not fit",
-        "cost_batch1_text": (f"${one['usd_per_million_tokens']:.2f}" if one["usd_per_million_tokens"] is not None
-                             else "—"),
-        "same_kind": same_kind,
-        "assumptions": est["assumptions"],
-        "curve": curve,
-        "status": f"Computed in your browser by kvlab.serving_figure ({info['id']} on {card['id']}, "
-                  f"{plural(batch, 'chat')}).",
-        "options": {"models": model_groups(), "gpus": gpu_options(), "weights": weight_options(),
-                    "kv": kv_options(), "modes": ENGINE_LABELS,
                     "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS, "limits": _limits()},
     }

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import jinja2
 
-WIDGETS_DIR = Path(__file__).resolve().parents[1] / "widgets"
+WIDGETS_DIR = Path(__file__).resolve().parents[1] / "site_src" / "widgets"
 GALLERY_MARKER = "<!-- widget-gallery -->"
 BLOCK_RE = re.compile(r"^<!--\s*widget:\s*(?P<name>[a-z][a-z0-9_-]*)(?P<params>[^>]*?)\s*-->\s*$", re.M)
 PARAM_RE = re.compile(r"(?P<key>[a-z_][a-z0-9_]*)=(?P<value>\"[^\"]*\"|\S+)")

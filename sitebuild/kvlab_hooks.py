@@ -33,7 +33,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parent
 SITE_SRC = ROOT / "site_src"
 PYCODE = ROOT / "pycode"
 sys.path.insert(0, str(HERE))
@@ -183,7 +183,7 @@ def kvlab_zip() -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             zf.writestr(info, path.read_bytes())
-        # the tiny model's tokenizer, so kvlab.tiny can tokenize in the browser too
+        # the tiny model's tokenizer, so kvlab.core.tiny can tokenize in the browser too
         info = zipfile.ZipInfo("kvlab/data/tiny/tokenizer.json", date_time=(2020, 1, 1, 0, 0, 0))
         info.compress_type = zipfile.ZIP_DEFLATED
         info.external_attr = 0o644 << 16

@@ -24,7 +24,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 NODE_MODULES = ROOT / "node_modules"
 PYODIDE_DIR = NODE_MODULES / "pyodide"
 PYODIDE_VERSION = "0.27.7"

@@ -1,0 +1,184 @@
+"""Every check of a reader's input, in one place: the limits, clamping with a notice,
+and errors that name the field.
+
+A widget function takes what the page (or an embed's query string) sends, so
+each number goes through one of these before any arithmetic:
+
+- `clamp_int(name, value, clamped, limits_key=None)`: a whole number (text such as
+  "12" is accepted, 2.5 is refused), clamped into LIMITS[limits_key or name].
+- `clamp_view_int(...)`: the same, then into the tighter VIEW_LIMITS range.
+- `clamp_number(name, value, lo, hi, clamped)`: a finite number, clamped into [lo, hi].
+- `clamp_rounded(name, value, lo, hi, clamped=None)`: a finite number, rounded to a
+  whole number, then clamped (the memory and serving calculators).
+- `clamp_quietly(value, lo, hi)`: clamped with no notice (the attention demo and the
+  tiny model's widgets, whose pages show the value used instead).
+- `one_of(name, value, choices)`: one of a fixed list of options.
+- `finite_number(name, value, minimum, maximum, integer)`: refuse, never clamp
+  (the public calculators: out of range is an error, not a slider's end).
+
+A clamped value is recorded as `clamped[name] = {"requested": ..., "used": ...}`
+(`note_clamped`); the widget returns that dict and the runtime shows it.
+Every refusal is a ValueError whose message starts with the field's name.
+
+>>> clamped = {}
+>>> clamp_int("steps", "40", clamped), clamped
+(32, {'steps': {'requested': 40, 'used': 32}})
+>>> clamp_rounded("context", 2.6, 1, 10)
+3
+>>> finite_number("context", float("nan"))
+Traceback (most recent call last):
+...
+ValueError: context must be a finite number, got nan
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# Ranges shared by the page controls, the embed query-string parser and this code.
+LIMITS = {
+    "n": (1, 4096),
+    "eviction_n": (1, 512),  # eviction_timeline's n: the timeline lists every cached position at every step
+    "prompt_len": (1, 32),
+    "steps": (1, 32),
+    "layers": (1, 8),
+    "n_layers": (1, 128),
+    "d_model": (8, 16384),
+    "n_heads": (1, 256),
+    "n_kv_heads": (1, 256),
+    "d_ff": (8, 65536),
+    "window": (1, 512),
+    "n_sink": (0, 64),
+    "budget": (1, 1024),
+    "recent": (1, 512),
+    "seed": (0, 2**31 - 1),
+    "n_requests": (1, 1000),
+    "prefix_len": (0, 1024),
+    "suffix_len": (1, 256),
+    "block_size": (1, 256),
+    "capacity": (0, 1_000_000),
+    "n_ctx": (4, 8192),
+    "n_generate": (0, 8192),
+    "n_keep": (-1, 8192),
+    "context_prompt_len": (1, 8191),
+}
+
+
+# Tighter than LIMITS where a raster grows with the square of the inputs:
+# these views list every position at every step, and the page must stay quick.
+VIEW_LIMITS = {"eviction_n": (1, 256), "n_ctx": (4, 256), "n_generate": (0, 256), "n_keep": (-1, 253), "context_prompt_len": (1, 255)}
+
+
+def note_clamped(clamped: dict | None, name: str, requested, used) -> None:
+    """Record in `clamped` that `name` asked for `requested` and got `used` (if they differ)."""
+    if clamped is not None and used != requested:
+        clamped[name] = {"requested": requested, "used": used}
+
+
+def view_limits(*names: str, key: dict | None = None) -> dict:
+    """[lo, hi] of each name for a template: VIEW_LIMITS where it is tighter, else LIMITS."""
+    key = key or {}
+    return {n: list(VIEW_LIMITS.get(key.get(n, n), LIMITS[key.get(n, n)])) for n in names}
+
+
+def clamp_int(name: str, value, clamped: dict, limits_key: str | None = None) -> int:
+    """`value` as an int within LIMITS[limits_key or name]; non-integers raise, out-of-range values are clamped."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise ValueError(f"{name} must be an integer, got {value!r}") from None
+    if isinstance(value, float) or isinstance(value, np.floating):
+        if not math.isfinite(value) or not float(value).is_integer():
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+    lo, hi = LIMITS[limits_key or name]
+    used = min(max(v, lo), hi)
+    note_clamped(clamped, name, v, used)
+    return used
+
+
+def clamp_view_int(name: str, value, clamped: dict, limits_key: str | None = None) -> int:
+    """clamp_int, then the tighter VIEW_LIMITS range (one "clamped" entry with the reader's own value)."""
+    v = clamp_int(name, value, clamped, limits_key)
+    lo, hi = VIEW_LIMITS[limits_key or name]
+    used = min(max(v, lo), hi)
+    note_clamped(clamped, name, clamped.get(name, {}).get("requested", v), used)
+    return used
+
+
+def clamp_number(name: str, value, lo: float, hi: float, clamped: dict) -> float:
+    """`value` as a finite float within [lo, hi], clamped."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if isinstance(value, bool) or not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    used = min(max(v, lo), hi)
+    note_clamped(clamped, name, v, used)
+    return used
+
+
+def clamp_rounded(name: str, value, lo, hi, clamped: dict | None = None):
+    """`value` as a whole number within [lo, hi]; NaN, infinity and text are a ValueError naming `name`.
+
+    Non-integers are rounded; out-of-range values are clamped, and `clamped[name]` records what was
+    asked (as given) and what was used (the runtime's reportClamped shows it)."""
+    v = finite_number(name, value)
+    used = int(min(hi, max(lo, round(v))))
+    if used != v:
+        note_clamped(clamped, name, value, used)
+    return used
+
+
+def clamp_quietly(value, lo, hi):
+    """min(max(value, lo), hi), with no notice: for widgets that show the value they used."""
+    return min(max(value, lo), hi)
+
+
+def one_of(name: str, value, choices: list[str]) -> str:
+    """`value` if it is one of `choices`, else a ValueError naming `name` and the choices."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def finite_number(name: str, value, minimum: float | None = None, maximum: float | None = None,
+                  integer: bool = False):
+    """`value` as a finite number (an int if `integer`), or a ValueError that names `name`.
+
+    NaN, infinity, text and out-of-range values are refused with the field's name, never a
+    traceback from deeper down (OverflowError, 'cannot convert float NaN to integer').
+
+    >>> finite_number("context", 4096.0, 1, integer=True)
+    4096
+    >>> finite_number("context", float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: context must be a finite number, got nan
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if integer:
+        if not number.is_integer():
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if minimum is not None and number < minimum:
+        raise ValueError(f"{name} must be at least {minimum:,}, got {value!r}")
+    if maximum is not None and number > maximum:
+        raise ValueError(f"{name} must be at most {maximum:,}, got {value!r}")
+    if integer:
+        return int(value) if isinstance(value, int) else int(number)
+    return number

@@ -1,0 +1,17 @@
+"""The functions the site's widgets call, one module per page (site_src/pages/).
+
+tokens      tokens.md          tokenize_demo, next_token_demo
+attention   attention.md       attention_demo, model_attention
+wall        quadratic-wall.md  race, reprocessing, quadratic_wall, race_figure, quadratic_wall_figure
+kv_cache    kv-cache.md        step_through, step_through_figure, cache_equivalence, cache_phases
+generate    generate.md        generation_demo, race_demo, race_theory
+memory      memory.md          kv_memory_figure, gpu_fit_figure
+serving     serving.md         serving_figure
+prefix      prefix-cache.md    prefix_cache_demo, prefix_cache_figure, prefix_blocks
+eviction    eviction.md        eviction_timeline, eviction_view, context_shift_timeline,
+                               context_shift_view, eviction_recall_demo
+
+Every one is exported from `kvlab` (the browser calls them by name through
+kvlab.bridge.call_json). Inputs are checked by kvlab.inputs; text is formatted
+by kvlab.wording.
+"""

@@ -1,0 +1,103 @@
+"""The "Generate" page (generate.md): the generate widget (greedy generation with the
+KV cache, step by step, by the tiny model's numpy reference) and the model-race
+widget (what kvlab's cost accounting predicts for cached vs uncached decoding;
+race_theory needs no weights, so it also runs in Pyodide).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kvlab.core import tiny
+from kvlab.core.attention import softmax
+from kvlab.core.decoding import DecoderConfig, decoding_costs
+
+GENERATE_LIMITS = {"max_new_tokens": (1, 200), "top_k": (1, 20)}
+RACE_LIMITS = {"prompt_len": (1, 511), "n_new": (1, 511)}
+
+
+def generation_demo(prompt: str = tiny.DEFAULT_PROMPT, max_new_tokens: int = 24, top_k: int = 5) -> dict:
+    """Greedy generation with the KV cache, step by step (numpy reference).
+
+    Per step: phase, the token chosen, the top-k next-token probabilities
+    (softmax at temperature 1) and the cache length before and after the step.
+    """
+    lo, hi = GENERATE_LIMITS["max_new_tokens"]
+    max_new_tokens = int(min(max(int(max_new_tokens), lo), hi))
+    top_k = int(min(max(int(top_k), 1), GENERATE_LIMITS["top_k"][1]))
+    if not prompt.strip():
+        raise ValueError("prompt is empty")
+    model, tok = tiny._model_and_tokenizer()
+    ids = tok.encode(prompt)
+    prompt_len = len(ids)
+    steps, cache, feed = [], None, ids
+    for step in range(max_new_tokens):
+        logits, cache = model.forward(np.array([feed]), cache)
+        probs = softmax(logits[0, -1].astype(np.float64))
+        order = np.argsort(-probs, kind="stable")[:top_k]
+        token = int(order[0])
+        steps.append({
+            "step": step,
+            "phase": "prefill" if step == 0 else "decode",
+            "token": token,
+            "text": tok.token_str(token),
+            "top": [{"token": int(i), "text": tok.token_str(int(i)), "p": round(float(probs[i]), 6)} for i in order],
+            "tokens_in": prompt_len if step == 0 else 1,
+            "cache_len_before": 0 if step == 0 else prompt_len + step - 1,
+            "cache_len_after": prompt_len + step,
+        })
+        feed = [token]
+    return {
+        "prompt": prompt,
+        "prompt_tokens": [tok.token_str(i) for i in ids],
+        "prompt_len": prompt_len,
+        "steps": steps,
+        "text": tok.decode([s["token"] for s in steps]),
+        "n_layer": model.config.n_layer,
+        "block_size": model.config.block_size,
+        "limits": GENERATE_LIMITS,
+        "card": tiny.card_facts(),
+    }
+
+
+def race_demo(n_new: int = 128) -> dict:
+    """race_theory for the default prompt (its length counted by the tokenizer),
+    with the prompt itself: the static figure of the model-race widget."""
+    prompt_len = len(tiny.tiny_tokenizer().encode(tiny.DEFAULT_PROMPT))
+    return {**race_theory(prompt_len=prompt_len, n_new=n_new), "prompt": tiny.DEFAULT_PROMPT}
+
+
+def race_theory(prompt_len: int = 8, n_new: int = 128, n_layer: int = 4, n_head: int = 4,
+                n_embd: int = 128, vocab_size: int = 768) -> dict:
+    """What kvlab's accounting predicts for the race on the tiny model.
+
+    Multiply-adds per step with and without the cache (projections, MLP,
+    attention, LM head), cumulative, and the predicted speed-up
+    (uncached total / cached total). Runs in Pyodide: no weights needed.
+    """
+    for name, value in (("prompt_len", prompt_len), ("n_new", n_new)):
+        lo, hi = RACE_LIMITS[name]
+        if not lo <= int(value) <= hi:
+            raise ValueError(f"{name} must be between {lo} and {hi}, got {value}")
+    if prompt_len + n_new > 512:
+        raise ValueError(f"prompt_len + n_new must fit the 512-token context, got {prompt_len + n_new}")
+    config = DecoderConfig(n_layers=n_layer, n_heads=n_head, n_kv_heads=n_head, head_dim=n_embd // n_head,
+                           d_model=n_embd, d_ff=4 * n_embd, vocab_size=vocab_size, max_positions=512,
+                           bytes_per_value=4)
+    runs = {mode: decoding_costs(config, prompt_len, n_new, use_cache=(mode == "cache")) for mode in ("cache", "no_cache")}
+
+    def macs(c: dict) -> float:
+        return float(c["total_macs"])
+
+    per_step = {m: [macs(s["step_cost"]) for s in r] for m, r in runs.items()}
+    total = {m: macs(r[-1]["cumulative"]) for m, r in runs.items()}
+    decode = {m: sum(v[1:]) for m, v in per_step.items()}
+    return {
+        "prompt_len": int(prompt_len),
+        "n_new": int(n_new),
+        "positions": [prompt_len + k for k in range(n_new)],
+        "macs_per_step": per_step,
+        "total_macs": total,
+        "speedup_total": total["no_cache"] / total["cache"],
+        "speedup_decode": (decode["no_cache"] / decode["cache"]) if n_new > 1 else 1.0,
+        "assumption": "time ∝ multiply-adds; the browser adds a fixed overhead per step, which the theory leaves out",
+    }

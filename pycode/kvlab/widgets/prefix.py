@@ -1,0 +1,274 @@
+"""The "Prefix caching" page (prefix-cache.md): the prefix-cache and prefix-blocks widgets.
+
+One function per widget, plain JSON-able data, inputs validated (a ValueError names
+the bad parameter), numbers clamped into kvlab.inputs.LIMITS, and what was used
+echoed under "params" (what was clamped under "clamped"). Each function also
+returns "text": the readouts already formatted in Python, so the page shows
+exactly these strings and JavaScript only places them.
+"""
+from __future__ import annotations
+
+
+from kvlab.reuse.prefix_cache import BlockPrefixCache, run_requests, shared_prompt_requests
+from kvlab.wording import sci
+from kvlab.inputs import clamp_int, clamp_number, view_limits
+
+GRANULARITY_BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64]
+
+
+# ----------------------------------------------------------------------------
+# Across requests: prefix caching
+
+
+def prefix_cache_demo(
+    n_requests: int = 1000,
+    prefix_len: int = 100,
+    suffix_len: int = 20,
+    block_size: int = 16,
+    capacity: int | None = None,
+    flops_per_token: float = 1.4e10,
+    bytes_per_token: int = 131072,
+) -> dict:
+    """One shared system prompt, many requests: prefill saved by a prefix cache.
+
+    Every request is the same `prefix_len`-token system prompt plus its own
+    `suffix_len` tokens. "token_granular" is the radix tree (SGLang); "blocks"
+    is hashed blocks of `block_size` (vLLM), which only reuses whole blocks;
+    "granularity" repeats the block run for several block sizes. capacity is
+    in blocks for "blocks" and in tokens for "token_granular" (None: unbounded).
+    flops_per_token defaults to ≈2 FLOPs per parameter of a 7B model;
+    bytes_per_token to Llama-3-8B's f16 KV (2·32·8·128·2 B = 128 KiB).
+    Shape: {"params": {...}, "clamped": {}, "requests": [1, ..., n],
+    "token_granular": {"tokens_reused": 99900, "tokens_computed": ..., "flops_saved": ..., "hit_rate": ...,
+      "tokens_computed_per_request": [...], "memory_bytes_held": [...]},
+    "blocks": {same keys, "block_size": 16}, "granularity": [{"block_size": 1, "tokens_reused": ...,
+      "tokens_reused_per_request": ..., "partial_block_tokens": ...}, ...]}
+    """
+    clamped: dict = {}
+    n_requests = clamp_int("n_requests", n_requests, clamped)
+    prefix_len = clamp_int("prefix_len", prefix_len, clamped)
+    suffix_len = clamp_int("suffix_len", suffix_len, clamped)
+    block_size = clamp_int("block_size", block_size, clamped)
+    if capacity is not None:
+        capacity = clamp_int("capacity", capacity, clamped)
+    flops_per_token = clamp_number("flops_per_token", flops_per_token, 0.0, 1e15, clamped)
+    bytes_per_token = int(clamp_number("bytes_per_token", bytes_per_token, 0, 2**30, clamped))
+    requests = shared_prompt_requests(n_requests, prefix_len, suffix_len)
+
+    def summary(run: dict) -> dict:
+        return {
+            "tokens_reused": run["tokens_reused"],
+            "tokens_computed": run["tokens_computed"],
+            "flops_saved": run["flops_saved"],
+            "hit_rate": run["hit_rate"],
+            "tokens_computed_per_request": [r["tokens_computed"] for r in run["requests"]],
+            "memory_bytes_held": [r["memory_bytes_held"] for r in run["requests"]],
+        }
+
+    kw = {"flops_per_token": flops_per_token, "bytes_per_token": bytes_per_token}
+    radix = run_requests(requests, mode="radix", capacity=capacity, **kw)
+    blocks = run_requests(requests, mode="blocks", block_size=block_size, capacity=capacity, **kw)
+    granularity = []
+    for b in sorted(set(GRANULARITY_BLOCK_SIZES + [block_size])):
+        run = blocks if b == block_size else run_requests(requests, mode="blocks", block_size=b, capacity=capacity, **kw)
+        granularity.append(
+            {
+                "block_size": b,
+                "tokens_reused": run["tokens_reused"],
+                "tokens_reused_per_request": run["requests"][-1]["tokens_reused"],
+                "partial_block_tokens": prefix_len % b,
+            }
+        )
+    return {
+        "params": {
+            "n_requests": n_requests, "prefix_len": prefix_len, "suffix_len": suffix_len, "block_size": block_size,
+            "capacity": capacity, "flops_per_token": flops_per_token, "bytes_per_token": bytes_per_token,
+        },
+        "clamped": clamped,
+        "requests": list(range(1, n_requests + 1)),
+        "token_granular": summary(radix),
+        "blocks": {"block_size": block_size, **summary(blocks)},
+        "granularity": granularity,
+    }
+
+
+MIB = 2**20
+
+
+def _cumulative(values: list[int]) -> list[int]:
+    out, total = [], 0
+    for v in values:
+        total += v
+        out.append(total)
+    return out
+
+
+# ---------------------------------------------------------------------------- prefix_cache_figure, prefix_blocks
+
+
+def prefix_cache_figure(
+    n_requests: int = 1000,
+    prefix_len: int = 100,
+    suffix_len: int = 20,
+    block_size: int = 16,
+    flops_per_token: float = 1.4e10,
+    bytes_per_token: int = 131072,
+) -> dict:
+    """One shared system prompt, many requests: prefill with no prefix cache, a radix tree, hashed blocks.
+
+    The same runs as `prefix_cache_demo` (unbounded caches), plus the baseline
+    without a prefix cache and cumulative curves. "granularity" gives, per block
+    size, the tokens one later request reuses and the total over all requests.
+    Shape: {"params", "clamped", "limits", "block_sizes", "requests": [1..n],
+    "no_cache": {"tokens_computed_per_request", "cumulative_computed", "tokens_computed"},
+    "token_granular"|"blocks": {"tokens_computed_per_request", "tokens_reused_per_request",
+      "cumulative_computed", "tokens_reused", "tokens_computed", "flops_saved", "hit_rate",
+      "memory_bytes_held", "memory_mib_held"}, "granularity": [...], "text": {...}}
+
+    >>> d = prefix_cache_figure(n_requests=1000, prefix_len=100, suffix_len=20, block_size=16)
+    >>> d["token_granular"]["tokens_reused"], d["blocks"]["tokens_reused"]
+    (99900, 95904)
+    """
+    clamped: dict = {}
+    n_requests = clamp_int("n_requests", n_requests, clamped)
+    prefix_len = clamp_int("prefix_len", prefix_len, clamped)
+    suffix_len = clamp_int("suffix_len", suffix_len, clamped)
+    block_size = clamp_int("block_size", block_size, clamped)
+    flops_per_token = clamp_number("flops_per_token", flops_per_token, 0.0, 1e15, clamped)
+    bytes_per_token = int(clamp_number("bytes_per_token", bytes_per_token, 0, 2**30, clamped))
+    requests = shared_prompt_requests(n_requests, prefix_len, suffix_len)
+    kw = {"flops_per_token": flops_per_token, "bytes_per_token": bytes_per_token}
+
+    def summary(run: dict) -> dict:
+        computed = [r["tokens_computed"] for r in run["requests"]]
+        held = run["requests"][-1]["memory_bytes_held"]
+        return {
+            "tokens_computed_per_request": computed,
+            "tokens_reused_per_request": [r["tokens_reused"] for r in run["requests"]],
+            "cumulative_computed": _cumulative(computed),
+            "tokens_reused": run["tokens_reused"],
+            "tokens_computed": run["tokens_computed"],
+            "flops_saved": run["flops_saved"],
+            "hit_rate": run["hit_rate"],
+            "memory_bytes_held": held,
+            "memory_mib_held": held / MIB,
+        }
+
+    radix = summary(run_requests(requests, mode="radix", **kw))
+    blocks = summary(run_requests(requests, mode="blocks", block_size=block_size, **kw))
+    per_request = prefix_len + suffix_len
+    no_cache_computed = [per_request] * n_requests
+    no_cache = {
+        "tokens_computed_per_request": no_cache_computed,
+        "cumulative_computed": _cumulative(no_cache_computed),
+        "tokens_computed": per_request * n_requests,
+    }
+    # Per block size, what one later request reuses: two requests tell it (the cache is unbounded).
+    granularity = []
+    pair = shared_prompt_requests(2, prefix_len, suffix_len)
+    for b in sorted(set(GRANULARITY_BLOCK_SIZES + [block_size])):
+        later = run_requests(pair, mode="blocks", block_size=b)["requests"][1]
+        granularity.append(
+            {
+                "block_size": b,
+                "tokens_reused_per_request": later["tokens_reused"],
+                "tokens_recomputed_of_prefix": prefix_len - later["tokens_reused"],
+                "tokens_reused": later["tokens_reused"] * (n_requests - 1),
+            }
+        )
+    fmt = lambda x: f"{x:,}"  # noqa: E731
+    text = {
+        "n_requests": fmt(n_requests),
+        "later_requests": fmt(n_requests - 1),
+        "prefix_len": fmt(prefix_len),
+        "first_request": fmt(radix["tokens_computed_per_request"][0]),
+        "no_cache_computed": fmt(no_cache["tokens_computed"]),
+        "radix_reused": fmt(radix["tokens_reused"]),
+        "radix_computed": fmt(radix["tokens_computed"]),
+        "radix_flops_saved": sci(radix["flops_saved"]),
+        "radix_mib": f"{radix['memory_mib_held']:,.1f}",
+        "radix_hit_rate": f"{100 * radix['hit_rate']:.1f}%",
+        "blocks_reused": fmt(blocks["tokens_reused"]),
+        "blocks_computed": fmt(blocks["tokens_computed"]),
+        "blocks_flops_saved": sci(blocks["flops_saved"]),
+        "blocks_mib": f"{blocks['memory_mib_held']:,.1f}",
+        "blocks_hit_rate": f"{100 * blocks['hit_rate']:.1f}%",
+        "block_size": fmt(block_size),
+        "block_loss": fmt(radix["tokens_reused"] - blocks["tokens_reused"]),
+        "block_loss_per_request": fmt(
+            (radix["tokens_reused_per_request"][-1] - blocks["tokens_reused_per_request"][-1]) if n_requests > 1 else 0
+        ),
+        "flops_per_token": sci(flops_per_token),
+        "kib_per_token": f"{bytes_per_token / 1024:,.0f}",
+    }
+    return {
+        "params": {
+            "n_requests": n_requests, "prefix_len": prefix_len, "suffix_len": suffix_len, "block_size": block_size,
+            "flops_per_token": flops_per_token, "bytes_per_token": bytes_per_token,
+        },
+        "clamped": clamped,
+        "limits": view_limits("n_requests", "prefix_len", "suffix_len"),
+        "block_sizes": sorted(set(GRANULARITY_BLOCK_SIZES + [block_size])),
+        "requests": list(range(1, n_requests + 1)),
+        "no_cache": no_cache,
+        "token_granular": radix,
+        "blocks": {"block_size": block_size, **blocks},
+        "granularity": granularity,
+        "text": text,
+    }
+
+
+def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 16) -> dict:
+    """Two requests that share a prefix, cut into blocks: which blocks of the second one hit.
+
+    Request 1 fills an empty block cache; request 2 (same prefix, its own
+    suffix) looks its blocks up. A block hits only if it is full and every token
+    in it (and before it) is shared; the partial last block is never cached,
+    and the prompt's last token is always recomputed.
+    Shape: {"params", "clamped", "limits", "block_sizes", "requests": [{"n_tokens", "blocks":
+    [{"index", "start", "end", "shared", "status"}], "tokens_reused", "tokens_computed"}, ...],
+    "token_granular_reused": 39, "text": {...}}
+    status: "stored" (request 1 computed it and cached it), "hit", "miss" (computed),
+    "partial" (computed, never cached).
+    """
+    clamped: dict = {}
+    prefix_len = clamp_int("prefix_len", prefix_len, clamped)
+    suffix_len = clamp_int("suffix_len", suffix_len, clamped)
+    block_size = clamp_int("block_size", block_size, clamped)
+    pair = shared_prompt_requests(2, prefix_len, suffix_len)
+    cache = BlockPrefixCache(block_size)
+    out = []
+    for k, tokens in enumerate(pair):
+        r = cache.process(tokens)
+        blocks = []
+        for i, status in enumerate(r["block_status"]):
+            start = i * block_size
+            end = start + block_size
+            blocks.append({"index": i, "start": start, "end": end, "shared": max(0, min(end, prefix_len) - start),
+                           "status": "stored" if k == 0 else status})
+        if r["partial_block_tokens"]:
+            start = r["full_blocks"] * block_size
+            blocks.append({"index": r["full_blocks"], "start": start, "end": r["n_tokens"],
+                           "shared": max(0, prefix_len - start), "status": "partial"})
+        out.append({"n_tokens": r["n_tokens"], "blocks": blocks, "blocks_hit": r["blocks_hit"],
+                    "tokens_reused": r["tokens_reused"], "tokens_computed": r["tokens_computed"]})
+    radix_reused = run_requests(pair, mode="radix")["requests"][1]["tokens_reused"]
+    second = out[1]
+    text = {
+        "n_tokens": f"{second['n_tokens']:,}",
+        "blocks_hit": f"{second['blocks_hit']:,}",
+        "tokens_reused": f"{second['tokens_reused']:,}",
+        "tokens_computed": f"{second['tokens_computed']:,}",
+        "shared_not_reused": f"{prefix_len - second['tokens_reused']:,}",
+        "radix_reused": f"{radix_reused:,}",
+        "radix_computed": f"{second['n_tokens'] - radix_reused:,}",
+    }
+    return {
+        "params": {"prefix_len": prefix_len, "suffix_len": suffix_len, "block_size": block_size},
+        "clamped": clamped,
+        "limits": view_limits("prefix_len", "suffix_len"),
+        "block_sizes": sorted(set(GRANULARITY_BLOCK_SIZES + [block_size])),
+        "requests": out,
+        "token_granular_reused": radix_reused,
+        "text": text,
+    }

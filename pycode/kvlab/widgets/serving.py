@@ -1,0 +1,156 @@
+"""The "Serving" page (serving.md): the serving widget (fit verdict for a batch, time per
+step from both roofline bounds, chats that fit, dollars per million tokens).
+
+It reuses the memory page's context steps, limits and pickers (kvlab.widgets.memory).
+"""
+from __future__ import annotations
+
+
+from kvlab.inputs import clamp_rounded
+from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
+from kvlab.memory.serving import _weights_read, serving_estimate
+from kvlab.memory.weights import weight_format
+from kvlab.wording import amount, human_bytes, plural, token_count, trim
+from kvlab.widgets.memory import (ANSWER_LIMITS, BATCH_LIMITS, CONTEXT_LIMITS, CONTEXT_STEPS, CONTEXT_TICKS, ENGINE_LABELS,
+                                  _check_kv_mode, _context_flag, _curve_contexts, _limits, _model_info, context_step,
+                                  gpu_options, kv_options, model_groups, weight_options)
+
+
+# ---------------------------------------------------------------------------
+# serving
+# ---------------------------------------------------------------------------
+
+def _ms(seconds: float | None) -> str:
+    return "—" if seconds is None else trim(seconds * 1000) + " ms"
+
+
+def _price_label(card: dict) -> str:
+    if card.get("price_per_hour_usd") is None:
+        return "No hourly price in the catalogue for this GPU."
+    return (f"Price: ${card['price_per_hour_usd']:.2f}/hour, {card['price_kind']} ({card['price_provider']}, "
+            f"{card['price_date']}).")
+
+
+def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: int = 32768, batch: int = 8,
+                   weights: str = "BF16", kv: str = "f16", engine: str = "vllm", answer: int = 512) -> dict:
+    """The serving widget: the fit verdict for the batch, then (only if it fits) time per step from both
+    roofline bounds with the binding one named, chats that fit, dollars per million tokens with prefill, the
+    same cost on GPUs priced the same way, and ms/token against context for batch 1 and the chosen batch."""
+    clamped: dict = {}
+    context = clamp_rounded("context", context, *CONTEXT_LIMITS, clamped)
+    batch = clamp_rounded("batch", batch, *BATCH_LIMITS, clamped)
+    answer = clamp_rounded("answer", answer, *ANSWER_LIMITS, clamped)
+    if engine not in ENGINE_LABELS:
+        raise ValueError(f"engine must be llamacpp or vllm, got {engine!r}")
+    weights = weight_format(weights)
+    kv = _check_kv_mode(kv, engine)
+    info = _model_info(model)
+    card = get_gpu(gpu)
+    arch = model_architecture(info["id"])
+    settings = {"weights_format": weights, "kv": kv, "engine": engine, "answer_tokens": answer}
+    est = serving_estimate(arch, card["id"], context, batch, **settings)
+    one = serving_estimate(arch, card["id"], context, 1, **settings)
+    v = est["verdict"]
+    w_read = _weights_read(arch, weights, batch)[0]
+
+    contexts = _curve_contexts()
+    curve = {"contexts": contexts, "batch": batch, "ms_batch1": [], "ms_batch": [], "fits_batch1": [],
+             "fits_batch": []}
+    for c in contexts:
+        for key, b in (("1", 1), ("", batch)):
+            e = serving_estimate(arch, card["id"], c, b, **settings, solve=False)
+            ms = None if e["seconds_per_token"] is None else e["seconds_per_token"] * 1000
+            curve["ms_batch" + key].append(ms)
+            curve["fits_batch" + key].append(e["fits"])
+    curve["ms_batch1_text"] = [_ms(None if ms is None else ms / 1000) if f else "does not fit"
+                               for ms, f in zip(curve["ms_batch1"], curve["fits_batch1"])]
+    curve["ms_batch_text"] = [_ms(None if ms is None else ms / 1000) if f else "does not fit"
+                              for ms, f in zip(curve["ms_batch"], curve["fits_batch"])]
+
+    same_kind = []
+    if card.get("price_kind"):
+        for g in list_gpus():
+            if g.get("price_kind") != card["price_kind"]:
+                continue
+            e = serving_estimate(arch, g["id"], context, batch, **settings, solve=False)
+            same_kind.append({"id": g["id"], "name": g["name"], "chosen": g["id"] == card["id"],
+                              "price": f"${g['price_per_hour_usd']:.2f}/h ({g['price_provider']}, {g['price_date']})",
+                              "fits": e["fits"],
+                              "cost_text": (f"${e['usd_per_million_tokens']:.2f}" if e["fits"]
+                                            else "does not fit")})
+
+    fits = est["fits"]
+    cost = est["usd_per_million_tokens"]
+    bound = est["bound"]
+    if fits:
+        working = (f"bandwidth bound: ({human_bytes(w_read)} of weights + {plural(batch, 'chat')} x "
+                   f"{human_bytes(est['kv_bytes_per_chat'])} of KV) / {card['bandwidth_gb_s']:,} GB/s = "
+                   f"{_ms(est['memory_seconds'])}; compute bound: {est['flops_per_step'] / 1e12:,.3g} TFLOP / "
+                   f"{card['bf16_dense_tflops']:,} TFLOPS = {_ms(est['compute_seconds'])}; the step takes the longer: "
+                   f"{_ms(est['seconds_per_token'])} ({bound}-bound)")
+    else:
+        working = f"Not timed: {v['headline']}."
+    return {
+        "params": {"model": info["id"], "gpu": card["id"], "context": context, "batch": batch,
+                   "weights": weights, "kv": kv, "engine": engine, "answer": answer},
+        "clamped": clamped,
+        "context_human": token_count(context),
+        "context_text": plural(context, "token"),
+        "batch_text": plural(batch, "chat"),
+        "context_step": context_step(context),
+        "model_info": info,
+        "gpu_info": {"id": card["id"], "name": card["name"], "bandwidth_gb_s": card["bandwidth_gb_s"],
+                     "bandwidth_text": f"{card['bandwidth_gb_s']:,}",
+                     "tflops": card.get("bf16_dense_tflops"),
+                     "spec_source": card["spec_source"], "memory": amount(gpu_memory_bytes(card)),
+                     "price_per_hour": card.get("price_per_hour_usd"), "price_kind": card.get("price_kind"),
+                     "price_provider": card.get("price_provider"),
+                     "price_source": card.get("price_source"), "price_date": card.get("price_date"),
+                     "price_label": _price_label(card),
+                     "note": card.get("note", ""), "unconfirmed": card.get("unconfirmed", [])},
+        "fits": fits,
+        "verdict": v["verdict"],
+        "headline": v["headline"],
+        "binding": v["binding"],
+        "context_flag": _context_flag(arch, context, engine),
+        "flags": v["flags"],
+        "bound": bound,
+        "weights_bytes": amount(est["weights_bytes"]),
+        "kv_per_chat": amount(est["kv_bytes_per_chat"]),
+        "kv_per_step": amount(est["kv_bytes_per_chat"] * batch),
+        "weights_read_per_step": amount(w_read),
+        "bytes_per_step": amount(w_read + batch * est["kv_bytes_per_chat"]),
+        "working": working,
+        "ms_per_token": None if not fits else est["seconds_per_token"] * 1000,
+        "ms_per_token_text": _ms(est["seconds_per_token"]) if fits else "does not fit",
+        "ms_per_token_batch1_text": _ms(one["seconds_per_token"]) if one["fits"] else "does not fit",
+        "bound_text": f"{bound}-bound" if fits else "—",
+        "tokens_per_second_per_chat": est["tokens_per_second_per_chat"],
+        "tokens_per_second_per_chat_text": trim(est["tokens_per_second_per_chat"]) if fits else "—",
+        "total_tokens_per_second": est["total_tokens_per_second"],
+        "total_tokens_per_second_text": trim(est["total_tokens_per_second"]) if fits else "—",
+        "prefill_text": (f"{_ms(est['prefill_seconds_per_chat'])} per {plural(est['prompt_tokens'], 'token')} "
+                         "prompt" if fits else "—"),
+        "mix_text": (f"{plural(est['prompt_tokens'], 'token')} of prompt + {plural(est['answer_tokens'], 'token')} "
+                     "of answer per chat"),
+        "kv_share_of_reads": est["kv_share_of_reads"],
+        "kv_share_text": f"{100 * est['kv_share_of_reads']:.1f}%",
+        "kv_share_batch1_text": f"{100 * one['kv_share_of_reads']:.1f}%",
+        "chats_that_fit": est["chats_that_fit_in_memory"],
+        "chats_that_fit_text": v["max_sequences_text"],
+        "memory_used": amount(est["memory_used_bytes"]),
+        "budget": amount(v["budget_bytes"]),
+        "usd_per_million_tokens": cost,
+        "cost_text": (f"${cost:.2f}" if cost is not None else "no hourly price in the catalogue") if fits
+        else "not priced: the batch does not fit",
+        "cost_batch1_text": (f"${one['usd_per_million_tokens']:.2f}" if one["usd_per_million_tokens"] is not None
+                             else "—"),
+        "same_kind": same_kind,
+        "assumptions": est["assumptions"],
+        "curve": curve,
+        "status": f"Computed in your browser by kvlab.serving_figure ({info['id']} on {card['id']}, "
+                  f"{plural(batch, 'chat')}).",
+        "options": {"models": model_groups(), "gpus": gpu_options(), "weights": weight_options(),
+                    "kv": kv_options(), "modes": ENGINE_LABELS,
+                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS, "limits": _limits()},
+    }

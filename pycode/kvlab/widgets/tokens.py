@@ -1,0 +1,68 @@
+"""The "Tokens" page (tokens.md): the tokens widget (the tiny model's BPE tokenizer,
+pure Python, so it runs in Pyodide too) and the next-token widget (one forward pass
+of the tiny model's numpy reference).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kvlab.core import tiny
+from kvlab.core.attention import softmax
+
+
+def tokenize_demo(text: str = "The cat sat on the mat. Its door code is 4719! 😀") -> dict:
+    """How text becomes tokens: each token's text, id and UTF-8 bytes.
+
+    Works in the browser too (the tokenizer is pure Python). Long input is cut
+    at 2,000 characters, and the result says so.
+    """
+    if not isinstance(text, str):
+        raise ValueError("text must be a string")
+    limit = 2000
+    cut = len(text) > limit
+    text = text[:limit]
+    tok = tiny.tiny_tokenizer()
+    ids = tok.encode(text)
+    pieces = [{"id": int(i), "text": _display(tok.vocab[int(i)]), "bytes": len(tok.vocab[int(i)])} for i in ids]
+    n_bytes = len(text.encode("utf-8"))
+    return {
+        "text": text,
+        "truncated": cut,
+        "tokens": pieces,
+        "n_tokens": len(ids),
+        "n_chars": len(text),
+        "n_bytes": n_bytes,
+        "bytes_per_token": round(n_bytes / len(ids), 3) if ids else 0.0,
+        "vocab_size": tok.vocab_size,
+    }
+
+
+def _display(raw: bytes) -> str:
+    """A token's text, or its bytes in hex when they are only part of a character.
+
+    >>> _display(b" cat"), _display(b"\\xf0\\x9f")
+    (' cat', '<F0 9F>')
+    """
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "<" + " ".join(f"{b:02X}" for b in raw) + ">"
+
+
+def next_token_demo(prompt: str = "Mia had a red ball. She gave", top_k: int = 10) -> dict:
+    """One forward pass of the tiny model (numpy reference): the probabilities
+    of the most likely next tokens after the prompt (softmax at temperature 1)."""
+    if not prompt.strip():
+        raise ValueError("prompt is empty")
+    top_k = int(min(max(int(top_k), 1), 20))
+    model, tok = tiny._model_and_tokenizer()
+    ids = tok.encode(prompt)[-model.config.block_size:]
+    logits, _ = model.forward(np.array([ids]), None)
+    probs = softmax(logits[0, -1].astype(np.float64))
+    order = np.argsort(-probs, kind="stable")[:top_k]
+    return {
+        "prompt": prompt,
+        "n_tokens": len(ids),
+        "vocab_size": int(probs.shape[0]),
+        "top": [{"token": int(i), "text": tok.token_str(int(i)), "p": round(float(probs[i]), 6)} for i in order],
+    }
