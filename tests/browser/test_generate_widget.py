@@ -36,9 +36,36 @@ def generate(root, *, prompt=None, n=None, use_cache=True, temperature=None, see
 def test_static_figure_is_the_reference_models_greedy_continuation(built_site):
     html = (built_site / "generate" / "index.html").read_text()
     data = kvlab.generation_demo()
-    first = data["steps"][0]
-    assert f"cache empty before, {data['prompt_len']} entries after the step" in html
+    first, last = data["steps"][0], data["steps"][-1]
+    # the readout describes the step the text and the grid show: the last one of the run
+    assert (f"Decode · step {last['step']} · {last['cache_len_before']} entries read from the cache, "
+            f"{last['cache_len_after']} after the step") in html
+    assert "cache empty before" not in html
     assert f"<td>{first['cache_len_before']}</td><td>{first['cache_len_after']}</td>" in html
+
+
+def test_the_run_shown_can_be_stepped_back_and_forth(widget):
+    data = kvlab.generation_demo()
+    phase = widget.locator('[data-field="phase"]')
+    last = data["steps"][-1]
+    expect(phase).to_have_text(f"Decode · step {last['step']} · {last['cache_len_before']} entries read from the cache, "
+                               f"{last['cache_len_after']} after the step")
+    back = widget.get_by_role("button", name="Step back")
+    for _ in range(len(data["steps"]) - 1):
+        back.click()
+    expect(phase).to_have_text(f"Prefill · step 0 · cache empty before, {data['prompt_len']} entries after the step")
+    expect(back).to_be_disabled()
+    expect(widget.locator(".kv-gen-new .kv-tok-later")).to_have_count(len(data["steps"]) - 1)
+    expect(widget.locator(".kv-gen-cells").first.locator(".kv-cell-read")).to_have_count(0)
+    # after a run of the reader's own, the same controls walk through it
+    generate(widget, prompt="The cat sat on the mat.", n=6)
+    expect(widget.locator(".kv-gen-new .kv-tok-later")).to_have_count(0)
+    widget.get_by_role("button", name="Step back").click()
+    expect(phase).to_contain_text("Decode · step 4 ·")
+    expect(widget.locator(".kv-gen-new .kv-tok-later")).to_have_count(1)
+    expect(widget.locator('[data-field="steps"] tr[aria-current="step"] td').first).to_have_text("4")
+    widget.get_by_role("button", name="Step forward").click()
+    expect(phase).to_contain_text("Decode · step 5 ·")
 
 
 def test_cached_and_uncached_generation_give_identical_tokens(widget):
@@ -111,6 +138,7 @@ def test_rapid_clicks_start_only_one_run(widget):
 def test_stop_ends_a_run_early(widget):
     widget.locator("textarea[name=prompt]").fill("The dog")
     widget.locator('input[name="max_new_tokens"]').evaluate("el => { el.value = '200'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    widget.locator("input[name=use_cache]").set_checked(False)  # the slow way, so the run is still going when Stop is pressed
     widget.get_by_role("button", name="Generate").click()
     expect(widget.locator('[data-field="steps"] tr').nth(2)).to_be_attached(timeout=60_000)
     widget.get_by_role("button", name="Stop").click()

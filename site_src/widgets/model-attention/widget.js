@@ -91,21 +91,23 @@ kvlab.register("model-attention", {
       }));
     }
 
+    /* Axis labels: every token while they fit; past LABELS_MAX tokens only every
+     * k-th one is labelled (hover and the token boxes still name them all). */
+    const LABELS_MAX = 40;
     async function renderPlot() {
-      const Plotly = await kvlab.plotly();
-      const style = getComputedStyle(root);
       const m = matrix();
-      const ticks = shown.tokens.map((_, i) => i);
-      const labels = shown.tokens.map((t, i) => `${t.replace(/ /g, "\u2423")}<sub>${i + 1}</sub>`);
-      const dark = document.body.getAttribute("data-md-color-scheme") === "slate";
+      const T = shown.tokens.length;
       const narrow = plot.clientWidth < 520;
-      Plotly.react(
-        plot,
+      const every = T > LABELS_MAX ? Math.ceil(T / (narrow ? LABELS_MAX / 2 : LABELS_MAX)) : 1;
+      const ticks = shown.tokens.map((_, i) => i).filter((i) => i % every === 0);
+      const labels = ticks.map((i) => `${shown.tokens[i].replace(/ /g, "\u2423")}<sub>${i + 1}</sub>`);
+      const dark = document.body.getAttribute("data-md-color-scheme") === "slate";
+      const size = every > 1 || T > 24 ? (narrow ? 8 : 10) : narrow ? 9 : 12;
+      ctx.notice(every > 1 ? `${T} tokens: the axes label every ${every}th token; hover a cell, or use the token boxes above, for the others.` : "", "labels");
+      await kvlab.kit.plot(root, plot,
         [{
           type: "heatmap",
           z: m.map((row, i) => row.map((w, j) => (j > i ? null : w))),
-          x: ticks,
-          y: ticks,
           zmin: 0,
           zmax: 1,
           colorscale: dark
@@ -118,14 +120,10 @@ kvlab.register("model-attention", {
         }],
         {
           margin: narrow ? { l: 56, r: 4, t: 10, b: 64 } : { l: 80, r: 10, t: 10, b: 80 },
-          height: narrow ? 360 : 420,
-          paper_bgcolor: "rgba(0,0,0,0)",
-          plot_bgcolor: "rgba(0,0,0,0)",
-          font: { color: style.color, family: style.fontFamily },
-          xaxis: { tickvals: ticks, ticktext: labels, tickfont: { size: narrow ? 9 : 12 }, zeroline: false, showgrid: false, title: { text: "key (what is read)" } },
-          yaxis: { tickvals: ticks, ticktext: labels, tickfont: { size: narrow ? 9 : 12 }, zeroline: false, showgrid: false, autorange: "reversed", title: { text: "query" } },
-        },
-        { displayModeBar: false, responsive: true }
+          height: narrow ? 360 : T > LABELS_MAX ? 520 : 420,
+          xaxis: { tickvals: ticks, ticktext: labels, tickangle: every > 1 || T > 24 ? -60 : "auto", tickfont: { size }, showgrid: false, title: { text: "key (what is read)" } },
+          yaxis: { tickvals: ticks, ticktext: labels, tickfont: { size }, showgrid: false, autorange: "reversed", title: { text: "query" } },
+        }
       );
       if (plot.on && !plot.kvClick) {
         plot.kvClick = true;
@@ -198,6 +196,13 @@ kvlab.register("model-attention", {
       state.head = form.head.value === "mean" ? "mean" : parseInt(form.head.value, 10);
       if (ev.target === form) update(form.prompt.value); // settings from an embed URL
       else render();
+    });
+    // The sentence box holds at most maxlength characters: a longer paste is cut
+    // by the browser, so say what was kept rather than cut it silently.
+    form.prompt.addEventListener("paste", (ev) => {
+      const text = (ev.clipboardData && ev.clipboardData.getData("text")) || "";
+      const room = form.prompt.maxLength - form.prompt.value.length + (form.prompt.selectionEnd - form.prompt.selectionStart);
+      ctx.notice(text.length > room ? `Your paste was ${text.length} characters; this box holds ${form.prompt.maxLength}, so only the first ${Math.max(room, 0)} were kept.` : "", "truncated");
     });
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();

@@ -1,60 +1,51 @@
 /* One forward pass of the tiny model (onnxruntime-web): the top next tokens.
- * Static figure: kvlab.next_token_demo, the numpy reference of the same weights. */
+ * Static figure: kvlab.next_token_demo, the numpy reference of the same weights.
+ * A prompt longer than the model's context is cut from the front, and the
+ * widget says so in a note that stays; an empty prompt clears the chart. */
 kvlab.register("next-token", {
   mount(root, ctx) {
+    const kit = kvlab.kit;
     const form = root.querySelector("form");
     const plot = root.querySelector(".kv-next-plot");
-    const table = root.querySelector(".kv-next-table");
+    const tableBox = root.querySelector(".kv-next-table-box");
     const field = (n) => root.querySelector(`[data-field="${n}"]`);
     const K = ctx.data.top.length;
     let timer = null;
 
-    async function render(top, n) {
-      field("n").textContent = n;
-      field("top").replaceChildren(
-        ...top.map((t) => {
-          const tr = document.createElement("tr");
-          const td = document.createElement("td");
-          const code = document.createElement("code");
-          code.textContent = t.text;
-          td.appendChild(code);
-          const p = document.createElement("td");
-          p.textContent = t.p.toFixed(3);
-          tr.append(td, p);
-          return tr;
-        })
-      );
-      const Plotly = await kvlab.plotly();
-      const style = getComputedStyle(root);
-      Plotly.react(
-        plot,
+    async function render(r) {
+      const top = r.steps[0].top;
+      field("n").textContent = r.promptLen;
+      kit.fillRows(field("top"), top.map((t) => [kit.el("code", null, t.text), t.p.toFixed(3)]));
+      ctx.notice(r.truncated
+        ? `Your text is ${r.truncated + r.promptLen} tokens, more than the model can read at once: it sees only the last ${r.promptLen}, so the first ${r.truncated} were left out of this prediction.`
+        : "", "truncated");
+      plot.hidden = false;
+      await kit.plot(root, plot,
         [{ type: "bar", orientation: "h", x: top.map((t) => t.p), y: top.map((t, i) => `${i + 1}. ${JSON.stringify(t.text)}`), marker: { color: "#7986cb" }, hovertemplate: "%{y}: %{x:.3f}<extra></extra>" }],
-        {
-          height: 50 + 24 * top.length,
-          margin: { l: 120, r: 10, t: 5, b: 35 },
-          paper_bgcolor: "rgba(0,0,0,0)",
-          plot_bgcolor: "rgba(0,0,0,0)",
-          font: { color: style.color, family: style.fontFamily, size: 12 },
-          xaxis: { range: [0, 1], title: { text: "probability" }, gridcolor: "rgba(128,128,128,0.2)" },
-          yaxis: { autorange: "reversed", automargin: true },
-        },
-        { displayModeBar: false, responsive: true }
+        { height: 50 + 24 * top.length, margin: { l: 120, r: 10, t: 5, b: 35 }, xaxis: { range: [0, 1], title: { text: "probability" } }, yaxis: { autorange: "reversed", automargin: true } }
       );
-      table.classList.add("kv-visually-hidden");
+      tableBox.classList.add("kv-visually-hidden");
     }
 
     // latest input wins (ctx.live); the model's worker runs one forward pass per prompt
     const compute = ctx.live(
       (prompt) => kvlab.generate({ prompt, maxNewTokens: 1, topK: K, temperature: 0 }),
-      (r) => render(r.steps[0].top, r.promptLen),
-      (r) => `Computed in your browser by the tiny model (onnxruntime-web)${r.truncated ? `; only the last ${r.promptLen} tokens of your text fit, the first ${r.truncated} were left out` : ""}.`
+      render,
+      (r) => `Computed in your browser by the tiny model (onnxruntime-web) from ${r.promptLen} tokens.`
     );
     function update() {
       const prompt = form.prompt.value;
       if (!prompt.trim()) {
-        ctx.notice("Type the beginning of a sentence.");
+        // nothing to continue: no chart of an earlier prompt stays on screen
+        plot.hidden = true;
+        tableBox.hidden = true;
+        ctx.notice("", "truncated");
+        ctx.notice("Type the beginning of a sentence: the chart shows what the model expects next.");
+        ctx.say("No text, so no prediction.");
         return;
       }
+      plot.hidden = false;
+      tableBox.hidden = false;
       ctx.notice("");
       return compute(prompt);
     }
