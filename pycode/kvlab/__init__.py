@@ -24,6 +24,7 @@ from kvlab.core.gpt import GPT, GPTConfig
 from kvlab.core.tokenizer import BPETokenizer, load_tokenizer
 from kvlab.memory.architecture import Architecture, LayerSpec
 from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
+from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log
 from kvlab.memory.hf_config import parse_hf_config
 from kvlab.memory.kv_bytes import (fit_report, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache, memory_report,
                                    vllm_capacity, vllm_kv_cache)
@@ -37,8 +38,9 @@ from kvlab.widgets.attention import attention_demo, model_attention
 from kvlab.widgets.eviction import (context_shift_timeline, context_shift_view, eviction_recall_demo, eviction_timeline,
                                     eviction_view)
 from kvlab.widgets.generate import generation_demo, race_demo, race_theory
+from kvlab.widgets.kv_quant import kv_quant_demo, kv_quant_table
 from kvlab.widgets.kv_cache import cache_equivalence, cache_phases, step_through, step_through_figure
-from kvlab.widgets.memory import gpu_fit_figure, kv_memory_figure
+from kvlab.widgets.memory import engine_log_figure, gpu_fit_figure, kv_memory_figure
 from kvlab.widgets.prefix import prefix_blocks, prefix_cache_demo, prefix_cache_figure
 from kvlab.widgets.serving import serving_figure
 from kvlab.widgets.tokens import next_token_demo, tokenize_demo
@@ -67,6 +69,8 @@ __all__ = [
     "llamacpp_kv_cache",
     "fit_verdict",
     "memory_report",
+    "explain_engine_log",
+    "parse_engine_log",
     "model_architecture",
     "parse_hf_config",
     "serving_estimate",
@@ -113,8 +117,11 @@ __all__ = [
     "prefix_blocks",
     "prefix_cache_figure",
     # memory/serving widgets
+    "engine_log_figure",
     "gpu_fit_figure",
     "kv_memory_figure",
+    "kv_quant_demo",
+    "kv_quant_table",
     "serving_figure",
     # the tiny model on the pages
     "eviction_recall_demo",

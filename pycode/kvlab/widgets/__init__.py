@@ -6,6 +6,7 @@ wall        quadratic-wall.md  race, reprocessing, quadratic_wall, race_figure, 
 kv_cache    kv-cache.md        step_through, step_through_figure, cache_equivalence, cache_phases
 generate    generate.md        generation_demo, race_demo, race_theory
 memory      memory.md          kv_memory_figure, gpu_fit_figure
+kv_quant    memory.md          kv_quant_demo, kv_quant_table (the cache stored quantized)
 serving     serving.md         serving_figure
 prefix      prefix-cache.md    prefix_cache_demo, prefix_cache_figure, prefix_blocks
 eviction    eviction.md        eviction_timeline, eviction_view, context_shift_timeline,
