@@ -12,8 +12,14 @@
  *                               is a plain sliding window). Kept tokens keep their positions (RoPE).
  *                               streamPrompt: read the prompt one token at a time (evicting as
  *                               it goes) and report promptNll, the model's surprise per token.
+ *                               kvFormat "fp32" | "fp16" | "int8" | "q8_0" | "q4_0": how the cache is
+ *                               stored (kvQuant below); the result has kvFormat and cacheBytes (what
+ *                               the cache holds at the end, in that format). forceTokens: feed these
+ *                               instead of the chosen tokens (teacher forcing); returnLogits: the
+ *                               result has each step's logits (Float32Array).
  *                               hooks: {onToken, onPromptToken, cancelled()}.
  *   attention(model, prompt)    per-layer, per-head attention weights of the prompt
+ *   kvQuant                     the cache formats, byte for byte as kvlab's kv_quant (for tests)
  *
  * The ONNX I/O follows the Optimum / transformers.js decoder convention
  * (DESIGN.md): input_ids, attention_mask, position_ids, past_key_values.{i}.key|value
@@ -122,6 +128,203 @@
       out += c;
     }
     return new RegExp(out, "gu");
+  }
+
+  // ------------------------------------------------------------------ cache formats
+
+  /* How a cached vector (head_dim values: one token, one head, K or V, one layer) is
+   * stored: a port, byte for byte, of kvlab's kv_quant (pycode/kvlab/core/kv_quant.py,
+   * which documents the layouts; q8_0 and q4_0 are ggml's quantize_row_*_ref). Tests
+   * hold the two equal. All arithmetic is float32: Math.fround after each operation
+   * (a double result of one +, *, / on floats, rounded once, is the float32 result). */
+  const KV_FORMATS = ["fp32", "fp16", "int8", "q8_0", "q4_0"];
+  const QK = 32; // ggml's block: 32 values
+  const f32buf = new Float32Array(1);
+  const u32buf = new Uint32Array(f32buf.buffer);
+
+  /* float32 → IEEE half bits, round to nearest even (subnormals, overflow to inf). */
+  function f16Bits(x) {
+    f32buf[0] = x;
+    const w = u32buf[0];
+    const sign = (w >>> 16) & 0x8000;
+    const exp = (w >>> 23) & 0xff;
+    const mant = w & 0x7fffff;
+    if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+    const e = exp - 127 + 15;
+    if (e >= 31) return sign | 0x7c00;
+    if (e <= 0) {
+      if (e < -10) return sign; // below half the smallest subnormal
+      const m = mant | 0x800000;
+      const shift = 14 - e;
+      let r = m >>> shift;
+      const rem = m & ((1 << shift) - 1);
+      const half = 1 << (shift - 1);
+      if (rem > half || (rem === half && r & 1)) r++;
+      return sign | r;
+    }
+    let r = (e << 10) | (mant >>> 13);
+    const rem = mant & 0x1fff;
+    if (rem > 0x1000 || (rem === 0x1000 && r & 1)) r++; // a carry may reach inf: right
+    return sign | r;
+  }
+
+  function f16Value(h) {
+    const s = h & 0x8000 ? -1 : 1;
+    const e = (h >> 10) & 0x1f;
+    const m = h & 0x3ff;
+    if (e === 0) return s * m * 2 ** -24;
+    if (e === 31) return m ? NaN : s * Infinity;
+    return s * (1024 + m) * 2 ** (e - 25);
+  }
+
+  const roundAway = (v) => Math.sign(v) * Math.floor(Math.abs(v) + 0.5) + 0; // C roundf; +0 turns -0 into 0
+  const inverse = (d) => (d ? Math.fround(1 / d) : 0);
+
+  function bytesPerVector(format, D) {
+    if (!KV_FORMATS.includes(format)) throw new Error(`kvFormat ${JSON.stringify(format)} unknown; choose one of ${KV_FORMATS.join(", ")}`);
+    if ((format === "q8_0" || format === "q4_0") && D % QK) throw new Error(`${format} needs head_dim divisible by ${QK}`);
+    return { fp32: 4 * D, fp16: 2 * D, int8: D + 4, q8_0: (D / QK) * 34, q4_0: (D / QK) * 18 }[format];
+  }
+
+  /* D values of x from offset o → bytesPerVector(format, D) bytes of out from offset p. */
+  function quantizeVector(format, x, o, D, out, p) {
+    const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+    if (format === "fp32") {
+      for (let j = 0; j < D; j++) view.setFloat32(p + 4 * j, x[o + j], true);
+    } else if (format === "fp16") {
+      for (let j = 0; j < D; j++) view.setUint16(p + 2 * j, f16Bits(x[o + j]), true);
+    } else if (format === "int8") {
+      let amax = 0;
+      for (let j = 0; j < D; j++) amax = Math.max(amax, Math.abs(x[o + j]));
+      const s = Math.fround(amax / 127);
+      view.setFloat32(p, s, true);
+      for (let j = 0; j < D; j++) out[p + 4 + j] = s ? Math.max(-127, Math.min(127, roundAway(Math.fround(x[o + j] / s)))) & 0xff : 0;
+    } else {
+      for (let b = 0; b < D / QK; b++, o += QK) {
+        if (format === "q8_0") { // quantize_row_q8_0_ref
+          let amax = 0;
+          for (let j = 0; j < QK; j++) amax = Math.max(amax, Math.abs(x[o + j]));
+          const d = Math.fround(amax / 127);
+          const id = inverse(d);
+          view.setUint16(p, f16Bits(d), true);
+          for (let j = 0; j < QK; j++) out[p + 2 + j] = roundAway(Math.fround(x[o + j] * id)) & 0xff;
+          p += 34;
+        } else { // q4_0: quantize_row_q4_0_ref
+          let amax = 0;
+          let max = 0;
+          for (let j = 0; j < QK; j++) {
+            const v = x[o + j];
+            if (amax < Math.abs(v)) {
+              amax = Math.abs(v);
+              max = v;
+            }
+          }
+          const d = Math.fround(max / -8);
+          const id = inverse(d);
+          view.setUint16(p, f16Bits(d), true);
+          for (let j = 0; j < QK / 2; j++) {
+            const x0 = Math.fround(x[o + j] * id);
+            const x1 = Math.fround(x[o + QK / 2 + j] * id);
+            const xi0 = Math.min(15, Math.trunc(Math.fround(x0 + 8.5)));
+            const xi1 = Math.min(15, Math.trunc(Math.fround(x1 + 8.5)));
+            out[p + 2 + j] = xi0 | (xi1 << 4);
+          }
+          p += 18;
+        }
+      }
+    }
+  }
+
+  /* bytes of `src` from offset p → D float32 values into y from offset o. */
+  function dequantizeVector(format, src, p, D, y, o) {
+    const view = new DataView(src.buffer, src.byteOffset, src.byteLength);
+    if (format === "fp32") {
+      for (let j = 0; j < D; j++) y[o + j] = view.getFloat32(p + 4 * j, true);
+    } else if (format === "fp16") {
+      for (let j = 0; j < D; j++) y[o + j] = f16Value(view.getUint16(p + 2 * j, true));
+    } else if (format === "int8") {
+      const s = view.getFloat32(p, true);
+      for (let j = 0; j < D; j++) y[o + j] = Math.fround(view.getInt8(p + 4 + j) * s);
+    } else {
+      for (let b = 0; b < D / QK; b++, o += QK) {
+        const d = f16Value(view.getUint16(p, true));
+        if (format === "q8_0") {
+          for (let j = 0; j < QK; j++) y[o + j] = view.getInt8(p + 2 + j) * d;
+          p += 34;
+        } else {
+          for (let j = 0; j < QK / 2; j++) {
+            const q = src[p + 2 + j];
+            y[o + j] = ((q & 0x0f) - 8) * d;
+            y[o + QK / 2 + j] = ((q >> 4) - 8) * d;
+          }
+          p += 18;
+        }
+      }
+    }
+  }
+
+  /* Whole arrays, for tests: (n·D floats) → (n·bytesPerVector bytes) and back. */
+  function quantize(format, values, D) {
+    const x = Float32Array.from(values);
+    const bpv = bytesPerVector(format, D);
+    const out = new Uint8Array((x.length / D) * bpv);
+    for (let v = 0; v < x.length / D; v++) quantizeVector(format, x, v * D, D, out, v * bpv);
+    return out;
+  }
+  function dequantize(format, bytes, D) {
+    const src = Uint8Array.from(bytes);
+    const bpv = bytesPerVector(format, D);
+    const y = new Float32Array((src.length / bpv) * D);
+    for (let v = 0; v < src.length / bpv; v++) dequantizeVector(format, src, v * bpv, D, y, v * D);
+    return y;
+  }
+
+  /* The cache as stored: per layer, K and V, one byte row per slot (H vectors of
+   * bytesPerVector each). Written from a step's present outputs (only the new slots),
+   * read back as the next step's past tensors [1, H, L, D]. */
+  class StoredCache {
+    constructor(format, nLayer, H, D) {
+      Object.assign(this, { format, nLayer, H, D, bpv: bytesPerVector(format, D) });
+      this.rows = Array.from({ length: nLayer }, () => ({ key: [], value: [] }));
+    }
+    get length() {
+      return this.rows[0].key.length;
+    }
+    /* present[i].{key,value} [1, H, L, D]: quantize slots from..L-1 and keep their bytes. */
+    write(present, from) {
+      const { H, D, bpv, format } = this;
+      present.forEach((p, i) => {
+        for (const kind of ["key", "value"]) {
+          const t = p[kind];
+          const L = t.dims[2];
+          for (let s = from; s < L; s++) {
+            const row = new Uint8Array(H * bpv);
+            for (let h = 0; h < H; h++) quantizeVector(format, t.data, (h * L + s) * D, D, row, h * bpv);
+            this.rows[i][kind].push(row);
+          }
+        }
+      });
+    }
+    keep(slots) {
+      for (const layer of this.rows) for (const kind of ["key", "value"]) layer[kind] = slots.map((s) => layer[kind][s]);
+    }
+    past(ort) {
+      const { H, D, bpv, format } = this;
+      const L = this.length;
+      return this.rows.map((layer) => {
+        const tensor = (rows) => {
+          const y = new Float32Array(H * L * D);
+          rows.forEach((row, s) => {
+            for (let h = 0; h < H; h++) dequantizeVector(format, row, h * bpv, D, y, (h * L + s) * D);
+          });
+          return new ort.Tensor("float32", y, [1, H, L, D]);
+        };
+        return { key: tensor(layer.key), value: tensor(layer.value) };
+      });
+    }
+    get bytes() {
+      return this.length * this.nLayer * 2 * this.H * this.bpv;
+    }
   }
 
   // ------------------------------------------------------------------ model
@@ -273,7 +476,7 @@
     return -(logits[target] - max - Math.log(z));
   }
 
-  async function generate(model, { prompt, maxNewTokens = 32, useCache = true, temperature = 0, topK: k = 5, seed = 0, evict, streamPrompt = false }, hooks = {}) {
+  async function generate(model, { prompt, maxNewTokens = 32, useCache = true, temperature = 0, topK: k = 5, seed = 0, evict, streamPrompt = false, kvFormat = "fp32", forceTokens, returnLogits = false }, hooks = {}) {
     const { onToken, onPromptToken } = hooks;
     const signal = { get aborted() { return Boolean(hooks.cancelled && hooks.cancelled()); } };
     const { tokenizer, config } = model;
@@ -290,14 +493,39 @@
     const promptLen = ids.length;
     const seq = ids.slice();
     const steps = [];
+    const logits = returnLogits ? [] : null;
     let past = null;
     let cached = []; // absolute positions held in the cache, in slot order
+    // kvFormat: how the cache is stored. fp32 keeps onnxruntime's present tensors as
+    // they are; any other format quantizes each new entry when it is written and
+    // dequantizes the whole cache when the next step's past tensors are built.
+    const H = config.n_kv_head || config.n_head;
+    const D = config.n_embd / config.n_head;
+    bytesPerVector(kvFormat, D); // an unknown format is refused here
+    if (kvFormat !== "fp32" && !useCache) throw new Error(`kvFormat ${kvFormat} needs the cache (useCache: true)`);
+    const stored = kvFormat === "fp32" ? null : new StoredCache(kvFormat, config.n_layer, H, D);
+    const keepPresent = (present) => { // after a cached forward pass: the cache becomes `present`
+      if (stored) {
+        stored.write(present, cached.length);
+        disposePast(present);
+        disposePast(past);
+        past = stored.past(model.ort);
+      } else {
+        disposePast(past);
+        past = present;
+      }
+    };
+    const cacheBytes = () => (stored ? stored.bytes : useCache ? cached.length * config.n_layer * 2 * H * D * 4 : 0);
     const sinks = evict ? Math.max(0, evict.sinks | 0) : 0;
     const window = evict ? Math.max(1, evict.window | 0) : Infinity;
     const evictIfFull = () => {
       if (cached.length <= sinks + window) return 0;
       const keep = cached.map((_, i) => i).filter((i) => i < sinks || i >= cached.length - window);
-      const slim = selectSlots(model.ort, past, keep);
+      let slim;
+      if (stored) {
+        stored.keep(keep);
+        slim = stored.past(model.ort);
+      } else slim = selectSlots(model.ort, past, keep);
       disposePast(past);
       past = slim;
       const evicted = cached.length - keep.length;
@@ -312,11 +540,10 @@
     if (useCache && streamPrompt) {
       let ms = 0;
       for (let i = 0; i < promptLen; i++) {
-        if (signal && signal.aborted) return { steps, promptLen, truncated, promptText: tokenizer.decode(ids), stopped: true, promptNll, tokens: [], text: "" };
+        if (signal && signal.aborted) { disposePast(past); return { steps, promptLen, truncated, promptText: tokenizer.decode(ids), stopped: true, promptNll, tokens: [], text: "", kvFormat, cacheBytes: cacheBytes() }; }
         const res = await forward(model, [seq[i]], i, past, false, cached.length);
         ms += res.ms;
-        disposePast(past);
-        past = res.present;
+        keepPresent(res.present);
         cached.push(i);
         evictIfFull();
         if (i < promptLen - 1) promptNll.push(nll(res.logits, seq[i + 1]));
@@ -327,7 +554,7 @@
     }
     try {
       for (let step = 0; step < maxNew; step++) {
-        if (signal && signal.aborted) return { steps, promptLen, truncated, promptText: tokenizer.decode(ids), stopped: true, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
+        if (signal && signal.aborted) return { steps, promptLen, truncated, promptText: tokenizer.decode(ids), stopped: true, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)), kvFormat, cacheBytes: cacheBytes(), ...(logits && { logits }) };
         let res;
         const cacheLenBefore = useCache ? (step === 0 && streamed ? 0 : cached.length) : 0;
         let evicted = 0;
@@ -336,8 +563,7 @@
         } else if (useCache) {
           const start = step === 0 ? 0 : seq.length - 1;
           res = await forward(model, step === 0 ? seq : [seq[seq.length - 1]], start, past, false, cached.length);
-          disposePast(past);
-          past = res.present;
+          keepPresent(res.present);
           for (let pos = start; pos < seq.length; pos++) cached.push(pos);
           evicted = evictIfFull();
         } else {
@@ -346,7 +572,10 @@
         }
         const candidates = topK(res.logits, k, temperature);
         const token = sample(candidates, temperature, random);
-        seq.push(token);
+        // forceTokens: feed these instead of the chosen ones (teacher forcing: every
+        // kvFormat then sees the same text, so their logits compare step by step)
+        seq.push(forceTokens && step < forceTokens.length ? forceTokens[step] | 0 : token);
+        if (logits) logits.push(res.logits);
         const info = {
           step,
           phase: step === 0 ? "prefill" : "decode",
@@ -365,7 +594,7 @@
         if (onToken) onToken(info);
         await yieldTurn();
       }
-      return { steps, promptLen, truncated, promptText: tokenizer.decode(ids), stopped: false, promptNll, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)) };
+      return { steps, promptLen, truncated, promptText: tokenizer.decode(ids), stopped: false, promptNll, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)), kvFormat, cacheBytes: cacheBytes(), ...(logits && { logits }) };
     } finally {
       disposePast(past);
     }
@@ -394,5 +623,5 @@
     return { ids, tokens: ids.map((i) => model.tokenizer.tokenText(i)), weights, mean };
   }
 
-  global.kvlabModel = { Tokenizer, load, generate, attention };
+  global.kvlabModel = { Tokenizer, load, generate, attention, kvQuant: { FORMATS: KV_FORMATS, bytesPerVector, quantize, dequantize, f16Bits } };
 })(self);
