@@ -5,6 +5,7 @@
     python -m kvlab memory --model path/to/config.json --context 32768 --mode vllm --json
     python -m kvlab fit --model qwen3.6-27b --gpu rtx-4090 --weights Q4_K_M --context 65536
     python -m kvlab serve --model llama-3.1-8b --gpu h100-sxm --context 8192 --batch 32
+    python -m kvlab explain-log server.log --model llama-3.1-8b [--n-ctx 8192 ...]
     python -m kvlab race|wall|steps|evict|context|prefix [--json]
 
 Each group of commands has an `_add_*_commands(subparsers)` below, called in
@@ -18,6 +19,7 @@ import json
 import sys
 
 from kvlab.memory.catalogue import list_gpus, list_models, model_architecture
+from kvlab.memory.engine_logs import explain_engine_log
 from kvlab.memory.kv_bytes import GIB, KV_TYPES, MIB, MODES, fit_report, memory_report
 from kvlab.memory.serving import serving_estimate
 from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, long_context_check
@@ -109,6 +111,22 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--price", type=float, default=None, help="$/hour (default: the catalogue price)")
     p.add_argument("--efficiency", type=float, default=1.0, help="fraction of peak bandwidth reached (default 1.0)")
     p.set_defaults(func=_run_serve)
+
+    p = sub.add_parser("explain-log", help="a llama.cpp or vLLM start-up log, rebuilt term by term from the config")
+    p.add_argument("log", help="the log file ('-' reads standard input)")
+    p.add_argument("--model", required=True, help="catalogue id, Hugging Face id in the catalogue, or config.json path")
+    p.add_argument("--engine", choices=("llama.cpp", "vllm"), default=None, help="default: read from the log")
+    p.add_argument("--json", action="store_true", help="print the full result as JSON")
+    for flag, kind, what in (("--n-ctx", int, "llama.cpp -c, if the log does not show it"),
+                             ("--n-seq", int, "llama.cpp --parallel"), ("--type-k", str, "llama.cpp -ctk"),
+                             ("--type-v", str, "llama.cpp -ctv"), ("--n-ubatch", int, "llama.cpp -ub"),
+                             ("--max-model-len", int, "vLLM --max-model-len"),
+                             ("--kv-cache-dtype", str, "vLLM --kv-cache-dtype"), ("--block-size", int, "vLLM --block-size"),
+                             ("--max-num-batched-tokens", int, "vLLM --max-num-batched-tokens"),
+                             ("--gpu-memory-gib", float, "the GPU's memory, to account for what vLLM did not log")):
+        p.add_argument(flag, type=kind, default=None, help=what)
+    p.add_argument("--swa-full", action="store_true", default=None, help="llama.cpp --swa-full")
+    p.set_defaults(func=_run_explain_log)
 
     p = sub.add_parser("models", help="the model catalogue")
     p.add_argument("--json", action="store_true")
@@ -205,6 +223,37 @@ def _run_serve(args: argparse.Namespace) -> int:
         print("  not timed or priced: the batch does not fit")
     for a in r["assumptions"]:
         print(f"  assumes: {a}")
+    return 0
+
+
+def _run_explain_log(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    text = sys.stdin.read() if args.log == "-" else Path(args.log).read_text(encoding="utf-8", errors="replace")
+    stated = {k: getattr(args, k) for k in ("n_ctx", "n_seq", "type_k", "type_v", "n_ubatch", "max_model_len",
+                                             "kv_cache_dtype", "block_size", "max_num_batched_tokens",
+                                             "gpu_memory_gib", "swa_full")}
+    r = explain_engine_log(text, args.model, engine=args.engine, **stated)
+    if args.json:
+        print(json.dumps(r, indent=1))
+        return 0
+    print(f"{r['model']}, {r['engine'] or 'no engine recognised'}: {r['summary']}")
+    for s in r["settings"]:
+        print(f"  setting: {s['name']} = {s['value']}  ({s['from']})")
+    for c in r["checks"]:
+        where = f"line {c['line']}" if c["line"] else "not in the log"
+        print(f"  [{c['status']}] {c['figure']} ({where})")
+        if c["logged"]:
+            print(f"      logged:  {c['logged']}")
+        if c["rebuilt"]:
+            print(f"      rebuilt: {c['rebuilt']}")
+        for t in c["terms"]:
+            mark = "=" if t["ok"] else "!="
+            print(f"      {t['term']:>12s}: {t['logged'] or '-'} {mark} {t['rebuilt']}   [{t['how']}]")
+        if c["why"]:
+            print(f"      why: {c['why']}")
+    for note in r["notes"]:
+        print(f"  note: {note}")
     return 0
 
 

@@ -32,6 +32,11 @@ def models() -> list[dict]:
     return [dict(entry) for entry in _load("models.json")["models"]]
 
 
+def engine_log_examples() -> list[dict]:
+    """Real llama.cpp and vLLM start-up logs (kvlab/data/engine_logs.json), each with its source URL."""
+    return [dict(entry) for entry in _load("engine_logs.json")["examples"]]
+
+
 def gpus() -> list[dict]:
     """Every catalogue GPU (copies, safe to modify)."""
     return [dict(entry) for entry in _load("gpus.json")["gpus"]]

@@ -13,7 +13,8 @@ from dataclasses import replace
 
 from kvlab.inputs import clamp_rounded
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
-from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
+from kvlab.memory.catalogue import (engine_log_examples, get_gpu, get_model, list_gpus, list_models,
+                                    model_architecture)
 from kvlab.memory.kv_bytes import _formula, bits_per_value, kv_type, memory_report
 from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
 from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
@@ -440,4 +441,71 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
         "options": {"models": model_groups(), "gpus": gpu_options(), "weights": weight_options(),
                     "kv": kv_options(), "modes": ENGINE_LABELS, "n_gpus": list(TENSOR_PARALLEL),
                     "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS, "limits": _limits()},
+    }
+
+
+# ---------------------------------------------------------------------------
+# engine-log: a pasted llama.cpp or vLLM start-up log, rebuilt from the config
+# ---------------------------------------------------------------------------
+
+STATUS_LABELS = {"exact": "rebuilt exactly", "consistent": "consistent (within the log's rounding)",
+                 "differs": "differs", "not in the log": "not in the pasted log", "not rebuilt": "not rebuilt",
+                 "predicted": "predicted"}
+
+
+def engine_log_figure(example: str = "vllm-llama-3.1-8b-20k", log: str = "", model: str = "llama-3.1-8b",
+                      config: str = "") -> dict:
+    """The engine-log widget: a llama.cpp or vLLM start-up log explained figure by figure.
+
+    With no `log`, the bundled `example` (a real log with its URL) is explained with its own model.
+    With a `log`, it is explained for `model` (catalogue id) or, when given, the pasted `config`
+    (config.json text). A config or log that cannot be read is not an exception: the example is shown
+    and `error` says what is wrong.
+    """
+    from kvlab.memory.engine_logs import MAX_LOG_CHARS, explain_engine_log
+
+    examples = engine_log_examples()
+    chosen = next((e for e in examples if e["id"] == example), None)
+    if chosen is None:
+        raise ValueError(f"example must be one of {', '.join(e['id'] for e in examples)}, got {example!r}")
+    log = (log or "").strip("\n")
+    config = (config or "").strip()
+    error = None
+    result = None
+    source = "example"
+    if log:
+        try:
+            if config and not config.startswith("{"):
+                raise ValueError("config.json: paste the text of a config.json (a JSON object, starting with '{')")
+            subject = config if config else _model_info(model)["id"]
+            result = explain_engine_log(log, subject)
+            source = "config" if config else "catalogue"
+        except ValueError as exc:
+            error = f"Could not explain this log: {exc}"
+            result = None
+    if result is None:
+        subject = chosen.get("config") or chosen["model"]
+        result = explain_engine_log(chosen["log"], subject, **chosen.get("stated", {}))
+        log_shown = chosen["log"]
+    else:
+        log_shown = log
+    checks = [dict(c, status_label=STATUS_LABELS[c["status"]]) for c in result["checks"]]
+    info = _model_info(model) if source == "catalogue" else (_model_info(chosen["model"]) if source == "example"
+                                                             and chosen["model"] else None)
+    return {
+        "params": {"example": chosen["id"], "model": model, "source": source},
+        "error": error,
+        "example": {k: chosen.get(k) for k in ("id", "label", "source", "engine", "note", "model", "config")},
+        "examples": [{"id": e["id"], "label": e["label"], "model": e["model"], "config": e.get("config", ""),
+                      "log": e["log"], "source": e["source"]} for e in examples],
+        "log": log_shown,
+        "model_name": result["model"] if source != "config" else f"your config.json ({result['model']})",
+        "model_info": info,
+        "engine": result["engine"],
+        "summary": result["summary"],
+        "settings": result["settings"],
+        "checks": checks,
+        "notes": result["notes"],
+        "status": f"Computed in your browser by kvlab.engine_log_figure ({result['summary']}).",
+        "options": {"models": model_groups(), "max_log_chars": MAX_LOG_CHARS},
     }
