@@ -1,0 +1,48 @@
+"""engine-log, live in a real Chromium: the checks the page shows equal CPython's kvlab.engine_log_figure."""
+from __future__ import annotations
+
+import kvlab
+from tests.browser.widgets import activate, open_widget, wait_ready
+
+
+def rows(root) -> list[list[str]]:
+    return root.locator('[data-field="checks"] tbody tr').evaluate_all(
+        "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent.trim()))")
+
+
+def want_rows(data) -> list[list[str]]:
+    return [[c["figure"] + (f" (line {c['line']})" if c["line"] else ""), c["logged"], c["rebuilt"], c["status_label"]]
+            for c in data["checks"]]
+
+
+def test_static_figure_explains_the_default_example(built_site):
+    html = (built_site / "memory" / "index.html").read_text()
+    data = kvlab.engine_log_figure()
+    assert data["summary"] in html and data["example"]["source"] in html
+    assert "Maximum concurrency for 20000 tokens per request: 1.56x" in html  # the real log, shown as published
+
+
+def test_live_examples_and_a_pasted_log(page, site_url):
+    root = open_widget(page, site_url + "memory/", "engine-log")
+    activate(root)
+    wait_ready(root)
+    assert rows(root) == want_rows(kvlab.engine_log_figure())
+
+    # an example with a figure that differs: the difference and its reason are shown
+    root.locator('select[name="example"]').select_option("vllm-gpt-oss-120b-refused")
+    wait_ready(root)
+    data = kvlab.engine_log_figure(example="vllm-gpt-oss-120b-refused")
+    assert rows(root) == want_rows(data)
+    assert "max_num_batched_tokens from 896 to 1,152" in root.locator('[data-field="details"]').inner_text()
+
+    # a pasted llama.cpp line for a catalogue model
+    line = ("llama_kv_cache: size =  512.00 MiB (  4096 cells,  32 layers,  1/1 seqs), "
+            "K (f16):  256.00 MiB, V (f16):  256.00 MiB")
+    root.locator('select[name="model"]').select_option("mistral-7b-v0.3")
+    root.locator('textarea[name="log"]').fill(line)
+    root.locator('form.kv-controls button[type="submit"]').click()
+    wait_ready(root)
+    data = kvlab.engine_log_figure(log=line, model="mistral-7b-v0.3")
+    assert rows(root) == want_rows(data)
+    assert root.locator('[data-field="summary"]').inner_text() == data["summary"]
+    assert root.locator('[data-field="example-source"]').is_hidden()
