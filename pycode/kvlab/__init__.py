@@ -26,6 +26,7 @@ from kvlab.memory.architecture import Architecture, LayerSpec
 from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log
 from kvlab.memory.hf_config import parse_hf_config
+from kvlab.memory.llama_server import llama_server_command
 from kvlab.memory.kv_bytes import (fit_report, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache, memory_report,
                                    vllm_capacity, vllm_kv_cache)
 from kvlab.memory.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
@@ -35,20 +36,32 @@ from kvlab.reuse.context import run_out_of_context
 from kvlab.reuse.eviction import AttentionSinks, EvictionPolicy, FullCache, HeavyHitters, SlidingWindow, make_policy
 from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests
 from kvlab.widgets.attention import attention_demo, model_attention
-from kvlab.widgets.eviction import (context_shift_timeline, context_shift_view, eviction_recall_demo, eviction_timeline,
+from kvlab.widgets.eviction import (context_shift_timeline, context_shift_view, door_code_chat, door_code_score,
+                                    eviction_recall_demo, eviction_timeline,
                                     eviction_view)
 from kvlab.widgets.generate import generation_demo, race_demo, race_theory
 from kvlab.widgets.kv_quant import kv_quant_demo, kv_quant_table
 from kvlab.widgets.kv_cache import cache_equivalence, cache_phases, step_through, step_through_figure
 from kvlab.widgets.memory import engine_log_figure, gpu_fit_figure, kv_memory_figure
-from kvlab.widgets.prefix import prefix_blocks, prefix_cache_demo, prefix_cache_figure
+from kvlab.widgets.prefix import prefix_blocks, prefix_cache_demo, prefix_cache_figure, prefix_cases
 from kvlab.widgets.serving import serving_figure
 from kvlab.widgets.tokens import next_token_demo, tokenize_demo
-from kvlab.widgets.wall import quadratic_wall, quadratic_wall_figure, race, race_figure, reprocessing
+from kvlab.widgets.wall import (add_token_counters, quadratic_wall, quadratic_wall_figure, race, race_figure, race_odometers,
+                                reprocessing)
+from kvlab.widgets.wrapup import prefill_decode_sequence, tradeoff_map
 
 __version__ = "0.1.0"
 
 __all__ = [
+    # issue 14: playable
+    "add_token_counters",
+    "door_code_chat",
+    "door_code_score",
+    "llama_server_command",
+    "prefill_decode_sequence",
+    "prefix_cases",
+    "race_odometers",
+    "tradeoff_map",
     "attention_demo",
     "causal_mask",
     "multi_head_attention",

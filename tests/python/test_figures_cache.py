@@ -16,7 +16,9 @@ def test_race_landmarks_match_claims():
 def test_race_figure_is_race_plus_landmarks(n):
     fig = kvlab.race_figure(n)
     fig.pop("landmarks")
+    odometers = fig.pop("odometers")
     assert fig == kvlab.race(n)
+    assert odometers == kvlab.race_odometers(fig["no_cache"]["cumulative"], fig["cache"]["cumulative"])
 
 
 def test_race_landmark_is_the_first_n_reaching_the_ratio():

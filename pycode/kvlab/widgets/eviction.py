@@ -7,6 +7,8 @@ the first tokens and a window.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from kvlab.core import tiny
@@ -241,6 +243,140 @@ def context_shift_view(
 
 
 EVICTION_LIMITS = {"window": (8, 512), "sinks": (0, 32), "episode": (0, 3)}
+LOSS_TAIL = 100  # the table's loss is the mean over the chat's last LOSS_TAIL tokens
+LOSS_SMOOTH = 25  # the chart's running mean
+DOOR_QUESTION = "user: i forgot how to open the door. can you help?\nbot:"
+DOOR_CODE = re.compile(r"code (\d{4})")
+CHAT_MAX_CHARS = 4000
+
+
+def _split_question(prompt: str) -> str:
+    """The chat without its closing question (the episodes end with one)."""
+    head, sep, _ = prompt.rpartition("\nuser: ")
+    return head + "\n" if sep else prompt
+
+
+def door_code_chat(chat: str | None = None, n_new: int = 8) -> dict:
+    """A door-code chat the reader wrote (or edited), ready to be read and asked.
+
+    Finds the first "code NNNN" in the chat, appends the question, tokenizes
+    it and says where the code's digits sit (token positions), so the widget
+    can tell whether an eviction policy kept them. "fits": whether the chat and
+    the answer fit the model's context (the model keeps the end of a longer one).
+    """
+    if chat is None:
+        chat = _split_question(tiny.demo_episodes()[0]["prompt"])
+    if not isinstance(chat, str):
+        raise ValueError("chat must be text")
+    if len(chat) > CHAT_MAX_CHARS:
+        raise ValueError(f"the chat is {len(chat):,} characters; at most {CHAT_MAX_CHARS:,} fit here")
+    if not chat.strip():
+        raise ValueError("the chat is empty: write a few lines, one of them with a door code")
+    n_new = int(min(max(int(n_new), 1), 16))
+    model, _ = tiny._model_and_tokenizer()
+    prompt = chat.rstrip("\n") + "\n" + DOOR_QUESTION
+    m = DOOR_CODE.search(chat)
+    code = m.group(1) if m else None
+    facts = tiny.episode_facts({"prompt": prompt, "code": code}) if code else None
+    ids = facts["ids"] if facts else tiny._model_and_tokenizer()[1].encode(prompt)
+    block = model.config.block_size
+    fits = len(ids) + n_new - 1 <= block
+    if code is None:
+        note = "Your chat never states a door code: write one in, as “the door has code 1234.”"
+    elif not fits:
+        note = (f"Your chat is {len(ids):,} tokens; with the answer the model can read {block:,}, "
+                f"so it sees only the end of it.")
+    else:
+        note = ""
+    return {
+        "chat": chat,
+        "question": DOOR_QUESTION,
+        "prompt": prompt,
+        "code": code,
+        "code_positions": facts["code_positions"] if facts else [],
+        "n_tokens": len(ids),
+        "block_size": block,
+        "fits": fits,
+        "note": note,
+        "text": {
+            "n_tokens": f"{len(ids):,}",
+            "code_at": (f"tokens {facts['code_positions'][0] + 1}–{facts['code_positions'][-1] + 1} of {len(ids):,}"
+                        if facts and facts["code_positions"] else ""),
+        },
+    }
+
+
+POLICY_LABELS = {"full": "Full cache", "window": "Sliding window", "sinks": "Sinks + window"}
+
+
+def door_code_score(code: str | None = "3457", code_positions: list[int] | None = None, runs: dict | None = None,
+                    window: int = 64, sinks: int = 4) -> dict:
+    """Score the three caches' runs on a door-code chat: the model's raw outputs in, every derived number out.
+
+    runs: {"full"|"window"|"sinks": {"answer": text, "cached": [positions held after
+    the chat] or None (full cache), "prompt_nll": [-ln p of each next chat token]}}.
+    Per policy: digits named, digits right, whether the code's tokens were still
+    cached, entries kept, mean loss over the last LOSS_TAIL tokens, and for the
+    chart the running mean (LOSS_SMOOTH) of the loss minus the full cache's loss
+    (how much more surprised the evicted model is, token by token) plus its sum.
+    "code_gone_at": the chat position at which the window lost the code's first token.
+    """
+    runs = runs or {}
+    code_positions = [int(p) for p in (code_positions or [])]
+    window = int(min(max(int(window), EVICTION_LIMITS["window"][0]), EVICTION_LIMITS["window"][1]))
+    sinks = int(min(max(int(sinks), 0), EVICTION_LIMITS["sinks"][1]))
+    full_nll = np.asarray(runs.get("full", {}).get("prompt_nll", []), dtype=np.float64)
+    policies, chart = {}, {}
+    for name in ("full", "window", "sinks"):
+        if name not in runs:
+            continue
+        r = runs[name]
+        answer = str(r.get("answer", ""))
+        digits = "".join(ch for ch in answer if ch.isdigit())[:4]
+        cached = r.get("cached")
+        nll = np.asarray(r.get("prompt_nll", []), dtype=np.float64)
+        in_cache = True if cached is None else all(p in set(cached) for p in code_positions)
+        policies[name] = {
+            "label": POLICY_LABELS[name],
+            "sinks": None if name == "full" else (0 if name == "window" else sinks),
+            "window": None if name == "full" else window,
+            "answer": answer,
+            "digits": digits,
+            "correct": bool(code) and digits == code,
+            "digits_right": sum(a == b for a, b in zip(digits, code or "")),
+            "code_in_cache": bool(code_positions) and in_cache,
+            "cache_len": len(cached) if cached is not None else int(r.get("kept", len(nll) + 1)),
+            "mean_nll_last": round(float(nll[-LOSS_TAIL:].mean()), 4) if len(nll) else None,
+        }
+        if name != "full" and len(nll) and len(nll) == len(full_nll):
+            extra = nll - full_nll
+            smooth = np.convolve(extra, np.ones(LOSS_SMOOTH), "full")[: len(extra)] / np.minimum(np.arange(1, len(extra) + 1), LOSS_SMOOTH)
+            chart[name] = {"x": list(range(2, len(extra) + 2)), "extra": [round(float(v), 4) for v in smooth],
+                           "extra_total": round(float(extra.sum()), 3)}
+    gone = {}
+    for name, s in (("window", 0), ("sinks", sinks)):
+        first = next((p for p in code_positions if p >= s), None)
+        gone[name] = None if first is None else first + window + (s if name == "sinks" else 0) + 1
+    lines = []
+    for name in ("window", "sinks"):
+        if name in policies and "full" in policies:
+            p, f = policies[name], policies["full"]
+            verdict = "names the code" if p["correct"] else f"gets {p['digits_right']} of 4 digits"
+            kept = "still cached" if p["code_in_cache"] else "evicted"
+            lines.append(f"{p['label']} ({kept}): {verdict}; loss over the last {LOSS_TAIL} tokens "
+                         f"{p['mean_nll_last']:.2f} against {f['mean_nll_last']:.2f} with the full cache.")
+    return {
+        "code": code,
+        "code_positions": code_positions,
+        "window": window,
+        "sinks": sinks,
+        "loss_tail": LOSS_TAIL,
+        "loss_smooth": LOSS_SMOOTH,
+        "policies": policies,
+        "chart": chart,
+        "code_gone_at": gone,
+        "text": {"lines": lines},
+    }
 
 
 def eviction_recall_demo(episode: int = 0, window: int = 64, sinks: int = 4, n_new: int = 8) -> dict:
@@ -249,7 +385,8 @@ def eviction_recall_demo(episode: int = 0, window: int = 64, sinks: int = 4, n_n
 
     For each policy: the answer it generates, whether the code is right, whether
     the code's tokens were still in the cache, and how surprised the model was by
-    each token of the chat (its loss) as it read it.
+    each token of the chat (its loss) as it read it (scored by door_code_score,
+    as the browser's runs are).
     """
     lo, hi = EVICTION_LIMITS["episode"]
     episode = int(min(max(int(episode), lo), min(hi, len(tiny.demo_episodes()) - 1)))
@@ -260,32 +397,30 @@ def eviction_recall_demo(episode: int = 0, window: int = 64, sinks: int = 4, n_n
     episodes = [tiny.episode_facts(e) for e in tiny.demo_episodes()]
     ep = episodes[episode]
     ids, code_positions = ep["ids"], ep["code_positions"]
-    policies = {}
+    runs = {}
     for name, (s, w) in {"full": (None, None), "window": (0, window), "sinks": (sinks, window)}.items():
         run = tiny.streaming_run(ids, s, w, n_new)
-        answer = tok.decode(run["tokens"])
-        digits = "".join(ch for ch in answer if ch.isdigit())[:4]
-        policies[name] = {
-            "sinks": s, "window": w,
-            "answer": answer,
-            "digits": digits,
-            "correct": digits == ep["code"],
-            "digits_right": sum(a == b for a, b in zip(digits, ep["code"])),
-            "code_in_cache": all(p in run["cached"] for p in code_positions),
-            "cache_len": len(run["cached"]),
-            "prompt_nll": [round(x, 4) for x in run["prompt_nll"]],
-            "mean_nll_last_100": round(float(np.mean(run["prompt_nll"][-100:])), 4),
-        }
+        runs[name] = {"answer": tok.decode(run["tokens"]), "cached": None if w is None else run["cached"],
+                      "prompt_nll": [round(x, 4) for x in run["prompt_nll"]], "kept": len(run["cached"])}
+    score = door_code_score(ep["code"], code_positions, runs, window, sinks)
+    policies = {}
+    for name, r in runs.items():
+        sc = score["policies"][name]
+        policies[name] = {**sc, "cache_len": r["kept"], "prompt_nll": r["prompt_nll"]}
     return {
         "episode": episode,
-        "episodes": [{k: e[k] for k in ("prompt", "code", "code_positions", "n_tokens")} for e in episodes],
+        "episodes": [{k: e[k] for k in ("prompt", "code", "code_positions", "n_tokens")} | {"chat": _split_question(e["prompt"])}
+                     for e in episodes],
         "prompt": ep["prompt"],
+        "chat": _split_question(ep["prompt"]),
+        "question": DOOR_QUESTION,
         "code": ep["code"],
         "n_tokens": len(ids),
         "code_positions": code_positions,
         "window": window,
         "sinks": sinks,
         "policies": policies,
+        "score": score,
         "limits": EVICTION_LIMITS,
         "measured": tiny.measured_recall(),
     }

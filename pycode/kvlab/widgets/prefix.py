@@ -9,7 +9,7 @@ exactly these strings and JavaScript only places them.
 from __future__ import annotations
 
 
-from kvlab.reuse.prefix_cache import BlockPrefixCache, run_requests, shared_prompt_requests
+from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, run_requests, shared_prompt_requests
 from kvlab.wording import sci
 from kvlab.inputs import clamp_int, clamp_number, view_limits
 
@@ -272,3 +272,122 @@ def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 
         "token_granular_reused": radix_reused,
         "text": text,
     }
+
+
+# ---------------------------------------------------------------------------- prefix_cases
+
+# Where a prefix cache shines (and where it cannot help): three requests per case,
+# each a list of segments (label, kind, length key). kind "shared" segments are the
+# same tokens in every request that has them; "own" segments are new tokens each time.
+PREFIX_CASES = {
+    "system_prompt": {
+        "label": "System prompt",
+        "what": "The same system prompt opens every request; only the user's question differs.",
+        "requests": [[("system prompt", "shared", "shared"), ("question {k}", "own", "own")]] * 3,
+    },
+    "code_template": {
+        "label": "Code template",
+        "what": "Shared boilerplate, a different function body, then the same closing boilerplate. "
+                "Only the opening is a prefix: the closing part comes after the difference, so it is computed again.",
+        "requests": [[("boilerplate", "shared", "shared"), ("function body {k}", "own", "own"),
+                      ("closing boilerplate", "shared_after", "own")]] * 3,
+    },
+    "instructions_first": {
+        "label": "Repeated instructions, first",
+        "what": "The same instructions, then different data each time: the instructions are a prefix.",
+        "requests": [[("instructions", "shared", "shared"), ("data {k}", "own", "own")]] * 3,
+    },
+    "instructions_last": {
+        "label": "Repeated instructions, last",
+        "what": "The same instructions after the data: the requests differ from their first token, "
+                "so nothing is a shared prefix and nothing is reused.",
+        "requests": [[("data {k}", "own", "own"), ("instructions", "shared_after", "shared")]] * 3,
+    },
+    "few_shot": {
+        "label": "Few-shot examples",
+        "what": "The same worked examples before each new query.",
+        "requests": [[("examples", "shared", "shared"), ("query {k}", "own", "own")]] * 3,
+    },
+    "multi_turn": {
+        "label": "Multi-turn chat",
+        "what": "Each turn's prompt is the previous prompt plus the model's reply plus the new message: "
+                "everything but the newest part is a prefix of the next request.",
+        "requests": [
+            [("system + turn 1", "shared", "shared")],
+            [("system + turn 1", "shared", "shared"), ("reply 1", "turn", "own"), ("turn 2", "turn", "own")],
+            [("system + turn 1", "shared", "shared"), ("reply 1", "turn", "own"), ("turn 2", "turn", "own"),
+             ("reply 2", "turn", "own"), ("turn 3", "turn", "own")],
+        ],
+    },
+}
+
+
+def prefix_cases(case: str = "system_prompt", shared_len: int = 40, own_len: int = 12, block_size: int = 16) -> dict:
+    """Three requests of one case, through a block cache (vLLM) and a token-granular one (SGLang).
+
+    A segment's tokens are the same wherever the segment is shared (the same
+    label in several requests of a multi-turn chat, or a "shared" part), new
+    otherwise. Per request: its segments (start, end, label, kind, reused by the
+    token-granular cache), its blocks with their status ("hit", "miss",
+    "partial"), and both caches' reused/computed counts; totals over the three.
+    """
+    if case not in PREFIX_CASES:
+        raise ValueError(f"case must be one of {sorted(PREFIX_CASES)}, got {case!r}")
+    clamped: dict = {}
+    shared_len = clamp_int("shared_len", shared_len, clamped, "suffix_len")
+    own_len = clamp_int("own_len", own_len, clamped, "suffix_len")
+    block_size = clamp_int("block_size", block_size, clamped)
+    spec = PREFIX_CASES[case]
+    lengths = {"shared": shared_len, "own": own_len}
+    next_id = iter(range(1, 10**9))
+    named: dict[str, list[int]] = {}  # a segment's tokens, by label, where it recurs
+    blocks_cache = BlockPrefixCache(block_size)
+    radix = RadixPrefixCache()
+    out = []
+    for k, segs in enumerate(spec["requests"], start=1):
+        tokens: list[int] = []
+        segments = []
+        for label, kind, length_key in segs:
+            text = label.format(k=k)
+            if kind in ("shared", "shared_after", "turn") and text in named:
+                ids = named[text]
+            else:
+                ids = [next(next_id) for _ in range(lengths[length_key])]
+                if kind != "own":
+                    named[text] = ids
+            segments.append({"label": text, "kind": kind, "start": len(tokens), "end": len(tokens) + len(ids)})
+            tokens += ids
+        b = blocks_cache.process(tokens)
+        r = radix.process(tokens)
+        blocks = [{"start": i * block_size, "end": (i + 1) * block_size, "status": st} for i, st in enumerate(b["block_status"])]
+        if b["partial_block_tokens"]:
+            blocks.append({"start": b["full_blocks"] * block_size, "end": len(tokens), "status": "partial"})
+        for sgm in segments:
+            sgm["reused"] = max(0, min(sgm["end"], r["tokens_reused"]) - sgm["start"])
+        out.append({
+            "n_tokens": len(tokens), "segments": segments, "blocks": blocks,
+            "blocks_reused": b["tokens_reused"], "blocks_computed": b["tokens_computed"],
+            "radix_reused": r["tokens_reused"], "radix_computed": r["tokens_computed"],
+        })
+    total = sum(q["n_tokens"] for q in out)
+    radix_reused = sum(q["radix_reused"] for q in out)
+    blocks_reused = sum(q["blocks_reused"] for q in out)
+    return {
+        "params": {"case": case, "shared_len": shared_len, "own_len": own_len, "block_size": block_size},
+        "clamped": clamped,
+        "limits": {"shared_len": list(LIMITS_PREFIX_CASES), "own_len": list(LIMITS_PREFIX_CASES)},
+        "cases": [{"key": key, "label": c["label"]} for key, c in PREFIX_CASES.items()],
+        "block_sizes": GRANULARITY_BLOCK_SIZES,
+        "what": spec["what"],
+        "requests": out,
+        "totals": {"tokens": total, "radix_reused": radix_reused, "blocks_reused": blocks_reused,
+                   "radix_share": radix_reused / total, "blocks_share": blocks_reused / total},
+        "text": {
+            "summary": (f"Three requests, {total:,} prompt tokens: a token-granular cache reuses {radix_reused:,} "
+                        f"({100 * radix_reused / total:.0f}%), {block_size}-token blocks reuse {blocks_reused:,} "
+                        f"({100 * blocks_reused / total:.0f}%)."),
+        },
+    }
+
+
+LIMITS_PREFIX_CASES = (1, 256)

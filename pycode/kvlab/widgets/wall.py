@@ -68,6 +68,71 @@ def reprocessing(n: int = 50) -> dict:
         "tokens": list(range(1, n + 1)),
         "no_cache": times_processed(n, use_cache=False),
         "cache": times_processed(n, use_cache=True),
+        "counters": add_token_counters(n),
+    }
+
+
+def add_token_counters(n: int) -> dict:
+    """The "Add token" readout once the n-th token is in: what this step did and the running totals.
+
+    Step n without a cache pushes all n tokens through the model (n - 1 of them
+    again); with a cache only the new one. Totals are token-computations so far.
+
+    >>> add_token_counters(3)
+    {'token': 3, 'reprocessed': {'no_cache': 2, 'cache': 0}, 'this_step': {'no_cache': 3, 'cache': 1}, 'total': {'no_cache': 6, 'cache': 3}, 'saved': 3, 'ratio': 2.0}
+    """
+    config = DecoderConfig()
+    nc = decoding_costs(config, prompt_len=1, n_steps=n, use_cache=False)[-1]
+    c = decoding_costs(config, prompt_len=1, n_steps=n, use_cache=True)[-1]
+    step_nc, step_c = nc["step_cost"]["tokens_processed"], c["step_cost"]["tokens_processed"]
+    total_nc, total_c = nc["cumulative"]["tokens_processed"], c["cumulative"]["tokens_processed"]
+    return {
+        "token": n,
+        "reprocessed": {"no_cache": step_nc - 1, "cache": step_c - 1},
+        "this_step": {"no_cache": step_nc, "cache": step_c},
+        "total": {"no_cache": total_nc, "cache": total_c},
+        "saved": total_nc - total_c,
+        "ratio": total_nc / total_c,
+    }
+
+
+ODOMETER_FRAMES = 200
+
+
+def race_odometers(cumulative_no_cache: list[int], cumulative_cache: list[int], frames: int = ODOMETER_FRAMES) -> dict:
+    """Two odometers burning the same units per second: the frames of the race.
+
+    A unit is one token-computation; both models spend one unit per tick. At
+    `units` spent, a model has output every token whose cumulative cost is paid.
+    Frames sample the units from 0 to the slower model's total (every unit when
+    there are few), always including the moment the cached model finishes;
+    "t" is the frame's time as a fraction of the whole race.
+
+    >>> o = race_odometers([1, 3, 6], [1, 2, 3], frames=10)
+    >>> [(f["units"], f["no_cache"]["tokens"], f["cache"]["tokens"]) for f in o["frames"]]
+    [(0, 0, 0), (1, 1, 1), (2, 1, 2), (3, 2, 3), (4, 2, 3), (5, 2, 3), (6, 3, 3)]
+    >>> o["cache_done"]
+    {'units': 3, 'no_cache_tokens': 2}
+    """
+    total_nc, total_c = cumulative_no_cache[-1], cumulative_cache[-1]
+    if total_nc <= frames:
+        units = list(range(total_nc + 1))
+    else:
+        units = sorted({int(round(u)) for u in np.linspace(0, total_nc, frames + 1)} | {total_c})
+    done = lambda cum, u: int(np.searchsorted(cum, u, side="right"))  # noqa: E731  tokens whose cost is paid
+    out = []
+    for u in units:
+        out.append({
+            "units": u,
+            "t": u / total_nc,
+            "no_cache": {"units": min(u, total_nc), "tokens": done(cumulative_no_cache, u)},
+            "cache": {"units": min(u, total_c), "tokens": done(cumulative_cache, u), "done": u >= total_c},
+        })
+    return {
+        "frames": out,
+        "n": len(cumulative_cache),
+        "cache_done": {"units": total_c, "no_cache_tokens": done(cumulative_no_cache, total_c)},
+        "no_cache_done": {"units": total_nc},
     }
 
 
@@ -165,6 +230,7 @@ def race_figure(n: int = 19, reply: int = RACE_REPLY_TOKENS, target_ratio: int =
         "reply": {"n": reply, "no_cache": cum_nc[r], "cache": cum_c[r], "ratio": cum_nc[r] / cum_c[r]},
     }
     data["clamped"] = {**data["clamped"], **clamped}
+    data["odometers"] = race_odometers(data["no_cache"]["cumulative"], data["cache"]["cumulative"])
     return data
 
 

@@ -1,0 +1,101 @@
+"""The `llama-server` command a reader would type for a widget's settings.
+
+llama.cpp's server flags (tools/server/README.md): `-c/--ctx-size` (context in
+tokens, shared by all slots), `-ctk/--cache-type-k` and `-ctv/--cache-type-v`
+(the cache's number format; a quantised V cache needs flash attention, `-fa on`),
+`-np/--parallel` (slots: sequences served at once, each gets ctx-size / parallel),
+`--cache-reuse N` (reuse cached chunks of at least N tokens by shifting them,
+on top of prompt caching), `--context-shift` (when a slot is full, keep the
+first `--keep` tokens and discard half of the rest instead of stopping).
+The KV memory the command allocates comes from kvlab.memory.llamacpp_kv_cache.
+"""
+from __future__ import annotations
+
+from kvlab.memory.catalogue import get_model, model_architecture
+from kvlab.memory.kv_bytes import llamacpp_kv_cache
+
+CACHE_TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"]
+
+
+def llama_server_command(
+    ctx_size: int = 8192,
+    cache_type_k: str = "f16",
+    cache_type_v: str | None = None,
+    parallel: int = 1,
+    cache_reuse: int = 0,
+    context_shift: bool = False,
+    keep: int = 0,
+    model: str = "llama-3.1-8b",
+    model_file: str | None = None,
+) -> dict:
+    """The command line for these settings, one flag a line, with what each flag does
+    and the KV cache it allocates for `model` (a catalogue id).
+
+    >>> c = llama_server_command(8192, "q8_0", parallel=2, context_shift=True, keep=32)
+    >>> c["argv"][1:]
+    ['-m', 'Llama-3.1-8B-Q4_K_M.gguf', '--ctx-size', '8192', '-ctk', 'q8_0', '-ctv', 'q8_0', '-fa', 'on', \
+'--parallel', '2', '--context-shift', '--keep', '32']
+    >>> c["kv"]["n_ctx_seq"], c["kv"]["total_mib"]
+    (4096, 544.0)
+    """
+    if isinstance(ctx_size, bool) or int(ctx_size) != ctx_size or not 1 <= int(ctx_size) <= 2**21:
+        raise ValueError(f"ctx_size must be a whole number of tokens from 1 to {2**21:,}, got {ctx_size!r}")
+    ctx_size, parallel, cache_reuse, keep = int(ctx_size), int(parallel), int(cache_reuse), int(keep)
+    cache_type_v = cache_type_k if cache_type_v is None else cache_type_v
+    for name, t in (("cache_type_k", cache_type_k), ("cache_type_v", cache_type_v)):
+        if t not in CACHE_TYPES:
+            raise ValueError(f"{name} must be one of {CACHE_TYPES}, got {t!r}")
+    if not 1 <= parallel <= 256:
+        raise ValueError(f"parallel must be from 1 to 256, got {parallel}")
+    if cache_reuse < 0 or keep < -1:
+        raise ValueError("cache_reuse must be >= 0 and keep >= -1")
+    entry = get_model(model)
+    if model_file is None:
+        model_file = entry["hf_id"].split("/")[-1] + "-Q4_K_M.gguf"
+    argv = ["llama-server", "-m", model_file, "--ctx-size", str(ctx_size)]
+    flags = [{"flag": f"--ctx-size {ctx_size}", "means": f"{ctx_size:,} tokens of context, shared by all slots"}]
+    if cache_type_k != "f16" or cache_type_v != "f16":
+        argv += ["-ctk", cache_type_k, "-ctv", cache_type_v]
+        flags.append({"flag": f"-ctk {cache_type_k} -ctv {cache_type_v}",
+                      "means": "the cache's number format for K and V (the default is f16)"})
+        if cache_type_v not in ("f32", "f16", "bf16"):
+            argv += ["-fa", "on"]
+            flags.append({"flag": "-fa on", "means": "flash attention: llama.cpp needs it for a quantised V cache"})
+    if parallel != 1:
+        argv += ["--parallel", str(parallel)]
+        flags.append({"flag": f"--parallel {parallel}",
+                      "means": f"{parallel} slots, each with {ctx_size // parallel:,} tokens of the context"})
+    if cache_reuse:
+        argv += ["--cache-reuse", str(cache_reuse)]
+        flags.append({"flag": f"--cache-reuse {cache_reuse}",
+                      "means": f"reuse cached chunks of {cache_reuse}+ tokens even after a change earlier in the prompt"})
+    if context_shift:
+        argv += ["--context-shift"]
+        flags.append({"flag": "--context-shift",
+                      "means": "when a slot is full, keep the first --keep tokens and discard half of the rest"})
+        if keep:
+            argv += ["--keep", str(keep)]
+            flags.append({"flag": f"--keep {keep}", "means": "tokens at the start that a context shift never discards"
+                          if keep > 0 else "keep the whole prompt"})
+    # an explicit --parallel leaves --kv-unified off: each slot gets ctx_size / parallel
+    kv = llamacpp_kv_cache(model_architecture(model), ctx_size, cache_type_k, cache_type_v, n_seq=parallel,
+                           kv_unified=parallel == 1)
+    lines, line = [], argv[0]
+    for part in argv[1:]:
+        if part.startswith("-"):
+            lines.append(line)
+            line = "  " + part
+        else:
+            line += " " + part
+    lines.append(line)
+    return {
+        "params": {"ctx_size": ctx_size, "cache_type_k": cache_type_k, "cache_type_v": cache_type_v, "parallel": parallel,
+                   "cache_reuse": cache_reuse, "context_shift": bool(context_shift), "keep": keep, "model": model},
+        "argv": argv,
+        "command": " \\\n".join(lines),
+        "flags": flags,
+        "kv": {"model": entry["hf_id"], "n_ctx_seq": kv["n_ctx_seq"], "total_bytes": kv["total_bytes"],
+               "total_mib": kv["total_mib"]},
+        "text": {"kv": (f"For {entry['hf_id']} these settings allocate {kv['total_mib']:,.0f} MiB of KV cache "
+                        f"({kv['n_ctx_seq']:,} tokens per slot).")},
+    }
