@@ -503,6 +503,84 @@ def vllm_capacity(arch: Architecture, gpu_memory_bytes: int, weights_bytes: int,
 
 
 # ---------------------------------------------------------------------------
+# 3b. Layer by layer: what each layer needs and what the engine allocates for it
+# ---------------------------------------------------------------------------
+LAYER_KIND_LABELS = {"full": "full attention", "sliding": "sliding window", "linear": "recurrent state",
+                     "mla": "MLA latent"}
+
+
+def layer_memory_map(arch: Architecture, context: int, kv: str = "f16", mode: str = "llamacpp", n_seq: int = 1,
+                     n_ubatch: int = 512, block_size: int = VLLM_BLOCK_SIZE, max_num_batched_tokens: int = 2048) -> dict:
+    """Every layer's cache for `n_seq` sequences of `context` tokens: ideal bytes and allocated bytes.
+
+    Ideal: the tokens the layer must hold (full: every token; sliding: min(context, window);
+    recurrent: its state) x its row, in the engine's types. Allocated: what the engine reserves
+    for it: llama.cpp's cells (context padded to 256, the SWA cache's window + n_ubatch padded to
+    256, sliding layers of families it runs without SWA at full length; `-c context*n_seq
+    -np n_seq`, one stream per sequence when n_seq > 1, as in kvlab.memory.verdict), vLLM's whole
+    blocks (a sliding layer keeps window - 1 + max_num_batched_tokens tokens and one block more),
+    or, for "exact", the ideal. The allocated bytes add up to `memory_report`'s total.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if context < 1 or n_seq < 1:
+        raise ValueError("context and n_seq must be at least 1")
+    k_type = kv_type(kv)
+    mla = arch.attention == "mla"
+    cells = {}
+    if mode == "llamacpp":
+        lc = llamacpp_kv_cache(arch, context * n_seq, k_type, n_seq=n_seq, n_ubatch=n_ubatch, kv_unified=n_seq == 1)
+        for cache in lc["caches"]:
+            cells[cache["cache"]] = cache["cells"] * cache["streams"]
+        uses_swa = "SWA" in cells
+        state_bytes = KV_TYPES[LLAMACPP_RECURRENT_TYPE][1]
+    else:
+        uses_swa = True
+        state_bytes = KV_TYPES["f32" if mode == "exact" else "bf16"][1]
+        if mode == "vllm":
+            dtype = "auto" if k_type in ("f16", "bf16") else k_type
+            vk = vllm_kv_cache(arch, context, dtype, block_size=block_size, max_num_batched_tokens=max_num_batched_tokens)
+            k_type = vk["kv_cache_dtype"]
+    layers = []
+    for i, layer in enumerate(arch.layers):
+        kind = "mla" if (mla and layer.kind != LINEAR) else layer.kind
+        if layer.kind == LINEAR:
+            ideal = alloc = (layer.conv_state_values + layer.ssm_state_values) * state_bytes * \
+                (max(1, n_seq) if mode == "llamacpp" else n_seq)
+            held = "its state"
+        else:
+            row = row_bytes(k_type, layer.k_values) + (0 if (mla or not layer.v_values) else row_bytes(k_type, layer.v_values))
+            tokens = context if layer.kind == FULL else min(context, layer.window)
+            ideal = row * tokens * n_seq
+            held = f"{tokens:,} tokens" + (f" x {n_seq}" if n_seq > 1 else "")
+            if mode == "exact":
+                alloc = ideal
+            elif mode == "llamacpp":
+                name = "SWA" if (layer.kind == SLIDING and uses_swa) else ("non-SWA" if "non-SWA" in cells else "kv")
+                alloc = row * cells[name]
+            else:
+                if layer.kind == FULL:
+                    alloc = _cdiv(context, block_size) * block_size * row * n_seq
+                else:
+                    keep = min(layer.window - 1 + max_num_batched_tokens, context)
+                    alloc = (_cdiv(keep, block_size) + 1) * block_size * row * n_seq
+        layers.append({"index": i, "kind": kind, "label": LAYER_KIND_LABELS[kind], "holds": held,
+                       "ideal_bytes": ideal, "allocated_bytes": alloc})
+    total_ideal = sum(la["ideal_bytes"] for la in layers)
+    total_alloc = sum(la["allocated_bytes"] for la in layers)
+    how = {
+        "llamacpp": (f"llama.cpp: -c {context * n_seq:,}{f' -np {n_seq}' if n_seq > 1 else ''}; cells: "
+                     + ", ".join(f"{name} {n:,}" for name, n in cells.items())),
+        "vllm": f"vLLM: blocks of {block_size} tokens; sliding layers keep window - 1 + {max_num_batched_tokens:,} tokens + 1 block",
+        "exact": "no engine: each layer holds exactly what it needs",
+    }[mode]
+    return {"model": arch.name, "mode": mode, "context": context, "n_seq": n_seq, "kv_type": k_type,
+            "layers": layers, "kinds": sorted({la["kind"] for la in layers}, key=list(LAYER_KIND_LABELS).index),
+            "ideal_bytes": total_ideal, "allocated_bytes": total_alloc, "padding_bytes": total_alloc - total_ideal,
+            "how": how}
+
+
+# ---------------------------------------------------------------------------
 # 4. The parts of a fit besides the cache (the verdict itself: kvlab.memory.verdict.fit_verdict)
 # ---------------------------------------------------------------------------
 RUNTIME_RESERVE_BYTES = 512 * MIB  # CUDA context + driver-reserved memory (estimate; ~0.5 GiB on NVIDIA cards)

@@ -15,7 +15,7 @@ from kvlab.inputs import clamp_rounded
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.catalogue import (engine_log_examples, get_gpu, get_model, list_gpus, list_models,
                                     model_architecture)
-from kvlab.memory.kv_bytes import _formula, bits_per_value, kv_type, memory_report
+from kvlab.memory.kv_bytes import LAYER_KIND_LABELS, _formula, bits_per_value, kv_type, layer_memory_map, memory_report
 from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
 from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
 from kvlab.wording import GIB, amount, human_bytes, params_billions, plural, token_count, trim
@@ -227,6 +227,50 @@ def _summary(report: dict, arch) -> dict:
     return out
 
 
+LAYER_MAP_ENGINES = {"llamacpp": "llama.cpp's cells (the context padded to 256; the SWA cache's window + n_ubatch "
+                                 "padded to 256)",
+                     "vllm": "vLLM's whole blocks of 16 tokens (a sliding layer keeps window - 1 + 2,048 tokens "
+                             "and one block more)",
+                     "exact": "no engine: each layer holds exactly what it needs"}
+
+
+def _layer_map(arch, context: int, kv: str, mode: str, n_seq: int) -> dict:
+    """Every layer by kind, with what it needs (ideal) and what the engine allocates, for the map."""
+    m = layer_memory_map(arch, context, kv, mode, n_seq)
+    top = max((la["allocated_bytes"] for la in m["layers"]), default=0) or 1
+    layers = [{"index": la["index"], "kind": la["kind"], "label": la["label"], "holds": la["holds"],
+               "ideal": amount(la["ideal_bytes"]), "allocated": amount(la["allocated_bytes"]),
+               "padding": amount(la["allocated_bytes"] - la["ideal_bytes"]),
+               "ideal_pct": round(100 * la["ideal_bytes"] / top, 3),
+               "allocated_pct": round(100 * la["allocated_bytes"] / top, 3),
+               "need_pct": round(100 * la["ideal_bytes"] / la["allocated_bytes"], 3) if la["allocated_bytes"] else 0.0}
+              for la in m["layers"]]
+    kinds = []
+    for kind in m["kinds"]:
+        rows = [la for la in m["layers"] if la["kind"] == kind]
+        ideal = sum(la["ideal_bytes"] for la in rows)
+        alloc = sum(la["allocated_bytes"] for la in rows)
+        kinds.append({"kind": kind, "label": LAYER_KIND_LABELS[kind], "layers": len(rows),
+                      "layers_text": plural(len(rows), "layer"), "ideal": amount(ideal),
+                      "allocated": amount(alloc), "padding": amount(alloc - ideal)})
+    share = m["padding_bytes"] / m["allocated_bytes"] if m["allocated_bytes"] else 0.0
+    text = (f"{plural(len(layers), 'layer')}: {human_bytes(m['ideal_bytes'])} needed, "
+            f"{human_bytes(m['allocated_bytes'])} allocated")
+    if m["padding_bytes"]:
+        text += f" ({human_bytes(m['padding_bytes'])} beyond the need, {share:.1%} of it)"
+    unit, size = ("GiB", GIB) if top >= GIB else ("MiB", 2**20)
+    plot = {"unit": unit, "x": [la["index"] for la in m["layers"]], "kind": [la["kind"] for la in m["layers"]],
+            "needed": [la["ideal_bytes"] / size for la in m["layers"]],
+            "padding": [(la["allocated_bytes"] - la["ideal_bytes"]) / size for la in m["layers"]],
+            "hover": [f"layer {la['index']}, {la['label']}: needs {la['ideal']['human']} ({la['holds']}), "
+                      f"allocated {la['allocated']['human']}" for la in layers]}
+    return {"layers": layers, "kinds": kinds, "plot": plot, "ideal": amount(m["ideal_bytes"]), "allocated": amount(m["allocated_bytes"]),
+            "padding": amount(m["padding_bytes"]), "padding_share": share, "text": text, "how": m["how"],
+            "engine": LAYER_MAP_ENGINES[mode],
+            "note": ("No catalogue model shares one layer's KV with another (Gemma-3n's shared-KV layers are not "
+                     "read by kvlab yet), so no layer here is drawn as shared.")}
+
+
 def context_step(context: int) -> int:
     """Index of the slider step nearest to `context` (on a log scale).
 
@@ -344,6 +388,7 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 4096, kv: str = "
         "context_flag": _context_flag(arch, context, mode),
         "curve": {"contexts": contexts, "series": curves},
         "kinds": kinds,
+        "layer_map": _layer_map(arch, context, kv, mode, n_seq),
         "claim": seed_claim(),
         "status": (f"Computed in your browser by kvlab.kv_memory_figure "
                    f"({'your config.json' if source == 'config' else info['id']}, {plural(context, 'token')}, {kv})."),

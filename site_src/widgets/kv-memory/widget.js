@@ -4,6 +4,7 @@ kvlab.register("kv-memory", {
   mount(root, ctx) {
     const form = root.querySelector("form.kv-controls");
     const plot = root.querySelector(".kv-plot");
+    const layerPlot = root.querySelector(".kv-layer-plot");
     const configForm = root.querySelector(".kv-config-form");
     const configArea = configForm.querySelector("textarea");
     const configError = configForm.querySelector(".kv-error");
@@ -120,8 +121,56 @@ kvlab.register("kv-memory", {
       );
     }
 
+    const LAYER_COLORS = { full: "#5c6bc0", sliding: "#ef6c00", linear: "#26a69a", mla: "#d81b60" };
+
+    /* The layer map: per layer, what it needs (coloured by kind) and what the engine adds on top (grey). */
+    function renderLayers() {
+      const lm = data.layer_map;
+      field("layer-engine").textContent = lm.engine;
+      field("layer-text").textContent = lm.text;
+      field("layer-legend").replaceChildren(
+        ...lm.kinds.map((k) => {
+          const li = document.createElement("li");
+          const sw = document.createElement("span");
+          sw.className = `kv-swatch kv-layer-${k.kind}`;
+          const need = document.createElement("strong");
+          need.textContent = k.ideal.human;
+          need.title = k.ideal.exact;
+          const alloc = document.createElement("strong");
+          alloc.textContent = k.allocated.human;
+          alloc.title = k.allocated.exact;
+          li.append(sw, `${k.label}, ${k.layers_text}: needs `, need, ", allocated ", alloc);
+          return li;
+        }),
+        (() => {
+          const li = document.createElement("li");
+          const sw = document.createElement("span");
+          sw.className = "kv-swatch kv-layer-padding";
+          const pad = document.createElement("strong");
+          pad.dataset.field = "layer-padding";
+          pad.textContent = lm.padding.human;
+          pad.title = lm.padding.exact;
+          li.append(sw, "allocated beyond the need: ", pad);
+          return li;
+        })()
+      );
+      const p = lm.plot;
+      return kvlab.kit.plot(root, layerPlot, [
+        { type: "bar", name: "needed", x: p.x, y: p.needed, text: p.hover, hoverinfo: "text", textposition: "none",
+          marker: { color: p.kind.map((k) => LAYER_COLORS[k]) } },
+        { type: "bar", name: "allocated beyond the need", x: p.x, y: p.padding, text: p.hover, hoverinfo: "text",
+          textposition: "none", marker: { color: "rgba(128,128,128,0.45)" } },
+      ], {
+        barmode: "stack", bargap: 0.15, height: 200, showlegend: false,
+        margin: { l: 60, r: 10, t: 6, b: 36 },
+        xaxis: { title: { text: "layer" } },
+        yaxis: { title: { text: p.unit }, rangemode: "tozero" },
+      });
+    }
+
     async function render() {
       renderText();
+      await renderLayers();
       const Plotly = await kvlab.plotly();
       const style = getComputedStyle(root);
       const grid = "rgba(128,128,128,0.25)"; // readable on the light and the dark scheme
