@@ -13,7 +13,8 @@ code's last digit and the answer:
 
 An answer is correct iff the generated text contains "code NNNN" with the right code.
 Chance for a 4-distinct-digit code is 1/5040; chance per digit about 1/10.
-Also times a cached decode step vs an uncached step (onnxruntime CPU, 1 thread).
+Also times a cached decode step vs an uncached step (onnxruntime CPU, 1 thread), and
+writes the quantized-cache table (models/kv_quant_eval.py: card "kv_quant", README table).
 """
 from __future__ import annotations
 
@@ -232,6 +233,10 @@ def main():
         "timing": time_steps(lm),
         "onnx": {"inputs": [i.name for i in lm.sess.get_inputs()], "outputs": [o.name for o in lm.sess.get_outputs()], "opset": 17},
     }
+    # the quantized-cache table (numpy reference): card["kv_quant"] and the table in models/README.md
+    from kv_quant_eval import kv_quant_card, write_readme_table
+    card["kv_quant"] = kv_quant_card()
+    write_readme_table(card["kv_quant"])
     with open(os.path.join(TINY, "card.json"), "w") as fh:
         json.dump(card, fh, indent=1)
     print(json.dumps({"recall": recall, "timing": card["timing"], "copy_head": card["copy_head"]}, indent=1))
