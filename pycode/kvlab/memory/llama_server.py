@@ -82,7 +82,7 @@ def llama_server_command(
                            kv_unified=parallel == 1)
     lines, line = [], argv[0]
     for part in argv[1:]:
-        if part.startswith("-"):
+        if part.startswith("-") and not part.lstrip("-").isdigit():
             lines.append(line)
             line = "  " + part
         else:

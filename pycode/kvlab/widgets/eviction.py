@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from kvlab.core import tiny
+from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.wording import span_text
@@ -221,8 +222,11 @@ def context_shift_view(
     else:
         outcome = f"Generated all {data['tokens_fed']} tokens without running out of context."
     final = data["steps"][-1]
+    # the command that runs llama.cpp's server this way (its context per slot, shift or stop, n_keep)
+    server = llama_server_command(ctx_size=n_ctx, context_shift=mode == "shift", keep=n_keep if mode == "shift" else 0)
     return {
         **data,
+        "server": {"command": server["command"], "flags": server["flags"]},
         "params": {**data["params"], "n_keep": n_keep},
         "limits": view_limits("n_ctx", "prompt_len", "n_generate", "n_keep", key={"prompt_len": "context_prompt_len"}),
         "n_text": n_text,
@@ -256,13 +260,22 @@ def _split_question(prompt: str) -> str:
     return head + "\n" if sep else prompt
 
 
-def door_code_chat(chat: str | None = None, n_new: int = 8) -> dict:
+def _code_positions(tok, ids: list[int], text: str, code: str) -> list[int]:
+    """Token positions of `code`'s first occurrence in `text` (ids = tok.encode(text)), by byte offsets."""
+    ends = np.cumsum([len(tok.vocab[i]) for i in ids])
+    start = text.encode("utf-8").index(code.encode("utf-8"))
+    return [i for i, e in enumerate(ends) if start < e <= start + len(code)]
+
+
+def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | None = None) -> dict:
     """A door-code chat the reader wrote (or edited), ready to be read and asked.
 
     Finds the first "code NNNN" in the chat, appends the question, tokenizes
     it and says where the code's digits sit (token positions), so the widget
     can tell whether an eviction policy kept them. "fits": whether the chat and
-    the answer fit the model's context (the model keeps the end of a longer one).
+    the answer fit the model's context of `block_size` tokens (the model card's
+    when not given; the model keeps the end of a longer chat). Needs only the
+    tokenizer, so it runs in the browser too.
     """
     if chat is None:
         chat = _split_question(tiny.demo_episodes()[0]["prompt"])
@@ -273,13 +286,13 @@ def door_code_chat(chat: str | None = None, n_new: int = 8) -> dict:
     if not chat.strip():
         raise ValueError("the chat is empty: write a few lines, one of them with a door code")
     n_new = int(min(max(int(n_new), 1), 16))
-    model, _ = tiny._model_and_tokenizer()
+    block = int(block_size) if block_size is not None else int(tiny.tiny_card()["config"]["block_size"])
+    tok = tiny.tiny_tokenizer()
     prompt = chat.rstrip("\n") + "\n" + DOOR_QUESTION
     m = DOOR_CODE.search(chat)
     code = m.group(1) if m else None
-    facts = tiny.episode_facts({"prompt": prompt, "code": code}) if code else None
-    ids = facts["ids"] if facts else tiny._model_and_tokenizer()[1].encode(prompt)
-    block = model.config.block_size
+    ids = tok.encode(prompt)
+    positions = _code_positions(tok, ids, prompt, code) if code else []
     fits = len(ids) + n_new - 1 <= block
     if code is None:
         note = "Your chat never states a door code: write one in, as “the door has code 1234.”"
@@ -293,15 +306,15 @@ def door_code_chat(chat: str | None = None, n_new: int = 8) -> dict:
         "question": DOOR_QUESTION,
         "prompt": prompt,
         "code": code,
-        "code_positions": facts["code_positions"] if facts else [],
+        "code_positions": positions,
         "n_tokens": len(ids),
         "block_size": block,
         "fits": fits,
         "note": note,
         "text": {
             "n_tokens": f"{len(ids):,}",
-            "code_at": (f"tokens {facts['code_positions'][0] + 1}–{facts['code_positions'][-1] + 1} of {len(ids):,}"
-                        if facts and facts["code_positions"] else ""),
+            "code_at": f"tokens {positions[0] + 1}–{positions[-1] + 1} of {len(ids):,}" if positions else "",
+            "code_span": f"{positions[0] + 1}–{positions[-1] + 1}" if positions else "–",
         },
     }
 

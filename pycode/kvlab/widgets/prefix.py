@@ -355,15 +355,18 @@ def prefix_cases(case: str = "system_prompt", shared_len: int = 40, own_len: int
                 ids = [next(next_id) for _ in range(lengths[length_key])]
                 if kind != "own":
                     named[text] = ids
-            segments.append({"label": text, "kind": kind, "start": len(tokens), "end": len(tokens) + len(ids)})
+            segments.append({"label": text, "kind": kind, "start": len(tokens), "end": len(tokens) + len(ids), "tokens": len(ids)})
             tokens += ids
         b = blocks_cache.process(tokens)
         r = radix.process(tokens)
-        blocks = [{"start": i * block_size, "end": (i + 1) * block_size, "status": st} for i, st in enumerate(b["block_status"])]
+        blocks = [{"start": i * block_size, "end": (i + 1) * block_size, "tokens": block_size, "status": st}
+                  for i, st in enumerate(b["block_status"])]
         if b["partial_block_tokens"]:
-            blocks.append({"start": b["full_blocks"] * block_size, "end": len(tokens), "status": "partial"})
+            blocks.append({"start": b["full_blocks"] * block_size, "end": len(tokens), "tokens": b["partial_block_tokens"],
+                           "status": "partial"})
         for sgm in segments:
             sgm["reused"] = max(0, min(sgm["end"], r["tokens_reused"]) - sgm["start"])
+            sgm["reuse"] = "all" if sgm["reused"] == sgm["tokens"] else "part" if sgm["reused"] else "none"
         out.append({
             "n_tokens": len(tokens), "segments": segments, "blocks": blocks,
             "blocks_reused": b["tokens_reused"], "blocks_computed": b["tokens_computed"],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from kvlab.memory.catalogue import get_model, model_architecture
 from kvlab.memory.kv_bytes import kv_cache_bytes
+from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.prefix_cache import run_requests, shared_prompt_requests
 from kvlab.widgets.kv_cache import cache_phases
 
@@ -74,8 +75,20 @@ def _cell(length: str, repetition: str, memory: str) -> dict:
                            f"(q8_0) and the rest is forgotten.")
     else:
         why["eviction"] = "Everything fits: nothing has to be forgotten."
+    # the llama-server line for this setting: the context, the cache format that fits
+    # (q8_0 with a window when nothing does), prefix reuse when prompts repeat
+    evicting = not fits
+    server = llama_server_command(
+        ctx_size=int(window) if evicting else n,
+        cache_type_k="q8_0" if evicting else fits[0],
+        cache_reuse=256 if saved_share > 0 else 0,
+        context_shift=evicting,
+        keep=0,
+        model=REFERENCE_MODEL,
+    )
     return {
         "length": length, "repetition": repetition, "memory": memory,
+        "server": {"command": server["command"], "flags": server["flags"]},
         "tokens": n, "repeated_share": share, "memory_bytes": budget,
         "helps": helps,
         "main": helps[-1],
@@ -134,12 +147,12 @@ def prefill_decode_sequence(prompt: str = "The cat sat", replies: str = "on the"
         fed = seq if s["phase"] == "prefill" else seq[-1:]
         n = len(fed)
         span = f"[1–{s['cache_len_before']}]" if s["cache_len_before"] > 1 else "[1]"
-        messages = [{"from": "input", "to": "model", "text": f"“{' '.join(fed)}” ({n} token{'s' if n != 1 else ''})"}]
+        messages = [{"from": "input", "to": "model", "text": f"“{' '.join(fed)}” ({n} token{'s' if n != 1 else ''})", "reply": False}]
         if s["cache_len_before"]:
-            messages.append({"from": "model", "to": "cache", "text": f"read K, V of tokens {span}"})
+            messages.append({"from": "model", "to": "cache", "text": f"read K, V of tokens {span}", "reply": False})
         first = s["cache_len_before"] + 1
         where = f"[{first}]" if n == 1 else f"[{first}–{s['cache_len_after']}]"
-        messages.append({"from": "model", "to": "cache", "text": f"{'save' if s['phase'] == 'prefill' else 'append'} K, V of token{'s' if n != 1 else ''} {where}"})
+        messages.append({"from": "model", "to": "cache", "text": f"{'save' if s['phase'] == 'prefill' else 'append'} K, V of token{'s' if n != 1 else ''} {where}", "reply": False})
         messages.append({"from": "model", "to": "input", "text": f"“{word}” (token {s['cache_len_after'] + 1})", "reply": True})
         steps.append({
             "step": s["step"], "phase": s["phase"],

@@ -34,6 +34,12 @@ kvlab.register("context-shift", {
 
     function renderText() {
       for (const key of ["outcome", "final_n_past", "n_text", "final_visible", "n_keep"]) field(key).textContent = data.text[key];
+      field("server-command").textContent = data.server.command;
+      field("server-flags").replaceChildren(...data.server.flags.map((f) => {
+        const li = document.createElement("li");
+        li.append(Object.assign(document.createElement("code"), { textContent: f.flag }), `: ${f.means}`);
+        return li;
+      }));
       field("shifts").replaceChildren(...data.shifts.map((s) => Object.assign(document.createElement("li"), { textContent: s.text })));
       field("steps").replaceChildren(
         ...data.steps.map((s) => {

@@ -1,14 +1,19 @@
-/* Eviction on the real model: the tiny model reads a long chat token by token
- * (kvlab.generate with streamPrompt) under three caches, then answers the
- * door-code question. Static figure: kvlab.eviction_recall_demo (numpy). */
+/* Eviction on the real model (EP05): the reader edits a door-code chat (or keeps
+ * chatting with the model), shrinks the window, then asks for the code. The tiny
+ * model reads the chat token by token (kvlab.generate with streamPrompt) under
+ * three caches; kvlab.door_code_chat finds the code's tokens and kvlab.door_code_score
+ * turns the model's raw outputs (answers, cached positions, per-token loss) into
+ * every number shown. Static figure: kvlab.eviction_recall_demo (numpy). */
 kvlab.register("model-eviction", {
   mount(root, ctx) {
+    const kit = kvlab.kit;
     const form = root.querySelector("form");
     const plot = root.querySelector(".kv-me-plot");
     const field = (n) => root.querySelector(`[data-field="${n}"]`);
     const episodes = ctx.data.episodes;
-    const NAMES = { full: "Full cache", window: "Sliding window", sinks: "Sinks + window" };
     const COLORS = { full: "#3f51b5", window: "#e53935", sinks: "#ffb300" };
+    const runButton = form.querySelector("[data-action=run]");
+    const sayButton = form.querySelector("[data-action=say]");
     let busy = false;
 
     function sync() {
@@ -16,97 +21,126 @@ kvlab.register("model-eviction", {
       form["sinks-out"].value = form.sinks.value;
     }
     form.addEventListener("input", sync);
+    form.episode.addEventListener("change", () => {
+      form.chat.value = episodes[Number(form.episode.value)].chat;
+      ctx.notice("");
+    });
 
-    function runningMean(xs, k) {
-      const out = [];
-      let sum = 0;
-      xs.forEach((x, i) => {
-        sum += x;
-        if (i >= k) sum -= xs[i - k];
-        out.push(sum / Math.min(i + 1, k));
-      });
-      return out;
+    function setBusy(on) {
+      busy = on;
+      runButton.disabled = on;
+      sayButton.disabled = on;
     }
 
-    async function run() {
-      if (busy) return;
-      busy = true;
-      form.querySelector("[data-action=run]").disabled = true;
+    /* Keep chatting: the reader's line, then the model's reply (full cache, greedy, one line). */
+    async function say() {
+      const line = form.say.value.trim();
+      if (busy || !line) return;
+      setBusy(true);
       ctx.setState("loading");
-      const ep = episodes[Number(form.episode.value)];
-      const window = Number(form.window.value);
-      const sinks = Number(form.sinks.value);
-      field("code").textContent = ep.code;
-      field("code-pos").textContent = `${ep.code_positions[0] + 1}–${ep.code_positions[ep.code_positions.length - 1] + 1}`;
-      field("n-tokens").textContent = ep.n_tokens;
-      field("chat").textContent = ep.prompt;
-      const results = {};
       try {
         await ctx.model();
-        const policies = { full: null, window: { sinks: 0, window }, sinks: { sinks, window } };
-        for (const [name, evict] of Object.entries(policies)) {
-          ctx.say(`Reading the chat with the ${NAMES[name].toLowerCase()}…`);
-          const r = await kvlab.generate({
-            prompt: ep.prompt, maxNewTokens: 8, useCache: true, temperature: 0, streamPrompt: true,
-            evict: evict || undefined,
-            onPromptToken: (t) => t.position % 64 === 0 && ctx.say(`Reading the chat with the ${NAMES[name].toLowerCase()}: token ${t.position + 1} of ${ep.n_tokens}…`),
-          });
-          const last = r.steps[r.steps.length - 1];
-          const held = new Set(evict ? last.cachedPositions : []);
-          const digits = r.text.replace(/\D/g, "").slice(0, 4);
-          results[name] = {
-            answer: r.text,
-            kept: last.cacheLenAfter,
-            inCache: evict ? ep.code_positions.every((p) => held.has(p)) : true,
-            right: [...digits].filter((d, i) => d === ep.code[i]).length,
-            nll: r.promptNll,
-          };
-        }
-        render(results, ep, { window, sinks });
-        ctx.say("Read and answered in your browser by the tiny model (onnxruntime-web).");
+        const chat = form.chat.value.replace(/\n*$/, "\n");
+        const prompt = `${chat}user: ${line}\nbot:`;
+        ctx.say("The model is answering…");
+        const r = await kvlab.generate({ prompt, maxNewTokens: 24, useCache: true, temperature: 0 });
+        const reply = r.text.split("\n")[0];
+        form.chat.value = `${chat}user: ${line}\nbot:${reply}\n`;
+        form.chat.scrollTop = form.chat.scrollHeight;
+        form.say.value = "";
+        ctx.say("The model answered (it knows only its tiny world). Shrink the window, then ask for the code.");
         ctx.setState("ready");
       } catch (err) {
         ctx.fail(err);
       } finally {
-        busy = false;
-        form.querySelector("[data-action=run]").disabled = false;
+        setBusy(false);
+      }
+    }
+    sayButton.addEventListener("click", say);
+    form.say.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") {
+        e.preventDefault();
+        say();
+      }
+    });
+
+    async function run() {
+      if (busy) return;
+      setBusy(true);
+      ctx.setState("loading");
+      const window = Number(form.window.value);
+      const sinks = Number(form.sinks.value);
+      try {
+        const model = await ctx.model();
+        const facts = await ctx.call("door_code_chat", { chat: form.chat.value, block_size: model.config.block_size });
+        ctx.notice(facts.note);
+        if (!facts.code) {
+          ctx.say("Nothing to ask: the chat states no door code.");
+          ctx.setState("ready");
+          return;
+        }
+        field("code").textContent = facts.code;
+        field("code-pos").textContent = facts.text.code_span;
+        field("n-tokens").textContent = facts.text.n_tokens;
+        const policies = { full: null, window: { sinks: 0, window }, sinks: { sinks, window } };
+        const NAMES = { full: "full cache", window: "sliding window", sinks: "sinks + window" };
+        const runs = {};
+        for (const [name, evict] of Object.entries(policies)) {
+          ctx.say(`Reading the chat with the ${NAMES[name]}…`);
+          const r = await kvlab.generate({
+            prompt: facts.prompt, maxNewTokens: 8, useCache: true, temperature: 0, streamPrompt: true,
+            evict: evict || undefined,
+            onPromptToken: (t) => t.position % 64 === 0 && ctx.say(`Reading the chat with the ${NAMES[name]}: token ${t.position + 1} of ${facts.n_tokens}…`),
+          });
+          const last = r.steps[r.steps.length - 1];
+          runs[name] = { answer: r.text, cached: evict ? last.cachedPositions : null, prompt_nll: r.promptNll, kept: last.cacheLenAfter };
+        }
+        const score = await ctx.call("door_code_score", { code: facts.code, code_positions: facts.code_positions, runs, window, sinks });
+        await render(score, runs);
+        ctx.say("Read and answered in your browser by the tiny model (onnxruntime-web), scored by kvlab.door_code_score.");
+        ctx.setState("ready");
+      } catch (err) {
+        ctx.fail(err);
+      } finally {
+        setBusy(false);
       }
     }
 
-    async function render(results, ep, { window, sinks }) {
-      for (const [name, r] of Object.entries(results)) {
+    async function render(score, runs) {
+      for (const [name, p] of Object.entries(score.policies)) {
         const row = root.querySelector(`tr[data-policy="${name}"]`);
         const set = (col, text) => (row.querySelector(`[data-col="${col}"]`).textContent = text);
-        row.querySelector("th").textContent = NAMES[name] + (name === "full" ? "" : name === "window" ? ` (${window})` : ` (${sinks} + ${window})`);
-        set("kept", r.kept);
-        set("in-cache", r.inCache ? "yes" : "no");
-        row.querySelector('[data-col="answer"]').replaceChildren(Object.assign(document.createElement("code"), { textContent: r.answer }));
-        set("right", `${r.right} of 4`);
-        const tail = r.nll.slice(-100);
-        set("loss", (tail.reduce((a, b) => a + b, 0) / tail.length).toFixed(3));
+        const th = row.querySelector("th");
+        th.replaceChildren(p.label);
+        if (p.window) th.append(" ", kit.el("span", "kv-muted", `(${p.sinks ? `${p.sinks} + ` : ""}${p.window})`));
+        set("kept", p.cache_len);
+        set("in-cache", p.code_in_cache ? "yes" : "no");
+        row.querySelector('[data-col="answer"]').replaceChildren(kit.el("code", null, p.answer));
+        set("right", `${p.digits_right} of 4`);
+        set("loss", p.mean_nll_last === null ? "–" : p.mean_nll_last.toFixed(3));
       }
-      root.dataset.results = JSON.stringify(results);
-      const Plotly = await kvlab.plotly();
-      const style = getComputedStyle(root);
-      const traces = Object.entries(results).map(([name, r]) => ({
-        type: "scatter", mode: "lines", name: NAMES[name], line: { color: COLORS[name], width: name === "full" ? 2.5 : 1.8 },
-        x: r.nll.map((_, i) => i + 2), y: runningMean(r.nll, 25),
-        hovertemplate: `${NAMES[name]}: token %{x}, loss %{y:.2f}<extra></extra>`,
+      field("lines").replaceChildren(...score.text.lines.map((l) => kit.el("li", null, l)));
+      root.dataset.results = JSON.stringify({ score, runs });
+      const traces = Object.entries(score.chart).map(([name, c]) => ({
+        type: "scatter", mode: "lines", name: score.policies[name].label, line: { color: COLORS[name], width: 2 },
+        x: c.x, y: c.extra, hovertemplate: `${score.policies[name].label}: token %{x}, %{y:+.3f} nats vs the full cache<extra></extra>`,
       }));
-      Plotly.react(plot, traces, {
-        height: 350,
-        margin: { l: 55, r: 10, t: 20, b: 70 },
-        paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-        font: { color: style.color, family: style.fontFamily, size: 12 },
-        legend: { orientation: "h", y: -0.25 },
-        xaxis: { title: { text: "token position in the chat" }, gridcolor: "rgba(128,128,128,0.2)" },
-        yaxis: { title: { text: "loss (running mean of 25)" }, rangemode: "tozero", gridcolor: "rgba(128,128,128,0.2)" },
-        shapes: [{ type: "rect", xref: "x", yref: "paper", x0: ep.code_positions[0] + 1, x1: ep.code_positions[ep.code_positions.length - 1] + 1, y0: 0, y1: 1, fillcolor: "rgba(255,179,0,0.25)", line: { width: 0 } }],
-        annotations: [{ x: ep.code_positions[0] + 1, y: 1, yref: "paper", text: "the code", showarrow: false, yanchor: "bottom", font: { size: 11 } }],
-      }, { displayModeBar: false, responsive: true });
+      const lines = Object.entries(score.code_gone_at).filter(([, x]) => x !== null).map(([name, x]) => ({
+        type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1, line: { color: COLORS[name], width: 1.5, dash: "dot" },
+      }));
+      const cp = score.code_positions;
+      await kit.plot(root, plot, traces, {
+        height: 330,
+        margin: { l: 60, r: 10, t: 24, b: 80 },
+        legend: { orientation: "h", y: -0.3 },
+        xaxis: { title: { text: "token position in the chat" } },
+        yaxis: { title: { text: `extra loss (mean of ${score.loss_smooth})` }, zeroline: true, zerolinecolor: "rgba(128,128,128,0.6)" },
+        shapes: cp.length ? [{ type: "rect", xref: "x", yref: "paper", x0: cp[0] + 1, x1: cp[cp.length - 1] + 1, y0: 0, y1: 1, fillcolor: "rgba(255,179,0,0.3)", line: { width: 0 } }, ...lines] : lines,
+        annotations: cp.length ? [{ x: cp[0] + 1, y: 1, yref: "paper", text: "the code", showarrow: false, yanchor: "bottom", font: { size: 11 } }] : [],
+      });
     }
 
-    form.querySelector("[data-action=run]").addEventListener("click", run);
-    return { activate: () => ctx.model().then(() => { ctx.say("Model loaded: press “Read the chat and answer”."); ctx.setState("ready"); }) };
+    runButton.addEventListener("click", run);
+    return { activate: () => ctx.model().then(() => { ctx.say("Model loaded: edit the chat or keep chatting, shrink the window, then ask for the door code."); ctx.setState("ready"); }) };
   },
 });

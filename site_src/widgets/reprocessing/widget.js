@@ -6,6 +6,7 @@ kvlab.register("reprocessing", {
     const plot = root.querySelector(".kv-plot");
     const tbody = root.querySelector(".kv-reprocessing-table tbody");
     const field = (name) => root.querySelector(`[data-field="${name}"]`);
+    const addButton = root.querySelector('[data-action="add"]');
 
     let data = ctx.data;
     const state = { n: data.params.n };
@@ -33,6 +34,20 @@ kvlab.register("reprocessing", {
       field("k").textContent = k;
       field("kth").textContent = data.no_cache[k - 1];
       field("cache-once").textContent = data.cache[0];
+      const c = data.counters;
+      field("c-token").textContent = c.token;
+      field("c-reprocessed").textContent = c.reprocessed.no_cache.toLocaleString("en-US");
+      field("c-total-nc").textContent = c.total.no_cache.toLocaleString("en-US");
+      field("c-total-c").textContent = c.total.cache.toLocaleString("en-US");
+      addButton.disabled = n >= Number(form.n.max);
+      // the counters that changed flash once (not under reduced motion)
+      if (!kvlab.kit.reducedMotion()) {
+        root.querySelectorAll(".kv-counters dd").forEach((dd) => {
+          dd.classList.remove("kv-tick");
+          void dd.offsetWidth; // restart the animation
+          dd.classList.add("kv-tick");
+        });
+      }
       tbody.replaceChildren(
         ...data.tokens.map((t, i) => {
           const tr = document.createElement("tr");
@@ -74,6 +89,18 @@ kvlab.register("reprocessing", {
         { displayModeBar: false, responsive: true }
       );
     }
+
+    // "Add token": one more token in the reply; Python returns the counters for it
+    addButton.addEventListener("click", () => {
+      state.n = Math.min(Number(form.n.max), data.params.n + 1);
+      form.n.value = state.n;
+      form["n-out"].value = state.n;
+      update();
+    });
+    root.querySelector('[data-action="restart"]').addEventListener("click", () => {
+      state.n = Number(form.n.min);
+      update();
+    });
 
     form.addEventListener("input", () => {
       state.n = parseInt(form.n.value, 10);
