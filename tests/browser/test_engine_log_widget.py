@@ -11,7 +11,7 @@ def rows(root) -> list[list[str]]:
 
 
 def want_rows(data) -> list[list[str]]:
-    return [[c["figure"] + (f" (line {c['line']})" if c["line"] else ""), c["logged"], c["rebuilt"], c["status_label"]]
+    return [[c["figure"] + (f" (line {c['line']})" if c["line"] else ""), c["status_label"], c["logged"], c["rebuilt"]]
             for c in data["checks"]]
 
 

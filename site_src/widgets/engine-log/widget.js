@@ -43,7 +43,7 @@ kvlab.register("engine-log", {
           const head = el("th", c.figure, { scope: "row" });
           if (c.line) head.append(" ", el("span", `(line ${c.line})`, { class: "kv-muted" }));
           const tr = el("tr", null, { "data-status": c.status });
-          tr.append(head, code(c.logged), code(c.rebuilt), el("td", c.status_label));
+          tr.append(head, el("td", c.status_label), code(c.logged), code(c.rebuilt));
           return tr;
         })
       );
