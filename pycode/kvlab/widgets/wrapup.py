@@ -89,6 +89,7 @@ def _cell(length: str, repetition: str, memory: str) -> dict:
     return {
         "length": length, "repetition": repetition, "memory": memory,
         "server": {"command": server["command"], "flags": server["flags"]},
+        "text": {"where": f"{n:,} tokens, {100 * share:.0f}% of each prompt repeated, {budget / GIB:,.0f} GiB for the cache:"},
         "tokens": n, "repeated_share": share, "memory_bytes": budget,
         "helps": helps,
         "main": helps[-1],
@@ -119,8 +120,8 @@ def tradeoff_map(length: str = "medium", repetition: str = "medium", memory: str
         "params": {"length": length, "repetition": repetition, "memory": memory},
         "options": {
             "length": [{"key": k, "label": f"{k} ({v:,} tokens)"} for k, v in LENGTHS.items()],
-            "repetition": [{"key": k, "label": f"{k} ({100 * v:.0f}% of each prompt repeats)"} for k, v in REPETITION.items()],
-            "memory": [{"key": k, "label": f"{k} ({v / GIB:,.0f} GiB for the cache)"} for k, v in MEMORY.items()],
+            "repetition": [{"key": k, "label": f"{k} ({100 * v:.0f}% repeats)"} for k, v in REPETITION.items()],
+            "memory": [{"key": k, "label": f"{k} ({v / GIB:,.0f} GiB)"} for k, v in MEMORY.items()],
         },
         "techniques": TECHNIQUES,
         "model": get_model(REFERENCE_MODEL)["hf_id"],
