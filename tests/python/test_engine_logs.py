@@ -118,6 +118,8 @@ def test_vllm_v0_profile_blocks_and_concurrency():
     assert c["KV cache memory from the block count"]["rebuilt"] == "3.81 GiB"  # 1952 x 16 x 128 KiB
     assert c["maximum concurrency"]["rebuilt"] == "1.56x"  # 31,232 / 20,000
     assert c["KV budget from the memory profile"]["status"] == "consistent"  # 23.58 x 0.9 - 17.06 - 0.35
+    assert c["model weights"]["status"] == "consistent"  # 14.9888 GiB logged, 8.03e9 x 2 B = 14.96 GiB
+    assert "0.2% more than kvlab's count of BF16 weights" in c["model weights"]["why"]
     r = explain_file(LOGS / "vllm_llama31_8b_rtx3090_29k_error.txt")
     assert any("1,813 blocks" in n and "23,648 tokens" in n for n in r["notes"])
 
@@ -183,6 +185,16 @@ def test_a_changed_number_names_the_term():
     assert out["checks"][0]["why"].startswith("layers:")
 
 
+def test_context_per_sequence_line_is_checked():
+    arch = model_architecture("qwen3-8b")
+    r = llamacpp_kv_cache(arch, 32768, n_seq=4, kv_unified=False)
+    log = "\n".join(["llama_context: n_seq_max     = 4", "llama_context: n_ctx         = 32768",
+                     "llama_context: n_ctx_per_seq = 8192", "llama_context: kv_unified    = false"] + r["log_lines"])
+    out = {c["figure"]: c for c in explain_engine_log(log, "qwen3-8b")["checks"]}
+    assert out["context per sequence (n_ctx_per_seq)"]["status"] == "exact"
+    assert out["KV cache"]["status"] == "exact" and "4 streams" in out["KV cache"]["terms"][2]["how"]
+
+
 def test_stated_settings_fill_what_the_log_lacks_and_the_log_wins_over_them():
     line = "llama_kv_cache: size =   18.00 MiB (   768 cells,  12 layers,  1/1 seqs), K (f16):    9.00 MiB, V (f16):    9.00 MiB"
     out = explain_engine_log("llama_kv_cache_iswa: creating     SWA KV cache, size = 768 cells\n" + line,
@@ -208,7 +220,7 @@ def test_nothing_recognised_and_bad_input():
 def test_widget_default_and_examples_carry_their_sources():
     data = engine_log_figure()
     assert data["params"]["source"] == "example" and data["example"]["source"].startswith("https://")
-    assert data["summary"] == "3 of 3 figures rebuilt from the config"
+    assert data["summary"] == "4 of 4 figures rebuilt from the config"
     for e in engine_log_examples():
         r = engine_log_figure(example=e["id"])
         assert r["example"]["source"].startswith("https://")

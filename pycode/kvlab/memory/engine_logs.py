@@ -425,6 +425,15 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
                            "terms": [], "why": "this cache's line is not in the pasted text; here is what llama.cpp "
                                                "would print for it"})
 
+    seq_fact = facts.get("n_ctx_seq")
+    if seq_fact is not None:
+        ok = seq_fact["value"] == expected["n_ctx_seq"]
+        checks.append({"figure": "context per sequence (n_ctx_per_seq)", "line": seq_fact["line"],
+                       "logged": f"{seq_fact['value']:,}", "rebuilt": f"{expected['n_ctx_seq']:,}",
+                       "status": "exact" if ok else "differs",
+                       "terms": [{"term": "n_ctx_seq", "logged": f"{seq_fact['value']:,}",
+                                  "rebuilt": f"{expected['n_ctx_seq']:,}", "how": pad_text, "ok": ok}],
+                       "why": None if ok else "another -c, --parallel or --kv-unified than the log shows"})
     kv_buffers = [b for b in buffers if b["what"] in ("KV", "RS")]
     if kv_buffers and caches:
         total_buffers = sum(float(b["mib"]) for b in kv_buffers)
@@ -653,8 +662,24 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                        "status": "predicted", "terms": [],
                        "why": "vLLM measures the rest in a profiling run; kvlab can only read it off as the difference "
                               "(and CUDA reports a little less total memory than the card's nominal size)"})
-    if weights:
-        notes.append(f"weights: {weights['value']:g} GiB as logged (vLLM's older 'GB' is the same GiB figure)")
+    if weights and stated.get("weights"):
+        from kvlab.memory.weights import model_weights_bytes
+
+        w = model_weights_bytes(arch, stated["weights"])
+        diff = weights["value"] * GIB / w["bytes"] - 1 if w["bytes"] else float("inf")
+        ok = abs(diff) <= 0.03
+        checks.append({"figure": "model weights", "line": weights["line"], "logged": f"{weights['value']:g} GiB",
+                       "rebuilt": f"{_gib(w['bytes'])} GiB", "status": "consistent" if ok else "differs",
+                       "terms": [{"term": "weights", "logged": f"{weights['value']:g} GiB", "rebuilt": f"{_gib(w['bytes'])} GiB",
+                                  "how": w["how"], "ok": ok}],
+                       "why": (f"the load took {abs(diff):.1%} {'more' if diff >= 0 else 'less'} than kvlab's count of "
+                               f"{stated['weights']} weights: within 3% (vLLM also loads a few buffers)") if ok else (f"{diff:+.1%} from kvlab's count of {stated['weights']} weights: "
+                                                      "checkpoints keep some tensors in another format (embeddings, "
+                                                      "norms, routers are often left in BF16), or only part of the "
+                                                      "model is on this GPU")})
+    elif weights:
+        notes.append(f"weights: {weights['value']:g} GiB as logged (vLLM's older 'GB' is the same GiB figure); state "
+                     "the weights format to compare it with the parameter count")
     return {"settings": settings, "checks": checks, "notes": notes}
 
 
@@ -692,7 +717,7 @@ def _longest_fit(arch, dtype, block, batched, available_bytes: float) -> int:
 
 STATED_LLAMACPP = ("n_ctx", "n_seq", "type_k", "type_v", "n_ubatch", "kv_unified", "swa_full", "flash_attn")
 STATED_VLLM = ("max_model_len", "kv_cache_dtype", "block_size", "max_num_batched_tokens", "tensor_parallel_size",
-               "gpu_memory_gib")
+               "gpu_memory_gib", "weights")
 
 
 def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> dict:
@@ -702,7 +727,7 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
     JSON text) or an Architecture. `engine`: "llama.cpp" or "vllm" (read from the log when
     None). `stated`: settings the log does not show (llama.cpp: n_ctx, n_seq, type_k, type_v,
     n_ubatch, kv_unified, swa_full, flash_attn; vLLM: max_model_len, kv_cache_dtype,
-    block_size, max_num_batched_tokens, tensor_parallel_size, gpu_memory_gib).
+    block_size, max_num_batched_tokens, tensor_parallel_size, gpu_memory_gib, weights (a format such as BF16)).
     """
     from kvlab.memory.catalogue import model_architecture
 
