@@ -77,7 +77,9 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         if path not in [str(s) for s in config.extra_javascript]:
             config.extra_javascript.append(path)
     if offline_build():
-        config.extra["polyfills"] = [f"{VENDOR}/iframe-worker/shim.js"]
+        # material's search runs in an iframe from file:// through this shim, which
+        # replaces window.Worker; keep the browser's own for the runtime first
+        config.extra["polyfills"] = [f"{ASSETS}/native-worker.js", f"{VENDOR}/iframe-worker/shim.js"]
     return config
 
 
@@ -93,6 +95,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         f"{ASSETS}/worker.js": (runtime / "worker.js").read_text(encoding="utf-8"),
         f"{ASSETS}/model.js": (runtime / "model.js").read_text(encoding="utf-8"),
         f"{ASSETS}/embed-host.js": (runtime / "embed-host.js").read_text(encoding="utf-8"),
+        f"{ASSETS}/native-worker.js": "// the browser's Worker, before the offline search's iframe-worker shim replaces it\n"
+        "window.kvlabNativeWorker = window.Worker;\n",
         f"{ASSETS}/widgets.js": "\n".join(f"// ---- widget: {w.name}\n{w.js}" for w in widgets),
         f"{ASSETS}/kvlab.css": "\n".join(
             [(SITE_SRC / "styles" / "kvlab.css").read_text(encoding="utf-8")] + [w.css for w in widgets]

@@ -45,6 +45,8 @@
   /* Start a worker for a role; resolves to a port-like object, or null when
    * workers are unavailable here (then the caller falls back to the page). */
   async function startWorker() {
+    // offline builds: material's search shim replaces window.Worker on file:// (native-worker.js kept it)
+    const Worker = window.kvlabNativeWorker || window.Worker;
     if (typeof Worker === "undefined") return null;
     let url = kv.assets + "kvlab/worker.js";
     if (manifest.offline) {
@@ -120,7 +122,7 @@
           if (!supportsWasm()) throw new Error("this browser has WebAssembly turned off or does not support it, and every live figure here needs it; the figures show the values computed when the page was built");
           const port = (await startWorker()) || (await startOnPage(this.role));
           port.onmessage = (ev) => this.receive(ev.data);
-          if (typeof Worker !== "undefined" && port instanceof Worker) port.onerror = (ev) => this.crashed(ev.message || "an error in the worker");
+          if (typeof port.terminate === "function" && !(port instanceof MessagePort)) port.onerror = (ev) => this.crashed(ev.message || "an error in the worker");
           port.postMessage({ type: "init", role: this.role, assets: kv.assets, manifest });
           this.port = port;
           return port;
@@ -149,7 +151,13 @@
       }
       const job = this.jobs.get(msg.id);
       if (!job) return;
-      if (msg.type === "event") return job.onEvent && job.onEvent(msg.event);
+      if (msg.type === "event") {
+        // the worker waits for this ack before its next step when asked to
+        // (paced generation: the page shows each token before the next one)
+        const done = Promise.resolve(job.onEvent && job.onEvent(msg.event)).catch((err) => console.warn("kvlab: onToken failed", err));
+        if (msg.wantsAck) done.then(() => this.port === job.port && job.port.postMessage({ type: "ack", id: msg.id }));
+        return;
+      }
       this.jobs.delete(msg.id);
       if (msg.type === "done") job.resolve(msg.value);
       else if (msg.fatal) {
@@ -173,9 +181,10 @@
     async run(op, args, { onEvent, signal } = {}) {
       if (signal && signal.aborted) return { cancelled: true };
       const port = await this.start();
+      if (signal && signal.aborted) return { cancelled: true }; // aborted while the worker started
       const id = this.nextId++;
       return new Promise((resolve, reject) => {
-        this.jobs.set(id, { resolve, reject, onEvent });
+        this.jobs.set(id, { resolve, reject, onEvent, port });
         if (signal) signal.addEventListener("abort", () => this.port === port && port.postMessage({ type: "cancel", id }), { once: true });
         port.postMessage({ type: "job", id, op, args });
       });
@@ -249,11 +258,14 @@
 
   kv.generate = async function (opts) {
     const { onToken, onPromptToken, signal, ...args } = opts || {};
-    const result = await model.run("generate", args, {
+    // with onToken, each step waits until the page has handled the one before
+    // (onToken may return a promise, e.g. the next animation frame); the
+    // steps' own times do not include the wait
+    const result = await model.run("generate", { ...args, paced: Boolean(onToken) }, {
       signal,
       onEvent: (ev) => {
-        if (ev.kind === "token" && onToken) onToken(ev.info);
-        else if (ev.kind === "promptToken" && onPromptToken) onPromptToken(ev.info);
+        if (ev.kind === "token" && onToken) return onToken(ev.info);
+        if (ev.kind === "promptToken" && onPromptToken) onPromptToken(ev.info);
       },
     });
     // cancelled before it started: an empty, stopped run

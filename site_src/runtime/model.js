@@ -591,7 +591,7 @@
           ms: res.ms,
         };
         steps.push(info);
-        if (onToken) onToken(info);
+        if (onToken) await onToken(info); // a paced run waits for the page here
         await yieldTurn();
       }
       return { steps, promptLen, truncated, promptText: tokenizer.decode(ids), stopped: false, promptNll, tokens: seq.slice(promptLen), text: tokenizer.decode(seq.slice(promptLen)), kvFormat, cacheBytes: cacheBytes(), ...(logits && { logits }) };

@@ -37,6 +37,7 @@
     let runtime = null; // a promise of the loaded runtime
     let queue = Promise.resolve();
     const cancelled = new Set();
+    const acks = new Map(); // job id → resolve(): the page handled the last token
 
     const ops = {
       python: {
@@ -62,7 +63,13 @@
         load: () => global.kvlabModel ? global.kvlabModel.load(env, env.manifest.model) : env.importScript("kvlab/model.js").then(() => global.kvlabModel.load(env, env.manifest.model)),
         generate: (model, opts, id) =>
           global.kvlabModel.generate(model, opts, {
-            onToken: (info) => post({ type: "event", id, event: { kind: "token", info } }),
+            onToken: (info) => {
+              if (!opts.paced) return post({ type: "event", id, event: { kind: "token", info } });
+              return new Promise((resolve) => {
+                acks.set(id, resolve);
+                post({ type: "event", id, event: { kind: "token", info }, wantsAck: true });
+              });
+            },
             onPromptToken: (info) => post({ type: "event", id, event: { kind: "promptToken", info } }),
             cancelled: () => cancelled.has(id),
           }),
@@ -99,7 +106,16 @@
     port.onmessage = (ev) => {
       const msg = ev.data || {};
       if (msg.type === "job") queue = queue.then(() => runJob(msg));
-      else if (msg.type === "cancel") cancelled.add(msg.id);
+      else if (msg.type === "cancel") {
+        cancelled.add(msg.id);
+        const ack = acks.get(msg.id); // a paced run waiting for the page stops at once
+        acks.delete(msg.id);
+        if (ack) ack();
+      } else if (msg.type === "ack") {
+        const ack = acks.get(msg.id);
+        acks.delete(msg.id);
+        if (ack) ack();
+      }
       else if (msg.type === "bytes" && env.onBytes) env.onBytes(msg);
     };
   }

@@ -84,7 +84,10 @@ def test_embed_in_an_iframe_on_another_origin_resizes_and_works(page_factory, si
         height = frame_el.evaluate("el => el.getBoundingClientRect().height")
         assert height > 500, height  # grew from 150 to fit the widget
         root = page.frame_locator("iframe[data-kvlab-embed]").locator('[data-widget="attention"]')
-        wait_ready(root)  # the query string activates it
+        page.wait_for_timeout(500)
+        assert root.get_attribute("data-state") == "static"  # nothing starts in an embed nobody touched
+        activate(root)
+        wait_ready(root)  # live, with the settings from the query string
         expect(root.locator('[data-field="d"]')).to_have_text("16")
         assert shown_weights(root) == cells(kvlab.attention_demo(d=16))
     finally:
@@ -114,11 +117,14 @@ def test_host_script_ignores_messages_of_the_wrong_shape_or_source(page_factory,
 
 
 def test_embed_query_params_are_validated_and_clamped(page, site_url):
-    root = open_widget(page, site_url + "embed/attention/?d=999&temperature=abc&causal=false&colour=red", "attention")
-    wait_ready(root)
-    expect(root.locator('[data-field="d"]')).to_have_text("64")
+    root = open_widget(page, site_url + "embed/attention/?d=999&temperature=abc&causal=false&colour=red&seed=0x10", "attention")
     expect(root.locator(".kv-embed")).to_contain_text("“temperature”")
     expect(root.locator(".kv-embed")).to_contain_text("“colour”")
+    expect(root.locator(".kv-embed")).to_contain_text("“seed”")  # decimal only: 0x10 is not 16
+    expect(root.locator(".kv-embed-clamped")).to_contain_text("d: asked 999, used 64")
+    activate(root)
+    wait_ready(root)
+    expect(root.locator('[data-field="d"]')).to_have_text("64")
     assert shown_weights(root) == cells(kvlab.attention_demo(d=64, temperature=1.0, causal=False))
 
 
@@ -127,7 +133,7 @@ def test_embed_page_links_back_and_has_no_site_chrome(page, site_url):
     expect(page.locator(".md-header")).to_be_hidden()
     expect(page.locator(".md-sidebar--primary")).to_be_hidden()
     link = page.locator(".kv-backlink")
-    expect(link).to_have_attribute("href", "../../attention/")
+    assert link.evaluate("a => a.href") == site_url + "attention/"  # (instant navigation makes hrefs absolute)
 
 
 def test_embed_button_gives_a_snippet_with_current_settings(page_factory, site_url):
@@ -148,7 +154,7 @@ def test_embed_button_gives_a_snippet_with_current_settings(page_factory, site_u
 
 
 def test_gallery_lists_every_widget_with_preview_and_snippet(page, site_url):
-    from site_src.hooks.widget_blocks import discover_widgets
+    from sitebuild.widget_blocks import discover_widgets
 
     page.goto(site_url + "embed/")
     for name in discover_widgets():

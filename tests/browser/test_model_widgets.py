@@ -287,7 +287,7 @@ def test_eviction_page_shows_the_copy_head_reading_the_code(built_site):
     token of a chat that ends before the code, reads the code's first digit."""
     import re
 
-    from site_src.hooks.widget_blocks import parse_params
+    from sitebuild.widget_blocks import parse_params
 
     page = (ROOT / "site_src" / "pages" / "eviction.md").read_text()
     params = parse_params(re.search(r"<!-- widget: model-attention(.*?)-->", page).group(1))

@@ -174,6 +174,8 @@ kvlab.register("generate", {
             newSpan.appendChild(el("span", "kv-tok", s.text));
             field("steps").appendChild(stepRow(s));
             show(run.steps.length - 1);
+            // one token per frame: the reader sees them arrive (the worker waits; step times exclude it)
+            return new Promise((r) => requestAnimationFrame(() => r()));
           },
         });
         if (result.truncated) {
