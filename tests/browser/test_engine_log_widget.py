@@ -35,6 +35,16 @@ def test_live_examples_and_a_pasted_log(page, site_url):
     assert rows(root) == want_rows(data)
     assert "max_num_batched_tokens from 896 to 1,152" in root.locator('[data-field="details"]').inner_text()
 
+    # stating the setting the log hides makes the figure exact
+    root.locator('input[name="settings"]').fill("max_num_batched_tokens=1024")
+    root.locator('form.kv-controls button[type="submit"]').click()
+    wait_ready(root)
+    data = kvlab.engine_log_figure(example="vllm-gpt-oss-120b-refused", model="gpt-oss-120b",
+                                   log=data["log"], settings="max_num_batched_tokens=1024")
+    assert [c["status"] for c in data["checks"]] == ["exact"]
+    assert rows(root) == want_rows(data)
+    root.locator('input[name="settings"]').fill("")
+
     # a pasted llama.cpp line for a catalogue model
     line = ("llama_kv_cache: size =  512.00 MiB (  4096 cells,  32 layers,  1/1 seqs), "
             "K (f16):  256.00 MiB, V (f16):  256.00 MiB")

@@ -215,6 +215,9 @@ def test_nothing_recognised_and_bad_input():
         explain_engine_log("", "llama-3.1-8b", n_context=4096)
     with pytest.raises(ValueError, match="engine must be one of"):
         explain_engine_log("", "llama-3.1-8b", engine="tgi")
+    for bad in ({"n_ctx": "abc"}, {"n_ctx": 0}, {"n_ctx": 1e30}, {"swa_full": 1}, {"gpu_memory_gib": float("nan")}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            explain_engine_log("llama_context: n_ctx = 4096", "llama-3.1-8b", **bad)
 
 
 def test_widget_default_and_examples_carry_their_sources():
@@ -235,6 +238,13 @@ def test_widget_paste_uses_the_model_or_the_config_and_reports_errors_as_data():
     assert r["error"].startswith("Could not explain this log: config") and r["params"]["source"] == "example"
     with pytest.raises(ValueError, match="example must be one of"):
         engine_log_figure(example="nope")
+    # settings the log hides, stated in the box
+    refused = (LOGS / "vllm_gpt_oss_120b_h100_error.txt").read_text().splitlines()[-1]
+    r = engine_log_figure(log=refused, model="gpt-oss-120b", settings="max_num_batched_tokens=1024")
+    assert [c["status"] for c in r["checks"]] == ["exact"]
+    for bad in ("bogus=1", "n_ctx", "n_ctx=nan", "n_ctx=abc"):
+        r = engine_log_figure(log=refused, model="gpt-oss-120b", settings=bad)
+        assert r["error"].startswith("Could not explain this log") and r["params"]["source"] == "example"
 
 
 def test_cli_explain_log(tmp_path, capsys):

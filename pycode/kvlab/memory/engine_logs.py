@@ -715,6 +715,8 @@ def _longest_fit(arch, dtype, block, batched, available_bytes: float) -> int:
 # the one entry point
 # ---------------------------------------------------------------------------------------
 
+_STATED_INTS = {"n_ctx": 1 << 24, "n_seq": 65536, "n_ubatch": 1 << 16, "max_model_len": 1 << 24, "block_size": 1024,
+                "max_num_batched_tokens": 1 << 24, "tensor_parallel_size": 64}
 STATED_LLAMACPP = ("n_ctx", "n_seq", "type_k", "type_v", "n_ubatch", "kv_unified", "swa_full", "flash_attn")
 STATED_VLLM = ("max_model_len", "kv_cache_dtype", "block_size", "max_num_batched_tokens", "tensor_parallel_size",
                "gpu_memory_gib", "weights")
@@ -736,6 +738,17 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
         raise ValueError(f"unknown setting {unknown[0]!r}; a log's settings are "
                          + ", ".join(STATED_LLAMACPP + STATED_VLLM))
     stated = {k: v for k, v in stated.items() if v is not None}
+    for name, value in stated.items():
+        if name in _STATED_INTS and (isinstance(value, bool) or not isinstance(value, int) or not
+                                     1 <= value <= _STATED_INTS[name]):
+            raise ValueError(f"{name} must be a whole number from 1 to {_STATED_INTS[name]:,}, got {value!r}")
+        if name in ("kv_unified", "swa_full", "flash_attn") and not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, got {value!r}")
+        if name == "gpu_memory_gib" and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                         or not 0 < value <= 2**20):
+            raise ValueError(f"gpu_memory_gib must be a positive number of GiB, got {value!r}")
+        if name in ("type_k", "type_v", "kv_cache_dtype", "weights") and not isinstance(value, str):
+            raise ValueError(f"{name} must be a type name, got {value!r}")
     arch = model_architecture(model)
     parsed = parse_engine_log(log)
     if engine is not None:

@@ -498,16 +498,39 @@ STATUS_LABELS = {"exact": "rebuilt exactly", "consistent": "consistent (within t
                  "predicted": "predicted"}
 
 
+def parse_stated_settings(text: str) -> dict:
+    """'n_ctx=8192, max_num_batched_tokens=1024 swa_full=true' -> a dict of settings (numbers and booleans read)."""
+    out: dict = {}
+    for item in str(text or "").replace(",", " ").split():
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise ValueError(f"settings: {item!r} is not name=value (e.g. n_ctx=8192)")
+        low = value.lower()
+        if low in ("true", "false", "on", "off", "yes", "no"):
+            out[name] = low in ("true", "on", "yes")
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            out[name] = value
+            continue
+        if number != number or number in (float("inf"), float("-inf")) or abs(number) > 2**40:
+            raise ValueError(f"settings: {name}={value} is not a number a log can have")
+        out[name] = int(number) if number.is_integer() else number
+    return out
+
+
 def engine_log_figure(example: str = "vllm-llama-3.1-8b-20k", log: str = "", model: str = "llama-3.1-8b",
-                      config: str = "") -> dict:
+                      config: str = "", settings: str = "") -> dict:
     """The engine-log widget: a llama.cpp or vLLM start-up log explained figure by figure.
 
     With no `log`, the bundled `example` (a real log with its URL) is explained with its own model.
     With a `log`, it is explained for `model` (catalogue id) or, when given, the pasted `config`
-    (config.json text). A config or log that cannot be read is not an exception: the example is shown
-    and `error` says what is wrong.
+    (config.json text), with `settings` the log does not show ("n_ctx=8192 max_num_batched_tokens=1024").
+    A config, log or setting that cannot be read is not an exception: the example is shown and `error`
+    says what is wrong.
     """
-    from kvlab.memory.engine_logs import MAX_LOG_CHARS, explain_engine_log
+    from kvlab.memory.engine_logs import MAX_LOG_CHARS, STATED_LLAMACPP, STATED_VLLM, explain_engine_log
 
     examples = engine_log_examples()
     chosen = next((e for e in examples if e["id"] == example), None)
@@ -523,7 +546,7 @@ def engine_log_figure(example: str = "vllm-llama-3.1-8b-20k", log: str = "", mod
             if config and not config.startswith("{"):
                 raise ValueError("config.json: paste the text of a config.json (a JSON object, starting with '{')")
             subject = config if config else _model_info(model)["id"]
-            result = explain_engine_log(log, subject)
+            result = explain_engine_log(log, subject, **parse_stated_settings(settings))
             source = "config" if config else "catalogue"
         except ValueError as exc:
             error = f"Could not explain this log: {exc}"
@@ -538,7 +561,7 @@ def engine_log_figure(example: str = "vllm-llama-3.1-8b-20k", log: str = "", mod
     info = _model_info(model) if source == "catalogue" else (_model_info(chosen["model"]) if source == "example"
                                                              and chosen["model"] else None)
     return {
-        "params": {"example": chosen["id"], "model": model, "source": source},
+        "params": {"example": chosen["id"], "model": model, "source": source, "settings": settings},
         "error": error,
         "example": {k: chosen.get(k) for k in ("id", "label", "source", "engine", "note", "model", "config")},
         "examples": [{"id": e["id"], "label": e["label"], "model": e["model"], "config": e.get("config", ""),
@@ -552,5 +575,6 @@ def engine_log_figure(example: str = "vllm-llama-3.1-8b-20k", log: str = "", mod
         "checks": checks,
         "notes": result["notes"],
         "status": f"Computed in your browser by kvlab.engine_log_figure ({result['summary']}).",
-        "options": {"models": model_groups(), "max_log_chars": MAX_LOG_CHARS},
+        "options": {"models": model_groups(), "max_log_chars": MAX_LOG_CHARS,
+                    "settings": {"llama.cpp": list(STATED_LLAMACPP), "vllm": list(STATED_VLLM)}},
     }

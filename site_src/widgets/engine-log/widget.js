@@ -25,6 +25,7 @@ kvlab.register("engine-log", {
         model: form.model.value,
         log: useLog ? form.log.value : "",
         config: useLog ? form.config.value : "",
+        settings: useLog ? form.settings.value : "",
       };
     }
 
@@ -97,13 +98,14 @@ kvlab.register("engine-log", {
       const e = data.examples.find((x) => x.id === form.example.value);
       form.log.value = e.log;
       form.config.value = e.config || "";
+      form.settings.value = "";
       if (e.model) form.model.value = e.model;
       compute(readState(false));
     });
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       try {
-        kvlab.checkInputs({ log: form.log.value, config: form.config.value }); // size and nesting, before Python
+        kvlab.checkInputs({ log: form.log.value, config: form.config.value, settings: form.settings.value }); // size and nesting, before Python
       } catch (err) {
         errorBox.textContent = `Could not read this log: ${err.message}.`;
         errorBox.hidden = false;
