@@ -91,7 +91,7 @@ def test_a_chat_without_a_code_says_so(page, site_url):
     wait_ready(root)
     root.locator("textarea[name=chat]").fill("user: hello!\nbot: hi there.\n")
     root.get_by_role("button", name="Ask for the door code").click()
-    expect(root.locator(".kv-notice")).to_contain_text("never states a door code")
+    expect(root.locator(".kv-notice")).to_contain_text("never states a door code", timeout=120_000)
 
 
 def test_the_measured_recall_line_comes_from_the_model_card(built_site):

@@ -156,11 +156,13 @@ kvlab.register("model-attention", {
     );
 
     function update(prompt) {
-      if (!prompt.trim()) { // as kvlab.model_attention: nothing to read
+      if (!prompt.trim()) { // as kvlab.model_attention: nothing to read, and no chart of an earlier sentence left up
         ctx.notice("Type a sentence first: the model shows what each of its tokens reads.");
+        plot.hidden = true;
         form.prompt.focus();
         return;
       }
+      plot.hidden = false;
       ctx.notice("");
       return compute(prompt);
     }
