@@ -212,7 +212,7 @@ def test_score_answer_follows_evaluate():
 def test_table_from_measurements():
     ref = [[0.0, 1.0, 0.5], [2.0, 0.0, 1.0], [0.0, 0.0, 3.0]]
     q = [[0.0, 1.1, 0.5], [0.0, 2.5, 1.0], [0.0, 0.0, 2.0]]
-    m = {"config": {"n_layer": 4, "n_kv_head": 4, "head_dim": 32}, "prompt_len": 5,
+    m = {"config": {"n_layer": 4, "n_head": 4, "n_embd": 128}, "prompt_len": 5,
          "generation": {"fp32": {"logits": ref, "cache_bytes": 7 * 4096},
                         "q4_0": {"logits": q, "cache_bytes": 7 * 576}},
          "recall": [{"code": "1234", "distance": 250, "answers": {"fp32": " code 1234.", "q4_0": " code 1235."}}]}
@@ -229,10 +229,10 @@ def test_table_from_measurements():
 
 @pytest.mark.parametrize("bad,msg", [
     ({}, "config"),
-    ({"config": {"n_layer": 4, "n_kv_head": 4, "head_dim": 32}, "generation": {}}, "fp32"),
-    ({"config": {"n_layer": 4, "n_kv_head": 4, "head_dim": 32},
+    ({"config": {"n_layer": 4, "n_head": 4, "n_embd": 128}, "generation": {}}, "fp32"),
+    ({"config": {"n_layer": 4, "n_head": 4, "n_embd": 128},
       "generation": {"fp32": {"logits": [[0.0]], "cache_bytes": 0}, "q3": {"logits": [[0.0]], "cache_bytes": 0}}}, "unknown"),
-    ({"config": {"n_layer": 4, "n_kv_head": 4, "head_dim": 32},
+    ({"config": {"n_layer": 4, "n_head": 4, "n_embd": 128},
       "generation": {"fp32": {"logits": [[0.0]], "cache_bytes": 0}, "q8_0": {"logits": [[0.0, 1.0]], "cache_bytes": 0}}}, "shaped"),
 ])
 def test_table_refuses_malformed_measurements(bad, msg):

@@ -80,7 +80,7 @@ def kv_quant_measure(prompt: str = KV_QUANT_PROMPT, n_new: int = 48, episodes: l
         recall.append({"code": ep["code"], "distance": ep["distance"], "answers": answers})
     return {
         "source": "numpy reference (kvlab.core.gpt)",
-        "config": {"n_layer": cfg.n_layer, "n_kv_head": cfg.n_head, "head_dim": cfg.head_dim},
+        "config": {"n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_embd": cfg.n_embd},
         "prompt": prompt,
         "prompt_len": len(ids),
         "generation": runs,
@@ -91,7 +91,7 @@ def kv_quant_measure(prompt: str = KV_QUANT_PROMPT, n_new: int = 48, episodes: l
 def kv_quant_table(measurements: dict | None = None) -> dict:
     """The table from raw measurements (the browser's, or the numpy reference's when None).
 
-    measurements = {config: {n_layer, n_kv_head, head_dim}, prompt_len, source,
+    measurements = {config: {n_layer, n_head, n_embd[, n_kv_head]}, prompt_len, source,
                     generation: {format: {logits: [[...vocab] per step], cache_bytes}},
                     recall: [{code, distance, answers: {format: text}}]}
     fp32 must be among the generation's formats: the others are compared with it.
@@ -101,10 +101,12 @@ def kv_quant_table(measurements: dict | None = None) -> dict:
     if not isinstance(measurements, dict):
         raise ValueError("measurements must be an object")
     cfg = measurements.get("config") or {}
-    try:
-        n_layer, n_kv_head, head_dim = (int(cfg[k]) for k in ("n_layer", "n_kv_head", "head_dim"))
-    except (KeyError, TypeError, ValueError):
-        raise ValueError("measurements.config needs n_layer, n_kv_head and head_dim") from None
+    try:  # the model's own config (GPTConfig names), as the runtime reports it
+        n_layer, n_head, n_embd = (int(cfg[k]) for k in ("n_layer", "n_head", "n_embd"))
+        n_kv_head = int(cfg.get("n_kv_head") or n_head)
+        head_dim = n_embd // n_head
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        raise ValueError("measurements.config needs the model's n_layer, n_head and n_embd") from None
     gen = measurements.get("generation") or {}
     if "fp32" not in gen:
         raise ValueError("measurements.generation needs an fp32 run to compare with")

@@ -33,7 +33,7 @@ kvlab.register("kv-quant", {
       }
       return {
         source: "your browser (onnxruntime-web)",
-        config: { n_layer: config.n_layer, n_kv_head: config.n_kv_head || config.n_head, head_dim: config.n_embd / config.n_head },
+        config, // the model's config as the runtime has it: kvlab derives the sizes
         prompt, prompt_len: ref.promptLen, generation, recall,
       };
     }
