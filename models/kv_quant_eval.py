@@ -90,12 +90,12 @@ def kv_quant_card() -> dict:
 def markdown_table(kq: dict) -> str:
     rec = kq["recall_by_distance"]
     names = list(rec["n"])
-    head = ("| format | bytes per token | vs fp32 | max \\|Δlogit\\| | top-1 agreement | first divergence | "
+    head = ("| format | bytes per token | vs fp32 | max \\|Δlogit\\| | top-1 agreement | greedy output first differs at | "
             + " | ".join(f"recall {n} (n={rec['n'][n]})" for n in names) + " |")
     lines = [head, "|" + "---|" * (6 + len(names))]
     for r in kq["rows"]:
         fmt = r["format"]
-        div = "none" if r["first_divergence"] is None else f"step {r['first_divergence']}"
+        div = "never" if r["first_divergence"] is None else f"token {r['first_divergence']}"
         lines.append(f"| {fmt} | {r['bytes_per_token']:,} | {r['vs_fp32']:.3f} | {r['max_abs_dlogit']:.3g} | "
                      f"{r['top1_agreement']:.3f} | {div} | "
                      + " | ".join(f"{rec['formats'][fmt][n]:.2f}" for n in names) + " |")

@@ -238,3 +238,23 @@ def test_table_from_measurements():
 def test_table_refuses_malformed_measurements(bad, msg):
     with pytest.raises(ValueError, match=msg):
         kv_quant_table(bad)
+
+
+def test_the_model_cards_table_is_the_cards_data_written_by_the_script():
+    """models/README.md's kv-quant table is what models/kv_quant_eval.py writes from card.json
+    (nobody edits it by hand), and the card's rows are the widget's numpy table."""
+    import json
+    import sys
+    from pathlib import Path
+
+    models = Path(__file__).resolve().parents[2] / "models"
+    sys.path.insert(0, str(models))
+    try:
+        import kv_quant_eval
+    finally:
+        sys.path.remove(str(models))
+    card = json.loads((models / "tiny" / "card.json").read_text(encoding="utf-8"))["kv_quant"]
+    assert kv_quant_eval.markdown_table(card) in (models / "README.md").read_text(encoding="utf-8")
+    assert [r["format"] for r in card["rows"]] == list(FORMATS)
+    assert [r["bytes_per_token"] for r in card["rows"]] == [bytes_per_token(f, 4, 4, 32) for f in FORMATS]
+    assert set(card["recall_by_distance"]["formats"]) == set(FORMATS)
