@@ -253,8 +253,10 @@ def test_the_model_cards_table_is_the_cards_data_written_by_the_script():
         import kv_quant_eval
     finally:
         sys.path.remove(str(models))
-    card = json.loads((models / "tiny" / "card.json").read_text(encoding="utf-8"))["kv_quant"]
+    full = json.loads((models / "tiny" / "card.json").read_text(encoding="utf-8"))
+    card, cfg = full["kv_quant"], full["config"]
     assert kv_quant_eval.markdown_table(card) in (models / "README.md").read_text(encoding="utf-8")
     assert [r["format"] for r in card["rows"]] == list(FORMATS)
-    assert [r["bytes_per_token"] for r in card["rows"]] == [bytes_per_token(f, 4, 4, 32) for f in FORMATS]
+    dims = (cfg["n_layer"], cfg["n_head"], cfg["n_embd"] // cfg["n_head"])
+    assert [r["bytes_per_token"] for r in card["rows"]] == [bytes_per_token(f, *dims) for f in FORMATS]
     assert set(card["recall_by_distance"]["formats"]) == set(FORMATS)
