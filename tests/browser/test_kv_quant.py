@@ -102,4 +102,5 @@ def test_with_eviction_the_stored_cache_keeps_the_chosen_slots(home):
             .then(r => ({after: r.steps.map(s => s.cacheLenAfter), cacheBytes: r.cacheBytes}))"""
     )
     assert set(got["after"][-4:]) == {12}
-    assert got["cacheBytes"] == 12 * kv_quant.bytes_per_token("q8_0", 4, 4, 32)
+    cfg = tiny._model_and_tokenizer()[0].config
+    assert got["cacheBytes"] == 12 * kv_quant.bytes_per_token("q8_0", cfg.n_layer, cfg.n_head, cfg.head_dim)

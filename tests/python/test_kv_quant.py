@@ -171,6 +171,10 @@ def test_unknown_formats_and_ragged_blocks_are_refused():
 
 # ---------------------------------------------------------------- generation with a stored cache
 
+def dims(model) -> tuple[int, int, int]:
+    return model.config.n_layer, model.config.n_head, model.config.head_dim
+
+
 @pytest.fixture(scope="module")
 def model_ids():
     model, tok = tiny._model_and_tokenizer()
@@ -182,14 +186,14 @@ def test_fp32_storage_is_the_plain_cache(model_ids):
     run = kv_quant.generate_stored(model, ids, 12, "fp32")
     assert run["tokens"] == model.generate(ids, 12)
     assert run["cache_len"] == len(ids) + 11
-    assert run["cache_bytes"] == run["cache_len"] * bytes_per_token("fp32", 4, 4, 32)
+    assert run["cache_bytes"] == run["cache_len"] * bytes_per_token("fp32", *dims(model))
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_the_cache_holds_exactly_the_stored_bytes(model_ids, fmt):
     model, ids = model_ids
     run = kv_quant.generate_stored(model, ids, 6, fmt)
-    assert run["cache_bytes"] == (len(ids) + 5) * bytes_per_token(fmt, 4, 4, 32)
+    assert run["cache_bytes"] == (len(ids) + 5) * bytes_per_token(fmt, *dims(model))
 
 
 def test_the_cache_is_read_back_quantized(model_ids):
