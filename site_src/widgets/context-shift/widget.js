@@ -3,6 +3,7 @@ kvlab.register("context-shift", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
     const raster = root.querySelector(".kv-raster");
+    raster.hidden = true; // shown with the first live chart; until then the build-time raster stands
     const details = root.querySelector(".kv-numbers");
     const field = (name) => root.querySelector(`[data-field="${name}"]`);
     const RANGES = ["n_ctx", "prompt_len", "n_generate"];
@@ -54,6 +55,10 @@ kvlab.register("context-shift", {
     async function render() {
       renderText();
       const Plotly = await kvlab.plotly();
+      // the build-time raster stays up until the live chart replaces it (no blank box in between)
+      raster.hidden = false;
+      const still = root.querySelector(".kv-static-raster");
+      if (still) still.style.display = "none";
       const style = getComputedStyle(root);
       const c0 = COLORS[0];
       const axis = { zeroline: false, showgrid: false };

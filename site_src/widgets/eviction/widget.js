@@ -4,6 +4,7 @@ kvlab.register("eviction", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
     const raster = root.querySelector(".kv-raster");
+    raster.hidden = true; // shown with the first live chart; until then the build-time raster stands
     const keptPlot = root.querySelector(".kv-kept");
     const details = root.querySelector(".kv-numbers");
     const stepInput = root.querySelector('input[name="step"]');
@@ -87,6 +88,10 @@ kvlab.register("eviction", {
       renderReadout();
       renderTable();
       const Plotly = await kvlab.plotly();
+      // the build-time raster stays up until the live chart replaces it (no blank box in between)
+      raster.hidden = false;
+      const still = root.querySelector(".kv-static-raster");
+      if (still) still.style.display = "none";
       const style = getComputedStyle(root);
       const font = { color: style.color, family: style.fontFamily };
       const n = data.params.n;
