@@ -107,6 +107,7 @@ def test_context_shift_widget_recomputes_in_pyodide(page, site_url):
 
 def test_embed_page_applies_settings_and_keeps_both_notes(page, site_url):
     root = open_widget(page, site_url + "embed/eviction/?policy=h2o&budget=5&recent=9&bogus=1", "eviction")
+    activate(root)  # the runtime goes live on the reader's intent, on an embed page too
     wait_ready(root)
     expect(root.locator(".kv-embed")).to_contain_text("bogus")
     expect(root.locator(".kv-clamped")).to_contain_text("recent: asked 9, used 5")
