@@ -92,8 +92,17 @@ kvlab.register("step-through", {
       button("play").textContent = "Play";
     }
 
+    // prefers-reduced-motion: Play never advances on its own; each press shows one step.
+    const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
+    reducedMotion.addEventListener("change", () => reducedMotion.matches && stop());
+
     function play() {
       if (timer) return stop();
+      if (reducedMotion.matches) {
+        go(step === data.steps.length - 1 ? 0 : step + 1);
+        ctx.say("Reduced motion is on, so Play does not advance by itself: each press shows the next step.");
+        return;
+      }
       if (step === data.steps.length - 1) go(0);
       button("play").setAttribute("aria-pressed", "true");
       button("play").textContent = "Pause";

@@ -1,0 +1,248 @@
+"""Quality gates shared by tests/browser/test_gates.py (and usable elsewhere).
+
+- `site_pages(site)`: every HTML page of a build (content pages, embed pages,
+  404), found on disk, so a page added later is checked the day it is added.
+- `GateWatch`: a browser context's Content-Security-Policy violations (a
+  `securitypolicyviolation` listener in every frame, plus Chromium's console
+  lines for violations in workers), uncaught page errors and console errors.
+- `run_axe(page)`: axe-core (vendored from npm for the tests only, never shipped
+  in the site) on the page as it is now; returns the violations.
+- `go_live(root)`: show intent the way a reader does (focus a control inside
+  the widget) and wait until it has rendered live data.
+- `drive_by_keyboard(page, root)`: Tab to one of the widget's controls and use
+  it, keyboard only, until the widget shows something new.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+LOAD_TIMEOUT_MS = 180_000  # Pyodide + numpy, or the model, on a loaded 2-core machine
+
+# Reported by every frame (the embed gallery's iframes included) as it happens.
+CSP_LISTENER = """
+(() => {
+  const seen = (window.__kvCsp = window.__kvCsp || []);
+  document.addEventListener("securitypolicyviolation", (e) => {
+    seen.push(`${e.effectiveDirective} blocked ${e.blockedURI || "(inline)"} at ${e.sourceFile || location.href}:${e.lineNumber}`);
+  });
+})();
+"""
+
+# What a reader does to show intent: a control inside the widget gets focus.
+# (Not the Embed button, the "Make it live" button or a link: those are not intent.)
+INTENT_CONTROLS = (
+    ":is(input, select, textarea, button, [tabindex='0'])"
+    ":not(.kv-embed-button):not(.kv-live-button):not(.kv-embed-copy):not([disabled])"
+)
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every page of the build as a URL path relative to the site root ('' = home)."""
+    pages = []
+    for html in sorted(site.rglob("*.html")):
+        rel = html.relative_to(site).as_posix()
+        if rel.startswith(("assets/", "search/")):
+            continue
+        pages.append("" if rel == "index.html" else rel.removesuffix("index.html"))
+    return pages
+
+
+def is_embed(path: str) -> bool:
+    return path.startswith("embed/") and path != "embed/"
+
+
+@dataclass
+class GateWatch:
+    """Problems a context's pages report; attach with `GateWatch.attach(context)`."""
+
+    console_csp: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+
+    @classmethod
+    def attach(cls, context) -> GateWatch:
+        watch = cls()
+        context.add_init_script(CSP_LISTENER)
+        context.on("page", watch.watch_page)
+        return watch
+
+    def watch_page(self, page) -> None:
+        page.on("console", self.on_console)
+        page.on("pageerror", lambda exc: self.page_errors.append(f"{page.url}: {exc}"))
+        page.on("worker", lambda worker: worker.on("console", self.on_console) if hasattr(worker, "on") else None)
+
+    def on_console(self, msg) -> None:
+        text = msg.text
+        if "Content Security Policy" in text or "Content-Security-Policy" in text:
+            self.console_csp.append(text)
+        elif msg.type == "error":
+            self.console_errors.append(text)
+
+    @staticmethod
+    def csp_events(page) -> list[str]:
+        """The securitypolicyviolation events every frame of the page has seen so far."""
+        found = []
+        for frame in page.frames:
+            try:
+                found += frame.evaluate("window.__kvCsp || []")
+            except Exception:  # a frame that navigated away meanwhile
+                pass
+        return found
+
+
+WAIT_LIVE_JS = """(r, timeout) => new Promise((resolve) => {
+  const t0 = Date.now();
+  let idleSince = null;
+  const tick = () => {
+    const state = r.dataset.state;
+    if (state === "ready" || state === "error") return resolve(state);
+    // Widgets that wait for the reader's Run (model-race) stay "static" once live.
+    if (state === "static" && r.dataset.activated === "true") {
+      idleSince = idleSince || Date.now();
+      if (Date.now() - idleSince > 3000) return resolve("idle");
+    } else idleSince = null;
+    if (Date.now() - t0 > timeout) return resolve(`still ${state}`);
+    setTimeout(tick, 200);
+  };
+  tick();
+})"""
+
+
+def go_live(root, timeout: int = LOAD_TIMEOUT_MS) -> str:
+    """Focus a control inside the widget (reader intent), wait until it is live.
+
+    Returns "ready", "idle" (live, waiting for the reader's Run), "error", or
+    "still <state>" after the timeout.
+    """
+    root.scroll_into_view_if_needed()
+    # the runtime mounts the widget (reveals its controls) once the page's scripts ran;
+    # from file:// that waits for the classic scripts that carry the binaries
+    root.page.wait_for_function("r => r.dataset.mounted === 'true'", arg=root.element_handle(), timeout=timeout)
+    control = root.locator(INTENT_CONTROLS).filter(visible=True).first
+    if control.count():
+        control.focus()
+    else:  # nothing visible to focus before the runtime mounts: the reader's other way in
+        root.locator(".kv-live-button").first.click()
+    return root.evaluate(WAIT_LIVE_JS, timeout)
+
+
+def run_axe(page, context: str = "document") -> list[dict]:
+    """axe-core's violations for the page as it is now (all rules, all impacts).
+
+    Injected through the DevTools protocol (page.evaluate), which the page's
+    Content-Security-Policy does not govern: a <script> tag would be refused.
+    """
+    if not page.evaluate("typeof window.axe === 'object'"):
+        page.evaluate(AXE_JS.read_text(encoding="utf-8") + "\n;0")
+    result = page.evaluate(f"axe.run({context}, {{resultTypes: ['violations']}})")
+    return result["violations"]
+
+
+def describe(violations: list[dict], impacts=("serious", "critical")) -> list[str]:
+    """One line per violation of the given impacts: rule, impact, first targets, why."""
+    lines = []
+    for v in violations:
+        if v["impact"] not in impacts:
+            continue
+        targets = "; ".join(" ".join(map(str, n["target"])) for n in v["nodes"][:3])
+        why = v["nodes"][0]["failureSummary"].replace("\n", " ")[:240] if v["nodes"] else ""
+        lines.append(f"{v['impact']} {v['id']} ×{len(v['nodes'])}: {targets} — {why}")
+    return lines
+
+
+# ------------------------------------------------------------ keyboard alone
+
+MAX_TABS = 40
+
+FOCUSED_JS = """(root) => {
+  const el = document.activeElement;
+  if (!el || !root.contains(el)) return null;
+  return {tag: el.tagName.toLowerCase(), type: (el.type || "").toLowerCase(),
+          cls: el.className || "", name: el.name || "", text: (el.textContent || "").trim().slice(0, 40)};
+}"""
+
+# What the widget shows, minus the status line (it says "loading…" while the
+# widget works) and minus the controls and their <output>s (those change with
+# the key itself): a change here is the widget answering the reader.
+SHOWN_JS = """(root) => {
+  const clone = root.cloneNode(true);
+  clone.querySelectorAll(".kv-status, script, template, form.kv-controls, output, textarea, select").forEach((el) => el.remove());
+  return clone.textContent.replace(/\\s+/g, " ");
+}"""
+
+
+def key_for(control: dict) -> str | None:
+    """The key that changes this control, or None for things that are not controls."""
+    tag, kind = control["tag"], control["type"]
+    if tag == "a" or "kv-embed" in control["cls"] or "kv-backlink" in control["cls"]:
+        return None
+    if tag == "input" and kind in ("range", "number"):
+        return "ArrowRight" if kind == "range" else "ArrowUp"
+    if tag == "input" and kind in ("checkbox", "radio"):
+        return "Space"
+    if tag == "select":
+        return "ArrowDown"
+    if tag == "textarea" or (tag == "input" and kind in ("text", "search", "")):
+        return "x"
+    if tag == "button":
+        return "Enter"
+    return None
+
+
+# An arrow key at the end of a slider's or select's range goes the other way.
+AT_END_JS = """(key) => {
+  const e = document.activeElement;
+  if (e.tagName === "SELECT" && key === "ArrowDown" && e.selectedIndex === e.options.length - 1) return "ArrowUp";
+  if (e.type === "range" && key === "ArrowRight" && +e.value >= +e.max) return "ArrowLeft";
+  if (e.type === "number" && key === "ArrowUp" && e.max !== "" && +e.value >= +e.max) return "ArrowDown";
+  return key;
+}"""
+
+
+def changes(page, root, before: str, timeout_ms: int = 10_000) -> bool:
+    """Whether what the widget shows differs from `before` within the timeout (the
+    runtime is loaded by then: one kvlab call or the first generated token)."""
+    for _ in range(timeout_ms // 250):
+        if root.evaluate(SHOWN_JS) != before:
+            return True
+        page.wait_for_timeout(250)
+    return False
+
+
+def drive_by_keyboard(page, root) -> tuple[str | None, str | None]:
+    """Reach one of the widget's controls with Tab from the top of the page and use it.
+
+    "Make it live" is pressed with Enter if Tab meets it first; focus on a
+    control is the reader's intent. The key is the one a reader would press (an
+    arrow on a slider or a select, Space on a checkbox, Enter on a button, a
+    character in a text box); a control whose change shows nothing by itself
+    (a prompt box waiting for its Generate button) is left for the next one.
+    Returns (what was pressed, None) or (None, what went wrong).
+    """
+    page.locator("body").focus()
+    tried = []
+    for _ in range(MAX_TABS):
+        page.keyboard.press("Tab")
+        control = root.evaluate(FOCUSED_JS)
+        if control is None:
+            continue
+        if "kv-live-button" in control["cls"]:
+            page.keyboard.press("Enter")
+            continue
+        key = key_for(control)
+        if key is None:
+            continue
+        state = root.evaluate(WAIT_LIVE_JS, LOAD_TIMEOUT_MS)
+        if state not in ("ready", "idle"):
+            return None, f"did not go live by keyboard ({state})"
+        key = page.evaluate(AT_END_JS, key)
+        before = root.evaluate(SHOWN_JS)
+        page.keyboard.press(key)
+        label = f"{key} on {control['tag']}[{control['name'] or control['type'] or control['text']}]"
+        if changes(page, root, before):
+            return label, None
+        tried.append(label)
+    return None, f"no control changed the widget within {MAX_TABS} Tabs (tried {tried})"

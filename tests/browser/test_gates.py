@@ -1,0 +1,225 @@
+"""Quality gates on every page of the built site, with its widgets live.
+
+- axe-core: no serious and no critical violation, light scheme at desktop width
+  and dark scheme at phone width (so both schemes and both layouts are covered),
+- Content-Security-Policy: the meta tag is on every page and nothing the page
+  does (material, Plotly, Pyodide, onnxruntime-web, the embed gallery's
+  iframes) violates it,
+- keyboard: in the light pass, each embed page's widget is reached with Tab
+  and one of its controls used, keyboard only, before axe runs,
+- no uncaught page error,
+- the step-through's Play does not animate under prefers-reduced-motion.
+
+Pages are found on disk (tests/browser/gates.py: site_pages), so a page added
+later is checked the day it is added. One test per scheme loops over all pages
+to keep one browser context (the machine has two cores).
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import QuietHandler
+from tests.browser.gates import (
+    LOAD_TIMEOUT_MS,
+    WAIT_LIVE_JS,
+    GateWatch,
+    describe,
+    drive_by_keyboard,
+    go_live,
+    is_embed,
+    run_axe,
+    site_pages,
+)
+
+SCHEMES = {
+    # (color scheme, viewport): material follows prefers-color-scheme (mkdocs.yml's
+    # palette entries carry a media query) until the reader picks one with its toggle.
+    "light-desktop": ("light", {"width": 1280, "height": 900}),
+    "dark-phone": ("dark", {"width": 375, "height": 812}),
+}
+MATERIAL_SCHEME = {"light": "default", "dark": "slate"}
+
+
+def pages_to_check(site) -> list[str]:
+    """Every page; KVLAB_GATE_PAGES="attention/,embed/tokens/" narrows it while working on a fix."""
+    only = [p for p in os.environ.get("KVLAB_GATE_PAGES", "").split(",") if p]
+    pages = site_pages(site)
+    return [p for p in pages if p in only] if only else pages
+
+
+def csp_of(html: str) -> str | None:
+    m = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    return m.group(1) if m else None
+
+
+def test_every_page_carries_the_csp_and_no_inline_script_or_handler(built_site):
+    pages = site_pages(built_site)
+    assert "" in pages and "embed/attention/" in pages and "404.html" in pages
+    for path in pages:
+        html = (built_site / (path + "index.html" if not path.endswith(".html") else path)).read_text(encoding="utf-8")
+        policy = csp_of(html)
+        assert policy, f"{path or 'home'}: no Content-Security-Policy meta"
+        directives = {d.split()[0]: d.split()[1:] for d in policy.split("; ")}
+        assert directives["default-src"] == ["'self'"]
+        assert directives["script-src"][:2] == ["'self'", "'wasm-unsafe-eval'"], directives["script-src"]
+        assert "'unsafe-inline'" not in directives["script-src"] and "'unsafe-eval'" not in directives["script-src"]
+        # every <script> without src holds data (JSON, <template>), never code
+        for tag in re.findall(r"<script\b[^>]*>", html):
+            assert "src=" in tag or re.search(r'type="application/(json|ld\+json)"', tag), f"{path}: inline script {tag}"
+        assert not re.search(r"\son[a-z]+=\"", html), f"{path}: inline event handler"
+
+
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("mode", list(SCHEMES))
+def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_url, mode):
+    scheme, viewport = SCHEMES[mode]
+    keyboard = mode == "light-desktop"  # once is enough: the same widgets, the same keys
+    driven: dict[str, str | None] = {}
+    context = browser.new_context(color_scheme=scheme, viewport=viewport)
+    watch = GateWatch.attach(context)
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    failures: list[str] = []
+    try:
+        for path in pages_to_check(built_site):
+            page.goto(site_url + path)
+            assert page.evaluate("document.body.dataset.mdColorScheme") == MATERIAL_SCHEME[scheme], path
+            roots = page.locator("[data-widget]").all()
+            if keyboard and is_embed(path):
+                # one widget alone on the page: reached with Tab and used, keyboard only
+                name = roots[0].get_attribute("data-widget")
+                driven[name], problem = drive_by_keyboard(page, roots[0])
+                if problem:
+                    failures.append(f"{mode} {path}: keyboard: {problem}")
+            for root in roots:
+                state = go_live(root)
+                if state not in ("ready", "idle"):
+                    status = root.locator(".kv-status").inner_text()
+                    failures.append(f"{mode} {path or 'home'}: {root.get_attribute('data-widget')} is {state}: {status}")
+            if roots and not is_embed(path):
+                page.wait_for_timeout(300)  # the last render's layout settles
+            for line in describe(run_axe(page)):
+                failures.append(f"{mode} {path or 'home'}: {line}")
+            for line in GateWatch.csp_events(page):
+                failures.append(f"{mode} {path or 'home'}: CSP {line}")
+    finally:
+        context.close()
+    failures += [f"{mode}: CSP (console) {t}" for t in watch.console_csp]
+    failures += [f"{mode}: page error {t}" for t in watch.page_errors]
+    if keyboard and not os.environ.get("KVLAB_GATE_PAGES"):
+        widgets = {p.split("/")[1] for p in site_pages(built_site) if is_embed(p)}
+        missing = sorted(w for w in widgets if not driven.get(w))
+        failures += [f"{mode}: keyboard: {w} was not driven" for w in missing if not any(w in f for f in failures)]
+    print("driven by keyboard:", driven)
+    assert not failures, "\n".join(failures)
+
+
+# ------------------------------------------------ the policy as a response header
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def header_policy_in_readme() -> str:
+    m = re.search(r"^Content-Security-Policy: (.+)$", README.read_text(encoding="utf-8"), re.M)
+    assert m, "README: no 'Content-Security-Policy: ...' header line for hosts"
+    return m.group(1).strip()
+
+
+def test_readme_header_policy_is_the_meta_policy(built_site):
+    meta = csp_of((built_site / "index.html").read_text(encoding="utf-8"))
+    assert header_policy_in_readme() == meta
+
+
+def run_python_and_the_model(page, embed_url) -> list[str]:
+    """Run a Python widget and the model widget once each; returns what went wrong."""
+    problems = []
+    page.goto(embed_url("attention"))  # an embed page over http, the content page offline
+    root = page.locator('[data-widget="attention"]').first
+    if (state := go_live(root)) != "ready":
+        problems.append(f"attention is {state}: {root.locator('.kv-status').inner_text()}")
+    else:
+        root.locator('input[name="d"]').focus()
+        page.keyboard.press("ArrowRight")  # Python runs again in the worker
+        page.wait_for_function("r => r.dataset.state === 'ready' && /d = (?!8\\b)/.test(r.textContent)", arg=root.element_handle())
+    page.goto(embed_url("generate"))
+    root = page.locator('[data-widget="generate"]').first
+    go_live(root)
+    root.get_by_role("button", name="Generate").click()
+    if (state := go_live(root)) != "ready":
+        problems.append(f"generate is {state}: {root.locator('.kv-status').inner_text()}")
+    return problems + [f"CSP {line}" for line in GateWatch.csp_events(page)]
+
+
+@pytest.mark.timeout(900)
+def test_policy_as_a_response_header_lets_pyodide_and_onnxruntime_run(browser, built_site):
+    """Sent as a header, the policy governs the runtime's worker too (a meta tag does not)."""
+    policy = header_policy_in_readme()
+
+    class WithPolicy(QuietHandler):
+        def end_headers(self):
+            self.send_header("Content-Security-Policy", policy)
+            super().end_headers()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(WithPolicy, directory=str(built_site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    watch = GateWatch.attach(context)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(90_000)
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        problems = run_python_and_the_model(page, lambda name: f"{base}embed/{name}/")
+    finally:
+        context.close()
+        server.shutdown()
+    assert not problems + watch.console_csp + watch.page_errors
+
+
+@pytest.mark.timeout(900)
+def test_policy_holds_from_file_urls(browser, unzipped):
+    """The offline zip (its policy adds 'unsafe-inline' for the iframe-worker shim, see main.html).
+
+    Workers made from blob: URLs inherit the page's policy, so Python and the
+    model run under it here.
+    """
+    policy = csp_of((unzipped / "attention.html").read_text(encoding="utf-8"))
+    assert policy == header_policy_in_readme().replace("blob:;", "blob: 'unsafe-inline';", 1)
+    context = browser.new_context()
+    watch = GateWatch.attach(context)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(90_000)
+        problems = run_python_and_the_model(page, lambda name: (unzipped / f"{name}.html").as_uri())
+    finally:
+        context.close()
+    assert not problems + watch.console_csp + watch.page_errors
+
+
+# ------------------------------------------------ motion
+
+def test_step_through_play_respects_reduced_motion(browser, site_url):
+    context = browser.new_context(reduced_motion="reduce")
+    page = context.new_page()
+    try:
+        page.goto(site_url + "embed/step-through/")
+        root = page.locator('[data-widget="step-through"]')
+        play = root.locator('[data-action="play"]')
+        play.focus()
+        expect(play).to_be_visible()
+        assert root.evaluate(WAIT_LIVE_JS, LOAD_TIMEOUT_MS) in ("ready", "idle")
+        before = root.get_attribute("data-step")
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(3000)  # Play's interval is 1.1 s: it would have moved on twice
+        assert int(root.get_attribute("data-step")) == int(before or 0) + 1
+        expect(play).to_have_attribute("aria-pressed", "false")
+        expect(root.locator(".kv-status")).to_contain_text("Reduced motion")
+    finally:
+        context.close()
