@@ -563,7 +563,8 @@ def engine_log_figure(example: str = "vllm-llama-3.1-8b-20k", log: str = "", mod
     return {
         "params": {"example": chosen["id"], "model": model, "source": source, "settings": settings},
         "error": error,
-        "example": {k: chosen.get(k) for k in ("id", "label", "source", "engine", "note", "model", "config")},
+        "example": dict({k: chosen.get(k) for k in ("id", "label", "source", "engine", "model", "config")},
+                        note=chosen["note"][:1].upper() + chosen["note"][1:]),
         "examples": [{"id": e["id"], "label": e["label"], "model": e["model"], "config": e.get("config", ""),
                       "log": e["log"], "source": e["source"]} for e in examples],
         "log": log_shown,
