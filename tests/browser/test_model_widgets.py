@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 import kvlab
 from kvlab.core import tiny
-from tests.browser.widgets import open_widget
+from tests.browser.widgets import activate, open_widget
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -97,7 +97,7 @@ def test_model_attention_widget_shows_what_the_reference_computes(page, site_url
     ref = kvlab.model_attention(tiny.ATTENTION_PROMPT)
     tokens = ref["tokens"]
     root = open_widget(page, site_url + "attention/", "model-attention")
-    root.scroll_into_view_if_needed()
+    activate(root)  # the runtime starts on the reader's intent, not on scroll
     expect(root).to_have_attribute("data-state", "ready", timeout=GEN_TIMEOUT_MS)
     expect(root.locator('[data-field="where"]')).to_contain_text("onnxruntime-web")
     buttons = root.locator("button.kv-ma-token")
@@ -262,7 +262,7 @@ def test_model_attention_keeps_the_reference_numbers_when_the_model_cannot_load(
     expect(root.locator('[data-field="readout"]')).to_have_text(want)
     root.locator("button.kv-ma-token").nth(q).focus()
     expect(root).to_have_attribute("data-state", "error", timeout=GEN_TIMEOUT_MS)
-    expect(root.locator(".kv-status")).to_contain_text("Could not run the model in your browser")
+    expect(root.locator(".kv-status")).to_contain_text("Could not run this widget in your browser")
     expect(root.locator('[data-field="readout"]')).to_have_text(want)
 
 
