@@ -218,7 +218,9 @@
   }
   // mkdocs-material's instant navigation swaps pages without reloading this
   // script; document$ emits for the first page and for every page after it.
+  // (Both ways: mounting is idempotent, and document$ may not emit where
+  // material's own start fails, e.g. storage refused in a file:// iframe.)
   if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(() => start());
-  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();

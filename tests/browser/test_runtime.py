@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import serve_directory
 from tests.browser.widgets import LOAD_TIMEOUT_MS, activate, open_widget, set_range, wait_ready
 
 # What "a runtime" is, by URL: the workers' scripts, Pyodide, onnxruntime-web, the model, kvlab's zip.
@@ -186,15 +187,20 @@ def test_offline_site_runs_python_in_a_worker(page_factory, unzipped):
 
 
 def test_an_embed_starts_only_when_touched(page_factory, site_url, tmp_path):
-    page, _ = page_factory(allowed=[site_url, "file:///"])
-    host = tmp_path / "host.html"
-    host.write_text(f'<p>My post</p><iframe src="{site_url}embed/race/" width="100%" height="700" data-kvlab-embed></iframe>')
-    heavy = heavy_requests(page)
-    page.goto(host.as_uri())
-    frame = page.frame_locator("iframe")
-    root = frame.locator('[data-widget="race"]')
-    expect(root).to_be_visible()
-    page.wait_for_timeout(800)
-    assert heavy == []
-    root.locator(".kv-live-button").click()
-    expect(root).to_have_attribute("data-state", "ready", timeout=LOAD_TIMEOUT_MS)
+    (tmp_path / "host.html").write_text(
+        '<!doctype html><title>host</title><link rel="icon" href="data:,"><p>My post</p>'
+        f'<iframe src="{site_url}embed/race/" title="race" width="100%" height="700" data-kvlab-embed></iframe>'
+    )
+    server, host_url = serve_directory(tmp_path)
+    try:
+        page, _ = page_factory(allowed=[site_url, host_url])
+        heavy = heavy_requests(page)
+        page.goto(host_url + "host.html")
+        root = page.frame_locator("iframe").locator('[data-widget="race"]')
+        expect(root).to_have_attribute("data-mounted", "true")
+        page.wait_for_timeout(800)
+        assert heavy == []
+        root.locator(".kv-live-button").click()
+        expect(root).to_have_attribute("data-state", "ready", timeout=LOAD_TIMEOUT_MS)
+    finally:
+        server.shutdown()
