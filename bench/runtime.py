@@ -135,7 +135,10 @@ def first_generate(browser, base: str) -> tuple[float, float]:
     root = page.locator('[data-widget="generate"]').first
     t_click = page.evaluate("performance.now()")
     t0 = time.perf_counter()
-    root.locator('[data-action="generate"]').click()  # the reader's first click is Generate itself
+    root.locator('[data-action="generate"]').click()  # the reader's first click: intent, the model loads
+    page.wait_for_selector('[data-widget="generate"][data-state="ready"]', timeout=300_000)
+    if not root.get_attribute("data-tokens"):
+        root.locator('[data-action="generate"]').click()  # then Generate
     page.wait_for_function("(r) => r.dataset.tokens", arg=root.element_handle(), timeout=300_000, polling=50)
     done = time.perf_counter() - t0
     long_ms = page.evaluate("(t) => window.benchLong.filter(([s]) => s >= t).reduce((n, [, d]) => n + d, 0)", t_click)

@@ -183,6 +183,8 @@
       root.querySelectorAll("[data-static-only]").forEach((el) => el.setAttribute("hidden", ""));
       root.querySelectorAll("form.kv-controls").forEach((f) => f.addEventListener("submit", (ev) => ev.preventDefault()));
       const ctx = makeContext(root);
+      // an embed's ?name=value settings go into the form first, so mount() reads them
+      if (root.dataset.embed === "true") kv.mountEmbedPage(root, ctx);
       let instance;
       try {
         instance = def.mount(root, ctx) || {};
@@ -190,8 +192,7 @@
         ctx.fail(err);
         return;
       }
-      if (root.dataset.embed === "true") kv.mountEmbedPage(root, ctx);
-      else kv.mountEmbedControl(root);
+      if (root.dataset.embed !== "true") kv.mountEmbedControl(root);
       const runtimes = (root.dataset.runtimes || "python").split(" ").filter(Boolean);
       let activated = false;
       const activate = (explicit) => {

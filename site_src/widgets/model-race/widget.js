@@ -214,6 +214,7 @@ kvlab.register("model-race", {
     stopButton.addEventListener("click", () => controller && controller.abort());
 
     plot.hidden = true; // an empty chart until the first race
+    readN(); // the form may hold an embed link's n
     return {
       activate() {
         readN();
