@@ -143,7 +143,10 @@
     if (ignored.length) ctx.notice(`Ignored ${ignored.map((k) => `“${k}”`).join(", ")}: not a setting of this widget, or not a valid value.`, "embed");
     if (clamped.length) ctx.notice(`Out of range, so clamped: ${clamped.join("; ")}.`, "embed-clamped");
     // Nothing starts without the reader: the settings apply when the widget goes live.
-    if (applied) ctx.notice("This link sets some of the controls: the figure follows them when you make it live.", "embed-applied");
+    if (applied) {
+      root.dataset.embedApplied = "true";
+      ctx.notice("This link sets some of the controls: the figure follows them when you make it live.", "embed-applied");
+    }
   };
 
   /* The gallery page: snippets with this site's absolute URLs. */
