@@ -201,14 +201,12 @@
         root.dataset.activated = "true";
         const button = root.querySelector(".kv-live-button");
         if (button) button.remove();
-        Promise.resolve(instance.activate && instance.activate())
-          .then(() => {
-            // an embed link's settings: the widget reads its form on "input", as when a reader moves a control
-            const form = root.querySelector("form.kv-controls");
-            if (root.dataset.embedApplied && form) form.dispatchEvent(new Event("input", { bubbles: true }));
-            delete root.dataset.embedApplied;
-          })
-          .catch((err) => ctx.fail(err));
+        // an embed link's settings: the widget reads its form on "input", as when a
+        // reader moves a control; then activate() computes from them
+        const form = root.querySelector("form.kv-controls");
+        if (root.dataset.embedApplied && form) form.dispatchEvent(new Event("input", { bubbles: true }));
+        delete root.dataset.embedApplied;
+        Promise.resolve(instance.activate && instance.activate()).catch((err) => ctx.fail(err));
       };
       root.kvActivate = activate;
       ["pointerdown", "focusin", "keydown"].forEach((type) =>
