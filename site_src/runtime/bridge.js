@@ -86,9 +86,7 @@
     const one = async (path, onBytes) => {
       let out;
       if (manifest.offline) {
-        const bin = atob(await kv.payloads.base64(path));
-        out = new Uint8Array(bin.length);
-        for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+        out = window.kvlabWorker.decodeBase64(await kv.payloads.base64(path));
       } else {
         const res = await fetch(kv.assets + path);
         if (!res.ok) throw new window.kvlabWorker.JobError(`could not download ${path}: the server answered HTTP ${res.status}`);

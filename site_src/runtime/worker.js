@@ -202,9 +202,7 @@
     });
     async function one(path, onBytes) {
       if (init.manifest.offline) {
-        const bin = atob(await ask(path));
-        const out = new Uint8Array(bin.length);
-        for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+        const out = decodeBase64(await ask(path));
         onBytes(out.length);
         return out;
       }
@@ -265,7 +263,14 @@
     return Object.fromEntries(paths.map((p, i) => [p, got[i]]));
   }
 
-  global.kvlabWorker = { serve, fetchAll, JobError };
+  function decodeBase64(b64) {
+    const bin = atob(b64);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  }
+
+  global.kvlabWorker = { serve, fetchAll, decodeBase64, JobError };
 
   if (typeof WorkerGlobalScope !== "undefined" && global instanceof WorkerGlobalScope) {
     global.onmessage = (ev) => {
