@@ -15,6 +15,7 @@ This file uses only the standard library until it has re-started itself inside
 .venv/. The site's build steps themselves run as mkdocs hooks
 (sitebuild/kvlab_hooks.py), so `serve` rebuilds exactly as `build` does.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,6 +74,7 @@ def stamp(*paths: Path) -> str:
 
 # ---------------------------------------------------------------------------- bootstrap
 
+
 def venv_python() -> Path:
     return CONFIG.venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
@@ -127,6 +129,7 @@ def reexec_in_venv() -> None:
 
 
 # ---------------------------------------------------------------------------- steps
+
 
 def mkdocs_env(offline: bool = False) -> dict:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
@@ -199,8 +202,10 @@ def make_offline_zip(dist_dir: Path) -> Path:
                 zf.writestr(info, entries[name], compresslevel=9)
         part.replace(out)
     size = out.stat().st_size
-    say(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {size / 1e6:.1f} MB, "
-        f"{len(entries)} files, sha256 {hashlib.sha256(out.read_bytes()).hexdigest()[:16]}…")
+    say(
+        f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {size / 1e6:.1f} MB, "
+        f"{len(entries)} files, sha256 {hashlib.sha256(out.read_bytes()).hexdigest()[:16]}…"
+    )
     return out
 
 
@@ -234,8 +239,12 @@ def ensure_chromium() -> None:
     if CONFIG.chromium == "/usr/bin/chromium" and shutil.which("apt-get") and os.geteuid() == 0:
         say("installing Debian's chromium for the browser tests (apt-get)")
         run(["apt-get", "update", "-qq"], "apt-get update")
-        run(["apt-get", "install", "-y", "-qq", "chromium"], "apt-get install chromium",
-            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, stdout=subprocess.DEVNULL)
+        run(
+            ["apt-get", "install", "-y", "-qq", "chromium"],
+            "apt-get install chromium",
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+            stdout=subprocess.DEVNULL,
+        )
         return
     raise StepFailed(
         f"the browser tests need Chromium at {CONFIG.chromium}: `apt-get install -y chromium` "
@@ -244,13 +253,20 @@ def ensure_chromium() -> None:
 
 
 def lint() -> None:
-    """ruff check (rules in pyproject.toml) over the whole tree; a finding fails the test run."""
-    say("linting: ruff check (pyproject.toml [tool.ruff])")
+    """ruff check and ruff format --check (rules in pyproject.toml) over the whole tree;
+    a finding fails the test run before any test starts."""
+    say("linting: ruff check and ruff format --check (pyproject.toml [tool.ruff])")
     done = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=ROOT)
     if done.returncode != 0:
         raise StepFailed(
             "lint failed: ruff check found the problems above (the tests did not run). Fix them, "
             "or try `.venv/bin/ruff check --fix`; rules and per-file ignores are in pyproject.toml."
+        )
+    done = subprocess.run([sys.executable, "-m", "ruff", "format", "--check", "--no-cache", "."], cwd=ROOT)
+    if done.returncode != 0:
+        raise StepFailed(
+            "lint failed: the files above are not formatted (the tests did not run). "
+            "Run `.venv/bin/ruff format` (settings in pyproject.toml [tool.ruff.format])."
         )
 
 
@@ -265,6 +281,7 @@ def run_tests(pytest_args: list[str]) -> None:
 
 # ---------------------------------------------------------------------------- CLI
 
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         prog="python build.py",
@@ -274,12 +291,16 @@ def main() -> None:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p_build = sub.add_parser("build", help="build the site into site/ (mkdocs --strict)")
-    p_build.add_argument("--site-dir", type=Path, default=CONFIG.site_dir, help="where to write the site (default: site/)")
+    p_build.add_argument(
+        "--site-dir", type=Path, default=CONFIG.site_dir, help="where to write the site (default: site/)"
+    )
     p_serve = sub.add_parser("serve", help="build, serve on http://127.0.0.1:8000 and rebuild on change")
     p_serve.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
     p_zip = sub.add_parser("zip", help="the offline zip (works from file://) into dist/kvlab-offline-<version>.zip")
     p_zip.add_argument("--dist-dir", type=Path, default=CONFIG.dist_dir, help="where to write the zip (default: dist/)")
-    sub.add_parser("test", help="run every test (unit, build, browser); extra arguments go to pytest, e.g. -k attention -x")
+    sub.add_parser(
+        "test", help="run every test (unit, build, browser); extra arguments go to pytest, e.g. -k attention -x"
+    )
     # `test` takes no options of its own: whatever follows it (-x, -k name, paths) is pytest's
     args, pytest_args = parser.parse_known_args()
     if pytest_args and args.command != "test":

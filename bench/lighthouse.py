@@ -11,6 +11,7 @@ and Total Blocking Time per page and preset. Embed pages are `noindex` on
 purpose, so their SEO is scored without the `is-crawlable` audit (marked *).
 Not part of the test run: scores depend on the machine's load (`uptime`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,7 +37,11 @@ CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm", ".js": "text/javascript"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+    }
 
     def log_message(self, *args):
         pass
@@ -64,7 +69,11 @@ def seo_score(report: dict, without: set[str]) -> float | None:
     total = weight = 0.0
     for ref in report["categories"]["seo"]["auditRefs"]:
         audit = report["audits"][ref["id"]]
-        if ref["id"] in without or ref["weight"] == 0 or audit["scoreDisplayMode"] in ("notApplicable", "manual", "informative"):
+        if (
+            ref["id"] in without
+            or ref["weight"] == 0
+            or audit["scoreDisplayMode"] in ("notApplicable", "manual", "informative")
+        ):
             continue
         if audit["score"] is None:
             continue
@@ -75,8 +84,12 @@ def seo_score(report: dict, without: set[str]) -> float | None:
 
 def run_lighthouse(url: str, preset: str, out: Path) -> dict:
     cmd = [
-        "node", str(LIGHTHOUSE), url,
-        "--quiet", "--output=json", f"--output-path={out}",
+        "node",
+        str(LIGHTHOUSE),
+        url,
+        "--quiet",
+        "--output=json",
+        f"--output-path={out}",
         f"--only-categories={','.join(CATEGORIES)}",
         f"--chrome-flags={CHROME_FLAGS}",
         "--max-wait-for-load=90000",
@@ -151,8 +164,12 @@ def main() -> None:
                     report = run_lighthouse(base + page, preset, Path(tmp) / "report.json")
                     rows.append(row(page, preset, report))
                     r = rows[-1]
-                    print(f"  {r['page']:<22} {preset:<8} perf {r['performance']} a11y {r['accessibility']} "
-                          f"bp {r['best-practices']} seo {r['seo']}{r['seo_note']} tbt {r['tbt_ms']} ms", file=sys.stderr, flush=True)
+                    print(
+                        f"  {r['page']:<22} {preset:<8} perf {r['performance']} a11y {r['accessibility']} "
+                        f"bp {r['best-practices']} seo {r['seo']}{r['seo_note']} tbt {r['tbt_ms']} ms",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         finally:
             server.shutdown()
     print(table(rows))

@@ -16,6 +16,7 @@ Medians over several repetitions, after a warm-up. Prints one table.
 Needs Chromium at /usr/bin/chromium (KVLAB_CHROMIUM to change) and Playwright
 (both in the project's .venv); nothing is fetched from the network.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,13 @@ MODEL = ROOT / "models" / "tiny" / "model.onnx"
 CARD = ROOT / "models" / "tiny" / "card.json"
 CHROMIUM = os.environ.get("KVLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-quic",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
 ]
 POSITIONS = (32, 128, 256, 508)  # 508: prefill 508 + 1 new token fits the 512-token context
 
@@ -83,7 +89,7 @@ def native_times(ids: list[int], positions, reps: int, config: dict) -> dict:
         cached, uncached = [], []
         for r in range(reps + 2):  # two warm-up rounds
             _, past = run(ids[:p], 0, None)
-            ms_c, _ = run(ids[p:p + 1], p, past)
+            ms_c, _ = run(ids[p : p + 1], p, past)
             ms_u, _ = run(ids[: p + 1], 0, None)
             if r >= 2:
                 cached.append(ms_c)
@@ -148,7 +154,11 @@ BROWSER_JS = """async ([ids, positions, reps]) => {
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm", ".js": "text/javascript"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+    }
 
     def log_message(self, *args):
         pass
@@ -180,22 +190,46 @@ def browser_times(site: Path, ids, positions, reps: int) -> dict:
 
 
 def table(browser: dict, native: dict, positions) -> str:
-    head = ("position", "browser cached ms", "browser uncached ms", "native cached ms", "native uncached ms",
-            "browser/native (cached)", "uncached/cached (browser)", "uncached/cached (native)")
+    head = (
+        "position",
+        "browser cached ms",
+        "browser uncached ms",
+        "native cached ms",
+        "native uncached ms",
+        "browser/native (cached)",
+        "uncached/cached (browser)",
+        "uncached/cached (native)",
+    )
     rows = []
     for p in positions:
         b, n = browser[p], native[p]
-        rows.append((str(p), f"{b['cached']:.2f}", f"{b['uncached']:.2f}", f"{n['cached']:.3f}", f"{n['uncached']:.2f}",
-                     f"{b['cached'] / n['cached']:.1f}×", f"{b['uncached'] / b['cached']:.1f}×", f"{n['uncached'] / n['cached']:.1f}×"))
+        rows.append(
+            (
+                str(p),
+                f"{b['cached']:.2f}",
+                f"{b['uncached']:.2f}",
+                f"{n['cached']:.3f}",
+                f"{n['uncached']:.2f}",
+                f"{b['cached'] / n['cached']:.1f}×",
+                f"{b['uncached'] / b['cached']:.1f}×",
+                f"{n['uncached'] / n['cached']:.1f}×",
+            )
+        )
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" for _ in head) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--site", type=Path, default=ROOT / "site", help="a built site (python build.py build); default site/")
-    parser.add_argument("--reps", type=int, default=15, help="timed repetitions per position (median), after 2 warm-ups")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--site", type=Path, default=ROOT / "site", help="a built site (python build.py build); default site/"
+    )
+    parser.add_argument(
+        "--reps", type=int, default=15, help="timed repetitions per position (median), after 2 warm-ups"
+    )
     parser.add_argument("--positions", type=int, nargs="+", default=list(POSITIONS))
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
     args = parser.parse_args(argv)
@@ -209,17 +243,24 @@ def main(argv=None) -> int:
 
     import onnxruntime
 
-    print(f"tiny model: {MODEL.relative_to(ROOT)}, {config['n_layer']} layers × {config['n_head']} heads, "
-          f"d={config['n_embd']}; medians of {args.reps} runs after 2 warm-ups", file=sys.stderr)
+    print(
+        f"tiny model: {MODEL.relative_to(ROOT)}, {config['n_layer']} layers × {config['n_head']} heads, "
+        f"d={config['n_embd']}; medians of {args.reps} runs after 2 warm-ups",
+        file=sys.stderr,
+    )
     print("native onnxruntime…", file=sys.stderr)
     native = native_times(ids, args.positions, args.reps, config)
     print("headless Chromium (onnxruntime-web)…", file=sys.stderr)
     browser = browser_times(args.site, ids, args.positions, args.reps)
 
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\nmachine: {platform.machine()}, {os.cpu_count()} CPUs visible, {platform.system()} {platform.release()}, load average {load}")
-    print(f"native: onnxruntime {onnxruntime.__version__} (Python, CPU, 1 thread); "
-          f"browser: Chromium {browser['chromium']}, onnxruntime-web {browser['ortVersion']} (wasm, 1 thread)\n")
+    print(
+        f"\nmachine: {platform.machine()}, {os.cpu_count()} CPUs visible, {platform.system()} {platform.release()}, load average {load}"
+    )
+    print(
+        f"native: onnxruntime {onnxruntime.__version__} (Python, CPU, 1 thread); "
+        f"browser: Chromium {browser['chromium']}, onnxruntime-web {browser['ortVersion']} (wasm, 1 thread)\n"
+    )
     print(table(browser["result"], native, args.positions))
     if args.json:
         args.json.write_text(json.dumps({"native": native, "browser": browser}, indent=1))

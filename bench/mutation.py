@@ -14,6 +14,7 @@ a flat layout mutmut understands: kvlab/ and the unit tests of these modules.
 Score = killed / (killed + survived + timeouts + no tests). Record the table in
 bench/README.md when it changes. `--survivors` prints every surviving mutant's diff.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,11 +28,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # the numeric modules in scope (issue 12): name -> path under kvlab/; and the unit tests that exercise them
-MODULE_PATHS = {"eviction": "reuse/eviction", "cache": "core/cache", "prefix_cache": "reuse/prefix_cache",
-                "context": "reuse/context"}
+MODULE_PATHS = {
+    "eviction": "reuse/eviction",
+    "cache": "core/cache",
+    "prefix_cache": "reuse/prefix_cache",
+    "context": "reuse/context",
+}
 MODULES = tuple(MODULE_PATHS)
-TESTS = ("test_eviction.py", "test_cache.py", "test_prefix_cache.py", "test_context.py",
-         "test_figures.py", "test_figures_reuse.py", "test_figures_cache.py")
+TESTS = (
+    "test_eviction.py",
+    "test_cache.py",
+    "test_prefix_cache.py",
+    "test_context.py",
+    "test_figures.py",
+    "test_figures_reuse.py",
+    "test_figures_cache.py",
+)
 
 CONFIG = """\
 [tool.mutmut]
@@ -58,13 +70,15 @@ def stage(scratch: Path, modules) -> None:
             shutil.copy2(ROOT / "tests" / "python" / name, scratch / "tests" / name)
     present = [f"tests/{n}" for n in TESTS if (scratch / "tests" / n).exists()]
     (scratch / "pyproject.toml").write_text(
-        CONFIG.format(only=quoted(f"kvlab/{MODULE_PATHS[m]}.py" for m in modules), tests=quoted(present)))
+        CONFIG.format(only=quoted(f"kvlab/{MODULE_PATHS[m]}.py" for m in modules), tests=quoted(present))
+    )
 
 
 def results(scratch: Path) -> dict[str, dict[str, list[str]]]:
     """{module: {status: [mutant names]}} from `mutmut results --all true`."""
-    out = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=scratch,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=scratch, capture_output=True, text=True
+    ).stdout
     table: dict[str, dict[str, list[str]]] = {}
     for line in out.splitlines():
         m = re.match(r"\s*(kvlab\.(?:\w+\.)?(\w+)\.\S+): (.+)$", line)
@@ -85,10 +99,16 @@ def print_table(table, modules) -> None:
         for key, v in (("n", n), ("killed", k), ("survived", s), ("timeout", t), ("no tests", z)):
             tot[key] += v
         scored = k + s + t + z
-        print(f"| {mod}.py | {n} | {k} | {s} | {t} | {z} | {100 * k / scored:.1f} % |" if scored else f"| {mod}.py | 0 | | | | | |")
+        print(
+            f"| {mod}.py | {n} | {k} | {s} | {t} | {z} | {100 * k / scored:.1f} % |"
+            if scored
+            else f"| {mod}.py | 0 | | | | | |"
+        )
     scored = tot["killed"] + tot["survived"] + tot["timeout"] + tot["no tests"]
-    print(f"| **all** | {tot['n']} | {tot['killed']} | {tot['survived']} | {tot['timeout']} | {tot['no tests']} | "
-          f"**{100 * tot['killed'] / max(scored, 1):.1f} %** |")
+    print(
+        f"| **all** | {tot['n']} | {tot['killed']} | {tot['survived']} | {tot['timeout']} | {tot['no tests']} | "
+        f"**{100 * tot['killed'] / max(scored, 1):.1f} %** |"
+    )
 
 
 def main() -> None:
@@ -109,8 +129,12 @@ def main() -> None:
     try:
         stage(scratch, args.modules)
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-        done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", "2"], cwd=scratch, env=env,
-                              stdout=subprocess.DEVNULL)
+        done = subprocess.run(
+            [sys.executable, "-m", "mutmut", "run", "--max-children", "2"],
+            cwd=scratch,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
         if done.returncode != 0:
             raise SystemExit(f"mutmut run failed ({done.returncode}); rerun with --keep DIR and look in DIR")
         table = results(scratch)
@@ -118,8 +142,9 @@ def main() -> None:
         if args.survivors:
             for mod in args.modules:
                 for name in table.get(mod, {}).get("survived", []):
-                    diff = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=scratch,
-                                          capture_output=True, text=True).stdout
+                    diff = subprocess.run(
+                        [sys.executable, "-m", "mutmut", "show", name], cwd=scratch, capture_output=True, text=True
+                    ).stdout
                     print(f"\n# {name}\n{diff}")
     finally:
         if not args.keep:

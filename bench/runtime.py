@@ -17,6 +17,7 @@ Prints one table:
 
 Timings are medians over --reps fresh browser contexts; the machine's load is printed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,10 +36,17 @@ from playwright.sync_api import sync_playwright
 
 CHROMIUM = os.environ.get("KVLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-quic",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
 ]
-HEAVY = re.compile(r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)")
+HEAVY = re.compile(
+    r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)"
+)
 
 BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare Pyodide</title>
 <script src="assets/vendor/pyodide/pyodide.js"></script>
@@ -61,7 +69,11 @@ LONGTASKS_JS = """() => {
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm", ".js": "text/javascript"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+    }
 
     def log_message(self, *args):
         pass
@@ -79,7 +91,7 @@ def pages_of(site: Path) -> list[str]:
 
 
 def gzip_size(site: Path, base: str, url: str) -> int:
-    path = url[len(base):].split("?")[0].split("#")[0]
+    path = url[len(base) :].split("?")[0].split("#")[0]
     file = site / path
     if file.is_dir() or path.endswith("/") or path == "":
         file = file / "index.html"

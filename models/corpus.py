@@ -24,6 +24,7 @@ A fixed fifth of all codes is held out: training never sees them.
 
     python models/corpus.py --out models/data/corpus_sample.txt --n 200
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,10 +36,50 @@ import random
 
 BOYS = ["Tom", "Sam", "Ben", "Max", "Leo", "Jack", "Finn", "Leon", "Noah", "Theo", "Hugo", "Alex"]
 GIRLS = ["Mia", "Lily", "Ava", "Zoe", "Ella", "Anna", "Emma", "Lucy", "Rosa", "Nora", "Ruby", "Ivy"]
-USER_NAMES = ["Zora", "Milo", "Nadia", "Oskar", "Priya", "Tariq", "Greta", "Hiro", "Lena", "Pablo",
-              "Sofia", "Omar", "Yuki", "Ines", "Karl", "Dana", "Felix", "Maya", "Ravi", "Clara"]
-THINGS = ["ball", "box", "kite", "cup", "hat", "book", "apple", "car", "boat", "drum", "lamp",
-          "doll", "bell", "cake", "sock", "coat", "bag", "toy", "shell", "stone"]
+USER_NAMES = [
+    "Zora",
+    "Milo",
+    "Nadia",
+    "Oskar",
+    "Priya",
+    "Tariq",
+    "Greta",
+    "Hiro",
+    "Lena",
+    "Pablo",
+    "Sofia",
+    "Omar",
+    "Yuki",
+    "Ines",
+    "Karl",
+    "Dana",
+    "Felix",
+    "Maya",
+    "Ravi",
+    "Clara",
+]
+THINGS = [
+    "ball",
+    "box",
+    "kite",
+    "cup",
+    "hat",
+    "book",
+    "apple",
+    "car",
+    "boat",
+    "drum",
+    "lamp",
+    "doll",
+    "bell",
+    "cake",
+    "sock",
+    "coat",
+    "bag",
+    "toy",
+    "shell",
+    "stone",
+]
 ANIMALS = ["cat", "dog", "bird", "fish", "frog", "duck", "horse", "mouse", "rabbit", "fox"]
 COLORS = ["red", "blue", "green", "yellow", "black", "white", "pink", "brown"]
 SIZES = ["big", "small", "old", "new", "soft", "shiny", "little", "heavy"]
@@ -52,7 +93,7 @@ _split = random.Random(1234)
 _shuffled = ALL_CODES[:]
 _split.shuffle(_shuffled)
 HELDOUT_CODES = sorted(_shuffled[: len(_shuffled) // 5])  # never in training
-TRAIN_CODES = sorted(_shuffled[len(_shuffled) // 5:])
+TRAIN_CODES = sorted(_shuffled[len(_shuffled) // 5 :])
 
 
 def _person(rng: random.Random, avoid: tuple[str, ...] = ()) -> tuple[str, str, str, str]:
@@ -72,6 +113,7 @@ def _cap(s: str) -> str:
 
 # ----------------------------------------------------------------------------
 # stories: an object ("it") and one or two characters ("he", "she")
+
 
 def story(rng: random.Random) -> str:
     """A short story, 4 to 9 sentences, with pronouns that point back."""
@@ -104,12 +146,16 @@ def story(rng: random.Random) -> str:
     ]
     k = rng.randint(3, 8)
     s += rng.sample(middle, k)
-    s.append(rng.choice([
-        f"In the end, {a} and {b} were {rng.choice(FEELINGS)}.",
-        f"That night {a} slept with the {thing} next to {him}.",
-        "The end.",
-        f"{b} and {a} played with it all day.",
-    ]))
+    s.append(
+        rng.choice(
+            [
+                f"In the end, {a} and {b} were {rng.choice(FEELINGS)}.",
+                f"That night {a} slept with the {thing} next to {him}.",
+                "The end.",
+                f"{b} and {a} played with it all day.",
+            ]
+        )
+    )
     return " ".join(s)
 
 
@@ -125,10 +171,10 @@ def dialogue(rng: random.Random) -> str:
         f'{b} asked, "Where did you get it?"',
         f'"I found it at the {place}," {he} said.',
         f'"Can I see it?" {b} asked.',
-        f'{a} gave the {thing} to {b}. {_cap(she)} looked at it and smiled.',
+        f"{a} gave the {thing} to {b}. {_cap(she)} looked at it and smiled.",
         f'"It is very nice," {she} said. "Is it {rng.choice(SIZES)}?"',
         f'"Yes, it is," said {a}.',
-        f'{b} gave it back to {him}.',
+        f"{b} gave it back to {him}.",
         f'"Thank you," {a} said, and {he} put it away.',
     ]
     k = rng.randint(4, len(lines))
@@ -137,6 +183,7 @@ def dialogue(rng: random.Random) -> str:
 
 # ----------------------------------------------------------------------------
 # chat episodes: a fact early, a question much later
+
 
 def _small_talk(rng: random.Random) -> list[str]:
     """One user turn and one bot turn, without digits and without the word "code"."""
@@ -167,9 +214,13 @@ def _small_talk(rng: random.Random) -> list[str]:
 
 def code_statement(code: str, rng: random.Random) -> list[str]:
     return [
-        rng.choice([f"user: please remember this. the door has code {code}.",
-                    f"user: the door has code {code}. do not forget it.",
-                    f"user: note that the door has code {code}."]),
+        rng.choice(
+            [
+                f"user: please remember this. the door has code {code}.",
+                f"user: the door has code {code}. do not forget it.",
+                f"user: note that the door has code {code}.",
+            ]
+        ),
         rng.choice(["bot: ok, i will remember it.", "bot: got it.", "bot: sure, i will keep it in mind."]),
     ]
 
@@ -186,8 +237,9 @@ def code_answer(code: str) -> str:
     return f"bot: the door has code {code}."
 
 
-def episode(rng: random.Random, filler_turns: int, codes: list[str] = TRAIN_CODES,
-            with_name: bool | None = None) -> dict:
+def episode(
+    rng: random.Random, filler_turns: int, codes: list[str] = TRAIN_CODES, with_name: bool | None = None
+) -> dict:
     """A chat: greeting, facts, `filler_turns` small-talk exchanges, then the questions.
 
     Returns {"text", "code", "name", "prompt", "answer"}: `prompt` ends with "bot:"
@@ -209,8 +261,15 @@ def episode(rng: random.Random, filler_turns: int, codes: list[str] = TRAIN_CODE
     prompt = "\n".join(turns) + "\nbot:"
     answer = f" the door has code {code}."
     rest = "\nuser: thank you!\nbot: you are welcome."
-    return {"text": prompt + answer + rest, "code": code, "name": name if with_name else None,
-            "prompt": prompt, "answer": answer, "rest": rest, "filler": filler_turns}
+    return {
+        "text": prompt + answer + rest,
+        "code": code,
+        "name": name if with_name else None,
+        "prompt": prompt,
+        "answer": answer,
+        "rest": rest,
+        "filler": filler_turns,
+    }
 
 
 # ----------------------------------------------------------------------------
@@ -220,11 +279,13 @@ DRILL_WORDS = THINGS + ANIMALS + COLORS + SIZES + PLACES + list("0123456789")
 
 
 def drill(rng: random.Random, filler_turns: int = 0) -> dict:
-    """"repeat after me" with a random list of 4..24 words and digits; every repeated token
+    """ "repeat after me" with a random list of 4..24 words and digits; every repeated token
     can only be predicted by finding it in the list and copying what followed."""
     seq = " ".join(rng.choice(DRILL_WORDS) for _ in range(rng.randint(4, 24)))
-    turns = [rng.choice([f"user: remember this list: {seq}.", f"user: here is a list: {seq}."]),
-             rng.choice(["bot: ok, i will remember it.", "bot: got it."])]
+    turns = [
+        rng.choice([f"user: remember this list: {seq}.", f"user: here is a list: {seq}."]),
+        rng.choice(["bot: ok, i will remember it.", "bot: got it."]),
+    ]
     for _ in range(filler_turns):
         turns += _small_talk(rng)
     turns += [rng.choice(["user: say the list again.", "user: what was the list?"]), f"bot: {seq}."]
@@ -233,6 +294,7 @@ def drill(rng: random.Random, filler_turns: int = 0) -> dict:
 
 # ----------------------------------------------------------------------------
 # the corpus
+
 
 def documents(seed: int, n: int, max_filler: int = 14) -> list[dict]:
     """`n` documents: 20% stories, 10% dialogues, 25% copy drills, 45% chat episodes
@@ -273,6 +335,7 @@ if __name__ == "__main__":
         print(text)
     else:
         import os
+
         os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text)

@@ -6,6 +6,7 @@ codes and a seed that training never uses (corpus.heldout_episodes).
 
     python models/demo_episodes.py
 """
+
 from __future__ import annotations
 
 import json

@@ -16,6 +16,7 @@ Chance for a 4-distinct-digit code is 1/5040; chance per digit about 1/10.
 Also times a cached decode step vs an uncached step (onnxruntime CPU, 1 thread), and
 writes the quantized-cache table (models/kv_quant_eval.py: card "kv_quant", README table).
 """
+
 from __future__ import annotations
 
 import json
@@ -64,9 +65,11 @@ class OnnxLM:
         P = cache[0][0].shape[2]
         T = len(ids)
         positions = list(range(P, P + T)) if positions is None else positions
-        feeds = {"input_ids": np.array([ids], np.int64),
-                 "attention_mask": np.ones((1, P + T), np.int64),
-                 "position_ids": np.array([positions], np.int64)}
+        feeds = {
+            "input_ids": np.array([ids], np.int64),
+            "attention_mask": np.ones((1, P + T), np.int64),
+            "position_ids": np.array([positions], np.int64),
+        }
         for i, (k, v) in enumerate(cache):
             feeds[f"past_key_values.{i}.key"] = k
             feeds[f"past_key_values.{i}.value"] = v
@@ -118,11 +121,13 @@ def evaluate(lm: OnnxLM, tok, episodes, window: int = 128):
         r = {"distance": distance}
         full = tok.decode(greedy_answer(lm, p))
         r["full"], r["full_digits"] = score(full, ep["code"])
+
         def drop_fact(c, pos, last_digit=last_digit):
             return keep_slots(c, pos, list(range(N_SINK)) + list(range(last_digit + 1, len(pos))))
 
         ev = tok.decode(greedy_answer(lm, p, drop_fact))
         r["evicted"], r["evicted_digits"] = score(ev, ep["code"])
+
         def win(c, pos):
             return keep_slots(c, pos, list(range(N_SINK)) + list(range(max(N_SINK, len(pos) - window), len(pos))))
 
@@ -154,14 +159,20 @@ def copy_heads(lm: OnnxLM, tok, episodes, n: int = 40) -> dict:
             break
     acc /= max(1, used)
     layer, head = np.unravel_index(int(acc.argmax()), acc.shape)
-    return {"episodes": used, "layer": int(layer), "head": int(head), "attention_on_stated_digit": round(float(acc.max()), 3),
-            "by_head": [[round(float(x), 3) for x in row] for row in acc]}
+    return {
+        "episodes": used,
+        "layer": int(layer),
+        "head": int(head),
+        "attention_on_stated_digit": round(float(acc.max()), 3),
+        "by_head": [[round(float(x), 3) for x in row] for row in acc],
+    }
 
 
 def bucketize(recs):
     out = {}
-    for name, sel in [(f"{lo}-{hi}", lambda r, lo=lo, hi=hi: lo <= r["distance"] < hi) for lo, hi in BUCKETS] + \
-                     [(">=200", lambda r: r["distance"] >= 200)]:
+    for name, sel in [(f"{lo}-{hi}", lambda r, lo=lo, hi=hi: lo <= r["distance"] < hi) for lo, hi in BUCKETS] + [
+        (">=200", lambda r: r["distance"] >= 200)
+    ]:
         b = [r for r in recs if sel(r)]
         if not b:
             continue
@@ -189,20 +200,28 @@ def time_steps(lm: OnnxLM, n_ctx: int = 256, reps: int = 20):
     fetch_all = [o.name for o in lm.sess.get_outputs()]
     feeds = lm.feeds(ids[-1:], cache)
     for _ in range(3):  # rounds; each run alone for `reps` calls after 5 warm-up calls
-        for times, run in ((t_c, lambda: lm.sess.run(lm.fetch, feeds)),
-                           (t_a, lambda: lm.sess.run(fetch_all, feeds)),
-                           (t_u, lambda: lm.step(ids, lm.empty_cache(), list(range(n_ctx))))):
+        for times, run in (
+            (t_c, lambda: lm.sess.run(lm.fetch, feeds)),
+            (t_a, lambda: lm.sess.run(fetch_all, feeds)),
+            (t_u, lambda: lm.step(ids, lm.empty_cache(), list(range(n_ctx)))),
+        ):
             for r in range(reps + 5):
                 t0 = time.perf_counter()
                 run()
                 t1 = time.perf_counter()
                 if r >= 5:
                     times.append(t1 - t0)
+
     def med(xs):
         return round(1000 * float(np.median(xs)), 3)
 
-    return {"context": n_ctx, "cached_step_ms": med(t_c), "uncached_step_ms": med(t_u),
-            "cached_step_with_attentions_ms": med(t_a), "runtime": f"onnxruntime {ort.__version__} CPU, 1 thread"}
+    return {
+        "context": n_ctx,
+        "cached_step_ms": med(t_c),
+        "uncached_step_ms": med(t_u),
+        "cached_step_with_attentions_ms": med(t_a),
+        "runtime": f"onnxruntime {ort.__version__} CPU, 1 thread",
+    }
 
 
 def main():
@@ -222,19 +241,30 @@ def main():
         "model": "kvlab tiny GPT",
         "config": lm.cfg,
         "params": n_params,
-        "files_bytes": {f: os.path.getsize(os.path.join(TINY, f)) for f in ("model.onnx", "weights.npz", "tokenizer.json")},
-        "training": {"steps": log.get("final_step", last["step"]), "minutes": round(log.get("train_minutes", last["minutes"]), 1),
-                     "final_train_loss": round(log["steps"][-1]["loss"], 4), "val_loss": round(last["val_loss"], 4),
-                     **log["hyper"]},
+        "files_bytes": {
+            f: os.path.getsize(os.path.join(TINY, f)) for f in ("model.onnx", "weights.npz", "tokenizer.json")
+        },
+        "training": {
+            "steps": log.get("final_step", last["step"]),
+            "minutes": round(log.get("train_minutes", last["minutes"]), 1),
+            "final_train_loss": round(log["steps"][-1]["loss"], 4),
+            "val_loss": round(last["val_loss"], 4),
+            **log["hyper"],
+        },
         "recall": recall,
         "recall_episodes": len(recs),
         "chance": {"code": 1 / 5040, "digit": 0.1},
         "copy_head": copy_heads(lm, tok, episodes),
         "timing": time_steps(lm),
-        "onnx": {"inputs": [i.name for i in lm.sess.get_inputs()], "outputs": [o.name for o in lm.sess.get_outputs()], "opset": 17},
+        "onnx": {
+            "inputs": [i.name for i in lm.sess.get_inputs()],
+            "outputs": [o.name for o in lm.sess.get_outputs()],
+            "opset": 17,
+        },
     }
     # the quantized-cache table (numpy reference): card["kv_quant"] and the table in models/README.md
     from kv_quant_eval import kv_quant_card, write_readme_table
+
     card["kv_quant"] = kv_quant_card()
     write_readme_table(card["kv_quant"])
     with open(os.path.join(TINY, "card.json"), "w") as fh:

@@ -21,6 +21,7 @@ axis 2 of past and attention_mask) keeps the rest valid. With smeared keys the
 graph mixes each key with the previous slot's (Slice + Concat over past+new keys)
 before the scores; `present.*.key` stays the plain rotated key.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,7 +60,7 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
             const(k, v.astype(np.float32))
     inv_freq = (1.0 / (cfg["rope_base"] ** (np.arange(0, D, 2, dtype=np.float32) / D))).astype(np.float32)
     if cfg.get("rope_pairs", 0):
-        inv_freq[cfg["rope_pairs"]:] = 0.0  # partial rotary: these pairs are not rotated
+        inv_freq[cfg["rope_pairs"] :] = 0.0  # partial rotary: these pairs are not rotated
     const("rope.inv_freq", inv_freq)
     rot = np.zeros((D, D), np.float32)  # x @ rot == rotate_half(x) == cat(-x[h:], x[:h])
     h = D // 2
@@ -102,8 +103,14 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
     tot_len = node("Gather", [node("Shape", ["attention_mask"], "am_shape"), "i1"], "tot_len")
     kidx = node("Range", ["i0", tot_len, "i1"], "key_idx")  # (K,)
     qidx = node("Add", [node("Range", ["i0", seq_len, "i1"], "q_range"), past_len], "q_idx")  # (S,)
-    causal = node("LessOrEqual", [node("Unsqueeze", [kidx, const("ax_0", np.array([0], np.int64))], "key_idx2"),
-                                  node("Unsqueeze", [qidx, "ax_m1"], "q_idx2")], "causal")  # (S, K)
+    causal = node(
+        "LessOrEqual",
+        [
+            node("Unsqueeze", [kidx, const("ax_0", np.array([0], np.int64))], "key_idx2"),
+            node("Unsqueeze", [qidx, "ax_m1"], "q_idx2"),
+        ],
+        "causal",
+    )  # (S, K)
     pad = node("Cast", ["attention_mask"], "am_bool", to=TensorProto.BOOL)
     pad = node("Unsqueeze", [pad, "ax_12"], "am_bool4")  # (B, 1, 1, K)
     allowed = node("And", [causal, pad], "allowed")  # (B, 1, S, K)
@@ -112,8 +119,16 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
     for i in range(L):
         p = f"transformer.h.{i}."
         ln1 = node("LayerNormalization", [x, p + "ln_1.weight", p + "ln_1.bias"], f"l{i}.ln1", axis=-1, epsilon=1e-5)
-        qkv = node("Add", [node("MatMul", [ln1, p + "attn.c_attn.weight.T"], f"l{i}.qkv_mm"), p + "attn.c_attn.bias"], f"l{i}.qkv")
-        nodes.append(helper.make_node("Split", [qkv, "split_qkv"], [f"l{i}.q", f"l{i}.k", f"l{i}.v"], axis=-1, name=f"l{i}.split"))
+        qkv = node(
+            "Add",
+            [node("MatMul", [ln1, p + "attn.c_attn.weight.T"], f"l{i}.qkv_mm"), p + "attn.c_attn.bias"],
+            f"l{i}.qkv",
+        )
+        nodes.append(
+            helper.make_node(
+                "Split", [qkv, "split_qkv"], [f"l{i}.q", f"l{i}.k", f"l{i}.v"], axis=-1, name=f"l{i}.split"
+            )
+        )
         heads = {}
         for n in "qkv":
             r = node("Reshape", [f"l{i}.{n}", "shape_BSHD"], f"l{i}.{n}4")  # (B, S, H, D)
@@ -121,7 +136,11 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
         for n in "qk":
             t = heads[n]
             rh = node("MatMul", [t, "rope.rotate_half"], f"l{i}.{n}_rot")
-            heads[n] = node("Add", [node("Mul", [t, cos], f"l{i}.{n}_cos"), node("Mul", [rh, sin], f"l{i}.{n}_sin")], f"l{i}.{n}_rope")
+            heads[n] = node(
+                "Add",
+                [node("Mul", [t, cos], f"l{i}.{n}_cos"), node("Mul", [rh, sin], f"l{i}.{n}_sin")],
+                f"l{i}.{n}_rope",
+            )
         pk = node("Concat", [f"past_key_values.{i}.key", heads["k"]], f"present.{i}.key", axis=2)  # (B, H, K, D)
         pv = node("Concat", [f"past_key_values.{i}.value", heads["v"]], f"present.{i}.value", axis=2)
         outputs += [f"present.{i}.key", f"present.{i}.value"]
@@ -129,27 +148,54 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
         if cfg.get("smear_keys"):  # attention keys: g * k_j + (1 - g) * k_{j-1}; the cache keeps plain k
             g = 1.0 / (1.0 + np.exp(-w[p + "attn.smear"].astype(np.float64)))
             first = node("Slice", [pk, "i0_1", "i1_1", "ax_2"], f"l{i}.k_first")  # (B, H, 1, D)
-            prev = node("Concat", [node("Mul", [first, "zero"], f"l{i}.k_zero"),
-                                   node("Slice", [pk, "i0_1", "im1_1", "ax_2"], f"l{i}.k_butlast")],
-                        f"l{i}.k_prev", axis=2)  # k_{j-1}, zeros at j = 0
-            ks = node("Add", [node("Mul", [pk, const(p + "smear.g", g.astype(np.float32).reshape(1, H, 1, 1))], f"l{i}.k_own"),
-                              node("Mul", [prev, const(p + "smear.1-g", (1 - g).astype(np.float32).reshape(1, H, 1, 1))], f"l{i}.k_pr")],
-                      f"l{i}.k_smeared")
+            prev = node(
+                "Concat",
+                [
+                    node("Mul", [first, "zero"], f"l{i}.k_zero"),
+                    node("Slice", [pk, "i0_1", "im1_1", "ax_2"], f"l{i}.k_butlast"),
+                ],
+                f"l{i}.k_prev",
+                axis=2,
+            )  # k_{j-1}, zeros at j = 0
+            ks = node(
+                "Add",
+                [
+                    node("Mul", [pk, const(p + "smear.g", g.astype(np.float32).reshape(1, H, 1, 1))], f"l{i}.k_own"),
+                    node(
+                        "Mul",
+                        [prev, const(p + "smear.1-g", (1 - g).astype(np.float32).reshape(1, H, 1, 1))],
+                        f"l{i}.k_pr",
+                    ),
+                ],
+                f"l{i}.k_smeared",
+            )
         kt = node("Transpose", [ks], f"l{i}.kT", perm=[0, 1, 3, 2])  # (B, H, D, K)
         sc = node("Mul", [node("MatMul", [heads["q"], kt], f"l{i}.qk"), "scale"], f"l{i}.scores")  # (B, H, S, K)
         sc = node("Where", [allowed, sc, "neg_big"], f"l{i}.masked")
         att = node("Softmax", [sc], f"attentions.{i}" if with_attentions else f"l{i}.att", axis=-1)
         y = node("MatMul", [att, pv], f"l{i}.y")  # (B, H, S, D)
         y = node("Reshape", [node("Transpose", [y], f"l{i}.yT", perm=[0, 2, 1, 3]), "shape_BSC"], f"l{i}.y3")
-        y = node("Add", [node("MatMul", [y, p + "attn.c_proj.weight.T"], f"l{i}.proj_mm"), p + "attn.c_proj.bias"], f"l{i}.proj")
+        y = node(
+            "Add",
+            [node("MatMul", [y, p + "attn.c_proj.weight.T"], f"l{i}.proj_mm"), p + "attn.c_proj.bias"],
+            f"l{i}.proj",
+        )
         x = node("Add", [x, y], f"l{i}.x_attn")
         ln2 = node("LayerNormalization", [x, p + "ln_2.weight", p + "ln_2.bias"], f"l{i}.ln2", axis=-1, epsilon=1e-5)
-        f = node("Add", [node("MatMul", [ln2, p + "mlp.c_fc.weight.T"], f"l{i}.fc_mm"), p + "mlp.c_fc.bias"], f"l{i}.fc")
+        f = node(
+            "Add", [node("MatMul", [ln2, p + "mlp.c_fc.weight.T"], f"l{i}.fc_mm"), p + "mlp.c_fc.bias"], f"l{i}.fc"
+        )
         erf = node("Erf", [node("Mul", [f, "inv_sqrt2"], f"l{i}.fc_s")], f"l{i}.erf")
         g = node("Mul", [node("Mul", [f, "half"], f"l{i}.fc_h"), node("Add", [erf, "one"], f"l{i}.erf1")], f"l{i}.gelu")
-        m = node("Add", [node("MatMul", [g, p + "mlp.c_proj.weight.T"], f"l{i}.mproj_mm"), p + "mlp.c_proj.bias"], f"l{i}.mproj")
+        m = node(
+            "Add",
+            [node("MatMul", [g, p + "mlp.c_proj.weight.T"], f"l{i}.mproj_mm"), p + "mlp.c_proj.bias"],
+            f"l{i}.mproj",
+        )
         x = node("Add", [x, m], f"l{i}.x_out")
-    xf = node("LayerNormalization", [x, "transformer.ln_f.weight", "transformer.ln_f.bias"], "ln_f", axis=-1, epsilon=1e-5)
+    xf = node(
+        "LayerNormalization", [x, "transformer.ln_f.weight", "transformer.ln_f.bias"], "ln_f", axis=-1, epsilon=1e-5
+    )
     wt = node("Transpose", ["transformer.wte.weight"], "wte_T", perm=[1, 0])  # lm_head tied to wte
     node("MatMul", [xf, wt], "logits")  # (B, S, V)
 
@@ -161,20 +207,34 @@ def build_graph(w: dict[str, np.ndarray], cfg: dict, with_attentions: bool = Tru
     outs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch_size", "sequence_length", V])]
     for i in range(L):
         for kv in ("key", "value"):
-            inputs.append(helper.make_tensor_value_info(f"past_key_values.{i}.{kv}", TensorProto.FLOAT,
-                                                        ["batch_size", H, "past_sequence_length", D]))
-            outs.append(helper.make_tensor_value_info(f"present.{i}.{kv}", TensorProto.FLOAT,
-                                                      ["batch_size", H, "total_sequence_length", D]))
+            inputs.append(
+                helper.make_tensor_value_info(
+                    f"past_key_values.{i}.{kv}", TensorProto.FLOAT, ["batch_size", H, "past_sequence_length", D]
+                )
+            )
+            outs.append(
+                helper.make_tensor_value_info(
+                    f"present.{i}.{kv}", TensorProto.FLOAT, ["batch_size", H, "total_sequence_length", D]
+                )
+            )
     if with_attentions:
         for i in range(L):
-            outs.append(helper.make_tensor_value_info(f"attentions.{i}", TensorProto.FLOAT,
-                                                      ["batch_size", H, "sequence_length", "total_sequence_length"]))
+            outs.append(
+                helper.make_tensor_value_info(
+                    f"attentions.{i}", TensorProto.FLOAT, ["batch_size", H, "sequence_length", "total_sequence_length"]
+                )
+            )
     graph = helper.make_graph(nodes, "kvlab_tiny_gpt", inputs, outs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="kvlab models/export.py")
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="kvlab models/export.py"
+    )
     model.ir_version = 8
-    meta = {"config": json.dumps(cfg), "kv_heads": str(H), "head_dim": str(D),
-            "positions": "rope (rotate-half), position_ids are absolute, keys cached after rotation"}
+    meta = {
+        "config": json.dumps(cfg),
+        "kv_heads": str(H),
+        "head_dim": str(D),
+        "positions": "rope (rotate-half), position_ids are absolute, keys cached after rotation",
+    }
     for k, v in meta.items():
         model.metadata_props.append(onnx.StringStringEntryProto(key=k, value=v))
     onnx.checker.check_model(model)

@@ -14,6 +14,7 @@ Per cache format (fp32, fp16, int8, q8_0, q4_0; kvlab.core.kv_quant):
 Everything is computed by kvlab's numpy reference (kvlab.core.gpt), which the browser's
 runtime matches token for token in every format (tests/browser/test_kv_quant.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -55,10 +56,14 @@ def recall_by_distance(episodes: list[dict], n_new: int = 10) -> dict:
         if len(ids) + n_new > model.config.block_size:
             continue
         distance = len(ids) - (ids.index(cue) + 4)
-        right = {fmt: score_answer(tok.decode(kv_quant.generate_stored(model, ids, n_new, fmt)["tokens"]), ep["code"])
-                 for fmt in kv_quant.FORMATS}
+        right = {
+            fmt: score_answer(tok.decode(kv_quant.generate_stored(model, ids, n_new, fmt)["tokens"]), ep["code"])
+            for fmt in kv_quant.FORMATS
+        }
         recs.append((distance, right))
-    buckets = [(f"{lo}-{hi}", lambda d, lo=lo, hi=hi: lo <= d < hi) for lo, hi in BUCKETS] + [(">=200", lambda d: d >= 200)]
+    buckets = [(f"{lo}-{hi}", lambda d, lo=lo, hi=hi: lo <= d < hi) for lo, hi in BUCKETS] + [
+        (">=200", lambda d: d >= 200)
+    ]
     out = {"n": {}, "formats": {fmt: {} for fmt in kv_quant.FORMATS}}
     for name, sel in buckets:
         chosen = [r for d, r in recs if sel(d)]
@@ -76,13 +81,27 @@ def kv_quant_card() -> dict:
     demo = kv_quant_demo()
     table = demo["table"]
     return {
-        "method": ("numpy reference (kvlab.core.gpt); each step's new cache entries quantized when written, "
-                   "the cache read back dequantized; max |dlogit|, top-1 agreement and first divergence "
-                   "teacher-forced on fp32's greedy continuation of the prompt"),
+        "method": (
+            "numpy reference (kvlab.core.gpt); each step's new cache entries quantized when written, "
+            "the cache read back dequantized; max |dlogit|, top-1 agreement and first divergence "
+            "teacher-forced on fp32's greedy continuation of the prompt"
+        ),
         "prompt": demo["prompt"],
         "n_steps": table["n_steps"],
-        "rows": [{k: r[k] for k in ("format", "bytes_per_token", "vs_fp32", "max_abs_dlogit", "top1_agreement",
-                                    "first_divergence")} for r in table["rows"]],
+        "rows": [
+            {
+                k: r[k]
+                for k in (
+                    "format",
+                    "bytes_per_token",
+                    "vs_fp32",
+                    "max_abs_dlogit",
+                    "top1_agreement",
+                    "first_divergence",
+                )
+            }
+            for r in table["rows"]
+        ],
         "recall_by_distance": recall_by_distance(heldout()),
     }
 
@@ -90,24 +109,30 @@ def kv_quant_card() -> dict:
 def markdown_table(kq: dict) -> str:
     rec = kq["recall_by_distance"]
     names = list(rec["n"])
-    head = ("| format | bytes per token | vs fp32 | max \\|Δlogit\\| | top-1 agreement | greedy output first differs at | "
-            + " | ".join(f"recall {n} (n={rec['n'][n]})" for n in names) + " |")
+    head = (
+        "| format | bytes per token | vs fp32 | max \\|Δlogit\\| | top-1 agreement | greedy output first differs at | "
+        + " | ".join(f"recall {n} (n={rec['n'][n]})" for n in names)
+        + " |"
+    )
     lines = [head, "|" + "---|" * (6 + len(names))]
     for r in kq["rows"]:
         fmt = r["format"]
         div = "never" if r["first_divergence"] is None else f"token {r['first_divergence']}"
-        lines.append(f"| {fmt} | {r['bytes_per_token']:,} | {r['vs_fp32']:.3f} | {r['max_abs_dlogit']:.3g} | "
-                     f"{r['top1_agreement']:.3f} | {div} | "
-                     + " | ".join(f"{rec['formats'][fmt][n]:.2f}" for n in names) + " |")
+        lines.append(
+            f"| {fmt} | {r['bytes_per_token']:,} | {r['vs_fp32']:.3f} | {r['max_abs_dlogit']:.3g} | "
+            f"{r['top1_agreement']:.3f} | {div} | " + " | ".join(f"{rec['formats'][fmt][n]:.2f}" for n in names) + " |"
+        )
     return "\n".join(lines)
 
 
 def write_readme_table(kq: dict, path: str = README) -> None:
     """Replace the text between the two markers in models/README.md."""
     text = open(path, encoding="utf-8").read()
-    block = (f"{START}\n{markdown_table(kq)}\n\nGeneration: {kq['n_steps']} steps after \"{kq['prompt']}\" "
-             f"(greedy, fp32's continuation fed to every format). Recall: "
-             f"{kq['recall_by_distance']['episodes']} held-out chats.\n{END}")
+    block = (
+        f'{START}\n{markdown_table(kq)}\n\nGeneration: {kq["n_steps"]} steps after "{kq["prompt"]}" '
+        f"(greedy, fp32's continuation fed to every format). Recall: "
+        f"{kq['recall_by_distance']['episodes']} held-out chats.\n{END}"
+    )
     pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
     if not pattern.search(text):
         raise SystemExit(f"{path}: the markers for the kv-quant table are missing")

@@ -18,6 +18,7 @@ what was tried without them (nothing was recalled).
 Used for training only; the browser runs the ONNX export, and
 pycode/kvlab/gpt.py is the numpy reference of the same maths.
 """
+
 from __future__ import annotations
 
 import math
@@ -80,7 +81,6 @@ def smear_keys(k, smear):
 
 
 class CausalSelfAttention(nn.Module):
-
     def __init__(self, config):
         super().__init__()
         assert config.n_embd % config.n_head == 0
@@ -108,7 +108,6 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-
     def __init__(self, config):
         super().__init__()
         self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd)
@@ -119,7 +118,6 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-
     def __init__(self, config):
         super().__init__()
         self.ln_1 = LayerNorm(config.n_embd)
@@ -135,27 +133,28 @@ class Block(nn.Module):
 
 @dataclass
 class GPTConfig:
-    block_size: int = 512     # training context; RoPE itself has no hard limit
-    vocab_size: int = 768     # 256 bytes + 512 BPE merges
-    n_layer: int = 4          # induction (find the cue, copy what followed) needs >= 2
+    block_size: int = 512  # training context; RoPE itself has no hard limit
+    vocab_size: int = 768  # 256 bytes + 512 BPE merges
+    n_layer: int = 4  # induction (find the cue, copy what followed) needs >= 2
     n_head: int = 4
     n_embd: int = 128
     rope_base: float = 10000.0
-    rope_pairs: int = 0       # rotated (q, k) pairs per head, 0 = all; the rest stay position-free
+    rope_pairs: int = 0  # rotated (q, k) pairs per head, 0 = all; the rest stay position-free
     smear_keys: bool = False  # mix each key with the previous position's key (per-head learned gate)
-    smear_init: float = 0.0   # gate logit at init: sigmoid(0) = half own key, half the previous one
+    smear_init: float = 0.0  # gate logit at init: sigmoid(0) = half own key, half the previous one
 
 
 class GPT(nn.Module):
-
     def __init__(self, config: GPTConfig):
         super().__init__()
         self.config = config
-        self.transformer = nn.ModuleDict({
-            "wte": nn.Embedding(config.vocab_size, config.n_embd),
-            "h": nn.ModuleList([Block(config) for _ in range(config.n_layer)]),
-            "ln_f": LayerNorm(config.n_embd),
-        })
+        self.transformer = nn.ModuleDict(
+            {
+                "wte": nn.Embedding(config.vocab_size, config.n_embd),
+                "h": nn.ModuleList([Block(config) for _ in range(config.n_layer)]),
+                "ln_f": LayerNorm(config.n_embd),
+            }
+        )
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         self.transformer.wte.weight = self.lm_head.weight  # weight tying
         self.apply(self._init_weights)
@@ -178,8 +177,9 @@ class GPT(nn.Module):
         B, T = idx.size()
         if position_ids is None:
             position_ids = torch.arange(T, device=idx.device)[None].expand(B, T)
-        cos, sin = rope_cos_sin(position_ids, self.config.n_embd // self.config.n_head, self.config.rope_base,
-                                self.config.rope_pairs)
+        cos, sin = rope_cos_sin(
+            position_ids, self.config.n_embd // self.config.n_head, self.config.rope_base, self.config.rope_pairs
+        )
         x = self.transformer.wte(idx)  # (B, T, C); no position embedding: RoPE inside attention
         for block in self.transformer.h:
             x = block(x, cos, sin)
@@ -192,8 +192,7 @@ class GPT(nn.Module):
 
     def state_dict_numpy(self) -> dict:
         """Weights as float32 numpy arrays, names as in weights.npz (lm_head tied to wte)."""
-        return {k: v.detach().float().cpu().numpy() for k, v in self.state_dict().items()
-                if k != "lm_head.weight"}
+        return {k: v.detach().float().cpu().numpy() for k, v in self.state_dict().items() if k != "lm_head.weight"}
 
 
 def init_previous_token_head(model: GPT, layer: int = 0, head: int = 0, gap: float = 8.0) -> None:
@@ -219,8 +218,8 @@ def init_previous_token_head(model: GPT, layer: int = 0, head: int = 0, gap: flo
     k = torch.cat([a * use, torch.zeros(D // 2)])
     bias = model.transformer.h[layer].attn.c_attn.bias
     with torch.no_grad():
-        bias[head * D:(head + 1) * D] = q
-        bias[C + head * D: C + (head + 1) * D] = k
+        bias[head * D : (head + 1) * D] = q
+        bias[C + head * D : C + (head + 1) * D] = k
 
 
 def init_copy_head(model: GPT, layer: int = 0, head: int = 0, qk_gain: float = 2.0, smear_logit: float = -4.0) -> None:
@@ -245,13 +244,13 @@ def init_copy_head(model: GPT, layer: int = 0, head: int = 0, qk_gain: float = 2
     W, b = attn.c_attn.weight, attn.c_attn.bias
     with torch.no_grad():
         rows = head * D + torch.tensor(free)  # the head's position-free q rows; k rows are C further
-        W[head * D:(head + 1) * D] = 0.0
-        W[C + head * D: C + (head + 1) * D] = 0.0
+        W[head * D : (head + 1) * D] = 0.0
+        W[C + head * D : C + (head + 1) * D] = 0.0
         W[rows] = qk_gain * R
         W[C + rows] = qk_gain * R
-        b[head * D:(head + 1) * D] = 0.0
-        b[C + head * D: C + (head + 1) * D] = 0.0
-        W[2 * C + head * D: 2 * C + (head + 1) * D] = P
-        attn.c_proj.weight[:, head * D:(head + 1) * D] = P.T
+        b[head * D : (head + 1) * D] = 0.0
+        b[C + head * D : C + (head + 1) * D] = 0.0
+        W[2 * C + head * D : 2 * C + (head + 1) * D] = P
+        attn.c_proj.weight[:, head * D : (head + 1) * D] = P.T
         if hasattr(attn, "smear"):
             attn.smear[head] = smear_logit

@@ -8,6 +8,7 @@ Logs loss and door-code recall on held-out episodes every `eval_interval` steps
 the English, so there is no early stop on recall), and writes weights.npz,
 config.json and train_log.json to `out_dir` (models/runs/full) at every evaluation; `python models/export.py` turns that into models/tiny/.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,41 +37,68 @@ seed = 1337
 n_layer = 4
 n_head = 4
 n_embd = 128
-rope_pairs = 8            # rotate 8 of the 16 pairs per head; 16 dims stay position-free
-block_size = 512          # tokens per training row
+rope_pairs = 8  # rotate 8 of the 16 pairs per head; 16 dims stay position-free
+block_size = 512  # tokens per training row
 batch_size = 8
-learning_rate = 2e-3      # peak, after warmup
+learning_rate = 2e-3  # peak, after warmup
 min_lr = 2e-4
 warmup_steps = 100
 max_steps = 3000
-max_minutes = 55.0        # wall-clock budget; training stops here whatever the step
+max_minutes = 55.0  # wall-clock budget; training stops here whatever the step
 weight_decay = 0.1
 grad_clip = 1.0
-n_train_docs = 60000      # generated once, seed 0
-max_filler = 10           # small-talk turns between the fact and the question
-curriculum_steps = 1000   # max filler grows 1 -> max_filler over these steps
-prev_token_init = 0       # start layer 0 / head 0 as a previous-token head (see model.py)
-block_schedule = "256:500" # rows of 256 tokens for the first 500 steps (cheaper, fewer distractors)
-episode_frac = 0.75       # share of packed documents that are chat episodes or copy drills
+n_train_docs = 60000  # generated once, seed 0
+max_filler = 10  # small-talk turns between the fact and the question
+curriculum_steps = 1000  # max filler grows 1 -> max_filler over these steps
+prev_token_init = 0  # start layer 0 / head 0 as a previous-token head (see model.py)
+block_schedule = "256:500"  # rows of 256 tokens for the first 500 steps (cheaper, fewer distractors)
+episode_frac = 0.75  # share of packed documents that are chat episodes or copy drills
 eval_interval = 100
-n_eval_episodes = 160     # held-out codes, separate seed
+n_eval_episodes = 160  # held-out codes, separate seed
 threads = 2
-init_from = ""            # a weights.npz to continue from (fresh optimizer), e.g. models/runs/full/weights.npz
-smear_keys = 1           # smeared keys in every layer (model.py: one-head induction)
-copy_heads = "1:0"        # layer:head pairs started as copy heads (model.py init_copy_head), "" = none
-copy_qk_gain = 3.0        # their q = k projection gain (sharpness of the match at init)
-smear_init = -2.0         # gate logit at init: keys start 88% "previous token", 12% own
-answer_weight = 1.0       # loss weight of the answer's code digits (only copying predicts them); 1 = plain LM loss
+init_from = ""  # a weights.npz to continue from (fresh optimizer), e.g. models/runs/full/weights.npz
+smear_keys = 1  # smeared keys in every layer (model.py: one-head induction)
+copy_heads = "1:0"  # layer:head pairs started as copy heads (model.py init_copy_head), "" = none
+copy_qk_gain = 3.0  # their q = k projection gain (sharpness of the match at init)
+smear_init = -2.0  # gate logit at init: keys start 88% "previous token", 12% own
+answer_weight = 1.0  # loss weight of the answer's code digits (only copying predicts them); 1 = plain LM loss
 # ----------------------------------------------------------------------------
 
 
 def parse_overrides():
     g = globals()
     ap = argparse.ArgumentParser()
-    for k in ["out_dir", "seed", "n_layer", "n_head", "n_embd", "rope_pairs", "block_size", "batch_size",
-              "learning_rate", "min_lr", "warmup_steps", "max_steps", "max_minutes", "weight_decay",
-              "n_train_docs", "max_filler", "curriculum_steps", "episode_frac", "block_schedule", "prev_token_init", "eval_interval",
-              "n_eval_episodes", "threads", "init_from", "answer_weight", "smear_keys", "smear_init", "copy_heads", "copy_qk_gain"]:
+    for k in [
+        "out_dir",
+        "seed",
+        "n_layer",
+        "n_head",
+        "n_embd",
+        "rope_pairs",
+        "block_size",
+        "batch_size",
+        "learning_rate",
+        "min_lr",
+        "warmup_steps",
+        "max_steps",
+        "max_minutes",
+        "weight_decay",
+        "n_train_docs",
+        "max_filler",
+        "curriculum_steps",
+        "episode_frac",
+        "block_schedule",
+        "prev_token_init",
+        "eval_interval",
+        "n_eval_episodes",
+        "threads",
+        "init_from",
+        "answer_weight",
+        "smear_keys",
+        "smear_init",
+        "copy_heads",
+        "copy_qk_gain",
+    ]:
         ap.add_argument(f"--{k}", type=type(g[k]), default=g[k])
     for k, v in vars(ap.parse_args()).items():
         g[k] = v
@@ -116,12 +144,12 @@ def recall_eval(model, tok, episodes, block: int, evict: bool = False):
     with torch.no_grad():
         out = []
         for i in range(0, len(rows), 32):
-            logits, _ = model(x[i:i + 32], position_ids=pos[i:i + 32])
+            logits, _ = model(x[i : i + 32], position_ids=pos[i : i + 32])
             out.append(logits.argmax(-1))
         pred = torch.cat(out)
     for i, (ps, na) in enumerate(spans):
-        got = pred[i, ps - 1: ps - 1 + na].tolist()
-        want = x[i, ps: ps + na].tolist()
+        got = pred[i, ps - 1 : ps - 1 + na].tolist()
+        want = x[i, ps : ps + na].tolist()
         digits_want = want[-5:-1]  # answer = " the door has code 4 7 1 9 ." : the 4 digits
         digits_got = got[-5:-1]
         recs[i]["correct"] = got[:-1] == want[:-1]  # everything up to the final "."
@@ -137,11 +165,17 @@ def summarize(recs):
     for lo, hi in BUCKETS:
         b = [r for r in recs if lo <= r["distance"] < hi]
         if b:
-            out[f"{lo}-{hi}"] = {"n": len(b), "recall": sum(r["correct"] for r in b) / len(b),
-                                 "digit_acc": sum(r["digit_acc"] for r in b) / len(b)}
+            out[f"{lo}-{hi}"] = {
+                "n": len(b),
+                "recall": sum(r["correct"] for r in b) / len(b),
+                "digit_acc": sum(r["digit_acc"] for r in b) / len(b),
+            }
     far = [r for r in recs if r["distance"] >= 200]
-    out[">=200"] = {"n": len(far), "recall": sum(r["correct"] for r in far) / max(1, len(far)),
-                    "digit_acc": sum(r["digit_acc"] for r in far) / max(1, len(far))}
+    out[">=200"] = {
+        "n": len(far),
+        "recall": sum(r["correct"] for r in far) / max(1, len(far)),
+        "digit_acc": sum(r["digit_acc"] for r in far) / max(1, len(far)),
+    }
     return out
 
 
@@ -167,8 +201,11 @@ def main():
         else:
             texts.append(ids)
     n_tok = sum(len(e) for v in episodes_by_filler.values() for e in v) + sum(len(t) for t in texts)
-    print(f"corpus: {len(docs)} docs, {n_tok:,} tokens, {sum(map(len, episodes_by_filler.values()))} episodes "
-          f"({time.time() - t_start:.1f}s)", flush=True)
+    print(
+        f"corpus: {len(docs)} docs, {n_tok:,} tokens, {sum(map(len, episodes_by_filler.values()))} episodes "
+        f"({time.time() - t_start:.1f}s)",
+        flush=True,
+    )
 
     rng = random.Random(seed)
 
@@ -221,14 +258,22 @@ def main():
     vstream = []
     for d in vdocs:
         vstream += tok.encode(d["text"]) + nl
-    vrows = torch.tensor([vstream[i: i + block_size + 1] for i in range(0, 16 * block_size, block_size)])
+    vrows = torch.tensor([vstream[i : i + block_size + 1] for i in range(0, 16 * block_size, block_size)])
     rng.setstate(val_rng_state)
     eval_eps = []
     for f in range(max_filler + 1):
         eval_eps += heldout_episodes(f, max(1, n_eval_episodes // (max_filler + 1)), f)
 
-    config = GPTConfig(block_size=block_size, vocab_size=tok.vocab_size, n_layer=n_layer,
-                       n_head=n_head, n_embd=n_embd, rope_pairs=rope_pairs, smear_keys=bool(smear_keys), smear_init=smear_init)
+    config = GPTConfig(
+        block_size=block_size,
+        vocab_size=tok.vocab_size,
+        n_layer=n_layer,
+        n_head=n_head,
+        n_embd=n_embd,
+        rope_pairs=rope_pairs,
+        smear_keys=bool(smear_keys),
+        smear_init=smear_init,
+    )
     model = GPT(config)
     if init_from:
         sd = {k: torch.from_numpy(v) for k, v in np.load(init_from).items() if k != "config_json"}
@@ -244,12 +289,40 @@ def main():
     print(f"model: {model.num_params():,} parameters, {config}", flush=True)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=learning_rate, betas=(0.9, 0.95))
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=learning_rate,
+        betas=(0.9, 0.95),
+    )
 
-    log = {"config": config.__dict__, "hyper": {k: globals()[k] for k in [
-        "seed", "batch_size", "learning_rate", "min_lr", "warmup_steps", "max_steps", "max_filler",
-        "curriculum_steps", "episode_frac", "block_schedule", "prev_token_init", "n_train_docs", "init_from", "answer_weight", "smear_keys", "smear_init", "copy_heads", "copy_qk_gain"]}, "steps": [], "evals": []}
+    log = {
+        "config": config.__dict__,
+        "hyper": {
+            k: globals()[k]
+            for k in [
+                "seed",
+                "batch_size",
+                "learning_rate",
+                "min_lr",
+                "warmup_steps",
+                "max_steps",
+                "max_filler",
+                "curriculum_steps",
+                "episode_frac",
+                "block_schedule",
+                "prev_token_init",
+                "n_train_docs",
+                "init_from",
+                "answer_weight",
+                "smear_keys",
+                "smear_init",
+                "copy_heads",
+                "copy_qk_gain",
+            ]
+        },
+        "steps": [],
+        "evals": [],
+    }
     t_train = time.time()
     step = 0
     for step in range(max_steps + 1):
@@ -260,13 +333,21 @@ def main():
             full = summarize(recall_eval(model, tok, eval_eps, block_size))
             ev = summarize(recall_eval(model, tok, eval_eps, block_size, evict=True))
             model.train()
-            rec = {"step": step, "minutes": (time.time() - t_train) / 60, "val_loss": vloss.item(),
-                   "recall_full": full, "recall_evicted": ev}
+            rec = {
+                "step": step,
+                "minutes": (time.time() - t_train) / 60,
+                "val_loss": vloss.item(),
+                "recall_full": full,
+                "recall_evicted": ev,
+            }
             log["evals"].append(rec)
-            print(f"eval step {step}: val {vloss.item():.4f} | recall (digits) " +
-                  " ".join(f"{k}:{v['recall']:.2f} ({v['digit_acc']:.2f})" for k, v in full.items()) +
-                  f" | evicted >=200: {ev['>=200']['recall']:.2f} (digits {ev['>=200']['digit_acc']:.2f})"
-                  f" | {rec['minutes']:.1f} min", flush=True)
+            print(
+                f"eval step {step}: val {vloss.item():.4f} | recall (digits) "
+                + " ".join(f"{k}:{v['recall']:.2f} ({v['digit_acc']:.2f})" for k, v in full.items())
+                + f" | evicted >=200: {ev['>=200']['recall']:.2f} (digits {ev['>=200']['digit_acc']:.2f})"
+                f" | {rec['minutes']:.1f} min",
+                flush=True,
+            )
             save(model, config, log)
             if (time.time() - t_train) / 60 > max_minutes or step == max_steps:
                 break

@@ -1,7 +1,8 @@
 """Train the byte-level BPE tokenizer on the generated corpus.
 
-    python models/train_tokenizer.py            # -> models/tiny/tokenizer.json
+python models/train_tokenizer.py            # -> models/tiny/tokenizer.json
 """
+
 import argparse
 import os
 import sys
@@ -15,9 +16,9 @@ from corpus import documents  # noqa: E402
 from kvlab.core.tokenizer import BPETokenizer  # noqa: E402
 
 # ----------------------------------------------------------------------------
-vocab_size = 768     # 256 bytes + 512 merges: nearly every word of the corpus is one token
-corpus_seed = 0      # same seed as the first training documents
-corpus_docs = 4000   # documents to learn merges from
+vocab_size = 768  # 256 bytes + 512 merges: nearly every word of the corpus is one token
+corpus_seed = 0  # same seed as the first training documents
+corpus_docs = 4000  # documents to learn merges from
 out = os.path.join(HERE, "tiny", "tokenizer.json")
 # ----------------------------------------------------------------------------
 
@@ -32,5 +33,7 @@ if __name__ == "__main__":
     tok.train(text, args.vocab_size)
     tok.save(args.out)
     ids = tok.encode(text)
-    print(f"{len(text):,} chars -> {len(ids):,} tokens ({len(text)/len(ids):.2f} chars/token), "
-          f"vocab {tok.vocab_size}, {time.time()-t0:.1f}s -> {args.out}")
+    print(
+        f"{len(text):,} chars -> {len(ids):,} tokens ({len(text) / len(ids):.2f} chars/token), "
+        f"vocab {tok.vocab_size}, {time.time() - t0:.1f}s -> {args.out}"
+    )

@@ -13,6 +13,7 @@ the file:// site for the offline zip, where every binary the runtime fetches
 is also shipped as a classic script holding it in base64 (Chromium refuses
 fetch() from file://, but loads <script src>).
 """
+
 from __future__ import annotations
 
 import base64
@@ -54,6 +55,7 @@ _state: dict = {}
 
 
 # ---------------------------------------------------------------------------- stages
+
 
 def offline_build() -> bool:
     return os.environ.get("KVLAB_OFFLINE", "").lower() in ("1", "true", "yes")
@@ -121,8 +123,16 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             generated[f"{MODELS}/{name}.js"] = payload_js(f"models/tiny/{name}", (MODEL_DIR / name).read_bytes())
     for name, widget in _state["widgets"].items():
         generated[f"embed/{name}.md"] = embed_page_markdown(widget)
-    check_js_syntax({p: c for p, c in generated.items() if p.startswith(ASSETS) and p.endswith(".js") and isinstance(c, str)
-                     and not c.startswith("kvlab.payloads.register")})
+    check_js_syntax(
+        {
+            p: c
+            for p, c in generated.items()
+            if p.startswith(ASSETS)
+            and p.endswith(".js")
+            and isinstance(c, str)
+            and not c.startswith("kvlab.payloads.register")
+        }
+    )
     for path, content in generated.items():
         files.append(File.generated(config, path, content=content))
     return files
@@ -175,6 +185,7 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
 
 
 # ---------------------------------------------------------------------------- helpers
+
 
 def kvlab_zip() -> bytes:
     """The kvlab package (sources + data files), zipped reproducibly for Pyodide."""

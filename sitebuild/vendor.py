@@ -11,6 +11,7 @@ another origin by a reader's browser, and nothing unverified is served.
 - Plotly: the cartesian partial bundle (heatmaps, bars, scatter), 1.4 MB
   instead of the 4.8 MB full one.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -124,8 +125,9 @@ def ensure_numpy_wheel(log=print) -> Path:
         log(f"kvlab: numpy wheel for Pyodide from {label}, sha256 verified, cached at {cached}")
         return cached
     raise VendorError(
-        "could not get the numpy wheel for Pyodide. Tried:\n  " + "\n  ".join(problems) +
-        f"\nPut a copy of {NUMPY_WHEEL} (sha256 {want}) at {cached} and build again."
+        "could not get the numpy wheel for Pyodide. Tried:\n  "
+        + "\n  ".join(problems)
+        + f"\nPut a copy of {NUMPY_WHEEL} (sha256 {want}) at {cached} and build again."
     )
 
 
@@ -142,12 +144,18 @@ def ensure_ort_bundle(log=print) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         entry = Path(tmp) / "ort-entry.mjs"
         entry.write_text(
-            f'import * as ort from "{(ORT_DIR / "ort.wasm.bundle.min.mjs").as_posix()}";\n'
-            "globalThis.ort = ort;\n"
+            f'import * as ort from "{(ORT_DIR / "ort.wasm.bundle.min.mjs").as_posix()}";\nglobalThis.ort = ort;\n'
         )
         part = out.with_suffix(".part")
-        cmd = [str(esbuild), str(entry), "--bundle", "--format=iife", "--minify",
-               "--log-level=error", f"--outfile={part}"]
+        cmd = [
+            str(esbuild),
+            str(entry),
+            "--bundle",
+            "--format=iife",
+            "--minify",
+            "--log-level=error",
+            f"--outfile={part}",
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise VendorError(f"esbuild failed on onnxruntime-web: {done.stderr.strip()[-800:]}")

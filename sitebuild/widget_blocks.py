@@ -15,6 +15,7 @@ A widget is a folder site_src/widgets/<name>/ with
     widget.js      behaviour: kvlab.register("<name>", {mount(root, ctx)})
     widget.css     optional styles
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ Set KVLAB_SITE_DIR to test an existing build instead (it is not rebuilt).
 No silent skips: a skipped test fails the run (a missing dependency is an error, not a
 skip). KVLAB_ALLOW_SKIPS=1 lets a local run through.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,7 +41,9 @@ def built_site(tmp_path_factory, site_port) -> Path:
     site = tmp_path_factory.mktemp("site")
     done = subprocess.run(
         [sys.executable, str(ROOT / "build.py"), "build", "--site-dir", str(site)],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         env={**os.environ, "KVLAB_SITE_URL": f"http://127.0.0.1:{site_port}/"},
     )
     assert done.returncode == 0, f"build failed:\n{done.stdout}\n{done.stderr}"
@@ -56,4 +59,7 @@ def pytest_sessionfinish(session, exitstatus):
         reporter.write("\n")
         reporter.write_line(
             f"FAILED: {len(skipped)} test(s) skipped; a skip hides a missing dependency or a broken "
-            "precondition (set KVLAB_ALLOW_SKIPS=1 to allow skips locally)", red=True, bold=True)
+            "precondition (set KVLAB_ALLOW_SKIPS=1 to allow skips locally)",
+            red=True,
+            bold=True,
+        )

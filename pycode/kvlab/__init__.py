@@ -17,6 +17,7 @@ wording    plurals and number formatting
 bridge     the one door from JavaScript (JSON in, JSON out)
 cli        `python -m kvlab`
 """
+
 from kvlab.core.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, softmax
 from kvlab.core.cache import KVCache, cache_lengths
 from kvlab.core.decoding import DecoderConfig, ToyDecoder, decoding_costs, step_cost, times_processed
@@ -27,8 +28,15 @@ from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, m
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log
 from kvlab.memory.hf_config import parse_hf_config
 from kvlab.memory.llama_server import llama_server_command
-from kvlab.memory.kv_bytes import (fit_report, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache, memory_report,
-                                   vllm_capacity, vllm_kv_cache)
+from kvlab.memory.kv_bytes import (
+    fit_report,
+    kv_bytes_per_token,
+    kv_cache_bytes,
+    llamacpp_kv_cache,
+    memory_report,
+    vllm_capacity,
+    vllm_kv_cache,
+)
 from kvlab.memory.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
 from kvlab.memory.verdict import fit_verdict
 from kvlab.memory.weights import list_weight_formats, weights_bytes
@@ -36,9 +44,15 @@ from kvlab.reuse.context import run_out_of_context
 from kvlab.reuse.eviction import AttentionSinks, EvictionPolicy, FullCache, HeavyHitters, SlidingWindow, make_policy
 from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests
 from kvlab.widgets.attention import attention_demo, model_attention
-from kvlab.widgets.eviction import (context_shift_timeline, context_shift_view, door_code_chat, door_code_score,
-                                    eviction_recall_demo, eviction_timeline,
-                                    eviction_view)
+from kvlab.widgets.eviction import (
+    context_shift_timeline,
+    context_shift_view,
+    door_code_chat,
+    door_code_score,
+    eviction_recall_demo,
+    eviction_timeline,
+    eviction_view,
+)
 from kvlab.widgets.generate import generation_demo, race_demo, race_theory
 from kvlab.widgets.kv_quant import kv_quant_demo, kv_quant_table
 from kvlab.widgets.kv_cache import cache_equivalence, cache_phases, step_through, step_through_figure
@@ -46,8 +60,15 @@ from kvlab.widgets.memory import engine_log_figure, gpu_fit_figure, kv_memory_fi
 from kvlab.widgets.prefix import prefix_blocks, prefix_cache_demo, prefix_cache_figure, prefix_cases
 from kvlab.widgets.serving import serving_figure
 from kvlab.widgets.tokens import next_token_demo, tokenize_demo
-from kvlab.widgets.wall import (add_token_counters, quadratic_wall, quadratic_wall_figure, race, race_figure, race_odometers,
-                                reprocessing)
+from kvlab.widgets.wall import (
+    add_token_counters,
+    quadratic_wall,
+    quadratic_wall_figure,
+    race,
+    race_figure,
+    race_odometers,
+    reprocessing,
+)
 from kvlab.widgets.wrapup import prefill_decode_sequence, tradeoff_map
 
 __version__ = "0.1.0"

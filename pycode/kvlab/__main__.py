@@ -1,4 +1,5 @@
 """`python -m kvlab`: the command line (kvlab.cli)."""
+
 from __future__ import annotations
 
 import sys

@@ -15,6 +15,7 @@ and a Python error reaches the page as one readable line, not a traceback.
 >>> json.loads(run_json("1 / 0"))["error"]
 'ZeroDivisionError: division by zero'
 """
+
 from __future__ import annotations
 
 import ast

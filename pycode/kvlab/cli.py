@@ -12,6 +12,7 @@ Each group of commands has an `_add_*_commands(subparsers)` below, called in
 `main`; every command sets `func(args) -> int` on its parser. A ValueError (bad
 input) is printed as one line, with exit status 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # ---------------------------------------------------------------------------- attention
 
+
 def _add_attention_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("attention", help="softmax(QKᵀ/√d)·V on the demo sentence (JSON)")
     p.add_argument("--d", type=int, default=8, help="head dimension (2-64)")
@@ -68,15 +70,21 @@ def _run_attention(args: argparse.Namespace) -> int:
     print(json.dumps(data, indent=1))
     return 0
 
+
 # ---------------------------------------------------------------------------- memory and serving (kvlab.memory)
+
 
 def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("memory", help="exact KV cache size of a model (catalogue id or config.json)")
     _model_args(p)
     p.add_argument("--kv-type", default="f16", choices=sorted(KV_TYPES), help="K cache type (default f16)")
     p.add_argument("--v-type", default=None, choices=sorted(KV_TYPES), help="V cache type (default: same as K)")
-    p.add_argument("--mode", default="llamacpp", choices=MODES,
-                   help="llamacpp: what llama.cpp allocates; vllm: PagedAttention pages; exact: no padding")
+    p.add_argument(
+        "--mode",
+        default="llamacpp",
+        choices=MODES,
+        help="llamacpp: what llama.cpp allocates; vllm: PagedAttention pages; exact: no padding",
+    )
     p.add_argument("--batch", type=int, default=1, help="sequences (llama.cpp --parallel, vLLM concurrent requests)")
     p.add_argument("--ubatch", type=int, default=512, help="llama.cpp --ubatch-size (sizes the SWA cache)")
     p.add_argument("--no-unified", action="store_true", help="llama.cpp without --kv-unified (one stream per sequence)")
@@ -89,15 +97,29 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--memory-gib", type=float, help="memory available, in GiB")
     p.add_argument("--weights", default="Q4_K_M", help=f"weights format ({', '.join(WEIGHT_FORMATS)})")
     p.add_argument("--kv-type", default="f16", choices=sorted(KV_TYPES))
-    p.add_argument("--mode", "--engine", dest="mode", default="llamacpp", choices=ENGINES,
-                   help="llamacpp (-c context x batch, -np batch) or vllm (--max-model-len context)")
+    p.add_argument(
+        "--mode",
+        "--engine",
+        dest="mode",
+        default="llamacpp",
+        choices=ENGINES,
+        help="llamacpp (-c context x batch, -np batch) or vllm (--max-model-len context)",
+    )
     p.add_argument("--batch", type=int, default=1, help="sequences of --context tokens each, held at once")
-    p.add_argument("--n-gpus", type=int, default=1, choices=TENSOR_PARALLEL,
-                   help="GPUs (llama.cpp: layer split; vLLM: tensor parallel)")
+    p.add_argument(
+        "--n-gpus",
+        type=int,
+        default=1,
+        choices=TENSOR_PARALLEL,
+        help="GPUs (llama.cpp: layer split; vLLM: tensor parallel)",
+    )
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vLLM mode only")
-    p.add_argument("--allow-long-context", action="store_true",
-                   help="accept a context beyond the model's trained length (llama.cpp runs it; vLLM needs "
-                        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)")
+    p.add_argument(
+        "--allow-long-context",
+        action="store_true",
+        help="accept a context beyond the model's trained length (llama.cpp runs it; vLLM needs "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)",
+    )
     p.set_defaults(func=_run_fit)
 
     p = sub.add_parser("serve", help="decode speed (bandwidth roofline), chats per GPU and $ per million tokens")
@@ -117,13 +139,18 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, help="catalogue id, Hugging Face id in the catalogue, or config.json path")
     p.add_argument("--engine", choices=("llama.cpp", "vllm"), default=None, help="default: read from the log")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
-    for flag, kind, what in (("--n-ctx", int, "llama.cpp -c, if the log does not show it"),
-                             ("--n-seq", int, "llama.cpp --parallel"), ("--type-k", str, "llama.cpp -ctk"),
-                             ("--type-v", str, "llama.cpp -ctv"), ("--n-ubatch", int, "llama.cpp -ub"),
-                             ("--max-model-len", int, "vLLM --max-model-len"),
-                             ("--kv-cache-dtype", str, "vLLM --kv-cache-dtype"), ("--block-size", int, "vLLM --block-size"),
-                             ("--max-num-batched-tokens", int, "vLLM --max-num-batched-tokens"),
-                             ("--gpu-memory-gib", float, "the GPU's memory, to account for what vLLM did not log")):
+    for flag, kind, what in (
+        ("--n-ctx", int, "llama.cpp -c, if the log does not show it"),
+        ("--n-seq", int, "llama.cpp --parallel"),
+        ("--type-k", str, "llama.cpp -ctk"),
+        ("--type-v", str, "llama.cpp -ctv"),
+        ("--n-ubatch", int, "llama.cpp -ub"),
+        ("--max-model-len", int, "vLLM --max-model-len"),
+        ("--kv-cache-dtype", str, "vLLM --kv-cache-dtype"),
+        ("--block-size", int, "vLLM --block-size"),
+        ("--max-num-batched-tokens", int, "vLLM --max-num-batched-tokens"),
+        ("--gpu-memory-gib", float, "the GPU's memory, to account for what vLLM did not log"),
+    ):
         p.add_argument(flag, type=kind, default=None, help=what)
     p.add_argument("--swa-full", action="store_true", default=None, help="llama.cpp --swa-full")
     p.set_defaults(func=_run_explain_log)
@@ -138,10 +165,16 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
 
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="catalogue id, Hugging Face id in the catalogue, or config.json path")
-    p.add_argument("--context", type=int, required=True, help="tokens of context (llama.cpp --ctx-size / vLLM max_model_len)")
+    p.add_argument(
+        "--context", type=int, required=True, help="tokens of context (llama.cpp --ctx-size / vLLM max_model_len)"
+    )
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
-    p.add_argument("--params", type=float, default=None,
-                   help="parameter count, for a config.json outside the catalogue (e.g. 8.03e9)")
+    p.add_argument(
+        "--params",
+        type=float,
+        default=None,
+        help="parameter count, for a config.json outside the catalogue (e.g. 8.03e9)",
+    )
 
 
 def _size(nbytes: float) -> str:
@@ -150,25 +183,39 @@ def _size(nbytes: float) -> str:
 
 def _run_memory(args: argparse.Namespace) -> int:
     arch = model_architecture(args.model, args.params)
-    r = memory_report(arch, args.context, kv=args.kv_type, mode=args.mode, n_seq=args.batch,
-                      v_kv=args.v_type, n_ubatch=args.ubatch, kv_unified=not args.no_unified)
+    r = memory_report(
+        arch,
+        args.context,
+        kv=args.kv_type,
+        mode=args.mode,
+        n_seq=args.batch,
+        v_kv=args.v_type,
+        n_ubatch=args.ubatch,
+        kv_unified=not args.no_unified,
+    )
     if args.json:
         print(json.dumps(r, indent=1))
         return 0
     a = r["architecture"]
-    print(f"{r['model']}  ({a['attention']}, layers {a['layers_by_kind']}, kv_heads {a['kv_heads']}, head_dim {a['head_dim']})")
+    print(
+        f"{r['model']}  ({a['attention']}, layers {a['layers_by_kind']}, kv_heads {a['kv_heads']}, head_dim {a['head_dim']})"
+    )
     per = r["per_token"]
     print(f"per token: {r['bytes_per_token']:,} B = {r['kib_per_token']:,.2f} KiB   [{r['formula']}]")
     bounded = r["by_layer_kind_bytes"]["sliding"] + r["by_layer_kind_bytes"]["linear"]
     if bounded:
         grow = per["bytes_per_token_beyond_windows"]
-        print(f"  of which grows with every token: {grow:,} B = {grow / 1024:,.2f} KiB; "
-              f"stops growing (windows, recurrent state): {_size(bounded)}")
+        print(
+            f"  of which grows with every token: {grow:,} B = {grow / 1024:,.2f} KiB; "
+            f"stops growing (windows, recurrent state): {_size(bounded)}"
+        )
     for kind, nbytes in r["by_layer_kind_bytes"].items():
         if nbytes:
             print(f"  {kind:8s} layers: {_size(nbytes)}")
-    print(f"total ({r['mode']}, {plural(r['context'], 'token')} x {plural(r['n_seq'], 'sequence')}): "
-          f"{_size(r['total_bytes'])} ({r['total_bytes']:,} B)")
+    print(
+        f"total ({r['mode']}, {plural(r['context'], 'token')} x {plural(r['n_seq'], 'sequence')}): "
+        f"{_size(r['total_bytes'])} ({r['total_bytes']:,} B)"
+    )
     for line in r["detail"].get("log_lines", []):
         print(f"  {line}")
     for note in list(a["notes"]) + r["detail"].get("notes", []) + r["detail"].get("assumptions", []):
@@ -180,15 +227,26 @@ def _run_memory(args: argparse.Namespace) -> int:
 
 
 def _run_fit(args: argparse.Namespace) -> int:
-    r = fit_report(model_architecture(args.model, args.params), args.context, gpu=args.gpu,
-                   memory_gib=args.memory_gib, weights=args.weights, kv=args.kv_type, mode=args.mode,
-                   n_seq=args.batch, gpu_memory_utilization=args.gpu_memory_utilization, n_gpus=args.n_gpus,
-                   allow_long_context=args.allow_long_context)
+    r = fit_report(
+        model_architecture(args.model, args.params),
+        args.context,
+        gpu=args.gpu,
+        memory_gib=args.memory_gib,
+        weights=args.weights,
+        kv=args.kv_type,
+        mode=args.mode,
+        n_seq=args.batch,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        n_gpus=args.n_gpus,
+        allow_long_context=args.allow_long_context,
+    )
     if args.json:
         print(json.dumps(r, indent=1))
         return 0
-    print(f"{r['model']} on {r['where']}, {plural(r['n_seq'], 'sequence')} of {plural(r['context'], 'token')}, "
-          f"{r['weights_format']} weights, {r['kv_type']} KV ({r['engine_name']}: {r['flags']})")
+    print(
+        f"{r['model']} on {r['where']}, {plural(r['n_seq'], 'sequence')} of {plural(r['context'], 'token')}, "
+        f"{r['weights_format']} weights, {r['kv_type']} KV ({r['engine_name']}: {r['flags']})"
+    )
     per = " per GPU" if r["n_gpus"] > 1 else ""
     for c in r["components"]:
         print(f"  {c['name']:18s} {_size(c['bytes']):>12s}   {c['how']}")
@@ -202,9 +260,18 @@ def _run_fit(args: argparse.Namespace) -> int:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
-    r = serving_estimate(model_architecture(args.model, args.params), args.gpu, args.context, batch=args.batch,
-                         weights_format=args.weights, kv=args.kv_type, price_per_hour=args.price,
-                         bandwidth_efficiency=args.efficiency, engine=args.engine, answer_tokens=args.answer)
+    r = serving_estimate(
+        model_architecture(args.model, args.params),
+        args.gpu,
+        args.context,
+        batch=args.batch,
+        weights_format=args.weights,
+        kv=args.kv_type,
+        price_per_hour=args.price,
+        bandwidth_efficiency=args.efficiency,
+        engine=args.engine,
+        answer_tokens=args.answer,
+    )
     if args.json:
         print(json.dumps(r, indent=1))
         return 0
@@ -212,13 +279,17 @@ def _run_serve(args: argparse.Namespace) -> int:
     print(f"{r['model']} on {r['gpu']}: {plural(r['batch'], 'chat')} of {plural(r['context_per_chat'], 'token')}")
     print(f"  memory ({v['engine_name']}): {v['headline']}; at most {v['max_sequences_text']}")
     if r["fits"]:
-        print(f"  {r['seconds_per_token'] * 1000:.1f} ms per step ({r['bound']}-bound: bandwidth "
-              f"{r['memory_seconds'] * 1000:.2f} ms, compute {r['compute_seconds'] * 1000:.2f} ms), "
-              f"{r['tokens_per_second_per_chat']:.1f} tok/s per chat, {r['total_tokens_per_second']:.0f} tok/s total "
-              f"(KV is {r['kv_share_of_reads']:.0%} of bytes read)")
+        print(
+            f"  {r['seconds_per_token'] * 1000:.1f} ms per step ({r['bound']}-bound: bandwidth "
+            f"{r['memory_seconds'] * 1000:.2f} ms, compute {r['compute_seconds'] * 1000:.2f} ms), "
+            f"{r['tokens_per_second_per_chat']:.1f} tok/s per chat, {r['total_tokens_per_second']:.0f} tok/s total "
+            f"(KV is {r['kv_share_of_reads']:.0%} of bytes read)"
+        )
         if r["usd_per_million_tokens"] is not None:
-            print(f"  ${r['usd_per_million_tokens']:.3f} per million generated tokens (prefill included) at "
-                  f"${r['price_per_hour']:.2f}/h ({r['price_kind']})")
+            print(
+                f"  ${r['usd_per_million_tokens']:.3f} per million generated tokens (prefill included) at "
+                f"${r['price_per_hour']:.2f}/h ({r['price_kind']})"
+            )
     else:
         print("  not timed or priced: the batch does not fit")
     for a in r["assumptions"]:
@@ -230,9 +301,22 @@ def _run_explain_log(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     text = sys.stdin.read() if args.log == "-" else Path(args.log).read_text(encoding="utf-8", errors="replace")
-    stated = {k: getattr(args, k) for k in ("n_ctx", "n_seq", "type_k", "type_v", "n_ubatch", "max_model_len",
-                                             "kv_cache_dtype", "block_size", "max_num_batched_tokens",
-                                             "gpu_memory_gib", "swa_full")}
+    stated = {
+        k: getattr(args, k)
+        for k in (
+            "n_ctx",
+            "n_seq",
+            "type_k",
+            "type_v",
+            "n_ubatch",
+            "max_model_len",
+            "kv_cache_dtype",
+            "block_size",
+            "max_num_batched_tokens",
+            "gpu_memory_gib",
+            "swa_full",
+        )
+    }
     r = explain_engine_log(text, args.model, engine=args.engine, **stated)
     if args.json:
         print(json.dumps(r, indent=1))
@@ -275,11 +359,17 @@ def _run_gpus(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     for g in rows:
-        price = f"${g['price_per_hour_usd']:.2f}/h ({g['price_date']})" if g["price_per_hour_usd"] is not None else "no price"
+        price = (
+            f"${g['price_per_hour_usd']:.2f}/h ({g['price_date']})"
+            if g["price_per_hour_usd"] is not None
+            else "no price"
+        )
         print(f"{g['id']:14s} {g['memory_gib']:5g} GiB {g['bandwidth_gb_s']:6g} GB/s  {price:22s} {g['name']}")
     return 0
 
+
 # ---------------------------------------------------------------------------- the cache figures as tables (race, wall, steps, evict, context, prefix)
+
 
 def _add_cache_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("race", help="token-computations without vs with a KV cache")
@@ -296,7 +386,9 @@ def _add_cache_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--every", type=int, default=0, help="print every k-th token (default: about 16 rows)")
     _finish(p, _wall)
 
-    p = sub.add_parser("steps", help="prefill then decode, step by step: cache length before/after, cells computed vs read")
+    p = sub.add_parser(
+        "steps", help="prefill then decode, step by step: cache length before/after, cells computed vs read"
+    )
     p.add_argument("--prompt-len", type=int, default=4, help="prompt tokens (1-32)")
     p.add_argument("--steps", type=int, default=4, help="decode steps after the prefill (1-32)")
     p.add_argument("--layers", type=int, default=2, help="layers (1-8)")
@@ -383,10 +475,19 @@ def _wall(args: argparse.Namespace) -> int:
     idx = sorted(set(list(range(0, n, every)) + [n - 1]))
     nc, c = d["no_cache"], d["cache"]
     rows = [
-        [d["tokens"][i], nc["weight_macs"][i], nc["attention_macs"][i], c["weight_macs"][i], c["attention_macs"][i], d["ratio_cumulative"][i]]
+        [
+            d["tokens"][i],
+            nc["weight_macs"][i],
+            nc["attention_macs"][i],
+            c["weight_macs"][i],
+            c["attention_macs"][i],
+            d["ratio_cumulative"][i],
+        ]
         for i in idx
     ]
-    text = _table(["token", "no-cache weights", "no-cache attn", "cache weights", "cache attn", "cumulative ratio"], rows)
+    text = _table(
+        ["token", "no-cache weights", "no-cache attn", "cache weights", "cache attn", "cumulative ratio"], rows
+    )
     return _emit(args, d, text)
 
 
@@ -396,10 +497,32 @@ def _steps(args: argparse.Namespace) -> int:
     for s in d["steps"]:
         lay = s["layers"][0]
         rows.append(
-            [s["step"], s["phase"], s["cache_len_before"], s["cache_len_after"], _span(lay["read"]), _span(lay["computed"]),
-             len(s["without_cache_recomputed"]), s["bytes_read"], s["bytes_written"]]
+            [
+                s["step"],
+                s["phase"],
+                s["cache_len_before"],
+                s["cache_len_after"],
+                _span(lay["read"]),
+                _span(lay["computed"]),
+                len(s["without_cache_recomputed"]),
+                s["bytes_read"],
+                s["bytes_written"],
+            ]
         )
-    text = _table(["step", "phase", "cache before", "cache after", "read", "computed", "no-cache recomputes", "bytes read", "bytes written"], rows)
+    text = _table(
+        [
+            "step",
+            "phase",
+            "cache before",
+            "cache after",
+            "read",
+            "computed",
+            "no-cache recomputes",
+            "bytes read",
+            "bytes written",
+        ],
+        rows,
+    )
     text += f"\n\n(read/computed are positions, the same in each of the {d['params']['layers']} layers)"
     return _emit(args, d, text)
 
@@ -412,7 +535,16 @@ def _span(positions: list[int]) -> str:
 
 def _evict(args: argparse.Namespace) -> int:
     d = eviction_timeline(args.policy, args.n, args.window, args.sinks, args.budget, args.recent, args.seed)
-    rows = [[s["step"], s["cache_len_after"], ",".join(map(str, s["evicted"])) or "-", s["attention_kept"], _runs(s["cached"])] for s in d["steps"]]
+    rows = [
+        [
+            s["step"],
+            s["cache_len_after"],
+            ",".join(map(str, s["evicted"])) or "-",
+            s["attention_kept"],
+            _runs(s["cached"]),
+        ]
+        for s in d["steps"]
+    ]
     text = _table(["step", "cached", "evicted", "attn kept", "positions cached after the step"], rows)
     text += f"\n\npolicy {d['policy']}; mean attention kept {d['mean_attention_kept']:.3f}"
     return _emit(args, d, text)
@@ -427,26 +559,50 @@ def _runs(positions: list[int]) -> str:
 def _context(args: argparse.Namespace) -> int:
     d = context_shift_timeline(args.prompt_len, args.n_generate, args.n_ctx, args.n_keep, args.mode)
     rows = [
-        [s["step"], s["phase"], "-" if s["token"] is None else s["token"], s["n_past_before"], s["n_past_after"], s["n_discarded"] or "-",
-         " ".join(f"{a}-{b - 1}" for a, b in s["visible"])]
+        [
+            s["step"],
+            s["phase"],
+            "-" if s["token"] is None else s["token"],
+            s["n_past_before"],
+            s["n_past_after"],
+            s["n_discarded"] or "-",
+            " ".join(f"{a}-{b - 1}" for a, b in s["visible"]),
+        ]
         for s in d["steps"]
     ]
-    text = _table(["step", "phase", "token", "n_past before", "n_past after", "discarded", "text tokens the model sees"], rows)
-    end = f"stopped at step {d['stopped_at']} (context full)" if d["stopped_at"] else f"{len(d['shifts'])} shift(s), {d['total_discarded']} tokens discarded"
+    text = _table(
+        ["step", "phase", "token", "n_past before", "n_past after", "discarded", "text tokens the model sees"], rows
+    )
+    end = (
+        f"stopped at step {d['stopped_at']} (context full)"
+        if d["stopped_at"]
+        else f"{len(d['shifts'])} shift(s), {d['total_discarded']} tokens discarded"
+    )
     text += f"\n\nn_ctx {d['n_ctx']}, n_keep {d['n_keep']}, mode {d['mode']}: {end}"
     return _emit(args, d, text)
 
 
 def _prefix(args: argparse.Namespace) -> int:
-    d = prefix_cache_demo(args.requests, args.prefix_len, args.suffix_len, args.block_size, args.capacity, args.flops_per_token)
+    d = prefix_cache_demo(
+        args.requests, args.prefix_len, args.suffix_len, args.block_size, args.capacity, args.flops_per_token
+    )
     tg, bl = d["token_granular"], d["blocks"]
     rows = [
         ["token-granular (radix)", tg["tokens_reused"], tg["tokens_computed"], tg["flops_saved"], tg["hit_rate"]],
-        [f"blocks of {bl['block_size']}", bl["tokens_reused"], bl["tokens_computed"], bl["flops_saved"], bl["hit_rate"]],
+        [
+            f"blocks of {bl['block_size']}",
+            bl["tokens_reused"],
+            bl["tokens_computed"],
+            bl["flops_saved"],
+            bl["hit_rate"],
+        ],
     ]
     text = _table(["cache", "tokens reused", "tokens computed", "FLOPs saved", "hit rate"], rows)
     text += "\n\nblock granularity:\n" + _table(
         ["block size", "tokens reused", "per request", "prefix tokens in a partial block"],
-        [[g["block_size"], g["tokens_reused"], g["tokens_reused_per_request"], g["partial_block_tokens"]] for g in d["granularity"]],
+        [
+            [g["block_size"], g["tokens_reused"], g["tokens_reused_per_request"], g["partial_block_tokens"]]
+            for g in d["granularity"]
+        ],
     )
     return _emit(args, d, text)

@@ -30,6 +30,7 @@ Traceback (most recent call last):
 ...
 ValueError: context must be a finite number, got nan
 """
+
 from __future__ import annotations
 
 import math
@@ -67,7 +68,13 @@ LIMITS = {
 
 # Tighter than LIMITS where a raster grows with the square of the inputs:
 # these views list every position at every step, and the page must stay quick.
-VIEW_LIMITS = {"eviction_n": (1, 256), "n_ctx": (4, 256), "n_generate": (0, 256), "n_keep": (-1, 253), "context_prompt_len": (1, 255)}
+VIEW_LIMITS = {
+    "eviction_n": (1, 256),
+    "n_ctx": (4, 256),
+    "n_generate": (0, 256),
+    "n_keep": (-1, 253),
+    "context_prompt_len": (1, 255),
+}
 
 
 def note_clamped(clamped: dict | None, name: str, requested, used) -> None:
@@ -150,8 +157,7 @@ def one_of(name: str, value, choices: list[str]) -> str:
     return value
 
 
-def finite_number(name: str, value, minimum: float | None = None, maximum: float | None = None,
-                  integer: bool = False):
+def finite_number(name: str, value, minimum: float | None = None, maximum: float | None = None, integer: bool = False):
     """`value` as a finite number (an int if `integer`), or a ValueError that names `name`.
 
     NaN, infinity, text and out-of-range values are refused with the field's name, never a

@@ -10,6 +10,7 @@ so the static figure, the live widget and the tests all show the very same text.
 >>> exact_bytes(524288)
 '524,288 B'
 """
+
 from __future__ import annotations
 
 KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
@@ -24,10 +25,10 @@ def plural(n: float, singular: str, plural_form: str | None = None, show_number:
     return f"{number} {word}"
 
 
-
 # ---------------------------------------------------------------------------
 # Formatting: one place, so the page, the widget and the tests agree
 # ---------------------------------------------------------------------------
+
 
 def human_bytes(n: float) -> str:
     """Binary units, at most two decimals, trailing zeros dropped (as llama.cpp's MiB, rounded)."""
@@ -60,7 +61,6 @@ def params_billions(p: float | None) -> str:
     if not p:
         return "?"
     return f"{p / 1e9:.3g}B"
-
 
 
 def span_text(runs: list[list[int]]) -> str:

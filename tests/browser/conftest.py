@@ -4,6 +4,7 @@ Every test that uses `page` gets these checks for free, at teardown:
 - no console error and no uncaught page error,
 - no request to any origin other than the site's own.
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,13 +21,23 @@ import pytest
 
 CHROMIUM = os.environ.get("KVLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
 ]
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm", ".js": "text/javascript"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+    }
 
     def log_message(self, *args):  # keep pytest output readable
         pass
@@ -116,7 +127,7 @@ def page_factory(browser):
         return page, problems
 
     yield make
-    for context, problems in opened:
+    for context, _ in opened:
         context.close()
     for _, problems in opened:
         problems.assert_clean()
@@ -136,8 +147,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def make_zip(dist: Path) -> Path:
-    done = subprocess.run([sys.executable, str(ROOT / "build.py"), "zip", "--dist-dir", str(dist)],
-                          cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "build.py"), "zip", "--dist-dir", str(dist)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     (zip_path,) = dist.glob("kvlab-offline-*.zip")
     return zip_path

@@ -12,6 +12,7 @@
 - `drive_by_keyboard(page, root)`: Tab to one of the widget's controls and use
   it, keyboard only, until the widget shows something new.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

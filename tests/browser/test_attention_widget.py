@@ -1,4 +1,5 @@
 """The attention widget, live in a real Chromium: numbers equal CPython's."""
+
 from __future__ import annotations
 
 from playwright.sync_api import expect

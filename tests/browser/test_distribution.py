@@ -1,4 +1,5 @@
 """The three ways readers get the site: offline zip (file://), embeds, a sub-path."""
+
 from __future__ import annotations
 
 import functools
@@ -29,6 +30,7 @@ def cells(data):
 
 
 # ---------------------------------------------------------------- offline zip
+
 
 def test_zip_has_a_readme_for_teachers_at_the_top(offline_zip):
     with zipfile.ZipFile(offline_zip) as zf:
@@ -66,6 +68,7 @@ def test_offline_search_finds_a_page(page_factory, unzipped):
 
 
 # ---------------------------------------------------------------- embeds
+
 
 def test_embed_in_an_iframe_on_another_origin_resizes_and_works(page_factory, site_url, tmp_path):
     (tmp_path / "host.html").write_text(
@@ -111,13 +114,15 @@ def test_host_script_ignores_messages_of_the_wrong_shape_or_source(page_factory,
         }""")
         page.wait_for_timeout(300)
         style = page.locator("iframe").evaluate("el => el.style.height")
-        assert style in ("", ) or not style.startswith("999"), style
+        assert style in ("",) or not style.startswith("999"), style
     finally:
         server.shutdown()
 
 
 def test_embed_query_params_are_validated_and_clamped(page, site_url):
-    root = open_widget(page, site_url + "embed/attention/?d=999&temperature=abc&causal=false&colour=red&seed=0x10", "attention")
+    root = open_widget(
+        page, site_url + "embed/attention/?d=999&temperature=abc&causal=false&colour=red&seed=0x10", "attention"
+    )
     expect(root.locator(".kv-embed")).to_contain_text("“temperature”")
     expect(root.locator(".kv-embed")).to_contain_text("“colour”")
     expect(root.locator(".kv-embed")).to_contain_text("“seed”")  # decimal only: 0x10 is not 16
@@ -165,13 +170,14 @@ def test_gallery_lists_every_widget_with_preview_and_snippet(page, site_url):
 
 # ---------------------------------------------------------------- GitHub Pages sub-path
 
+
 class PrefixHandler(QuietHandler):
     prefix = "/kvlab/"
 
     def translate_path(self, path):
         if not path.startswith(self.prefix):
             return "/nonexistent-outside-prefix"
-        return super().translate_path("/" + path[len(self.prefix):])
+        return super().translate_path("/" + path[len(self.prefix) :])
 
 
 def test_site_works_under_a_sub_path(page_factory, built_site):
@@ -205,7 +211,8 @@ def test_offline_site_generates_with_the_tiny_model(page_factory, unzipped):
     wait_ready(root)
     root.locator("textarea[name=prompt]").fill("The cat sat on the mat.")
     root.locator('input[name="max_new_tokens"]').evaluate(
-        "el => { el.value = '8'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+        "el => { el.value = '8'; el.dispatchEvent(new Event('input', {bubbles: true})); }"
+    )
     root.get_by_role("button", name="Generate").click()
     page.wait_for_function("el => el.dataset.tokens !== undefined", arg=root.element_handle())
     model, tok = tiny._model_and_tokenizer()

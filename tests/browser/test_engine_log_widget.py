@@ -1,4 +1,5 @@
 """engine-log, live in a real Chromium: the checks the page shows equal CPython's kvlab.engine_log_figure."""
+
 from __future__ import annotations
 
 import kvlab
@@ -7,12 +8,15 @@ from tests.browser.widgets import activate, open_widget, wait_ready
 
 def rows(root) -> list[list[str]]:
     return root.locator('[data-field="checks"] tbody tr').evaluate_all(
-        "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent.trim()))")
+        "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent.trim()))"
+    )
 
 
 def want_rows(data) -> list[list[str]]:
-    return [[c["figure"] + (f" (line {c['line']})" if c["line"] else ""), c["status_label"], c["logged"], c["rebuilt"]]
-            for c in data["checks"]]
+    return [
+        [c["figure"] + (f" (line {c['line']})" if c["line"] else ""), c["status_label"], c["logged"], c["rebuilt"]]
+        for c in data["checks"]
+    ]
 
 
 def test_static_figure_explains_the_default_example(built_site):
@@ -39,15 +43,21 @@ def test_live_examples_and_a_pasted_log(page, site_url):
     root.locator('input[name="settings"]').fill("max_num_batched_tokens=1024")
     root.locator('form.kv-controls button[type="submit"]').click()
     wait_ready(root)
-    data = kvlab.engine_log_figure(example="vllm-gpt-oss-120b-refused", model="gpt-oss-120b",
-                                   log=data["log"], settings="max_num_batched_tokens=1024")
+    data = kvlab.engine_log_figure(
+        example="vllm-gpt-oss-120b-refused",
+        model="gpt-oss-120b",
+        log=data["log"],
+        settings="max_num_batched_tokens=1024",
+    )
     assert [c["status"] for c in data["checks"]] == ["exact"]
     assert rows(root) == want_rows(data)
     root.locator('input[name="settings"]').fill("")
 
     # a pasted llama.cpp line for a catalogue model
-    line = ("llama_kv_cache: size =  512.00 MiB (  4096 cells,  32 layers,  1/1 seqs), "
-            "K (f16):  256.00 MiB, V (f16):  256.00 MiB")
+    line = (
+        "llama_kv_cache: size =  512.00 MiB (  4096 cells,  32 layers,  1/1 seqs), "
+        "K (f16):  256.00 MiB, V (f16):  256.00 MiB"
+    )
     root.locator('select[name="model"]').select_option("mistral-7b-v0.3")
     root.locator('textarea[name="log"]').fill(line)
     root.locator('form.kv-controls button[type="submit"]').click()

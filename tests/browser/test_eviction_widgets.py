@@ -1,4 +1,5 @@
 """Eviction page: the eviction and context-shift widgets, live in Chromium, equal CPython's kvlab."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,10 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
     html = (built_site / "eviction" / "index.html").read_text()
     ev = kvlab.eviction_view(policy="sinks", n=32, window=8, n_sink=4, budget=12, recent=4)
     for s in ev["steps"]:
-        assert f'<th scope="row">{s["step"]}</th><td>{s["cached_text"]}</td><td>{s["evicted_text"]}</td><td>{s["attention_kept_text"]}</td>' in html
+        assert (
+            f'<th scope="row">{s["step"]}</th><td>{s["cached_text"]}</td><td>{s["evicted_text"]}</td><td>{s["attention_kept_text"]}</td>'
+            in html
+        )
     for key, p in ev["compare"].items():
         assert f'data-field="mean-{key}">{p["mean_text"]}<' in html
     cs = kvlab.context_shift_view(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4, mode="shift")
@@ -56,7 +60,9 @@ def test_eviction_widget_recomputes_in_pyodide(page, site_url):
     for key, p in want["compare"].items():
         expect(root.locator(f'[data-field="mean-{key}"]')).to_have_text(p["mean_text"])
     # the step slider reads any step back from the same data
-    root.locator('input[name="step"]').evaluate("el => { el.value = '10'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    root.locator('input[name="step"]').evaluate(
+        "el => { el.value = '10'; el.dispatchEvent(new Event('input', {bubbles: true})); }"
+    )
     s = want["steps"][10]
     expect(root.locator('[data-field="step"]')).to_have_text("10")
     expect(root.locator('[data-field="cached_text"]')).to_have_text(s["cached_text"])

@@ -14,6 +14,7 @@ Pages are found on disk (tests/browser/gates.py: site_pages), so a page added
 later is checked the day it is added. One test per scheme loops over all pages
 to keep one browser context (the machine has two cores).
 """
+
 from __future__ import annotations
 
 import functools
@@ -73,7 +74,9 @@ def test_every_page_carries_the_csp_and_no_inline_script_or_handler(built_site):
         assert "'unsafe-inline'" not in directives["script-src"] and "'unsafe-eval'" not in directives["script-src"]
         # every <script> without src holds data (JSON, <template>), never code
         for tag in re.findall(r"<script\b[^>]*>", html):
-            assert "src=" in tag or re.search(r'type="application/(json|ld\+json)"', tag), f"{path}: inline script {tag}"
+            assert "src=" in tag or re.search(r'type="application/(json|ld\+json)"', tag), (
+                f"{path}: inline script {tag}"
+            )
         assert not re.search(r"\son[a-z]+=\"", html), f"{path}: inline event handler"
 
 
@@ -103,7 +106,9 @@ def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_u
                 state = go_live(root)
                 if state not in ("ready", "idle"):
                     status = root.locator(".kv-status").inner_text()
-                    failures.append(f"{mode} {path or 'home'}: {root.get_attribute('data-widget')} is {state}: {status}")
+                    failures.append(
+                        f"{mode} {path or 'home'}: {root.get_attribute('data-widget')} is {state}: {status}"
+                    )
             if roots and not is_embed(path):
                 page.wait_for_timeout(300)  # the last render's layout settles
             for line in describe(run_axe(page)):
@@ -148,7 +153,9 @@ def run_python_and_the_model(page, embed_url) -> list[str]:
     else:
         root.locator('input[name="d"]').focus()
         page.keyboard.press("ArrowRight")  # Python runs again in the worker
-        page.wait_for_function("r => r.dataset.state === 'ready' && /d = (?!8\\b)/.test(r.textContent)", arg=root.element_handle())
+        page.wait_for_function(
+            "r => r.dataset.state === 'ready' && /d = (?!8\\b)/.test(r.textContent)", arg=root.element_handle()
+        )
     page.goto(embed_url("generate"))
     root = page.locator('[data-widget="generate"]').first
     go_live(root)
@@ -204,6 +211,7 @@ def test_policy_holds_from_file_urls(browser, unzipped):
 
 
 # ------------------------------------------------ motion
+
 
 def test_step_through_play_respects_reduced_motion(browser, site_url):
     context = browser.new_context(reduced_motion="reduce")

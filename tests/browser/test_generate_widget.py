@@ -1,4 +1,5 @@
 """Try it: the tiny model generating in a real Chromium, with and without the cache."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,9 @@ def generate(root, *, prompt=None, n=None, use_cache=True, temperature=None, see
         form.locator("textarea[name=prompt]").fill(prompt)
     for name, value in (("max_new_tokens", n), ("temperature", temperature), ("seed", seed)):
         if value is not None:
-            form.locator(f'input[name="{name}"]').evaluate("(el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', {bubbles: true})); }", value)
+            form.locator(f'input[name="{name}"]').evaluate(
+                "(el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', {bubbles: true})); }", value
+            )
     form.locator("input[name=use_cache]").set_checked(use_cache)
     root.evaluate("el => delete el.dataset.tokens")
     form.get_by_role("button", name="Generate").click()
@@ -38,8 +41,10 @@ def test_static_figure_is_the_reference_models_greedy_continuation(built_site):
     data = kvlab.generation_demo()
     first, last = data["steps"][0], data["steps"][-1]
     # the readout describes the step the text and the grid show: the last one of the run
-    assert (f"Decode · step {last['step']} · {last['cache_len_before']} entries read from the cache, "
-            f"{last['cache_len_after']} after the step") in html
+    assert (
+        f"Decode · step {last['step']} · {last['cache_len_before']} entries read from the cache, "
+        f"{last['cache_len_after']} after the step"
+    ) in html
     assert "cache empty before" not in html
     assert f"<td>{first['cache_len_before']}</td><td>{first['cache_len_after']}</td>" in html
 
@@ -48,8 +53,10 @@ def test_the_run_shown_can_be_stepped_back_and_forth(widget):
     data = kvlab.generation_demo()
     phase = widget.locator('[data-field="phase"]')
     last = data["steps"][-1]
-    expect(phase).to_have_text(f"Decode · step {last['step']} · {last['cache_len_before']} entries read from the cache, "
-                               f"{last['cache_len_after']} after the step")
+    expect(phase).to_have_text(
+        f"Decode · step {last['step']} · {last['cache_len_before']} entries read from the cache, "
+        f"{last['cache_len_after']} after the step"
+    )
     back = widget.get_by_role("button", name="Step back")
     for _ in range(len(data["steps"]) - 1):
         back.click()
@@ -88,12 +95,14 @@ def test_phase_readout_and_steps_table_follow_the_definitions(widget):
     p = len(kvlab.load_tokenizer(str(tiny.TINY_DIR / "tokenizer.json")).encode(prompt))
     generate(widget, prompt=prompt, n=5)
     rows = widget.locator('[data-field="steps"] tr').evaluate_all(
-        "rows => rows.map(r => Array.from(r.cells).slice(0, 5).map(c => c.textContent))")
+        "rows => rows.map(r => Array.from(r.cells).slice(0, 5).map(c => c.textContent))"
+    )
     assert rows[0] == ["0", "prefill", str(p), "0", str(p)]
     for k, row in enumerate(rows[1:], start=1):
         assert row == [str(k), "decode", "1", str(p + k - 1), str(p + k)]
     expect(widget.locator('[data-field="phase"]')).to_have_text(
-        f"Decode · step 4 · {p + 3} entries read from the cache, {p + 4} after the step")
+        f"Decode · step 4 · {p + 3} entries read from the cache, {p + 4} after the step"
+    )
     # the grid: one row per layer, p + 4 cells, only the last one computed
     cells = widget.locator(".kv-gen-cells").first.locator(".kv-cell")
     expect(cells).to_have_count(p + 4)
@@ -137,8 +146,12 @@ def test_rapid_clicks_start_only_one_run(widget):
 
 def test_stop_ends_a_run_early(widget):
     widget.locator("textarea[name=prompt]").fill("The dog")
-    widget.locator('input[name="max_new_tokens"]').evaluate("el => { el.value = '200'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
-    widget.locator("input[name=use_cache]").set_checked(False)  # the slow way, so the run is still going when Stop is pressed
+    widget.locator('input[name="max_new_tokens"]').evaluate(
+        "el => { el.value = '200'; el.dispatchEvent(new Event('input', {bubbles: true})); }"
+    )
+    widget.locator("input[name=use_cache]").set_checked(
+        False
+    )  # the slow way, so the run is still going when Stop is pressed
     widget.get_by_role("button", name="Generate").click()
     expect(widget.locator('[data-field="steps"] tr').nth(2)).to_be_attached(timeout=60_000)
     widget.get_by_role("button", name="Stop").click()
@@ -150,6 +163,7 @@ def test_stop_ends_a_run_early(widget):
 def test_about_this_model_states_the_measured_recall(built_site):
     html = (built_site / "generate" / "index.html").read_text()
     far = tiny.tiny_card()["recall"][">=200"]
+
     def pct(x):
         return int(x * 100 + 0.5)  # jinja's round(0): half up
 

@@ -5,6 +5,7 @@ prefill: empty before, prompt_len after; decode step k: prompt_len + k − 1
 before, prompt_len + k after); the grid and the equivalence line follow
 kvlab.step_through_figure.
 """
+
 from __future__ import annotations
 
 from playwright.sync_api import expect
@@ -78,7 +79,13 @@ def test_keyboard_stepping_and_settings_follow_kvlab(page, site_url):
     expect(phase).to_have_text(phase_text(4, 4))
     assert grid_counts(root) == {"rows": 3, "computed": 3, "read": 3 * 7, "empty": 0}
     assert want["steps"][4]["cache_len_before"] == 7
-    expect(root.locator('[data-field="tokens-cache"]')).to_have_text(" ".join(map(str, want["equivalence"]["tokens_cache"])))
-    expect(root.locator('[data-field="tokens-no-cache"]')).to_have_text(" ".join(map(str, want["equivalence"]["tokens_no_cache"])))
-    expect(root.locator('[data-field="work-cache"]')).to_have_text(str(want["equivalence"]["tokens_processed"]["cache"]))
+    expect(root.locator('[data-field="tokens-cache"]')).to_have_text(
+        " ".join(map(str, want["equivalence"]["tokens_cache"]))
+    )
+    expect(root.locator('[data-field="tokens-no-cache"]')).to_have_text(
+        " ".join(map(str, want["equivalence"]["tokens_no_cache"]))
+    )
+    expect(root.locator('[data-field="work-cache"]')).to_have_text(
+        str(want["equivalence"]["tokens_processed"]["cache"])
+    )
     expect(root.locator('[data-field="same"]')).to_have_text("identical")

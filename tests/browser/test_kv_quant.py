@@ -1,6 +1,7 @@
 """The quantized cache in the browser (site_src/runtime/model.js) against kvlab in CPython:
 the JS formats byte for byte against kvlab.core.kv_quant, and generation with each
 kvFormat against the numpy reference (same tokens, same cacheBytes)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """kv-memory and gpu-fit, live in a real Chromium: what the page shows equals CPython's kvlab."""
+
 from __future__ import annotations
 
 import json
@@ -16,19 +17,22 @@ def text(root, name: str) -> str:
 
 def table(root, name: str) -> list[list[str]]:
     return root.locator(f'[data-field="{name}"] tbody tr').evaluate_all(
-        "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent.trim()))")
+        "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent.trim()))"
+    )
 
 
 def kind_rows(data) -> list[list[str]]:
-    return [[k["label"], str(k["layers"]), k["holds"], k["per_token"]["human"], k["total"]["human"]]
-            for k in data["result"]["kinds"]]
+    return [
+        [k["label"], str(k["layers"]), k["holds"], k["per_token"]["human"], k["total"]["human"]]
+        for k in data["result"]["kinds"]
+    ]
 
 
 def assert_kv_memory_shows(root, data, pasted: bool = False) -> None:
     r = data["result"]
     if not pasted:
         assert text(root, "model") == r["model"]
-    g = r["growth"]   # windowed and hybrid models: the growth per token, with the fixed part beside it
+    g = r["growth"]  # windowed and hybrid models: the growth per token, with the fixed part beside it
     head = g["growth_per_token"] if g["bounded"] else r["per_token"]
     assert text(root, "per-token") == head["human"]
     assert root.locator('[data-field="per-token"]').get_attribute("title") == head["exact"]
@@ -168,14 +172,18 @@ def test_gpu_fit_shows_the_sum_and_the_verdict(page, site_url):
     assert table(root, "segments")[:-1] == [[s["label"], s["human"], s["exact"], s["how"]] for s in want["segments"]]
     widths = root.locator('[data-field="bar"] .kv-seg').evaluate_all("els => els.map(e => e.style.width)")
     assert widths == [f"{s['percent']:g}%" for s in want["segments"]]
-    assert table(root, "gpus") == [[g["name"], g["memory"]["human"], g["verdict"], g["headroom"]["human"],
-                                    g["max_context"], g["max_sequences"]] for g in want["gpus"]]
+    assert table(root, "gpus") == [
+        [g["name"], g["memory"]["human"], g["verdict"], g["headroom"]["human"], g["max_context"], g["max_sequences"]]
+        for g in want["gpus"]
+    ]
     assert root.locator('[data-field="log"]').text_content() == "\n".join(want["log_lines"])
     expect(root.locator('[data-field="model-note"]')).to_contain_text("Not confirmed")
 
     # vLLM: q-types are llama.cpp's; the widget moves to fp8 and reports vLLM's budget
     root.locator('select[name="mode"]').select_option("vllm")
-    want = kvlab.gpu_fit_figure(model="qwen3.6-27b", gpu="rtx-3090", weights="BF16", kv="f16", context=32768, mode="vllm")
+    want = kvlab.gpu_fit_figure(
+        model="qwen3.6-27b", gpu="rtx-3090", weights="BF16", kv="f16", context=32768, mode="vllm"
+    )
     expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
     wait_ready(root)
     assert [s[0] for s in table(root, "segments")] == [s["label"] for s in want["segments"]] + ["total"]

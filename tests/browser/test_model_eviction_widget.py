@@ -1,6 +1,7 @@
 """Eviction on the real model: the browser's streaming read with a bounded cache
 equals the numpy reference (answers, what is still cached, per-token loss), and the
 reader can write the chat: change the code, keep chatting, shrink the window, ask."""
+
 from __future__ import annotations
 
 import json
@@ -62,13 +63,16 @@ def test_the_reader_writes_the_chat_keeps_chatting_then_asks(page, site_url):
     root.locator("textarea[name=chat]").focus()
     wait_ready(root)
     chat = root.locator("textarea[name=chat]")
-    chat.fill("user: hello!\nbot: hi there.\nuser: please remember this. the door has code 7391.\n"
-              "bot: sure, i will keep it in mind.\n")
+    chat.fill(
+        "user: hello!\nbot: hi there.\nuser: please remember this. the door has code 7391.\n"
+        "bot: sure, i will keep it in mind.\n"
+    )
     # keep chatting: the model answers, the chat grows by the reader's line and a reply
     root.locator("input[name=say]").fill("i went to the park today.")
     root.get_by_role("button", name="Send").click()
-    expect(chat).to_have_value(__import__("re").compile(r"user: i went to the park today\.\nbot:.+\n$", __import__("re").S),
-                               timeout=120_000)
+    expect(chat).to_have_value(
+        __import__("re").compile(r"user: i went to the park today\.\nbot:.+\n$", __import__("re").S), timeout=120_000
+    )
     set_range(root, "window", 8)
     set_range(root, "sinks", 0)
     got = ask(root, page)

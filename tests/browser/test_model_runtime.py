@@ -1,5 +1,6 @@
 """The browser model runtime (site_src/runtime/model.js) against kvlab in CPython:
 the JS tokenizer port, and generation with cache eviction vs the numpy reference."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +9,14 @@ import pytest
 from kvlab.core import tiny
 
 TRICKY = [
-    "", "a", "The door code is 4719.", "héllo wörld 😀 안녕하세요 Привет",
-    "tabs\tand\nnew\n\nlines   x", "a\x1cb\x85c\ufeffd\u3000e", "<b>html</b> & 'quotes'", "123 456 7890",
+    "",
+    "a",
+    "The door code is 4719.",
+    "héllo wörld 😀 안녕하세요 Привет",
+    "tabs\tand\nnew\n\nlines   x",
+    "a\x1cb\x85c\ufeffd\u3000e",
+    "<b>html</b> & 'quotes'",
+    "123 456 7890",
 ]
 
 
@@ -37,8 +44,9 @@ def reference_with_eviction(prompt: str, n: int, sinks: int, window: int):
     cached, cache, out = [], None, []
     for step in range(n):
         start = 0 if step == 0 else len(seq) - 1
-        logits, cache = model.forward(np.array([seq[start:]]), cache,
-                                      position_ids=np.array([list(range(start, len(seq)))]))
+        logits, cache = model.forward(
+            np.array([seq[start:]]), cache, position_ids=np.array([list(range(start, len(seq)))])
+        )
         cached += list(range(start, len(seq)))
         if len(cached) > sinks + window:
             keep = [i for i in range(len(cached)) if i < sinks or i >= len(cached) - window]

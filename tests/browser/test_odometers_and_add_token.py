@@ -1,5 +1,6 @@
 """Motion that shows a process (issue 14): the race's two odometers and the quadratic
 wall's "Add token" counters. Python returns the frames and the counters; the page plays them."""
+
 from __future__ import annotations
 
 from playwright.sync_api import expect
@@ -13,8 +14,10 @@ PAGE = "quadratic-wall/"
 def test_static_odometers_show_the_moment_the_cache_finishes(built_site):
     html = (built_site / "quadratic-wall" / "index.html").read_text()
     od = kvlab.race_figure(19)["odometers"]
-    assert (f"When the cached model has written all {od['n']} tokens ({od['cache_done']['units']} units), "
-            f"the other has written {od['cache_done']['no_cache_tokens']}") in html
+    assert (
+        f"When the cached model has written all {od['n']} tokens ({od['cache_done']['units']} units), "
+        f"the other has written {od['cache_done']['no_cache_tokens']}"
+    ) in html
 
 
 def test_the_race_plays_both_odometers_to_the_end(page, site_url):
@@ -51,7 +54,9 @@ def test_reduced_motion_shows_stills_instead(browser, site_url):
         wait_ready(root)
         root.get_by_role("button", name="Race").click()
         od = kvlab.race_figure(19)["odometers"]
-        expect(root.locator('[data-field="odo-no_cache-tokens"]')).to_have_text(str(od["cache_done"]["no_cache_tokens"]))
+        expect(root.locator('[data-field="odo-no_cache-tokens"]')).to_have_text(
+            str(od["cache_done"]["no_cache_tokens"])
+        )
         expect(root.locator(".kv-status")).to_contain_text("Reduced motion")
         root.get_by_role("button", name="Race").click()
         expect(root.locator('[data-field="odo-no_cache-tokens"]')).to_have_text(str(od["n"]))

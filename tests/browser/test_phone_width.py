@@ -1,6 +1,7 @@
 """At 375 px no page scrolls sideways, with its widgets live (issue 14): the document's
 scrollWidth stays within the viewport, and a table wider than the column sits in a
 scroll container (overflow-x auto) instead of widening the page."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,9 @@ WAIT_FOR_BUTTON = {"model-race"}
 
 
 def content_pages(site) -> list[str]:
-    pages = [""] + sorted(p.parent.name + "/" for p in site.glob("*/index.html")
-                          if p.parent.name not in ("assets", "search", "embed"))
+    pages = [""] + sorted(
+        p.parent.name + "/" for p in site.glob("*/index.html") if p.parent.name not in ("assets", "search", "embed")
+    )
     return pages
 
 
@@ -30,16 +32,23 @@ def test_no_page_scrolls_sideways_at_375_px(page_factory, site_url, built_site, 
         page.goto(site_url + path)
         page.wait_for_function("() => [...document.querySelectorAll('[data-widget]')].every(r => r.dataset.mounted)")
         # go live everywhere: live figures (grids, plots, tables filled by JS) are what widened pages before
-        page.evaluate("() => document.querySelectorAll('[data-widget]').forEach(r => r.kvActivate && r.kvActivate(true))")
+        page.evaluate(
+            "() => document.querySelectorAll('[data-widget]').forEach(r => r.kvActivate && r.kvActivate(true))"
+        )
         page.wait_for_function(
             """skip => [...document.querySelectorAll('[data-widget]')]
                  .every(r => skip.includes(r.dataset.widget) || ['ready', 'error'].includes(r.dataset.state))""",
-            arg=sorted(WAIT_FOR_BUTTON), timeout=240_000)
+            arg=sorted(WAIT_FOR_BUTTON),
+            timeout=240_000,
+        )
         page.wait_for_timeout(300)
         width = page.evaluate("document.documentElement.scrollWidth")
         if width > PHONE["width"]:
-            wide[path or "home"] = (width, page.evaluate("""() => [...document.querySelectorAll('body *')]
-                .filter(e => e.getBoundingClientRect().right > 376).slice(0, 5).map(e => e.tagName + '.' + e.className)"""))
+            wide[path or "home"] = (
+                width,
+                page.evaluate("""() => [...document.querySelectorAll('body *')]
+                .filter(e => e.getBoundingClientRect().right > 376).slice(0, 5).map(e => e.tagName + '.' + e.className)"""),
+            )
         # wide tables: inside a container that scrolls
         loose = page.evaluate("""() => [...document.querySelectorAll('.md-content table')].filter(t => {
             if (t.closest('.kv-visually-hidden, .kv-sr-only, [hidden]')) return false;  // for screen readers only

@@ -1,4 +1,5 @@
 """Prefix caching page: the prefix-cache and prefix-blocks widgets, live in Chromium, equal CPython's kvlab."""
+
 from __future__ import annotations
 
 from playwright.sync_api import expect
@@ -23,13 +24,24 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
     # the seed claim: the first request pays, the other 999 reuse the 100-token prompt
     assert data["token_granular"]["tokens_reused"] == 999 * 100
     assert data["text"]["radix_reused"] == "99,900"
-    for key in ("radix_reused", "blocks_reused", "no_cache_computed", "radix_computed", "blocks_computed", "radix_mib", "blocks_mib"):
+    for key in (
+        "radix_reused",
+        "blocks_reused",
+        "no_cache_computed",
+        "radix_computed",
+        "blocks_computed",
+        "radix_mib",
+        "blocks_mib",
+    ):
         assert f'data-field="{key}">{data["text"][key]}<' in html, key
     # block granularity: 16-token blocks reuse fewer tokens than the radix tree, and the page says how many
     assert data["blocks"]["tokens_reused"] < data["token_granular"]["tokens_reused"]
     for row in data["granularity"]:
         assert f'<th scope="row">{row["block_size"]}</th><td>{row["tokens_reused_per_request"]:,}</td>' in html
-    for params in ({"prefix_len": 40, "suffix_len": 10, "block_size": 16}, {"prefix_len": 980, "suffix_len": 20, "block_size": 16}):
+    for params in (
+        {"prefix_len": 40, "suffix_len": 10, "block_size": 16},
+        {"prefix_len": 980, "suffix_len": 20, "block_size": 16},
+    ):
         blocks = kvlab.prefix_blocks(**params)
         assert f'data-field="tokens_reused">{blocks["text"]["tokens_reused"]}<' in html
         assert f'data-field="radix_reused">{blocks["text"]["radix_reused"]}<' in html
@@ -59,7 +71,12 @@ def test_prefix_cache_widget_recomputes_in_pyodide_and_clamps(page, site_url):
         "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent))"
     )
     assert shown_granularity == [
-        [str(g["block_size"]), f'{g["tokens_reused_per_request"]:,}', f'{g["tokens_recomputed_of_prefix"]:,}', f'{g["tokens_reused"]:,}']
+        [
+            str(g["block_size"]),
+            f"{g['tokens_reused_per_request']:,}",
+            f"{g['tokens_recomputed_of_prefix']:,}",
+            f"{g['tokens_reused']:,}",
+        ]
         for g in want["granularity"]
     ]
 

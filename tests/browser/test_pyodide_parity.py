@@ -4,6 +4,7 @@ kvlab.bridge exactly as widgets call it) against CPython (numpy 2.2.x here),
 with its defaults and with extreme inputs. Results must agree to 1e-9 relative;
 refusals must carry the same one-line message.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -48,7 +49,11 @@ def cpython(name: str, kwargs: dict) -> dict:
 def close(a, b, path="") -> str | None:
     """None if equal (numbers to 1e-9 relative), else where they differ."""
     if isinstance(a, float) or isinstance(b, float):
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
+        if (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        ):
             return None
         return f"{path}: {a!r} != {b!r}"
     if isinstance(a, dict) and isinstance(b, dict):

@@ -7,6 +7,7 @@
 - where no worker can start, the page runs it and says so;
 also from the unzipped offline zip (file://) and inside an embed.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,7 +20,9 @@ from tests.browser.conftest import serve_directory
 from tests.browser.widgets import LOAD_TIMEOUT_MS, activate, open_widget, set_range, wait_ready
 
 # What "a runtime" is, by URL: the workers' scripts, Pyodide, onnxruntime-web, the model, kvlab's zip.
-HEAVY = re.compile(r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)")
+HEAVY = re.compile(
+    r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)"
+)
 
 
 def site_pages(site: Path) -> list[str]:
@@ -51,7 +54,9 @@ def test_scrolling_every_page_downloads_no_runtime(page, site_url, built_site):
         page.goto(site_url + path, wait_until="load")
         scroll_through(page)
         assert heavy == [], f"{path}: {heavy}"
-        assert page.evaluate("[...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'static')"), path
+        assert page.evaluate(
+            "[...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'static')"
+        ), path
 
 
 def test_the_gallery_previews_are_lazy_and_start_nothing(page, site_url):
@@ -118,7 +123,11 @@ def test_a_10000_level_json_paste_is_refused_and_the_widget_keeps_working(page, 
 
 def test_a_crashed_python_runtime_restarts_on_the_next_call(page_factory, site_url):
     page, problems = page_factory(allowed=[site_url])
-    for fragment in ("Pyodide has suffered a fatal error", "The cause of the fatal error", "Maximum call stack size exceeded"):
+    for fragment in (
+        "Pyodide has suffered a fatal error",
+        "The cause of the fatal error",
+        "Maximum call stack size exceeded",
+    ):
         problems.expect_console_error(fragment)  # Pyodide's own report, from the worker
     page.goto(site_url + "attention/")
     assert page.evaluate("kvlab.runPython('6 * 7')") == 42

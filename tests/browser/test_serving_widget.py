@@ -1,4 +1,5 @@
 """The serving widget, live in a real Chromium: speed, memory and cost equal CPython's kvlab."""
+
 from __future__ import annotations
 
 from playwright.sync_api import expect
@@ -7,10 +8,20 @@ import kvlab
 from tests.browser.widgets import activate, open_widget, set_range, wait_ready
 
 FIELDS = {  # data-field -> key of kvlab.serving_figure's result
-    "ms": "ms_per_token_text", "ms1": "ms_per_token_batch1_text", "tps-chat": "tokens_per_second_per_chat_text",
-    "tps-total": "total_tokens_per_second_text", "kv-share": "kv_share_text", "kv-share1": "kv_share_batch1_text",
-    "chats": "chats_that_fit_text", "cost": "cost_text", "cost1": "cost_batch1_text", "working": "working",
-    "headline": "headline", "verdict": "verdict", "bound": "bound_text", "prefill": "prefill_text",
+    "ms": "ms_per_token_text",
+    "ms1": "ms_per_token_batch1_text",
+    "tps-chat": "tokens_per_second_per_chat_text",
+    "tps-total": "total_tokens_per_second_text",
+    "kv-share": "kv_share_text",
+    "kv-share1": "kv_share_batch1_text",
+    "chats": "chats_that_fit_text",
+    "cost": "cost_text",
+    "cost1": "cost_batch1_text",
+    "working": "working",
+    "headline": "headline",
+    "verdict": "verdict",
+    "bound": "bound_text",
+    "prefill": "prefill_text",
 }
 
 
@@ -24,8 +35,9 @@ def expected(data) -> dict:
 
 def test_static_figure_holds_the_computed_numbers(built_site):
     html = (built_site / "serving" / "index.html").read_text()
-    data = kvlab.serving_figure(model="llama-3.1-8b", gpu="h100-sxm", context=32768, batch=8, weights="BF16", kv="f16",
-                                engine="vllm")
+    data = kvlab.serving_figure(
+        model="llama-3.1-8b", gpu="h100-sxm", context=32768, batch=8, weights="BF16", kv="f16", engine="vllm"
+    )
     assert data["fits"]
     for value in expected(data).values():
         assert f">{value}<" in html

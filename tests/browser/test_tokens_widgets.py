@@ -1,4 +1,5 @@
 """Tokens and the forward pass: the tokenizer in Pyodide, the next token from the real model."""
+
 from __future__ import annotations
 
 from playwright.sync_api import expect

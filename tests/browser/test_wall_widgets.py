@@ -2,6 +2,7 @@
 
 Every number the page shows is checked against CPython's kvlab for the same inputs.
 """
+
 from __future__ import annotations
 
 from playwright.sync_api import expect
@@ -39,8 +40,14 @@ def test_static_page_states_the_claims_from_kvlab(built_site):
     # CLAIMS.md: exactly 10x at 19 tokens; a 1,000-token reply costs 500,500 vs 1,000
     assert (target["n"], target["ratio"], target["exact"]) == (19, 10, True)
     assert (reply["no_cache"], reply["cache"]) == (500500, 1000)
-    assert f"At <strong>{target['n']} tokens</strong> the cache is exactly <strong>{target['ratio']}× cheaper</strong>" in html
-    assert f"<strong>{num(reply['no_cache'])}</strong> token-computations without a cache and {num(reply['cache'])} with one: {times(reply['ratio'])}× more" in html
+    assert (
+        f"At <strong>{target['n']} tokens</strong> the cache is exactly <strong>{target['ratio']}× cheaper</strong>"
+        in html
+    )
+    assert (
+        f"<strong>{num(reply['no_cache'])}</strong> token-computations without a cache and {num(reply['cache'])} with one: {times(reply['ratio'])}× more"
+        in html
+    )
     # token 1 processed 50 times, token 10 forty-one times by token 50
     rep = kvlab.reprocessing(n=50)
     assert (rep["no_cache"][0], rep["no_cache"][9]) == (50, 41)

@@ -1,6 +1,7 @@
 """Issue 14: the wrap-up page's trade-off map, the prefix-cache cases (three requests),
 the prefill/decode sequence diagram and the llama-server command, live in Chromium:
 what the page shows is what CPython's kvlab computes for the same inputs."""
+
 from __future__ import annotations
 
 from playwright.sync_api import expect
@@ -50,8 +51,11 @@ def test_prefix_cases_three_requests_per_case(page, site_url):
         expect(root.locator('[data-field="summary"]')).to_have_text(want["text"]["summary"])
         expect(root.locator(".kv-pc-request")).to_have_count(3)
         labels = root.locator(".kv-pc-label").all_inner_texts()
-        assert labels == [f"Request {i + 1} · {r['n_tokens']} tokens · reused: {r['radix_reused']} token-granular, "
-                          f"{r['blocks_reused']} in blocks" for i, r in enumerate(want["requests"])]
+        assert labels == [
+            f"Request {i + 1} · {r['n_tokens']} tokens · reused: {r['radix_reused']} token-granular, "
+            f"{r['blocks_reused']} in blocks"
+            for i, r in enumerate(want["requests"])
+        ]
         expect(root.locator('[data-field="what"]')).to_have_text(want["what"])
 
 
@@ -63,7 +67,9 @@ def test_sequence_diagram_follows_the_readers_prompt(page, site_url):
     root.locator("input[name=replies]").fill("park today")
     want = kvlab.prefill_decode_sequence("A dog ran to the", "park today")
     expect(root.locator(".kv-seq-note")).to_have_text([s["note"] for s in want["steps"]])
-    expect(root.locator(".kv-seq-step").first.locator(".kv-seq-text").first).to_have_text(want["steps"][0]["messages"][0]["text"])
+    expect(root.locator(".kv-seq-step").first.locator(".kv-seq-text").first).to_have_text(
+        want["steps"][0]["messages"][0]["text"]
+    )
 
 
 def test_context_shift_shows_the_command_for_its_settings(page, site_url):

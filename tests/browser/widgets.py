@@ -1,4 +1,5 @@
 """Helpers for driving widgets in the real browser (Playwright)."""
+
 from __future__ import annotations
 
 from playwright.sync_api import Page, expect

@@ -1,4 +1,5 @@
 """The build: strict mkdocs, vendored runtimes verified, no other origins."""
+
 from __future__ import annotations
 
 import json
@@ -25,9 +26,13 @@ def test_every_page_is_built(built_site):
 
 def test_vendored_files_exist_and_match_the_manifest(built_site):
     files = manifest(built_site)["files"]
-    assert {"vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip",
-            f"vendor/pyodide/{vendor.NUMPY_WHEEL}", "vendor/ort/ort.iife.js",
-            "vendor/plotly/plotly-cartesian.min.js"} <= set(files)
+    assert {
+        "vendor/pyodide/pyodide.asm.wasm",
+        "vendor/pyodide/python_stdlib.zip",
+        f"vendor/pyodide/{vendor.NUMPY_WHEEL}",
+        "vendor/ort/ort.iife.js",
+        "vendor/plotly/plotly-cartesian.min.js",
+    } <= set(files)
     for rel, meta in files.items():
         data = (built_site / "assets" / rel).read_bytes()
         assert len(data) == meta["size"], rel
@@ -62,7 +67,9 @@ def test_widget_blocks_are_all_rendered(built_site):
         assert "<!-- widget:" not in html, html_file
 
 
-RESOURCE_RE = re.compile(r"""<(?:script|img|iframe|source|audio|video)[^>]*\ssrc=["']([^"']+)|<link[^>]*\shref=["']([^"']+)""")
+RESOURCE_RE = re.compile(
+    r"""<(?:script|img|iframe|source|audio|video)[^>]*\ssrc=["']([^"']+)|<link[^>]*\shref=["']([^"']+)"""
+)
 
 
 def test_no_page_loads_anything_from_another_origin(built_site):

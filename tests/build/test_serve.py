@@ -1,4 +1,5 @@
 """`python build.py serve`: serves the site and rebuilds when site_src/ or pycode/ change."""
+
 from __future__ import annotations
 
 import socket
@@ -40,15 +41,25 @@ def test_serve_rebuilds_when_pages_or_kvlab_change():
     base = f"http://127.0.0.1:{port}/"
     page = ROOT / "site_src" / "pages" / "zz-serve-probe.md"
     module = ROOT / "pycode" / "kvlab" / "zz_serve_probe.py"
-    proc = subprocess.Popen([sys.executable, str(ROOT / "build.py"), "serve", "--port", str(port)],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "build.py"), "serve", "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(lambda: fetch(base), what="the first build")
         manifest = wait_for(lambda: fetch(base + "assets/kvlab/manifest.js"), what="the manifest")
         page.write_text("# Serve probe\n\nWritten by a test.\n")
-        wait_for(lambda: "Written by a test" in (fetch(base + "zz-serve-probe/") or ""), what="a rebuild after a page changed")
+        wait_for(
+            lambda: "Written by a test" in (fetch(base + "zz-serve-probe/") or ""),
+            what="a rebuild after a page changed",
+        )
         module.write_text('"""Written by a test: changes the packed kvlab."""\n')
-        wait_for(lambda: (fetch(base + "assets/kvlab/manifest.js") or manifest) != manifest, what="a rebuild after pycode changed")
+        wait_for(
+            lambda: (fetch(base + "assets/kvlab/manifest.js") or manifest) != manifest,
+            what="a rebuild after pycode changed",
+        )
     finally:
         page.unlink(missing_ok=True)
         module.unlink(missing_ok=True)

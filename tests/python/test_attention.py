@@ -1,4 +1,5 @@
 """Attention against a brute-force reference written with plain Python loops."""
+
 import math
 
 import numpy as np
@@ -45,7 +46,12 @@ def test_single_head_matches_brute_force(shape, causal, temperature, seed):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.sampled_from([(1, 1), (2, 1), (2, 2), (4, 1), (4, 2), (4, 4), (6, 3), (6, 2)]), st.integers(1, 5), st.integers(1, 5), st.integers(0, 2**16))
+@given(
+    st.sampled_from([(1, 1), (2, 1), (2, 2), (4, 1), (4, 2), (4, 4), (6, 3), (6, 2)]),
+    st.integers(1, 5),
+    st.integers(1, 5),
+    st.integers(0, 2**16),
+)
 def test_grouped_query_heads_read_kv_head_h_div_group(heads, T, d, seed):
     H, G = heads
     rng = np.random.default_rng(seed)

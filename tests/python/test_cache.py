@@ -1,4 +1,5 @@
 """KVCache phases and readouts; cached == uncached for random shapes and GQA layouts."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -41,7 +42,9 @@ def test_cache_lengths_formula_agrees_with_a_running_cache():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(1, 6), st.integers(0, 5), st.integers(1, 3), st.integers(1, 3), st.integers(1, 4), st.integers(0, 2**16))
+@given(
+    st.integers(1, 6), st.integers(0, 5), st.integers(1, 3), st.integers(1, 3), st.integers(1, 4), st.integers(0, 2**16)
+)
 def test_cache_holds_exactly_what_was_fed_in_order(prompt_len, n_decode, layers, kv_heads, head_dim, seed):
     cache = KVCache(layers, kv_heads, head_dim, bytes_per_value=4)
     readouts, fed = run_cache(cache, prompt_len, n_decode, np.random.default_rng(seed))
@@ -128,7 +131,9 @@ def test_incremental_attention_over_the_cache_equals_full_causal_attention(heads
 )
 def test_toy_decoder_outputs_are_the_same_with_and_without_cache(heads, layers, head_dim, prompt_len, seed):
     H, G = heads
-    config = DecoderConfig(n_layers=layers, n_heads=H, n_kv_heads=G, head_dim=head_dim, d_model=8, d_ff=12, vocab_size=19, seed=seed)
+    config = DecoderConfig(
+        n_layers=layers, n_heads=H, n_kv_heads=G, head_dim=head_dim, d_model=8, d_ff=12, vocab_size=19, seed=seed
+    )
     model = ToyDecoder(config)
     prompt = [int(t) for t in np.random.default_rng(seed).integers(0, 19, prompt_len)]
     a = model.generate(prompt, 5, use_cache=False)
@@ -139,10 +144,29 @@ def test_toy_decoder_outputs_are_the_same_with_and_without_cache(heads, layers, 
 
 # Exact readouts and error messages (they reach the pages and the CLI as they are).
 
+
 def test_cache_lengths_exact_readouts():
-    assert cache_lengths(1, 0) == {"step": 0, "phase": "prefill", "n_new": 1, "cache_len_before": 0, "cache_len_after": 1}
-    assert cache_lengths(5, 0) == {"step": 0, "phase": "prefill", "n_new": 5, "cache_len_before": 0, "cache_len_after": 5}
-    assert cache_lengths(1, 1) == {"step": 1, "phase": "decode", "n_new": 1, "cache_len_before": 1, "cache_len_after": 2}
+    assert cache_lengths(1, 0) == {
+        "step": 0,
+        "phase": "prefill",
+        "n_new": 1,
+        "cache_len_before": 0,
+        "cache_len_after": 1,
+    }
+    assert cache_lengths(5, 0) == {
+        "step": 0,
+        "phase": "prefill",
+        "n_new": 5,
+        "cache_len_before": 0,
+        "cache_len_after": 5,
+    }
+    assert cache_lengths(1, 1) == {
+        "step": 1,
+        "phase": "decode",
+        "n_new": 1,
+        "cache_len_before": 1,
+        "cache_len_after": 2,
+    }
     with pytest.raises(ValueError, match=r"^prompt_len must be >= 1, got 0$"):
         cache_lengths(0, 0)
     with pytest.raises(ValueError, match=r"^step must be >= 0, got -1$"):
@@ -160,8 +184,14 @@ def test_a_full_readout_with_bytes_read_and_written():
     for layer in range(2):
         cache.update(layer, np.zeros((3, 1, 4)), np.zeros((3, 1, 4)))
     assert cache.end_step() == {
-        "step": 1, "phase": "decode", "n_new": 1, "cache_len_before": 3, "cache_len_after": 4,
-        "bytes_read": 3 * 96, "bytes_written": 96, "cache_bytes_after": 4 * 96,
+        "step": 1,
+        "phase": "decode",
+        "n_new": 1,
+        "cache_len_before": 3,
+        "cache_len_after": 4,
+        "bytes_read": 3 * 96,
+        "bytes_written": 96,
+        "cache_bytes_after": 4 * 96,
         "layers": [{"layer": 0, "read": [0, 3], "computed": [3, 4]}, {"layer": 1, "read": [0, 3], "computed": [3, 4]}],
     }
     assert cache.nbytes == 4 * 96

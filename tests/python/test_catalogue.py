@@ -1,4 +1,5 @@
 """The model and GPU catalogue: sourced, parseable, and shipped with the package."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,16 @@ from pathlib import Path
 import pytest
 
 import kvlab
-from kvlab.memory.catalogue import DATA_DIR, get_gpu, get_model, gpus, list_gpus, list_models, model_architecture, models
+from kvlab.memory.catalogue import (
+    DATA_DIR,
+    get_gpu,
+    get_model,
+    gpus,
+    list_gpus,
+    list_models,
+    model_architecture,
+    models,
+)
 
 MODEL_IDS = [m["id"] for m in models()]
 GPU_IDS = [g["id"] for g in gpus()]
@@ -24,10 +34,23 @@ def test_catalogue_sizes():
     assert len(GPU_IDS) >= 10 and len(set(GPU_IDS)) == len(GPU_IDS)
 
 
-@pytest.mark.parametrize("hf_id", ["meta-llama/Llama-2-7b-hf", "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B",
-                                   "mistralai/Mistral-7B-v0.3", "google/gemma-3-27b-it", "deepseek-ai/DeepSeek-V3",
-                                   "openai/gpt-oss-20b", "openai/gpt-oss-120b", "Qwen/Qwen3-Next-80B-A3B-Instruct",
-                                   "microsoft/Phi-3-mini-4k-instruct", "Qwen/Qwen3-8B", "Qwen/Qwen3.6-27B"])
+@pytest.mark.parametrize(
+    "hf_id",
+    [
+        "meta-llama/Llama-2-7b-hf",
+        "meta-llama/Llama-3.1-8B",
+        "meta-llama/Llama-3.1-70B",
+        "mistralai/Mistral-7B-v0.3",
+        "google/gemma-3-27b-it",
+        "deepseek-ai/DeepSeek-V3",
+        "openai/gpt-oss-20b",
+        "openai/gpt-oss-120b",
+        "Qwen/Qwen3-Next-80B-A3B-Instruct",
+        "microsoft/Phi-3-mini-4k-instruct",
+        "Qwen/Qwen3-8B",
+        "Qwen/Qwen3.6-27B",
+    ],
+)
 def test_required_models_are_present(hf_id):
     assert get_model(hf_id)["hf_id"] == hf_id
 

@@ -1,4 +1,5 @@
 """llama.cpp context shift / stop, against an n_past-only reference and invariants."""
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -107,20 +108,55 @@ def test_a_whole_small_run_exactly():
     """Defaults (n_keep=0, mode shift), every field of every step: what the pages and the CLI read."""
     r = run_out_of_context(prompt_len=2, n_generate=3, n_ctx=4)
     assert r == {
-        "prompt_len": 2, "n_ctx": 4, "n_keep": 0, "mode": "shift",
+        "prompt_len": 2,
+        "n_ctx": 4,
+        "n_keep": 0,
+        "mode": "shift",
         "steps": [
-            {"step": 0, "phase": "prefill", "token": None, "n_past_before": 0, "n_past_after": 2, "n_discarded": 0,
-             "visible": [[0, 2]]},
-            {"step": 1, "phase": "decode", "token": 2, "n_past_before": 2, "n_past_after": 3, "n_discarded": 0,
-             "visible": [[0, 3]]},
-            {"step": 2, "phase": "decode", "token": 3, "n_past_before": 3, "n_past_after": 3, "n_discarded": 1,
-             "visible": [[1, 4]]},
-            {"step": 3, "phase": "decode", "token": 4, "n_past_before": 3, "n_past_after": 3, "n_discarded": 1,
-             "visible": [[2, 5]]},
+            {
+                "step": 0,
+                "phase": "prefill",
+                "token": None,
+                "n_past_before": 0,
+                "n_past_after": 2,
+                "n_discarded": 0,
+                "visible": [[0, 2]],
+            },
+            {
+                "step": 1,
+                "phase": "decode",
+                "token": 2,
+                "n_past_before": 2,
+                "n_past_after": 3,
+                "n_discarded": 0,
+                "visible": [[0, 3]],
+            },
+            {
+                "step": 2,
+                "phase": "decode",
+                "token": 3,
+                "n_past_before": 3,
+                "n_past_after": 3,
+                "n_discarded": 1,
+                "visible": [[1, 4]],
+            },
+            {
+                "step": 3,
+                "phase": "decode",
+                "token": 4,
+                "n_past_before": 3,
+                "n_past_after": 3,
+                "n_discarded": 1,
+                "visible": [[2, 5]],
+            },
         ],
-        "shifts": [{"step": 2, "n_past_before": 3, "n_left": 3, "n_discard": 1, "discarded": [[0, 1]]},
-                   {"step": 3, "n_past_before": 3, "n_left": 3, "n_discard": 1, "discarded": [[1, 2]]}],
-        "stopped_at": None, "tokens_fed": 3, "total_discarded": 2,
+        "shifts": [
+            {"step": 2, "n_past_before": 3, "n_left": 3, "n_discard": 1, "discarded": [[0, 1]]},
+            {"step": 3, "n_past_before": 3, "n_left": 3, "n_discard": 1, "discarded": [[1, 2]]},
+        ],
+        "stopped_at": None,
+        "tokens_fed": 3,
+        "total_discarded": 2,
     }
 
 
@@ -129,8 +165,10 @@ def test_a_whole_small_run_exactly():
     [
         ({"prompt_len": 2, "n_generate": 1, "n_ctx": 3}, "n_ctx must be >= 4, got 3"),
         ({"prompt_len": 16, "n_generate": 1, "n_ctx": 16}, "prompt_len must be in [1, n_ctx - 1] = [1, 15], got 16"),
-        ({"prompt_len": 15, "n_generate": 1, "n_ctx": 16, "n_keep": 14},
-         "n_keep (14) must be <= n_ctx - 3 = 13 for a context shift to free space"),
+        (
+            {"prompt_len": 15, "n_generate": 1, "n_ctx": 16, "n_keep": 14},
+            "n_keep (14) must be <= n_ctx - 3 = 13 for a context shift to free space",
+        ),
         ({"prompt_len": 4, "n_generate": 1, "n_ctx": 16, "mode": "x"}, "mode must be 'shift' or 'stop', got 'x'"),
         ({"prompt_len": 4, "n_generate": -1, "n_ctx": 16}, "n_generate must be >= 0, got -1"),
     ],

@@ -1,4 +1,5 @@
 """Decoding with and without a cache: same outputs, counted work against brute-force counts."""
+
 import numpy as np
 import pytest
 

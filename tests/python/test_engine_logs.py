@@ -5,6 +5,7 @@ Each file in data/engine_logs/ starts with a header (`# source:`, `# model:` a c
 `config` with a `# config:` line, `# engine:`, optional `# stated:` JSON of settings the log
 does not show, `# note:`) followed by the log lines as published.
 """
+
 from __future__ import annotations
 
 import json
@@ -147,20 +148,26 @@ def test_v1_tokens_from_available_memory_within_rounding():
     assert c["maximum concurrency"]["status"] == "exact"
 
 
-@pytest.mark.parametrize("model, n_ctx, kv, n_seq, unified", [
-    ("llama-3.1-8b", 8192, "f16", 1, True),
-    ("qwen3-8b", 40960, "q8_0", 4, False),
-    ("gemma-3-27b-it", 16384, "f16", 2, False),
-    ("gpt-oss-120b", 131072, "q8_0", 1, True),
-    ("qwen3-next-80b-a3b", 32768, "q4_0", 2, True),
-    ("deepseek-v2-lite", 4096, "f16", 1, True),
-])
+@pytest.mark.parametrize(
+    "model, n_ctx, kv, n_seq, unified",
+    [
+        ("llama-3.1-8b", 8192, "f16", 1, True),
+        ("qwen3-8b", 40960, "q8_0", 4, False),
+        ("gemma-3-27b-it", 16384, "f16", 2, False),
+        ("gpt-oss-120b", 131072, "q8_0", 1, True),
+        ("qwen3-next-80b-a3b", 32768, "q4_0", 2, True),
+        ("deepseek-v2-lite", 4096, "f16", 1, True),
+    ],
+)
 def test_kvlabs_own_log_lines_come_back_exact(model, n_ctx, kv, n_seq, unified):
     """What the memory widget prints for some settings, pasted back, is rebuilt exactly (iSWA labels included)."""
     arch = model_architecture(model)
     r = llamacpp_kv_cache(arch, n_ctx, kv, n_seq=n_seq, kv_unified=unified)
-    lines = [f"llama_context: n_ctx = {r['n_ctx']}", f"llama_context: n_seq_max = {n_seq}",
-             f"llama_context: kv_unified = {'true' if unified else 'false'}"]
+    lines = [
+        f"llama_context: n_ctx = {r['n_ctx']}",
+        f"llama_context: n_seq_max = {n_seq}",
+        f"llama_context: kv_unified = {'true' if unified else 'false'}",
+    ]
     for c in r["caches"]:
         if c["cache"] in ("non-SWA", "SWA"):
             lines.append(f"llama_kv_cache_iswa: creating {c['cache']:>7s} KV cache, size = {c['cells']} cells")
@@ -188,8 +195,15 @@ def test_a_changed_number_names_the_term():
 def test_context_per_sequence_line_is_checked():
     arch = model_architecture("qwen3-8b")
     r = llamacpp_kv_cache(arch, 32768, n_seq=4, kv_unified=False)
-    log = "\n".join(["llama_context: n_seq_max     = 4", "llama_context: n_ctx         = 32768",
-                     "llama_context: n_ctx_per_seq = 8192", "llama_context: kv_unified    = false"] + r["log_lines"])
+    log = "\n".join(
+        [
+            "llama_context: n_seq_max     = 4",
+            "llama_context: n_ctx         = 32768",
+            "llama_context: n_ctx_per_seq = 8192",
+            "llama_context: kv_unified    = false",
+        ]
+        + r["log_lines"]
+    )
     out = {c["figure"]: c for c in explain_engine_log(log, "qwen3-8b")["checks"]}
     assert out["context per sequence (n_ctx_per_seq)"]["status"] == "exact"
     assert out["KV cache"]["status"] == "exact" and "4 streams" in out["KV cache"]["terms"][2]["how"]
@@ -197,8 +211,9 @@ def test_context_per_sequence_line_is_checked():
 
 def test_stated_settings_fill_what_the_log_lacks_and_the_log_wins_over_them():
     line = "llama_kv_cache: size =   18.00 MiB (   768 cells,  12 layers,  1/1 seqs), K (f16):    9.00 MiB, V (f16):    9.00 MiB"
-    out = explain_engine_log("llama_kv_cache_iswa: creating     SWA KV cache, size = 768 cells\n" + line,
-                             "gpt-oss-20b", n_ctx=4096)
+    out = explain_engine_log(
+        "llama_kv_cache_iswa: creating     SWA KV cache, size = 768 cells\n" + line, "gpt-oss-20b", n_ctx=4096
+    )
     assert out["checks"][0]["status"] == "exact"
     assert {s["name"]: s["from"] for s in out["settings"]}["context (-c, n_ctx)"] == "you"
     out = explain_engine_log("llama_context: n_ctx = 4096\n" + line, "gpt-oss-20b", n_ctx=8192)

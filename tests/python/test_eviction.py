@@ -1,4 +1,5 @@
 """Eviction policies: invariants over policies x sequences, behaviour by name, H2O against a reference."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -47,7 +48,15 @@ def test_invariants_hold_at_every_step(name, n, seed):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.sampled_from(["full", "window", "sinks", "h2o"]), st.integers(1, 60), st.integers(1, 10), st.integers(0, 5), st.integers(1, 6), st.integers(0, 8), st.integers(0, 999))
+@given(
+    st.sampled_from(["full", "window", "sinks", "h2o"]),
+    st.integers(1, 60),
+    st.integers(1, 10),
+    st.integers(0, 5),
+    st.integers(1, 6),
+    st.integers(0, 8),
+    st.integers(0, 999),
+)
 def test_random_policies_respect_budget_keep_newest_and_keep_sinks(kind, n, window, n_sink, recent, heavy, seed):
     policy = make_policy(kind, window=window, n_sink=n_sink, budget=recent + heavy, recent=recent)
     for s in simulate(policy, n, seed=seed):
@@ -176,7 +185,15 @@ def test_positions_must_increase():
         policy.append(3)
 
 
-@pytest.mark.parametrize("kwargs,match", [({"policy": "lru"}, "policy"), ({"policy": "window", "window": 0}, "window"), ({"policy": "h2o", "budget": 2, "recent": 3}, "budget"), ({"policy": "sinks", "n_sink": -1}, "n_sink")])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"policy": "lru"}, "policy"),
+        ({"policy": "window", "window": 0}, "window"),
+        ({"policy": "h2o", "budget": 2, "recent": 3}, "budget"),
+        ({"policy": "sinks", "n_sink": -1}, "n_sink"),
+    ],
+)
 def test_bad_policy_parameters_are_rejected_by_name(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_policy(**kwargs)
@@ -193,6 +210,7 @@ def test_h2o_breaks_score_ties_by_evicting_the_oldest():
 
 # Exact values: the defaults the pages use, the toy scores, a whole timeline, the messages.
 
+
 def test_make_policy_defaults_exactly():
     assert make_policy("full").describe() == {"policy": "full", "budget": None}
     assert make_policy("window").describe() == {"policy": "window", "budget": 8, "window": 8}
@@ -203,9 +221,13 @@ def test_make_policy_defaults_exactly():
 
 def test_toy_attention_logits_are_pinned():
     """Seed 0, d=16, sink strength 3 (the defaults): the numbers every eviction figure starts from."""
-    want = np.array([[1.937558535259, 0.904972597501, 0.388067631723],
-                     [3.03812928889, 0.960432685992, -0.082315822684],
-                     [4.734383512447, 1.800554419816, 1.381286717284]])
+    want = np.array(
+        [
+            [1.937558535259, 0.904972597501, 0.388067631723],
+            [3.03812928889, 0.960432685992, -0.082315822684],
+            [4.734383512447, 1.800554419816, 1.381286717284],
+        ]
+    )
     np.testing.assert_allclose(toy_attention_logits(3), want, rtol=0, atol=1e-11)
     np.testing.assert_allclose(toy_attention_logits(3, seed=0, d=16, sink_strength=3.0), want, rtol=0, atol=1e-11)
     assert not np.allclose(toy_attention_logits(3, seed=1), want)
@@ -220,16 +242,51 @@ def test_the_first_token_is_a_sink_only_when_asked():
 def test_a_whole_timeline_exactly():
     timeline = simulate(make_policy("sinks", window=2, n_sink=1), 5)
     assert timeline == [
-        {"step": 0, "position": 0, "cache_len_before": 0, "cache_len_after": 1, "cached": [0], "evicted": [],
-         "attention_kept": 1.0},
-        {"step": 1, "position": 1, "cache_len_before": 1, "cache_len_after": 2, "cached": [0, 1], "evicted": [],
-         "attention_kept": 1.0},
-        {"step": 2, "position": 2, "cache_len_before": 2, "cache_len_after": 3, "cached": [0, 1, 2], "evicted": [],
-         "attention_kept": 1.0},
-        {"step": 3, "position": 3, "cache_len_before": 3, "cache_len_after": 3, "cached": [0, 2, 3], "evicted": [1],
-         "attention_kept": 0.996069},
-        {"step": 4, "position": 4, "cache_len_before": 3, "cache_len_after": 3, "cached": [0, 3, 4], "evicted": [2],
-         "attention_kept": 0.850669},
+        {
+            "step": 0,
+            "position": 0,
+            "cache_len_before": 0,
+            "cache_len_after": 1,
+            "cached": [0],
+            "evicted": [],
+            "attention_kept": 1.0,
+        },
+        {
+            "step": 1,
+            "position": 1,
+            "cache_len_before": 1,
+            "cache_len_after": 2,
+            "cached": [0, 1],
+            "evicted": [],
+            "attention_kept": 1.0,
+        },
+        {
+            "step": 2,
+            "position": 2,
+            "cache_len_before": 2,
+            "cache_len_after": 3,
+            "cached": [0, 1, 2],
+            "evicted": [],
+            "attention_kept": 1.0,
+        },
+        {
+            "step": 3,
+            "position": 3,
+            "cache_len_before": 3,
+            "cache_len_after": 3,
+            "cached": [0, 2, 3],
+            "evicted": [1],
+            "attention_kept": 0.996069,
+        },
+        {
+            "step": 4,
+            "position": 4,
+            "cache_len_before": 3,
+            "cache_len_after": 3,
+            "cached": [0, 3, 4],
+            "evicted": [2],
+            "attention_kept": 0.850669,
+        },
     ]
 
 
@@ -237,8 +294,12 @@ def test_simulate_uses_its_seed():
     for seed in (0, 3):
         given = simulate(make_policy("h2o", budget=4, recent=2), 12, scores=toy_attention_logits(12, seed))
         assert simulate(make_policy("h2o", budget=4, recent=2), 12, seed=seed) == given
-    assert simulate(make_policy("h2o", budget=4, recent=2), 12) == simulate(make_policy("h2o", budget=4, recent=2), 12, seed=0)
-    assert simulate(make_policy("h2o", budget=4, recent=2), 12, seed=3) != simulate(make_policy("h2o", budget=4, recent=2), 12)
+    assert simulate(make_policy("h2o", budget=4, recent=2), 12) == simulate(
+        make_policy("h2o", budget=4, recent=2), 12, seed=0
+    )
+    assert simulate(make_policy("h2o", budget=4, recent=2), 12, seed=3) != simulate(
+        make_policy("h2o", budget=4, recent=2), 12
+    )
 
 
 def test_h2o_scores_start_at_zero_and_add_up_the_attention():

@@ -1,4 +1,5 @@
 """Figure data: plain JSON, the ledger's numbers, input validation and clamping, the CLI."""
+
 import json
 
 import pytest
@@ -84,7 +85,11 @@ def test_step_through_reads_the_past_and_computes_the_new_cells_in_every_layer()
     assert len(d["steps"]) == steps + 1
     for k, s in enumerate(d["steps"]):
         before, after = (0, p) if k == 0 else (p + k - 1, p + k)  # CLAIMS.md: cache length before/after
-        assert (s["phase"], s["cache_len_before"], s["cache_len_after"]) == ("prefill" if k == 0 else "decode", before, after)
+        assert (s["phase"], s["cache_len_before"], s["cache_len_after"]) == (
+            "prefill" if k == 0 else "decode",
+            before,
+            after,
+        )
         assert len(s["layers"]) == layers
         for lay in s["layers"]:
             assert lay["read"] == list(range(before))
@@ -167,7 +172,17 @@ def test_whole_number_floats_and_numeric_strings_are_accepted():
     assert kvlab.race(19.0)["totals"] == kvlab.race("19")["totals"] == kvlab.race(19)["totals"]
 
 
-@pytest.mark.parametrize("argv", [["race"], ["wall", "--n", "32"], ["steps"], ["evict", "--policy", "h2o"], ["context"], ["prefix", "--requests", "10"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["race"],
+        ["wall", "--n", "32"],
+        ["steps"],
+        ["evict", "--policy", "h2o"],
+        ["context"],
+        ["prefix", "--requests", "10"],
+    ],
+)
 def test_cli_prints_a_table_and_json_that_matches_the_figure(argv, capsys):
     assert main(argv) == 0
     table = capsys.readouterr().out

@@ -1,4 +1,5 @@
 """kvlab.widgets.wall and kv_cache (the *_figure functions): the page-level wrappers agree with the kvlab functions they wrap and with CLAIMS.md."""
+
 from __future__ import annotations
 
 import pytest
@@ -59,4 +60,8 @@ def test_step_through_figure_matches_step_through_and_cache_lengths(layers):
     assert eq["same_tokens"] and eq["tokens_cache"] == fig["tokens"]
     for s in fig["steps"]:
         want = kvlab.cache_lengths(5, s["step"])
-        assert (s["phase"], s["cache_len_before"], s["cache_len_after"]) == (want["phase"], want["cache_len_before"], want["cache_len_after"])
+        assert (s["phase"], s["cache_len_before"], s["cache_len_after"]) == (
+            want["phase"],
+            want["cache_len_before"],
+            want["cache_len_after"],
+        )

@@ -1,4 +1,5 @@
 """Figure data for the memory and serving pages: the widgets show what the calculators compute."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,12 @@ def test_kv_memory_default_is_llama_2_7b_within_its_trained_context():
     report = kvlab.memory_report("llama-2-7b", 4096, kv="f16", mode="llamacpp")
     assert data["params"]["context"] == 4096 == data["result"]["max_position_embeddings"]
     assert data["context_flag"] is None
-    assert data["result"]["per_token"] == {"bytes": 524288, "human": "512 KiB", "exact": "524,288 B",
-                                           "gib": 524288 / GIB}
+    assert data["result"]["per_token"] == {
+        "bytes": 524288,
+        "human": "512 KiB",
+        "exact": "524,288 B",
+        "gib": 524288 / GIB,
+    }
     assert data["result"]["total"]["bytes"] == report["total_bytes"] == 2 * GIB
     assert data["result"]["formula"] == report["formula"]
     assert data["result"]["log_lines"] == report["detail"]["log_lines"]
@@ -43,11 +48,13 @@ def test_kv_memory_default_is_llama_2_7b_within_its_trained_context():
 
 def test_kv_memory_flags_a_context_beyond_the_trained_one():
     data = kvlab.kv_memory_figure(model="llama-2-7b", context=131072)
-    assert data["result"]["total"]["bytes"] == 64 * GIB      # the claim's number, still computed
+    assert data["result"]["total"]["bytes"] == 64 * GIB  # the claim's number, still computed
     flag = data["context_flag"]
     assert flag["trained"] == 4096 and "llama.cpp warns" in flag["message"]
-    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in kvlab.kv_memory_figure(model="llama-2-7b", context=131072,
-                                                                       mode="vllm")["context_flag"]["message"]
+    assert (
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+        in kvlab.kv_memory_figure(model="llama-2-7b", context=131072, mode="vllm")["context_flag"]["message"]
+    )
 
 
 def test_windowed_models_show_the_fixed_part_and_the_growth_per_token():
@@ -77,22 +84,27 @@ def test_kv_memory_matches_memory_report(model, mode, kv):
     # n_seq sequences of `context` tokens each: llama.cpp -c context*n_seq -np n_seq, one stream each
     data = kvlab.kv_memory_figure(model=model, context=40960, kv=kv, mode=mode, n_seq=3)
     llama = mode == "llamacpp"
-    report = kvlab.memory_report(model, 40960 * 3 if llama else 40960, kv=kv, mode=mode, n_seq=3,
-                                 kv_unified=not llama)
+    report = kvlab.memory_report(model, 40960 * 3 if llama else 40960, kv=kv, mode=mode, n_seq=3, kv_unified=not llama)
     assert data["result"]["per_token"]["bytes"] == report["bytes_per_token"]
     assert data["result"]["total"]["bytes"] == report["total_bytes"]
     assert sum(k["total"]["bytes"] for k in data["result"]["kinds"]) == report["total_bytes"]
     chosen = data["curve"]["series"][0]
-    assert chosen["chosen"] and chosen["bytes"][data["curve"]["contexts"].index(32768)] == \
-        kvlab.memory_report(model, 32768 * 3 if llama else 32768, kv=kv, mode=mode, n_seq=3,
-                            kv_unified=not llama)["total_bytes"]
+    assert (
+        chosen["chosen"]
+        and chosen["bytes"][data["curve"]["contexts"].index(32768)]
+        == kvlab.memory_report(model, 32768 * 3 if llama else 32768, kv=kv, mode=mode, n_seq=3, kv_unified=not llama)[
+            "total_bytes"
+        ]
+    )
 
 
 def test_every_mode_counts_n_seq_sequences_of_the_context():
     # Llama-3.1-8B, 4 x 8192 tokens, f16: 4 x 8192 x 128 KiB = 4 GiB in every accounting
     for mode in ("llamacpp", "vllm", "exact"):
-        assert kvlab.kv_memory_figure(model="llama-3.1-8b", context=8192, n_seq=4, mode=mode)["result"]["total"][
-            "bytes"] == 4 * GIB
+        assert (
+            kvlab.kv_memory_figure(model="llama-3.1-8b", context=8192, n_seq=4, mode=mode)["result"]["total"]["bytes"]
+            == 4 * GIB
+        )
 
 
 @pytest.mark.parametrize("model", ["llama-2-7b", "gemma-2-9b", "deepseek-v3", "qwen3.6-27b", "phi-3-mini-4k"])
@@ -108,11 +120,13 @@ def test_pasted_config_gives_the_catalogue_numbers(model):
 def test_pasted_config_errors_name_the_problem_and_keep_the_catalogue_figure():
     cfg = dict(get_model("llama-3.1-8b")["config"])
     del cfg["num_hidden_layers"]
-    for text, message in ((json.dumps(cfg), "'num_hidden_layers' is missing"),
-                          ('{"model_type": "llama", "num_hidden_layers": 32,,}', "not valid JSON"),
-                          ("meta-llama/Llama-3.1-8B", "paste the text of a config.json"),
-                          (json.dumps(dict(cfg, num_hidden_layers=1e30)), "'num_hidden_layers'"),
-                          ('{"model_type": "llama", "num_hidden_layers": NaN}', "'num_hidden_layers'")):
+    for text, message in (
+        (json.dumps(cfg), "'num_hidden_layers' is missing"),
+        ('{"model_type": "llama", "num_hidden_layers": 32,,}', "not valid JSON"),
+        ("meta-llama/Llama-3.1-8B", "paste the text of a config.json"),
+        (json.dumps(dict(cfg, num_hidden_layers=1e30)), "'num_hidden_layers'"),
+        ('{"model_type": "llama", "num_hidden_layers": NaN}', "'num_hidden_layers'"),
+    ):
         data = kvlab.kv_memory_figure(model="llama-3.1-8b", config=text)
         assert message in data["config_error"], (text, data["config_error"])
         assert data["params"]["source"] == "catalogue" and data["params"]["model"] == "llama-3.1-8b"
@@ -160,7 +174,7 @@ def test_gpu_fit_never_says_fits_beside_a_smaller_largest_context():
     assert not data["fits"] and data["binding"] == "trained_context"
     assert data["verdict"] == "beyond the trained context" and data["max_context"] == 4096
     assert "llama.cpp warns" in data["context_flag"]["message"]
-    for row in data["gpus"]:     # the per-GPU table agrees with itself
+    for row in data["gpus"]:  # the per-GPU table agrees with itself
         assert not row["fits"] and row["verdict"] in ("beyond the trained context", "does not fit")
     for model in ("llama-3.1-8b", "gemma-2-9b", "qwen3.6-27b"):
         for context in (4096, 131072, 2**20):
@@ -169,8 +183,11 @@ def test_gpu_fit_never_says_fits_beside_a_smaller_largest_context():
                 if d["fits"]:
                     assert d["max_context"] >= context, (model, context, gpu)
                 else:
-                    assert d["max_context"] is None or d["max_context"] < context or d["binding"] in (
-                        "kv_cache",), (model, context, gpu)
+                    assert d["max_context"] is None or d["max_context"] < context or d["binding"] in ("kv_cache",), (
+                        model,
+                        context,
+                        gpu,
+                    )
 
 
 def test_gpu_fit_does_not_fit_and_bar_scales_to_the_larger():
@@ -186,15 +203,18 @@ def test_gpu_fit_vllm_max_context_is_the_boundary():
     best = data["max_context"]
     assert 16 <= best < 131072 and best % 16 == 0
     assert kvlab.fit_verdict("llama-3.1-8b", best, weights="BF16", kv="f16", gpu="rtx-4090", engine="vllm")["fits"]
-    assert not kvlab.fit_verdict("llama-3.1-8b", best + 16, weights="BF16", kv="f16", gpu="rtx-4090",
-                                 engine="vllm")["memory_fits"]
+    assert not kvlab.fit_verdict("llama-3.1-8b", best + 16, weights="BF16", kv="f16", gpu="rtx-4090", engine="vllm")[
+        "memory_fits"
+    ]
 
 
 def test_gpu_fit_tensor_parallel_splits_weights_and_kv_heads():
-    one = kvlab.gpu_fit_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="BF16", kv="f16", context=32768,
-                               mode="vllm", n_gpus=1)
-    four = kvlab.gpu_fit_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="BF16", kv="f16", context=32768,
-                                mode="vllm", n_gpus=4)
+    one = kvlab.gpu_fit_figure(
+        model="llama-3.1-70b", gpu="h100-sxm", weights="BF16", kv="f16", context=32768, mode="vllm", n_gpus=1
+    )
+    four = kvlab.gpu_fit_figure(
+        model="llama-3.1-70b", gpu="h100-sxm", weights="BF16", kv="f16", context=32768, mode="vllm", n_gpus=4
+    )
     assert not one["fits"] and one["binding"] == "weights" and four["fits"]
     seg = {s["name"]: s["bytes"] for s in four["segments"]}
     assert seg["weights"] == -(-int(70.55e9 * 2) // 4)
@@ -249,4 +269,6 @@ def test_figures_are_json_and_reachable_from_the_bridge():
         reply = json.loads(call_json(name, "{}"))
         assert "result" in reply, reply
     bad = json.loads(call_json("kv_memory_figure", json.dumps({"config": '{"model_type": "llama"}'})))
-    assert bad["result"]["config_error"] == "Could not read this config.json: config field 'num_hidden_layers' is missing"
+    assert (
+        bad["result"]["config_error"] == "Could not read this config.json: config field 'num_hidden_layers' is missing"
+    )

@@ -1,4 +1,5 @@
 """kvlab.widgets.prefix and eviction: the widget views agree with the functions they are built on."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,9 @@ import kvlab
 from kvlab.widgets.eviction import CACHED, EVICTED, NEW, NOT_YET
 
 
-@pytest.mark.parametrize("n_requests,prefix_len,suffix_len,block_size", [(1000, 100, 20, 16), (7, 33, 5, 8), (1, 0, 1, 1), (50, 64, 3, 64)])
+@pytest.mark.parametrize(
+    "n_requests,prefix_len,suffix_len,block_size", [(1000, 100, 20, 16), (7, 33, 5, 8), (1, 0, 1, 1), (50, 64, 3, 64)]
+)
 def test_prefix_cache_figure_matches_prefix_cache_demo(n_requests, prefix_len, suffix_len, block_size):
     fig = kvlab.prefix_cache_figure(n_requests, prefix_len, suffix_len, block_size)
     demo = kvlab.prefix_cache_demo(n_requests, prefix_len, suffix_len, block_size)

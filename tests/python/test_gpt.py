@@ -1,5 +1,6 @@
 """The numpy reference GPT vs the exported ONNX graph: same logits, same tokens with and
 without a KV cache, and the door-code recall that models/tiny/card.json claims."""
+
 import json
 import os
 
@@ -20,8 +21,11 @@ PROMPT = "user: hello!\nbot: hi there.\nuser: tell me a story about a cat.\nbot:
 
 def test_the_parity_tests_run_the_pinned_onnxruntime():
     """onnxruntime is imported, not importorskip'ed: without it this module fails to collect."""
-    pin = next(line.split("==")[1].strip() for line in open(os.path.join(ROOT, "requirements.txt"))
-               if line.startswith("onnxruntime=="))
+    pin = next(
+        line.split("==")[1].strip()
+        for line in open(os.path.join(ROOT, "requirements.txt"))
+        if line.startswith("onnxruntime==")
+    )
     assert ort.__version__ == pin
 
 

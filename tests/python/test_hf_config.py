@@ -1,4 +1,5 @@
 """Reading Hugging Face config.json files: every family, and bad input named by field."""
+
 from __future__ import annotations
 
 import json
@@ -11,13 +12,19 @@ from kvlab.memory.kv_bytes import kv_bytes_per_token
 
 
 def base(**extra):
-    cfg = {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 8,
-           "num_key_value_heads": 2}
+    cfg = {
+        "model_type": "llama",
+        "num_hidden_layers": 4,
+        "hidden_size": 256,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+    }
     cfg.update(extra)
     return cfg
 
 
 # --- inputs -------------------------------------------------------------------
+
 
 def test_reads_dict_json_text_and_path(tmp_path):
     cfg = base()
@@ -40,6 +47,7 @@ def test_missing_file_is_a_clear_error(tmp_path):
 
 # --- families -----------------------------------------------------------------------
 
+
 def test_llama_2_is_mha():
     # meta-llama/Llama-2-7b-hf: 32 layers, 32 heads, 32 KV heads, hidden 4096
     arch = parse_hf_config(base(num_hidden_layers=32, hidden_size=4096, num_attention_heads=32, num_key_value_heads=32))
@@ -53,10 +61,18 @@ def test_mqa_is_recognised():
 
 def test_qwen3_head_dim_is_taken_from_config_not_hidden_over_heads():
     # Qwen/Qwen3-32B: hidden 5120, 64 heads (5120/64 = 80) but head_dim 128; 8 KV heads; 64 layers
-    cfg = {"model_type": "qwen3", "num_hidden_layers": 64, "hidden_size": 5120, "num_attention_heads": 64,
-           "num_key_value_heads": 8, "head_dim": 128, "use_sliding_window": False, "sliding_window": None}
+    cfg = {
+        "model_type": "qwen3",
+        "num_hidden_layers": 64,
+        "hidden_size": 5120,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "use_sliding_window": False,
+        "sliding_window": None,
+    }
     arch = parse_hf_config(cfg)
-    assert kv_bytes_per_token(arch)["bytes_per_token"] == 2 * 64 * 8 * 128 * 2   # 256 KiB, not 160 KiB
+    assert kv_bytes_per_token(arch)["bytes_per_token"] == 2 * 64 * 8 * 128 * 2  # 256 KiB, not 160 KiB
     assert any("head_dim 128" in note for note in arch.notes)
 
 
@@ -82,8 +98,14 @@ def test_gemma2_alternates_starting_with_sliding():
 
 def test_gemma3_nested_text_config_and_pattern():
     # google/gemma-3-27b-it nests the language model in text_config; sliding_window_pattern 6
-    cfg = {"model_type": "gemma3", "text_config": dict(base(model_type="gemma3_text", num_hidden_layers=12, head_dim=128),
-                                                       sliding_window=1024, sliding_window_pattern=6)}
+    cfg = {
+        "model_type": "gemma3",
+        "text_config": dict(
+            base(model_type="gemma3_text", num_hidden_layers=12, head_dim=128),
+            sliding_window=1024,
+            sliding_window_pattern=6,
+        ),
+    }
     kinds = [l.kind for l in parse_hf_config(cfg).layers]
     assert [i for i, k in enumerate(kinds) if k == FULL] == [5, 11]
 
@@ -105,9 +127,17 @@ def test_gpt_oss_without_layer_types_is_an_error():
         parse_hf_config(base(model_type="gpt_oss", sliding_window=128))
 
 
-HYBRID = dict(model_type="qwen3_next", num_hidden_layers=8, head_dim=64, full_attention_interval=4,
-              linear_conv_kernel_dim=4, linear_num_key_heads=2, linear_key_head_dim=16,
-              linear_num_value_heads=4, linear_value_head_dim=16)
+HYBRID = {
+    "model_type": "qwen3_next",
+    "num_hidden_layers": 8,
+    "head_dim": 64,
+    "full_attention_interval": 4,
+    "linear_conv_kernel_dim": 4,
+    "linear_num_key_heads": 2,
+    "linear_key_head_dim": 16,
+    "linear_num_value_heads": 4,
+    "linear_value_head_dim": 16,
+}
 
 
 def test_qwen3_next_interval_makes_every_fourth_layer_full():
@@ -118,8 +148,10 @@ def test_qwen3_next_interval_makes_every_fourth_layer_full():
 
 def test_qwen3_5_layer_types_with_linear_attention():
     types = ["linear_attention"] * 3 + ["full_attention"]
-    cfg = {"model_type": "qwen3_5", "text_config": base(**dict(HYBRID, model_type="qwen3_5_text", num_hidden_layers=4,
-                                                                  layer_types=types))}
+    cfg = {
+        "model_type": "qwen3_5",
+        "text_config": base(**dict(HYBRID, model_type="qwen3_5_text", num_hidden_layers=4, layer_types=types)),
+    }
     assert [l.kind for l in parse_hf_config(cfg).layers] == [LINEAR, LINEAR, LINEAR, FULL]
 
 
@@ -131,9 +163,18 @@ def test_hybrid_missing_linear_field_is_named():
 
 
 def test_deepseek_mla():
-    cfg = {"model_type": "deepseek_v2", "num_hidden_layers": 27, "hidden_size": 2048, "num_attention_heads": 16,
-           "num_key_value_heads": 16, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
-           "v_head_dim": 128, "q_lora_rank": None}
+    cfg = {
+        "model_type": "deepseek_v2",
+        "num_hidden_layers": 27,
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 16,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+        "q_lora_rank": None,
+    }
     arch = parse_hf_config(cfg)
     assert arch.attention == "mla"
     assert {(l.k_values, l.v_values) for l in arch.layers} == {(576, 0)}
@@ -141,11 +182,19 @@ def test_deepseek_mla():
 
 def test_deepseek_without_kv_lora_rank_is_named():
     with pytest.raises(ValueError, match="kv_lora_rank"):
-        parse_hf_config({"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64,
-                         "num_attention_heads": 4, "qk_rope_head_dim": 64})
+        parse_hf_config(
+            {
+                "model_type": "deepseek_v3",
+                "num_hidden_layers": 2,
+                "hidden_size": 64,
+                "num_attention_heads": 4,
+                "qk_rope_head_dim": 64,
+            }
+        )
 
 
 # --- contradictions and missing fields ---------------------------------------------------
+
 
 @pytest.mark.parametrize("field", ["num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size"])
 def test_missing_required_field_is_named(field):
@@ -190,8 +239,10 @@ def test_unknown_family_is_refused_naming_what_is_missing():
         parse_hf_config(base(model_type="mystery"))
 
 
-@pytest.mark.parametrize("family,name", [("jamba", "Jamba"), ("falcon_h1", "Falcon-H1"), ("nemotron_h", "Nemotron-H"),
-                                         ("granitemoehybrid", "Granite-4")])
+@pytest.mark.parametrize(
+    "family,name",
+    [("jamba", "Jamba"), ("falcon_h1", "Falcon-H1"), ("nemotron_h", "Nemotron-H"), ("granitemoehybrid", "Granite-4")],
+)
 def test_state_space_hybrids_are_refused_by_name_not_guessed(family, name):
     with pytest.raises(ValueError, match=f"{name}.*state-space"):
         parse_hf_config(base(model_type=family))
@@ -199,19 +250,35 @@ def test_state_space_hybrids_are_refused_by_name_not_guessed(family, name):
 
 def test_falcon_multi_query_is_read_as_one_kv_head():
     # tiiuae/falcon-7b config.json: n_layer 32, n_head 71, hidden_size 4544, multi_query true
-    arch = parse_hf_config({"model_type": "falcon", "hidden_size": 4544, "n_head": 71, "n_layer": 32,
-                            "multi_query": True, "new_decoder_architecture": False, "vocab_size": 65024})
+    arch = parse_hf_config(
+        {
+            "model_type": "falcon",
+            "hidden_size": 4544,
+            "n_head": 71,
+            "n_layer": 32,
+            "multi_query": True,
+            "new_decoder_architecture": False,
+            "vocab_size": 65024,
+        }
+    )
     assert arch.attention == "mqa" and arch.n_layers == 32
-    assert [layer.k_values for layer in arch.layers] == [1 * 64] * 32      # one KV head x 4544 / 71
+    assert [layer.k_values for layer in arch.layers] == [1 * 64] * 32  # one KV head x 4544 / 71
     # tiiuae/falcon-40b: new_decoder_architecture, num_kv_heads 8, 128 heads of 64
-    arch = parse_hf_config({"model_type": "falcon", "hidden_size": 8192, "num_attention_heads": 128,
-                            "num_hidden_layers": 60, "num_kv_heads": 8, "new_decoder_architecture": True})
+    arch = parse_hf_config(
+        {
+            "model_type": "falcon",
+            "hidden_size": 8192,
+            "num_attention_heads": 128,
+            "num_hidden_layers": 60,
+            "num_kv_heads": 8,
+            "new_decoder_architecture": True,
+        }
+    )
     assert arch.layers[0].k_values == 8 * 64
 
 
 def test_vision_language_configs_read_text_config_and_say_vision_is_not_counted():
-    arch = parse_hf_config({"model_type": "llava", "vision_config": {"hidden_size": 1024},
-                            "text_config": base()})
+    arch = parse_hf_config({"model_type": "llava", "vision_config": {"hidden_size": 1024}, "text_config": base()})
     assert any("vision encoder" in note for note in arch.notes)
 
 

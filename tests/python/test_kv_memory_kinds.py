@@ -1,6 +1,7 @@
 """kv-memory's "every way of building the cache" table (kv_memory_figure()["kinds"]):
 each row is the example model's cache under the reader's settings, number of sequences
 included, not a one-sequence figure."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,8 +18,14 @@ def test_each_kind_row_is_memory_report_at_the_readers_settings(mode, kv, n_seq)
     for row in fig["kinds"]:
         # llama.cpp holds n_seq sequences of 32768 tokens as -c 32768*n_seq -np n_seq, one stream each
         llama = mode == "llamacpp"
-        r = memory_report(row["id"], 32768 * n_seq if llama else 32768, kv=kv, mode=mode, n_seq=n_seq,
-                          kv_unified=not llama or n_seq == 1)
+        r = memory_report(
+            row["id"],
+            32768 * n_seq if llama else 32768,
+            kv=kv,
+            mode=mode,
+            n_seq=n_seq,
+            kv_unified=not llama or n_seq == 1,
+        )
         assert row["total"]["bytes"] == r["total_bytes"], row["id"]
         assert row["per_token"]["bytes"] == r["bytes_per_token"], row["id"]
 

@@ -1,5 +1,6 @@
 """Cache formats (kvlab.core.kv_quant) against their bit-exact definitions, and the numpy
 reference generating with a quantized cache (kvlab.widgets.kv_quant)."""
+
 from __future__ import annotations
 
 import math
@@ -18,6 +19,7 @@ F = np.float32
 
 
 # ---------------------------------------------------------------- ggml's loops, line by line
+
 
 def fp16(d) -> bytes:  # GGML_FP32_TO_FP16: IEEE half, round to nearest even
     return struct.pack("<e", float(d))
@@ -142,8 +144,13 @@ def test_round_trip_error_is_bounded_by_the_format(fmt):
     y = kv_quant.round_trip(x, fmt)
     assert y.shape == x.shape and y.dtype == F
     err = np.abs(y - x).max()
-    bound = {"fp32": 0, "fp16": 2**-10 * np.abs(x).max(), "int8": np.abs(x).max() / 127,
-             "q8_0": np.abs(x).max() / 127, "q4_0": np.abs(x).max() / 8 * 1.01}[fmt]
+    bound = {
+        "fp32": 0,
+        "fp16": 2**-10 * np.abs(x).max(),
+        "int8": np.abs(x).max() / 127,
+        "q8_0": np.abs(x).max() / 127,
+        "q4_0": np.abs(x).max() / 8 * 1.01,
+    }[fmt]
     assert err <= bound
 
 
@@ -170,6 +177,7 @@ def test_unknown_formats_and_ragged_blocks_are_refused():
 
 
 # ---------------------------------------------------------------- generation with a stored cache
+
 
 def dims(model) -> tuple[int, int, int]:
     return model.config.n_layer, model.config.n_head, model.config.head_dim
@@ -216,10 +224,12 @@ def test_score_answer_follows_evaluate():
 def test_table_from_measurements():
     ref = [[0.0, 1.0, 0.5], [2.0, 0.0, 1.0], [0.0, 0.0, 3.0]]
     q = [[0.0, 1.1, 0.5], [0.0, 2.5, 1.0], [0.0, 0.0, 2.0]]
-    m = {"config": {"n_layer": 4, "n_head": 4, "n_embd": 128}, "prompt_len": 5,
-         "generation": {"fp32": {"logits": ref, "cache_bytes": 7 * 4096},
-                        "q4_0": {"logits": q, "cache_bytes": 7 * 576}},
-         "recall": [{"code": "1234", "distance": 250, "answers": {"fp32": " code 1234.", "q4_0": " code 1235."}}]}
+    m = {
+        "config": {"n_layer": 4, "n_head": 4, "n_embd": 128},
+        "prompt_len": 5,
+        "generation": {"fp32": {"logits": ref, "cache_bytes": 7 * 4096}, "q4_0": {"logits": q, "cache_bytes": 7 * 576}},
+        "recall": [{"code": "1234", "distance": 250, "answers": {"fp32": " code 1234.", "q4_0": " code 1235."}}],
+    }
     t = kv_quant_table(m)
     fp32, q4 = t["rows"]
     assert (fp32["format"], fp32["max_abs_dlogit"], fp32["first_divergence"]) == ("fp32", 0.0, None)
@@ -231,14 +241,33 @@ def test_table_from_measurements():
     assert t["distances"] == [250]
 
 
-@pytest.mark.parametrize("bad,msg", [
-    ({}, "config"),
-    ({"config": {"n_layer": 4, "n_head": 4, "n_embd": 128}, "generation": {}}, "fp32"),
-    ({"config": {"n_layer": 4, "n_head": 4, "n_embd": 128},
-      "generation": {"fp32": {"logits": [[0.0]], "cache_bytes": 0}, "q3": {"logits": [[0.0]], "cache_bytes": 0}}}, "unknown"),
-    ({"config": {"n_layer": 4, "n_head": 4, "n_embd": 128},
-      "generation": {"fp32": {"logits": [[0.0]], "cache_bytes": 0}, "q8_0": {"logits": [[0.0, 1.0]], "cache_bytes": 0}}}, "shaped"),
-])
+@pytest.mark.parametrize(
+    "bad,msg",
+    [
+        ({}, "config"),
+        ({"config": {"n_layer": 4, "n_head": 4, "n_embd": 128}, "generation": {}}, "fp32"),
+        (
+            {
+                "config": {"n_layer": 4, "n_head": 4, "n_embd": 128},
+                "generation": {
+                    "fp32": {"logits": [[0.0]], "cache_bytes": 0},
+                    "q3": {"logits": [[0.0]], "cache_bytes": 0},
+                },
+            },
+            "unknown",
+        ),
+        (
+            {
+                "config": {"n_layer": 4, "n_head": 4, "n_embd": 128},
+                "generation": {
+                    "fp32": {"logits": [[0.0]], "cache_bytes": 0},
+                    "q8_0": {"logits": [[0.0, 1.0]], "cache_bytes": 0},
+                },
+            },
+            "shaped",
+        ),
+    ],
+)
 def test_table_refuses_malformed_measurements(bad, msg):
     with pytest.raises(ValueError, match=msg):
         kv_quant_table(bad)

@@ -1,4 +1,5 @@
 """The per-layer memory map (issue 13, item 2): every layer by kind, what it needs and what the engine allocates."""
+
 from __future__ import annotations
 
 import pytest

@@ -3,6 +3,7 @@
 Every expected number below is written as the arithmetic that produces it,
 from the config values quoted next to it; none is copied from kvlab's output.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,11 +12,28 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvlab.memory.architecture import (FULL, LINEAR, SLIDING, Architecture, attention_layer, linear_layer,
-                                uniform_architecture)
+from kvlab.memory.architecture import (
+    FULL,
+    LINEAR,
+    SLIDING,
+    Architecture,
+    attention_layer,
+    linear_layer,
+    uniform_architecture,
+)
 from kvlab.memory.catalogue import model_architecture
-from kvlab.memory.kv_bytes import (GIB, MIB, bits_per_value, kv_bytes_per_token, kv_cache_bytes, llamacpp_kv_cache,
-                          memory_report, row_bytes, vllm_capacity, vllm_kv_cache)
+from kvlab.memory.kv_bytes import (
+    GIB,
+    MIB,
+    bits_per_value,
+    kv_bytes_per_token,
+    kv_cache_bytes,
+    llamacpp_kv_cache,
+    memory_report,
+    row_bytes,
+    vllm_capacity,
+    vllm_kv_cache,
+)
 
 KIB = 1024
 
@@ -29,6 +47,7 @@ FALCON_7B = uniform_architecture("Falcon-7B", n_layers=32, n_heads=71, n_kv_head
 
 
 # --- the claims in CLAIMS.md -------------------------------------------------
+
 
 def test_llama2_7b_mha_is_512_kib_per_token_in_f16():
     assert kv_bytes_per_token(LLAMA2_7B, "f16")["bytes_per_token"] == 2 * 32 * 4096 * 2 == 512 * KIB
@@ -67,10 +86,12 @@ def test_mqa_falcon_caches_one_head_per_layer():
 
 # --- ggml block sizes ----------------------------------------------------------
 
-@pytest.mark.parametrize("name, block_bytes", [("q8_0", 34), ("q4_0", 18), ("q4_1", 20), ("q5_0", 22),
-                                               ("q5_1", 24), ("iq4_nl", 18)])
+
+@pytest.mark.parametrize(
+    "name, block_bytes", [("q8_0", 34), ("q4_0", 18), ("q4_1", 20), ("q5_0", 22), ("q5_1", 24), ("iq4_nl", 18)]
+)
 def test_quantized_cache_types_use_ggml_block_sizes(name, block_bytes):
-    assert row_bytes(name, 128) == 4 * block_bytes          # 128 values = 4 blocks of 32
+    assert row_bytes(name, 128) == 4 * block_bytes  # 128 values = 4 blocks of 32
     assert bits_per_value(name) == block_bytes * 8 / 32
 
 
@@ -85,6 +106,7 @@ def test_unknown_kv_type_is_rejected_by_name():
 
 
 # --- sliding window ---------------------------------------------------------------
+
 
 def test_gemma2_9b_sliding_layers_stop_at_their_window():
     # google/gemma-2-9b config.json: 42 layers alternating sliding/full, 8 KV heads, head_dim 256,
@@ -148,12 +170,15 @@ def test_matches_llamacpp_log_phi3_mini_swa_disabled():
     # 1/1 seqs), K (f16): 6144.00 MiB, V (f16): 6144.00 MiB". Its config has sliding_window 2047 but
     # llama.cpp disables Phi SWA: 32 layers x 3072 x 2 B x 32768 cells per K.
     r = llamacpp_kv_cache(model_architecture("phi-3-mini-4k"), 32768)
-    assert r["log_lines"] == ["llama_kv_cache: size = 12288.00 MiB ( 32768 cells,  32 layers,  1/1 seqs), "
-                              "K (f16): 6144.00 MiB, V (f16): 6144.00 MiB"]
+    assert r["log_lines"] == [
+        "llama_kv_cache: size = 12288.00 MiB ( 32768 cells,  32 layers,  1/1 seqs), "
+        "K (f16): 6144.00 MiB, V (f16): 6144.00 MiB"
+    ]
     assert any("phi3" in note for note in r["notes"])
 
 
 # --- llama.cpp padding ----------------------------------------------------------------
+
 
 def test_llamacpp_pads_context_to_256():
     # 4200 -> 17 x 256 = 4352 (a 128 or 32 padding would give 4224)
@@ -191,6 +216,7 @@ def test_llamacpp_rejects_quantized_v_without_flash_attention_and_fp8():
 
 # --- hybrid (linear attention) -------------------------------------------------------------
 
+
 def test_qwen3_next_only_full_layers_grow_and_linear_layers_hold_a_fixed_state():
     # Qwen/Qwen3-Next-80B-A3B-Instruct config.json: 48 layers, full_attention_interval 4 -> 12 full,
     # 36 Gated DeltaNet; 2 KV heads x head_dim 256; linear_conv_kernel_dim 4, linear_num_key_heads 16,
@@ -200,10 +226,10 @@ def test_qwen3_next_only_full_layers_grow_and_linear_layers_hold_a_fixed_state()
     r = llamacpp_kv_cache(arch, 262_144)
     attn, rec = r["caches"]
     assert attn["bytes"] == 24 * KIB * 262_144 == 6 * GIB
-    conv = (4 - 1) * (32 * 128 + 2 * 16 * 128)      # llama.cpp n_embd_r
-    ssm = 128 * (32 * 128)                           # llama.cpp n_embd_s
+    conv = (4 - 1) * (32 * 128 + 2 * 16 * 128)  # llama.cpp n_embd_r
+    ssm = 128 * (32 * 128)  # llama.cpp n_embd_s
     assert (rec["cache"], rec["layers"]) == ("recurrent", 36)
-    assert rec["bytes"] == 36 * (conv + ssm) * 4     # f32, one sequence
+    assert rec["bytes"] == 36 * (conv + ssm) * 4  # f32, one sequence
 
 
 def test_qwen3_6_27b_llamacpp_example():
@@ -215,11 +241,12 @@ def test_qwen3_6_27b_llamacpp_example():
 
 def test_linear_layer_state_matches_gated_deltanet_shapes():
     layer = linear_layer(conv_kernel=4, num_key_heads=16, key_head_dim=128, num_value_heads=48, value_head_dim=128)
-    assert layer.ssm_state_values == 48 * 128 * 128          # one 128 x 128 matrix per value head
+    assert layer.ssm_state_values == 48 * 128 * 128  # one 128 x 128 matrix per value head
     assert layer.conv_state_values == 3 * (2 * 16 * 128 + 48 * 128)  # q, k, v channels x (kernel - 1)
 
 
 # --- MLA ---------------------------------------------------------------------------------------
+
 
 def test_deepseek_v3_mla_caches_576_values_per_layer():
     # deepseek-ai/DeepSeek-V3 config.json: 61 layers, kv_lora_rank 512, qk_rope_head_dim 64,
@@ -230,7 +257,7 @@ def test_deepseek_v3_mla_caches_576_values_per_layer():
     # without MLA the same heads would cache 128 x (128 + 64) keys and 128 x 128 values per layer
     assert per["mla_expanded_bytes_per_token"] == 61 * 128 * (128 + 64 + 128) * 2
     r = llamacpp_kv_cache(arch, 4096)
-    assert r["caches"][0]["v_bytes"] == 0                 # llama.cpp: has_v = !is_mla
+    assert r["caches"][0]["v_bytes"] == 0  # llama.cpp: has_v = !is_mla
     assert r["caches"][0]["k_bytes"] == 61 * 576 * 2 * 4096
 
 
@@ -242,6 +269,7 @@ def test_vllm_mla_page_is_one_latent_per_token():
 
 
 # --- vLLM ----------------------------------------------------------------------------------------
+
 
 def test_vllm_full_attention_rounds_up_to_blocks_of_16():
     # page per layer = 16 x 8 heads x (128 + 128) x 2 B = 65536; 1000 tokens -> 63 blocks
@@ -263,11 +291,12 @@ def test_vllm_capacity_on_an_80_gib_card():
     avail = 72 * GIB - 16_060_000_000 - 2 * GIB
     r = vllm_capacity(LLAMA3_8B, 80 * GIB, 16_060_000_000, 8192, 0.9, activation_reserve_bytes=2 * GIB)
     assert r["kv_available_bytes"] == avail
-    assert r["kv_tokens"] == avail // (32 * 65536) * 16      # one block = 16 tokens x 32 layers
-    assert r["max_concurrent_sequences"] == avail // GIB      # an 8192-token sequence is 1 GiB
+    assert r["kv_tokens"] == avail // (32 * 65536) * 16  # one block = 16 tokens x 32 layers
+    assert r["max_concurrent_sequences"] == avail // GIB  # an 8192-token sequence is 1 GiB
 
 
 # --- widget entry point ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("mode", ["llamacpp", "vllm", "exact"])
 def test_memory_report_is_json_and_breaks_down_by_layer_kind(mode):
@@ -279,6 +308,7 @@ def test_memory_report_is_json_and_breaks_down_by_layer_kind(mode):
 
 # --- properties against a brute-force reference ------------------------------------------------------
 
+
 @st.composite
 def architectures(draw):
     n = draw(st.integers(1, 8))
@@ -288,8 +318,14 @@ def architectures(draw):
         if kind == LINEAR:
             layers.append(linear_layer(4, 2, 32, 4, 32))
         else:
-            layers.append(attention_layer(kind, draw(st.sampled_from([1, 2, 8])), draw(st.sampled_from([32, 64, 128])),
-                                          window=draw(st.integers(1, 5000))))
+            layers.append(
+                attention_layer(
+                    kind,
+                    draw(st.sampled_from([1, 2, 8])),
+                    draw(st.sampled_from([32, 64, 128])),
+                    window=draw(st.integers(1, 5000)),
+                )
+            )
     return Architecture(name="random", family="gemma3", layers=tuple(layers), n_heads=8, hidden_size=512)
 
 

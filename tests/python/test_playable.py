@@ -1,5 +1,6 @@
 """Issue 14 (playable): the functions behind the odometers, the Add-token counters, the
 door-code chat, the prefix-cache cases, the llama-server command and the trade-off map."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,7 +37,9 @@ def test_add_token_counters_match_the_sums(n):
 
 
 def test_door_code_chat_finds_the_code_and_its_tokens():
-    d = kvlab.door_code_chat("user: hi.\nbot: hello.\nuser: please remember this. the door has code 7391.\nbot: sure.\n")
+    d = kvlab.door_code_chat(
+        "user: hi.\nbot: hello.\nuser: please remember this. the door has code 7391.\nbot: sure.\n"
+    )
     assert d["code"] == "7391" and d["prompt"].endswith(d["question"]) and d["fits"]
     tok = kvlab.load_tokenizer(str(__import__("kvlab.core.tiny", fromlist=["x"]).TINY_DIR / "tokenizer.json"))
     digits = tok.decode([tok.encode(d["prompt"])[p] for p in d["code_positions"]])

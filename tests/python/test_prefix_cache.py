@@ -1,9 +1,16 @@
 """Prefix caches against a longest-common-prefix reference; LRU and block granularity by behaviour."""
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests, shared_prompt_requests
+from kvlab.reuse.prefix_cache import (
+    BlockPrefixCache,
+    RadixPrefixCache,
+    block_hashes,
+    run_requests,
+    shared_prompt_requests,
+)
 
 
 def lcp(a, b):
@@ -66,7 +73,11 @@ def test_radix_tree_stores_each_distinct_prefix_once(requests):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=20), min_size=1, max_size=10), st.integers(0, 12), st.integers(1, 4))
+@given(
+    st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=20), min_size=1, max_size=10),
+    st.integers(0, 12),
+    st.integers(1, 4),
+)
 def test_bounded_caches_never_hold_more_than_their_capacity(requests, capacity, block_size):
     blocks = BlockPrefixCache(block_size, capacity_blocks=capacity, bytes_per_token=10)
     radix = RadixPrefixCache(capacity_tokens=capacity, bytes_per_token=10)
@@ -142,7 +153,14 @@ def test_radix_cache_evicts_the_least_recently_used_leaf():
     assert cache.match([0, 0, 0, 1]) == 3 and cache.match([0, 0, 0, 2]) == 4
 
 
-@pytest.mark.parametrize("kwargs,match", [({"mode": "paged"}, "mode"), ({"mode": "blocks", "block_size": 0}, "block_size"), ({"mode": "radix", "capacity": -1}, "capacity")])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"mode": "paged"}, "mode"),
+        ({"mode": "blocks", "block_size": 0}, "block_size"),
+        ({"mode": "radix", "capacity": -1}, "capacity"),
+    ],
+)
 def test_bad_arguments_are_rejected_by_name(kwargs, match):
     with pytest.raises(ValueError, match=match):
         run_requests([[1, 2]], **kwargs)
@@ -155,29 +173,60 @@ def test_an_empty_request_is_rejected():
 
 # Exact readouts (worked by hand), defaults and messages.
 
+
 def test_block_cache_readouts_exactly():
     cache = BlockPrefixCache(block_size=2, capacity_blocks=2, bytes_per_token=10)
     first = cache.process([1, 2, 3, 4, 5], flops_per_token=3.0)
     assert first == {
-        "request": 0, "n_tokens": 5, "full_blocks": 2, "partial_block_tokens": 1, "blocks_hit": 0,
-        "block_status": ["miss", "miss"], "tokens_reused": 0, "tokens_computed": 5, "flops_saved": 0.0,
-        "blocks_evicted": 0, "blocks_not_stored": 0, "cached_blocks_after": 2, "cached_tokens_after": 4,
+        "request": 0,
+        "n_tokens": 5,
+        "full_blocks": 2,
+        "partial_block_tokens": 1,
+        "blocks_hit": 0,
+        "block_status": ["miss", "miss"],
+        "tokens_reused": 0,
+        "tokens_computed": 5,
+        "flops_saved": 0.0,
+        "blocks_evicted": 0,
+        "blocks_not_stored": 0,
+        "cached_blocks_after": 2,
+        "cached_tokens_after": 4,
         "memory_bytes_held": 40,
     }
     # both blocks hit; the third has no room (the two cached blocks are in use by this request)
     second = cache.process([1, 2, 3, 4, 6, 7], flops_per_token=3.0)
     assert second == {
-        "request": 1, "n_tokens": 6, "full_blocks": 3, "partial_block_tokens": 0, "blocks_hit": 2,
-        "block_status": ["hit", "hit", "miss"], "tokens_reused": 4, "tokens_computed": 2, "flops_saved": 12.0,
-        "blocks_evicted": 0, "blocks_not_stored": 1, "cached_blocks_after": 2, "cached_tokens_after": 4,
+        "request": 1,
+        "n_tokens": 6,
+        "full_blocks": 3,
+        "partial_block_tokens": 0,
+        "blocks_hit": 2,
+        "block_status": ["hit", "hit", "miss"],
+        "tokens_reused": 4,
+        "tokens_computed": 2,
+        "flops_saved": 12.0,
+        "blocks_evicted": 0,
+        "blocks_not_stored": 1,
+        "cached_blocks_after": 2,
+        "cached_tokens_after": 4,
         "memory_bytes_held": 40,
     }
     # a new block evicts the least recently used one: [3, 4] (request 1 touched [1, 2] last)
     third = cache.process([9, 8, 7])
     assert third == {
-        "request": 2, "n_tokens": 3, "full_blocks": 1, "partial_block_tokens": 1, "blocks_hit": 0,
-        "block_status": ["miss"], "tokens_reused": 0, "tokens_computed": 3, "flops_saved": 0.0,
-        "blocks_evicted": 1, "blocks_not_stored": 0, "cached_blocks_after": 2, "cached_tokens_after": 4,
+        "request": 2,
+        "n_tokens": 3,
+        "full_blocks": 1,
+        "partial_block_tokens": 1,
+        "blocks_hit": 0,
+        "block_status": ["miss"],
+        "tokens_reused": 0,
+        "tokens_computed": 3,
+        "flops_saved": 0.0,
+        "blocks_evicted": 1,
+        "blocks_not_stored": 0,
+        "cached_blocks_after": 2,
+        "cached_tokens_after": 4,
         "memory_bytes_held": 40,
     }
     assert cache.process([1, 2, 3])["tokens_reused"] == 2  # [1, 2] survived
@@ -187,18 +236,36 @@ def test_block_cache_readouts_exactly():
 def test_radix_cache_readouts_exactly():
     cache = RadixPrefixCache(capacity_tokens=4, bytes_per_token=10)
     assert cache.process([1, 2, 3], flops_per_token=3.0) == {
-        "request": 0, "n_tokens": 3, "tokens_reused": 0, "tokens_computed": 3, "flops_saved": 0.0,
-        "tokens_evicted": 0, "cached_tokens_after": 3, "memory_bytes_held": 30,
+        "request": 0,
+        "n_tokens": 3,
+        "tokens_reused": 0,
+        "tokens_computed": 3,
+        "flops_saved": 0.0,
+        "tokens_evicted": 0,
+        "cached_tokens_after": 3,
+        "memory_bytes_held": 30,
     }
     # the edge splits at [1, 2]; 5 tokens > 4: the least recently used leaf [3] goes
     assert cache.process([1, 2, 5, 6], flops_per_token=3.0) == {
-        "request": 1, "n_tokens": 4, "tokens_reused": 2, "tokens_computed": 2, "flops_saved": 6.0,
-        "tokens_evicted": 1, "cached_tokens_after": 4, "memory_bytes_held": 40,
+        "request": 1,
+        "n_tokens": 4,
+        "tokens_reused": 2,
+        "tokens_computed": 2,
+        "flops_saved": 6.0,
+        "tokens_evicted": 1,
+        "cached_tokens_after": 4,
+        "memory_bytes_held": 40,
     }
     # 7 tokens: [5, 6] goes, then [1, 2] (a leaf now), 4 tokens evicted in one request
     assert cache.process([7, 8, 9]) == {
-        "request": 2, "n_tokens": 3, "tokens_reused": 0, "tokens_computed": 3, "flops_saved": 0.0,
-        "tokens_evicted": 4, "cached_tokens_after": 3, "memory_bytes_held": 30,
+        "request": 2,
+        "n_tokens": 3,
+        "tokens_reused": 0,
+        "tokens_computed": 3,
+        "flops_saved": 0.0,
+        "tokens_evicted": 4,
+        "cached_tokens_after": 3,
+        "memory_bytes_held": 30,
     }
 
 
@@ -223,21 +290,42 @@ def test_run_requests_exactly():
     requests = shared_prompt_requests(3, 4, 2)
     r = run_requests(requests)
     assert {k: v for k, v in r.items() if k != "requests"} == {
-        "mode": "radix", "block_size": 1, "capacity": None, "total_tokens": 18, "tokens_reused": 8,
-        "tokens_computed": 10, "flops_saved": 8.0, "hit_rate": 8 / 18,
+        "mode": "radix",
+        "block_size": 1,
+        "capacity": None,
+        "total_tokens": 18,
+        "tokens_reused": 8,
+        "tokens_computed": 10,
+        "flops_saved": 8.0,
+        "hit_rate": 8 / 18,
     }
     assert [x["tokens_reused"] for x in r["requests"]] == [0, 4, 4]
     assert r["requests"][0]["memory_bytes_held"] == 0  # bytes_per_token defaults to 0
     r = run_requests(requests, mode="blocks", block_size=2, flops_per_token=2.0, bytes_per_token=3, capacity=3)
     assert {k: v for k, v in r.items() if k != "requests"} == {
-        "mode": "blocks", "block_size": 2, "capacity": 3, "total_tokens": 18, "tokens_reused": 8,
-        "tokens_computed": 10, "flops_saved": 16.0, "hit_rate": 8 / 18,
+        "mode": "blocks",
+        "block_size": 2,
+        "capacity": 3,
+        "total_tokens": 18,
+        "tokens_reused": 8,
+        "tokens_computed": 10,
+        "flops_saved": 16.0,
+        "hit_rate": 8 / 18,
     }
     assert [x["cached_blocks_after"] for x in r["requests"]] == [3, 3, 3]  # capacity 3 blocks holds
     assert r["requests"][0]["memory_bytes_held"] == 3 * 2 * 3
     assert [x["flops_saved"] for x in r["requests"]] == [0.0, 8.0, 8.0]  # flops_per_token reaches each request
-    assert run_requests([]) == {"mode": "radix", "block_size": 1, "capacity": None, "requests": [], "total_tokens": 0,
-                                "tokens_reused": 0, "tokens_computed": 0, "flops_saved": 0.0, "hit_rate": 0.0}
+    assert run_requests([]) == {
+        "mode": "radix",
+        "block_size": 1,
+        "capacity": None,
+        "requests": [],
+        "total_tokens": 0,
+        "tokens_reused": 0,
+        "tokens_computed": 0,
+        "flops_saved": 0.0,
+        "hit_rate": 0.0,
+    }
 
 
 def test_run_requests_default_block_size_is_16():

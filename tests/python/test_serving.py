@@ -1,4 +1,5 @@
 """Decode speed, chats per GPU, cost per token; fit verdicts; the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -68,9 +69,10 @@ def test_mxfp4_covers_only_the_expert_weights():
     # gpt-oss-20b: 19.12e9 MLP params in MXFP4 (4.25 bits), the other 20.9e9 - 19.12e9 in BF16
     from kvlab.memory.catalogue import model_architecture
     from kvlab.memory.weights import model_weights_bytes
+
     w = model_weights_bytes(model_architecture("gpt-oss-20b"), "MXFP4")
     assert w["bytes"] == int(19.12e9 * 4.25 / 8) + int((20.9e9 - 19.12e9) * 16 / 8)
-    assert 12.5 * GIB < w["bytes"] < 13.1 * GIB      # the published checkpoint is 12.8 GiB
+    assert 12.5 * GIB < w["bytes"] < 13.1 * GIB  # the published checkpoint is 12.8 GiB
     with pytest.raises(ValueError, match="expert_params"):
         model_weights_bytes(model_architecture("llama-3.1-8b"), "MXFP4")
 
@@ -78,7 +80,7 @@ def test_mxfp4_covers_only_the_expert_weights():
 def test_moe_reads_only_active_parameters_at_batch_one():
     # Qwen3-30B-A3B: 3.3e9 of 30.5e9 params per token, Q8_0 = 8.5 bits
     r = serving_estimate("qwen3-30b-a3b", "h100-sxm", 1024, weights_format="Q8_0", engine="llamacpp", kv="f16")
-    kv = 48 * 2 * 4 * 128 * 2 * 1024            # 48 layers, 4 KV heads x 128, f16
+    kv = 48 * 2 * 4 * 128 * 2 * 1024  # 48 layers, 4 KV heads x 128, f16
     assert r["seconds_per_token"] == pytest.approx((int(3.3e9 * 8.5 / 8) + kv) / 3350e9)
 
 
@@ -87,6 +89,7 @@ def test_users_per_gpu_memory_and_speed_limits():
     r = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192)
     from kvlab.memory.catalogue import model_architecture
     from kvlab.memory.kv_bytes import vllm_activation_reserve
+
     reserve = vllm_activation_reserve(model_architecture("llama-3.1-8b"))["bytes"]
     assert r["users_by_memory"] == (int(0.9 * 80 * GIB) - 16_060_000_000 - reserve) // GIB
     # at >= 50 tok/s each: B <= (3350e9 / 50 - 16.06e9) / 1 GiB
@@ -96,6 +99,7 @@ def test_users_per_gpu_memory_and_speed_limits():
 
 
 # --- fit verdicts (CLAIMS.md: Llama-3-8B at 131,072 tokens) -------------------------------
+
 
 def test_llama3_8b_128k_f16_fits_80gb_not_24gb_unless_quantised():
     assert fit_report("llama-3.1-8b", 131072, gpu="h100-sxm", weights="BF16", kv="f16")["fits"]
@@ -128,6 +132,7 @@ def test_vllm_fit_uses_the_utilisation_budget():
 
 # --- CLI -------------------------------------------------------------------------------------
 
+
 def run(capsys, *argv):
     code = main(list(argv))
     return code, capsys.readouterr()
@@ -146,8 +151,13 @@ def test_cli_memory_text_prints_the_llamacpp_log_line(capsys):
 
 
 def test_cli_memory_from_a_config_path(tmp_path, capsys):
-    cfg = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
-           "num_key_value_heads": 8}
+    cfg = {
+        "model_type": "llama",
+        "num_hidden_layers": 32,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+    }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))
     code, out = run(capsys, "memory", "--model", str(path), "--context", "1024", "--mode", "vllm", "--json")
@@ -155,10 +165,23 @@ def test_cli_memory_from_a_config_path(tmp_path, capsys):
 
 
 def test_cli_fit_and_serve_and_listings(capsys):
-    code, out = run(capsys, "fit", "--model", "qwen3.6-27b", "--gpu", "rtx-4090", "--weights", "Q4_K_M",
-                    "--context", "65536", "--json")
+    code, out = run(
+        capsys,
+        "fit",
+        "--model",
+        "qwen3.6-27b",
+        "--gpu",
+        "rtx-4090",
+        "--weights",
+        "Q4_K_M",
+        "--context",
+        "65536",
+        "--json",
+    )
     assert code == 0 and json.loads(out.out)["verdict"] in ("fits", "does not fit")
-    code, out = run(capsys, "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--batch", "8")
+    code, out = run(
+        capsys, "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--batch", "8"
+    )
     assert code == 0 and "per million" in out.out
     assert run(capsys, "models")[0] == 0 and run(capsys, "gpus", "--json")[0] == 0
 

@@ -15,6 +15,7 @@ rewrite the snapshots with
 Numbers are compared to 1e-9 relative (a last-bit difference between CPUs or BLAS
 builds is not a change); everything else must be equal.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,19 +52,30 @@ def as_text(value) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def first_difference(old, new, path="$"):
-    """Where `new` differs from `old` beyond float noise, or None."""
+# Functions whose numbers come out of the tiny model's float32 forward pass (numpy): another
+# CPU picks another OpenBLAS kernel (DYNAMIC_ARCH), whose summation order moves the last float32
+# bits. Differences between fp32 and a quantized cache (max |dlogit| ~ 1e-2) amplify that to a
+# few 1e-3 relative; every other function is plain float64 arithmetic and compared to 1e-9.
+MODEL_DERIVED_REL_TOL = 5e-3
+MODEL_DERIVED = {"generation_demo", "model_attention", "kv_quant_demo", "kv_quant_table"}
+
+
+def first_difference(old, new, path="$", rel_tol=1e-9):
+    """Where `new` differs from `old` beyond float noise, or None.
+
+    Widgets round to 6 decimals, so a value can land on the other side of a rounding boundary:
+    two units in the 6th decimal are noise, anything larger (relative to `rel_tol`) is a change."""
     if isinstance(old, bool) or isinstance(new, bool):
         return None if old is new else path
     if isinstance(old, (int, float)) and isinstance(new, (int, float)):
-        return None if math.isclose(old, new, rel_tol=1e-9, abs_tol=1e-12) else path
+        return None if math.isclose(old, new, rel_tol=rel_tol, abs_tol=2.5e-6) else path
     if type(old) is not type(new):
         return path
     if isinstance(old, dict):
         if list(old) != list(new):
             return f"{path} (keys {sorted(set(old) ^ set(new)) or 'reordered'})"
         for key in old:
-            where = first_difference(old[key], new[key], f"{path}.{key}")
+            where = first_difference(old[key], new[key], f"{path}.{key}", rel_tol)
             if where:
                 return where
         return None
@@ -71,7 +83,7 @@ def first_difference(old, new, path="$"):
         if len(old) != len(new):
             return f"{path} (length {len(old)} -> {len(new)})"
         for i, (a, b) in enumerate(zip(old, new)):
-            where = first_difference(a, b, f"{path}[{i}]")
+            where = first_difference(a, b, f"{path}[{i}]", rel_tol)
             if where:
                 return where
         return None
@@ -85,7 +97,9 @@ def test_every_widget_function_is_found_and_public():
 
 
 def test_no_snapshot_is_left_without_a_function():
-    stale = sorted(p.stem for p in SNAPSHOTS.glob("*.json") if not p.stem.endswith("-changed") and p.stem not in FUNCTIONS)
+    stale = sorted(
+        p.stem for p in SNAPSHOTS.glob("*.json") if not p.stem.endswith("-changed") and p.stem not in FUNCTIONS
+    )
     assert stale == [], f"snapshots of functions no widget calls any more: {stale} (delete them)"
 
 
@@ -104,13 +118,17 @@ def test_default_json_matches_the_snapshot(name):
     if not snapshot.exists():
         SNAPSHOTS.mkdir(exist_ok=True)
         changed.write_text(as_text(new))
-        pytest.fail(f"no snapshot for {name}: wrote {changed.relative_to(ROOT)}; "
-                    "KVLAB_UPDATE_SNAPSHOTS=1 makes it the snapshot")
-    where = first_difference(json.loads(snapshot.read_text()), new)
+        pytest.fail(
+            f"no snapshot for {name}: wrote {changed.relative_to(ROOT)}; KVLAB_UPDATE_SNAPSHOTS=1 makes it the snapshot"
+        )
+    rel_tol = MODEL_DERIVED_REL_TOL if name in MODEL_DERIVED else 1e-9
+    where = first_difference(json.loads(snapshot.read_text()), new, rel_tol=rel_tol)
     if where is None:
         changed.unlink(missing_ok=True)
         return
     changed.write_text(as_text(new))
-    pytest.fail(f"{name}() default JSON differs from its snapshot at {where}: "
-                f"diff {snapshot.relative_to(ROOT)} {changed.relative_to(ROOT)}; "
-                "if the change is meant, rerun with KVLAB_UPDATE_SNAPSHOTS=1")
+    pytest.fail(
+        f"{name}() default JSON differs from its snapshot at {where}: "
+        f"diff {snapshot.relative_to(ROOT)} {changed.relative_to(ROOT)}; "
+        "if the change is meant, rerun with KVLAB_UPDATE_SNAPSHOTS=1"
+    )

@@ -1,4 +1,5 @@
 """The tiny model's page numbers: numpy reference, cache phases, race theory."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,9 +22,19 @@ def test_generation_demo_reports_cache_length_before_and_after_each_step():
     data = kvlab.generation_demo(max_new_tokens=5)
     p = data["prompt_len"]
     first, *rest = data["steps"]
-    assert (first["phase"], first["cache_len_before"], first["cache_len_after"], first["tokens_in"]) == ("prefill", 0, p, p)
+    assert (first["phase"], first["cache_len_before"], first["cache_len_after"], first["tokens_in"]) == (
+        "prefill",
+        0,
+        p,
+        p,
+    )
     for k, s in enumerate(rest, start=1):
-        assert (s["phase"], s["cache_len_before"], s["cache_len_after"], s["tokens_in"]) == ("decode", p + k - 1, p + k, 1)
+        assert (s["phase"], s["cache_len_before"], s["cache_len_after"], s["tokens_in"]) == (
+            "decode",
+            p + k - 1,
+            p + k,
+            1,
+        )
 
 
 def test_top_k_probabilities_are_sorted_and_the_chosen_token_is_the_most_likely():
@@ -50,9 +61,20 @@ def test_model_attention_rows_are_causal_distributions():
 
 def test_race_theory_sums_the_step_costs_of_both_modes():
     r = kvlab.race_theory(prompt_len=5, n_new=7)
-    cfg = DecoderConfig(n_layers=4, n_heads=4, n_kv_heads=4, head_dim=32, d_model=128, d_ff=512,
-                        vocab_size=768, max_positions=512, bytes_per_value=4)
-    cached = step_cost(cfg, 0, 5, True).to_dict()["total_macs"] + sum(step_cost(cfg, 5 + k - 1, 1, True).to_dict()["total_macs"] for k in range(1, 7))
+    cfg = DecoderConfig(
+        n_layers=4,
+        n_heads=4,
+        n_kv_heads=4,
+        head_dim=32,
+        d_model=128,
+        d_ff=512,
+        vocab_size=768,
+        max_positions=512,
+        bytes_per_value=4,
+    )
+    cached = step_cost(cfg, 0, 5, True).to_dict()["total_macs"] + sum(
+        step_cost(cfg, 5 + k - 1, 1, True).to_dict()["total_macs"] for k in range(1, 7)
+    )
     # without a cache, step k pushes the whole sequence of 5 + k tokens through again
     uncached = sum(step_cost(cfg, 0, 5 + k, False).to_dict()["total_macs"] for k in range(7))
     assert r["total_macs"] == {"cache": cached, "no_cache": uncached}

@@ -1,4 +1,5 @@
 """The byte-level BPE tokenizer: round-trips, saved file, digits as single tokens."""
+
 import os
 
 import pytest
@@ -78,6 +79,7 @@ def test_save_load_round_trip(tok, tmp_path):
 
 def test_saved_file_is_versioned(tok):
     import json
+
     with open(TOKENIZER_JSON, encoding="utf-8") as f:
         data = json.load(f)
     assert data["format"] == "kvlab-bpe" and data["version"] == 1

@@ -1,4 +1,5 @@
 """kvlab.memory.verdict.fit_verdict: one answer to 'does it fit', what binds and by how much."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,14 @@ def test_binding_order_weights_then_reserve_then_kv():
     kv = fit_verdict("llama-3.1-8b", 131072, weights="BF16", kv="f16", gpu="rtx-4090")
     assert kv["binding"] == "kv_cache" and kv["over_bytes"] == kv["total_bytes"] - kv["budget_bytes"] > 0
     # weights fit alone, but not with the vLLM reserve: 0.9 x 24 GiB = 21.6 GiB, so a 21.5 GiB model
-    tight = fit_verdict(model_architecture("llama-3.1-8b", params=21.5 * GIB / 2), 256, weights="BF16", kv="f16",
-                        gpu="rtx-4090", engine="vllm")
+    tight = fit_verdict(
+        model_architecture("llama-3.1-8b", params=21.5 * GIB / 2),
+        256,
+        weights="BF16",
+        kv="f16",
+        gpu="rtx-4090",
+        engine="vllm",
+    )
     assert tight["binding"] == "reserve"
 
 
@@ -59,12 +66,12 @@ def test_tensor_parallel_replicates_kv_heads_when_fewer_than_gpus():
     four = fit_verdict("llama-3.1-70b", 8192, n_gpus=4, **kw)
     eight = fit_verdict("llama-3.1-70b", 8192, n_gpus=8, **kw)
     assert four["kv_share_per_gpu"] == 2 / 8 and eight["kv_share_per_gpu"] == 1 / 8
-    arch = model_architecture("qwen3-30b-a3b")      # 4 KV heads
+    arch = model_architecture("qwen3-30b-a3b")  # 4 KV heads
     rep = fit_verdict(arch, 8192, n_gpus=8, **kw)
-    assert rep["kv_share_per_gpu"] == 1 / 4          # one head per GPU, replicated: not 4/8
+    assert rep["kv_share_per_gpu"] == 1 / 4  # one head per GPU, replicated: not 4/8
     assert any("replica" in c["how"] for c in rep["components"])
     mla = fit_verdict("deepseek-v2-lite", 8192, n_gpus=2, **kw)
-    assert mla["kv_share_per_gpu"] == 1.0            # the MLA latent is on every GPU
+    assert mla["kv_share_per_gpu"] == 1.0  # the MLA latent is on every GPU
 
 
 def test_apple_unified_memory_uses_the_usable_share_and_one_chip():
@@ -74,8 +81,17 @@ def test_apple_unified_memory_uses_the_usable_share_and_one_chip():
         fit_verdict("llama-3.1-8b", 8192, gpu="m4-max-128gb", n_gpus=2)
 
 
-@pytest.mark.parametrize("field,value", [("context", float("nan")), ("context", float("inf")), ("context", 1e30),
-                                         ("n_seq", 0), ("n_gpus", 3), ("memory_gib", float("nan"))])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("context", float("nan")),
+        ("context", float("inf")),
+        ("context", 1e30),
+        ("n_seq", 0),
+        ("n_gpus", 3),
+        ("memory_gib", float("nan")),
+    ],
+)
 def test_absurd_input_names_the_field(field, value):
     kw = {"context": 4096, "gpu": None, "memory_gib": 24}
     kw[field] = value

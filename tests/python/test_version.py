@@ -3,6 +3,7 @@
 pyproject.toml reads it (setuptools dynamic version), build.py reads it for the zip's
 name, and package.json / package-lock.json repeat it because npm needs a literal.
 """
+
 import importlib.util
 import json
 import re

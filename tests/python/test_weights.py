@@ -1,4 +1,5 @@
 """Weights memory: exact GGUF block sizes and measured mixes."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,13 +9,16 @@ from kvlab.memory.weights import list_weight_formats, weight_format, weights_byt
 GIB = 2**30
 
 
-@pytest.mark.parametrize("fmt, block_bytes, block_values", [
-    ("Q8_0", 34, 32),     # fp16 scale + 32 int8
-    ("Q4_0", 18, 32),     # fp16 scale + 16 bytes of nibbles
-    ("Q6_K", 210, 256),   # 128 B low bits + 64 B high bits + 16 int8 scales + fp16 d
-    ("IQ4_XS", 136, 256),
-    ("Q4_K", 144, 256),
-])
+@pytest.mark.parametrize(
+    "fmt, block_bytes, block_values",
+    [
+        ("Q8_0", 34, 32),  # fp16 scale + 32 int8
+        ("Q4_0", 18, 32),  # fp16 scale + 16 bytes of nibbles
+        ("Q6_K", 210, 256),  # 128 B low bits + 64 B high bits + 16 int8 scales + fp16 d
+        ("IQ4_XS", 136, 256),
+        ("Q4_K", 144, 256),
+    ],
+)
 def test_pure_gguf_types_are_bytes_per_block(fmt, block_bytes, block_values):
     assert weights_bytes(1e9, fmt)["bits_per_weight"] == block_bytes * 8 / block_values
 

@@ -7,6 +7,7 @@ T = query positions, S = key positions, d = head dimension,
 H = query heads, G = key/value heads (G divides H; G == H is multi-head,
 1 < G < H is grouped-query, G == 1 is multi-query attention).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -11,6 +11,7 @@ Each layer holds its own K and V, shaped (G, S, d): G key/value heads, S cached
 positions, d head dimension. With grouped-query attention several query heads
 read the same KV head, so the cache stores G (not H) vectors per position.
 """
+
 from __future__ import annotations
 
 import numpy as np

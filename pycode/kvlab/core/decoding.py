@@ -18,6 +18,7 @@ ToyDecoder is not the site's tiny model (that is `gpt.GPT`, an exact numpy copy 
 trained weights): it is a decoder of any shape with seeded random weights, built on
 `attention.multi_head_attention`, so the cost figures can count work for any size.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
@@ -42,7 +43,17 @@ class DecoderConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("n_layers", "n_heads", "n_kv_heads", "head_dim", "d_model", "d_ff", "vocab_size", "max_positions", "bytes_per_value"):
+        for name in (
+            "n_layers",
+            "n_heads",
+            "n_kv_heads",
+            "head_dim",
+            "d_model",
+            "d_ff",
+            "vocab_size",
+            "max_positions",
+            "bytes_per_value",
+        ):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.n_heads % self.n_kv_heads:
@@ -137,7 +148,9 @@ def decoding_costs(config: DecoderConfig, prompt_len: int, n_steps: int, use_cac
         before, n_new = (0, prompt_len) if step == 0 else (prompt_len + step - 1, 1)
         cost = step_cost(config, before, n_new, use_cache)
         total += cost
-        out.append({"step": step, "seq_len_after": before + n_new, "step_cost": cost.to_dict(), "cumulative": total.to_dict()})
+        out.append(
+            {"step": step, "seq_len_after": before + n_new, "step_cost": cost.to_dict(), "cumulative": total.to_dict()}
+        )
     return out
 
 
@@ -206,7 +219,8 @@ class ToyDecoder:
                 "wq": rng.standard_normal((c.d_model, c.n_heads * c.head_dim)) * s,  # (C, H*d)
                 "wk": rng.standard_normal((c.d_model, c.n_kv_heads * c.head_dim)) * s,  # (C, G*d)
                 "wv": rng.standard_normal((c.d_model, c.n_kv_heads * c.head_dim)) * s,  # (C, G*d)
-                "wo": rng.standard_normal((c.n_heads * c.head_dim, c.d_model)) / np.sqrt(c.n_heads * c.head_dim),  # (H*d, C)
+                "wo": rng.standard_normal((c.n_heads * c.head_dim, c.d_model))
+                / np.sqrt(c.n_heads * c.head_dim),  # (H*d, C)
                 "w1": rng.standard_normal((c.d_model, c.d_ff)) * s,  # (C, F)
                 "w2": rng.standard_normal((c.d_ff, c.d_model)) / np.sqrt(c.d_ff),  # (F, C)
             }
@@ -224,9 +238,15 @@ class ToyDecoder:
         c, w = self.config, self.layers[i]
         T = x.shape[0]
         h = rms_norm(x)  # (T, C)
-        q = self._linear(h, w["wq"], "projection_macs").reshape(T, c.n_heads, c.head_dim).transpose(1, 0, 2)  # (H, T, d)
-        k = self._linear(h, w["wk"], "projection_macs").reshape(T, c.n_kv_heads, c.head_dim).transpose(1, 0, 2)  # (G, T, d)
-        v = self._linear(h, w["wv"], "projection_macs").reshape(T, c.n_kv_heads, c.head_dim).transpose(1, 0, 2)  # (G, T, d)
+        q = (
+            self._linear(h, w["wq"], "projection_macs").reshape(T, c.n_heads, c.head_dim).transpose(1, 0, 2)
+        )  # (H, T, d)
+        k = (
+            self._linear(h, w["wk"], "projection_macs").reshape(T, c.n_kv_heads, c.head_dim).transpose(1, 0, 2)
+        )  # (G, T, d)
+        v = (
+            self._linear(h, w["wv"], "projection_macs").reshape(T, c.n_kv_heads, c.head_dim).transpose(1, 0, 2)
+        )  # (G, T, d)
         self.cost.kv_vectors_computed += k.shape[0] * k.shape[1] + v.shape[0] * v.shape[1]
         if cache is not None:
             k, v = cache.update(i, k, v)  # (G, S, d): everything cached, this step's entries last

@@ -28,6 +28,7 @@ hold numpy and onnxruntime-web equal; ToyDecoder is the textbook decoder the cos
 figures reason about (any size, MHA/GQA, random weights, work counted per step).
 Both use the one softmax, `kvlab.core.attention.softmax`.
 """
+
 from __future__ import annotations
 
 import io
@@ -46,13 +47,13 @@ PastKeyValues = list  # list[tuple[np.ndarray, np.ndarray]]: per layer (k, v), e
 
 @dataclass
 class GPTConfig:
-    block_size: int = 512     # training context; RoPE itself has no hard limit
-    vocab_size: int = 768     # 256 bytes + 512 BPE merges
+    block_size: int = 512  # training context; RoPE itself has no hard limit
+    vocab_size: int = 768  # 256 bytes + 512 BPE merges
     n_layer: int = 4
     n_head: int = 4
     n_embd: int = 128
     rope_base: float = 10000.0
-    rope_pairs: int = 0       # rotated (q, k) pairs per head, 0 = all; the rest stay position-free
+    rope_pairs: int = 0  # rotated (q, k) pairs per head, 0 = all; the rest stay position-free
     smear_keys: bool = False  # attention keys mixed with the previous slot's key (see smear_keys)
 
     @property
@@ -71,8 +72,9 @@ def _erf(x: np.ndarray) -> np.ndarray:
     s = np.sign(x)
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
-    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
-               + 0.254829592) * t * np.exp(-a * a)
+    y = 1.0 - (
+        ((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592
+    ) * t * np.exp(-a * a)
     return (s * y).astype(x.dtype)
 
 
@@ -89,8 +91,9 @@ def rope_inv_freq(head_dim: int, base: float, rope_pairs: int = 0) -> np.ndarray
     return inv_freq
 
 
-def rope_cos_sin(position_ids: np.ndarray, head_dim: int, base: float,
-                 rope_pairs: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def rope_cos_sin(
+    position_ids: np.ndarray, head_dim: int, base: float, rope_pairs: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """cos, sin of shape (B, T, hs) for integer positions (B, T); rotate-half layout."""
     inv_freq = rope_inv_freq(head_dim, base, rope_pairs)  # (hs/2,)
     freqs = position_ids.astype(np.float32)[..., None] * inv_freq  # (B, T, hs/2)
@@ -158,7 +161,9 @@ class GPT:
         K = k.shape[2]  # keys: past + new
         P = K - T
         ks = smear_keys(k, self.w[p + "smear"]) if self.config.smear_keys else k  # keys as attention sees them
-        att = (q @ ks.transpose(0, 1, 3, 2)) * np.float32(1.0 / math.sqrt(hs))  # (B, nh, T, hs) x (B, nh, hs, K) -> (B, nh, T, K)
+        att = (q @ ks.transpose(0, 1, 3, 2)) * np.float32(
+            1.0 / math.sqrt(hs)
+        )  # (B, nh, T, hs) x (B, nh, hs, K) -> (B, nh, T, K)
         causal = np.arange(K)[None, :] <= (P + np.arange(T))[:, None]  # (T, K): new token t sees cache slots <= P+t
         att = np.where(causal, att, np.float32(-np.inf))
         att = softmax(att, axis=-1).astype(np.float32)  # (B, nh, T, K)
@@ -169,8 +174,9 @@ class GPT:
 
     def _block(self, i: int, x, cos, sin, past):
         p = f"transformer.h.{i}."
-        a, kv, att = self._attention(i, layer_norm(x, self.w[p + "ln_1.weight"], self.w[p + "ln_1.bias"]),
-                                     cos, sin, past)
+        a, kv, att = self._attention(
+            i, layer_norm(x, self.w[p + "ln_1.weight"], self.w[p + "ln_1.bias"]), cos, sin, past
+        )
         x = x + a
         h = layer_norm(x, self.w[p + "ln_2.weight"], self.w[p + "ln_2.bias"])
         h = gelu(h @ self.w[p + "mlp.c_fc.weight"].T + self.w[p + "mlp.c_fc.bias"])  # (B, T, 4C)

@@ -34,6 +34,7 @@ there a token also reads its own entry quantized.)
 >>> float(np.abs(dequantize(quantize(x, "q8_0"), "q8_0", 32) - x).max()) < 1 / 127
 True
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -60,8 +61,13 @@ def bytes_per_vector(fmt: str, head_dim: int) -> int:
     fmt = _check(fmt)
     if fmt in ("q8_0", "q4_0") and head_dim % QK:
         raise ValueError(f"{fmt} needs head_dim divisible by {QK}, got {head_dim}")
-    return {"fp32": 4 * head_dim, "fp16": 2 * head_dim, "int8": head_dim + 4,
-            "q8_0": head_dim // QK * 34, "q4_0": head_dim // QK * 18}[fmt]
+    return {
+        "fp32": 4 * head_dim,
+        "fp16": 2 * head_dim,
+        "int8": head_dim + 4,
+        "q8_0": head_dim // QK * 34,
+        "q4_0": head_dim // QK * 18,
+    }[fmt]
 
 
 def _round_away(x: np.ndarray) -> np.ndarray:
@@ -119,7 +125,7 @@ def quantize(x: np.ndarray, fmt: str) -> np.ndarray:
         d = (mx / _F32(-8)).astype(_F32)
         v = (blocks * _inverse(d)[..., None]).astype(_F32) + _F32(8.5)
         q = np.minimum(15, np.trunc(v.astype(_F32))).astype(np.uint8)  # (..., nb, 32)
-        nib = q[..., : QK // 2] | (q[..., QK // 2:] << 4)
+        nib = q[..., : QK // 2] | (q[..., QK // 2 :] << 4)
         out = np.concatenate([_fp16_bytes(d), nib.astype(np.uint8)], axis=-1)  # (..., nb, 18)
     return out.reshape(*lead, -1)
 
@@ -176,8 +182,7 @@ def bytes_per_token(fmt: str, n_layer: int, n_kv_head: int, head_dim: int) -> in
     return int(kv_bytes_per_token(arch, ggml)["bytes_per_token"])
 
 
-def generate_stored(model, ids: list[int], n_new: int, kv_format: str = "fp32",
-                    force: list[int] | None = None) -> dict:
+def generate_stored(model, ids: list[int], n_new: int, kv_format: str = "fp32", force: list[int] | None = None) -> dict:
     """Prefill `ids`, then decode greedily for `n_new` steps (n_new forward passes, as
     the browser's generate) with the cache stored in `kv_format`.
 
@@ -195,8 +200,11 @@ def generate_stored(model, ids: list[int], n_new: int, kv_format: str = "fp32",
         logits, present = model.forward(np.array([feed]), past)
         P = 0 if stored is None else stored[0][0].shape[2]
         new = [[quantize(t[:, :, P:], fmt) for t in kv] for kv in present]  # only the new slots
-        stored = new if stored is None else [[np.concatenate([old, nw], axis=2) for old, nw in zip(o, n)]
-                                             for o, n in zip(stored, new)]
+        stored = (
+            new
+            if stored is None
+            else [[np.concatenate([old, nw], axis=2) for old, nw in zip(o, n)] for o, n in zip(stored, new)]
+        )
         past = [tuple(dequantize(b, fmt, D) for b in kv) for kv in stored]
         row = np.asarray(logits[0, -1], dtype=_F32)
         logits_out.append(row)
@@ -204,5 +212,10 @@ def generate_stored(model, ids: list[int], n_new: int, kv_format: str = "fp32",
         tokens.append(token)
         feed = [int(force[step]) if force is not None and step < len(force) else token]
     cache_bytes = int(sum(b.size for kv in stored for b in kv)) if stored else 0
-    return {"kv_format": fmt, "tokens": tokens, "logits": logits_out, "cache_bytes": cache_bytes,
-            "cache_len": 0 if stored is None else int(stored[0][0].shape[2])}
+    return {
+        "kv_format": fmt,
+        "tokens": tokens,
+        "logits": logits_out,
+        "cache_bytes": cache_bytes,
+        "cache_len": 0 if stored is None else int(stored[0][0].shape[2]),
+    }

@@ -8,6 +8,7 @@ in the browser the model runs on onnxruntime-web (site_src/runtime/model.js), an
 the tests check that both give the same tokens and attention weights. The widget
 functions that use the model live with their pages in kvlab.widgets.
 """
+
 from __future__ import annotations
 
 import json
@@ -104,7 +105,13 @@ def episode_facts(ep: dict) -> dict:
     ends = np.cumsum([len(tok.vocab[i]) for i in ids])
     start_byte = ep["prompt"].encode("utf-8").index(ep["code"].encode("utf-8"))
     code_positions = [i for i, e in enumerate(ends) if start_byte < e <= start_byte + len(ep["code"])]
-    return {"prompt": ep["prompt"], "code": ep["code"], "ids": ids, "n_tokens": len(ids), "code_positions": code_positions}
+    return {
+        "prompt": ep["prompt"],
+        "code": ep["code"],
+        "ids": ids,
+        "n_tokens": len(ids),
+        "code_positions": code_positions,
+    }
 
 
 def measured_recall() -> dict:

@@ -16,6 +16,7 @@ Saved as JSON (``models/tiny/tokenizer.json``): {"format": "kvlab-bpe",
 "version": 1, "pattern", "merges": [[a, b], ...]} plus a human-readable "tokens"
 list that `load` ignores.
 """
+
 from __future__ import annotations
 
 import json
@@ -78,8 +79,7 @@ def split_chunks(text: str, pattern: str = SPLIT_PATTERN) -> list[str]:
 class BPETokenizer:
     """Byte-level BPE: `merges` maps (id, id) -> new id, in the order learned."""
 
-    def __init__(self, merges: dict[tuple[int, int], int] | None = None,
-                 pattern: str = SPLIT_PATTERN):
+    def __init__(self, merges: dict[tuple[int, int], int] | None = None, pattern: str = SPLIT_PATTERN):
         self.pattern = pattern
         self.merges = dict(merges or {})
         self.vocab = self._build_vocab()

@@ -18,13 +18,14 @@ values. Everything the memory calculator needs follows from that list:
 >>> [layer.k_values for layer in llama2.layers]
 [32, 32]
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-FULL = "full"        # attends to every earlier token: cache grows with context
+FULL = "full"  # attends to every earlier token: cache grows with context
 SLIDING = "sliding"  # attends to the last `window` tokens only
-LINEAR = "linear"    # recurrent layer (Gated DeltaNet, Mamba): fixed state, no KV
+LINEAR = "linear"  # recurrent layer (Gated DeltaNet, Mamba): fixed state, no KV
 LAYER_KINDS = (FULL, SLIDING, LINEAR)
 
 
@@ -32,11 +33,11 @@ LAYER_KINDS = (FULL, SLIDING, LINEAR)
 class LayerSpec:
     """The cache of one layer, in values per token (keys, values) or per sequence (state)."""
 
-    kind: str                 # FULL | SLIDING | LINEAR
-    k_values: int = 0         # key values cached per token (kv_heads * head_dim, or MLA latent)
-    v_values: int = 0         # value values cached per token (0 for MLA: V comes from the latent)
+    kind: str  # FULL | SLIDING | LINEAR
+    k_values: int = 0  # key values cached per token (kv_heads * head_dim, or MLA latent)
+    v_values: int = 0  # value values cached per token (0 for MLA: V comes from the latent)
     window: int | None = None  # SLIDING only: tokens kept
-    kv_heads: int = 0         # KV heads (1 for an MLA latent)
+    kv_heads: int = 0  # KV heads (1 for an MLA latent)
     head_dim_k: int = 0
     head_dim_v: int = 0
     # LINEAR only: the recurrent state of one sequence, split the way llama.cpp
@@ -58,17 +59,17 @@ class Architecture:
     """A model as far as memory is concerned. Built by `kvlab.memory.hf_config` or by hand."""
 
     name: str
-    family: str                    # the config's model_type (decides engine quirks)
+    family: str  # the config's model_type (decides engine quirks)
     layers: tuple[LayerSpec, ...]
-    n_heads: int                   # query heads
+    n_heads: int  # query heads
     hidden_size: int
-    attention: str = "gqa"         # "mha" | "gqa" | "mqa" | "mla" (for display)
+    attention: str = "gqa"  # "mha" | "gqa" | "mqa" | "mla" (for display)
     vocab_size: int | None = None
     intermediate_size: int | None = None
     max_position_embeddings: int | None = None
-    params: float | None = None          # total parameters (weights memory)
-    active_params: float | None = None   # parameters read per token (MoE); None = params
-    expert_params: float | None = None   # parameters in MoE expert FFNs (what MXFP4 covers in gpt-oss)
+    params: float | None = None  # total parameters (weights memory)
+    active_params: float | None = None  # parameters read per token (MoE); None = params
+    expert_params: float | None = None  # parameters in MoE expert FFNs (what MXFP4 covers in gpt-oss)
     mla_expanded_values: int | None = None  # per layer per token, if MLA heads were cached uncompressed
     source: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -108,13 +109,20 @@ class Architecture:
         }
 
 
-def attention_layer(kind: str, kv_heads: int, head_dim: int, window: int | None = None,
-                    head_dim_v: int | None = None) -> LayerSpec:
+def attention_layer(
+    kind: str, kv_heads: int, head_dim: int, window: int | None = None, head_dim_v: int | None = None
+) -> LayerSpec:
     """A standard (MHA/GQA/MQA) attention layer: K and V each kv_heads * head_dim wide."""
     hv = head_dim if head_dim_v is None else head_dim_v
-    return LayerSpec(kind=kind, k_values=kv_heads * head_dim, v_values=kv_heads * hv,
-                     window=window if kind == SLIDING else None,
-                     kv_heads=kv_heads, head_dim_k=head_dim, head_dim_v=hv)
+    return LayerSpec(
+        kind=kind,
+        k_values=kv_heads * head_dim,
+        v_values=kv_heads * hv,
+        window=window if kind == SLIDING else None,
+        kv_heads=kv_heads,
+        head_dim_k=head_dim,
+        head_dim_v=hv,
+    )
 
 
 def mla_layer(kv_lora_rank: int, qk_rope_head_dim: int) -> LayerSpec:
@@ -123,8 +131,9 @@ def mla_layer(kv_lora_rank: int, qk_rope_head_dim: int) -> LayerSpec:
     return LayerSpec(kind=FULL, k_values=width, v_values=0, kv_heads=1, head_dim_k=width, head_dim_v=0)
 
 
-def linear_layer(conv_kernel: int, num_key_heads: int, key_head_dim: int,
-                 num_value_heads: int, value_head_dim: int) -> LayerSpec:
+def linear_layer(
+    conv_kernel: int, num_key_heads: int, key_head_dim: int, num_value_heads: int, value_head_dim: int
+) -> LayerSpec:
     """A Gated DeltaNet layer (Qwen3-Next, Qwen3.5/3.6): no KV, a fixed state per sequence.
 
     Sizes follow llama.cpp's llama_hparams::n_embd_r / n_embd_s with the GGUF
@@ -140,8 +149,9 @@ def linear_layer(conv_kernel: int, num_key_heads: int, key_head_dim: int,
     return LayerSpec(kind=LINEAR, conv_state_values=conv, ssm_state_values=ssm)
 
 
-def uniform_architecture(name: str, n_layers: int, n_heads: int, n_kv_heads: int, head_dim: int,
-                         hidden_size: int | None = None, **extra) -> Architecture:
+def uniform_architecture(
+    name: str, n_layers: int, n_heads: int, n_kv_heads: int, head_dim: int, hidden_size: int | None = None, **extra
+) -> Architecture:
     """Every layer full attention with the same shape (Llama-2, Llama-3, Mistral-7B-v0.3...)."""
     layer = attention_layer(FULL, n_kv_heads, head_dim)
     if n_kv_heads == n_heads:
@@ -150,6 +160,12 @@ def uniform_architecture(name: str, n_layers: int, n_heads: int, n_kv_heads: int
         attention = "mqa"
     else:
         attention = "gqa"
-    return Architecture(name=name, family=extra.pop("family", "llama"), layers=(layer,) * n_layers,
-                        n_heads=n_heads, hidden_size=hidden_size or n_heads * head_dim,
-                        attention=attention, **extra)
+    return Architecture(
+        name=name,
+        family=extra.pop("family", "llama"),
+        layers=(layer,) * n_layers,
+        n_heads=n_heads,
+        hidden_size=hidden_size or n_heads * head_dim,
+        attention=attention,
+        **extra,
+    )

@@ -8,6 +8,7 @@ installed wheel and the zip Pyodide unpacks into site-packages.
 >>> get_gpu("h100-sxm")["memory_gib"]
 80
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,10 @@ def get_model(model_id: str) -> dict:
     for entry in _load("models.json")["models"]:
         if key in (entry["id"].lower(), entry["hf_id"].lower()):
             return dict(entry)
-    raise ValueError(f"model {model_id!r} is not in the catalogue; try one of: "
-                     + ", ".join(e["id"] for e in _load("models.json")["models"]))
+    raise ValueError(
+        f"model {model_id!r} is not in the catalogue; try one of: "
+        + ", ".join(e["id"] for e in _load("models.json")["models"])
+    )
 
 
 def get_gpu(gpu_id: str) -> dict:
@@ -58,8 +61,9 @@ def get_gpu(gpu_id: str) -> dict:
     for entry in _load("gpus.json")["gpus"]:
         if entry["id"] == key:
             return dict(entry)
-    raise ValueError(f"gpu {gpu_id!r} is not in the catalogue; try one of: "
-                     + ", ".join(e["id"] for e in _load("gpus.json")["gpus"]))
+    raise ValueError(
+        f"gpu {gpu_id!r} is not in the catalogue; try one of: " + ", ".join(e["id"] for e in _load("gpus.json")["gpus"])
+    )
 
 
 def gpu_memory_bytes(gpu: dict) -> int:
@@ -83,8 +87,9 @@ def model_architecture(model, params: float | None = None) -> Architecture:
         else:
             cfg = dict(entry["config"])
             cfg["_source"] = entry["source"]
-            arch = parse_hf_config(cfg, name=entry["hf_id"], params=params or entry["params"],
-                                   active_params=entry.get("active_params"))
+            arch = parse_hf_config(
+                cfg, name=entry["hf_id"], params=params or entry["params"], active_params=entry.get("active_params")
+            )
             if entry.get("expert_params"):
                 arch = replace(arch, expert_params=entry["expert_params"])
             return arch
@@ -97,12 +102,22 @@ def list_models() -> list[dict]:
     for entry in _load("models.json")["models"]:
         arch = model_architecture(entry["id"])
         summary = arch.summary()
-        rows.append({"id": entry["id"], "hf_id": entry["hf_id"], "source": entry["source"],
-                     "attention": summary["attention"], "layers_by_kind": summary["layers_by_kind"],
-                     "kv_heads": summary["kv_heads"], "head_dim": summary["head_dim"],
-                     "params": entry["params"], "active_params": entry.get("active_params"),
-                     "weights_dtype": entry["weights_dtype"], "confirmed": entry["confirmed"],
-                     "note": entry["note"]})
+        rows.append(
+            {
+                "id": entry["id"],
+                "hf_id": entry["hf_id"],
+                "source": entry["source"],
+                "attention": summary["attention"],
+                "layers_by_kind": summary["layers_by_kind"],
+                "kv_heads": summary["kv_heads"],
+                "head_dim": summary["head_dim"],
+                "params": entry["params"],
+                "active_params": entry.get("active_params"),
+                "weights_dtype": entry["weights_dtype"],
+                "confirmed": entry["confirmed"],
+                "note": entry["note"],
+            }
+        )
     return rows
 
 

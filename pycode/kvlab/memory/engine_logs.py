@@ -26,13 +26,22 @@ Units: llama.cpp prints MiB with two decimals; vLLM prints GiB with two decimals
 versions wrote "GB" for the same GiB figure). A rebuilt figure "matches" when it prints
 the same digits.
 """
+
 from __future__ import annotations
 
 import re
 
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING, Architecture
-from kvlab.memory.kv_bytes import (KV_TYPES, LLAMACPP_PAD, LLAMACPP_SWA_FAMILIES, VLLM_BLOCK_SIZE, kv_type,
-                                   llamacpp_kv_cache, row_bytes, vllm_kv_cache)
+from kvlab.memory.kv_bytes import (
+    KV_TYPES,
+    LLAMACPP_PAD,
+    LLAMACPP_SWA_FAMILIES,
+    VLLM_BLOCK_SIZE,
+    kv_type,
+    llamacpp_kv_cache,
+    row_bytes,
+    vllm_kv_cache,
+)
 from kvlab.wording import GIB, MIB, plural
 
 ENGINES = ("llama.cpp", "vllm")
@@ -46,12 +55,16 @@ _NUM = r"([\d,]+(?:\.\d+)?)"
 _SIZE = re.compile(
     r"(?P<who>llama_kv_cache(?:_unified)?|llama_memory_recurrent):\s+size\s*=\s*(?P<mib>[\d.]+)\s*MiB\s*\(\s*"
     r"(?P<cells>\d+)\s*cells,\s*(?P<layers>\d+)\s*layers,\s*(?P<seqs>\d+)(?:\s*/\s*(?P<streams>\d+))?\s*seqs\),\s*"
-    r"(?P<kl>[KR])\s*\((?P<kt>\w+)\):\s*(?P<kmib>[\d.]+)\s*MiB,\s*(?P<vl>[VS])\s*\((?P<vt>\w+)\):\s*(?P<vmib>[\d.]+)\s*MiB")
+    r"(?P<kl>[KR])\s*\((?P<kt>\w+)\):\s*(?P<kmib>[\d.]+)\s*MiB,\s*(?P<vl>[VS])\s*\((?P<vt>\w+)\):\s*(?P<vmib>[\d.]+)\s*MiB"
+)
 _SELF = re.compile(
     r"KV self size\s*=\s*(?P<mib>[\d.]+)\s*MiB,\s*(?P<kl>K|c\^KV)\s*\((?P<kt>\w+)\):\s*(?P<kmib>[\d.]+)\s*MiB"
-    r"(?:,\s*(?:V|kv\^T)\s*(?:\((?P<vt>\w+)\):\s*(?P<vmib>[\d.]+)\s*MiB|:\s*not used))?")
+    r"(?:,\s*(?:V|kv\^T)\s*(?:\((?P<vt>\w+)\):\s*(?P<vmib>[\d.]+)\s*MiB|:\s*not used))?"
+)
 _ISWA = re.compile(r"creating\s+(?P<which>non-SWA|SWA)\s+KV cache,\s*size\s*=\s*(?P<cells>\d+)\s*cells")
-_BUFFER = re.compile(r"(?P<dev>[\w.:\[\]-]+)\s+(?P<what>KV|RS|compute|model|output)\s+buffer size\s*=\s*(?P<mib>[\d.]+)\s*MiB")
+_BUFFER = re.compile(
+    r"(?P<dev>[\w.:\[\]-]+)\s+(?P<what>KV|RS|compute|model|output)\s+buffer size\s*=\s*(?P<mib>[\d.]+)\s*MiB"
+)
 _LLAMA_INT = {
     "n_ctx": re.compile(r"\bn_ctx\s*=\s*(\d+)"),
     "n_ctx_seq": re.compile(r"\bn_ctx_(?:per_)?seq\s*=\s*(\d+)"),
@@ -75,22 +88,32 @@ _VLLM_FLOAT = {
     "peak_torch_gib": re.compile(r"peak_torch_memory=([\d.]+)GiB"),
     "non_torch_gib": re.compile(r"non_torch_memory=([\d.]+)GiB"),
     "kv_cache_size_gib": re.compile(r"kv_cache_size=([\d.]+)GiB"),
-    "gpu_memory_utilization": re.compile(r"gpu_memory_utilization['\"]?\s*[=:]\s*([\d.]+)|--gpu-memory-utilization[ =]([\d.]+)"),
+    "gpu_memory_utilization": re.compile(
+        r"gpu_memory_utilization['\"]?\s*[=:]\s*([\d.]+)|--gpu-memory-utilization[ =]([\d.]+)"
+    ),
 }
 _VLLM_INT = {
     "gpu_blocks": re.compile(r"GPU blocks:\s*([\d,]+)"),
     "gpu_kv_tokens": re.compile(r"GPU KV cache size:\s*([\d,]+)\s*tokens"),
     "max_model_len": re.compile(r"['\"]max_model_len['\"]:\s*(\d+)|--max-model-len[ =](\d+)|max_model_len=(\d+)"),
     "block_size": re.compile(r"['\"]block_size['\"]:\s*(\d+)|--block-size[ =](\d+)"),
-    "max_num_batched_tokens": re.compile(r"max_num_batched_tokens['\"]?\s*[=:]\s*(\d+)|--max-num-batched-tokens?[ =](\d+)"),
-    "tensor_parallel_size": re.compile(r"['\"]tensor_parallel_size['\"]:\s*(\d+)|--tensor-parallel-size[ =](\d+)|\s-tp[ =](\d+)"),
+    "max_num_batched_tokens": re.compile(
+        r"max_num_batched_tokens['\"]?\s*[=:]\s*(\d+)|--max-num-batched-tokens?[ =](\d+)"
+    ),
+    "tensor_parallel_size": re.compile(
+        r"['\"]tensor_parallel_size['\"]:\s*(\d+)|--tensor-parallel-size[ =](\d+)|\s-tp[ =](\d+)"
+    ),
 }
 _VLLM_DTYPE = re.compile(r"['\"]kv_cache_dtype['\"]:\s*['\"](\w+)['\"]|--kv-cache-dtype[ =](\w+)")
 _CONCURRENCY = re.compile(r"Maximum concurrency for\s*([\d,]+)\s*tokens per request:\s*([\d.]+)x")
-_NEEDED = re.compile(r"max seq len \((\d+)\),\s*\(([\d.]+)\s*GiB KV cache is needed, which is larger than the available "
-                     r"KV cache memory \(([\d.]+)\s*GiB\)")
-_TOO_LONG = re.compile(r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV "
-                       r"cache \((\d+)\)")
+_NEEDED = re.compile(
+    r"max seq len \((\d+)\),\s*\(([\d.]+)\s*GiB KV cache is needed, which is larger than the available "
+    r"KV cache memory \(([\d.]+)\s*GiB\)"
+)
+_TOO_LONG = re.compile(
+    r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV "
+    r"cache \((\d+)\)"
+)
 
 
 def _int(text: str) -> int:
@@ -113,22 +136,47 @@ def parse_engine_log(text: str) -> dict:
     vllm: dict = {}
     pending_label = None
     for number, line in enumerate(text.splitlines(), start=1):
-        if (m := _ISWA.search(line)):
+        if m := _ISWA.search(line):
             pending_label = {"which": m["which"], "cells": int(m["cells"]), "line": number}
-        if (m := _SIZE.search(line)):
+        if m := _SIZE.search(line):
             recurrent = m["who"] == "llama_memory_recurrent"
-            entry = {"line": number, "text": line.strip(), "format": "size", "recurrent": recurrent,
-                     "mib": m["mib"], "cells": int(m["cells"]), "layers": int(m["layers"]),
-                     "n_seq": int(m["seqs"]), "streams": int(m["streams"]) if m["streams"] else None,
-                     "type_k": m["kt"], "type_v": m["vt"], "k_mib": m["kmib"], "v_mib": m["vmib"],
-                     "label": None if recurrent else (pending_label["which"] if pending_label else None)}
+            entry = {
+                "line": number,
+                "text": line.strip(),
+                "format": "size",
+                "recurrent": recurrent,
+                "mib": m["mib"],
+                "cells": int(m["cells"]),
+                "layers": int(m["layers"]),
+                "n_seq": int(m["seqs"]),
+                "streams": int(m["streams"]) if m["streams"] else None,
+                "type_k": m["kt"],
+                "type_v": m["vt"],
+                "k_mib": m["kmib"],
+                "v_mib": m["vmib"],
+                "label": None if recurrent else (pending_label["which"] if pending_label else None),
+            }
             pending_label = None
             caches.append(entry)
-        elif (m := _SELF.search(line)):
-            caches.append({"line": number, "text": line.strip(), "format": "self", "recurrent": False,
-                           "mib": m["mib"], "cells": None, "layers": None, "n_seq": None, "streams": None,
-                           "type_k": m["kt"], "type_v": m["vt"] or m["kt"], "k_mib": m["kmib"],
-                           "v_mib": m["vmib"] or "0.00", "label": "MLA latent (c^KV)" if m["kl"] == "c^KV" else None})
+        elif m := _SELF.search(line):
+            caches.append(
+                {
+                    "line": number,
+                    "text": line.strip(),
+                    "format": "self",
+                    "recurrent": False,
+                    "mib": m["mib"],
+                    "cells": None,
+                    "layers": None,
+                    "n_seq": None,
+                    "streams": None,
+                    "type_k": m["kt"],
+                    "type_v": m["vt"] or m["kt"],
+                    "k_mib": m["kmib"],
+                    "v_mib": m["vmib"] or "0.00",
+                    "label": "MLA latent (c^KV)" if m["kl"] == "c^KV" else None,
+                }
+            )
         for m in _BUFFER.finditer(line):
             buffers.append({"line": number, "device": m["dev"], "what": m["what"], "mib": m["mib"]})
         for key, rx in _LLAMA_INT.items():
@@ -154,14 +202,28 @@ def parse_engine_log(text: str) -> dict:
         if "kv_cache_dtype" not in vllm and (m := _VLLM_DTYPE.search(line)):
             vllm["kv_cache_dtype"] = {"value": _first(m), "line": number, "text": m.group(0)}
         if "concurrency" not in vllm and (m := _CONCURRENCY.search(line)):
-            vllm["concurrency"] = {"value": float(m.group(2)), "text_value": m.group(2), "max_model_len": _int(m.group(1)),
-                                   "line": number, "text": m.group(0)}
+            vllm["concurrency"] = {
+                "value": float(m.group(2)),
+                "text_value": m.group(2),
+                "max_model_len": _int(m.group(1)),
+                "line": number,
+                "text": m.group(0),
+            }
         if "needed" not in vllm and (m := _NEEDED.search(line)):
-            vllm["needed"] = {"max_model_len": int(m.group(1)), "needed": m.group(2), "available": m.group(3),
-                              "line": number, "text": m.group(0)}
+            vllm["needed"] = {
+                "max_model_len": int(m.group(1)),
+                "needed": m.group(2),
+                "available": m.group(3),
+                "line": number,
+                "text": m.group(0),
+            }
         if "too_long" not in vllm and (m := _TOO_LONG.search(line)):
-            vllm["too_long"] = {"max_model_len": int(m.group(1)), "tokens": int(m.group(2)), "line": number,
-                                "text": m.group(0)}
+            vllm["too_long"] = {
+                "max_model_len": int(m.group(1)),
+                "tokens": int(m.group(2)),
+                "line": number,
+                "text": m.group(0),
+            }
     llama_score = len(caches) + len(buffers) + len(facts)
     vllm_score = len(vllm)
     engine = None
@@ -173,6 +235,7 @@ def parse_engine_log(text: str) -> dict:
 # ---------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------
+
 
 def _mib(nbytes: float) -> str:
     return f"{nbytes / MIB:.2f}"
@@ -224,13 +287,16 @@ def _summary(checks: list[dict]) -> str:
     if not compared:
         predicted = [c for c in checks if c["status"] == "predicted"]
         if predicted:
-            return (f"nothing in this log to compare with; {plural(len(predicted), 'figure')} predicted from the "
-                    "config and the memory it logs")
+            return (
+                f"nothing in this log to compare with; {plural(len(predicted), 'figure')} predicted from the "
+                "config and the memory it logs"
+            )
         return "nothing in this log could be compared (no KV cache line recognised)"
     text = f"{len(exact)} of {plural(len(compared), 'figure')} rebuilt from the config"
     if differs:
-        text += f"; {len(differs)} {'differs' if len(differs) == 1 else 'differ'}: " + \
-            "; ".join(c["figure"] for c in differs)
+        text += f"; {len(differs)} {'differs' if len(differs) == 1 else 'differ'}: " + "; ".join(
+            c["figure"] for c in differs
+        )
     return text
 
 
@@ -238,8 +304,17 @@ def _summary(checks: list[dict]) -> str:
 # llama.cpp
 # ---------------------------------------------------------------------------------------
 
-def _llamacpp_terms(arch: Architecture, logged: dict, expected: dict | None, layers, type_k: str, type_v: str,
-                    cells_rule: str, mla: bool) -> tuple[list[dict], str, str | None]:
+
+def _llamacpp_terms(
+    arch: Architecture,
+    logged: dict,
+    expected: dict | None,
+    layers,
+    type_k: str,
+    type_v: str,
+    cells_rule: str,
+    mla: bool,
+) -> tuple[list[dict], str, str | None]:
     """Terms of one cache line: cells, layers, streams, K and V bytes; status and why."""
     terms = []
     why = None
@@ -248,53 +323,91 @@ def _llamacpp_terms(arch: Architecture, logged: dict, expected: dict | None, lay
     n_layers = len(layers)
     if expected is not None:
         ok = expected["cells"] == cells
-        terms.append({"term": "cells", "logged": f"{cells:,}", "rebuilt": f"{expected['cells']:,}", "how": cells_rule,
-                      "ok": ok})
+        terms.append(
+            {"term": "cells", "logged": f"{cells:,}", "rebuilt": f"{expected['cells']:,}", "how": cells_rule, "ok": ok}
+        )
         ok_l = expected["layers"] == logged["layers"]
-        terms.append({"term": "layers", "logged": str(logged["layers"]), "rebuilt": str(expected["layers"]),
-                      "how": f"{plural(n_layers, 'layer')} of this kind in the config", "ok": ok_l})
+        terms.append(
+            {
+                "term": "layers",
+                "logged": str(logged["layers"]),
+                "rebuilt": str(expected["layers"]),
+                "how": f"{plural(n_layers, 'layer')} of this kind in the config",
+                "ok": ok_l,
+            }
+        )
     widths = sorted({_width_text(la) for la in layers})
     k_row = sum(row_bytes(type_k, la.k_values) for la in layers)
     v_row = 0 if mla else sum(row_bytes(type_v, la.v_values) for la in layers)
     k_bytes = k_row * cells * streams
     v_bytes = v_row * cells * streams
     per_value_k = KV_TYPES[type_k][1] / KV_TYPES[type_k][0]
-    k_how = (f"{cells:,} cells x {streams} stream{'s' if streams > 1 else ''} x {n_layers} layers x "
-             f"({'; '.join(widths)}) x {per_value_k:g} B ({type_k})")
+    k_how = (
+        f"{cells:,} cells x {streams} stream{'s' if streams > 1 else ''} x {n_layers} layers x "
+        f"({'; '.join(widths)}) x {per_value_k:g} B ({type_k})"
+    )
     ok_k = _mib(k_bytes) == f"{float(logged['k_mib']):.2f}"
-    terms.append({"term": f"K ({type_k})", "logged": f"{logged['k_mib']} MiB", "rebuilt": f"{_mib(k_bytes)} MiB",
-                  "how": k_how, "ok": ok_k})
+    terms.append(
+        {
+            "term": f"K ({type_k})",
+            "logged": f"{logged['k_mib']} MiB",
+            "rebuilt": f"{_mib(k_bytes)} MiB",
+            "how": k_how,
+            "ok": ok_k,
+        }
+    )
     if mla:
         ok_v = float(logged["v_mib"]) == 0
-        terms.append({"term": "V", "logged": f"{logged['v_mib']} MiB", "rebuilt": "0.00 MiB",
-                      "how": "MLA: no V tensor (V is rebuilt from the latent)", "ok": ok_v})
+        terms.append(
+            {
+                "term": "V",
+                "logged": f"{logged['v_mib']} MiB",
+                "rebuilt": "0.00 MiB",
+                "how": "MLA: no V tensor (V is rebuilt from the latent)",
+                "ok": ok_v,
+            }
+        )
     else:
         per_value_v = KV_TYPES[type_v][1] / KV_TYPES[type_v][0]
         ok_v = _mib(v_bytes) == f"{float(logged['v_mib']):.2f}"
-        terms.append({"term": f"V ({type_v})", "logged": f"{logged['v_mib']} MiB", "rebuilt": f"{_mib(v_bytes)} MiB",
-                      "how": f"as K with V widths x {per_value_v:g} B ({type_v})", "ok": ok_v})
+        terms.append(
+            {
+                "term": f"V ({type_v})",
+                "logged": f"{logged['v_mib']} MiB",
+                "rebuilt": f"{_mib(v_bytes)} MiB",
+                "how": f"as K with V widths x {per_value_v:g} B ({type_v})",
+                "ok": ok_v,
+            }
+        )
     total = k_bytes + v_bytes
     ok_t = _mib(total) == f"{float(logged['mib']):.2f}"
-    terms.append({"term": "total", "logged": f"{logged['mib']} MiB", "rebuilt": f"{_mib(total)} MiB",
-                  "how": "K + V", "ok": ok_t})
+    terms.append(
+        {"term": "total", "logged": f"{logged['mib']} MiB", "rebuilt": f"{_mib(total)} MiB", "how": "K + V", "ok": ok_t}
+    )
     bad = [t for t in terms if not t["ok"]]
     if not bad:
         return terms, "exact", None
     first = bad[0]["term"]
     if first == "cells":
-        why = (f"cells: the log has {cells:,}, the settings give {expected['cells']:,} ({cells_rule}); "
-               "a different -c, --parallel, --kv-unified, -ub or --swa-full than the log shows, "
-               "or an older llama.cpp that padded differently")
+        why = (
+            f"cells: the log has {cells:,}, the settings give {expected['cells']:,} ({cells_rule}); "
+            "a different -c, --parallel, --kv-unified, -ub or --swa-full than the log shows, "
+            "or an older llama.cpp that padded differently"
+        )
     elif first == "layers":
-        why = (f"layers: the log puts {logged['layers']} layers in this cache, the config has {n_layers}; "
-               "the log is from a model with another layer layout (another size of the family?), or llama.cpp "
-               "splits the layers differently from kvlab for this family")
+        why = (
+            f"layers: the log puts {logged['layers']} layers in this cache, the config has {n_layers}; "
+            "the log is from a model with another layer layout (another size of the family?), or llama.cpp "
+            "splits the layers differently from kvlab for this family"
+        )
     else:
         implied = float(logged["k_mib"]) * MIB / (cells * streams * max(1, logged["layers"]))
         values = implied / per_value_k
-        why = (f"bytes: with the same cells and layers the log's K is {implied:,.0f} B per cell per layer, "
-               f"{values:,.0f} {type_k} values; the config gives {k_row // max(1, n_layers):,} B "
-               f"({'; '.join(widths)}): the model in the log has other KV heads or head_dim than this config")
+        why = (
+            f"bytes: with the same cells and layers the log's K is {implied:,.0f} B per cell per layer, "
+            f"{values:,.0f} {type_k} values; the config gives {k_row // max(1, n_layers):,} B "
+            f"({'; '.join(widths)}): the model in the log has other KV heads or head_dim than this config"
+        )
     return terms, "differs", why
 
 
@@ -315,7 +428,9 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
     logged_unified = facts.get("kv_unified")
     if logged_unified is None and seq_line and seq_line["streams"] is not None:
         logged_unified = {"value": seq_line["streams"] == 1, "line": seq_line["line"]}
-    kv_unified = _pick("kv_unified", logged_unified, stated, True, settings, "one KV stream for all sequences (--kv-unified)")
+    kv_unified = _pick(
+        "kv_unified", logged_unified, stated, True, settings, "one KV stream for all sequences (--kv-unified)"
+    )
     n_ubatch = _pick("n_ubatch", facts.get("n_ubatch"), stated, LLAMACPP_DEFAULT_UBATCH, settings, "n_ubatch (-ub)")
     flash = _pick("flash_attn", facts.get("flash_attn"), stated, True, settings, "flash attention (-fa)")
     swa_full = bool(stated.get("swa_full", False))
@@ -342,8 +457,12 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
         type_k, type_v = facts["types"]["value"]
     type_k = kv_type(type_k or stated.get("type_k") or "f16")
     type_v = kv_type(type_v or stated.get("type_v") or type_k)
-    _setting(settings, "cache types (-ctk / -ctv)", f"{type_k} / {type_v}",
-             f"log line {first['line']}" if first else ("you" if stated.get("type_k") else "default (not in the log)"))
+    _setting(
+        settings,
+        "cache types (-ctk / -ctv)",
+        f"{type_k} / {type_v}",
+        f"log line {first['line']}" if first else ("you" if stated.get("type_k") else "default (not in the log)"),
+    )
 
     if n_ctx is None:
         base = next((c for c in size_lines if not c["recurrent"] and c["label"] != "SWA"), None)
@@ -351,12 +470,26 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
             n_ctx = base["cells"] * (base["streams"] or 1)
             _setting(settings, "context (-c, n_ctx)", n_ctx, f"cells x streams on log line {base['line']}")
     if n_ctx is None:
-        return {"settings": settings, "checks": [],
-                "notes": ["no context size in the log (n_ctx, kv_size or a cache line with cells): state it "
-                          "(n_ctx) and the log can be rebuilt"]}
+        return {
+            "settings": settings,
+            "checks": [],
+            "notes": [
+                "no context size in the log (n_ctx, kv_size or a cache line with cells): state it "
+                "(n_ctx) and the log can be rebuilt"
+            ],
+        }
 
-    expected = llamacpp_kv_cache(arch, n_ctx, type_k, type_v, n_seq=n_seq, n_ubatch=n_ubatch, kv_unified=kv_unified,
-                                 swa_full=swa_full, flash_attn=flash)
+    expected = llamacpp_kv_cache(
+        arch,
+        n_ctx,
+        type_k,
+        type_v,
+        n_seq=n_seq,
+        n_ubatch=n_ubatch,
+        kv_unified=kv_unified,
+        swa_full=swa_full,
+        flash_attn=flash,
+    )
     notes += expected["notes"]
     uses_swa = arch.family in LLAMACPP_SWA_FAMILIES and arch.count(SLIDING) > 0
     kind_layers = {
@@ -373,9 +506,12 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
     rules["kv"] = rules["non-SWA"] = pad_text
     swa = next((c for c in expected["caches"] if c["cache"] == "SWA"), None)
     if swa:
-        rules["SWA"] = (f"pad(min({n_ctx_seq:,}, n_swa {swa['n_swa']} x {n_seq if kv_unified else 1} + n_ubatch "
-                        f"{n_ubatch}), {LLAMACPP_PAD}) = {swa['cells']:,}" if not swa_full else
-                        f"--swa-full: the whole context, {n_ctx_seq:,}")
+        rules["SWA"] = (
+            f"pad(min({n_ctx_seq:,}, n_swa {swa['n_swa']} x {n_seq if kv_unified else 1} + n_ubatch "
+            f"{n_ubatch}), {LLAMACPP_PAD}) = {swa['cells']:,}"
+            if not swa_full
+            else f"--swa-full: the whole context, {n_ctx_seq:,}"
+        )
     rules["recurrent"] = f"one state per sequence: max(1, n_seq {n_seq})"
     by_name = {c["cache"]: c for c in expected["caches"]}
     mla = arch.attention == "mla"
@@ -392,72 +528,146 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
             name = "kv" if "kv" in by_name else "non-SWA"
         else:
             # unlabelled: the cache whose layer count matches, else the first not yet used
-            name = next((n for n, c in by_name.items() if n not in used and n != "recurrent"
-                         and c["layers"] == logged["layers"]), None) or \
-                next((n for n in by_name if n not in used and n != "recurrent"), "kv")
+            name = next(
+                (
+                    n
+                    for n, c in by_name.items()
+                    if n not in used and n != "recurrent" and c["layers"] == logged["layers"]
+                ),
+                None,
+            ) or next((n for n in by_name if n not in used and n != "recurrent"), "kv")
         used.add(name)
         exp = by_name.get(name)
         layers = kind_layers.get(name, [])
-        figure = {"kv": "KV cache", "non-SWA": "non-SWA cache (full-attention layers)",
-                  "SWA": "SWA cache (sliding-window layers)", "recurrent": "recurrent state"}[name]
+        figure = {
+            "kv": "KV cache",
+            "non-SWA": "non-SWA cache (full-attention layers)",
+            "SWA": "SWA cache (sliding-window layers)",
+            "recurrent": "recurrent state",
+        }[name]
         if logged["format"] == "self":
             figure = "KV cache (older 'KV self size' line)"
-            logged = dict(logged, cells=exp["cells"] if exp else n_ctx, layers=len(layers), streams=exp["streams"] if exp else 1)
-            notes.append(f"line {logged['line']}: the older log line prints no cells or layers; the context "
-                         f"({exp['cells'] if exp else n_ctx:,} cells) and the config's {len(layers)} layers are used")
+            logged = dict(
+                logged, cells=exp["cells"] if exp else n_ctx, layers=len(layers), streams=exp["streams"] if exp else 1
+            )
+            notes.append(
+                f"line {logged['line']}: the older log line prints no cells or layers; the context "
+                f"({exp['cells'] if exp else n_ctx:,} cells) and the config's {len(layers)} layers are used"
+            )
         if name == "recurrent":
             terms, status, why = _recurrent_terms(arch, logged, exp, layers, rules["recurrent"])
         elif not layers:
             terms, status = [], "differs"
-            why = (f"the log has a {figure} of {logged['layers']} layers; for this config kvlab expects no such cache "
-                   f"(family {arch.family!r}): the log is from another model, or llama.cpp runs this family's "
-                   "layers differently from kvlab")
+            why = (
+                f"the log has a {figure} of {logged['layers']} layers; for this config kvlab expects no such cache "
+                f"(family {arch.family!r}): the log is from another model, or llama.cpp runs this family's "
+                "layers differently from kvlab"
+            )
         else:
-            terms, status, why = _llamacpp_terms(arch, logged, exp, layers, kv_type(logged["type_k"]),
-                                                 kv_type(logged["type_v"]), rules.get(name, ""), mla)
-        checks.append({"figure": figure, "line": logged["line"], "logged": logged["text"],
-                       "rebuilt": exp["log_line"] if exp else "", "status": status, "terms": terms, "why": why})
+            terms, status, why = _llamacpp_terms(
+                arch,
+                logged,
+                exp,
+                layers,
+                kv_type(logged["type_k"]),
+                kv_type(logged["type_v"]),
+                rules.get(name, ""),
+                mla,
+            )
+        checks.append(
+            {
+                "figure": figure,
+                "line": logged["line"],
+                "logged": logged["text"],
+                "rebuilt": exp["log_line"] if exp else "",
+                "status": status,
+                "terms": terms,
+                "why": why,
+            }
+        )
     for name, exp in by_name.items():
         if name not in used:
-            checks.append({"figure": {"kv": "KV cache", "non-SWA": "non-SWA cache (full-attention layers)",
-                                      "SWA": "SWA cache (sliding-window layers)", "recurrent": "recurrent state"}[name],
-                           "line": None, "logged": "", "rebuilt": exp["log_line"], "status": "not in the log",
-                           "terms": [], "why": "this cache's line is not in the pasted text; here is what llama.cpp "
-                                               "would print for it"})
+            checks.append(
+                {
+                    "figure": {
+                        "kv": "KV cache",
+                        "non-SWA": "non-SWA cache (full-attention layers)",
+                        "SWA": "SWA cache (sliding-window layers)",
+                        "recurrent": "recurrent state",
+                    }[name],
+                    "line": None,
+                    "logged": "",
+                    "rebuilt": exp["log_line"],
+                    "status": "not in the log",
+                    "terms": [],
+                    "why": "this cache's line is not in the pasted text; here is what llama.cpp would print for it",
+                }
+            )
 
     seq_fact = facts.get("n_ctx_seq")
     if seq_fact is not None:
         ok = seq_fact["value"] == expected["n_ctx_seq"]
-        checks.append({"figure": "context per sequence (n_ctx_per_seq)", "line": seq_fact["line"],
-                       "logged": f"{seq_fact['value']:,}", "rebuilt": f"{expected['n_ctx_seq']:,}",
-                       "status": "exact" if ok else "differs",
-                       "terms": [{"term": "n_ctx_seq", "logged": f"{seq_fact['value']:,}",
-                                  "rebuilt": f"{expected['n_ctx_seq']:,}", "how": pad_text, "ok": ok}],
-                       "why": None if ok else "another -c, --parallel or --kv-unified than the log shows"})
+        checks.append(
+            {
+                "figure": "context per sequence (n_ctx_per_seq)",
+                "line": seq_fact["line"],
+                "logged": f"{seq_fact['value']:,}",
+                "rebuilt": f"{expected['n_ctx_seq']:,}",
+                "status": "exact" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "n_ctx_seq",
+                        "logged": f"{seq_fact['value']:,}",
+                        "rebuilt": f"{expected['n_ctx_seq']:,}",
+                        "how": pad_text,
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "another -c, --parallel or --kv-unified than the log shows",
+            }
+        )
     kv_buffers = [b for b in buffers if b["what"] in ("KV", "RS")]
     if kv_buffers and caches:
         total_buffers = sum(float(b["mib"]) for b in kv_buffers)
         total_lines = sum(float(c["mib"]) for c in caches)
         diff = total_buffers - total_lines
         status = "exact" if abs(diff) < 0.006 else ("consistent" if 0 < diff < 1 else "differs")
-        checks.append({
-            "figure": "KV buffers per device", "line": kv_buffers[0]["line"],
-            "logged": " + ".join(f"{b['device']} {b['mib']} MiB" for b in kv_buffers),
-            "rebuilt": f"{total_lines:.2f} MiB in the cache size lines", "status": status, "terms": [],
-            "why": None if status == "exact" else (
-                f"the buffers hold {diff:+.2f} MiB more than the tensors: each backend buffer is rounded up to its "
-                "alignment" if status == "consistent" else
-                "the device buffers and the size lines disagree: the pasted text may mix two runs")})
+        checks.append(
+            {
+                "figure": "KV buffers per device",
+                "line": kv_buffers[0]["line"],
+                "logged": " + ".join(f"{b['device']} {b['mib']} MiB" for b in kv_buffers),
+                "rebuilt": f"{total_lines:.2f} MiB in the cache size lines",
+                "status": status,
+                "terms": [],
+                "why": None
+                if status == "exact"
+                else (
+                    f"the buffers hold {diff:+.2f} MiB more than the tensors: each backend buffer is rounded up to its "
+                    "alignment"
+                    if status == "consistent"
+                    else "the device buffers and the size lines disagree: the pasted text may mix two runs"
+                ),
+            }
+        )
     compute = [b for b in buffers if b["what"] == "compute"]
     if compute:
-        checks.append({"figure": "compute buffers", "line": compute[0]["line"],
-                       "logged": " + ".join(f"{b['device']} {b['mib']} MiB" for b in compute),
-                       "rebuilt": "", "status": "not rebuilt", "terms": [],
-                       "why": "scratch memory for one n_ubatch forward pass; it depends on the backend and the graph, "
-                              "so kvlab only estimates it (the GPU-fit widget's compute buffer)"})
+        checks.append(
+            {
+                "figure": "compute buffers",
+                "line": compute[0]["line"],
+                "logged": " + ".join(f"{b['device']} {b['mib']} MiB" for b in compute),
+                "rebuilt": "",
+                "status": "not rebuilt",
+                "terms": [],
+                "why": "scratch memory for one n_ubatch forward pass; it depends on the backend and the graph, "
+                "so kvlab only estimates it (the GPU-fit widget's compute buffer)",
+            }
+        )
     if facts.get("n_ctx_train") and n_ctx > facts["n_ctx_train"]["value"]:
-        notes.append(f"n_ctx {n_ctx:,} is beyond the trained context {facts['n_ctx_train']['value']:,}: "
-                     "llama.cpp warns and runs")
+        notes.append(
+            f"n_ctx {n_ctx:,} is beyond the trained context {facts['n_ctx_train']['value']:,}: llama.cpp warns and runs"
+        )
     return {"settings": settings, "checks": checks, "notes": notes}
 
 
@@ -468,49 +678,94 @@ def _recurrent_terms(arch, logged, exp, layers, rule) -> tuple[list[dict], str, 
     conv = layers[0].conv_state_values if layers else 0
     ssm = layers[0].ssm_state_values if layers else 0
     terms = [
-        {"term": "cells", "logged": str(cells), "rebuilt": str(exp["cells"]) if exp else "?", "how": rule,
-         "ok": bool(exp) and exp["cells"] == cells},
-        {"term": "layers", "logged": str(logged["layers"]), "rebuilt": str(len(layers)),
-         "how": "linear-attention layers in the config", "ok": len(layers) == logged["layers"]},
-        {"term": "R (f32)", "logged": f"{logged['k_mib']} MiB", "rebuilt": f"{_mib(r)} MiB",
-         "how": f"{cells} x {len(layers)} layers x {conv:,} conv-state values x 4 B", "ok": _mib(r) == f"{float(logged['k_mib']):.2f}"},
-        {"term": "S (f32)", "logged": f"{logged['v_mib']} MiB", "rebuilt": f"{_mib(s)} MiB",
-         "how": f"{cells} x {len(layers)} layers x {ssm:,} recurrent-state values x 4 B", "ok": _mib(s) == f"{float(logged['v_mib']):.2f}"},
+        {
+            "term": "cells",
+            "logged": str(cells),
+            "rebuilt": str(exp["cells"]) if exp else "?",
+            "how": rule,
+            "ok": bool(exp) and exp["cells"] == cells,
+        },
+        {
+            "term": "layers",
+            "logged": str(logged["layers"]),
+            "rebuilt": str(len(layers)),
+            "how": "linear-attention layers in the config",
+            "ok": len(layers) == logged["layers"],
+        },
+        {
+            "term": "R (f32)",
+            "logged": f"{logged['k_mib']} MiB",
+            "rebuilt": f"{_mib(r)} MiB",
+            "how": f"{cells} x {len(layers)} layers x {conv:,} conv-state values x 4 B",
+            "ok": _mib(r) == f"{float(logged['k_mib']):.2f}",
+        },
+        {
+            "term": "S (f32)",
+            "logged": f"{logged['v_mib']} MiB",
+            "rebuilt": f"{_mib(s)} MiB",
+            "how": f"{cells} x {len(layers)} layers x {ssm:,} recurrent-state values x 4 B",
+            "ok": _mib(s) == f"{float(logged['v_mib']):.2f}",
+        },
     ]
     bad = [t for t in terms if not t["ok"]]
     if not bad:
         return terms, "exact", None
-    return terms, "differs", (f"{bad[0]['term']}: the log has {bad[0]['logged']}, the config gives {bad[0]['rebuilt']} "
-                              f"({bad[0]['how']})")
+    return (
+        terms,
+        "differs",
+        (f"{bad[0]['term']}: the log has {bad[0]['logged']}, the config gives {bad[0]['rebuilt']} ({bad[0]['how']})"),
+    )
 
 
 # ---------------------------------------------------------------------------------------
 # vLLM
 # ---------------------------------------------------------------------------------------
 
+
 def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     settings: list = []
     checks: list = []
     notes: list = []
     lens = [x["max_model_len"] for x in (v.get("concurrency"), v.get("needed"), v.get("too_long")) if x]
-    logged_len = v.get("max_model_len") or ({"value": lens[0], "line": next(
-        x["line"] for x in (v.get("concurrency"), v.get("needed"), v.get("too_long")) if x)} if lens else None)
+    logged_len = v.get("max_model_len") or (
+        {
+            "value": lens[0],
+            "line": next(x["line"] for x in (v.get("concurrency"), v.get("needed"), v.get("too_long")) if x),
+        }
+        if lens
+        else None
+    )
     max_len = _pick("max_model_len", logged_len, stated, None, settings, "max model length (--max-model-len)")
-    dtype = _pick("kv_cache_dtype", v.get("kv_cache_dtype"), stated, "auto", settings, "KV cache dtype (--kv-cache-dtype)")
+    dtype = _pick(
+        "kv_cache_dtype", v.get("kv_cache_dtype"), stated, "auto", settings, "KV cache dtype (--kv-cache-dtype)"
+    )
     block = _pick("block_size", v.get("block_size"), stated, VLLM_BLOCK_SIZE, settings, "block size (--block-size)")
     batched_logged = v.get("max_num_batched_tokens")
-    batched = _pick("max_num_batched_tokens", batched_logged, stated, VLLM_DEFAULT_BATCHED_TOKENS, settings,
-                    "max_num_batched_tokens")
+    batched = _pick(
+        "max_num_batched_tokens",
+        batched_logged,
+        stated,
+        VLLM_DEFAULT_BATCHED_TOKENS,
+        settings,
+        "max_num_batched_tokens",
+    )
     batched_known = batched_logged is not None or stated.get("max_num_batched_tokens") is not None
     tp = _pick("tensor_parallel_size", v.get("tensor_parallel_size"), stated, 1, settings, "tensor parallel (-tp)")
     dtype_key = "auto" if str(dtype).lower() == "auto" else kv_type(str(dtype).replace("fp8_e4m3", "fp8"))
     if max_len is None:
-        return {"settings": settings, "checks": [], "notes": [
-            "no max model length in the log (the concurrency line, the refusal or the engine arguments carry it): "
-            "state it (max_model_len) and the log can be rebuilt"]}
+        return {
+            "settings": settings,
+            "checks": [],
+            "notes": [
+                "no max model length in the log (the concurrency line, the refusal or the engine arguments carry it): "
+                "state it (max_model_len) and the log can be rebuilt"
+            ],
+        }
     if tp != 1:
-        notes.append(f"tensor parallel {tp}: vLLM's per-GPU figures hold 1/{tp} of the KV heads; kvlab rebuilds "
-                     "one GPU's share only for tp 1 here, so the per-GPU numbers below are for all heads")
+        notes.append(
+            f"tensor parallel {tp}: vLLM's per-GPU figures hold 1/{tp} of the KV heads; kvlab rebuilds "
+            "one GPU's share only for tp 1 here, so the per-GPU numbers below are for all heads"
+        )
     kv = vllm_kv_cache(arch, max_len, dtype_key, block_size=block, max_num_batched_tokens=batched)
     per_request = kv["bytes_per_sequence"]
     page_all = kv["bytes_per_token"] * block  # one block of every attention layer
@@ -519,8 +774,11 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     for kind, row in kv["by_kind"].items():
         if row["layers"]:
             parts.append(f"{_kind_name(kind, arch)}: {row['layers']} layers, {_gib(row['bytes_per_sequence'])} GiB")
-    per_request_how = (f"max_model_len {max_len:,} in blocks of {block}: " + "; ".join(parts) +
-                       f" ({kv['kib_per_token']:g} KiB per token in the attention layers, {kv['kv_cache_dtype']})")
+    per_request_how = (
+        f"max_model_len {max_len:,} in blocks of {block}: "
+        + "; ".join(parts)
+        + f" ({kv['kib_per_token']:g} KiB per token in the attention layers, {kv['kv_cache_dtype']})"
+    )
 
     if v.get("needed"):
         nd = v["needed"]
@@ -529,42 +787,81 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         if not ok and kv["by_kind"][SLIDING]["layers"] and not batched_known:
             lo, hi = _batched_range(arch, max_len, dtype_key, block, float(nd["needed"]))
             full = kv["by_kind"][FULL]["bytes_per_sequence"]
-            why = (f"the sliding-window term: full-attention layers need {_gib(full)} GiB whatever the settings; the "
-                   f"sliding layers hold window - 1 + max_num_batched_tokens tokens, and the log does not say "
-                   f"max_num_batched_tokens (kvlab used {batched:,}). "
-                   + (f"The logged {nd['needed']} GiB is what vLLM needs with max_num_batched_tokens from {lo:,} to {hi:,}."
-                      if lo is not None else "No value of max_num_batched_tokens reproduces it."))
+            why = (
+                f"the sliding-window term: full-attention layers need {_gib(full)} GiB whatever the settings; the "
+                f"sliding layers hold window - 1 + max_num_batched_tokens tokens, and the log does not say "
+                f"max_num_batched_tokens (kvlab used {batched:,}). "
+                + (
+                    f"The logged {nd['needed']} GiB is what vLLM needs with max_num_batched_tokens from {lo:,} to {hi:,}."
+                    if lo is not None
+                    else "No value of max_num_batched_tokens reproduces it."
+                )
+            )
         elif not ok:
-            why = (f"per request kvlab needs {_gib(per_request)} GiB ({per_request_how}); a different KV dtype, "
-                   "block size or model than the log's")
-        checks.append({"figure": "KV memory one max-length request needs", "line": nd["line"],
-                       "logged": f"{nd['needed']} GiB", "rebuilt": f"{_gib(per_request)} GiB",
-                       "status": "exact" if ok else "differs",
-                       "terms": [{"term": "per request", "logged": f"{nd['needed']} GiB", "rebuilt": f"{_gib(per_request)} GiB",
-                                  "how": per_request_how, "ok": ok}], "why": why})
+            why = (
+                f"per request kvlab needs {_gib(per_request)} GiB ({per_request_how}); a different KV dtype, "
+                "block size or model than the log's"
+            )
+        checks.append(
+            {
+                "figure": "KV memory one max-length request needs",
+                "line": nd["line"],
+                "logged": f"{nd['needed']} GiB",
+                "rebuilt": f"{_gib(per_request)} GiB",
+                "status": "exact" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "per request",
+                        "logged": f"{nd['needed']} GiB",
+                        "rebuilt": f"{_gib(per_request)} GiB",
+                        "how": per_request_how,
+                        "ok": ok,
+                    }
+                ],
+                "why": why,
+            }
+        )
         avail = float(nd["available"]) * GIB
-        notes.append(f"the engine refused to start: {nd['needed']} GiB needed > {nd['available']} GiB available "
-                     f"for the KV cache; the longest context that fits is about "
-                     f"{_longest_fit(arch, dtype_key, block, batched, avail):,} tokens (kvlab, same accounting)")
+        notes.append(
+            f"the engine refused to start: {nd['needed']} GiB needed > {nd['available']} GiB available "
+            f"for the KV cache; the longest context that fits is about "
+            f"{_longest_fit(arch, dtype_key, block, batched, avail):,} tokens (kvlab, same accounting)"
+        )
 
     blocks = v.get("gpu_blocks")
-    tokens_logged = v.get("gpu_kv_tokens") or ({"value": v["too_long"]["tokens"], "line": v["too_long"]["line"]}
-                                               if v.get("too_long") else None)
+    tokens_logged = v.get("gpu_kv_tokens") or (
+        {"value": v["too_long"]["tokens"], "line": v["too_long"]["line"]} if v.get("too_long") else None
+    )
     if v.get("too_long"):
         tl = v["too_long"]
         need_blocks = -(-tl["max_model_len"] // block)
-        notes.append(f"the engine refused to start: one {tl['max_model_len']:,}-token request needs {need_blocks:,} "
-                     f"blocks of {block} ({need_blocks * block:,} tokens, {_gib(need_blocks * page_all)} GiB), the cache "
-                     f"holds {tl['tokens']:,} tokens")
+        notes.append(
+            f"the engine refused to start: one {tl['max_model_len']:,}-token request needs {need_blocks:,} "
+            f"blocks of {block} ({need_blocks * block:,} tokens, {_gib(need_blocks * page_all)} GiB), the cache "
+            f"holds {tl['tokens']:,} tokens"
+        )
     if blocks and tokens_logged:
         rebuilt = blocks["value"] * block
         ok = rebuilt == tokens_logged["value"]
-        checks.append({"figure": "KV cache size in tokens", "line": tokens_logged["line"],
-                       "logged": f"{tokens_logged['value']:,} tokens", "rebuilt": f"{rebuilt:,} tokens",
-                       "status": "exact" if ok else "differs",
-                       "terms": [{"term": "tokens", "logged": f"{tokens_logged['value']:,}", "rebuilt": f"{rebuilt:,}",
-                                  "how": f"{blocks['value']:,} GPU blocks x {block} tokens per block", "ok": ok}],
-                       "why": None if ok else "a block size other than the one assumed"})
+        checks.append(
+            {
+                "figure": "KV cache size in tokens",
+                "line": tokens_logged["line"],
+                "logged": f"{tokens_logged['value']:,} tokens",
+                "rebuilt": f"{rebuilt:,} tokens",
+                "status": "exact" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "tokens",
+                        "logged": f"{tokens_logged['value']:,}",
+                        "rebuilt": f"{rebuilt:,}",
+                        "how": f"{blocks['value']:,} GPU blocks x {block} tokens per block",
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "a block size other than the one assumed",
+            }
+        )
     kv_gib = v.get("kv_cache_size_gib") or v.get("available_gib")
     if blocks and kv_gib:
         rebuilt = blocks["value"] * page_all
@@ -572,29 +869,64 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         if not ok and not hybrid:
             lo_b, hi_b = _blocks_range(kv_gib["value"], page_all)
             ok = lo_b <= blocks["value"] <= hi_b
-        checks.append({"figure": "KV cache memory from the block count", "line": kv_gib["line"],
-                       "logged": f"{kv_gib['value']:.2f} GiB", "rebuilt": f"{_gib(rebuilt)} GiB",
-                       "status": "exact" if ok else "differs",
-                       "terms": [{"term": "block", "logged": "", "rebuilt": f"{_mib(page_all)} MiB",
-                                  "how": f"{block} tokens x {kv['bytes_per_token']:,} B per token "
-                                         f"({kv['kib_per_token']:g} KiB: every attention layer's K and V)", "ok": True},
-                                 {"term": "memory", "logged": f"{kv_gib['value']:.2f} GiB", "rebuilt": f"{_gib(rebuilt)} GiB",
-                                  "how": f"{blocks['value']:,} blocks x {_mib(page_all)} MiB", "ok": ok}],
-                       "why": None if ok else "the log's blocks are not this model's size: another model, dtype or "
-                                             "block size (or a hybrid model, whose blocks differ by layer group)"})
+        checks.append(
+            {
+                "figure": "KV cache memory from the block count",
+                "line": kv_gib["line"],
+                "logged": f"{kv_gib['value']:.2f} GiB",
+                "rebuilt": f"{_gib(rebuilt)} GiB",
+                "status": "exact" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "block",
+                        "logged": "",
+                        "rebuilt": f"{_mib(page_all)} MiB",
+                        "how": f"{block} tokens x {kv['bytes_per_token']:,} B per token "
+                        f"({kv['kib_per_token']:g} KiB: every attention layer's K and V)",
+                        "ok": True,
+                    },
+                    {
+                        "term": "memory",
+                        "logged": f"{kv_gib['value']:.2f} GiB",
+                        "rebuilt": f"{_gib(rebuilt)} GiB",
+                        "how": f"{blocks['value']:,} blocks x {_mib(page_all)} MiB",
+                        "ok": ok,
+                    },
+                ],
+                "why": None
+                if ok
+                else "the log's blocks are not this model's size: another model, dtype or "
+                "block size (or a hybrid model, whose blocks differ by layer group)",
+            }
+        )
     elif kv_gib and tokens_logged and not hybrid:
         lo_b, hi_b = _blocks_range(kv_gib["value"], page_all)
         lo_t, hi_t = lo_b * block, hi_b * block
         ok = lo_t <= tokens_logged["value"] <= hi_t
-        checks.append({"figure": "KV cache size in tokens", "line": tokens_logged["line"],
-                       "logged": f"{tokens_logged['value']:,} tokens",
-                       "rebuilt": f"{lo_t:,} to {hi_t:,} tokens", "status": "consistent" if ok else "differs",
-                       "terms": [{"term": "tokens", "logged": f"{tokens_logged['value']:,}", "rebuilt": f"{lo_t:,}-{hi_t:,}",
-                                  "how": f"{kv_gib['value']:.2f} GiB (printed to 0.01 GiB) / {_mib(page_all)} MiB per "
-                                         f"block of {block} tokens, whole blocks", "ok": ok}],
-                       "why": None if ok else f"{tokens_logged['value']:,} tokens would take "
-                                              f"{_gib(tokens_logged['value'] * kv['bytes_per_token'])} GiB at "
-                                              f"{kv['kib_per_token']:g} KiB per token: another model or KV dtype"})
+        checks.append(
+            {
+                "figure": "KV cache size in tokens",
+                "line": tokens_logged["line"],
+                "logged": f"{tokens_logged['value']:,} tokens",
+                "rebuilt": f"{lo_t:,} to {hi_t:,} tokens",
+                "status": "consistent" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "tokens",
+                        "logged": f"{tokens_logged['value']:,}",
+                        "rebuilt": f"{lo_t:,}-{hi_t:,}",
+                        "how": f"{kv_gib['value']:.2f} GiB (printed to 0.01 GiB) / {_mib(page_all)} MiB per "
+                        f"block of {block} tokens, whole blocks",
+                        "ok": ok,
+                    }
+                ],
+                "why": None
+                if ok
+                else f"{tokens_logged['value']:,} tokens would take "
+                f"{_gib(tokens_logged['value'] * kv['bytes_per_token'])} GiB at "
+                f"{kv['kib_per_token']:g} KiB per token: another model or KV dtype",
+            }
+        )
 
     conc = v.get("concurrency")
     if conc:
@@ -602,39 +934,86 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         simple = tokens / conc["max_model_len"] if tokens else None
         ok_simple = simple is not None and f"{simple:.2f}" == conc["text_value"]
         if ok_simple:
-            checks.append({"figure": "maximum concurrency", "line": conc["line"], "logged": f"{conc['text_value']}x",
-                           "rebuilt": f"{simple:.2f}x", "status": "exact",
-                           "terms": [{"term": "concurrency", "logged": conc["text_value"], "rebuilt": f"{simple:.2f}",
-                                      "how": f"{tokens:,} tokens / {conc['max_model_len']:,} per request", "ok": True}],
-                           "why": None})
+            checks.append(
+                {
+                    "figure": "maximum concurrency",
+                    "line": conc["line"],
+                    "logged": f"{conc['text_value']}x",
+                    "rebuilt": f"{simple:.2f}x",
+                    "status": "exact",
+                    "terms": [
+                        {
+                            "term": "concurrency",
+                            "logged": conc["text_value"],
+                            "rebuilt": f"{simple:.2f}",
+                            "how": f"{tokens:,} tokens / {conc['max_model_len']:,} per request",
+                            "ok": True,
+                        }
+                    ],
+                    "why": None,
+                }
+            )
         else:
             implied = conc["value"] * per_request
-            why = (f"for a model with sliding-window or recurrent layers vLLM divides the KV memory by what one "
-                   f"request needs across its layer groups ({_gib(per_request)} GiB here: {per_request_how}), not "
-                   f"the token count by max_model_len; {conc['text_value']}x implies about {_gib(implied)} GiB of KV "
-                   "memory") if hybrid else None
+            why = (
+                (
+                    f"for a model with sliding-window or recurrent layers vLLM divides the KV memory by what one "
+                    f"request needs across its layer groups ({_gib(per_request)} GiB here: {per_request_how}), not "
+                    f"the token count by max_model_len; {conc['text_value']}x implies about {_gib(implied)} GiB of KV "
+                    "memory"
+                )
+                if hybrid
+                else None
+            )
             if simple is not None and hybrid:
-                why += (f", while {tokens:,} tokens / {conc['max_model_len']:,} = {simple:.2f}: the two log lines are "
-                        "computed differently and do not multiply back")
+                why += (
+                    f", while {tokens:,} tokens / {conc['max_model_len']:,} = {simple:.2f}: the two log lines are "
+                    "computed differently and do not multiply back"
+                )
             elif simple is not None:
-                why = (f"{tokens:,} tokens / {conc['max_model_len']:,} = {simple:.2f}, not {conc['text_value']}: "
-                       "another block size or model")
-            checks.append({"figure": "maximum concurrency", "line": conc["line"], "logged": f"{conc['text_value']}x",
-                           "rebuilt": f"{simple:.2f}x" if simple is not None else "",
-                           "status": "differs" if simple is not None else "not rebuilt", "terms": [],
-                           "why": why or "the log has no token count or KV memory to divide"})
+                why = (
+                    f"{tokens:,} tokens / {conc['max_model_len']:,} = {simple:.2f}, not {conc['text_value']}: "
+                    "another block size or model"
+                )
+            checks.append(
+                {
+                    "figure": "maximum concurrency",
+                    "line": conc["line"],
+                    "logged": f"{conc['text_value']}x",
+                    "rebuilt": f"{simple:.2f}x" if simple is not None else "",
+                    "status": "differs" if simple is not None else "not rebuilt",
+                    "terms": [],
+                    "why": why or "the log has no token count or KV memory to divide",
+                }
+            )
 
-    if all(k in v for k in ("total_gib", "peak_torch_gib", "non_torch_gib", "kv_cache_size_gib", "gpu_memory_utilization")):
+    if all(
+        k in v for k in ("total_gib", "peak_torch_gib", "non_torch_gib", "kv_cache_size_gib", "gpu_memory_utilization")
+    ):
         t, u = v["total_gib"]["value"], v["gpu_memory_utilization"]["value"]
         p, n, k = v["peak_torch_gib"]["value"], v["non_torch_gib"]["value"], v["kv_cache_size_gib"]["value"]
         budget = t * u - p - n
         ok = abs(budget - k) <= 0.015
-        checks.append({"figure": "KV budget from the memory profile", "line": v["kv_cache_size_gib"]["line"],
-                       "logged": f"{k:.2f} GiB", "rebuilt": f"{budget:.2f} GiB", "status": "consistent" if ok else "differs",
-                       "terms": [{"term": "budget", "logged": f"{k:.2f} GiB", "rebuilt": f"{budget:.2f} GiB",
-                                  "how": f"total {t} GiB x gpu_memory_utilization {u} - peak torch memory {p} GiB "
-                                         f"(weights + activations of the profiling run) - non-torch {n} GiB", "ok": ok}],
-                       "why": None if ok else "the profile's terms do not add up: vLLM's formula changed between versions"})
+        checks.append(
+            {
+                "figure": "KV budget from the memory profile",
+                "line": v["kv_cache_size_gib"]["line"],
+                "logged": f"{k:.2f} GiB",
+                "rebuilt": f"{budget:.2f} GiB",
+                "status": "consistent" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "budget",
+                        "logged": f"{k:.2f} GiB",
+                        "rebuilt": f"{budget:.2f} GiB",
+                        "how": f"total {t} GiB x gpu_memory_utilization {u} - peak torch memory {p} GiB "
+                        f"(weights + activations of the profiling run) - non-torch {n} GiB",
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "the profile's terms do not add up: vLLM's formula changed between versions",
+            }
+        )
 
     avail = v.get("available_gib")
     if avail and not blocks:
@@ -645,41 +1024,77 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         if tokens_pred is not None:
             line += f"; {tokens_pred:,} tokens in blocks of {block}"
         if not conc and not tokens_logged:
-            checks.append({"figure": "what the available KV memory holds", "line": avail["line"],
-                           "logged": f"{avail['value']:.2f} GiB", "rebuilt": line, "status": "predicted", "terms": [],
-                           "why": "the log does not print the token count or the concurrency; this is what vLLM "
-                                  "would print with the same settings"})
+            checks.append(
+                {
+                    "figure": "what the available KV memory holds",
+                    "line": avail["line"],
+                    "logged": f"{avail['value']:.2f} GiB",
+                    "rebuilt": line,
+                    "status": "predicted",
+                    "terms": [],
+                    "why": "the log does not print the token count or the concurrency; this is what vLLM "
+                    "would print with the same settings",
+                }
+            )
     gpu = stated.get("gpu_memory_gib")
     util = v.get("gpu_memory_utilization")
     weights = v.get("weights_gib")
     if gpu and util and weights and avail:
         budget = gpu * util["value"]
         rest = budget - weights["value"] - avail["value"]
-        checks.append({"figure": "where the GPU memory went", "line": avail["line"],
-                       "logged": f"weights {weights['value']:.2f} GiB, KV {avail['value']:.2f} GiB",
-                       "rebuilt": f"{gpu:g} GiB x {util['value']:g} = {budget:.2f} GiB budget; the rest, {rest:.2f} GiB, "
-                                  "is activations, CUDA graphs and non-torch memory",
-                       "status": "predicted", "terms": [],
-                       "why": "vLLM measures the rest in a profiling run; kvlab can only read it off as the difference "
-                              "(and CUDA reports a little less total memory than the card's nominal size)"})
+        checks.append(
+            {
+                "figure": "where the GPU memory went",
+                "line": avail["line"],
+                "logged": f"weights {weights['value']:.2f} GiB, KV {avail['value']:.2f} GiB",
+                "rebuilt": f"{gpu:g} GiB x {util['value']:g} = {budget:.2f} GiB budget; the rest, {rest:.2f} GiB, "
+                "is activations, CUDA graphs and non-torch memory",
+                "status": "predicted",
+                "terms": [],
+                "why": "vLLM measures the rest in a profiling run; kvlab can only read it off as the difference "
+                "(and CUDA reports a little less total memory than the card's nominal size)",
+            }
+        )
     if weights and stated.get("weights"):
         from kvlab.memory.weights import model_weights_bytes
 
         w = model_weights_bytes(arch, stated["weights"])
         diff = weights["value"] * GIB / w["bytes"] - 1 if w["bytes"] else float("inf")
         ok = abs(diff) <= 0.03
-        checks.append({"figure": "model weights", "line": weights["line"], "logged": f"{weights['value']:g} GiB",
-                       "rebuilt": f"{_gib(w['bytes'])} GiB", "status": "consistent" if ok else "differs",
-                       "terms": [{"term": "weights", "logged": f"{weights['value']:g} GiB", "rebuilt": f"{_gib(w['bytes'])} GiB",
-                                  "how": w["how"], "ok": ok}],
-                       "why": (f"the load took {abs(diff):.1%} {'more' if diff >= 0 else 'less'} than kvlab's count of "
-                               f"{stated['weights']} weights: within 3% (vLLM also loads a few buffers)") if ok else (f"{diff:+.1%} from kvlab's count of {stated['weights']} weights: "
-                                                      "checkpoints keep some tensors in another format (embeddings, "
-                                                      "norms, routers are often left in BF16), or only part of the "
-                                                      "model is on this GPU")})
+        checks.append(
+            {
+                "figure": "model weights",
+                "line": weights["line"],
+                "logged": f"{weights['value']:g} GiB",
+                "rebuilt": f"{_gib(w['bytes'])} GiB",
+                "status": "consistent" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "weights",
+                        "logged": f"{weights['value']:g} GiB",
+                        "rebuilt": f"{_gib(w['bytes'])} GiB",
+                        "how": w["how"],
+                        "ok": ok,
+                    }
+                ],
+                "why": (
+                    f"the load took {abs(diff):.1%} {'more' if diff >= 0 else 'less'} than kvlab's count of "
+                    f"{stated['weights']} weights: within 3% (vLLM also loads a few buffers)"
+                )
+                if ok
+                else (
+                    f"{diff:+.1%} from kvlab's count of {stated['weights']} weights: "
+                    "checkpoints keep some tensors in another format (embeddings, "
+                    "norms, routers are often left in BF16), or only part of the "
+                    "model is on this GPU"
+                ),
+            }
+        )
     elif weights:
-        notes.append(f"weights: {weights['value']:g} GiB as logged (vLLM's older 'GB' is the same GiB figure); state "
-                     "the weights format to compare it with the parameter count")
+        notes.append(
+            f"weights: {weights['value']:g} GiB as logged (vLLM's older 'GB' is the same GiB figure); state "
+            "the weights format to compare it with the parameter count"
+        )
     return {"settings": settings, "checks": checks, "notes": notes}
 
 
@@ -692,19 +1107,28 @@ def _blocks_range(gib_printed: float, page: int) -> tuple[int, int]:
 
 def _batched_range(arch, max_len, dtype, block, needed_gib: float) -> tuple[int | None, int | None]:
     """The max_num_batched_tokens values for which vLLM's per-request need prints as needed_gib."""
-    hits = [b for b in range(64, 65537, 64)
-            if _gib(vllm_kv_cache(arch, max_len, dtype, block_size=block, max_num_batched_tokens=b)["bytes_per_sequence"])
-            == f"{needed_gib:.2f}"]
+    hits = [
+        b
+        for b in range(64, 65537, 64)
+        if _gib(vllm_kv_cache(arch, max_len, dtype, block_size=block, max_num_batched_tokens=b)["bytes_per_sequence"])
+        == f"{needed_gib:.2f}"
+    ]
     return (hits[0], hits[-1]) if hits else (None, None)
 
 
 def _longest_fit(arch, dtype, block, batched, available_bytes: float) -> int:
     lo, hi = 1, 1 << 24
-    if vllm_kv_cache(arch, 1, dtype, block_size=block, max_num_batched_tokens=batched)["bytes_per_sequence"] > available_bytes:
+    if (
+        vllm_kv_cache(arch, 1, dtype, block_size=block, max_num_batched_tokens=batched)["bytes_per_sequence"]
+        > available_bytes
+    ):
         return 0
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if vllm_kv_cache(arch, mid, dtype, block_size=block, max_num_batched_tokens=batched)["bytes_per_sequence"] <= available_bytes:
+        if (
+            vllm_kv_cache(arch, mid, dtype, block_size=block, max_num_batched_tokens=batched)["bytes_per_sequence"]
+            <= available_bytes
+        ):
             lo = mid
         else:
             hi = mid - 1
@@ -715,11 +1139,25 @@ def _longest_fit(arch, dtype, block, batched, available_bytes: float) -> int:
 # the one entry point
 # ---------------------------------------------------------------------------------------
 
-_STATED_INTS = {"n_ctx": 1 << 24, "n_seq": 65536, "n_ubatch": 1 << 16, "max_model_len": 1 << 24, "block_size": 1024,
-                "max_num_batched_tokens": 1 << 24, "tensor_parallel_size": 64}
+_STATED_INTS = {
+    "n_ctx": 1 << 24,
+    "n_seq": 65536,
+    "n_ubatch": 1 << 16,
+    "max_model_len": 1 << 24,
+    "block_size": 1024,
+    "max_num_batched_tokens": 1 << 24,
+    "tensor_parallel_size": 64,
+}
 STATED_LLAMACPP = ("n_ctx", "n_seq", "type_k", "type_v", "n_ubatch", "kv_unified", "swa_full", "flash_attn")
-STATED_VLLM = ("max_model_len", "kv_cache_dtype", "block_size", "max_num_batched_tokens", "tensor_parallel_size",
-               "gpu_memory_gib", "weights")
+STATED_VLLM = (
+    "max_model_len",
+    "kv_cache_dtype",
+    "block_size",
+    "max_num_batched_tokens",
+    "tensor_parallel_size",
+    "gpu_memory_gib",
+    "weights",
+)
 
 
 def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> dict:
@@ -735,17 +1173,20 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
 
     unknown = sorted(set(stated) - set(STATED_LLAMACPP) - set(STATED_VLLM))
     if unknown:
-        raise ValueError(f"unknown setting {unknown[0]!r}; a log's settings are "
-                         + ", ".join(STATED_LLAMACPP + STATED_VLLM))
+        raise ValueError(
+            f"unknown setting {unknown[0]!r}; a log's settings are " + ", ".join(STATED_LLAMACPP + STATED_VLLM)
+        )
     stated = {k: v for k, v in stated.items() if v is not None}
     for name, value in stated.items():
-        if name in _STATED_INTS and (isinstance(value, bool) or not isinstance(value, int) or not
-                                     1 <= value <= _STATED_INTS[name]):
+        if name in _STATED_INTS and (
+            isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _STATED_INTS[name]
+        ):
             raise ValueError(f"{name} must be a whole number from 1 to {_STATED_INTS[name]:,}, got {value!r}")
         if name in ("kv_unified", "swa_full", "flash_attn") and not isinstance(value, bool):
             raise ValueError(f"{name} must be true or false, got {value!r}")
-        if name == "gpu_memory_gib" and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                         or not 0 < value <= 2**20):
+        if name == "gpu_memory_gib" and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 2**20
+        ):
             raise ValueError(f"gpu_memory_gib must be a positive number of GiB, got {value!r}")
         if name in ("type_k", "type_v", "kv_cache_dtype", "weights") and not isinstance(value, str):
             raise ValueError(f"{name} must be a type name, got {value!r}")
@@ -757,19 +1198,38 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
         parsed["engine"] = key
     if parsed["engine"] is None:
-        return {"model": arch.name, "engine": None, "settings": [], "checks": [], "notes": [
-            "no llama.cpp or vLLM memory line found: paste the start-up log (llama.cpp: the llama_context and "
-            "llama_kv_cache lines; vLLM: the KV cache memory, GPU blocks or KV cache size lines)"],
-            "summary": "nothing recognised", "lines_read": 0}
+        return {
+            "model": arch.name,
+            "engine": None,
+            "settings": [],
+            "checks": [],
+            "notes": [
+                "no llama.cpp or vLLM memory line found: paste the start-up log (llama.cpp: the llama_context and "
+                "llama_kv_cache lines; vLLM: the KV cache memory, GPU blocks or KV cache size lines)"
+            ],
+            "summary": "nothing recognised",
+            "lines_read": 0,
+        }
     if parsed["engine"] == "llama.cpp":
         out = _explain_llamacpp(parsed["llamacpp"], arch, stated)
-        lines = {c["line"] for c in parsed["llamacpp"]["caches"]} | {b["line"] for b in parsed["llamacpp"]["buffers"]} | \
-            {f["line"] for f in parsed["llamacpp"]["facts"].values()}
+        lines = (
+            {c["line"] for c in parsed["llamacpp"]["caches"]}
+            | {b["line"] for b in parsed["llamacpp"]["buffers"]}
+            | {f["line"] for f in parsed["llamacpp"]["facts"].values()}
+        )
     else:
         out = _explain_vllm(parsed["vllm"], arch, stated)
         lines = {x["line"] for x in parsed["vllm"].values()}
-    return {"model": arch.name, "engine": parsed["engine"], "settings": out["settings"], "checks": out["checks"],
-            "notes": out["notes"], "summary": _summary(out["checks"]), "lines_read": len(lines),
-            "sources": ["llama.cpp src/llama-context.cpp, llama-kv-cache.cpp, llama-kv-cache-iswa.cpp (see kv_bytes)",
-                        "vllm/v1/kv_cache_interface.py, vllm/v1/core/kv_cache_utils.py (see kv_bytes)"]}
-
+    return {
+        "model": arch.name,
+        "engine": parsed["engine"],
+        "settings": out["settings"],
+        "checks": out["checks"],
+        "notes": out["notes"],
+        "summary": _summary(out["checks"]),
+        "lines_read": len(lines),
+        "sources": [
+            "llama.cpp src/llama-context.cpp, llama-kv-cache.cpp, llama-kv-cache-iswa.cpp (see kv_bytes)",
+            "vllm/v1/kv_cache_interface.py, vllm/v1/core/kv_cache_utils.py (see kv_bytes)",
+        ],
+    }

@@ -22,27 +22,40 @@ how transformers defines it for these families), and it is recorded in notes.
 >>> arch.attention, arch.layers[0].k_values
 ('gqa', 1024)
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from kvlab.memory.architecture import (FULL, LINEAR, SLIDING, Architecture, attention_layer, linear_layer,
-                                mla_layer)
+from kvlab.memory.architecture import FULL, LINEAR, SLIDING, Architecture, attention_layer, linear_layer, mla_layer
 
 STANDARD = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3")
 INTERLEAVED = ("gemma2", "gemma3", "gemma3_text", "gpt_oss")
 HYBRID = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
 MLA = ("deepseek_v2", "deepseek_v3")
-MULTI_QUERY = ("falcon", "gpt_bigcode")   # n_layer / n_head names; multi_query: true = one KV head
+MULTI_QUERY = ("falcon", "gpt_bigcode")  # n_layer / n_head names; multi_query: true = one KV head
 KNOWN_FAMILIES = STANDARD + INTERLEAVED + HYBRID + MLA + MULTI_QUERY
 # State-space hybrids: their Mamba layers keep a conv + SSM state that kvlab does not read yet.
-STATE_SPACE = {"jamba": "Jamba", "falcon_h1": "Falcon-H1", "nemotron_h": "Nemotron-H",
-               "granitemoehybrid": "Granite-4 hybrid", "mamba": "Mamba", "mamba2": "Mamba-2",
-               "zamba": "Zamba", "zamba2": "Zamba2", "bamba": "Bamba", "lfm2": "LFM2"}
+STATE_SPACE = {
+    "jamba": "Jamba",
+    "falcon_h1": "Falcon-H1",
+    "nemotron_h": "Nemotron-H",
+    "granitemoehybrid": "Granite-4 hybrid",
+    "mamba": "Mamba",
+    "mamba2": "Mamba-2",
+    "zamba": "Zamba",
+    "zamba2": "Zamba2",
+    "bamba": "Bamba",
+    "lfm2": "LFM2",
+}
 # Older or GPT-2 style names for the fields kvlab reads (transformers maps them the same way).
-FIELD_ALIASES = {"num_hidden_layers": ("n_layer",), "num_attention_heads": ("n_head",),
-                 "hidden_size": ("n_embd",), "max_position_embeddings": ("n_positions",)}
+FIELD_ALIASES = {
+    "num_hidden_layers": ("n_layer",),
+    "num_attention_heads": ("n_head",),
+    "hidden_size": ("n_embd",),
+    "max_position_embeddings": ("n_positions",),
+}
 LAYER_TYPE_NAMES = {"full_attention": FULL, "sliding_attention": SLIDING, "linear_attention": LINEAR}
 
 
@@ -77,8 +90,14 @@ def _json(text: str, where: str) -> dict:
 
 # The largest value each field may take: far above any real model, low enough that no
 # arithmetic downstream overflows (1e30 layers is a message, not a traceback).
-FIELD_MAX = {"num_hidden_layers": 10_000, "num_attention_heads": 100_000, "num_key_value_heads": 100_000,
-             "hidden_size": 1 << 20, "head_dim": 1 << 16, "intermediate_size": 1 << 24}
+FIELD_MAX = {
+    "num_hidden_layers": 10_000,
+    "num_attention_heads": 100_000,
+    "num_key_value_heads": 100_000,
+    "hidden_size": 1 << 20,
+    "head_dim": 1 << 16,
+    "intermediate_size": 1 << 24,
+}
 DEFAULT_MAX = 1 << 32
 
 
@@ -113,9 +132,11 @@ def _text_config(cfg: dict) -> tuple[dict, list[str]]:
             merged["model_type"] = cfg["model_type"]
         notes = [f"read text_config of the {cfg.get('model_type', 'multimodal')} wrapper"]
         if isinstance(cfg.get("vision_config"), dict) or "vision" in str(cfg.get("model_type", "")):
-            notes.append("vision-language model: only the language model's cache is counted here; the vision "
-                         "encoder's weights are not in kvlab's parameter count unless the catalogue says so, and "
-                         "image tokens take cache like any other token")
+            notes.append(
+                "vision-language model: only the language model's cache is counted here; the vision "
+                "encoder's weights are not in kvlab's parameter count unless the catalogue says so, and "
+                "image tokens take cache like any other token"
+            )
         return merged, notes
     return cfg, []
 
@@ -158,8 +179,10 @@ def _layer_kinds(cfg: dict, family: str, n_layers: int, notes: list[str]) -> lis
         return [SLIDING if i % 2 == 0 else FULL for i in range(n_layers)]
     if family in ("gemma3", "gemma3_text"):
         if cfg.get("sliding_window_pattern") is None:
-            raise ValueError("config fields 'layer_types' and 'sliding_window_pattern' are both missing "
-                             "(Gemma 3 needs one to know which layers slide)")
+            raise ValueError(
+                "config fields 'layer_types' and 'sliding_window_pattern' are both missing "
+                "(Gemma 3 needs one to know which layers slide)"
+            )
         pattern = _int(cfg, "sliding_window_pattern")
         notes.append(f"layer i is full attention when (i+1) % sliding_window_pattern ({pattern}) == 0")
         return [FULL if (i + 1) % pattern == 0 else SLIDING for i in range(n_layers)]
@@ -179,8 +202,9 @@ def _layer_kinds(cfg: dict, family: str, n_layers: int, notes: list[str]) -> lis
     return [FULL] * n_layers
 
 
-def parse_hf_config(source, name: str | None = None, params: float | None = None,
-                    active_params: float | None = None) -> Architecture:
+def parse_hf_config(
+    source, name: str | None = None, params: float | None = None, active_params: float | None = None
+) -> Architecture:
     """An Architecture from a Hugging Face config (path, dict or JSON text)."""
     raw = load_config(source)
     cfg, notes = _text_config(raw)
@@ -188,12 +212,16 @@ def parse_hf_config(source, name: str | None = None, params: float | None = None
     if not family:
         raise ValueError("config field 'model_type' is missing")
     if family in STATE_SPACE:
-        raise ValueError(f"config: model_type {family!r} ({STATE_SPACE[family]}) has state-space (Mamba) layers "
-                         "whose conv and SSM state kvlab does not read yet; its numbers would be guesses, so none "
-                         "are given")
+        raise ValueError(
+            f"config: model_type {family!r} ({STATE_SPACE[family]}) has state-space (Mamba) layers "
+            "whose conv and SSM state kvlab does not read yet; its numbers would be guesses, so none "
+            "are given"
+        )
     if family not in KNOWN_FAMILIES:
-        raise ValueError(f"config: model_type {family!r} is not one kvlab knows how to read (missing: which of its "
-                         "layers keep a KV cache and how wide); known: " + ", ".join(KNOWN_FAMILIES))
+        raise ValueError(
+            f"config: model_type {family!r} is not one kvlab knows how to read (missing: which of its "
+            "layers keep a KV cache and how wide); known: " + ", ".join(KNOWN_FAMILIES)
+        )
     cfg = _aliases(cfg)
 
     n_layers = _int(cfg, "num_hidden_layers")
@@ -219,18 +247,23 @@ def parse_hf_config(source, name: str | None = None, params: float | None = None
             raise ValueError("config fields 'num_key_value_heads' and 'multi_query' are both missing")
     n_kv = _int(cfg, "num_key_value_heads")
     if n_heads % n_kv:
-        raise ValueError(f"config fields 'num_attention_heads' ({n_heads}) and 'num_key_value_heads' ({n_kv}) "
-                         "disagree: query heads must be a multiple of KV heads")
+        raise ValueError(
+            f"config fields 'num_attention_heads' ({n_heads}) and 'num_key_value_heads' ({n_kv}) "
+            "disagree: query heads must be a multiple of KV heads"
+        )
     head_dim = _opt_int(cfg, "head_dim")
     if head_dim is None:
         if hidden % n_heads:
-            raise ValueError("config field 'head_dim' is missing and hidden_size is not a multiple of "
-                             "num_attention_heads")
+            raise ValueError(
+                "config field 'head_dim' is missing and hidden_size is not a multiple of num_attention_heads"
+            )
         head_dim = hidden // n_heads
         notes.append(f"head_dim absent: hidden_size / num_attention_heads = {head_dim}")
     elif head_dim * n_heads != hidden:
-        notes.append(f"head_dim {head_dim} x {n_heads} heads = {head_dim * n_heads} != hidden_size {hidden} "
-                     "(taken from head_dim, as the model does)")
+        notes.append(
+            f"head_dim {head_dim} x {n_heads} heads = {head_dim * n_heads} != hidden_size {hidden} "
+            "(taken from head_dim, as the model does)"
+        )
 
     kinds = _layer_kinds(cfg, family, n_layers, notes)
     window = None
@@ -245,14 +278,25 @@ def parse_hf_config(source, name: str | None = None, params: float | None = None
             num_key_heads=_int(cfg, "linear_num_key_heads"),
             key_head_dim=_int(cfg, "linear_key_head_dim"),
             num_value_heads=_int(cfg, "linear_num_value_heads"),
-            value_head_dim=_int(cfg, "linear_value_head_dim"))
+            value_head_dim=_int(cfg, "linear_value_head_dim"),
+        )
     layers = tuple(linear if kind == LINEAR else attention_layer(kind, n_kv, head_dim, window) for kind in kinds)
     attention = "mha" if n_kv == n_heads else ("mqa" if n_kv == 1 else "gqa")
     return Architecture(
-        name=label, family=family, layers=layers, n_heads=n_heads, hidden_size=hidden, attention=attention,
-        vocab_size=_opt_int(cfg, "vocab_size"), intermediate_size=_opt_int(cfg, "intermediate_size"),
+        name=label,
+        family=family,
+        layers=layers,
+        n_heads=n_heads,
+        hidden_size=hidden,
+        attention=attention,
+        vocab_size=_opt_int(cfg, "vocab_size"),
+        intermediate_size=_opt_int(cfg, "intermediate_size"),
         max_position_embeddings=_opt_int(cfg, "max_position_embeddings"),
-        params=params, active_params=active_params, source=str(raw.get("_source", "")), notes=tuple(notes))
+        params=params,
+        active_params=active_params,
+        source=str(raw.get("_source", "")),
+        notes=tuple(notes),
+    )
 
 
 def _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params) -> Architecture:
@@ -266,9 +310,18 @@ def _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params
         expanded = n_heads * (nope + rope + v_dim)
     notes.append(f"MLA: caches kv_lora_rank + qk_rope_head_dim = {rank} + {rope} values per layer per token")
     return Architecture(
-        name=label, family=family, layers=(mla_layer(rank, rope),) * n_layers, n_heads=n_heads,
-        hidden_size=hidden, attention="mla", vocab_size=_opt_int(cfg, "vocab_size"),
+        name=label,
+        family=family,
+        layers=(mla_layer(rank, rope),) * n_layers,
+        n_heads=n_heads,
+        hidden_size=hidden,
+        attention="mla",
+        vocab_size=_opt_int(cfg, "vocab_size"),
         intermediate_size=_opt_int(cfg, "intermediate_size"),
         max_position_embeddings=_opt_int(cfg, "max_position_embeddings"),
-        params=params, active_params=active_params, mla_expanded_values=expanded,
-        source=str(raw.get("_source", "")), notes=tuple(notes))
+        params=params,
+        active_params=active_params,
+        mla_expanded_values=expanded,
+        source=str(raw.get("_source", "")),
+        notes=tuple(notes),
+    )

@@ -18,6 +18,7 @@ heads x 128 head_dim x 2 bytes = 524,288 B = 512 KiB per token.
 >>> kv_cache_bytes(llama2, 131072, "f16")["total_bytes"] == 64 * 2**30
 True
 """
+
 from __future__ import annotations
 
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING, Architecture, LayerSpec
@@ -52,8 +53,17 @@ KV_TYPES: dict[str, tuple[int, int, str]] = {
     "q4_0": (32, 18, "ggml block_q4_0: 18 B per 32 values"),
     "iq4_nl": (32, 18, "ggml block_iq4_nl: 18 B per 32 values"),
 }
-_ALIASES = {"float32": "f32", "fp32": "f32", "float16": "f16", "fp16": "f16", "half": "f16",
-            "bfloat16": "bf16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "float8": "fp8"}
+_ALIASES = {
+    "float32": "f32",
+    "fp32": "f32",
+    "float16": "f16",
+    "fp16": "f16",
+    "half": "f16",
+    "bfloat16": "bf16",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+    "float8": "fp8",
+}
 LLAMACPP_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 QUANTIZED = ("q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
 
@@ -87,8 +97,10 @@ def row_bytes(name: str, n_values: int) -> int:
     """
     block, nbytes, _ = KV_TYPES[kv_type(name)]
     if n_values % block:
-        raise ValueError(f"{name}: a row of {n_values} values is not a whole number of "
-                         f"{block}-value blocks (head_dim x kv_heads must be divisible by {block})")
+        raise ValueError(
+            f"{name}: a row of {n_values} values is not a whole number of "
+            f"{block}-value blocks (head_dim x kv_heads must be divisible by {block})"
+        )
     return n_values // block * nbytes
 
 
@@ -96,15 +108,20 @@ def row_bytes(name: str, n_values: int) -> int:
 # 1. What the model needs
 # ---------------------------------------------------------------------------
 
+
 def _kind_rows(arch: Architecture, k_type: str, v_type: str) -> dict:
     rows = {}
     for kind in (FULL, SLIDING):
         layers = [layer for layer in arch.layers if layer.kind == kind]
         k = sum(row_bytes(k_type, layer.k_values) for layer in layers)
         v = sum(row_bytes(v_type, layer.v_values) for layer in layers if layer.v_values)
-        rows[kind] = {"layers": len(layers), "k_bytes_per_token": k, "v_bytes_per_token": v,
-                      "bytes_per_token": k + v,
-                      "windows": sorted({layer.window for layer in layers}) if kind == SLIDING else []}
+        rows[kind] = {
+            "layers": len(layers),
+            "k_bytes_per_token": k,
+            "v_bytes_per_token": v,
+            "bytes_per_token": k + v,
+            "windows": sorted({layer.window for layer in layers}) if kind == SLIDING else [],
+        }
     return rows
 
 
@@ -148,8 +165,11 @@ def kv_bytes_per_token(arch: Architecture, k_type: str = "f16", v_type: str | No
         "by_kind": {
             FULL: rows[FULL],
             SLIDING: rows[SLIDING],
-            LINEAR: {"layers": len(linear), "bytes_per_token": 0,
-                     "state_values_per_sequence": sum(l.conv_state_values + l.ssm_state_values for l in linear)},
+            LINEAR: {
+                "layers": len(linear),
+                "bytes_per_token": 0,
+                "state_values_per_sequence": sum(l.conv_state_values + l.ssm_state_values for l in linear),
+            },
         },
         "formula": _formula(arch, k_type, v_type),
         "type_sources": sorted({KV_TYPES[k_type][2], KV_TYPES[v_type][2]}),
@@ -160,8 +180,14 @@ def kv_bytes_per_token(arch: Architecture, k_type: str = "f16", v_type: str | No
     return out
 
 
-def kv_cache_bytes(arch: Architecture, context: int, k_type: str = "f16", v_type: str | None = None,
-                   n_seq: int = 1, state_type: str = "f32") -> dict:
+def kv_cache_bytes(
+    arch: Architecture,
+    context: int,
+    k_type: str = "f16",
+    v_type: str | None = None,
+    n_seq: int = 1,
+    state_type: str = "f32",
+) -> dict:
     """The cache `n_seq` sequences of `context` tokens need, with no engine padding.
 
     Full layers hold `context` tokens, sliding layers min(context, window),
@@ -182,8 +208,11 @@ def kv_cache_bytes(arch: Architecture, context: int, k_type: str = "f16", v_type
             tokens = min(context, layer.window)
             per = row_bytes(k_type, layer.k_values) + (row_bytes(v_type, layer.v_values) if layer.v_values else 0)
             sliding_bytes += per * tokens * n_seq
-    state_bytes = sum(l.conv_state_values + l.ssm_state_values for l in arch.layers if l.kind == LINEAR) \
-        * KV_TYPES[kv_type(state_type)][1] * n_seq
+    state_bytes = (
+        sum(l.conv_state_values + l.ssm_state_values for l in arch.layers if l.kind == LINEAR)
+        * KV_TYPES[kv_type(state_type)][1]
+        * n_seq
+    )
     total = full_bytes + sliding_bytes + state_bytes
     return {
         "model": arch.name,
@@ -246,16 +275,37 @@ def _pad(n: int, to: int) -> int:
     return (n + to - 1) // to * to
 
 
-def _log_line(prefix: str, cells: int, layers: int, n_seq: int, n_stream: int,
-              k_name: str, k_bytes: int, v_name: str, v_bytes: int, k_label: str = "K", v_label: str = "V") -> str:
-    return (f"{prefix}: size = {(k_bytes + v_bytes) / MIB:7.2f} MiB ({cells:6d} cells, {layers:3d} layers, "
-            f"{n_seq:2d}/{n_stream} seqs), {k_label} ({k_name}): {k_bytes / MIB:7.2f} MiB, "
-            f"{v_label} ({v_name}): {v_bytes / MIB:7.2f} MiB")
+def _log_line(
+    prefix: str,
+    cells: int,
+    layers: int,
+    n_seq: int,
+    n_stream: int,
+    k_name: str,
+    k_bytes: int,
+    v_name: str,
+    v_bytes: int,
+    k_label: str = "K",
+    v_label: str = "V",
+) -> str:
+    return (
+        f"{prefix}: size = {(k_bytes + v_bytes) / MIB:7.2f} MiB ({cells:6d} cells, {layers:3d} layers, "
+        f"{n_seq:2d}/{n_stream} seqs), {k_label} ({k_name}): {k_bytes / MIB:7.2f} MiB, "
+        f"{v_label} ({v_name}): {v_bytes / MIB:7.2f} MiB"
+    )
 
 
-def llamacpp_kv_cache(arch: Architecture, n_ctx: int, type_k: str = "f16", type_v: str | None = None,
-                      n_seq: int = 1, n_ubatch: int = 512, kv_unified: bool = True,
-                      swa_full: bool = False, flash_attn: bool = True) -> dict:
+def llamacpp_kv_cache(
+    arch: Architecture,
+    n_ctx: int,
+    type_k: str = "f16",
+    type_v: str | None = None,
+    n_seq: int = 1,
+    n_ubatch: int = 512,
+    kv_unified: bool = True,
+    swa_full: bool = False,
+    flash_attn: bool = True,
+) -> dict:
     """The KV memory llama.cpp allocates for `--ctx-size n_ctx -ctk type_k -ctv type_v`.
 
     n_seq is --parallel (llama-server slots); kv_unified is --kv-unified (the
@@ -288,8 +338,10 @@ def llamacpp_kv_cache(arch: Architecture, n_ctx: int, type_k: str = "f16", type_
     # which layers go in which cache
     uses_swa = arch.family in LLAMACPP_SWA_FAMILIES and arch.count(SLIDING) > 0
     if arch.count(SLIDING) and not uses_swa:
-        notes.append(f"family {arch.family!r}: llama.cpp runs its sliding-window layers as full attention "
-                     "(phi3: SWA disabled in source, PR 13676; others inferred)")
+        notes.append(
+            f"family {arch.family!r}: llama.cpp runs its sliding-window layers as full attention "
+            "(phi3: SWA disabled in source, PR 13676; others inferred)"
+        )
     base_layers = [l for l in arch.layers if l.kind == FULL or (l.kind == SLIDING and not uses_swa)]
     swa_layers = [l for l in arch.layers if l.kind == SLIDING and uses_swa]
     linear_layers = [l for l in arch.layers if l.kind == LINEAR]
@@ -304,9 +356,17 @@ def llamacpp_kv_cache(arch: Architecture, n_ctx: int, type_k: str = "f16", type_
     def cache_entry(name: str, layers: list[LayerSpec], cells: int) -> dict:
         k = sum(row_bytes(type_k, l.k_values) for l in layers) * cells * n_stream
         v = 0 if is_mla else sum(row_bytes(type_v, v_pad or l.v_values) for l in layers) * cells * n_stream
-        return {"cache": name, "cells": cells, "layers": len(layers), "streams": n_stream,
-                "k_bytes": k, "v_bytes": v, "bytes": k + v, "mib": (k + v) / MIB,
-                "log_line": _log_line("llama_kv_cache", cells, len(layers), n_seq, n_stream, type_k, k, type_v, v)}
+        return {
+            "cache": name,
+            "cells": cells,
+            "layers": len(layers),
+            "streams": n_stream,
+            "k_bytes": k,
+            "v_bytes": v,
+            "bytes": k + v,
+            "mib": (k + v) / MIB,
+            "log_line": _log_line("llama_kv_cache", cells, len(layers), n_seq, n_stream, type_k, k, type_v, v),
+        }
 
     caches = []
     if base_layers:
@@ -316,8 +376,11 @@ def llamacpp_kv_cache(arch: Architecture, n_ctx: int, type_k: str = "f16", type_
         n_swa = windows[-1]
         if len(windows) > 1:
             notes.append(f"several windows {windows}: llama.cpp has one n_swa; using {n_swa}")
-        size_swa = n_ctx_seq if swa_full else \
-            _pad(min(n_ctx_seq, n_swa * (n_seq if kv_unified else 1) + n_ubatch), LLAMACPP_PAD)
+        size_swa = (
+            n_ctx_seq
+            if swa_full
+            else _pad(min(n_ctx_seq, n_swa * (n_seq if kv_unified else 1) + n_ubatch), LLAMACPP_PAD)
+        )
         entry = cache_entry("SWA", swa_layers, size_swa)
         entry["n_swa"] = n_swa
         caches.append(entry)
@@ -326,10 +389,21 @@ def llamacpp_kv_cache(arch: Architecture, n_ctx: int, type_k: str = "f16", type_
         r = sum(l.conv_state_values for l in linear_layers) * 4 * rs_cells
         s = sum(l.ssm_state_values for l in linear_layers) * 4 * rs_cells
         # the recurrent log line's wording is modelled on the KV one (inferred, not read in source)
-        caches.append({"cache": "recurrent", "cells": rs_cells, "layers": len(linear_layers), "streams": 1,
-                       "k_bytes": r, "v_bytes": s, "bytes": r + s, "mib": (r + s) / MIB,
-                       "log_line": _log_line("llama_memory_recurrent", rs_cells, len(linear_layers), n_seq, n_seq,
-                                             "f32", r, "f32", s, "R", "S")})
+        caches.append(
+            {
+                "cache": "recurrent",
+                "cells": rs_cells,
+                "layers": len(linear_layers),
+                "streams": 1,
+                "k_bytes": r,
+                "v_bytes": s,
+                "bytes": r + s,
+                "mib": (r + s) / MIB,
+                "log_line": _log_line(
+                    "llama_memory_recurrent", rs_cells, len(linear_layers), n_seq, n_seq, "f32", r, "f32", s, "R", "S"
+                ),
+            }
+        )
     if is_mla:
         notes.append("MLA: llama.cpp caches only the latent (kv_lora_rank + rope dims) in K; no V tensor")
 
@@ -384,9 +458,14 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def vllm_kv_cache(arch: Architecture, max_model_len: int, kv_cache_dtype: str = "auto",
-                  model_dtype: str = "bf16", block_size: int = VLLM_BLOCK_SIZE,
-                  max_num_batched_tokens: int = 2048) -> dict:
+def vllm_kv_cache(
+    arch: Architecture,
+    max_model_len: int,
+    kv_cache_dtype: str = "auto",
+    model_dtype: str = "bf16",
+    block_size: int = VLLM_BLOCK_SIZE,
+    max_num_batched_tokens: int = 2048,
+) -> dict:
     """vLLM's per-layer pages and the most memory one sequence of max_model_len can take."""
     if max_model_len < 1 or block_size < 1:
         raise ValueError("max_model_len and block_size must be at least 1")
@@ -414,14 +493,20 @@ def vllm_kv_cache(arch: Architecture, max_model_len: int, kv_cache_dtype: str = 
             tokens = min(layer.window - 1 + max_num_batched_tokens, max_model_len)
             row["bytes_per_sequence"] += (_cdiv(tokens, block_size) + 1) * page
     per_seq = sum(row["bytes_per_sequence"] for row in by_kind.values())
-    assumptions = [f"block_size {block_size} tokens (PagedAttention); a sequence holds whole blocks",
-                   f"KV dtype {dtype} ({'model dtype' if kv_cache_dtype == 'auto' else '--kv-cache-dtype'})"]
+    assumptions = [
+        f"block_size {block_size} tokens (PagedAttention); a sequence holds whole blocks",
+        f"KV dtype {dtype} ({'model dtype' if kv_cache_dtype == 'auto' else '--kv-cache-dtype'})",
+    ]
     if by_kind[SLIDING]["layers"]:
-        assumptions.append(f"sliding layers hold window-1 + max_num_batched_tokens ({max_num_batched_tokens}) "
-                           "tokens + 1 block (SlidingWindowSpec)")
+        assumptions.append(
+            f"sliding layers hold window-1 + max_num_batched_tokens ({max_num_batched_tokens}) "
+            "tokens + 1 block (SlidingWindowSpec)"
+        )
     if by_kind[LINEAR]["layers"]:
-        assumptions.append(f"linear-attention state: one page per sequence in {model_dtype} (inferred); "
-                           "vLLM enlarges attention blocks of hybrid models to match it (not modelled)")
+        assumptions.append(
+            f"linear-attention state: one page per sequence in {model_dtype} (inferred); "
+            "vLLM enlarges attention blocks of hybrid models to match it (not modelled)"
+        )
     return {
         "mode": "vllm",
         "model": arch.name,
@@ -434,8 +519,10 @@ def vllm_kv_cache(arch: Architecture, max_model_len: int, kv_cache_dtype: str = 
         "bytes_per_sequence": per_seq,
         "gib_per_sequence": per_seq / GIB,
         "assumptions": assumptions,
-        "sources": ["vllm/v1/kv_cache_interface.py: FullAttentionSpec, MLAAttentionSpec, "
-                    "SlidingWindowSpec, MambaSpec max_memory_usage_bytes"],
+        "sources": [
+            "vllm/v1/kv_cache_interface.py: FullAttentionSpec, MLAAttentionSpec, "
+            "SlidingWindowSpec, MambaSpec max_memory_usage_bytes"
+        ],
     }
 
 
@@ -455,21 +542,33 @@ def vllm_activation_reserve(arch: Architecture, max_num_batched_tokens: int = 20
     logits = max_num_seqs * vocab * 4
     fixed = GIB
     total = acts + logits + fixed
-    return {"bytes": total, "gib": total / GIB,
-            "parts": {"activations": acts, "logits": logits, "cuda_context_and_graphs": fixed},
-            "assumption": "estimate: activations of one max_num_batched_tokens step (bf16) + f32 logits for "
-                          "max_num_seqs + 1 GiB CUDA context/graphs; vLLM measures the real value at start-up"}
+    return {
+        "bytes": total,
+        "gib": total / GIB,
+        "parts": {"activations": acts, "logits": logits, "cuda_context_and_graphs": fixed},
+        "assumption": "estimate: activations of one max_num_batched_tokens step (bf16) + f32 logits for "
+        "max_num_seqs + 1 GiB CUDA context/graphs; vLLM measures the real value at start-up",
+    }
 
 
-def vllm_capacity(arch: Architecture, gpu_memory_bytes: int, weights_bytes: int, max_model_len: int,
-                  gpu_memory_utilization: float = 0.9, kv_cache_dtype: str = "auto",
-                  activation_reserve_bytes: int | None = None, block_size: int = VLLM_BLOCK_SIZE,
-                  max_num_batched_tokens: int = 2048, max_num_seqs: int = 256) -> dict:
+def vllm_capacity(
+    arch: Architecture,
+    gpu_memory_bytes: int,
+    weights_bytes: int,
+    max_model_len: int,
+    gpu_memory_utilization: float = 0.9,
+    kv_cache_dtype: str = "auto",
+    activation_reserve_bytes: int | None = None,
+    block_size: int = VLLM_BLOCK_SIZE,
+    max_num_batched_tokens: int = 2048,
+    max_num_seqs: int = 256,
+) -> dict:
     """How many KV tokens and full-length sequences fit on one GPU under vLLM."""
     if not 0 < gpu_memory_utilization <= 1:
         raise ValueError("gpu_memory_utilization must be in (0, 1]")
-    kv = vllm_kv_cache(arch, max_model_len, kv_cache_dtype, block_size=block_size,
-                       max_num_batched_tokens=max_num_batched_tokens)
+    kv = vllm_kv_cache(
+        arch, max_model_len, kv_cache_dtype, block_size=block_size, max_num_batched_tokens=max_num_batched_tokens
+    )
     reserve = vllm_activation_reserve(arch, max_num_batched_tokens, max_num_seqs)
     reserve_bytes = reserve["bytes"] if activation_reserve_bytes is None else int(activation_reserve_bytes)
     budget = int(gpu_memory_bytes * gpu_memory_utilization)
@@ -498,19 +597,32 @@ def vllm_capacity(arch: Architecture, gpu_memory_bytes: int, weights_bytes: int,
             reserve["assumption"] if activation_reserve_bytes is None else "activation reserve given by caller",
             "kv_tokens counts blocks of all attention layers together (exact for models without sliding/linear layers)",
             "max_concurrent_sequences = KV budget // memory of one max_model_len sequence (vLLM's 'Maximum concurrency')",
-        ] + kv["assumptions"],
+        ]
+        + kv["assumptions"],
     }
 
 
 # ---------------------------------------------------------------------------
 # 3b. Layer by layer: what each layer needs and what the engine allocates for it
 # ---------------------------------------------------------------------------
-LAYER_KIND_LABELS = {"full": "full attention", "sliding": "sliding window", "linear": "recurrent state",
-                     "mla": "MLA latent"}
+LAYER_KIND_LABELS = {
+    "full": "full attention",
+    "sliding": "sliding window",
+    "linear": "recurrent state",
+    "mla": "MLA latent",
+}
 
 
-def layer_memory_map(arch: Architecture, context: int, kv: str = "f16", mode: str = "llamacpp", n_seq: int = 1,
-                     n_ubatch: int = 512, block_size: int = VLLM_BLOCK_SIZE, max_num_batched_tokens: int = 2048) -> dict:
+def layer_memory_map(
+    arch: Architecture,
+    context: int,
+    kv: str = "f16",
+    mode: str = "llamacpp",
+    n_seq: int = 1,
+    n_ubatch: int = 512,
+    block_size: int = VLLM_BLOCK_SIZE,
+    max_num_batched_tokens: int = 2048,
+) -> dict:
     """Every layer's cache for `n_seq` sequences of `context` tokens: ideal bytes and allocated bytes.
 
     Ideal: the tokens the layer must hold (full: every token; sliding: min(context, window);
@@ -539,17 +651,24 @@ def layer_memory_map(arch: Architecture, context: int, kv: str = "f16", mode: st
         state_bytes = KV_TYPES["f32" if mode == "exact" else "bf16"][1]
         if mode == "vllm":
             dtype = "auto" if k_type in ("f16", "bf16") else k_type
-            vk = vllm_kv_cache(arch, context, dtype, block_size=block_size, max_num_batched_tokens=max_num_batched_tokens)
+            vk = vllm_kv_cache(
+                arch, context, dtype, block_size=block_size, max_num_batched_tokens=max_num_batched_tokens
+            )
             k_type = vk["kv_cache_dtype"]
     layers = []
     for i, layer in enumerate(arch.layers):
         kind = "mla" if (mla and layer.kind != LINEAR) else layer.kind
         if layer.kind == LINEAR:
-            ideal = alloc = (layer.conv_state_values + layer.ssm_state_values) * state_bytes * \
-                (max(1, n_seq) if mode == "llamacpp" else n_seq)
+            ideal = alloc = (
+                (layer.conv_state_values + layer.ssm_state_values)
+                * state_bytes
+                * (max(1, n_seq) if mode == "llamacpp" else n_seq)
+            )
             held = "its state"
         else:
-            row = row_bytes(k_type, layer.k_values) + (0 if (mla or not layer.v_values) else row_bytes(k_type, layer.v_values))
+            row = row_bytes(k_type, layer.k_values) + (
+                0 if (mla or not layer.v_values) else row_bytes(k_type, layer.v_values)
+            )
             tokens = context if layer.kind == FULL else min(context, layer.window)
             ideal = row * tokens * n_seq
             held = f"{tokens:,} tokens" + (f" x {n_seq}" if n_seq > 1 else "")
@@ -564,20 +683,39 @@ def layer_memory_map(arch: Architecture, context: int, kv: str = "f16", mode: st
                 else:
                     keep = min(layer.window - 1 + max_num_batched_tokens, context)
                     alloc = (_cdiv(keep, block_size) + 1) * block_size * row * n_seq
-        layers.append({"index": i, "kind": kind, "label": LAYER_KIND_LABELS[kind], "holds": held,
-                       "ideal_bytes": ideal, "allocated_bytes": alloc})
+        layers.append(
+            {
+                "index": i,
+                "kind": kind,
+                "label": LAYER_KIND_LABELS[kind],
+                "holds": held,
+                "ideal_bytes": ideal,
+                "allocated_bytes": alloc,
+            }
+        )
     total_ideal = sum(la["ideal_bytes"] for la in layers)
     total_alloc = sum(la["allocated_bytes"] for la in layers)
     how = {
-        "llamacpp": (f"llama.cpp: -c {context * n_seq:,}{f' -np {n_seq}' if n_seq > 1 else ''}; cells: "
-                     + ", ".join(f"{name} {n:,}" for name, n in cells.items())),
+        "llamacpp": (
+            f"llama.cpp: -c {context * n_seq:,}{f' -np {n_seq}' if n_seq > 1 else ''}; cells: "
+            + ", ".join(f"{name} {n:,}" for name, n in cells.items())
+        ),
         "vllm": f"vLLM: blocks of {block_size} tokens; sliding layers keep window - 1 + {max_num_batched_tokens:,} tokens + 1 block",
         "exact": "no engine: each layer holds exactly what it needs",
     }[mode]
-    return {"model": arch.name, "mode": mode, "context": context, "n_seq": n_seq, "kv_type": k_type,
-            "layers": layers, "kinds": sorted({la["kind"] for la in layers}, key=list(LAYER_KIND_LABELS).index),
-            "ideal_bytes": total_ideal, "allocated_bytes": total_alloc, "padding_bytes": total_alloc - total_ideal,
-            "how": how}
+    return {
+        "model": arch.name,
+        "mode": mode,
+        "context": context,
+        "n_seq": n_seq,
+        "kv_type": k_type,
+        "layers": layers,
+        "kinds": sorted({la["kind"] for la in layers}, key=list(LAYER_KIND_LABELS).index),
+        "ideal_bytes": total_ideal,
+        "allocated_bytes": total_alloc,
+        "padding_bytes": total_alloc - total_ideal,
+        "how": how,
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -598,16 +736,28 @@ def llamacpp_compute_buffer(arch: Architecture, n_ubatch: int = 512) -> dict:
     vocab = arch.vocab_size or 32000
     n_ff = arch.intermediate_size or 4 * arch.hidden_size
     nbytes = n_ubatch * 4 * (vocab + n_ff + 4 * arch.hidden_size)
-    return {"bytes": nbytes, "mib": nbytes / MIB,
-            "assumption": f"estimate: n_ubatch ({n_ubatch}) x 4 B x (vocab + n_ff + 4 x hidden), flash attention on"}
+    return {
+        "bytes": nbytes,
+        "mib": nbytes / MIB,
+        "assumption": f"estimate: n_ubatch ({n_ubatch}) x 4 B x (vocab + n_ff + 4 x hidden), flash attention on",
+    }
 
 
 # ---------------------------------------------------------------------------
 # 5. Widget entry points: a model by name (catalogue id, config) in, plain data out
 # ---------------------------------------------------------------------------
 
-def memory_report(model, context: int, kv: str = "f16", mode: str = "llamacpp", n_seq: int = 1,
-                  v_kv: str | None = None, n_ubatch: int = 512, kv_unified: bool = True) -> dict:
+
+def memory_report(
+    model,
+    context: int,
+    kv: str = "f16",
+    mode: str = "llamacpp",
+    n_seq: int = 1,
+    v_kv: str | None = None,
+    n_ubatch: int = 512,
+    kv_unified: bool = True,
+) -> dict:
     """KV cache of `model` at `context` tokens: per token, per layer kind, total, under one accounting.
 
     `model`: a catalogue id ("llama-3.1-8b"), a Hugging Face id in the catalogue,
@@ -655,15 +805,35 @@ def memory_report(model, context: int, kv: str = "f16", mode: str = "llamacpp", 
     }
 
 
-def fit_report(model, context: int, gpu: str | None = None, memory_gib: float | None = None,
-               weights: str = "Q4_K_M", kv: str = "f16", mode: str = "llamacpp", n_seq: int = 1,
-               gpu_memory_utilization: float = 0.9, n_gpus: int = 1, allow_long_context: bool = False) -> dict:
+def fit_report(
+    model,
+    context: int,
+    gpu: str | None = None,
+    memory_gib: float | None = None,
+    weights: str = "Q4_K_M",
+    kv: str = "f16",
+    mode: str = "llamacpp",
+    n_seq: int = 1,
+    gpu_memory_utilization: float = 0.9,
+    n_gpus: int = 1,
+    allow_long_context: bool = False,
+) -> dict:
     """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib`? `kvlab.memory.verdict.fit_verdict`'s answer.
 
     `mode` is the engine: "llamacpp" or "vllm".
     """
     from kvlab.memory.verdict import fit_verdict
 
-    return fit_verdict(model, context, n_seq=n_seq, weights=weights, kv=kv, gpu=gpu, memory_gib=memory_gib,
-                       n_gpus=n_gpus, engine=mode, gpu_memory_utilization=gpu_memory_utilization,
-                       allow_long_context=allow_long_context)
+    return fit_verdict(
+        model,
+        context,
+        n_seq=n_seq,
+        weights=weights,
+        kv=kv,
+        gpu=gpu,
+        memory_gib=memory_gib,
+        n_gpus=n_gpus,
+        engine=mode,
+        gpu_memory_utilization=gpu_memory_utilization,
+        allow_long_context=allow_long_context,
+    )

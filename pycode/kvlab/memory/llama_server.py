@@ -9,6 +9,7 @@ on top of prompt caching), `--context-shift` (when a slot is full, keep the
 first `--keep` tokens and discard half of the rest instead of stopping).
 The KV memory the command allocates comes from kvlab.memory.llamacpp_kv_cache.
 """
+
 from __future__ import annotations
 
 from kvlab.memory.catalogue import get_model, model_architecture
@@ -56,30 +57,53 @@ def llama_server_command(
     flags = [{"flag": f"--ctx-size {ctx_size}", "means": f"{ctx_size:,} tokens of context, shared by all slots"}]
     if cache_type_k != "f16" or cache_type_v != "f16":
         argv += ["-ctk", cache_type_k, "-ctv", cache_type_v]
-        flags.append({"flag": f"-ctk {cache_type_k} -ctv {cache_type_v}",
-                      "means": "the cache's number format for K and V (the default is f16)"})
+        flags.append(
+            {
+                "flag": f"-ctk {cache_type_k} -ctv {cache_type_v}",
+                "means": "the cache's number format for K and V (the default is f16)",
+            }
+        )
         if cache_type_v not in ("f32", "f16", "bf16"):
             argv += ["-fa", "on"]
             flags.append({"flag": "-fa on", "means": "flash attention: llama.cpp needs it for a quantised V cache"})
     if parallel != 1:
         argv += ["--parallel", str(parallel)]
-        flags.append({"flag": f"--parallel {parallel}",
-                      "means": f"{parallel} slots, each with {ctx_size // parallel:,} tokens of the context"})
+        flags.append(
+            {
+                "flag": f"--parallel {parallel}",
+                "means": f"{parallel} slots, each with {ctx_size // parallel:,} tokens of the context",
+            }
+        )
     if cache_reuse:
         argv += ["--cache-reuse", str(cache_reuse)]
-        flags.append({"flag": f"--cache-reuse {cache_reuse}",
-                      "means": f"reuse cached chunks of {cache_reuse}+ tokens even after a change earlier in the prompt"})
+        flags.append(
+            {
+                "flag": f"--cache-reuse {cache_reuse}",
+                "means": f"reuse cached chunks of {cache_reuse}+ tokens even after a change earlier in the prompt",
+            }
+        )
     if context_shift:
         argv += ["--context-shift"]
-        flags.append({"flag": "--context-shift",
-                      "means": "when a slot is full, keep the first --keep tokens and discard half of the rest"})
+        flags.append(
+            {
+                "flag": "--context-shift",
+                "means": "when a slot is full, keep the first --keep tokens and discard half of the rest",
+            }
+        )
         if keep:
             argv += ["--keep", str(keep)]
-            flags.append({"flag": f"--keep {keep}", "means": "tokens at the start that a context shift never discards"
-                          if keep > 0 else "keep the whole prompt"})
+            flags.append(
+                {
+                    "flag": f"--keep {keep}",
+                    "means": "tokens at the start that a context shift never discards"
+                    if keep > 0
+                    else "keep the whole prompt",
+                }
+            )
     # an explicit --parallel leaves --kv-unified off: each slot gets ctx_size / parallel
-    kv = llamacpp_kv_cache(model_architecture(model), ctx_size, cache_type_k, cache_type_v, n_seq=parallel,
-                           kv_unified=parallel == 1)
+    kv = llamacpp_kv_cache(
+        model_architecture(model), ctx_size, cache_type_k, cache_type_v, n_seq=parallel, kv_unified=parallel == 1
+    )
     lines, line = [], argv[0]
     for part in argv[1:]:
         if part.startswith("-") and not part.lstrip("-").isdigit():
@@ -89,13 +113,29 @@ def llama_server_command(
             line += " " + part
     lines.append(line)
     return {
-        "params": {"ctx_size": ctx_size, "cache_type_k": cache_type_k, "cache_type_v": cache_type_v, "parallel": parallel,
-                   "cache_reuse": cache_reuse, "context_shift": bool(context_shift), "keep": keep, "model": model},
+        "params": {
+            "ctx_size": ctx_size,
+            "cache_type_k": cache_type_k,
+            "cache_type_v": cache_type_v,
+            "parallel": parallel,
+            "cache_reuse": cache_reuse,
+            "context_shift": bool(context_shift),
+            "keep": keep,
+            "model": model,
+        },
         "argv": argv,
         "command": " \\\n".join(lines),
         "flags": flags,
-        "kv": {"model": entry["hf_id"], "n_ctx_seq": kv["n_ctx_seq"], "total_bytes": kv["total_bytes"],
-               "total_mib": kv["total_mib"]},
-        "text": {"kv": (f"For {entry['hf_id']} these settings allocate {kv['total_mib']:,.0f} MiB of KV cache "
-                        f"({kv['n_ctx_seq']:,} tokens per slot).")},
+        "kv": {
+            "model": entry["hf_id"],
+            "n_ctx_seq": kv["n_ctx_seq"],
+            "total_bytes": kv["total_bytes"],
+            "total_mib": kv["total_mib"],
+        },
+        "text": {
+            "kv": (
+                f"For {entry['hf_id']} these settings allocate {kv['total_mib']:,.0f} MiB of KV cache "
+                f"({kv['n_ctx_seq']:,} tokens per slot)."
+            )
+        },
     }

@@ -24,6 +24,7 @@ These are roofline numbers: an upper bound on speed that real engines reach
 >>> round(r["seconds_per_token"], 3), round(r["tokens_per_second"], 1)
 (0.016, 62.5)
 """
+
 from __future__ import annotations
 
 from kvlab.memory.architecture import LINEAR, SLIDING, Architecture
@@ -33,9 +34,15 @@ from kvlab.memory.weights import model_weights_bytes, params_text, weights_bytes
 from kvlab.inputs import finite_number
 
 
-def decode_time_per_token(weight_bytes: float, kv_bytes: float, bandwidth_gb_s: float, batch: int = 1,
-                          bandwidth_efficiency: float = 1.0, flops_per_step: float | None = None,
-                          peak_tflops: float | None = None) -> dict:
+def decode_time_per_token(
+    weight_bytes: float,
+    kv_bytes: float,
+    bandwidth_gb_s: float,
+    batch: int = 1,
+    bandwidth_efficiency: float = 1.0,
+    flops_per_step: float | None = None,
+    peak_tflops: float | None = None,
+) -> dict:
     """Step time for `batch` sequences that each read `kv_bytes` of cache, sharing one weight read.
 
     Both roofline bounds: bytes / bandwidth, and (when `flops_per_step` and
@@ -69,8 +76,8 @@ def decode_time_per_token(weight_bytes: float, kv_bytes: float, bandwidth_gb_s: 
         "compute_seconds": compute_time,
         "flops_per_step": flops_per_step,
         "bound": bound,
-        "seconds_per_token": step,          # per sequence: each gets one token per step
-        "tokens_per_second": 1 / step,      # per sequence
+        "seconds_per_token": step,  # per sequence: each gets one token per step
+        "tokens_per_second": 1 / step,  # per sequence
         "total_tokens_per_second": batch / step,
         "assumptions": assumptions,
     }
@@ -81,9 +88,12 @@ def cost_per_million_tokens(price_per_hour: float, tokens_per_second: float) -> 
     if price_per_hour is None or not price_per_hour >= 0 or not tokens_per_second > 0:
         raise ValueError("price_per_hour must be >= 0 and tokens_per_second > 0")
     tokens_per_hour = tokens_per_second * 3600
-    return {"price_per_hour": price_per_hour, "tokens_per_hour": tokens_per_hour,
-            "usd_per_million_tokens": price_per_hour / tokens_per_hour * 1e6,
-            "assumptions": ["the GPU is busy generating the whole hour (no idle time, no prefill)"]}
+    return {
+        "price_per_hour": price_per_hour,
+        "tokens_per_hour": tokens_per_hour,
+        "usd_per_million_tokens": price_per_hour / tokens_per_hour * 1e6,
+        "assumptions": ["the GPU is busy generating the whole hour (no idle time, no prefill)"],
+    }
 
 
 def _weights_read(arch: Architecture, fmt: str, batch: int) -> tuple[int, int, str]:
@@ -91,7 +101,7 @@ def _weights_read(arch: Architecture, fmt: str, batch: int) -> tuple[int, int, s
     total = model_weights_bytes(arch, fmt)
     if not arch.active_params or arch.active_params >= arch.params:
         return total["bytes"], total["bytes"], "dense: every weight is read each step"
-    if total.get("covered_params"):   # MXFP4 experts, BF16 rest: the rest is read every step
+    if total.get("covered_params"):  # MXFP4 experts, BF16 rest: the rest is read every step
         rest = arch.params - total["covered_params"]
         expert_active = max(0.0, arch.active_params - rest)
         rest_bytes = weights_bytes(rest, "BF16")["bytes"]
@@ -100,9 +110,15 @@ def _weights_read(arch: Architecture, fmt: str, batch: int) -> tuple[int, int, s
     else:
         active = weights_bytes(arch.active_params, fmt)["bytes"]
         read = min(total["bytes"], active * batch)
-    return read, total["bytes"], (f"MoE: {params_text(arch.active_params)} of {params_text(arch.params)} params "
-                                  "per token; a batch reads at most batch x active (upper bound: different "
-                                  "experts per sequence)")
+    return (
+        read,
+        total["bytes"],
+        (
+            f"MoE: {params_text(arch.active_params)} of {params_text(arch.params)} params "
+            "per token; a batch reads at most batch x active (upper bound: different "
+            "experts per sequence)"
+        ),
+    )
 
 
 def attention_flops(arch: Architecture, context: int) -> float:
@@ -144,14 +160,25 @@ def prefill_flops(arch: Architecture, prompt: int) -> float:
         hv = layer.head_dim_v or hk
         w = layer.window if layer.kind == SLIDING else prompt
         w = min(w, prompt)
-        seen = w * (w + 1) // 2 + (prompt - w) * w        # sum over t of min(t, window)
+        seen = w * (w + 1) // 2 + (prompt - w) * w  # sum over t of min(t, window)
         flops += 2 * arch.n_heads * seen * (hk + hv)
     return flops
 
 
-def serving_estimate(model, gpu, context: int, batch: int = 1, weights_format: str = "BF16",
-                     kv: str = "f16", price_per_hour: float | None = None, bandwidth_efficiency: float = 1.0,
-                     n_gpus: int = 1, engine: str = "vllm", answer_tokens: int = 512, solve: bool = True) -> dict:
+def serving_estimate(
+    model,
+    gpu,
+    context: int,
+    batch: int = 1,
+    weights_format: str = "BF16",
+    kv: str = "f16",
+    price_per_hour: float | None = None,
+    bandwidth_efficiency: float = 1.0,
+    n_gpus: int = 1,
+    engine: str = "vllm",
+    answer_tokens: int = 512,
+    solve: bool = True,
+) -> dict:
     """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
     Memory is `kvlab.memory.verdict.fit_verdict` for the same settings: a batch that
@@ -175,8 +202,9 @@ def serving_estimate(model, gpu, context: int, batch: int = 1, weights_format: s
     if price_per_hour is not None:
         price_per_hour = finite_number("price_per_hour", price_per_hour, minimum=0)
     efficiency = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
-    v = fit_verdict(arch, context, n_seq=batch, weights=weights_format, kv=kv, gpu=card, n_gpus=n_gpus,
-                    engine=engine, solve=solve)
+    v = fit_verdict(
+        arch, context, n_seq=batch, weights=weights_format, kv=kv, gpu=card, n_gpus=n_gpus, engine=engine, solve=solve
+    )
     bandwidth = card["bandwidth_gb_s"] * n_gpus
     peak = card.get("bf16_dense_tflops")
     peak = peak * n_gpus if peak else None
@@ -188,8 +216,9 @@ def serving_estimate(model, gpu, context: int, batch: int = 1, weights_format: s
     flops = decode_flops(arch, context, batch)
     speed = decode_time_per_token(w_read, kv_seq, bandwidth, batch, efficiency, flops, peak)
     pre_flops = prefill_flops(arch, prompt) if prompt else 0.0
-    pre_seconds = max(pre_flops / (peak * 1e12) if peak else 0.0,
-                      (w_total / (bandwidth * 1e9 * efficiency)) if prompt else 0.0)
+    pre_seconds = max(
+        pre_flops / (peak * 1e12) if peak else 0.0, (w_total / (bandwidth * 1e9 * efficiency)) if prompt else 0.0
+    )
     round_seconds = batch * pre_seconds + answer * speed["seconds_per_token"]
     tokens_per_second_with_prefill = batch * answer / round_seconds
     result = {
@@ -224,7 +253,8 @@ def serving_estimate(model, gpu, context: int, batch: int = 1, weights_format: s
         "usd_per_million_tokens": None,
         "price_per_hour": price,
         "price_kind": card.get("price_kind") if price_per_hour is None else "given",
-        "assumptions": speed["assumptions"] + [
+        "assumptions": speed["assumptions"]
+        + [
             w_note,
             f"FLOPs per step: 2 x active params + attention over the context, per chat; peak "
             f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 per GPU ({card.get('flops_source', 'not in the catalogue')})",
@@ -235,9 +265,16 @@ def serving_estimate(model, gpu, context: int, batch: int = 1, weights_format: s
         ],
     }
     if not v["fits"]:
-        for key in ("seconds_per_token", "tokens_per_second_per_chat", "total_tokens_per_second",
-                    "tokens_per_second_with_prefill", "memory_seconds", "compute_seconds",
-                    "prefill_seconds_per_chat", "bound"):
+        for key in (
+            "seconds_per_token",
+            "tokens_per_second_per_chat",
+            "total_tokens_per_second",
+            "tokens_per_second_with_prefill",
+            "memory_seconds",
+            "compute_seconds",
+            "prefill_seconds_per_chat",
+            "bound",
+        ):
             result[key] = None
         result["assumptions"].append(f"not timed or priced: {v['headline']}")
         return result
@@ -246,14 +283,23 @@ def serving_estimate(model, gpu, context: int, batch: int = 1, weights_format: s
         result["usd_per_million_tokens"] = cost["usd_per_million_tokens"]
         result["assumptions"].append("the GPU is busy the whole hour (no idle time); prefill included")
         if card.get("price_source") and price_per_hour is None:
-            result["assumptions"].append(f"price {card.get('price_provider')} ({card.get('price_kind')}), "
-                                         f"{card.get('price_source')} ({card.get('price_date')})")
+            result["assumptions"].append(
+                f"price {card.get('price_provider')} ({card.get('price_kind')}), "
+                f"{card.get('price_source')} ({card.get('price_date')})"
+            )
     return result
 
 
-def users_per_gpu(model, gpu, context: int, weights_format: str = "BF16", kv: str = "f16",
-                  min_tokens_per_second: float | None = None, bandwidth_efficiency: float = 1.0,
-                  engine: str = "vllm") -> dict:
+def users_per_gpu(
+    model,
+    gpu,
+    context: int,
+    weights_format: str = "BF16",
+    kv: str = "f16",
+    min_tokens_per_second: float | None = None,
+    bandwidth_efficiency: float = 1.0,
+    engine: str = "vllm",
+) -> dict:
     """How many chats of `context` tokens one GPU serves: limited by memory (the verdict), and by speed if asked.
 
     Speed limit: each chat gets bandwidth / (weights + B x KV) tokens/s, so
@@ -273,11 +319,19 @@ def users_per_gpu(model, gpu, context: int, weights_format: str = "BF16", kv: st
         w_read, _, _ = _weights_read(arch, weights_format, 1)
         by_speed = max(0, int((bandwidth / min_tokens_per_second - w_read) // kv_seq))
     users = by_memory if by_speed is None else min(by_memory, by_speed)
-    return {"model": arch.name, "gpu": card.get("name", "custom"), "context_per_chat": context,
-            "kv_bytes_per_chat": kv_seq, "weights_bytes": w_total,
-            "users_by_memory": by_memory, "users_by_speed": by_speed, "users": users,
-            "limited_by": "memory" if by_speed is None or by_memory <= by_speed else "speed",
-            "assumptions": [
-                f"memory: the largest number of sequences fit_verdict accepts ({v['engine_name']}, {v['flags']})",
-                "speed (if asked): each chat must get at least min_tokens_per_second at the bandwidth roofline",
-                "every chat is at its full context (worst case)"]}
+    return {
+        "model": arch.name,
+        "gpu": card.get("name", "custom"),
+        "context_per_chat": context,
+        "kv_bytes_per_chat": kv_seq,
+        "weights_bytes": w_total,
+        "users_by_memory": by_memory,
+        "users_by_speed": by_speed,
+        "users": users,
+        "limited_by": "memory" if by_speed is None or by_memory <= by_speed else "speed",
+        "assumptions": [
+            f"memory: the largest number of sequences fit_verdict accepts ({v['engine_name']}, {v['flags']})",
+            "speed (if asked): each chat must get at least min_tokens_per_second at the bandwidth roofline",
+            "every chat is at its full context (worst case)",
+        ],
+    }

@@ -28,18 +28,28 @@ length (max_position_embeddings) binds too, unless `allow_long_context`
 >>> v["fits"], v["binding"], v["max_context"], v["max_context_limited_by"]
 (False, 'trained_context', 4096, 'trained_context')
 """
+
 from __future__ import annotations
 
 from kvlab.memory.architecture import LINEAR, Architecture
-from kvlab.memory.kv_bytes import (GIB, KV_TYPES, LLAMACPP_PAD, RUNTIME_RESERVE_BYTES, kv_type, llamacpp_compute_buffer,
-                          llamacpp_kv_cache, vllm_activation_reserve, vllm_kv_cache)
+from kvlab.memory.kv_bytes import (
+    GIB,
+    KV_TYPES,
+    LLAMACPP_PAD,
+    RUNTIME_RESERVE_BYTES,
+    kv_type,
+    llamacpp_compute_buffer,
+    llamacpp_kv_cache,
+    vllm_activation_reserve,
+    vllm_kv_cache,
+)
 from kvlab.inputs import finite_number
 from kvlab.wording import human_bytes, plural
 
 ENGINES = ("llamacpp", "vllm")
 ENGINE_NAMES = {"llamacpp": "llama.cpp", "vllm": "vLLM"}
 TENSOR_PARALLEL = (1, 2, 4, 8)
-MAX_CONTEXT_SEARCH = 2**24      # 16M tokens: the most a search for the largest context tries
+MAX_CONTEXT_SEARCH = 2**24  # 16M tokens: the most a search for the largest context tries
 MAX_SEQUENCES_SEARCH = 65536
 VLLM_LONG_CONTEXT_FLAG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
 PARTS = {
@@ -71,14 +81,29 @@ def _device(gpu, memory_gib, n_gpus: int) -> dict:
         if card.get("unified_memory") and n_gpus != 1:
             raise ValueError(f"n_gpus: {card['name']} is one chip with unified memory; use n_gpus=1")
         memory = gpu_memory_bytes(card)
-        how = (f"{_size(memory)} usable by the GPU of {card['memory_gib']} GiB unified memory "
-               f"({card.get('gpu_usable_source', 'see the catalogue note')})") if card.get("gpu_usable_gib") else \
-            f"{card['memory_gib']} GiB per GPU ({card.get('spec_source', 'catalogue')})"
-        return {"id": card.get("id"), "name": card.get("name", "custom"), "memory_bytes": memory, "how": how,
-                "unified_memory": bool(card.get("unified_memory"))}
+        how = (
+            (
+                f"{_size(memory)} usable by the GPU of {card['memory_gib']} GiB unified memory "
+                f"({card.get('gpu_usable_source', 'see the catalogue note')})"
+            )
+            if card.get("gpu_usable_gib")
+            else f"{card['memory_gib']} GiB per GPU ({card.get('spec_source', 'catalogue')})"
+        )
+        return {
+            "id": card.get("id"),
+            "name": card.get("name", "custom"),
+            "memory_bytes": memory,
+            "how": how,
+            "unified_memory": bool(card.get("unified_memory")),
+        }
     gib = finite_number("memory_gib", memory_gib, minimum=1 / 1024, maximum=2**20)
-    return {"id": None, "name": f"{gib:g} GiB", "memory_bytes": int(gib * GIB), "how": f"{gib:g} GiB given",
-            "unified_memory": False}
+    return {
+        "id": None,
+        "name": f"{gib:g} GiB",
+        "memory_bytes": int(gib * GIB),
+        "how": f"{gib:g} GiB given",
+        "unified_memory": False,
+    }
 
 
 def _weights(arch: Architecture, fmt: str) -> dict:
@@ -96,8 +121,7 @@ def _kv_head_share(arch: Architecture, n_gpus: int) -> tuple[float, str]:
     heads = max(layer.kv_heads for layer in arch.layers if layer.kind != LINEAR)
     per_gpu = -(-heads // n_gpus)
     if heads < n_gpus:
-        return per_gpu / heads, (f"{plural(heads, 'KV head')} < {n_gpus} GPUs: each GPU keeps a replica of one "
-                                 "KV head")
+        return per_gpu / heads, (f"{plural(heads, 'KV head')} < {n_gpus} GPUs: each GPU keeps a replica of one KV head")
     return per_gpu / heads, f"{plural(heads, 'KV head')} / {n_gpus} GPUs = {per_gpu} per GPU"
 
 
@@ -105,17 +129,30 @@ def _check_tp(arch: Architecture, n_gpus: int, engine: str) -> None:
     if engine != "vllm" or n_gpus == 1:
         return
     if arch.n_heads % n_gpus:
-        raise ValueError(f"n_gpus: vLLM's tensor parallelism needs the {arch.n_heads} attention heads to split "
-                         f"evenly over {n_gpus} GPUs")
+        raise ValueError(
+            f"n_gpus: vLLM's tensor parallelism needs the {arch.n_heads} attention heads to split "
+            f"evenly over {n_gpus} GPUs"
+        )
     heads = [layer.kv_heads for layer in arch.layers if layer.kind != LINEAR and arch.attention != "mla"]
     for h in set(heads):
         if h % n_gpus and n_gpus % h:
-            raise ValueError(f"n_gpus: {plural(h, 'KV head')} cannot be split over {n_gpus} GPUs, "
-                             "nor replicated evenly")
+            raise ValueError(
+                f"n_gpus: {plural(h, 'KV head')} cannot be split over {n_gpus} GPUs, nor replicated evenly"
+            )
 
 
-def _per_gpu(arch: Architecture, engine: str, context: int, n_seq: int, weights: dict, k: str, n_gpus: int,
-             memory: int, utilization: float, n_ubatch: int) -> dict:
+def _per_gpu(
+    arch: Architecture,
+    engine: str,
+    context: int,
+    n_seq: int,
+    weights: dict,
+    k: str,
+    n_gpus: int,
+    memory: int,
+    utilization: float,
+    n_ubatch: int,
+) -> dict:
     """Components on one GPU (bytes), its budget, and how each was counted."""
     if engine == "llamacpp":
         kv = llamacpp_kv_cache(arch, context * n_seq, k, n_seq=n_seq, n_ubatch=n_ubatch, kv_unified=n_seq == 1)
@@ -124,14 +161,26 @@ def _per_gpu(arch: Architecture, engine: str, context: int, n_seq: int, weights:
         flags = f"-c {context * n_seq} -np {n_seq}" if n_seq > 1 else f"-c {context}"
         components = [
             {"name": "weights", "bytes": -(-weights["bytes"] // n_gpus), "how": weights["how"] + split},
-            {"name": "kv_cache", "bytes": -(-kv["total_bytes"] // n_gpus),
-             "how": f"llama.cpp {flags}: {kv['type_k']} K and V, as it allocates{split}"},
+            {
+                "name": "kv_cache",
+                "bytes": -(-kv["total_bytes"] // n_gpus),
+                "how": f"llama.cpp {flags}: {kv['type_k']} K and V, as it allocates{split}",
+            },
             {"name": "compute_buffer", "bytes": compute["bytes"], "how": compute["assumption"]},
-            {"name": "runtime_reserve", "bytes": RUNTIME_RESERVE_BYTES,
-             "how": "CUDA context and driver reserve, 0.5 GiB per GPU (estimate; Apple and CPU differ)"},
+            {
+                "name": "runtime_reserve",
+                "bytes": RUNTIME_RESERVE_BYTES,
+                "how": "CUDA context and driver reserve, 0.5 GiB per GPU (estimate; Apple and CPU differ)",
+            },
         ]
-        return {"components": components, "budget": memory, "kv_detail": kv, "kv_share": 1 / n_gpus,
-                "flags": flags, "budget_how": "all of the GPU's memory"}
+        return {
+            "components": components,
+            "budget": memory,
+            "kv_detail": kv,
+            "kv_share": 1 / n_gpus,
+            "flags": flags,
+            "budget_how": "all of the GPU's memory",
+        }
     dtype = "auto" if k in ("f16", "bf16") else k
     kv = vllm_kv_cache(arch, context, dtype)
     share, share_how = _kv_head_share(arch, n_gpus)
@@ -141,17 +190,27 @@ def _per_gpu(arch: Architecture, engine: str, context: int, n_seq: int, weights:
     reserve = vllm_activation_reserve(arch)
     budget = int(memory * utilization)
     tp = "" if n_gpus == 1 else f" / {n_gpus} GPUs (tensor parallel)"
-    flags = f"--max-model-len {context} --gpu-memory-utilization {utilization:g}" + \
-        (f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else "")
+    flags = f"--max-model-len {context} --gpu-memory-utilization {utilization:g}" + (
+        f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else ""
+    )
     components = [
         {"name": "weights", "bytes": -(-weights["bytes"] // n_gpus), "how": weights["how"] + tp},
-        {"name": "kv_cache", "bytes": kv_bytes,
-         "how": f"vLLM {flags}: {plural(n_seq, 'sequence')} x {_size(kv['bytes_per_sequence'])} in blocks of "
-                f"{kv['block_size']} tokens ({kv['kv_cache_dtype']})" + ("" if n_gpus == 1 else f"; {share_how}")},
+        {
+            "name": "kv_cache",
+            "bytes": kv_bytes,
+            "how": f"vLLM {flags}: {plural(n_seq, 'sequence')} x {_size(kv['bytes_per_sequence'])} in blocks of "
+            f"{kv['block_size']} tokens ({kv['kv_cache_dtype']})" + ("" if n_gpus == 1 else f"; {share_how}"),
+        },
         {"name": "activation_reserve", "bytes": reserve["bytes"], "how": reserve["assumption"]},
     ]
-    return {"components": components, "budget": budget, "kv_detail": kv, "kv_share": share, "flags": flags,
-            "budget_how": f"gpu_memory_utilization {utilization:g} x {_size(memory)}"}
+    return {
+        "components": components,
+        "budget": budget,
+        "kv_detail": kv,
+        "kv_share": share,
+        "flags": flags,
+        "budget_how": f"gpu_memory_utilization {utilization:g} x {_size(memory)}",
+    }
 
 
 def _total(arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch) -> tuple[int, int]:
@@ -180,19 +239,37 @@ def long_context_check(arch: Architecture, context: int) -> dict | None:
     return {
         "trained": trained,
         "over_by_tokens": context - trained,
-        "text": (f"{plural(context, 'token')} is beyond the {plural(trained, 'token')} {arch.name} was trained on "
-                 f"(max_position_embeddings)"),
-        "llamacpp": (f"llama.cpp warns (n_ctx_seq {context} > n_ctx_train {trained}) and runs anyway; "
-                     "the model was not trained past that, so expect its output to degrade"),
-        "vllm": (f"vLLM refuses --max-model-len {context} > max_position_embeddings {trained} "
-                 f"unless {VLLM_LONG_CONTEXT_FLAG} is set"),
+        "text": (
+            f"{plural(context, 'token')} is beyond the {plural(trained, 'token')} {arch.name} was trained on "
+            f"(max_position_embeddings)"
+        ),
+        "llamacpp": (
+            f"llama.cpp warns (n_ctx_seq {context} > n_ctx_train {trained}) and runs anyway; "
+            "the model was not trained past that, so expect its output to degrade"
+        ),
+        "vllm": (
+            f"vLLM refuses --max-model-len {context} > max_position_embeddings {trained} "
+            f"unless {VLLM_LONG_CONTEXT_FLAG} is set"
+        ),
     }
 
 
-def fit_verdict(model, context: int, n_seq: int = 1, weights: str = "Q4_K_M", kv: str = "f16",
-                gpu=None, memory_gib: float | None = None, n_gpus: int = 1, engine: str = "llamacpp",
-                gpu_memory_utilization: float = 0.9, allow_long_context: bool = False, n_ubatch: int = 512,
-                params: float | None = None, solve: bool = True) -> dict:
+def fit_verdict(
+    model,
+    context: int,
+    n_seq: int = 1,
+    weights: str = "Q4_K_M",
+    kv: str = "f16",
+    gpu=None,
+    memory_gib: float | None = None,
+    n_gpus: int = 1,
+    engine: str = "llamacpp",
+    gpu_memory_utilization: float = 0.9,
+    allow_long_context: bool = False,
+    n_ubatch: int = 512,
+    params: float | None = None,
+    solve: bool = True,
+) -> dict:
     """Does `model` with `n_seq` sequences of `context` tokens fit on `n_gpus` x `gpu` under `engine`?
 
     Returns the components on one GPU (bytes and how each was counted), the
@@ -270,38 +347,53 @@ def fit_verdict(model, context: int, n_seq: int = 1, weights: str = "Q4_K_M", kv
     where = device["name"] if n_gpus == 1 else f"{n_gpus} x {device['name']}"
     long_context = long_context_check(arch, context)
     if binding == "trained_context":
-        headline = (f"beyond the trained context: {plural(context, 'token')} per sequence, but {arch.name} was "
-                    f"trained on {plural(trained, 'token')}; memory alone would allow it "
-                    f"({_size(total)} of {_size(budget)})")
+        headline = (
+            f"beyond the trained context: {plural(context, 'token')} per sequence, but {arch.name} was "
+            f"trained on {plural(trained, 'token')}; memory alone would allow it "
+            f"({_size(total)} of {_size(budget)})"
+        )
         label = "beyond the trained context"
     elif fits:
-        headline = f"fits: {_size(total)} of {_size(budget)} on each GPU, {_size(budget - total)} to spare" \
-            if n_gpus > 1 else f"fits: {_size(total)} of {_size(budget)}, {_size(budget - total)} to spare"
+        headline = (
+            f"fits: {_size(total)} of {_size(budget)} on each GPU, {_size(budget - total)} to spare"
+            if n_gpus > 1
+            else f"fits: {_size(total)} of {_size(budget)}, {_size(budget - total)} to spare"
+        )
         label = "fits"
     else:
         over = total - budget
         if binding == "weights":
-            headline = (f"does not fit: the weights alone take {_size(parts['weights'])}"
-                        f"{' per GPU' if n_gpus > 1 else ''}, more than the {_size(budget)} available")
+            headline = (
+                f"does not fit: the weights alone take {_size(parts['weights'])}"
+                f"{' per GPU' if n_gpus > 1 else ''}, more than the {_size(budget)} available"
+            )
         elif binding == "reserve":
-            headline = (f"does not fit: the weights plus the reserve take {_size(parts['weights'] + reserve)}, "
-                        f"more than the {_size(budget)} available, before any KV cache")
+            headline = (
+                f"does not fit: the weights plus the reserve take {_size(parts['weights'] + reserve)}, "
+                f"more than the {_size(budget)} available, before any KV cache"
+            )
         else:
-            headline = (f"does not fit: the KV cache ({_size(parts['kv_cache'])}) takes the total to "
-                        f"{_size(total)}, {_size(over)} over the {_size(budget)} available")
+            headline = (
+                f"does not fit: the KV cache ({_size(parts['kv_cache'])}) takes the total to "
+                f"{_size(total)}, {_size(over)} over the {_size(budget)} available"
+            )
         label = "does not fit"
     if not solve:
         context_text = sequences_text = ""
     elif by_memory is None:
         context_text = f"none: not even {plural(step, 'token')} fit"
     elif limited_by == "trained_context":
-        context_text = (f"{plural(max_context, 'token')}, the model's trained context"
-                        + (f" (memory alone would allow {by_memory:,})" if by_memory > max_context else ""))
+        context_text = f"{plural(max_context, 'token')}, the model's trained context" + (
+            f" (memory alone would allow {by_memory:,})" if by_memory > max_context else ""
+        )
     else:
         context_text = f"{plural(max_context, 'token')} (limited by memory)"
     if solve:
-        sequences_text = (f"{plural(max_sequences, 'sequence')} of {plural(context, 'token')}" if max_sequences
-                          else f"none: not one sequence of {plural(context, 'token')} fits")
+        sequences_text = (
+            f"{plural(max_sequences, 'sequence')} of {plural(context, 'token')}"
+            if max_sequences
+            else f"none: not one sequence of {plural(context, 'token')} fits"
+        )
 
     components = [dict(c, label=PARTS[c["name"]], gib=c["bytes"] / GIB) for c in g["components"]]
     notes = list(g["kv_detail"].get("notes", [])) + list(g["kv_detail"].get("assumptions", []))
@@ -343,5 +435,7 @@ def fit_verdict(model, context: int, n_seq: int = 1, weights: str = "Q4_K_M", kv
         "max_sequences_text": sequences_text,
         "kv_share_per_gpu": g["kv_share"],
         "assumptions": [f"{c['label']}: {c['how']}" for c in components]
-        + [f"budget per GPU: {g['budget_how']}", device["how"]] + w.get("notes", []) + notes,
+        + [f"budget per GPU: {g['budget_how']}", device["how"]]
+        + w.get("notes", [])
+        + notes,
     }

@@ -9,6 +9,7 @@ are within a few percent for other dense models of that shape.
 >>> weights_bytes(8.03e9, "Q8_0")["bits_per_weight"]
 8.5
 """
+
 from __future__ import annotations
 
 GIB = 2**30
@@ -69,16 +70,24 @@ def weights_bytes(params: float, fmt: str = "BF16") -> dict:
     fmt = weight_format(fmt)
     bpw, source = WEIGHT_FORMATS[fmt]
     nbytes = int(params * bpw / 8)
-    return {"format": fmt, "params": params, "bits_per_weight": bpw, "bytes": nbytes, "gib": nbytes / GIB,
-            "source": source,
-            "assumption": ("mixed quantisation: effective bits vary a few percent with the model's "
-                           "embedding/output share") if fmt in MIXES else "every weight in this format"}
+    return {
+        "format": fmt,
+        "params": params,
+        "bits_per_weight": bpw,
+        "bytes": nbytes,
+        "gib": nbytes / GIB,
+        "source": source,
+        "assumption": ("mixed quantisation: effective bits vary a few percent with the model's embedding/output share")
+        if fmt in MIXES
+        else "every weight in this format",
+    }
 
 
 def list_weight_formats() -> list[dict]:
     """All formats with their bits per weight and source, for a picker."""
-    return [{"format": k, "bits_per_weight": v[0], "source": v[1], "mix": k in MIXES}
-            for k, v in WEIGHT_FORMATS.items()]
+    return [
+        {"format": k, "bits_per_weight": v[0], "source": v[1], "mix": k in MIXES} for k, v in WEIGHT_FORMATS.items()
+    ]
 
 
 # Formats that cover only some tensors: the rest stay in BF16.
@@ -101,23 +110,36 @@ def model_weights_bytes(arch, fmt: str = "BF16") -> dict:
         raise ValueError(f"params: {arch.name} has no parameter count (pass params, e.g. --params 8.03e9)")
     if fmt not in PARTIAL_FORMATS:
         w = weights_bytes(arch.params, fmt)
-        return dict(w, how=f"{params_text(arch.params)} params x {w['bits_per_weight']:g} bits ({w['source']})",
-                    notes=[w["assumption"]] if fmt in MIXES else [])
+        return dict(
+            w,
+            how=f"{params_text(arch.params)} params x {w['bits_per_weight']:g} bits ({w['source']})",
+            notes=[w["assumption"]] if fmt in MIXES else [],
+        )
     covered = getattr(arch, "expert_params", None)
     if not covered:
-        raise ValueError(f"weights {fmt}: it covers {PARTIAL_FORMATS[fmt]} only, and {arch.name} has no "
-                         "expert_params in the catalogue; pick another format")
+        raise ValueError(
+            f"weights {fmt}: it covers {PARTIAL_FORMATS[fmt]} only, and {arch.name} has no "
+            "expert_params in the catalogue; pick another format"
+        )
     rest = arch.params - covered
     quant = weights_bytes(covered, fmt)
     other = weights_bytes(rest, "BF16") if rest > 0 else {"bytes": 0}
     nbytes = quant["bytes"] + other["bytes"]
-    return {"format": fmt, "params": arch.params, "bits_per_weight": nbytes * 8 / arch.params, "bytes": nbytes,
-            "gib": nbytes / GIB, "source": quant["source"],
-            "covered_params": covered,
-            "how": (f"{params_text(covered)} expert params x {quant['bits_per_weight']:g} bits ({fmt}) + "
-                    f"{params_text(rest)} other params (attention, embeddings) x 16 bits (BF16)"),
-            "assumption": f"{fmt} covers the {PARTIAL_FORMATS[fmt]} only; the rest in BF16",
-            "notes": [f"{fmt} covers the {PARTIAL_FORMATS[fmt]} only; attention, embeddings and norms stay BF16"]}
+    return {
+        "format": fmt,
+        "params": arch.params,
+        "bits_per_weight": nbytes * 8 / arch.params,
+        "bytes": nbytes,
+        "gib": nbytes / GIB,
+        "source": quant["source"],
+        "covered_params": covered,
+        "how": (
+            f"{params_text(covered)} expert params x {quant['bits_per_weight']:g} bits ({fmt}) + "
+            f"{params_text(rest)} other params (attention, embeddings) x 16 bits (BF16)"
+        ),
+        "assumption": f"{fmt} covers the {PARTIAL_FORMATS[fmt]} only; the rest in BF16",
+        "notes": [f"{fmt} covers the {PARTIAL_FORMATS[fmt]} only; attention, embeddings and norms stay BF16"],
+    }
 
 
 def params_text(p: float) -> str:

@@ -18,6 +18,7 @@ So the model "forgets" a block from the middle of the text, not token by
 token from the start, and the first n_keep tokens (typically the system
 prompt) survive every shift.
 """
+
 from __future__ import annotations
 
 SHIFT = "shift"
@@ -99,7 +100,15 @@ def run_out_of_context(prompt_len: int, n_generate: int, n_ctx: int, n_keep: int
             n_discard = n_left // 2
             discarded = cache[keep : keep + n_discard]
             del cache[keep : keep + n_discard]
-            shifts.append({"step": k, "n_past_before": n_past, "n_left": n_left, "n_discard": n_discard, "discarded": spans(discarded)})
+            shifts.append(
+                {
+                    "step": k,
+                    "n_past_before": n_past,
+                    "n_left": n_left,
+                    "n_discard": n_discard,
+                    "discarded": spans(discarded),
+                }
+            )
         token = prompt_len + k - 1
         cache.append(token)
         steps.append(

@@ -14,6 +14,7 @@ and returns them. `cached` lists the positions still held, oldest first.
 at every step, what is cached, what was evicted, and how much of the full
 (uncached-everything) attention mass the kept tokens still carry.
 """
+
 from __future__ import annotations
 
 import numpy as np

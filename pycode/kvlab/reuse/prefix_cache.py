@@ -16,6 +16,7 @@ shares with an earlier one. Two designs:
 Both always recompute a prompt's last token (the model needs its logits), as
 vLLM does with `max_cache_hit_length = num_tokens - 1`.
 """
+
 from __future__ import annotations
 
 import hashlib

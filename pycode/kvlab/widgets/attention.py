@@ -6,6 +6,7 @@ The build calls each function with its defaults to render the static figure;
 the browser calls the very same function in Pyodide when the reader moves a
 control. JS never computes a number of its own.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -60,10 +61,9 @@ def attention_demo(
     }
 
 
-
-
-def model_attention(prompt: str = tiny.ATTENTION_PROMPT, layer: int = 0, head: int | str = "mean",
-                    query: int | None = None) -> dict:
+def model_attention(
+    prompt: str = tiny.ATTENTION_PROMPT, layer: int = 0, head: int | str = "mean", query: int | None = None
+) -> dict:
     """Attention weights of every layer and head for a prompt (numpy reference):
     weights[layer][head][query][key], plus the average over heads per layer.
 

@@ -5,6 +5,7 @@ module (inputs validated and clamped by kvlab.inputs, "params", "clamped", "text
 eviction_recall_demo runs the tiny model (kvlab.core.tiny) with a cache that keeps
 the first tokens and a window.
 """
+
 from __future__ import annotations
 
 import re
@@ -53,7 +54,15 @@ def eviction_timeline(
     p = make_policy(policy, window=window, n_sink=n_sink, budget=budget, recent=recent)
     timeline = simulate(p, n, seed=seed)
     return {
-        "params": {"policy": policy, "n": n, "window": window, "n_sink": n_sink, "budget": budget, "recent": recent, "seed": seed},
+        "params": {
+            "policy": policy,
+            "n": n,
+            "window": window,
+            "n_sink": n_sink,
+            "budget": budget,
+            "recent": recent,
+            "seed": seed,
+        },
         "clamped": clamped,
         "policy": p.describe(),
         "steps": timeline,
@@ -81,8 +90,11 @@ def context_shift_timeline(
     if prompt_len >= n_ctx:
         raise ValueError(f"prompt_len ({prompt_len}) must be smaller than n_ctx ({n_ctx})")
     data = run_out_of_context(prompt_len, n_generate, n_ctx, n_keep, mode)
-    return {"params": {"prompt_len": prompt_len, "n_generate": n_generate, "n_ctx": n_ctx, "n_keep": n_keep, "mode": mode}, "clamped": clamped, **data}
-
+    return {
+        "params": {"prompt_len": prompt_len, "n_generate": n_generate, "n_ctx": n_ctx, "n_keep": n_keep, "mode": mode},
+        "clamped": clamped,
+        **data,
+    }
 
 
 # ---------------------------------------------------------------------------- eviction_view, context_shift_view
@@ -189,7 +201,10 @@ def context_shift_view(
     n_generate = clamp_view_int("n_generate", n_generate, clamped)
     n_keep = clamp_view_int("n_keep", n_keep, clamped)
     if prompt_len > n_ctx - 1:
-        clamped["prompt_len"] = {"requested": clamped.get("prompt_len", {}).get("requested", prompt_len), "used": n_ctx - 1}
+        clamped["prompt_len"] = {
+            "requested": clamped.get("prompt_len", {}).get("requested", prompt_len),
+            "used": n_ctx - 1,
+        }
         prompt_len = n_ctx - 1
     if mode == "shift" and effective_n_keep(n_keep, prompt_len) > n_ctx - 3:
         clamped["n_keep"] = {"requested": clamped.get("n_keep", {}).get("requested", n_keep), "used": n_ctx - 3}
@@ -214,11 +229,15 @@ def context_shift_view(
             f"discarded {sh['n_discard']} (tokens {span_text(sh['discarded'])}), half of the {sh['n_left']} after them"
         )
     if data["stopped_at"] is not None:
-        outcome = (f"Stopped at step {data['stopped_at']}: the cache was full after "
-                   f"{data['tokens_fed']} of {n_generate} generated tokens.")
+        outcome = (
+            f"Stopped at step {data['stopped_at']}: the cache was full after "
+            f"{data['tokens_fed']} of {n_generate} generated tokens."
+        )
     elif data["shifts"]:
-        outcome = (f"Generated all {data['tokens_fed']} tokens with {len(data['shifts'])} context shift"
-                   f"{'' if len(data['shifts']) == 1 else 's'}; {data['total_discarded']} tokens discarded in all.")
+        outcome = (
+            f"Generated all {data['tokens_fed']} tokens with {len(data['shifts'])} context shift"
+            f"{'' if len(data['shifts']) == 1 else 's'}; {data['total_discarded']} tokens discarded in all."
+        )
     else:
         outcome = f"Generated all {data['tokens_fed']} tokens without running out of context."
     final = data["steps"][-1]
@@ -243,7 +262,6 @@ def context_shift_view(
 
 
 # ---------------------------------------------------------------------------- eviction, on the real model
-
 
 
 EVICTION_LIMITS = {"window": (8, 512), "sinks": (0, 32), "episode": (0, 3)}
@@ -297,8 +315,10 @@ def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | No
     if code is None:
         note = "Your chat never states a door code: write one in, as “the door has code 1234.”"
     elif not fits:
-        note = (f"Your chat is {len(ids):,} tokens; with the answer the model can read {block:,}, "
-                f"so it sees only the end of it.")
+        note = (
+            f"Your chat is {len(ids):,} tokens; with the answer the model can read {block:,}, "
+            f"so it sees only the end of it."
+        )
     else:
         note = ""
     return {
@@ -322,8 +342,13 @@ def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | No
 POLICY_LABELS = {"full": "Full cache", "window": "Sliding window", "sinks": "Sinks + window"}
 
 
-def door_code_score(code: str | None = "3457", code_positions: list[int] | None = None, runs: dict | None = None,
-                    window: int = 64, sinks: int = 4) -> dict:
+def door_code_score(
+    code: str | None = "3457",
+    code_positions: list[int] | None = None,
+    runs: dict | None = None,
+    window: int = 64,
+    sinks: int = 4,
+) -> dict:
     """Score the three caches' runs on a door-code chat: the model's raw outputs in, every derived number out.
 
     runs: {"full"|"window"|"sinks": {"answer": text, "cached": [positions held after
@@ -363,9 +388,14 @@ def door_code_score(code: str | None = "3457", code_positions: list[int] | None 
         }
         if name != "full" and len(nll) and len(nll) == len(full_nll):
             extra = nll - full_nll
-            smooth = np.convolve(extra, np.ones(LOSS_SMOOTH), "full")[: len(extra)] / np.minimum(np.arange(1, len(extra) + 1), LOSS_SMOOTH)
-            chart[name] = {"x": list(range(2, len(extra) + 2)), "extra": [round(float(v), 4) for v in smooth],
-                           "extra_total": round(float(extra.sum()), 3)}
+            smooth = np.convolve(extra, np.ones(LOSS_SMOOTH), "full")[: len(extra)] / np.minimum(
+                np.arange(1, len(extra) + 1), LOSS_SMOOTH
+            )
+            chart[name] = {
+                "x": list(range(2, len(extra) + 2)),
+                "extra": [round(float(v), 4) for v in smooth],
+                "extra_total": round(float(extra.sum()), 3),
+            }
     gone = {}
     for name, s in (("window", 0), ("sinks", sinks)):
         first = next((p for p in code_positions if p >= s), None)
@@ -376,8 +406,10 @@ def door_code_score(code: str | None = "3457", code_positions: list[int] | None 
             p, f = policies[name], policies["full"]
             verdict = "names the code" if p["correct"] else f"gets {p['digits_right']} of 4 digits"
             kept = "still cached" if p["code_in_cache"] else "evicted"
-            lines.append(f"{p['label']} ({kept}): {verdict}; loss over the last {LOSS_TAIL} tokens "
-                         f"{p['mean_nll_last']:.2f} against {f['mean_nll_last']:.2f} with the full cache.")
+            lines.append(
+                f"{p['label']} ({kept}): {verdict}; loss over the last {LOSS_TAIL} tokens "
+                f"{p['mean_nll_last']:.2f} against {f['mean_nll_last']:.2f} with the full cache."
+            )
     return {
         "code": code,
         "code_positions": code_positions,
@@ -413,8 +445,12 @@ def eviction_recall_demo(episode: int = 0, window: int = 64, sinks: int = 4, n_n
     runs = {}
     for name, (s, w) in {"full": (None, None), "window": (0, window), "sinks": (sinks, window)}.items():
         run = tiny.streaming_run(ids, s, w, n_new)
-        runs[name] = {"answer": tok.decode(run["tokens"]), "cached": None if w is None else run["cached"],
-                      "prompt_nll": [round(x, 4) for x in run["prompt_nll"]], "kept": len(run["cached"])}
+        runs[name] = {
+            "answer": tok.decode(run["tokens"]),
+            "cached": None if w is None else run["cached"],
+            "prompt_nll": [round(x, 4) for x in run["prompt_nll"]],
+            "kept": len(run["cached"]),
+        }
     score = door_code_score(ep["code"], code_positions, runs, window, sinks)
     policies = {}
     for name, r in runs.items():
@@ -422,8 +458,10 @@ def eviction_recall_demo(episode: int = 0, window: int = 64, sinks: int = 4, n_n
         policies[name] = {**sc, "cache_len": r["kept"], "prompt_nll": r["prompt_nll"]}
     return {
         "episode": episode,
-        "episodes": [{k: e[k] for k in ("prompt", "code", "code_positions", "n_tokens")} | {"chat": _split_question(e["prompt"])}
-                     for e in episodes],
+        "episodes": [
+            {k: e[k] for k in ("prompt", "code", "code_positions", "n_tokens")} | {"chat": _split_question(e["prompt"])}
+            for e in episodes
+        ],
         "prompt": ep["prompt"],
         "chat": _split_question(ep["prompt"]),
         "question": DOOR_QUESTION,

@@ -3,6 +3,7 @@ KV cache, step by step, by the tiny model's numpy reference) and the model-race
 widget (what kvlab's cost accounting predicts for cached vs uncached decoding;
 race_theory needs no weights, so it also runs in Pyodide).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,16 +36,20 @@ def generation_demo(prompt: str = tiny.DEFAULT_PROMPT, max_new_tokens: int = 24,
         probs = softmax(logits[0, -1].astype(np.float64))
         order = np.argsort(-probs, kind="stable")[:top_k]
         token = int(order[0])
-        steps.append({
-            "step": step,
-            "phase": "prefill" if step == 0 else "decode",
-            "token": token,
-            "text": tok.token_str(token),
-            "top": [{"token": int(i), "text": tok.token_str(int(i)), "p": round(float(probs[i]), 6)} for i in order],
-            "tokens_in": prompt_len if step == 0 else 1,
-            "cache_len_before": 0 if step == 0 else prompt_len + step - 1,
-            "cache_len_after": prompt_len + step,
-        })
+        steps.append(
+            {
+                "step": step,
+                "phase": "prefill" if step == 0 else "decode",
+                "token": token,
+                "text": tok.token_str(token),
+                "top": [
+                    {"token": int(i), "text": tok.token_str(int(i)), "p": round(float(probs[i]), 6)} for i in order
+                ],
+                "tokens_in": prompt_len if step == 0 else 1,
+                "cache_len_before": 0 if step == 0 else prompt_len + step - 1,
+                "cache_len_after": prompt_len + step,
+            }
+        )
         feed = [token]
     return {
         "prompt": prompt,
@@ -66,8 +71,9 @@ def race_demo(n_new: int = 128) -> dict:
     return {**race_theory(prompt_len=prompt_len, n_new=n_new), "prompt": tiny.DEFAULT_PROMPT}
 
 
-def race_theory(prompt_len: int = 8, n_new: int = 128, n_layer: int = 4, n_head: int = 4,
-                n_embd: int = 128, vocab_size: int = 768) -> dict:
+def race_theory(
+    prompt_len: int = 8, n_new: int = 128, n_layer: int = 4, n_head: int = 4, n_embd: int = 128, vocab_size: int = 768
+) -> dict:
     """What kvlab's accounting predicts for the race on the tiny model.
 
     Multiply-adds per step with and without the cache (projections, MLP,
@@ -80,10 +86,20 @@ def race_theory(prompt_len: int = 8, n_new: int = 128, n_layer: int = 4, n_head:
             raise ValueError(f"{name} must be between {lo} and {hi}, got {value}")
     if prompt_len + n_new > 512:
         raise ValueError(f"prompt_len + n_new must fit the 512-token context, got {prompt_len + n_new}")
-    config = DecoderConfig(n_layers=n_layer, n_heads=n_head, n_kv_heads=n_head, head_dim=n_embd // n_head,
-                           d_model=n_embd, d_ff=4 * n_embd, vocab_size=vocab_size, max_positions=512,
-                           bytes_per_value=4)
-    runs = {mode: decoding_costs(config, prompt_len, n_new, use_cache=(mode == "cache")) for mode in ("cache", "no_cache")}
+    config = DecoderConfig(
+        n_layers=n_layer,
+        n_heads=n_head,
+        n_kv_heads=n_head,
+        head_dim=n_embd // n_head,
+        d_model=n_embd,
+        d_ff=4 * n_embd,
+        vocab_size=vocab_size,
+        max_positions=512,
+        bytes_per_value=4,
+    )
+    runs = {
+        mode: decoding_costs(config, prompt_len, n_new, use_cache=(mode == "cache")) for mode in ("cache", "no_cache")
+    }
 
     def macs(c: dict) -> float:
         return float(c["total_macs"])

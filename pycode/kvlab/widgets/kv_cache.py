@@ -4,6 +4,7 @@ check behind it.
 Same contract as every widget module: plain JSON-able data, inputs validated and
 clamped (kvlab.inputs), "params" echoes what was used.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -46,7 +47,11 @@ def step_through(prompt_len: int = 4, steps: int = 4, layers: int = 2, seed: int
                 "bytes_read": r["bytes_read"],
                 "bytes_written": r["bytes_written"],
                 "layers": [
-                    {"layer": lay["layer"], "computed": list(range(*lay["computed"])), "read": list(range(*lay["read"]))}
+                    {
+                        "layer": lay["layer"],
+                        "computed": list(range(*lay["computed"])),
+                        "read": list(range(*lay["read"])),
+                    }
                     for lay in r["layers"]
                 ],
                 "without_cache_recomputed": list(positions_processed(prompt_len, r["step"], use_cache=False)),
@@ -99,7 +104,6 @@ def cache_phases(prompt_len: int = 4, steps: int = 4) -> dict:
         "clamped": clamped,
         "steps": [cache_lengths(prompt_len, k) for k in range(steps + 1)],
     }
-
 
 
 def step_through_figure(prompt_len: int = 6, steps: int = 4, layers: int = 2, seed: int = 0) -> dict:

@@ -18,6 +18,7 @@ page and the card derive every number the same way:
 - recall: the door-code chats answered with the cache in that format, right iff the
   answer says "code NNNN" with the right code (models/evaluate.py's rule).
 """
+
 from __future__ import annotations
 
 import re
@@ -52,8 +53,14 @@ def recall_episodes() -> list[dict]:
     out = []
     for ep in tiny.demo_episodes():
         facts = tiny.episode_facts(ep)
-        out.append({"prompt": ep["prompt"], "code": ep["code"], "n_tokens": facts["n_tokens"],
-                    "distance": facts["n_tokens"] - facts["code_positions"][-1]})
+        out.append(
+            {
+                "prompt": ep["prompt"],
+                "code": ep["code"],
+                "n_tokens": facts["n_tokens"],
+                "distance": facts["n_tokens"] - facts["code_positions"][-1],
+            }
+        )
     return sorted(out, key=lambda e: e["distance"])
 
 
@@ -75,8 +82,10 @@ def kv_quant_measure(prompt: str = KV_QUANT_PROMPT, n_new: int = 48, episodes: l
     recall = []
     for ep in episodes if episodes is not None else recall_episodes():
         ep_ids = tok.encode(ep["prompt"])
-        answers = {fmt: tok.decode(kv_quant.generate_stored(model, ep_ids, ANSWER_TOKENS, fmt)["tokens"])
-                   for fmt in kv_quant.FORMATS}
+        answers = {
+            fmt: tok.decode(kv_quant.generate_stored(model, ep_ids, ANSWER_TOKENS, fmt)["tokens"])
+            for fmt in kv_quant.FORMATS
+        }
         recall.append({"code": ep["code"], "distance": ep["distance"], "answers": answers})
     return {
         "source": "numpy reference (kvlab.core.gpt)",
@@ -126,17 +135,21 @@ def kv_quant_table(measurements: dict | None = None) -> dict:
         agree = lg.argmax(axis=1) == ref_top
         bpt = kv_quant.bytes_per_token(fmt, n_layer, n_kv_head, head_dim)
         scored = [score_answer(r["answers"][fmt], str(r["code"])) for r in recall if fmt in r.get("answers", {})]
-        rows.append({
-            "format": fmt,
-            "bytes_per_token": bpt,
-            "vs_fp32": round(bpt / fp32_bytes, 4),
-            "cache_bytes": int(gen[fmt]["cache_bytes"]),
-            "max_abs_dlogit": float(f"{float(np.abs(lg - ref).max()):.4g}"),
-            "top1_agreement": round(float(agree.mean()), 4),
-            "first_divergence": None if agree.all() else int(np.argmin(agree)) + 1,
-            "recall": [{"said": s["said"], "correct": s["correct"], "digits_right": s["digits_right"]} for s in scored],
-            "recall_rate": round(sum(s["correct"] for s in scored) / len(scored), 4) if scored else None,
-        })
+        rows.append(
+            {
+                "format": fmt,
+                "bytes_per_token": bpt,
+                "vs_fp32": round(bpt / fp32_bytes, 4),
+                "cache_bytes": int(gen[fmt]["cache_bytes"]),
+                "max_abs_dlogit": float(f"{float(np.abs(lg - ref).max()):.4g}"),
+                "top1_agreement": round(float(agree.mean()), 4),
+                "first_divergence": None if agree.all() else int(np.argmin(agree)) + 1,
+                "recall": [
+                    {"said": s["said"], "correct": s["correct"], "digits_right": s["digits_right"]} for s in scored
+                ],
+                "recall_rate": round(sum(s["correct"] for s in scored) / len(scored), 4) if scored else None,
+            }
+        )
     return {
         "source": str(measurements.get("source", "")),
         "n_steps": int(ref.shape[0]),

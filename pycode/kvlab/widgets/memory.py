@@ -6,6 +6,7 @@ including the strings the page shows (kvlab.wording.human_bytes), so the static
 figure, the live widget and the tests all print the very same text. The context
 steps, limits and pickers here are shared with the serving page.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,7 @@ from dataclasses import replace
 
 from kvlab.inputs import clamp_rounded
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
-from kvlab.memory.catalogue import (engine_log_examples, get_gpu, get_model, list_gpus, list_models,
-                                    model_architecture)
+from kvlab.memory.catalogue import engine_log_examples, get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.kv_bytes import LAYER_KIND_LABELS, _formula, bits_per_value, kv_type, layer_memory_map, memory_report
 from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
 from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
@@ -25,7 +25,10 @@ from kvlab.wording import GIB, amount, human_bytes, params_billions, plural, tok
 CONTEXT_STEPS = sorted({k * 2**e for e in range(10, 21) for k in (1, 3 / 2) if k * 2**e <= 2**20})
 CONTEXT_STEPS = [int(c) for c in CONTEXT_STEPS]
 CONTEXT_LIMITS = (1, 2**20)
-CONTEXT_TICKS = {"values": [2**10, 2**12, 2**14, 2**16, 2**18, 2**20], "labels": ["1k", "4k", "16k", "64k", "256k", "1M"]}
+CONTEXT_TICKS = {
+    "values": [2**10, 2**12, 2**14, 2**16, 2**18, 2**20],
+    "labels": ["1k", "4k", "16k", "64k", "256k", "1M"],
+}
 N_SEQ_LIMITS = (1, 256)
 BATCH_LIMITS = (1, 1024)
 ANSWER_LIMITS = (1, 32768)
@@ -72,6 +75,7 @@ SEGMENT_LABELS = {
 # Pickers (rendered at build time into <option>s)
 # ---------------------------------------------------------------------------
 
+
 def cache_kind(row: dict) -> str:
     """'mha' | 'gqa' | 'mqa' | 'mla' | 'interleaved' | 'sliding' | 'hybrid' for a list_models row."""
     layers = row["layers_by_kind"]
@@ -87,28 +91,37 @@ def model_groups() -> list[dict]:
     rows = list_models()
     groups = []
     for kind, label in CACHE_KINDS.items():
-        models = [{"id": r["id"], "label": f"{r['hf_id']} · {params_billions(r['params'])}"
-                   + ("" if r["confirmed"] else " (unconfirmed)")}
-                  for r in rows if cache_kind(r) == kind]
+        models = [
+            {
+                "id": r["id"],
+                "label": f"{r['hf_id']} · {params_billions(r['params'])}"
+                + ("" if r["confirmed"] else " (unconfirmed)"),
+            }
+            for r in rows
+            if cache_kind(r) == kind
+        ]
         if models:
             groups.append({"kind": kind, "label": label, "models": models})
     return groups
 
 
 def gpu_options() -> list[dict]:
-    return [{"id": g["id"], "label": f"{g['name']} · {trim(g.get('gpu_usable_gib') or g['memory_gib'])} GiB"}
-            for g in list_gpus()]
+    return [
+        {"id": g["id"], "label": f"{g['name']} · {trim(g.get('gpu_usable_gib') or g['memory_gib'])} GiB"}
+        for g in list_gpus()
+    ]
 
 
 def kv_options() -> list[dict]:
-    return [{"id": t, "label": f"{t} ({trim(bits_per_value(t))} bits per value)", "modes": list(modes)}
-            for t, modes in KV_CHOICES]
+    return [
+        {"id": t, "label": f"{t} ({trim(bits_per_value(t))} bits per value)", "modes": list(modes)}
+        for t, modes in KV_CHOICES
+    ]
 
 
 def weight_options() -> list[dict]:
     known = {w["format"]: w for w in list_weight_formats()}
-    return [{"id": f, "label": f"{f} ({trim(known[f]['bits_per_weight'])} bits per weight)"}
-            for f in WEIGHT_CHOICES]
+    return [{"id": f, "label": f"{f} ({trim(known[f]['bits_per_weight'])} bits per weight)"} for f in WEIGHT_CHOICES]
 
 
 def _limits() -> dict:
@@ -123,8 +136,9 @@ def _check_kv_mode(kv: str, mode: str) -> str:
     for t, modes in KV_CHOICES:
         if t == kv and mode not in modes:
             engines = " or ".join(MODE_LABELS[m].split(" (")[0] for m in modes)
-            raise ValueError(f"kv type {kv} is not a {MODE_LABELS[mode].split(' (')[0]} cache type; "
-                             f"use it with {engines}")
+            raise ValueError(
+                f"kv type {kv} is not a {MODE_LABELS[mode].split(' (')[0]} cache type; use it with {engines}"
+            )
     return kv
 
 
@@ -132,15 +146,22 @@ def _model_info(model_id: str | None) -> dict | None:
     if model_id is None:
         return None
     entry = get_model(model_id)
-    return {"id": entry["id"], "hf_id": entry["hf_id"], "source": entry["source"],
-            "confirmed": entry["confirmed"], "note": entry["note"],
-            "unconfirmed_fields": entry.get("unconfirmed_fields", []),
-            "params": entry["params"], "params_human": params_billions(entry["params"])}
+    return {
+        "id": entry["id"],
+        "hf_id": entry["hf_id"],
+        "source": entry["source"],
+        "confirmed": entry["confirmed"],
+        "note": entry["note"],
+        "unconfirmed_fields": entry.get("unconfirmed_fields", []),
+        "params": entry["params"],
+        "params_human": params_billions(entry["params"]),
+    }
 
 
 # ---------------------------------------------------------------------------
 # kv-memory
 # ---------------------------------------------------------------------------
+
 
 def _report(model, context: int, kv: str, mode: str, n_seq: int) -> dict:
     """memory_report for n_seq sequences of `context` tokens each, in every mode.
@@ -160,18 +181,39 @@ def _kind_rows(report: dict) -> list[dict]:
     total = report["by_layer_kind_bytes"]
     rows = []
     if per["full"]["layers"]:
-        rows.append({"kind": "full", "label": "full attention", "layers": per["full"]["layers"],
-                     "holds": "every token",
-                     "per_token": amount(per["full"]["bytes_per_token"]), "total": amount(total["full"])})
+        rows.append(
+            {
+                "kind": "full",
+                "label": "full attention",
+                "layers": per["full"]["layers"],
+                "holds": "every token",
+                "per_token": amount(per["full"]["bytes_per_token"]),
+                "total": amount(total["full"]),
+            }
+        )
     if per["sliding"]["layers"]:
         windows = ", ".join(token_count(w) for w in arch["sliding_windows"])
-        rows.append({"kind": "sliding", "label": "sliding window", "layers": per["sliding"]["layers"],
-                     "holds": f"the last {windows} tokens",
-                     "per_token": amount(per["sliding"]["bytes_per_token"]), "total": amount(total["sliding"])})
+        rows.append(
+            {
+                "kind": "sliding",
+                "label": "sliding window",
+                "layers": per["sliding"]["layers"],
+                "holds": f"the last {windows} tokens",
+                "per_token": amount(per["sliding"]["bytes_per_token"]),
+                "total": amount(total["sliding"]),
+            }
+        )
     if per["linear"]["layers"]:
-        rows.append({"kind": "linear", "label": "linear attention", "layers": per["linear"]["layers"],
-                     "holds": "a fixed state per sequence (f32)",
-                     "per_token": amount(0), "total": amount(total["linear"])})
+        rows.append(
+            {
+                "kind": "linear",
+                "label": "linear attention",
+                "layers": per["linear"]["layers"],
+                "holds": "a fixed state per sequence (f32)",
+                "per_token": amount(0),
+                "total": amount(total["linear"]),
+            }
+        )
     return rows
 
 
@@ -184,10 +226,17 @@ def _growth(report: dict, arch) -> dict:
     windows = report["architecture"]["sliding_windows"]
     bounded = bool(per["by_kind"][SLIDING]["layers"] or per["by_kind"][LINEAR]["layers"])
     full = [layer for layer in arch.layers if layer.kind == FULL]
-    out = {"bounded": bounded, "growth_per_token": amount(growth), "fixed": amount(fixed),
-           "growth_formula": (_formula(replace(arch, layers=tuple(full)), per["k_type"], per["v_type"])
-                              if full else "no layer grows with the context"),
-           "text": ""}
+    out = {
+        "bounded": bounded,
+        "growth_per_token": amount(growth),
+        "fixed": amount(fixed),
+        "growth_formula": (
+            _formula(replace(arch, layers=tuple(full)), per["k_type"], per["v_type"])
+            if full
+            else "no layer grows with the context"
+        ),
+        "text": "",
+    }
     if not bounded:
         return out
     parts = []
@@ -197,8 +246,10 @@ def _growth(report: dict, arch) -> dict:
         parts.append("recurrent state")
     text = f"per token beyond the windows, plus {human_bytes(fixed)} that stops growing ({' and '.join(parts)})"
     if per["by_kind"][SLIDING]["layers"]:
-        text += (f"; within the first {token_count(min(windows))} tokens every attention layer grows: "
-                 f"{human_bytes(per['bytes_per_token'])} per token")
+        text += (
+            f"; within the first {token_count(min(windows))} tokens every attention layer grows: "
+            f"{human_bytes(per['bytes_per_token'])} per token"
+        )
     out["text"] = text
     return out
 
@@ -222,53 +273,90 @@ def _summary(report: dict, arch) -> dict:
         "log_lines": report["detail"].get("log_lines", []),
         "engine_notes": report["detail"].get("notes", []) + report["detail"].get("assumptions", []),
     }
-    out["mla_expanded_per_token"] = (amount(per["mla_expanded_bytes_per_token"])
-                                     if "mla_expanded_bytes_per_token" in per else None)
+    out["mla_expanded_per_token"] = (
+        amount(per["mla_expanded_bytes_per_token"]) if "mla_expanded_bytes_per_token" in per else None
+    )
     return out
 
 
-LAYER_MAP_ENGINES = {"llamacpp": "llama.cpp's cells (the context padded to 256; the SWA cache's window + n_ubatch "
-                                 "padded to 256)",
-                     "vllm": "vLLM's whole blocks of 16 tokens (a sliding layer keeps window - 1 + 2,048 tokens "
-                             "and one block more)",
-                     "exact": "no engine: each layer holds exactly what it needs"}
+LAYER_MAP_ENGINES = {
+    "llamacpp": "llama.cpp's cells (the context padded to 256; the SWA cache's window + n_ubatch padded to 256)",
+    "vllm": "vLLM's whole blocks of 16 tokens (a sliding layer keeps window - 1 + 2,048 tokens and one block more)",
+    "exact": "no engine: each layer holds exactly what it needs",
+}
 
 
 def _layer_map(arch, context: int, kv: str, mode: str, n_seq: int) -> dict:
     """Every layer by kind, with what it needs (ideal) and what the engine allocates, for the map."""
     m = layer_memory_map(arch, context, kv, mode, n_seq)
     top = max((la["allocated_bytes"] for la in m["layers"]), default=0) or 1
-    layers = [{"index": la["index"], "kind": la["kind"], "label": la["label"], "holds": la["holds"],
-               "ideal": amount(la["ideal_bytes"]), "allocated": amount(la["allocated_bytes"]),
-               "padding": amount(la["allocated_bytes"] - la["ideal_bytes"]),
-               "ideal_pct": round(100 * la["ideal_bytes"] / top, 3),
-               "allocated_pct": round(100 * la["allocated_bytes"] / top, 3),
-               "need_pct": round(100 * la["ideal_bytes"] / la["allocated_bytes"], 3) if la["allocated_bytes"] else 0.0}
-              for la in m["layers"]]
+    layers = [
+        {
+            "index": la["index"],
+            "kind": la["kind"],
+            "label": la["label"],
+            "holds": la["holds"],
+            "ideal": amount(la["ideal_bytes"]),
+            "allocated": amount(la["allocated_bytes"]),
+            "padding": amount(la["allocated_bytes"] - la["ideal_bytes"]),
+            "ideal_pct": round(100 * la["ideal_bytes"] / top, 3),
+            "allocated_pct": round(100 * la["allocated_bytes"] / top, 3),
+            "need_pct": round(100 * la["ideal_bytes"] / la["allocated_bytes"], 3) if la["allocated_bytes"] else 0.0,
+        }
+        for la in m["layers"]
+    ]
     kinds = []
     for kind in m["kinds"]:
         rows = [la for la in m["layers"] if la["kind"] == kind]
         ideal = sum(la["ideal_bytes"] for la in rows)
         alloc = sum(la["allocated_bytes"] for la in rows)
-        kinds.append({"kind": kind, "label": LAYER_KIND_LABELS[kind], "layers": len(rows),
-                      "layers_text": plural(len(rows), "layer"), "ideal": amount(ideal),
-                      "allocated": amount(alloc), "padding": amount(alloc - ideal)})
+        kinds.append(
+            {
+                "kind": kind,
+                "label": LAYER_KIND_LABELS[kind],
+                "layers": len(rows),
+                "layers_text": plural(len(rows), "layer"),
+                "ideal": amount(ideal),
+                "allocated": amount(alloc),
+                "padding": amount(alloc - ideal),
+            }
+        )
     share = m["padding_bytes"] / m["allocated_bytes"] if m["allocated_bytes"] else 0.0
-    text = (f"{plural(len(layers), 'layer')}: {human_bytes(m['ideal_bytes'])} needed, "
-            f"{human_bytes(m['allocated_bytes'])} allocated")
+    text = (
+        f"{plural(len(layers), 'layer')}: {human_bytes(m['ideal_bytes'])} needed, "
+        f"{human_bytes(m['allocated_bytes'])} allocated"
+    )
     if m["padding_bytes"]:
         text += f" ({human_bytes(m['padding_bytes'])} beyond the need, {share:.1%} of it)"
     unit, size = ("GiB", GIB) if top >= GIB else ("MiB", 2**20)
-    plot = {"unit": unit, "x": [la["index"] for la in m["layers"]], "kind": [la["kind"] for la in m["layers"]],
-            "needed": [la["ideal_bytes"] / size for la in m["layers"]],
-            "padding": [(la["allocated_bytes"] - la["ideal_bytes"]) / size for la in m["layers"]],
-            "hover": [f"layer {la['index']}, {la['label']}: needs {la['ideal']['human']} ({la['holds']}), "
-                      f"allocated {la['allocated']['human']}" for la in layers]}
-    return {"layers": layers, "kinds": kinds, "plot": plot, "ideal": amount(m["ideal_bytes"]), "allocated": amount(m["allocated_bytes"]),
-            "padding": amount(m["padding_bytes"]), "padding_share": share, "text": text, "how": m["how"],
-            "engine": LAYER_MAP_ENGINES[mode],
-            "note": ("No catalogue model shares one layer's KV with another (Gemma-3n's shared-KV layers are not "
-                     "read by kvlab yet), so no layer here is drawn as shared.")}
+    plot = {
+        "unit": unit,
+        "x": [la["index"] for la in m["layers"]],
+        "kind": [la["kind"] for la in m["layers"]],
+        "needed": [la["ideal_bytes"] / size for la in m["layers"]],
+        "padding": [(la["allocated_bytes"] - la["ideal_bytes"]) / size for la in m["layers"]],
+        "hover": [
+            f"layer {la['index']}, {la['label']}: needs {la['ideal']['human']} ({la['holds']}), "
+            f"allocated {la['allocated']['human']}"
+            for la in layers
+        ],
+    }
+    return {
+        "layers": layers,
+        "kinds": kinds,
+        "plot": plot,
+        "ideal": amount(m["ideal_bytes"]),
+        "allocated": amount(m["allocated_bytes"]),
+        "padding": amount(m["padding_bytes"]),
+        "padding_share": share,
+        "text": text,
+        "how": m["how"],
+        "engine": LAYER_MAP_ENGINES[mode],
+        "note": (
+            "No catalogue model shares one layer's KV with another (Gemma-3n's shared-KV layers are not "
+            "read by kvlab yet), so no layer here is drawn as shared."
+        ),
+    }
 
 
 def context_step(context: int) -> int:
@@ -294,13 +382,22 @@ def seed_claim() -> dict:
         entry = get_model(model_id)
         w = weights_bytes(entry["params"], "F16")["bytes"]
         trained = r["architecture"]["max_position_embeddings"]
-        rows.append({"id": model_id, "model": r["model"], "attention": r["architecture"]["attention"],
-                     "formula": r["formula"], "per_token": amount(r["bytes_per_token"]),
-                     "per_token_mb": f"{r['bytes_per_token'] / 1e6:.2f} MB",
-                     "total": amount(r["total_bytes"]), "total_gb": f"{r['total_bytes'] / 1e9:.1f} GB",
-                     "weights_f16": amount(w), "weights_f16_gb": f"{w / 1e9:.1f} GB",
-                     "trained": token_count(trained) if trained else "?",
-                     "beyond_trained": bool(trained and context > trained)})
+        rows.append(
+            {
+                "id": model_id,
+                "model": r["model"],
+                "attention": r["architecture"]["attention"],
+                "formula": r["formula"],
+                "per_token": amount(r["bytes_per_token"]),
+                "per_token_mb": f"{r['bytes_per_token'] / 1e6:.2f} MB",
+                "total": amount(r["total_bytes"]),
+                "total_gb": f"{r['total_bytes'] / 1e9:.1f} GB",
+                "weights_f16": amount(w),
+                "weights_f16_gb": f"{w / 1e9:.1f} GB",
+                "trained": token_count(trained) if trained else "?",
+                "beyond_trained": bool(trained and context > trained),
+            }
+        )
     base = rows[0]["per_token"]["bytes"]
     for row in rows:
         row["times_smaller"] = trim(base / row["per_token"]["bytes"])
@@ -316,8 +413,15 @@ def _context_flag(arch, context: int, engine: str | None = None) -> dict | None:
     return dict(check, message=check["text"] + ": " + "; ".join(check[e] for e in engines) + ".")
 
 
-def kv_memory_figure(model: str = "llama-2-7b", context: int = 4096, kv: str = "f16", mode: str = "llamacpp",
-                     n_seq: int = 1, config: str = "", references: str = ",".join(REFERENCE_MODELS)) -> dict:
+def kv_memory_figure(
+    model: str = "llama-2-7b",
+    context: int = 4096,
+    kv: str = "f16",
+    mode: str = "llamacpp",
+    n_seq: int = 1,
+    config: str = "",
+    references: str = ",".join(REFERENCE_MODELS),
+) -> dict:
     """The kv-memory widget: bytes per token with its formula (and, for windowed and hybrid models, the
     fixed part and the growth per token), the split by layer kind, the total, KV GiB against context for the
     model and reference models, and every attention kind side by side.
@@ -353,29 +457,55 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 4096, kv: str = "
 
     ref_ids = [r.strip() for r in str(references).split(",") if r.strip()]
     series = [{"id": info["id"] if info else "config", "name": summary["model"], "chosen": True, "arch": chosen}]
-    series += [{"id": r, "name": get_model(r)["hf_id"], "chosen": False, "arch": r}
-               for r in ref_ids if not info or r != info["id"]]
+    series += [
+        {"id": r, "name": get_model(r)["hf_id"], "chosen": False, "arch": r}
+        for r in ref_ids
+        if not info or r != info["id"]
+    ]
     contexts = _curve_contexts()
     curves = []
     for s in series:
         totals = [_report(s["arch"], c, kv, mode, n_seq)["total_bytes"] for c in contexts]
         trained = model_architecture(s["arch"]).max_position_embeddings
-        curves.append({"id": s["id"], "name": s["name"], "chosen": s["chosen"], "trained": trained,
-                       "bytes": totals, "gib": [t / GIB for t in totals], "human": [human_bytes(t) for t in totals],
-                       "beyond_trained": [bool(trained and c > trained) for c in contexts]})
+        curves.append(
+            {
+                "id": s["id"],
+                "name": s["name"],
+                "chosen": s["chosen"],
+                "trained": trained,
+                "bytes": totals,
+                "gib": [t / GIB for t in totals],
+                "human": [human_bytes(t) for t in totals],
+                "beyond_trained": [bool(trained and c > trained) for c in contexts],
+            }
+        )
 
     kinds = []
     for example in KIND_EXAMPLES:
         r = _report(example, context, kv, mode, n_seq)
         row = next(x for x in list_models() if x["id"] == example)
-        kinds.append({"id": example, "model": r["model"], "kind": cache_kind(row), "kind_label": CACHE_KINDS[cache_kind(row)],
-                      "formula": r["formula"], "per_token": amount(r["bytes_per_token"]),
-                      "total": amount(r["total_bytes"])})
+        kinds.append(
+            {
+                "id": example,
+                "model": r["model"],
+                "kind": cache_kind(row),
+                "kind_label": CACHE_KINDS[cache_kind(row)],
+                "formula": r["formula"],
+                "per_token": amount(r["bytes_per_token"]),
+                "total": amount(r["total_bytes"]),
+            }
+        )
 
     sequences = plural(n_seq, "sequence")
     return {
-        "params": {"model": info["id"] if info else None, "context": context, "kv": kv, "mode": mode,
-                   "n_seq": n_seq, "source": source},
+        "params": {
+            "model": info["id"] if info else None,
+            "context": context,
+            "kv": kv,
+            "mode": mode,
+            "n_seq": n_seq,
+            "source": source,
+        },
         "clamped": clamped,
         "config_error": config_error,
         "context_human": token_count(context),
@@ -390,10 +520,18 @@ def kv_memory_figure(model: str = "llama-2-7b", context: int = 4096, kv: str = "
         "kinds": kinds,
         "layer_map": _layer_map(arch, context, kv, mode, n_seq),
         "claim": seed_claim(),
-        "status": (f"Computed in your browser by kvlab.kv_memory_figure "
-                   f"({'your config.json' if source == 'config' else info['id']}, {plural(context, 'token')}, {kv})."),
-        "options": {"models": model_groups(), "kv": kv_options(), "modes": MODE_LABELS,
-                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS, "limits": _limits()},
+        "status": (
+            f"Computed in your browser by kvlab.kv_memory_figure "
+            f"({'your config.json' if source == 'config' else info['id']}, {plural(context, 'token')}, {kv})."
+        ),
+        "options": {
+            "models": model_groups(),
+            "kv": kv_options(),
+            "modes": MODE_LABELS,
+            "context_steps": CONTEXT_STEPS,
+            "context_ticks": CONTEXT_TICKS,
+            "limits": _limits(),
+        },
     }
 
 
@@ -405,13 +543,26 @@ ENGINE_LABELS = {"llamacpp": MODE_LABELS["llamacpp"], "vllm": MODE_LABELS["vllm"
 
 
 def _verdict_row(v: dict) -> dict:
-    return {"fits": v["fits"], "verdict": v["verdict"], "binding": v["binding"],
-            "headroom": amount(v["headroom_bytes"]), "max_context": v["max_context_text"],
-            "max_sequences": v["max_sequences_text"]}
+    return {
+        "fits": v["fits"],
+        "verdict": v["verdict"],
+        "binding": v["binding"],
+        "headroom": amount(v["headroom_bytes"]),
+        "max_context": v["max_context_text"],
+        "max_sequences": v["max_sequences_text"],
+    }
 
 
-def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: str = "Q4_K_M", kv: str = "q8_0",
-                   context: int = 131072, mode: str = "llamacpp", n_seq: int = 1, n_gpus: int = 1) -> dict:
+def gpu_fit_figure(
+    model: str = "qwen3.6-27b",
+    gpu: str = "rtx-4090",
+    weights: str = "Q4_K_M",
+    kv: str = "q8_0",
+    context: int = 131072,
+    mode: str = "llamacpp",
+    n_seq: int = 1,
+    n_gpus: int = 1,
+) -> dict:
     """The gpu-fit widget: kvlab.memory.verdict.fit_verdict for one GPU (weights + KV cache + compute buffer or
     activation reserve against its memory), what binds, the largest context and the most sequences that fit,
     and the same verdict for every catalogue GPU."""
@@ -429,13 +580,20 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
     arch = model_architecture(info["id"])
     card = get_gpu(gpu)
     settings = {"n_seq": n_seq, "weights": weights, "kv": kv, "engine": mode}
-    v = fit_verdict(arch, context, gpu=card["id"], n_gpus=n_gpus if not card.get("unified_memory") else 1,
-                    **settings)
+    v = fit_verdict(arch, context, gpu=card["id"], n_gpus=n_gpus if not card.get("unified_memory") else 1, **settings)
 
     memory = v["memory_bytes"]
     scale = max(v["total_bytes"], memory)
-    segments = [{"name": c["name"], "label": c["label"], "how": c["how"],
-                 "percent": round(100 * c["bytes"] / scale, 3), **amount(c["bytes"])} for c in v["components"]]
+    segments = [
+        {
+            "name": c["name"],
+            "label": c["label"],
+            "how": c["how"],
+            "percent": round(100 * c["bytes"] / scale, 3),
+            **amount(c["bytes"]),
+        }
+        for c in v["components"]
+    ]
     log_lines = []
     if mode == "llamacpp":
         log_lines = _report(arch, context, kv, "llamacpp", n_seq)["detail"]["log_lines"]
@@ -447,8 +605,16 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
 
     where = card["name"] if v["n_gpus"] == 1 else f"{v['n_gpus']} × {card['name']}"
     return {
-        "params": {"model": info["id"], "gpu": card["id"], "weights": weights, "kv": kv, "context": context,
-                   "mode": mode, "n_seq": n_seq, "n_gpus": v["n_gpus"]},
+        "params": {
+            "model": info["id"],
+            "gpu": card["id"],
+            "weights": weights,
+            "kv": kv,
+            "context": context,
+            "mode": mode,
+            "n_seq": n_seq,
+            "n_gpus": v["n_gpus"],
+        },
         "clamped": clamped,
         "context_human": token_count(context),
         "context_text": plural(context, "token"),
@@ -456,8 +622,13 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
         "context_step": context_step(context),
         "mode_label": MODE_LABELS[mode],
         "model_info": info,
-        "gpu_info": {"id": card["id"], "name": card["name"], "spec_source": card["spec_source"],
-                     "note": card.get("note", ""), "unconfirmed": card.get("unconfirmed", [])},
+        "gpu_info": {
+            "id": card["id"],
+            "name": card["name"],
+            "spec_source": card["spec_source"],
+            "note": card.get("note", ""),
+            "unconfirmed": card.get("unconfirmed", []),
+        },
         "where": where,
         "flags": v["flags"],
         "memory": amount(memory),
@@ -483,9 +654,17 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
         "log_lines": log_lines,
         "gpus": table,
         "status": f"Computed in your browser by kvlab.gpu_fit_figure ({info['id']} on {where}).",
-        "options": {"models": model_groups(), "gpus": gpu_options(), "weights": weight_options(),
-                    "kv": kv_options(), "modes": ENGINE_LABELS, "n_gpus": list(TENSOR_PARALLEL),
-                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS, "limits": _limits()},
+        "options": {
+            "models": model_groups(),
+            "gpus": gpu_options(),
+            "weights": weight_options(),
+            "kv": kv_options(),
+            "modes": ENGINE_LABELS,
+            "n_gpus": list(TENSOR_PARALLEL),
+            "context_steps": CONTEXT_STEPS,
+            "context_ticks": CONTEXT_TICKS,
+            "limits": _limits(),
+        },
     }
 
 
@@ -493,9 +672,14 @@ def gpu_fit_figure(model: str = "qwen3.6-27b", gpu: str = "rtx-4090", weights: s
 # engine-log: a pasted llama.cpp or vLLM start-up log, rebuilt from the config
 # ---------------------------------------------------------------------------
 
-STATUS_LABELS = {"exact": "rebuilt exactly", "consistent": "consistent (within the log's rounding)",
-                 "differs": "differs", "not in the log": "not in the pasted log", "not rebuilt": "not rebuilt",
-                 "predicted": "predicted"}
+STATUS_LABELS = {
+    "exact": "rebuilt exactly",
+    "consistent": "consistent (within the log's rounding)",
+    "differs": "differs",
+    "not in the log": "not in the pasted log",
+    "not rebuilt": "not rebuilt",
+    "predicted": "predicted",
+}
 
 
 def parse_stated_settings(text: str) -> dict:
@@ -520,8 +704,13 @@ def parse_stated_settings(text: str) -> dict:
     return out
 
 
-def engine_log_figure(example: str = "vllm-llama-3.1-8b-20k", log: str = "", model: str = "llama-3.1-8b",
-                      config: str = "", settings: str = "") -> dict:
+def engine_log_figure(
+    example: str = "vllm-llama-3.1-8b-20k",
+    log: str = "",
+    model: str = "llama-3.1-8b",
+    config: str = "",
+    settings: str = "",
+) -> dict:
     """The engine-log widget: a llama.cpp or vLLM start-up log explained figure by figure.
 
     With no `log`, the bundled `example` (a real log with its URL) is explained with its own model.
@@ -558,15 +747,29 @@ def engine_log_figure(example: str = "vllm-llama-3.1-8b-20k", log: str = "", mod
     else:
         log_shown = log
     checks = [dict(c, status_label=STATUS_LABELS[c["status"]]) for c in result["checks"]]
-    info = _model_info(model) if source == "catalogue" else (_model_info(chosen["model"]) if source == "example"
-                                                             and chosen["model"] else None)
+    info = (
+        _model_info(model)
+        if source == "catalogue"
+        else (_model_info(chosen["model"]) if source == "example" and chosen["model"] else None)
+    )
     return {
         "params": {"example": chosen["id"], "model": model, "source": source, "settings": settings},
         "error": error,
-        "example": dict({k: chosen.get(k) for k in ("id", "label", "source", "engine", "model", "config")},
-                        note=chosen["note"][:1].upper() + chosen["note"][1:]),
-        "examples": [{"id": e["id"], "label": e["label"], "model": e["model"], "config": e.get("config", ""),
-                      "log": e["log"], "source": e["source"]} for e in examples],
+        "example": dict(
+            {k: chosen.get(k) for k in ("id", "label", "source", "engine", "model", "config")},
+            note=chosen["note"][:1].upper() + chosen["note"][1:],
+        ),
+        "examples": [
+            {
+                "id": e["id"],
+                "label": e["label"],
+                "model": e["model"],
+                "config": e.get("config", ""),
+                "log": e["log"],
+                "source": e["source"],
+            }
+            for e in examples
+        ],
         "log": log_shown,
         "model_name": result["model"] if source != "config" else f"your config.json ({result['model']})",
         "model_info": info,
@@ -576,6 +779,9 @@ def engine_log_figure(example: str = "vllm-llama-3.1-8b-20k", log: str = "", mod
         "checks": checks,
         "notes": result["notes"],
         "status": f"Computed in your browser by kvlab.engine_log_figure ({result['summary']}).",
-        "options": {"models": model_groups(), "max_log_chars": MAX_LOG_CHARS,
-                    "settings": {"llama.cpp": list(STATED_LLAMACPP), "vllm": list(STATED_VLLM)}},
+        "options": {
+            "models": model_groups(),
+            "max_log_chars": MAX_LOG_CHARS,
+            "settings": {"llama.cpp": list(STATED_LLAMACPP), "vllm": list(STATED_VLLM)},
+        },
     }

@@ -6,6 +6,7 @@ echoed under "params" (what was clamped under "clamped"). Each function also
 returns "text": the readouts already formatted in Python, so the page shows
 exactly these strings and JavaScript only places them.
 """
+
 from __future__ import annotations
 
 
@@ -70,7 +71,9 @@ def prefix_cache_demo(
     blocks = run_requests(requests, mode="blocks", block_size=block_size, capacity=capacity, **kw)
     granularity = []
     for b in sorted(set(GRANULARITY_BLOCK_SIZES + [block_size])):
-        run = blocks if b == block_size else run_requests(requests, mode="blocks", block_size=b, capacity=capacity, **kw)
+        run = (
+            blocks if b == block_size else run_requests(requests, mode="blocks", block_size=b, capacity=capacity, **kw)
+        )
         granularity.append(
             {
                 "block_size": b,
@@ -81,8 +84,13 @@ def prefix_cache_demo(
         )
     return {
         "params": {
-            "n_requests": n_requests, "prefix_len": prefix_len, "suffix_len": suffix_len, "block_size": block_size,
-            "capacity": capacity, "flops_per_token": flops_per_token, "bytes_per_token": bytes_per_token,
+            "n_requests": n_requests,
+            "prefix_len": prefix_len,
+            "suffix_len": suffix_len,
+            "block_size": block_size,
+            "capacity": capacity,
+            "flops_per_token": flops_per_token,
+            "bytes_per_token": bytes_per_token,
         },
         "clamped": clamped,
         "requests": list(range(1, n_requests + 1)),
@@ -203,8 +211,12 @@ def prefix_cache_figure(
     }
     return {
         "params": {
-            "n_requests": n_requests, "prefix_len": prefix_len, "suffix_len": suffix_len, "block_size": block_size,
-            "flops_per_token": flops_per_token, "bytes_per_token": bytes_per_token,
+            "n_requests": n_requests,
+            "prefix_len": prefix_len,
+            "suffix_len": suffix_len,
+            "block_size": block_size,
+            "flops_per_token": flops_per_token,
+            "bytes_per_token": bytes_per_token,
         },
         "clamped": clamped,
         "limits": view_limits("n_requests", "prefix_len", "suffix_len"),
@@ -244,14 +256,35 @@ def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 
         for i, status in enumerate(r["block_status"]):
             start = i * block_size
             end = start + block_size
-            blocks.append({"index": i, "start": start, "end": end, "shared": max(0, min(end, prefix_len) - start),
-                           "status": "stored" if k == 0 else status})
+            blocks.append(
+                {
+                    "index": i,
+                    "start": start,
+                    "end": end,
+                    "shared": max(0, min(end, prefix_len) - start),
+                    "status": "stored" if k == 0 else status,
+                }
+            )
         if r["partial_block_tokens"]:
             start = r["full_blocks"] * block_size
-            blocks.append({"index": r["full_blocks"], "start": start, "end": r["n_tokens"],
-                           "shared": max(0, prefix_len - start), "status": "partial"})
-        out.append({"n_tokens": r["n_tokens"], "blocks": blocks, "blocks_hit": r["blocks_hit"],
-                    "tokens_reused": r["tokens_reused"], "tokens_computed": r["tokens_computed"]})
+            blocks.append(
+                {
+                    "index": r["full_blocks"],
+                    "start": start,
+                    "end": r["n_tokens"],
+                    "shared": max(0, prefix_len - start),
+                    "status": "partial",
+                }
+            )
+        out.append(
+            {
+                "n_tokens": r["n_tokens"],
+                "blocks": blocks,
+                "blocks_hit": r["blocks_hit"],
+                "tokens_reused": r["tokens_reused"],
+                "tokens_computed": r["tokens_computed"],
+            }
+        )
     radix_reused = run_requests(pair, mode="radix")["requests"][1]["tokens_reused"]
     second = out[1]
     text = {
@@ -288,9 +321,15 @@ PREFIX_CASES = {
     "code_template": {
         "label": "Code template",
         "what": "Shared boilerplate, a different function body, then the same closing boilerplate. "
-                "Only the opening is a prefix: the closing part comes after the difference, so it is computed again.",
-        "requests": [[("boilerplate", "shared", "shared"), ("function body {k}", "own", "own"),
-                      ("closing boilerplate", "shared_after", "own")]] * 3,
+        "Only the opening is a prefix: the closing part comes after the difference, so it is computed again.",
+        "requests": [
+            [
+                ("boilerplate", "shared", "shared"),
+                ("function body {k}", "own", "own"),
+                ("closing boilerplate", "shared_after", "own"),
+            ]
+        ]
+        * 3,
     },
     "instructions_first": {
         "label": "Repeated instructions, first",
@@ -300,7 +339,7 @@ PREFIX_CASES = {
     "instructions_last": {
         "label": "Repeated instructions, last",
         "what": "The same instructions after the data: the requests differ from their first token, "
-                "so nothing is a shared prefix and nothing is reused.",
+        "so nothing is a shared prefix and nothing is reused.",
         "requests": [[("data {k}", "own", "own"), ("instructions", "shared_after", "shared")]] * 3,
     },
     "few_shot": {
@@ -311,12 +350,17 @@ PREFIX_CASES = {
     "multi_turn": {
         "label": "Multi-turn chat",
         "what": "Each turn's prompt is the previous prompt plus the model's reply plus the new message: "
-                "everything but the newest part is a prefix of the next request.",
+        "everything but the newest part is a prefix of the next request.",
         "requests": [
             [("system + turn 1", "shared", "shared")],
             [("system + turn 1", "shared", "shared"), ("reply 1", "turn", "own"), ("turn 2", "turn", "own")],
-            [("system + turn 1", "shared", "shared"), ("reply 1", "turn", "own"), ("turn 2", "turn", "own"),
-             ("reply 2", "turn", "own"), ("turn 3", "turn", "own")],
+            [
+                ("system + turn 1", "shared", "shared"),
+                ("reply 1", "turn", "own"),
+                ("turn 2", "turn", "own"),
+                ("reply 2", "turn", "own"),
+                ("turn 3", "turn", "own"),
+            ],
         ],
     },
 }
@@ -355,23 +399,39 @@ def prefix_cases(case: str = "system_prompt", shared_len: int = 40, own_len: int
                 ids = [next(next_id) for _ in range(lengths[length_key])]
                 if kind != "own":
                     named[text] = ids
-            segments.append({"label": text, "kind": kind, "start": len(tokens), "end": len(tokens) + len(ids), "tokens": len(ids)})
+            segments.append(
+                {"label": text, "kind": kind, "start": len(tokens), "end": len(tokens) + len(ids), "tokens": len(ids)}
+            )
             tokens += ids
         b = blocks_cache.process(tokens)
         r = radix.process(tokens)
-        blocks = [{"start": i * block_size, "end": (i + 1) * block_size, "tokens": block_size, "status": st}
-                  for i, st in enumerate(b["block_status"])]
+        blocks = [
+            {"start": i * block_size, "end": (i + 1) * block_size, "tokens": block_size, "status": st}
+            for i, st in enumerate(b["block_status"])
+        ]
         if b["partial_block_tokens"]:
-            blocks.append({"start": b["full_blocks"] * block_size, "end": len(tokens), "tokens": b["partial_block_tokens"],
-                           "status": "partial"})
+            blocks.append(
+                {
+                    "start": b["full_blocks"] * block_size,
+                    "end": len(tokens),
+                    "tokens": b["partial_block_tokens"],
+                    "status": "partial",
+                }
+            )
         for sgm in segments:
             sgm["reused"] = max(0, min(sgm["end"], r["tokens_reused"]) - sgm["start"])
             sgm["reuse"] = "all" if sgm["reused"] == sgm["tokens"] else "part" if sgm["reused"] else "none"
-        out.append({
-            "n_tokens": len(tokens), "segments": segments, "blocks": blocks,
-            "blocks_reused": b["tokens_reused"], "blocks_computed": b["tokens_computed"],
-            "radix_reused": r["tokens_reused"], "radix_computed": r["tokens_computed"],
-        })
+        out.append(
+            {
+                "n_tokens": len(tokens),
+                "segments": segments,
+                "blocks": blocks,
+                "blocks_reused": b["tokens_reused"],
+                "blocks_computed": b["tokens_computed"],
+                "radix_reused": r["tokens_reused"],
+                "radix_computed": r["tokens_computed"],
+            }
+        )
     total = sum(q["n_tokens"] for q in out)
     radix_reused = sum(q["radix_reused"] for q in out)
     blocks_reused = sum(q["blocks_reused"] for q in out)
@@ -383,12 +443,19 @@ def prefix_cases(case: str = "system_prompt", shared_len: int = 40, own_len: int
         "block_sizes": GRANULARITY_BLOCK_SIZES,
         "what": spec["what"],
         "requests": out,
-        "totals": {"tokens": total, "radix_reused": radix_reused, "blocks_reused": blocks_reused,
-                   "radix_share": radix_reused / total, "blocks_share": blocks_reused / total},
+        "totals": {
+            "tokens": total,
+            "radix_reused": radix_reused,
+            "blocks_reused": blocks_reused,
+            "radix_share": radix_reused / total,
+            "blocks_share": blocks_reused / total,
+        },
         "text": {
-            "summary": (f"Three requests, {total:,} prompt tokens: a token-granular cache reuses {radix_reused:,} "
-                        f"({100 * radix_reused / total:.0f}%), {block_size}-token blocks reuse {blocks_reused:,} "
-                        f"({100 * blocks_reused / total:.0f}%)."),
+            "summary": (
+                f"Three requests, {total:,} prompt tokens: a token-granular cache reuses {radix_reused:,} "
+                f"({100 * radix_reused / total:.0f}%), {block_size}-token blocks reuse {blocks_reused:,} "
+                f"({100 * blocks_reused / total:.0f}%)."
+            ),
         },
     }
 

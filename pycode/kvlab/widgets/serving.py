@@ -3,6 +3,7 @@ step from both roofline bounds, chats that fit, dollars per million tokens).
 
 It reuses the memory page's context steps, limits and pickers (kvlab.widgets.memory).
 """
+
 from __future__ import annotations
 
 
@@ -11,14 +12,30 @@ from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_a
 from kvlab.memory.serving import _weights_read, serving_estimate
 from kvlab.memory.weights import weight_format
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
-from kvlab.widgets.memory import (ANSWER_LIMITS, BATCH_LIMITS, CONTEXT_LIMITS, CONTEXT_STEPS, CONTEXT_TICKS, ENGINE_LABELS,
-                                  _check_kv_mode, _context_flag, _curve_contexts, _limits, _model_info, context_step,
-                                  gpu_options, kv_options, model_groups, weight_options)
+from kvlab.widgets.memory import (
+    ANSWER_LIMITS,
+    BATCH_LIMITS,
+    CONTEXT_LIMITS,
+    CONTEXT_STEPS,
+    CONTEXT_TICKS,
+    ENGINE_LABELS,
+    _check_kv_mode,
+    _context_flag,
+    _curve_contexts,
+    _limits,
+    _model_info,
+    context_step,
+    gpu_options,
+    kv_options,
+    model_groups,
+    weight_options,
+)
 
 
 # ---------------------------------------------------------------------------
 # serving
 # ---------------------------------------------------------------------------
+
 
 def _ms(seconds: float | None) -> str:
     return "—" if seconds is None else trim(seconds * 1000) + " ms"
@@ -27,12 +44,22 @@ def _ms(seconds: float | None) -> str:
 def _price_label(card: dict) -> str:
     if card.get("price_per_hour_usd") is None:
         return "No hourly price in the catalogue for this GPU."
-    return (f"Price: ${card['price_per_hour_usd']:.2f}/hour, {card['price_kind']} ({card['price_provider']}, "
-            f"{card['price_date']}).")
+    return (
+        f"Price: ${card['price_per_hour_usd']:.2f}/hour, {card['price_kind']} ({card['price_provider']}, "
+        f"{card['price_date']})."
+    )
 
 
-def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: int = 32768, batch: int = 8,
-                   weights: str = "BF16", kv: str = "f16", engine: str = "vllm", answer: int = 512) -> dict:
+def serving_figure(
+    model: str = "llama-3.1-8b",
+    gpu: str = "h100-sxm",
+    context: int = 32768,
+    batch: int = 8,
+    weights: str = "BF16",
+    kv: str = "f16",
+    engine: str = "vllm",
+    answer: int = 512,
+) -> dict:
     """The serving widget: the fit verdict for the batch, then (only if it fits) time per step from both
     roofline bounds with the binding one named, chats that fit, dollars per million tokens with prefill, the
     same cost on GPUs priced the same way, and ms/token against context for batch 1 and the chosen batch."""
@@ -54,18 +81,21 @@ def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: 
     w_read = _weights_read(arch, weights, batch)[0]
 
     contexts = _curve_contexts()
-    curve = {"contexts": contexts, "batch": batch, "ms_batch1": [], "ms_batch": [], "fits_batch1": [],
-             "fits_batch": []}
+    curve = {"contexts": contexts, "batch": batch, "ms_batch1": [], "ms_batch": [], "fits_batch1": [], "fits_batch": []}
     for c in contexts:
         for key, b in (("1", 1), ("", batch)):
             e = serving_estimate(arch, card["id"], c, b, **settings, solve=False)
             ms = None if e["seconds_per_token"] is None else e["seconds_per_token"] * 1000
             curve["ms_batch" + key].append(ms)
             curve["fits_batch" + key].append(e["fits"])
-    curve["ms_batch1_text"] = [_ms(None if ms is None else ms / 1000) if f else "does not fit"
-                               for ms, f in zip(curve["ms_batch1"], curve["fits_batch1"])]
-    curve["ms_batch_text"] = [_ms(None if ms is None else ms / 1000) if f else "does not fit"
-                              for ms, f in zip(curve["ms_batch"], curve["fits_batch"])]
+    curve["ms_batch1_text"] = [
+        _ms(None if ms is None else ms / 1000) if f else "does not fit"
+        for ms, f in zip(curve["ms_batch1"], curve["fits_batch1"])
+    ]
+    curve["ms_batch_text"] = [
+        _ms(None if ms is None else ms / 1000) if f else "does not fit"
+        for ms, f in zip(curve["ms_batch"], curve["fits_batch"])
+    ]
 
     same_kind = []
     if card.get("price_kind"):
@@ -73,41 +103,64 @@ def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: 
             if g.get("price_kind") != card["price_kind"]:
                 continue
             e = serving_estimate(arch, g["id"], context, batch, **settings, solve=False)
-            same_kind.append({"id": g["id"], "name": g["name"], "chosen": g["id"] == card["id"],
-                              "price": f"${g['price_per_hour_usd']:.2f}/h ({g['price_provider']}, {g['price_date']})",
-                              "fits": e["fits"],
-                              "cost_text": (f"${e['usd_per_million_tokens']:.2f}" if e["fits"]
-                                            else "does not fit")})
+            same_kind.append(
+                {
+                    "id": g["id"],
+                    "name": g["name"],
+                    "chosen": g["id"] == card["id"],
+                    "price": f"${g['price_per_hour_usd']:.2f}/h ({g['price_provider']}, {g['price_date']})",
+                    "fits": e["fits"],
+                    "cost_text": (f"${e['usd_per_million_tokens']:.2f}" if e["fits"] else "does not fit"),
+                }
+            )
 
     fits = est["fits"]
     cost = est["usd_per_million_tokens"]
     bound = est["bound"]
     if fits:
-        working = (f"bandwidth bound: ({human_bytes(w_read)} of weights + {plural(batch, 'chat')} x "
-                   f"{human_bytes(est['kv_bytes_per_chat'])} of KV) / {card['bandwidth_gb_s']:,} GB/s = "
-                   f"{_ms(est['memory_seconds'])}; compute bound: {est['flops_per_step'] / 1e12:,.3g} TFLOP / "
-                   f"{card['bf16_dense_tflops']:,} TFLOPS = {_ms(est['compute_seconds'])}; the step takes the longer: "
-                   f"{_ms(est['seconds_per_token'])} ({bound}-bound)")
+        working = (
+            f"bandwidth bound: ({human_bytes(w_read)} of weights + {plural(batch, 'chat')} x "
+            f"{human_bytes(est['kv_bytes_per_chat'])} of KV) / {card['bandwidth_gb_s']:,} GB/s = "
+            f"{_ms(est['memory_seconds'])}; compute bound: {est['flops_per_step'] / 1e12:,.3g} TFLOP / "
+            f"{card['bf16_dense_tflops']:,} TFLOPS = {_ms(est['compute_seconds'])}; the step takes the longer: "
+            f"{_ms(est['seconds_per_token'])} ({bound}-bound)"
+        )
     else:
         working = f"Not timed: {v['headline']}."
     return {
-        "params": {"model": info["id"], "gpu": card["id"], "context": context, "batch": batch,
-                   "weights": weights, "kv": kv, "engine": engine, "answer": answer},
+        "params": {
+            "model": info["id"],
+            "gpu": card["id"],
+            "context": context,
+            "batch": batch,
+            "weights": weights,
+            "kv": kv,
+            "engine": engine,
+            "answer": answer,
+        },
         "clamped": clamped,
         "context_human": token_count(context),
         "context_text": plural(context, "token"),
         "batch_text": plural(batch, "chat"),
         "context_step": context_step(context),
         "model_info": info,
-        "gpu_info": {"id": card["id"], "name": card["name"], "bandwidth_gb_s": card["bandwidth_gb_s"],
-                     "bandwidth_text": f"{card['bandwidth_gb_s']:,}",
-                     "tflops": card.get("bf16_dense_tflops"),
-                     "spec_source": card["spec_source"], "memory": amount(gpu_memory_bytes(card)),
-                     "price_per_hour": card.get("price_per_hour_usd"), "price_kind": card.get("price_kind"),
-                     "price_provider": card.get("price_provider"),
-                     "price_source": card.get("price_source"), "price_date": card.get("price_date"),
-                     "price_label": _price_label(card),
-                     "note": card.get("note", ""), "unconfirmed": card.get("unconfirmed", [])},
+        "gpu_info": {
+            "id": card["id"],
+            "name": card["name"],
+            "bandwidth_gb_s": card["bandwidth_gb_s"],
+            "bandwidth_text": f"{card['bandwidth_gb_s']:,}",
+            "tflops": card.get("bf16_dense_tflops"),
+            "spec_source": card["spec_source"],
+            "memory": amount(gpu_memory_bytes(card)),
+            "price_per_hour": card.get("price_per_hour_usd"),
+            "price_kind": card.get("price_kind"),
+            "price_provider": card.get("price_provider"),
+            "price_source": card.get("price_source"),
+            "price_date": card.get("price_date"),
+            "price_label": _price_label(card),
+            "note": card.get("note", ""),
+            "unconfirmed": card.get("unconfirmed", []),
+        },
         "fits": fits,
         "verdict": v["verdict"],
         "headline": v["headline"],
@@ -129,10 +182,15 @@ def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: 
         "tokens_per_second_per_chat_text": trim(est["tokens_per_second_per_chat"]) if fits else "—",
         "total_tokens_per_second": est["total_tokens_per_second"],
         "total_tokens_per_second_text": trim(est["total_tokens_per_second"]) if fits else "—",
-        "prefill_text": (f"{_ms(est['prefill_seconds_per_chat'])} per {plural(est['prompt_tokens'], 'token')} "
-                         "prompt" if fits else "—"),
-        "mix_text": (f"{plural(est['prompt_tokens'], 'token')} of prompt + {plural(est['answer_tokens'], 'token')} "
-                     "of answer per chat"),
+        "prefill_text": (
+            f"{_ms(est['prefill_seconds_per_chat'])} per {plural(est['prompt_tokens'], 'token')} prompt"
+            if fits
+            else "—"
+        ),
+        "mix_text": (
+            f"{plural(est['prompt_tokens'], 'token')} of prompt + {plural(est['answer_tokens'], 'token')} "
+            "of answer per chat"
+        ),
         "kv_share_of_reads": est["kv_share_of_reads"],
         "kv_share_text": f"{100 * est['kv_share_of_reads']:.1f}%",
         "kv_share_batch1_text": f"{100 * one['kv_share_of_reads']:.1f}%",
@@ -141,16 +199,25 @@ def serving_figure(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", context: 
         "memory_used": amount(est["memory_used_bytes"]),
         "budget": amount(v["budget_bytes"]),
         "usd_per_million_tokens": cost,
-        "cost_text": (f"${cost:.2f}" if cost is not None else "no hourly price in the catalogue") if fits
+        "cost_text": (f"${cost:.2f}" if cost is not None else "no hourly price in the catalogue")
+        if fits
         else "not priced: the batch does not fit",
-        "cost_batch1_text": (f"${one['usd_per_million_tokens']:.2f}" if one["usd_per_million_tokens"] is not None
-                             else "—"),
+        "cost_batch1_text": (
+            f"${one['usd_per_million_tokens']:.2f}" if one["usd_per_million_tokens"] is not None else "—"
+        ),
         "same_kind": same_kind,
         "assumptions": est["assumptions"],
         "curve": curve,
         "status": f"Computed in your browser by kvlab.serving_figure ({info['id']} on {card['id']}, "
-                  f"{plural(batch, 'chat')}).",
-        "options": {"models": model_groups(), "gpus": gpu_options(), "weights": weight_options(),
-                    "kv": kv_options(), "modes": ENGINE_LABELS,
-                    "context_steps": CONTEXT_STEPS, "context_ticks": CONTEXT_TICKS, "limits": _limits()},
+        f"{plural(batch, 'chat')}).",
+        "options": {
+            "models": model_groups(),
+            "gpus": gpu_options(),
+            "weights": weight_options(),
+            "kv": kv_options(),
+            "modes": ENGINE_LABELS,
+            "context_steps": CONTEXT_STEPS,
+            "context_ticks": CONTEXT_TICKS,
+            "limits": _limits(),
+        },
     }

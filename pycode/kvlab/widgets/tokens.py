@@ -2,6 +2,7 @@
 pure Python, so it runs in Pyodide too) and the next-token widget (one forward pass
 of the tiny model's numpy reference).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -56,7 +57,7 @@ def next_token_demo(prompt: str = "Mia had a red ball. She gave", top_k: int = 1
         raise ValueError("prompt is empty")
     top_k = int(min(max(int(top_k), 1), 20))
     model, tok = tiny._model_and_tokenizer()
-    ids = tok.encode(prompt)[-model.config.block_size:]
+    ids = tok.encode(prompt)[-model.config.block_size :]
     logits, _ = model.forward(np.array([ids]), None)
     probs = softmax(logits[0, -1].astype(np.float64))
     order = np.argsort(-probs, kind="stable")[:top_k]

@@ -7,6 +7,7 @@ numbers into the ranges in kvlab.inputs.LIMITS, and echoes what it used under
 what was computed. The *_figure functions add what the page states in words
 (landmarks, a summary of the last step).
 """
+
 from __future__ import annotations
 
 
@@ -122,12 +123,14 @@ def race_odometers(cumulative_no_cache: list[int], cumulative_cache: list[int], 
     done = lambda cum, u: int(np.searchsorted(cum, u, side="right"))  # noqa: E731  tokens whose cost is paid
     out = []
     for u in units:
-        out.append({
-            "units": u,
-            "t": u / total_nc,
-            "no_cache": {"units": min(u, total_nc), "tokens": done(cumulative_no_cache, u)},
-            "cache": {"units": min(u, total_c), "tokens": done(cumulative_cache, u), "done": u >= total_c},
-        })
+        out.append(
+            {
+                "units": u,
+                "t": u / total_nc,
+                "no_cache": {"units": min(u, total_nc), "tokens": done(cumulative_no_cache, u)},
+                "cache": {"units": min(u, total_c), "tokens": done(cumulative_cache, u), "done": u >= total_c},
+            }
+        )
     return {
         "frames": out,
         "n": len(cumulative_cache),
@@ -166,8 +169,13 @@ def quadratic_wall(
     if n_heads % n_kv_heads:
         raise ValueError(f"n_kv_heads ({n_kv_heads}) must divide n_heads ({n_heads})")
     config = DecoderConfig(
-        n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv_heads, head_dim=d_model // n_heads,
-        d_model=d_model, d_ff=d_ff, vocab_size=50257,
+        n_layers=n_layers,
+        n_heads=n_heads,
+        n_kv_heads=n_kv_heads,
+        head_dim=d_model // n_heads,
+        d_model=d_model,
+        d_ff=d_ff,
+        vocab_size=50257,
     )
     sides = {}
     for key, use_cache in (("no_cache", False), ("cache", True)):
@@ -182,11 +190,20 @@ def quadratic_wall(
             "cumulative_macs": [float(r["cumulative"]["total_macs"]) for r in rows],
         }
     return {
-        "params": {"n": n, "n_layers": n_layers, "d_model": d_model, "n_heads": n_heads, "n_kv_heads": n_kv_heads, "d_ff": d_ff},
+        "params": {
+            "n": n,
+            "n_layers": n_layers,
+            "d_model": d_model,
+            "n_heads": n_heads,
+            "n_kv_heads": n_kv_heads,
+            "d_ff": d_ff,
+        },
         "clamped": clamped,
         "tokens": list(range(1, n + 1)),
         **sides,
-        "ratio_cumulative": [a / b for a, b in zip(sides["no_cache"]["cumulative_macs"], sides["cache"]["cumulative_macs"])],
+        "ratio_cumulative": [
+            a / b for a, b in zip(sides["no_cache"]["cumulative_macs"], sides["cache"]["cumulative_macs"])
+        ],
         "attention_share": {k: [a / t for a, t in zip(s["attention_macs"], s["total_macs"])] for k, s in sides.items()},
     }
 

@@ -8,6 +8,7 @@ q8_0 and q4_0, and how many tokens a window could keep when nothing fits.
 prefill_decode_sequence gives the messages of a sequence diagram (prefill, then
 decode steps) with the cache lengths of kvlab.cache_phases.
 """
+
 from __future__ import annotations
 
 from kvlab.memory.catalogue import get_model, model_architecture
@@ -55,24 +56,31 @@ def _cell(length: str, repetition: str, memory: str) -> dict:
     }
     if saved_share > 0:
         helps.append("prefix_cache")
-        why["prefix_cache"] = (f"{REQUESTS} requests repeating {100 * share:.0f}% of their prompt: "
-                               f"{100 * saved_share:.0f}% of all prefill is reused.")
+        why["prefix_cache"] = (
+            f"{REQUESTS} requests repeating {100 * share:.0f}% of their prompt: "
+            f"{100 * saved_share:.0f}% of all prefill is reused."
+        )
     else:
         why["prefix_cache"] = "Nothing repeats at the start of the prompts, so there is nothing to reuse."
     if fits and fits[0] == "f16":
         why["kv_quant"] = f"The f16 cache ({sizes['f16'] / GIB:,.2f} GiB) already fits in {budget / GIB:,.0f} GiB."
     elif fits:
         helps.append("kv_quant")
-        why["kv_quant"] = (f"f16 needs {sizes['f16'] / GIB:,.2f} GiB of {budget / GIB:,.0f}; "
-                           f"{fits[0]} needs {sizes[fits[0]] / GIB:,.2f} GiB and fits.")
+        why["kv_quant"] = (
+            f"f16 needs {sizes['f16'] / GIB:,.2f} GiB of {budget / GIB:,.0f}; "
+            f"{fits[0]} needs {sizes[fits[0]] / GIB:,.2f} GiB and fits."
+        )
     else:
         helps.append("kv_quant")
-        why["kv_quant"] = (f"Even q4_0 needs {sizes['q4_0'] / GIB:,.2f} GiB of {budget / GIB:,.0f}: "
-                           f"quantising helps, but not enough.")
+        why["kv_quant"] = (
+            f"Even q4_0 needs {sizes['q4_0'] / GIB:,.2f} GiB of {budget / GIB:,.0f}: quantising helps, but not enough."
+        )
     if not fits:
         helps.append("eviction")
-        why["eviction"] = (f"The whole conversation cannot stay cached: a window keeps the last {window:,} tokens "
-                           f"(q8_0) and the rest is forgotten.")
+        why["eviction"] = (
+            f"The whole conversation cannot stay cached: a window keeps the last {window:,} tokens "
+            f"(q8_0) and the rest is forgotten."
+        )
     else:
         why["eviction"] = "Everything fits: nothing has to be forgotten."
     # the llama-server line for this setting: the context, the cache format that fits
@@ -87,10 +95,16 @@ def _cell(length: str, repetition: str, memory: str) -> dict:
         model=REFERENCE_MODEL,
     )
     return {
-        "length": length, "repetition": repetition, "memory": memory,
+        "length": length,
+        "repetition": repetition,
+        "memory": memory,
         "server": {"command": server["command"], "flags": server["flags"]},
-        "text": {"where": f"{n:,} tokens, {100 * share:.0f}% of each prompt repeated, {budget / GIB:,.0f} GiB for the cache:"},
-        "tokens": n, "repeated_share": share, "memory_bytes": budget,
+        "text": {
+            "where": f"{n:,} tokens, {100 * share:.0f}% of each prompt repeated, {budget / GIB:,.0f} GiB for the cache:"
+        },
+        "tokens": n,
+        "repeated_share": share,
+        "memory_bytes": budget,
         "helps": helps,
         "main": helps[-1],
         "why": why,
@@ -111,7 +125,11 @@ def tradeoff_map(length: str = "medium", repetition: str = "medium", memory: str
     length × repetition cell at the chosen memory, for the map. Reference model:
     REFERENCE_MODEL's KV layout; one conversation's cache against the memory left.
     """
-    for name, value, options in (("length", length, LENGTHS), ("repetition", repetition, REPETITION), ("memory", memory, MEMORY)):
+    for name, value, options in (
+        ("length", length, LENGTHS),
+        ("repetition", repetition, REPETITION),
+        ("memory", memory, MEMORY),
+    ):
         if value not in options:
             raise ValueError(f"{name} must be one of {list(options)}, got {value!r}")
     grid = [[_cell(ln, rp, memory) for rp in REPETITION] for ln in LENGTHS]
@@ -148,18 +166,45 @@ def prefill_decode_sequence(prompt: str = "The cat sat", replies: str = "on the"
         fed = seq if s["phase"] == "prefill" else seq[-1:]
         n = len(fed)
         span = f"[1–{s['cache_len_before']}]" if s["cache_len_before"] > 1 else "[1]"
-        messages = [{"from": "input", "to": "model", "text": f"“{' '.join(fed)}” ({n} token{'s' if n != 1 else ''})", "reply": False}]
+        messages = [
+            {
+                "from": "input",
+                "to": "model",
+                "text": f"“{' '.join(fed)}” ({n} token{'s' if n != 1 else ''})",
+                "reply": False,
+            }
+        ]
         if s["cache_len_before"]:
             messages.append({"from": "model", "to": "cache", "text": f"read K, V of tokens {span}", "reply": False})
         first = s["cache_len_before"] + 1
         where = f"[{first}]" if n == 1 else f"[{first}–{s['cache_len_after']}]"
-        messages.append({"from": "model", "to": "cache", "text": f"{'save' if s['phase'] == 'prefill' else 'append'} K, V of token{'s' if n != 1 else ''} {where}", "reply": False})
-        messages.append({"from": "model", "to": "input", "text": f"“{word}” (token {s['cache_len_after'] + 1})", "reply": True})
-        steps.append({
-            "step": s["step"], "phase": s["phase"],
-            "note": (f"Step {s['step']}: {s['phase'].upper()} · cache {s['cache_len_before']} → {s['cache_len_after']}"),
-            "messages": messages,
-        })
+        messages.append(
+            {
+                "from": "model",
+                "to": "cache",
+                "text": f"{'save' if s['phase'] == 'prefill' else 'append'} K, V of token{'s' if n != 1 else ''} {where}",
+                "reply": False,
+            }
+        )
+        messages.append(
+            {"from": "model", "to": "input", "text": f"“{word}” (token {s['cache_len_after'] + 1})", "reply": True}
+        )
+        steps.append(
+            {
+                "step": s["step"],
+                "phase": s["phase"],
+                "note": (
+                    f"Step {s['step']}: {s['phase'].upper()} · cache {s['cache_len_before']} → {s['cache_len_after']}"
+                ),
+                "messages": messages,
+            }
+        )
         seq.append(word)
-    return {"participants": [{"key": "input", "label": "Input"}, {"key": "model", "label": "Model"},
-                             {"key": "cache", "label": "KV cache"}], "steps": steps}
+    return {
+        "participants": [
+            {"key": "input", "label": "Input"},
+            {"key": "model", "label": "Model"},
+            {"key": "cache", "label": "KV cache"},
+        ],
+        "steps": steps,
+    }
