@@ -47,6 +47,21 @@ def assert_kv_memory_shows(root, data, pasted: bool = False) -> None:
     assert text(root, "total-exact") == r["total"]["exact"]
     assert table(root, "kinds") == kind_rows(data)
     assert root.locator('[data-field="log"]').text_content() == "\n".join(r["log_lines"])
+    # the llama-server command for these settings, from Python (a pasted config names its own GGUF file)
+    server = data["server"]
+    command = root.locator('[data-field="server-command"]')
+    if server["command"]:
+        expect(command).to_be_visible()
+        shown = command.text_content()
+        if pasted:
+            shown = shown.replace("model-Q4_K_M.gguf", server["command"].split("-m ")[1].split(" ")[0])
+        assert shown == server["command"]
+    else:
+        expect(command).to_be_hidden()
+    assert text(root, "server-text") == server["text"]
+    assert root.locator('[data-field="server-flags"] li').all_text_contents() == [
+        f"{f['flag']}: {f['means']}" for f in server["flags"]
+    ]
     plotted = root.locator(".kv-plot").evaluate("el => el.data.map(t => ({name: t.name, x: t.x, y: t.y}))")
     want = [{"name": s["name"], "x": data["curve"]["contexts"], "y": s["gib"]} for s in data["curve"]["series"]]
     if pasted:  # the pasted config is named after itself, not after the catalogue entry
@@ -100,6 +115,34 @@ def test_kv_memory_controls_recompute_in_pyodide(page, site_url):
     wait_ready(root)
     assert root.locator('input[name="context"]').input_value() == "1024"
     assert_kv_memory_shows(root, want)
+
+
+def test_kv_memory_llama_server_command_follows_the_controls_and_copies(page, site_url):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    root = open_widget(page, site_url + "memory/", "kv-memory")
+    activate(root)
+    wait_ready(root)
+    command = root.locator('[data-field="server-command"]')
+    expect(command).to_have_text(kvlab.kv_memory_figure()["server"]["command"])
+    root.locator('select[name="model"]').select_option("llama-3.1-8b")
+    root.locator('select[name="kv"]').select_option("q4_0")
+    set_range(root, "context", 16384)
+    set_range(root, "n_seq", 4)
+    want = kvlab.kv_memory_figure(model="llama-3.1-8b", context=16384, kv="q4_0", mode="llamacpp", n_seq=4)
+    expect(command).to_have_text(want["server"]["command"])
+    assert "--ctx-size 65536" in want["server"]["command"] and "--parallel 4" in want["server"]["command"]
+    wait_ready(root)
+    assert_kv_memory_shows(root, want)
+    # the copy button copies what is shown now, not the build-time text
+    root.locator(".kv-server-copy").click()
+    expect(root.locator('[data-field="server-copied"]')).to_have_text("Copied.")
+    assert page.evaluate("navigator.clipboard.readText()") == want["server"]["command"]
+    # vLLM's fp8 has no llama-server command: the block says so instead
+    root.locator('select[name="mode"]').select_option("vllm")
+    root.locator('select[name="kv"]').select_option("fp8")
+    expect(command).to_be_hidden()
+    expect(root.locator(".kv-server-copy")).to_be_hidden()
+    expect(root.locator('[data-field="server-text"]')).to_contain_text("no fp8 cache type")
 
 
 def test_pasted_config_json_is_read_by_python(page, site_url):

@@ -117,6 +117,33 @@ def test_pasted_config_gives_the_catalogue_numbers(model):
         assert pasted["result"][key] == listed["result"][key]
 
 
+@pytest.mark.parametrize(
+    ("model", "context", "kv", "n_seq"),
+    [("llama-2-7b", 4096, "f16", 1), ("gemma-2-9b", 40960, "q8_0", 2), ("qwen3.6-27b", 131072, "q4_0", 3)],
+)
+def test_kv_memory_shows_the_llama_server_command_that_allocates_its_total(model, context, kv, n_seq):
+    data = kvlab.kv_memory_figure(model=model, context=context, kv=kv, mode="llamacpp", n_seq=n_seq)
+    server = data["server"]
+    want = kvlab.llama_server_command(ctx_size=context * n_seq, cache_type_k=kv, parallel=n_seq, model=model)
+    assert server["command"] == want["command"] and server["flags"] == want["flags"]
+    # the command allocates exactly the total the widget shows for llama.cpp
+    assert server["kv_bytes"] == data["result"]["total"]["bytes"] == want["kv"]["total_bytes"]
+    argv = want["argv"]
+    assert argv[argv.index("--ctx-size") + 1] == str(context * n_seq)
+    assert ("--parallel" in argv) == (n_seq > 1) and ("-ctk" in argv) == (kv != "f16")
+    assert data["result"]["total"]["human"] in server["text"] and f"{context:,} tokens per slot" in server["text"]
+
+
+def test_kv_memory_server_command_for_a_pasted_config_and_for_fp8():
+    text = json.dumps(get_model("llama-3.1-8b")["config"])
+    pasted = kvlab.kv_memory_figure(config=text, context=8192, kv="q8_0")["server"]
+    listed = kvlab.kv_memory_figure(model="llama-3.1-8b", context=8192, kv="q8_0")["server"]
+    assert pasted["kv_bytes"] == listed["kv_bytes"]
+    assert "-m model-Q4_K_M.gguf" in pasted["command"] and "-m Llama-3.1-8B-Q4_K_M.gguf" in listed["command"]
+    fp8 = kvlab.kv_memory_figure(model="llama-3.1-8b", kv="fp8", mode="vllm")["server"]
+    assert fp8["command"] is None and fp8["flags"] == [] and "no fp8 cache type" in fp8["text"]
+
+
 def test_pasted_config_errors_name_the_problem_and_keep_the_catalogue_figure():
     cfg = dict(get_model("llama-3.1-8b")["config"])
     del cfg["num_hidden_layers"]

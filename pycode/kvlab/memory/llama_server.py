@@ -12,10 +12,12 @@ The KV memory the command allocates comes from kvlab.memory.llamacpp_kv_cache.
 
 from __future__ import annotations
 
+from kvlab.memory.architecture import Architecture
 from kvlab.memory.catalogue import get_model, model_architecture
 from kvlab.memory.kv_bytes import llamacpp_kv_cache
 
 CACHE_TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"]
+MAX_CTX_SIZE = 2**32 - 1  # llama.cpp's n_ctx is a uint32_t (llama_context_params.n_ctx)
 
 
 def llama_server_command(
@@ -26,11 +28,12 @@ def llama_server_command(
     cache_reuse: int = 0,
     context_shift: bool = False,
     keep: int = 0,
-    model: str = "llama-3.1-8b",
+    model: str | Architecture = "llama-3.1-8b",
     model_file: str | None = None,
 ) -> dict:
     """The command line for these settings, one flag a line, with what each flag does
-    and the KV cache it allocates for `model` (a catalogue id).
+    and the KV cache it allocates for `model` (a catalogue id, or the Architecture of a
+    pasted config.json: its GGUF file is then called `model-Q4_K_M.gguf`).
 
     >>> c = llama_server_command(8192, "q8_0", parallel=2, context_shift=True, keep=32)
     >>> c["argv"][1:]
@@ -39,8 +42,8 @@ def llama_server_command(
     >>> c["kv"]["n_ctx_seq"], c["kv"]["total_mib"]
     (4096, 544.0)
     """
-    if isinstance(ctx_size, bool) or int(ctx_size) != ctx_size or not 1 <= int(ctx_size) <= 2**21:
-        raise ValueError(f"ctx_size must be a whole number of tokens from 1 to {2**21:,}, got {ctx_size!r}")
+    if isinstance(ctx_size, bool) or int(ctx_size) != ctx_size or not 1 <= int(ctx_size) <= MAX_CTX_SIZE:
+        raise ValueError(f"ctx_size must be a whole number of tokens from 1 to {MAX_CTX_SIZE:,}, got {ctx_size!r}")
     ctx_size, parallel, cache_reuse, keep = int(ctx_size), int(parallel), int(cache_reuse), int(keep)
     cache_type_v = cache_type_k if cache_type_v is None else cache_type_v
     for name, t in (("cache_type_k", cache_type_k), ("cache_type_v", cache_type_v)):
@@ -50,9 +53,13 @@ def llama_server_command(
         raise ValueError(f"parallel must be from 1 to 256, got {parallel}")
     if cache_reuse < 0 or keep < -1:
         raise ValueError("cache_reuse must be >= 0 and keep >= -1")
-    entry = get_model(model)
+    if isinstance(model, Architecture):
+        arch, name, default_file = model, model.name, "model-Q4_K_M.gguf"
+    else:
+        arch, name = model_architecture(model), get_model(model)["hf_id"]
+        default_file = name.split("/")[-1] + "-Q4_K_M.gguf"
     if model_file is None:
-        model_file = entry["hf_id"].split("/")[-1] + "-Q4_K_M.gguf"
+        model_file = default_file
     argv = ["llama-server", "-m", model_file, "--ctx-size", str(ctx_size)]
     flags = [{"flag": f"--ctx-size {ctx_size}", "means": f"{ctx_size:,} tokens of context, shared by all slots"}]
     if cache_type_k != "f16" or cache_type_v != "f16":
@@ -101,9 +108,7 @@ def llama_server_command(
                 }
             )
     # an explicit --parallel leaves --kv-unified off: each slot gets ctx_size / parallel
-    kv = llamacpp_kv_cache(
-        model_architecture(model), ctx_size, cache_type_k, cache_type_v, n_seq=parallel, kv_unified=parallel == 1
-    )
+    kv = llamacpp_kv_cache(arch, ctx_size, cache_type_k, cache_type_v, n_seq=parallel, kv_unified=parallel == 1)
     lines, line = [], argv[0]
     for part in argv[1:]:
         if part.startswith("-") and not part.lstrip("-").isdigit():
@@ -121,20 +126,20 @@ def llama_server_command(
             "cache_reuse": cache_reuse,
             "context_shift": bool(context_shift),
             "keep": keep,
-            "model": model,
+            "model": model if isinstance(model, str) else name,
         },
         "argv": argv,
         "command": " \\\n".join(lines),
         "flags": flags,
         "kv": {
-            "model": entry["hf_id"],
+            "model": name,
             "n_ctx_seq": kv["n_ctx_seq"],
             "total_bytes": kv["total_bytes"],
             "total_mib": kv["total_mib"],
         },
         "text": {
             "kv": (
-                f"For {entry['hf_id']} these settings allocate {kv['total_mib']:,.0f} MiB of KV cache "
+                f"For {name} these settings allocate {kv['total_mib']:,.0f} MiB of KV cache "
                 f"({kv['n_ctx_seq']:,} tokens per slot)."
             )
         },

@@ -16,6 +16,8 @@ from kvlab.inputs import clamp_rounded
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.catalogue import engine_log_examples, get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.kv_bytes import LAYER_KIND_LABELS, _formula, bits_per_value, kv_type, layer_memory_map, memory_report
+from kvlab.memory.llama_server import CACHE_TYPES as LLAMACPP_CACHE_TYPES
+from kvlab.memory.llama_server import llama_server_command
 from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
 from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
 from kvlab.wording import GIB, amount, human_bytes, params_billions, plural, token_count, trim
@@ -413,6 +415,29 @@ def _context_flag(arch, context: int, engine: str | None = None) -> dict | None:
     return dict(check, message=check["text"] + ": " + "; ".join(check[e] for e in engines) + ".")
 
 
+def _server(model, context: int, kv: str, n_seq: int) -> dict:
+    """The llama-server command for the widget's model, context, cache type and sequences (one slot
+    of `context` tokens per sequence: `--ctx-size context*n_seq --parallel n_seq`, as _report counts
+    llama.cpp). A cache type llama.cpp does not have (vLLM's fp8) gets no command, and says why."""
+    if kv not in LLAMACPP_CACHE_TYPES:
+        return {
+            "command": None,
+            "flags": [],
+            "text": f"llama.cpp has no {kv} cache type (it is vLLM's); pick f16, bf16, q8_0 or q4_0 to see "
+            "the llama-server command.",
+            "kv_bytes": None,
+        }
+    c = llama_server_command(ctx_size=context * n_seq, cache_type_k=kv, parallel=n_seq, model=model)
+    return {
+        "command": c["command"],
+        "flags": c["flags"],
+        "text": f"The same model, context and cache type on llama.cpp's server: it allocates "
+        f"{human_bytes(c['kv']['total_bytes'])} of KV cache, {plural(c['kv']['n_ctx_seq'], 'token')} per slot "
+        "(after -m goes your own GGUF file).",
+        "kv_bytes": c["kv"]["total_bytes"],
+    }
+
+
 def kv_memory_figure(
     model: str = "llama-2-7b",
     context: int = 4096,
@@ -519,6 +544,7 @@ def kv_memory_figure(
         "curve": {"contexts": contexts, "series": curves},
         "kinds": kinds,
         "layer_map": _layer_map(arch, context, kv, mode, n_seq),
+        "server": _server(arch if source == "config" else info["id"], context, kv, n_seq),
         "claim": seed_claim(),
         "status": (
             f"Computed in your browser by kvlab.kv_memory_figure "

@@ -102,6 +102,19 @@ kvlab.register("kv-memory", {
       field("log-box").hidden = !r.log_lines.length;
       set("log", r.log_lines.join("\n"));
       field("notes").replaceChildren(...r.notes.concat(r.engine_notes).map((n) => cell("li", n)));
+      const sv = data.server;
+      set("server-text", sv.text);
+      set("server-command", sv.command || "");
+      field("server-command").parentElement.hidden = !sv.command;
+      field("server-copy").hidden = !sv.command;
+      set("server-copied", "");
+      field("server-flags").replaceChildren(...sv.flags.map((f) => {
+        const li = document.createElement("li");
+        const code = document.createElement("code");
+        code.textContent = f.flag;
+        li.append(code, `: ${f.means}`);
+        return li;
+      }));
       const info = data.model_info;
       field("model-note").hidden = !info || info.confirmed;
       set("model-note", info && !info.confirmed ? `Not confirmed: ${info.note}` : "");
@@ -223,6 +236,20 @@ kvlab.register("kv-memory", {
       configArea.value = "";
       configError.hidden = true;
       update(readForm());
+    });
+
+    /* Copy the llama-server command as shown (Python's text); where the clipboard is refused, select it. */
+    const copyBox = field("server-copy");
+    copyBox.hidden = !data.server.command;
+    copyBox.querySelector("button").addEventListener("click", async () => {
+      const code = field("server-command");
+      try {
+        await navigator.clipboard.writeText(code.textContent);
+        field("server-copied").textContent = "Copied.";
+      } catch (err) {
+        window.getSelection().selectAllChildren(code);
+        field("server-copied").textContent = "Press Ctrl+C (⌘C) to copy the selected command.";
+      }
     });
 
     syncKvOptions();
