@@ -233,6 +233,55 @@ def test_gpu_fit_shows_the_sum_and_the_verdict(page, site_url):
     expect(root.locator('[data-field="log-box"]')).to_be_hidden()
 
 
+def test_gpu_fit_vllm_utilization_and_block_size(page, site_url):
+    root = open_widget(page, site_url + "memory/", "gpu-fit")
+    root.scroll_into_view_if_needed()
+    activate(root)
+    wait_ready(root)
+    util = root.locator('input[name="gpu_memory_utilization"]')
+    block = root.locator('select[name="block_size"]')
+    # the limits and choices are Python's; llama.cpp has neither flag, so both are off
+    limits = kvlab.gpu_fit_figure()["options"]["limits"]["gpu_memory_utilization"]
+    assert util.get_attribute("min") == str(limits["min"]) and util.get_attribute("max") == str(limits["max"])
+    assert block.locator("option").all_text_contents() == ["1", "8", "16", "32", "64", "128"]
+    expect(util).to_be_disabled()
+    expect(block).to_be_disabled()
+
+    root.locator('select[name="model"]').select_option("llama-3.1-8b")
+    root.locator('select[name="gpu"]').select_option("h100-sxm")
+    root.locator('select[name="weights"]').select_option("BF16")
+    root.locator('select[name="mode"]').select_option("vllm")
+    expect(util).to_be_enabled()
+    root.locator('select[name="kv"]').select_option("f16")
+    set_range(root, "gpu_memory_utilization", 0.5)
+    block.select_option("128")
+    set_range(root, "context", 30000)
+    set_range(root, "n_seq", 4)
+    args = {
+        "model": "llama-3.1-8b",
+        "gpu": "h100-sxm",
+        "weights": "BF16",
+        "kv": "f16",
+        "context": 30000,
+        "mode": "vllm",
+        "n_seq": 4,
+    }
+    want = kvlab.gpu_fit_figure(**args, gpu_memory_utilization=0.5, block_size=128)
+    expect(root.locator('[data-field="flags"]')).to_have_text(want["flags"])
+    wait_ready(root)
+    assert "--gpu-memory-utilization 0.5 --block-size 128" in want["flags"]
+    expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
+    assert text(root, "max-context") == want["max_context_text"]
+    assert table(root, "segments")[:-1] == [[s["label"], s["human"], s["exact"], s["how"]] for s in want["segments"]]
+
+    # out of range: Python clamps it, the field shows what was used and the widget says so
+    set_range(root, "gpu_memory_utilization", 3)
+    want = kvlab.gpu_fit_figure(**args, gpu_memory_utilization=3, block_size=128)
+    expect(root.locator('[data-field="flags"]')).to_have_text(want["flags"])
+    expect(util).to_have_value("1")
+    expect(root).to_contain_text("vLLM's share of GPU memory: asked 3, used 1")
+
+
 def test_gpu_fit_never_contradicts_itself_on_llama_2_7b_at_128k(page, site_url):
     root = open_widget(page, site_url + "memory/", "gpu-fit")
     root.scroll_into_view_if_needed()

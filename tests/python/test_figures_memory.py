@@ -235,6 +235,63 @@ def test_gpu_fit_vllm_max_context_is_the_boundary():
     ]
 
 
+def test_gpu_fit_vllm_utilization_and_block_size_reach_the_verdict():
+    args = {
+        "model": "llama-3.1-8b",
+        "gpu": "h100-sxm",
+        "weights": "BF16",
+        "kv": "f16",
+        "context": 30000,
+        "mode": "vllm",
+        "n_seq": 4,
+    }
+    base = kvlab.gpu_fit_figure(**args)
+    assert base["params"]["gpu_memory_utilization"] == 0.9 and base["params"]["block_size"] == 16  # vLLM's defaults
+    half = kvlab.gpu_fit_figure(**args, gpu_memory_utilization=0.5)
+    memory = base["memory"]["bytes"]
+    assert base["budget"]["bytes"] == int(memory * 0.9) and half["budget"]["bytes"] == int(memory * 0.5)
+    assert "--gpu-memory-utilization 0.5" in half["flags"] and "--block-size" not in half["flags"]
+    assert half["max_sequences"] < base["max_sequences"] and half["max_context"] < base["max_context"]
+    # 30,000 tokens is 1,875 blocks of 16 but 235 blocks of 128 (30,080 tokens): more KV per sequence
+    big = kvlab.gpu_fit_figure(**args, block_size=128)
+    kv = {d["params"]["block_size"]: next(x for x in d["segments"] if x["name"] == "kv_cache") for d in (base, big)}
+    per_token = kv[16]["bytes"] // (4 * 30000)
+    assert per_token == 128 * 1024 and kv[128]["bytes"] == 4 * 30080 * per_token
+    assert "--block-size 128" in big["flags"] and big["max_context"] % 128 == 0
+    assert [g["max_context"] for g in big["gpus"]] == [
+        kvlab.fit_verdict("llama-3.1-8b", 30000, 4, "BF16", "f16", gpu=g["id"], engine="vllm", block_size=128)[
+            "max_context_text"
+        ]
+        for g in big["options"]["gpus"]
+    ]
+    # llama.cpp has no such flags: the same figure whatever they say
+    llama = dict(args, mode="llamacpp")
+    assert (
+        kvlab.gpu_fit_figure(**llama, gpu_memory_utilization=0.3, block_size=64)["budget"]
+        == kvlab.gpu_fit_figure(**llama)["budget"]
+    )
+
+
+def test_gpu_fit_vllm_settings_are_clamped_with_a_notice_or_refused():
+    data = kvlab.gpu_fit_figure(mode="vllm", kv="fp8", gpu_memory_utilization=1.5, block_size=1000)
+    assert data["clamped"] == {
+        "gpu_memory_utilization": {"requested": 1.5, "used": 1.0},
+        "block_size": {"requested": 1000, "used": 128},
+    }
+    assert data["params"]["gpu_memory_utilization"] == 1.0 and data["params"]["block_size"] == 128
+    low = kvlab.gpu_fit_figure(mode="vllm", kv="fp8", gpu_memory_utilization=0)
+    assert low["clamped"]["gpu_memory_utilization"]["used"] == fm.GPU_MEMORY_UTILIZATION_LIMITS[0]
+    limits = data["options"]["limits"]
+    assert limits["gpu_memory_utilization"] == {"min": 0.1, "max": 1.0} and limits["block_size"]["max"] == 128
+    assert data["options"]["block_sizes"] == [1, 8, 16, 32, 64, 128]
+    with pytest.raises(ValueError, match="^block_size must be one of 1, 8, 16, 32, 64, 128, got 24"):
+        kvlab.gpu_fit_figure(mode="vllm", kv="fp8", block_size=24)
+    with pytest.raises(ValueError, match="^gpu_memory_utilization must be a finite number"):
+        kvlab.gpu_fit_figure(mode="vllm", kv="fp8", gpu_memory_utilization=float("nan"))
+    with pytest.raises(ValueError, match="^block_size must be one of"):
+        kvlab.fit_verdict("llama-3.1-8b", 4096, gpu="h100-sxm", engine="vllm", block_size=12)
+
+
 def test_gpu_fit_tensor_parallel_splits_weights_and_kv_heads():
     one = kvlab.gpu_fit_figure(
         model="llama-3.1-70b", gpu="h100-sxm", weights="BF16", kv="f16", context=32768, mode="vllm", n_gpus=1

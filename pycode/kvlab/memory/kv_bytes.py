@@ -452,6 +452,12 @@ def llamacpp_kv_cache(
 # "Available KV cache memory"; we only estimate it (vllm_activation_reserve).
 # ---------------------------------------------------------------------------
 VLLM_BLOCK_SIZE = 16
+# vLLM's engine arguments (https://docs.vllm.ai/en/latest/configuration/engine_args.html and
+# vllm/config/cache.py, https://github.com/vllm-project/vllm/blob/main/vllm/config/cache.py):
+# `--block-size` takes one of BlockSize = Literal[1, 8, 16, 32, 64, 128] (16 on CUDA when unset);
+# `--gpu-memory-utilization` is a fraction in (0, 1], default 0.9.
+VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
+VLLM_GPU_MEMORY_UTILIZATION = 0.9
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -556,7 +562,7 @@ def vllm_capacity(
     gpu_memory_bytes: int,
     weights_bytes: int,
     max_model_len: int,
-    gpu_memory_utilization: float = 0.9,
+    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
     kv_cache_dtype: str = "auto",
     activation_reserve_bytes: int | None = None,
     block_size: int = VLLM_BLOCK_SIZE,
@@ -814,7 +820,7 @@ def fit_report(
     kv: str = "f16",
     mode: str = "llamacpp",
     n_seq: int = 1,
-    gpu_memory_utilization: float = 0.9,
+    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
     n_gpus: int = 1,
     allow_long_context: bool = False,
 ) -> dict:

@@ -37,6 +37,9 @@ from kvlab.memory.kv_bytes import (
     KV_TYPES,
     LLAMACPP_PAD,
     RUNTIME_RESERVE_BYTES,
+    VLLM_BLOCK_SIZE,
+    VLLM_BLOCK_SIZES,
+    VLLM_GPU_MEMORY_UTILIZATION,
     kv_type,
     llamacpp_compute_buffer,
     llamacpp_kv_cache,
@@ -152,6 +155,7 @@ def _per_gpu(
     memory: int,
     utilization: float,
     n_ubatch: int,
+    block_size: int = VLLM_BLOCK_SIZE,
 ) -> dict:
     """Components on one GPU (bytes), its budget, and how each was counted."""
     if engine == "llamacpp":
@@ -182,7 +186,7 @@ def _per_gpu(
             "budget_how": "all of the GPU's memory",
         }
     dtype = "auto" if k in ("f16", "bf16") else k
-    kv = vllm_kv_cache(arch, context, dtype)
+    kv = vllm_kv_cache(arch, context, dtype, block_size=block_size)
     share, share_how = _kv_head_share(arch, n_gpus)
     attention = sum(row["bytes_per_sequence"] for kind, row in kv["by_kind"].items() if kind != LINEAR)
     state = kv["by_kind"][LINEAR]["bytes_per_sequence"]
@@ -190,8 +194,10 @@ def _per_gpu(
     reserve = vllm_activation_reserve(arch)
     budget = int(memory * utilization)
     tp = "" if n_gpus == 1 else f" / {n_gpus} GPUs (tensor parallel)"
-    flags = f"--max-model-len {context} --gpu-memory-utilization {utilization:g}" + (
-        f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else ""
+    flags = (
+        f"--max-model-len {context} --gpu-memory-utilization {utilization:g}"
+        + (f" --block-size {block_size}" if block_size != VLLM_BLOCK_SIZE else "")
+        + (f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else "")
     )
     components = [
         {"name": "weights", "bytes": -(-weights["bytes"] // n_gpus), "how": weights["how"] + tp},
@@ -213,8 +219,10 @@ def _per_gpu(
     }
 
 
-def _total(arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch) -> tuple[int, int]:
-    g = _per_gpu(arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch)
+def _total(
+    arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch, block_size
+) -> tuple[int, int]:
+    g = _per_gpu(arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch, block_size)
     return sum(c["bytes"] for c in g["components"]), g["budget"]
 
 
@@ -264,9 +272,10 @@ def fit_verdict(
     memory_gib: float | None = None,
     n_gpus: int = 1,
     engine: str = "llamacpp",
-    gpu_memory_utilization: float = 0.9,
+    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
     allow_long_context: bool = False,
     n_ubatch: int = 512,
+    block_size: int = VLLM_BLOCK_SIZE,
     params: float | None = None,
     solve: bool = True,
 ) -> dict:
@@ -289,6 +298,9 @@ def fit_verdict(
         raise ValueError(f"n_gpus must be one of {', '.join(map(str, TENSOR_PARALLEL))}, got {n_gpus}")
     utilization = finite_number("gpu_memory_utilization", gpu_memory_utilization, minimum=0.01, maximum=1)
     n_ubatch = finite_number("n_ubatch", n_ubatch, minimum=1, maximum=1 << 20, integer=True)
+    block_size = finite_number("block_size", block_size, minimum=1, integer=True)
+    if block_size not in VLLM_BLOCK_SIZES:
+        raise ValueError(f"block_size must be one of {', '.join(map(str, VLLM_BLOCK_SIZES))}, got {block_size}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     k = kv_type(kv)
@@ -301,9 +313,9 @@ def fit_verdict(
     memory = device["memory_bytes"]
     w = _weights(arch, weights)
     args = (arch, engine)
-    rest = (n_seq, w, k, n_gpus, memory, utilization, n_ubatch)
+    rest = (n_seq, w, k, n_gpus, memory, utilization, n_ubatch, block_size)
 
-    g = _per_gpu(arch, engine, context, n_seq, w, k, n_gpus, memory, utilization, n_ubatch)
+    g = _per_gpu(arch, engine, context, *rest)
     parts = {c["name"]: c["bytes"] for c in g["components"]}
     total = sum(parts.values())
     budget = g["budget"]
@@ -331,7 +343,7 @@ def fit_verdict(
         t, b = _total(*args, context, n, *rest[1:])
         return t <= b
 
-    step = LLAMACPP_PAD if engine == "llamacpp" else 16
+    step = LLAMACPP_PAD if engine == "llamacpp" else block_size
     by_memory = _largest(lambda s: fits_at(s * step), 1, MAX_CONTEXT_SEARCH // step) if solve else None
     by_memory = by_memory * step if by_memory else None
     limit = None if allow_long_context or not trained else trained

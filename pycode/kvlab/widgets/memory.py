@@ -12,10 +12,20 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from kvlab.inputs import clamp_rounded
+from kvlab.inputs import clamp_number, clamp_rounded
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.catalogue import engine_log_examples, get_gpu, get_model, list_gpus, list_models, model_architecture
-from kvlab.memory.kv_bytes import LAYER_KIND_LABELS, _formula, bits_per_value, kv_type, layer_memory_map, memory_report
+from kvlab.memory.kv_bytes import (
+    LAYER_KIND_LABELS,
+    VLLM_BLOCK_SIZE,
+    VLLM_BLOCK_SIZES,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    _formula,
+    bits_per_value,
+    kv_type,
+    layer_memory_map,
+    memory_report,
+)
 from kvlab.memory.llama_server import CACHE_TYPES as LLAMACPP_CACHE_TYPES
 from kvlab.memory.llama_server import llama_server_command
 from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
@@ -34,7 +44,19 @@ CONTEXT_TICKS = {
 N_SEQ_LIMITS = (1, 256)
 BATCH_LIMITS = (1, 1024)
 ANSWER_LIMITS = (1, 32768)
-LIMITS = {"context": CONTEXT_LIMITS, "n_seq": N_SEQ_LIMITS, "batch": BATCH_LIMITS, "answer": ANSWER_LIMITS}
+# vLLM's --gpu-memory-utilization is a fraction in (0, 1] (default 0.9, kvlab.memory.kv_bytes); below 0.1
+# not even a small model's weights fit on the catalogue's GPUs, so the control starts there.
+GPU_MEMORY_UTILIZATION_LIMITS = (0.1, 1.0)
+GPU_MEMORY_UTILIZATION_STEP = 0.01
+BLOCK_SIZE_LIMITS = (min(VLLM_BLOCK_SIZES), max(VLLM_BLOCK_SIZES))
+LIMITS = {
+    "context": CONTEXT_LIMITS,
+    "n_seq": N_SEQ_LIMITS,
+    "batch": BATCH_LIMITS,
+    "answer": ANSWER_LIMITS,
+    "gpu_memory_utilization": GPU_MEMORY_UTILIZATION_LIMITS,
+    "block_size": BLOCK_SIZE_LIMITS,
+}
 
 # How a model's cache is built, for grouping the model picker and the comparison table.
 CACHE_KINDS = {
@@ -588,16 +610,28 @@ def gpu_fit_figure(
     mode: str = "llamacpp",
     n_seq: int = 1,
     n_gpus: int = 1,
+    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
+    block_size: int = VLLM_BLOCK_SIZE,
 ) -> dict:
     """The gpu-fit widget: kvlab.memory.verdict.fit_verdict for one GPU (weights + KV cache + compute buffer or
     activation reserve against its memory), what binds, the largest context and the most sequences that fit,
-    and the same verdict for every catalogue GPU."""
+    and the same verdict for every catalogue GPU.
+
+    `gpu_memory_utilization` and `block_size` are vLLM's (`--gpu-memory-utilization`, `--block-size`);
+    llama.cpp ignores them. Out-of-range values are clamped and say so; a block size vLLM does not take
+    (after clamping into its range) is a ValueError naming the field."""
     clamped: dict = {}
     context = clamp_rounded("context", context, *CONTEXT_LIMITS, clamped)
     n_seq = clamp_rounded("n_seq", n_seq, *N_SEQ_LIMITS, clamped)
     n_gpus = clamp_rounded("n_gpus", n_gpus, 1, max(TENSOR_PARALLEL), clamped)
     if n_gpus not in TENSOR_PARALLEL:
         raise ValueError(f"n_gpus must be one of {', '.join(map(str, TENSOR_PARALLEL))}, got {n_gpus}")
+    utilization = round(
+        clamp_number("gpu_memory_utilization", gpu_memory_utilization, *GPU_MEMORY_UTILIZATION_LIMITS, clamped), 2
+    )
+    block_size = clamp_rounded("block_size", block_size, *BLOCK_SIZE_LIMITS, clamped)
+    if block_size not in VLLM_BLOCK_SIZES:
+        raise ValueError(f"block_size must be one of {', '.join(map(str, VLLM_BLOCK_SIZES))}, got {block_size}")
     if mode not in ENGINE_LABELS:
         raise ValueError(f"mode must be llamacpp or vllm, got {mode!r}")
     kv = _check_kv_mode(kv, mode)
@@ -606,6 +640,8 @@ def gpu_fit_figure(
     arch = model_architecture(info["id"])
     card = get_gpu(gpu)
     settings = {"n_seq": n_seq, "weights": weights, "kv": kv, "engine": mode}
+    if mode == "vllm":
+        settings.update(gpu_memory_utilization=utilization, block_size=block_size)
     v = fit_verdict(arch, context, gpu=card["id"], n_gpus=n_gpus if not card.get("unified_memory") else 1, **settings)
 
     memory = v["memory_bytes"]
@@ -640,6 +676,8 @@ def gpu_fit_figure(
             "mode": mode,
             "n_seq": n_seq,
             "n_gpus": v["n_gpus"],
+            "gpu_memory_utilization": utilization,
+            "block_size": block_size,
         },
         "clamped": clamped,
         "context_human": token_count(context),
@@ -687,6 +725,9 @@ def gpu_fit_figure(
             "kv": kv_options(),
             "modes": ENGINE_LABELS,
             "n_gpus": list(TENSOR_PARALLEL),
+            "block_sizes": list(VLLM_BLOCK_SIZES),
+            "gpu_memory_utilization_step": GPU_MEMORY_UTILIZATION_STEP,
+            "vllm_defaults": {"gpu_memory_utilization": VLLM_GPU_MEMORY_UTILIZATION, "block_size": VLLM_BLOCK_SIZE},
             "context_steps": CONTEXT_STEPS,
             "context_ticks": CONTEXT_TICKS,
             "limits": _limits(),

@@ -25,6 +25,8 @@ kvlab.register("gpu-fit", {
       const mode = form.mode.value;
       for (const opt of form.kv.options) opt.disabled = !opt.dataset.modes.split(" ").includes(mode);
       if (form.kv.selectedOptions[0].disabled) form.kv.value = mode === "vllm" ? "fp8" : "q8_0";
+      // vLLM's own settings: llama.cpp has no such flags, so they are off (Python ignores them there)
+      form.gpu_memory_utilization.disabled = form.block_size.disabled = mode !== "vllm";
     }
 
     function readState(ev) {
@@ -33,6 +35,7 @@ kvlab.register("gpu-fit", {
       if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
       const context = parseInt(form.context.value, 10);
       const n = parseInt(form.n_seq.value, 10);
+      const util = parseFloat(form.gpu_memory_utilization.value);
       return {
         model: form.model.value,
         gpu: form.gpu.value,
@@ -42,6 +45,8 @@ kvlab.register("gpu-fit", {
         mode: form.mode.value,
         n_seq: Number.isFinite(n) ? n : 1,
         n_gpus: parseInt(form.n_gpus.value, 10),
+        gpu_memory_utilization: Number.isFinite(util) ? util : data.params.gpu_memory_utilization,
+        block_size: parseInt(form.block_size.value, 10),
       };
     }
 
@@ -49,12 +54,17 @@ kvlab.register("gpu-fit", {
       "gpu_fit_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data, { context: "context", n_seq: "sequences", n_gpus: "GPUs" });
+        ctx.reportClamped(data, {
+          context: "context", n_seq: "sequences", n_gpus: "GPUs",
+          gpu_memory_utilization: "vLLM's share of GPU memory", block_size: "block size",
+        });
         form.context.value = data.params.context;
         form.context_step.value = data.context_step;
         form.context_step.setAttribute("aria-valuetext", data.context_text);
         form.n_gpus.value = data.params.n_gpus;
         form.n_seq.value = data.params.n_seq;
+        form.gpu_memory_utilization.value = data.params.gpu_memory_utilization;
+        form.block_size.value = data.params.block_size;
         render();
       },
       (data) => data.status
