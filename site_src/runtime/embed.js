@@ -149,12 +149,33 @@
     }
   };
 
-  /* The gallery page: snippets with this site's absolute URLs. */
+  /* The gallery page: snippets with this site's absolute URLs, and previews on
+   * demand (each item has a link to its embed page; a click opens it in place). */
+  function openPreview(item, link) {
+    const frame = document.createElement("iframe");
+    frame.src = link.href;
+    frame.title = `${item.dataset.embedTitle} (live preview)`;
+    frame.width = "100%";
+    frame.height = item.dataset.embedHeight;
+    frame.style.border = "0";
+    frame.dataset.kvlabEmbed = "";
+    link.parentNode.replaceWith(frame);
+    frame.focus();
+  }
+
   kv.fillGallerySnippets = function () {
     document.querySelectorAll(".kv-gallery-item").forEach((item) => {
       const code = item.querySelector(".kv-snippet code");
-      const frame = item.querySelector("iframe");
-      code.textContent = kv.embedSnippet(item.dataset.embedName, frame.title.replace(/ \(live preview\)$/, ""), item.dataset.embedHeight, "");
+      code.textContent = kv.embedSnippet(item.dataset.embedName, item.dataset.embedTitle, item.dataset.embedHeight, "");
+      const link = item.querySelector("a[data-embed-preview]");
+      if (!link || link.dataset.wired) return;
+      link.dataset.wired = "true";
+      link.addEventListener("click", (ev) => {
+        if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button > 0) return; // a new tab, as the reader asked
+        ev.preventDefault();
+        ev.stopPropagation(); // material's instant navigation would follow the link anyway
+        openPreview(item, link);
+      });
     });
   };
 })();

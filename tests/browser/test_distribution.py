@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import json
 import hashlib
 import http.server
@@ -164,7 +165,8 @@ def test_gallery_lists_every_widget_with_preview_and_snippet(page, site_url):
     page.goto(site_url + "embed/")
     for name in discover_widgets():
         item = page.locator(f'.kv-gallery-item[data-embed-name="{name}"]')
-        expect(item.locator("iframe")).to_have_count(1)
+        # the preview: a link to the embed page (JS opens it in place, see test_runtime.py)
+        expect(item.locator("a[data-embed-preview]")).to_have_attribute("href", re.compile(rf"embed/{name}/$"))
         expect(item.locator(".kv-snippet code")).to_contain_text(f"{site_url}embed/{name}/")
 
 

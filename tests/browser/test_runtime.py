@@ -59,14 +59,29 @@ def test_scrolling_every_page_downloads_no_runtime(page, site_url, built_site):
         ), path
 
 
-def test_the_gallery_previews_are_lazy_and_start_nothing(page, site_url):
+def test_the_gallery_fetches_previews_only_when_asked_and_they_start_nothing(page, site_url):
     heavy = heavy_requests(page)
+    embeds: list[str] = []
+    page.on("request", lambda r: re.search(r"/embed/[a-z-]+/", r.url) and embeds.append(r.url))
     page.goto(site_url + "embed/")
-    frames = page.locator("iframe[data-kvlab-embed]")
-    assert frames.count() >= 15
-    assert frames.evaluate_all("fs => fs.every(f => f.loading === 'lazy')")
+    links = page.locator("a[data-embed-preview]")
+    assert links.count() >= 15
     scroll_through(page)
-    assert heavy == []
+    assert embeds == [] and heavy == []
+    assert page.locator("iframe").count() == 0
+    # a click opens that one preview in place (focus goes to it); still no runtime
+    item = page.locator('.kv-gallery-item[data-embed-name="kv-memory"]')
+    item.get_by_role("link", name=re.compile("Preview")).click()
+    frame = item.locator("iframe[data-kvlab-embed]")
+    expect(frame).to_have_attribute("title", re.compile(r"\(live preview\)$"))
+    expect(frame).to_be_focused()
+    root = page.frame_locator('.kv-gallery-item[data-embed-name="kv-memory"] iframe').locator(
+        '[data-widget="kv-memory"]'
+    )
+    expect(root).to_have_attribute("data-mounted", "true")
+    page.wait_for_timeout(600)
+    assert [u for u in embeds if "/embed/kv-memory/" not in u] == [] and heavy == []
+    assert page.locator("iframe").count() == 1
 
 
 def test_intent_starts_python_in_a_worker_with_progress(page, site_url):

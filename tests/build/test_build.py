@@ -50,6 +50,12 @@ def test_plotly_is_the_partial_bundle(built_site):
     assert size < 2_000_000, "the full 4.8 MB Plotly bundle slipped in"
 
 
+def test_plotly_carries_the_compile_hint_and_is_otherwise_unchanged(built_site):
+    served = (built_site / "assets/vendor/plotly/plotly-cartesian.min.js").read_bytes()
+    assert served.startswith(b"//# allFunctionsCalledOnLoad\n")  # must be the script's first line for V8
+    assert served[len(vendor.COMPILE_HINT) :] == vendor.PLOTLY_FILE.read_bytes()
+
+
 def test_kvlab_zip_holds_the_package(built_site):
     import zipfile
 
