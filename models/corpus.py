@@ -3,12 +3,17 @@
 No downloads: every document is built from the word lists and templates below
 by a `random.Random(seed)`, so the same seed always gives the same corpus.
 
-Four kinds of documents:
+Six kinds of documents:
 
 - story:    short stories with characters, objects and pronouns ("Tom has a red
             ball. He kicks it to Mia."), so that "it" attending back to "the ball"
             is something the model has to learn.
 - dialogue: two characters talking in quotes, with pronouns across turns.
+- everyday: ordinary English sentences over the 1,000 most frequent English words
+            (`everyday.py`; also inside chat small talk).
+- pronoun:  texts where what follows "it", "he", "she", "they" depends on the
+            antecedent ("The dog was hungry. It barked."; "Tom had a kite and Mia had
+            a drum. She played her drum."), see `everyday.py`.
 - drill:    "remember this list: frog 3 red lamp ..." and, some turns later, the
             list again: dense practice for copying (induction heads).
 - episode:  a long chat between "user" and "bot". Early on, the user states a fact
@@ -30,6 +35,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import random
+
+from everyday import everyday, pronoun_story
 
 # ----------------------------------------------------------------------------
 # word lists
@@ -207,6 +214,10 @@ def _small_talk(rng: random.Random) -> list[str]:
         (f"my {animal} is {color}.", f"a {color} {animal} is rare. does it have a name?"),
         ("what should i eat?", f"you could eat {food} or {rng.choice(FOODS)}."),
         ("thank you.", "you are welcome."),
+        ("tell me about your day.", everyday(rng)),
+        ("what happened next?", everyday(rng, (2, 4))),
+        ("tell me a short story.", pronoun_story(rng)),
+        ("who did what?", pronoun_story(rng)),
     ]
     u, b = rng.choice(options)
     return [f"user: {u}", f"bot: {b}"]
@@ -297,17 +308,22 @@ def drill(rng: random.Random, filler_turns: int = 0) -> dict:
 
 
 def documents(seed: int, n: int, max_filler: int = 14) -> list[dict]:
-    """`n` documents: 20% stories, 10% dialogues, 25% copy drills, 45% chat episodes
-    (drills and episodes with 0..max_filler small-talk turns between fact and question)."""
+    """`n` documents: 10% stories, 5% dialogues, 20% everyday English, 15% pronoun stories,
+    15% copy drills, 35% chat episodes (drills and episodes with 0..max_filler small-talk
+    turns between fact and question)."""
     rng = random.Random(seed)
     docs = []
     for _ in range(n):
         r = rng.random()
-        if r < 0.20:
+        if r < 0.10:
             docs.append({"kind": "story", "text": story(rng)})
-        elif r < 0.30:
+        elif r < 0.15:
             docs.append({"kind": "dialogue", "text": dialogue(rng)})
-        elif r < 0.55:
+        elif r < 0.35:
+            docs.append({"kind": "everyday", "text": everyday(rng)})
+        elif r < 0.50:
+            docs.append({"kind": "pronoun", "text": pronoun_story(rng)})
+        elif r < 0.65:
             d = drill(rng, rng.randint(0, max_filler))
             d["kind"] = "drill"
             docs.append(d)

@@ -168,6 +168,83 @@ def copy_heads(lm: OnnxLM, tok, episodes, n: int = 40) -> dict:
     }
 
 
+def pronoun_spans(tok, ex: dict) -> tuple[list[int], int, list[int], list[int]] | None:
+    """Token ids of a pronoun sentence, the pronoun's index (its last occurrence), the
+    antecedent's token indices and, for he/she, the other person's. None if a word is
+    not a single token (then the sentence is not counted)."""
+    text = ex["text"]
+    ids = tok.encode(text)
+    pro = " " + ex["pronoun"]
+    cut = text.rindex(pro)
+    before = tok.encode(text[:cut])
+    if before + tok.encode(text[cut:]) != ids or len(tok.encode(pro)) != 1:
+        return None
+    q = len(before)
+    if ex["kind"] == "it":
+        words = [" " + ex["antecedent"]]
+        others: list[str] = []
+    else:
+        a = ex["antecedent"]
+        other = [w for w in re.findall(r"[A-Z][a-z]+", text[:cut]) if w not in (a, "He", "She", "It", "One", "They")]
+        words = [" " + a, a]
+        others = [" " + o for o in other] + other
+    single = {w: tok.encode(w) for w in words + others}
+    ante = [i for i in range(q) if any(len(t) == 1 and ids[i] == t[0] for w, t in single.items() if w in words)]
+    oth = [i for i in range(q) if any(len(t) == 1 and ids[i] == t[0] for w, t in single.items() if w in others)]
+    if not ante:
+        return None
+    return ids, q, ante, oth
+
+
+def pronoun_heads(lm: OnnxLM, tok) -> dict:
+    """Which heads resolve pronouns: over held-out sentences (everyday.pronoun_eval_set, a
+    seed training never uses), the mean attention each head pays, from the pronoun
+    (" It", " He", " She"), to every occurrence of its antecedent: the animal or thing for
+    "it", the right one of two people of different genders for he/she. For he/she also
+    the attention on the other person and how often the right person gets more."""
+    from everyday import pronoun_eval_set
+
+    fetch = [f"attentions.{i}" for i in range(lm.L)]
+    out: dict = {"bar": 0.6, "source": "models/everyday.py pronoun_eval_set (held-out seed)"}
+    for kind, sents in pronoun_eval_set().items():
+        acc, other, right = np.zeros((lm.L, lm.H)), np.zeros((lm.L, lm.H)), np.zeros((lm.L, lm.H))
+        used = 0
+        for ex in sents:
+            sp = pronoun_spans(tok, ex)
+            if sp is None:
+                continue
+            ids, q, ante, oth = sp
+            atts = lm.sess.run(fetch, lm.feeds(ids))
+            for i, a in enumerate(atts):
+                row = a[0, :, q, :]  # (H, T)
+                acc[i] += row[:, ante].sum(-1)
+                if oth:
+                    other[i] += row[:, oth].sum(-1)
+                    right[i] += row[:, ante].sum(-1) > row[:, oth].sum(-1)
+            used += 1
+        acc /= max(1, used)
+        rec = {"sentences": used, "by_head": [[round(float(x), 3) for x in r] for r in acc]}
+        if kind == "he_she":
+            rec["other_person_by_head"] = [[round(float(x), 3) for x in r] for r in other / max(1, used)]
+            rec["right_person_more_by_head"] = [[round(float(x), 3) for x in r] for r in right / max(1, used)]
+        out[kind] = rec
+    both = np.minimum(np.array(out["it"]["by_head"]), np.array(out["he_she"]["by_head"]))
+    layer, head = np.unravel_index(int(both.argmax()), both.shape)
+    out["best"] = {
+        "layer": int(layer),
+        "head": int(head),
+        "it": out["it"]["by_head"][layer][head],
+        "he_she": out["he_she"]["by_head"][layer][head],
+        "how": "the head with the highest min(it, he_she) mean attention from the pronoun to its antecedent",
+    }
+    out["bar_reached"] = bool(out["best"]["it"] >= out["bar"] and out["best"]["he_she"] >= out["bar"])
+    for kind in ("it", "he_she"):
+        m = np.array(out[kind]["by_head"])
+        lk, hk = np.unravel_index(int(m.argmax()), m.shape)
+        out[f"best_{kind}"] = {"layer": int(lk), "head": int(hk), "attention": round(float(m.max()), 3)}
+    return out
+
+
 def bucketize(recs):
     out = {}
     for name, sel in [(f"{lo}-{hi}", lambda r, lo=lo, hi=hi: lo <= r["distance"] < hi) for lo, hi in BUCKETS] + [
@@ -255,6 +332,7 @@ def main():
         "recall_episodes": len(recs),
         "chance": {"code": 1 / 5040, "digit": 0.1},
         "copy_head": copy_heads(lm, tok, episodes),
+        "pronoun_heads": pronoun_heads(lm, tok),
         "timing": time_steps(lm),
         "onnx": {
             "inputs": [i.name for i in lm.sess.get_inputs()],
@@ -270,6 +348,8 @@ def main():
     with open(os.path.join(TINY, "card.json"), "w") as fh:
         json.dump(card, fh, indent=1)
     print(json.dumps({"recall": recall, "timing": card["timing"], "copy_head": card["copy_head"]}, indent=1))
+    ph = card["pronoun_heads"]
+    print("pronoun heads:", json.dumps({k: ph[k] for k in ("best", "best_it", "best_he_she", "bar_reached")}))
     print(f"{len(recs)} episodes in {time.time() - t0:.0f}s -> {os.path.join(TINY, 'card.json')}")
 
 

@@ -52,15 +52,16 @@ max_filler = 10  # small-talk turns between the fact and the question
 curriculum_steps = 1000  # max filler grows 1 -> max_filler over these steps
 prev_token_init = 0  # start layer 0 / head 0 as a previous-token head (see model.py)
 block_schedule = "256:500"  # rows of 256 tokens for the first 500 steps (cheaper, fewer distractors)
-episode_frac = 0.75  # share of packed documents that are chat episodes or copy drills
+episode_frac = 0.5  # share of packed documents that are chat episodes or copy drills
 eval_interval = 100
 n_eval_episodes = 160  # held-out codes, separate seed
 threads = 2
+tokenizer = os.path.join(HERE, "tiny", "tokenizer.json")
 init_from = ""  # a weights.npz to continue from (fresh optimizer), e.g. models/runs/full/weights.npz
 smear_keys = 1  # smeared keys in every layer (model.py: one-head induction)
 copy_heads = "1:0"  # layer:head pairs started as copy heads (model.py init_copy_head), "" = none
 copy_qk_gain = 3.0  # their q = k projection gain (sharpness of the match at init)
-smear_init = -2.0  # gate logit at init: keys start 88% "previous token", 12% own
+smear_init = 0.0  # gate logit at init (heads other than the copy head): keys start half own, half previous
 answer_weight = 1.0  # loss weight of the answer's code digits (only copying predicts them); 1 = plain LM loss
 # ----------------------------------------------------------------------------
 
@@ -98,6 +99,7 @@ def parse_overrides():
         "smear_init",
         "copy_heads",
         "copy_qk_gain",
+        "tokenizer",
     ]:
         ap.add_argument(f"--{k}", type=type(g[k]), default=g[k])
     for k, v in vars(ap.parse_args()).items():
@@ -188,7 +190,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     t_start = time.time()
 
-    tok = load_tokenizer(os.path.join(HERE, "tiny", "tokenizer.json"))
+    tok = load_tokenizer(tokenizer)
     nl = tok.encode("\n\n")
     docs = documents(0, n_train_docs, max_filler=max_filler)
     episodes_by_filler = {f: [] for f in range(max_filler + 1)}  # chat episodes and copy drills

@@ -13,12 +13,12 @@ sys.path.insert(0, os.path.join(HERE, "..", "pycode"))
 sys.path.insert(0, HERE)
 
 from corpus import documents  # noqa: E402
-from kvlab.core.tokenizer import BPETokenizer  # noqa: E402
+from kvlab.core.tokenizer import BPETokenizer, word_coverage  # noqa: E402
 
 # ----------------------------------------------------------------------------
-vocab_size = 768  # 256 bytes + 512 merges: nearly every word of the corpus is one token
+vocab_size = 4096  # 256 bytes + 3840 merges: everyday English words are one token each
 corpus_seed = 0  # same seed as the first training documents
-corpus_docs = 4000  # documents to learn merges from
+corpus_docs = 8000  # documents to learn merges from
 out = os.path.join(HERE, "tiny", "tokenizer.json")
 # ----------------------------------------------------------------------------
 
@@ -37,3 +37,8 @@ if __name__ == "__main__":
         f"{len(text):,} chars -> {len(ids):,} tokens ({len(text) / len(ids):.2f} chars/token), "
         f"vocab {tok.vocab_size}, {time.time() - t0:.1f}s -> {args.out}"
     )
+    everyday = os.path.join(HERE, "..", "tests", "python", "data", "everyday", "sentences.txt")
+    with open(everyday, encoding="utf-8") as f:
+        lines = " ".join(s.strip() for s in f if s.strip() and not s.startswith("#"))
+    single, total, split = word_coverage(tok, lines)
+    print(f"everyday sentences: {single}/{total} = {single / total:.3f} words are one token; split: {split}")

@@ -68,7 +68,7 @@ def test_race_theory_sums_the_step_costs_of_both_modes():
         head_dim=32,
         d_model=128,
         d_ff=512,
-        vocab_size=768,
+        vocab_size=tiny.tiny_card()["config"]["vocab_size"],
         max_positions=512,
         bytes_per_value=4,
     )
@@ -103,7 +103,10 @@ def test_the_generate_widget_states_the_card_recall():
 
 def test_model_attention_view_is_clamped_and_defaults_to_the_pronoun():
     data = kvlab.model_attention()
-    assert data["view"] == {"layer": 0, "head": "mean", "query": data["tokens"].index(" it")}
+    best = data["pronoun_head"]
+    layer, head = (best["layer"], best["head"]) if best else (0, "mean")
+    pronouns = [i for i, t in enumerate(data["tokens"]) if t in (" it", " It", " he", " He", " she", " She")]
+    assert data["view"] == {"layer": layer, "head": head, "query": pronouns[-1]}
     T = len(data["tokens"])
     view = kvlab.model_attention(layer=99, head=9, query=-1)["view"]
     assert view == {"layer": data["n_layer"] - 1, "head": data["n_head"] - 1, "query": T - 1}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["BPETokenizer", "SPLIT_PATTERN", "get_stats", "merge", "load_tokenizer"]
+__all__ = ["BPETokenizer", "SPLIT_PATTERN", "get_stats", "merge", "load_tokenizer", "word_coverage"]
 
 FORMAT = "kvlab-bpe"
 VERSION = 1
@@ -200,3 +200,27 @@ def load_tokenizer(source: str | bytes) -> BPETokenizer:
     if isinstance(source, (bytes, bytearray)):
         return BPETokenizer.from_json(source)
     return BPETokenizer.load(source)
+
+
+WORD_CHUNK = re.compile(r" ?[A-Za-z]+")
+
+
+def word_coverage(tok: BPETokenizer, text: str) -> tuple[int, int, list[str]]:
+    """How many words of `text` are one token each: (single-token words, words, the split ones).
+
+    A word is a chunk of letters with its leading space, as the split pattern cuts it
+    ("The", " cat", " don" + "'" + "t"), so a sentence-initial capital counts as its own word.
+
+    >>> word_coverage(BPETokenizer(), "I am")
+    (1, 2, [' am'])
+    """
+    single, total, split = 0, 0, []
+    for chunk in split_chunks(text, tok.pattern):
+        if not WORD_CHUNK.fullmatch(chunk):
+            continue
+        total += 1
+        if len(tok.encode(chunk)) == 1:
+            single += 1
+        else:
+            split.append(chunk)
+    return single, total, split

@@ -61,15 +61,42 @@ def attention_demo(
     }
 
 
+PRONOUNS = (" it", " It", " he", " He", " she", " She", " they", " They")
+
+
+def pronoun_head() -> dict | None:
+    """The head the model card found to resolve pronouns best (models/evaluate.py,
+    pronoun_heads: mean attention from "it"/"he"/"she" to the antecedent over held-out
+    sentences), with its measured figures; None for a card without that measurement."""
+    ph = tiny.tiny_card().get("pronoun_heads")
+    if not ph:
+        return None
+    best = ph["best"]
+    return {
+        "layer": best["layer"],
+        "head": best["head"],
+        "it": best["it"],
+        "he_she": best["he_she"],
+        "sentences_it": ph["it"]["sentences"],
+        "sentences_he_she": ph["he_she"]["sentences"],
+        "bar": ph["bar"],
+        "bar_reached": ph["bar_reached"],
+    }
+
+
 def model_attention(
-    prompt: str = tiny.ATTENTION_PROMPT, layer: int = 0, head: int | str = "mean", query: int | None = None
+    prompt: str = tiny.ATTENTION_PROMPT,
+    layer: int | None = None,
+    head: int | str | None = None,
+    query: int | None = None,
 ) -> dict:
     """Attention weights of every layer and head for a prompt (numpy reference):
     weights[layer][head][query][key], plus the average over heads per layer.
 
     `layer`, `head` ("mean" or an index) and `query` (a token index, negative from
-    the end; None = the pronoun " it" if there is one, else the last token) choose
-    what the widget shows first; they come back clamped in `view`.
+    the end; None = the last pronoun " it", " He", " she", ... if there is one, else
+    the last token) choose what the widget shows first; they come back clamped in
+    `view`. Layer and head default to the card's pronoun head (`pronoun_head`).
     """
     if not prompt.strip():
         raise ValueError("prompt is empty")
@@ -79,8 +106,14 @@ def model_attention(
     weights = [np.asarray(a[0], dtype=np.float64) for a in atts]  # per layer (nh, T, T)
     tokens = [tok.token_str(i) for i in ids]
     T, L, H = len(ids), model.config.n_layer, model.config.n_head
+    best = pronoun_head()
+    if layer is None:
+        layer = best["layer"] if best else 0
+    if head is None:
+        head = best["head"] if best else "mean"
     if query is None:
-        query = tokens.index(" it") if " it" in tokens else T - 1
+        found = [i for i, t in enumerate(tokens) if t in PRONOUNS]
+        query = found[-1] if found else T - 1
     query = int(query) + (T if int(query) < 0 else 0)
     view = {
         "layer": min(max(int(layer), 0), L - 1),
@@ -96,4 +129,5 @@ def model_attention(
         "n_layer": L,
         "n_head": H,
         "view": view,
+        "pronoun_head": best,
     }

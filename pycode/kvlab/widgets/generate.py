@@ -72,14 +72,22 @@ def race_demo(n_new: int = 128) -> dict:
 
 
 def race_theory(
-    prompt_len: int = 8, n_new: int = 128, n_layer: int = 4, n_head: int = 4, n_embd: int = 128, vocab_size: int = 768
+    prompt_len: int = 8,
+    n_new: int = 128,
+    n_layer: int = 4,
+    n_head: int = 4,
+    n_embd: int = 128,
+    vocab_size: int | None = None,
 ) -> dict:
     """What kvlab's accounting predicts for the race on the tiny model.
 
     Multiply-adds per step with and without the cache (projections, MLP,
     attention, LM head), cumulative, and the predicted speed-up
     (uncached total / cached total). Runs in Pyodide: no weights needed.
+    `vocab_size` None: the tiny model's, from its tokenizer (packed in the kvlab zip).
     """
+    if vocab_size is None:
+        vocab_size = tiny.tiny_tokenizer().vocab_size
     for name, value in (("prompt_len", prompt_len), ("n_new", n_new)):
         lo, hi = RACE_LIMITS[name]
         if not lo <= int(value) <= hi:

@@ -1,0 +1,47 @@
+"""The pronoun-head figures of the model card, recomputed from the committed model.
+
+models/evaluate.py measures, over held-out sentences (models/everyday.py, a seed
+training never uses), how much of each head's attention goes from "it" to the animal
+or thing, and from "he"/"she" to the right one of two people; the card stores it and
+the attention page opens on the best head. Here the same measurement runs again on
+models/tiny/model.onnx and must give the card's numbers."""
+
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+
+from evaluate import OnnxLM, pronoun_heads
+
+import kvlab
+from kvlab.core import tiny
+
+TINY = os.path.join(os.path.dirname(__file__), "..", "..", "models", "tiny")
+
+
+@pytest.fixture(scope="module")
+def card_and_measured():
+    card = tiny.tiny_card()
+    if "pronoun_heads" not in card:
+        pytest.skip("this model card has no pronoun-head measurement")
+    lm = OnnxLM(os.path.join(TINY, "model.onnx"))
+    return card["pronoun_heads"], pronoun_heads(lm, tiny.tiny_tokenizer())
+
+
+def test_card_pronoun_heads_are_recomputed_from_the_committed_model(card_and_measured):
+    card, measured = card_and_measured
+    for kind in ("it", "he_she"):
+        assert card[kind]["sentences"] == measured[kind]["sentences"] >= 200
+        assert np.allclose(card[kind]["by_head"], measured[kind]["by_head"], atol=2e-3)
+    assert card["best"] == measured["best"]
+    assert card["bar_reached"] == measured["bar_reached"]
+
+
+def test_attention_page_opens_on_the_pronoun_head(card_and_measured):
+    card, _ = card_and_measured
+    data = kvlab.model_attention()
+    assert (data["view"]["layer"], data["view"]["head"]) == (card["best"]["layer"], card["best"]["head"])
+    assert data["tokens"][data["view"]["query"]] in (" it", " It", " he", " He", " she", " She")
+    assert data["pronoun_head"]["it"] == card["best"]["it"]
