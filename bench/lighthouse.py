@@ -6,7 +6,8 @@
 
 Lighthouse comes from node_modules (package-lock.json pins it), Chromium is
 Debian's (/usr/bin/chromium, or $KVLAB_CHROMIUM), served over http from
-127.0.0.1. Prints one table: performance, accessibility, best practices, SEO
+127.0.0.1 with gzip for text files, as GitHub Pages serves them (an uncompressed
+local server made Lighthouse's simulated slow 4G see 4× the bytes). Prints one table: performance, accessibility, best practices, SEO
 and Total Blocking Time per page and preset. Embed pages are `noindex` on
 purpose, so their SEO is scored without the `is-crawlable` audit (marked *).
 Not part of the test run: scores depend on the machine's load (`uptime`).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import http.server
 import json
 import os
@@ -43,8 +45,30 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         ".js": "text/javascript",
     }
 
+    # what GitHub Pages compresses (text types); wasm, zip, png and npz go as they are
+    GZIP = {".html", ".css", ".js", ".json", ".svg", ".xml", ".txt", ".map"}
+
     def log_message(self, *args):
         pass
+
+    def do_GET(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        if (
+            path.suffix not in self.GZIP
+            or not path.is_file()
+            or "gzip" not in self.headers.get("Accept-Encoding", "")
+            or (self.path.split("?")[0].endswith("/") is False and Path(self.translate_path(self.path)).is_dir())
+        ):
+            return super().do_GET()
+        body = gzip.compress(path.read_bytes(), 6)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 
 def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:

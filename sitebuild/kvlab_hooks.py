@@ -270,8 +270,9 @@ def gallery_markdown(page: Page, files: Files) -> str:
             f'data-embed-height="{widget.height}" data-embed-title="{html.escape(widget.title)}" markdown="0">\n'
             # a facade, not an iframe: scrolling the gallery fetches nothing (23 embed pages were
             # ~190 KB gzip); with JavaScript the link opens the preview in place, without it, the page
-            f'<p class="kv-gallery-preview"><a class="md-button" href="{src}" data-embed-preview>'
-            f"Preview “{html.escape(widget.title)}” here</a></p>\n"
+            f'<p class="kv-gallery-preview"><a class="md-button" href="{src}" data-embed-preview '
+            f'aria-label="Show the preview here: {html.escape(widget.title)}">Show the preview here</a> '
+            '<span class="kv-gallery-note">(loads the widget’s page; nothing runs until you use it)</span></p>\n'
             f'<p class="kv-snippet-label">Snippet for your page:</p>\n'
             f'<pre class="kv-snippet"><code>{widget_blocks.snippet_html(widget, src)}</code></pre>\n'
             f"</div>\n"

@@ -134,7 +134,6 @@
   }
 
   kv.mountEmbedPage = function (root, ctx) {
-    document.documentElement.classList.add("kv-embed-page");
     if ("ResizeObserver" in window) new ResizeObserver(postHeight).observe(root);
     window.addEventListener("load", postHeight);
     postHeight();

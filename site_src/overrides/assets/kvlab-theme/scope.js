@@ -18,3 +18,8 @@ __md_set = (e, _, t = localStorage, a = __md_scope) => { try { t.setItem(a.pathn
     }
   }).observe(document.documentElement, { childList: true, subtree: true });
 })();
+
+/* kvlab: scripts run on this page, known before the first paint, so a widget's
+ * live-only parts (status line, controls) take their place from the start and
+ * only become visible when the widget mounts: nothing moves (kvlab.css, "kv-js"). */
+document.documentElement.classList.add("kv-js");
