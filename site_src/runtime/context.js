@@ -77,7 +77,11 @@
         }
       },
       fail(err) {
-        const msg = (err && err.message ? err.message : String(err)).replace(/\.+$/, "");
+        let msg = (err && err.message ? err.message : String(err)).replace(/\.+$/, "");
+        // a host's Content-Security-Policy without 'wasm-unsafe-eval' (Chromium: "Refused to
+        // compile or instantiate WebAssembly module…"; Firefox: "call to WebAssembly… blocked by CSP")
+        if (/WebAssembly/i.test(msg) && /(Refused|CSP|Content Security Policy|unsafe-eval)/i.test(msg))
+          msg = "this site's Content-Security-Policy does not allow WebAssembly, which Python and the model need: its script-src must include 'wasm-unsafe-eval' (the README's Content-Security-Policy section has the header to use)";
         root.dataset.state = "error";
         if (bar) bar.hidden = true;
         ctx.say(`Could not run this widget in your browser: ${msg}. The figure shows the last values computed.`);

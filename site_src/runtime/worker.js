@@ -83,7 +83,10 @@
     }[env.role];
 
     function ensureLoaded() {
-      if (!runtime) runtime = Promise.resolve().then(ops.load);
+      if (!runtime) runtime = Promise.resolve().then(() => {
+        assertWasmAllowed();
+        return ops.load();
+      });
       return runtime;
     }
 
@@ -126,6 +129,17 @@
 
   function messageOf(err) {
     return err && err.message ? String(err.message) : String(err);
+  }
+
+  /* A host's Content-Security-Policy can forbid compiling WebAssembly (script-src
+   * without 'wasm-unsafe-eval'): Pyodide then only logs a warning and never settles.
+   * Compiling the smallest module first throws at once, before anything downloads. */
+  function assertWasmAllowed() {
+    try {
+      new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+    } catch (err) {
+      throw new JobError(`WebAssembly was refused here: ${messageOf(err)}`);
+    }
   }
 
   function isFatal(err) {

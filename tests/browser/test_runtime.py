@@ -10,13 +10,16 @@ also from the unzipped offline zip (file://) and inside an embed.
 
 from __future__ import annotations
 
+import functools
+import http.server
 import re
+import threading
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import serve_directory
+from tests.browser.conftest import QuietHandler, serve_directory
 from tests.browser.widgets import LOAD_TIMEOUT_MS, activate, open_widget, set_range, wait_ready
 
 # What "a runtime" is, by URL: the workers' scripts, Pyodide, onnxruntime-web, the model, kvlab's zip.
@@ -245,5 +248,31 @@ def test_an_embed_starts_only_when_touched(page_factory, site_url, tmp_path):
         assert heavy == []
         root.locator(".kv-live-button").click()
         expect(root).to_have_attribute("data-state", "ready", timeout=LOAD_TIMEOUT_MS)
+    finally:
+        server.shutdown()
+
+
+class NoWasmCSPHandler(QuietHandler):
+    """A host that sends a stricter policy than the site's: scripts from self, no 'wasm-unsafe-eval'."""
+
+    def end_headers(self):
+        self.send_header("Content-Security-Policy", "script-src 'self' blob:; worker-src 'self' blob:")
+        super().end_headers()
+
+
+def test_a_host_policy_that_blocks_webassembly_is_named(page_factory, built_site):
+    handler = functools.partial(NoWasmCSPHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        page, problems = page_factory(allowed=[base])
+        problems.expect_console_error("WebAssembly")  # the browser's own report of the refusal
+        root = open_widget(page, base + "attention/", "attention")
+        activate(root)
+        expect(root).to_have_attribute("data-state", "error", timeout=LOAD_TIMEOUT_MS)
+        status = root.locator(".kv-status")
+        expect(status).to_contain_text("Content-Security-Policy does not allow WebAssembly")
+        expect(status).to_contain_text("'wasm-unsafe-eval'")
     finally:
         server.shutdown()
