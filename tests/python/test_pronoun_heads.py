@@ -11,8 +11,6 @@ import os
 import numpy as np
 import pytest
 
-pytest.importorskip("onnxruntime")
-
 from evaluate import OnnxLM, pronoun_heads
 
 import kvlab
@@ -23,15 +21,15 @@ TINY = os.path.join(os.path.dirname(__file__), "..", "..", "models", "tiny")
 
 @pytest.fixture(scope="module")
 def card_and_measured():
-    card = tiny.tiny_card()
-    if "pronoun_heads" not in card:
-        pytest.skip("this model card has no pronoun-head measurement")
     lm = OnnxLM(os.path.join(TINY, "model.onnx"))
-    return card["pronoun_heads"], pronoun_heads(lm, tiny.tiny_tokenizer())
+    return tiny.tiny_card().get("pronoun_heads"), pronoun_heads(lm, tiny.tiny_tokenizer())
 
 
 def test_card_pronoun_heads_are_recomputed_from_the_committed_model(card_and_measured):
     card, measured = card_and_measured
+    if card is None:  # a card from before the measurement: the page falls back to the head average
+        assert kvlab.model_attention()["view"]["head"] == "mean"
+        return
     for kind in ("it", "he_she"):
         assert card[kind]["sentences"] == measured[kind]["sentences"] >= 200
         assert np.allclose(card[kind]["by_head"], measured[kind]["by_head"], atol=2e-3)
@@ -42,6 +40,9 @@ def test_card_pronoun_heads_are_recomputed_from_the_committed_model(card_and_mea
 def test_attention_page_opens_on_the_pronoun_head(card_and_measured):
     card, _ = card_and_measured
     data = kvlab.model_attention()
+    if card is None:
+        assert data["pronoun_head"] is None and data["view"]["head"] == "mean"
+        return
     assert (data["view"]["layer"], data["view"]["head"]) == (card["best"]["layer"], card["best"]["head"])
     assert data["tokens"][data["view"]["query"]] in (" it", " It", " he", " He", " she", " She")
     assert data["pronoun_head"]["it"] == card["best"]["it"]
