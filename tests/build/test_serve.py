@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import sys
@@ -36,14 +37,27 @@ def wait_for(predicate, timeout: float = 120, what: str = ""):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_serve_rebuilds_when_pages_or_kvlab_change():
+def checkout_copy(where: Path) -> Path:
+    """The repository's files in `where` (the installed .venv and node_modules linked, not
+    copied): the test writes pages and modules there, never into the real tree, where a
+    build running at the same time would pick them up."""
+    skip = shutil.ignore_patterns(".git", ".venv", "node_modules", "site", "dist", "mutants", "runs", "__pycache__")
+    repo = where / "repo"
+    shutil.copytree(ROOT, repo, ignore=skip)
+    for name in (".venv", "node_modules"):
+        (repo / name).symlink_to(ROOT / name, target_is_directory=True)
+    return repo
+
+
+def test_serve_rebuilds_when_pages_or_kvlab_change(tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}/"
-    page = ROOT / "site_src" / "pages" / "zz-serve-probe.md"
-    module = ROOT / "pycode" / "kvlab" / "zz_serve_probe.py"
+    repo = checkout_copy(tmp_path)
+    page = repo / "site_src" / "pages" / "zz-serve-probe.md"
+    module = repo / "pycode" / "kvlab" / "zz_serve_probe.py"
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "build.py"), "serve", "--port", str(port)],
-        cwd=ROOT,
+        [sys.executable, str(repo / "build.py"), "serve", "--port", str(port)],
+        cwd=repo,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
