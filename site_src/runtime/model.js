@@ -368,7 +368,8 @@
     };
   }
 
-  /* Probabilities of the top-k tokens (softmax at the temperature), highest first. */
+  /* Probabilities of the top-k tokens (softmax at the temperature), highest first:
+   * a port of kvlab.core.sampling.top_k_probs (parity: tests/browser/test_model_js_parity.py). */
   function topK(logits, k, temperature) {
     const idx = Array.from(logits.keys()).sort((a, b) => logits[b] - logits[a] || a - b).slice(0, Math.max(1, k));
     const t = temperature > 0 ? temperature : 1;
@@ -467,7 +468,7 @@
     channel.port2.postMessage(0);
   });
 
-  /* -log p(target) under the logits (natural log). */
+  /* -log p(target) under the logits (natural log): a port of kvlab.core.sampling.token_nll. */
   function nll(logits, target) {
     let max = -Infinity;
     for (const x of logits) if (x > max) max = x;
@@ -623,5 +624,5 @@
     return { ids, tokens: ids.map((i) => model.tokenizer.tokenText(i)), weights, mean };
   }
 
-  global.kvlabModel = { Tokenizer, load, generate, attention, kvQuant: { FORMATS: KV_FORMATS, bytesPerVector, quantize, dequantize, f16Bits } };
+  global.kvlabModel = { Tokenizer, load, generate, attention, sampling: { topK, nll }, kvQuant: { FORMATS: KV_FORMATS, bytesPerVector, quantize, dequantize, f16Bits } };
 })(self);

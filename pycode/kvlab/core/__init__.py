@@ -6,6 +6,7 @@ decoding    ToyDecoder (a small random-weight decoder built on `attention`, with
             cache, for the cache figures) and the cost accounting (multiply-adds per step)
 gpt         GPT: the numpy reference of the *trained* tiny model (its exact architecture:
             RoPE, smeared keys, GELU), checked against the exported ONNX graph
+sampling    a step's logits → top-k probabilities and a token's NLL (model.js ports both)
 tokenizer   the byte-level BPE tokenizer (pure Python)
 tiny        the tiny model's files (models/tiny/) and how the numpy reference runs it
 
