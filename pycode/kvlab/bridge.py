@@ -7,7 +7,7 @@ and a Python error reaches the page as one readable line, not a traceback.
 >>> json.loads(call_json("attention_demo", '{"d": 4}'))["result"]["d"]
 4
 >>> json.loads(call_json("attention_demo", '{"d": "x"}'))["error"]
-"ValueError: invalid literal for int() with base 10: 'x'"
+"ValueError: d must be a number, got 'x'"
 >>> json.loads(call_json("os", '{}'))["error"]
 'NameError: kvlab has no public function os'
 >>> json.loads(run_json("x = 6\\nx * 7"))["result"]

@@ -10,7 +10,7 @@ each number goes through one of these before any arithmetic:
 - `clamp_number(name, value, lo, hi, clamped)`: a finite number, clamped into [lo, hi].
 - `clamp_rounded(name, value, lo, hi, clamped=None)`: a finite number, rounded to a
   whole number, then clamped (the memory and serving calculators).
-- `clamp_quietly(value, lo, hi)`: clamped with no notice (the attention demo and the
+- `clamp_quietly(name, value, lo, hi, integer)`: clamped with no notice (the attention demo and the
   tiny model's widgets, whose pages show the value used instead).
 - `one_of(name, value, choices)`: one of a fixed list of options.
 - `finite_number(name, value, minimum, maximum, integer)`: refuse, never clamp
@@ -145,9 +145,14 @@ def clamp_rounded(name: str, value, lo, hi, clamped: dict | None = None):
     return used
 
 
-def clamp_quietly(value, lo, hi):
-    """min(max(value, lo), hi), with no notice: for widgets that show the value they used."""
-    return min(max(value, lo), hi)
+def clamp_quietly(name: str, value, lo, hi, integer: bool = False):
+    """`value` as a finite number (cut to a whole number if `integer`) within [lo, hi], with no
+    notice: for widgets that show the value they used. Text, NaN and infinity are a ValueError
+    that names `name`, as everywhere else."""
+    v = finite_number(name, value)
+    if integer:
+        v = int(v)
+    return min(max(v, lo), hi)
 
 
 def one_of(name: str, value, choices: list[str]) -> str:

@@ -37,9 +37,9 @@ def attention_demo(
     Returns the tokens, the (T, T) attention weights, the (T, d) outputs and the
     inputs after clamping, so the page can show exactly what was computed.
     """
-    d = int(clamp_quietly(int(d), *ATTENTION_LIMITS["d"]))
-    temperature = float(clamp_quietly(float(temperature), *ATTENTION_LIMITS["temperature"]))
-    seed = int(clamp_quietly(int(seed), *ATTENTION_LIMITS["seed"]))
+    d = clamp_quietly("d", d, *ATTENTION_LIMITS["d"], integer=True)
+    temperature = float(clamp_quietly("temperature", temperature, *ATTENTION_LIMITS["temperature"]))
+    seed = clamp_quietly("seed", seed, *ATTENTION_LIMITS["seed"], integer=True)
     tokens = sentence.split()
     if not tokens:
         raise ValueError("attention_demo needs at least one word")

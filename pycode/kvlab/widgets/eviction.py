@@ -17,7 +17,7 @@ from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.wording import span_text
-from kvlab.inputs import clamp_int, clamp_view_int, one_of, view_limits
+from kvlab.inputs import clamp_int, clamp_rounded, clamp_view_int, one_of, view_limits
 
 
 # ----------------------------------------------------------------------------
@@ -265,6 +265,7 @@ def context_shift_view(
 
 
 EVICTION_LIMITS = {"window": (8, 512), "sinks": (0, 32), "episode": (0, 3)}
+N_NEW_LIMITS = (1, 16)  # tokens generated after the door question
 LOSS_TAIL = 100  # the table's loss is the mean over the chat's last LOSS_TAIL tokens
 LOSS_SMOOTH = 25  # the chart's running mean
 DOOR_QUESTION = "user: i forgot how to open the door. can you help?\nbot:"
@@ -303,7 +304,7 @@ def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | No
         raise ValueError(f"the chat is {len(chat):,} characters; at most {CHAT_MAX_CHARS:,} fit here")
     if not chat.strip():
         raise ValueError("the chat is empty: write a few lines, one of them with a door code")
-    n_new = int(min(max(int(n_new), 1), 16))
+    n_new = clamp_rounded("n_new", n_new, *N_NEW_LIMITS)
     block = int(block_size) if block_size is not None else int(tiny.tiny_card()["config"]["block_size"])
     tok = tiny.tiny_tokenizer()
     prompt = chat.rstrip("\n") + "\n" + DOOR_QUESTION
@@ -361,8 +362,8 @@ def door_code_score(
     """
     runs = runs or {}
     code_positions = [int(p) for p in (code_positions or [])]
-    window = int(min(max(int(window), EVICTION_LIMITS["window"][0]), EVICTION_LIMITS["window"][1]))
-    sinks = int(min(max(int(sinks), 0), EVICTION_LIMITS["sinks"][1]))
+    window = clamp_rounded("window", window, *EVICTION_LIMITS["window"])
+    sinks = clamp_rounded("sinks", sinks, *EVICTION_LIMITS["sinks"])
     full_nll = np.asarray(runs.get("full", {}).get("prompt_nll", []), dtype=np.float64)
     policies, chart = {}, {}
     for name in ("full", "window", "sinks"):
@@ -434,10 +435,10 @@ def eviction_recall_demo(episode: int = 0, window: int = 64, sinks: int = 4, n_n
     as the browser's runs are).
     """
     lo, hi = EVICTION_LIMITS["episode"]
-    episode = int(min(max(int(episode), lo), min(hi, len(tiny.demo_episodes()) - 1)))
-    window = int(min(max(int(window), EVICTION_LIMITS["window"][0]), EVICTION_LIMITS["window"][1]))
-    sinks = int(min(max(int(sinks), 0), EVICTION_LIMITS["sinks"][1]))
-    n_new = int(min(max(int(n_new), 1), 16))
+    episode = clamp_rounded("episode", episode, lo, min(hi, len(tiny.demo_episodes()) - 1))
+    window = clamp_rounded("window", window, *EVICTION_LIMITS["window"])
+    sinks = clamp_rounded("sinks", sinks, *EVICTION_LIMITS["sinks"])
+    n_new = clamp_rounded("n_new", n_new, *N_NEW_LIMITS)
     _, tok = tiny._model_and_tokenizer()
     episodes = [tiny.episode_facts(e) for e in tiny.demo_episodes()]
     ep = episodes[episode]

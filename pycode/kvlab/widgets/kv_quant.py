@@ -165,7 +165,7 @@ def kv_quant_demo(prompt: str = KV_QUANT_PROMPT, n_new: int = 48) -> dict:
     the chats it asks about, and the model card's recall by distance per format."""
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError("prompt is empty")
-    n_new = int(clamp_quietly(int(n_new), *KV_QUANT_LIMITS["n_new"]))
+    n_new = clamp_quietly("n_new", n_new, *KV_QUANT_LIMITS["n_new"], integer=True)
     episodes = recall_episodes()
     table = kv_quant_table(kv_quant_measure(prompt, n_new, episodes))
     card = tiny.tiny_card().get("kv_quant", {})
