@@ -33,9 +33,13 @@ MODULE_PATHS = {
     "cache": "core/cache",
     "prefix_cache": "reuse/prefix_cache",
     "context": "reuse/context",
+    # memory and serving (issue 12): KV sizes, the one fit verdict, serving times and prices
+    "kv_bytes": "memory/kv_bytes",
+    "verdict": "memory/verdict",
+    "serving": "memory/serving",
 }
 MODULES = tuple(MODULE_PATHS)
-TESTS = (
+REUSE_TESTS = (
     "test_eviction.py",
     "test_cache.py",
     "test_prefix_cache.py",
@@ -44,6 +48,17 @@ TESTS = (
     "test_figures_reuse.py",
     "test_figures_cache.py",
 )
+# the calculators' own tests (real engine logs, references, the golden grid); the widget-level
+# tests (test_figures_memory.py) add little here and make each surviving mutant slow
+MEMORY_TESTS = (
+    "test_memory.py",
+    "test_verdict.py",
+    "test_serving.py",
+    "test_layer_map.py",
+    "test_engine_logs.py",
+    "test_memory_golden.py",
+)
+TESTS_FOR = {m: (MEMORY_TESTS if MODULE_PATHS[m].startswith("memory/") else REUSE_TESTS) for m in MODULE_PATHS}
 
 CONFIG = """\
 [tool.mutmut]
@@ -65,10 +80,13 @@ def quoted(items) -> str:
 def stage(scratch: Path, modules) -> None:
     shutil.copytree(ROOT / "pycode" / "kvlab", scratch / "kvlab", ignore=shutil.ignore_patterns("__pycache__"))
     (scratch / "tests").mkdir()
-    for name in TESTS:
+    tests = sorted({t for m in modules for t in TESTS_FOR[m]})
+    for name in tests:
         if (ROOT / "tests" / "python" / name).exists():
             shutil.copy2(ROOT / "tests" / "python" / name, scratch / "tests" / name)
-    present = [f"tests/{n}" for n in TESTS if (scratch / "tests" / n).exists()]
+    if (ROOT / "tests" / "python" / "data").is_dir():  # real engine logs read by test_engine_logs.py
+        shutil.copytree(ROOT / "tests" / "python" / "data", scratch / "tests" / "data")
+    present = [f"tests/{n}" for n in tests if (scratch / "tests" / n).exists()]
     (scratch / "pyproject.toml").write_text(
         CONFIG.format(only=quoted(f"kvlab/{MODULE_PATHS[m]}.py" for m in modules), tests=quoted(present))
     )

@@ -1,0 +1,419 @@
+"""Golden values for the memory and serving calculators (kv_bytes, verdict, serving).
+
+The other memory tests check each formula against a reference (real llama.cpp and vLLM
+logs, brute-force sums, hand-worked examples). This file pins the *whole* result of each
+calculator, numbers, notes and error messages alike, on a grid of inputs that reaches
+every branch: MHA, GQA, MoE, MXFP4-covered experts, sliding windows, hybrids with
+recurrent state, MLA; both engines; 1 to 8 GPUs; the edges of every input check. A
+mutation (bench/mutation.py) or a refactor that changes any of it fails here, naming
+the case.
+
+One case per line in data/memory_golden.jsonl (id, then the JSON of the result or of the
+error). On a mismatch the test says which case and where; if the change is meant,
+rewrite the file with
+
+    KVLAB_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/python/test_memory_golden.py
+
+Numbers are compared to 1e-12 relative (plain float64 arithmetic, the same on every CPU), and an
+int must stay an int.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from kvlab.memory import kv_bytes as kb
+from kvlab.memory import serving as sv
+from kvlab.memory import verdict as vd
+from kvlab.memory.catalogue import model_architecture
+
+GOLDEN = Path(__file__).resolve().parent / "data" / "memory_golden.jsonl"
+UPDATE = os.environ.get("KVLAB_UPDATE_SNAPSHOTS") == "1"
+
+# one model per way of building the cache
+DENSE = ("llama-2-7b", "llama-3.1-8b")  # MHA, GQA
+MOE = ("qwen3-30b-a3b", "mixtral-8x7b")
+SLIDING = ("gemma-2-9b", "gpt-oss-20b")  # interleaved windows; gpt-oss: MXFP4 experts too
+HYBRID = ("qwen3-next-80b-a3b", "qwen3.6-27b")  # Gated DeltaNet state + full layers
+MLA = ("deepseek-v2-lite", "deepseek-v3")
+MODELS = DENSE + MOE + SLIDING + HYBRID + MLA
+
+
+def arch(model: str):
+    return model_architecture(model)
+
+
+def cases() -> dict[str, tuple]:
+    """id -> (function, args, kwargs); models are passed as catalogue ids and turned into
+    Architectures where the function wants one (prefix 'A:')."""
+    c: dict[str, tuple] = {}
+
+    def add(name, fn, *args, **kwargs):
+        assert name not in c, name
+        c[name] = (fn, args, kwargs)
+
+    # -- kv_bytes: types
+    for t in ("f16", "F16", "float16", "fp16", "half", "bf16", "bfloat16", "f32", "q8_0", "q4_0", "q4_1", "q5_0"):
+        add(f"kv_type[{t}]", kb.kv_type, t)
+    for t in ("fp8", "fp8_e4m3", "float8", "iq4_nl", "q5_1", "int3", "", " Q8_0 "):
+        add(f"kv_type[{t!r}]", kb.kv_type, t)
+        add(f"bits_per_value[{t!r}]", kb.bits_per_value, t)
+    for t in ("f16", "q8_0", "q4_0", "fp8", "f32"):
+        for n in (1, 32, 64, 100, 128):
+            add(f"row_bytes[{t},{n}]", kb.row_bytes, t, n)
+    # -- kv_bytes: per token and per context
+    for m in MODELS:
+        for k, v in (("f16", None), ("q8_0", None), ("q4_0", "q8_0"), ("fp8", None), ("f32", "f16")):
+            add(f"kv_bytes_per_token[{m},{k},{v}]", kb.kv_bytes_per_token, "A:" + m, k, v)
+        for ctx in (1, 100, 4096, 131072):
+            for n_seq in (1, 3):
+                add(f"kv_cache_bytes[{m},{ctx},{n_seq}]", kb.kv_cache_bytes, "A:" + m, ctx, "q8_0", n_seq=n_seq)
+        add(f"kv_cache_bytes[{m},state]", kb.kv_cache_bytes, "A:" + m, 5000, "f16", "q4_0", n_seq=2, state_type="f16")
+    # -- llama.cpp
+    for m in MODELS:
+        for n_ctx, n_seq, unified in (
+            (1, 1, True),
+            (300, 1, True),
+            (4096, 1, True),
+            (40960, 2, False),
+            (40960, 4, True),
+        ):
+            add(
+                f"llamacpp_kv_cache[{m},{n_ctx},{n_seq},{unified}]",
+                kb.llamacpp_kv_cache,
+                "A:" + m,
+                n_ctx,
+                "q8_0",
+                "f16",
+                n_seq=n_seq,
+                kv_unified=unified,
+            )
+        add(f"llamacpp_kv_cache[{m},swa_full]", kb.llamacpp_kv_cache, "A:" + m, 9000, swa_full=True, n_ubatch=256)
+        add(f"llamacpp_kv_cache[{m},no_fa]", kb.llamacpp_kv_cache, "A:" + m, 9000, "q4_0", flash_attn=False)
+        for ub in (1, 512, 2048):
+            add(f"llamacpp_compute_buffer[{m},{ub}]", kb.llamacpp_compute_buffer, "A:" + m, ub)
+    add("llamacpp_kv_cache[bad n_ctx]", kb.llamacpp_kv_cache, "A:llama-3.1-8b", 0)
+    add("llamacpp_kv_cache[bad n_seq]", kb.llamacpp_kv_cache, "A:llama-3.1-8b", 4096, n_seq=0)
+    # -- vLLM
+    for m in MODELS:
+        for length, dtype, block, batched in (
+            (1, "auto", 16, 2048),
+            (100, "fp8", 16, 2048),
+            (4096, "auto", 32, 512),
+            (40000, "bf16", 1, 8192),
+            (131072, "f16", 128, 2048),
+        ):
+            add(
+                f"vllm_kv_cache[{m},{length},{dtype},{block},{batched}]",
+                kb.vllm_kv_cache,
+                "A:" + m,
+                length,
+                dtype,
+                block_size=block,
+                max_num_batched_tokens=batched,
+            )
+        for batched, seqs in ((2048, 256), (512, 8), (8192, 1024)):
+            add(f"vllm_activation_reserve[{m},{batched},{seqs}]", kb.vllm_activation_reserve, "A:" + m, batched, seqs)
+        add(f"vllm_capacity[{m}]", kb.vllm_capacity, "A:" + m, 80 * 2**30, 16 * 2**30, 32768)
+        add(
+            f"vllm_capacity[{m},tight]",
+            kb.vllm_capacity,
+            "A:" + m,
+            24 * 2**30,
+            20 * 2**30,
+            8192,
+            gpu_memory_utilization=0.95,
+            kv_cache_dtype="fp8",
+            activation_reserve_bytes=2**30,
+            block_size=32,
+        )
+    add("vllm_kv_cache[bad]", kb.vllm_kv_cache, "A:llama-3.1-8b", 0)
+    add("vllm_kv_cache[bad block]", kb.vllm_kv_cache, "A:llama-3.1-8b", 10, block_size=0)
+    add("vllm_capacity[bad utilization]", kb.vllm_capacity, "A:llama-3.1-8b", 2**34, 2**33, 4096, 1.5)
+    add("vllm_capacity[zero utilization]", kb.vllm_capacity, "A:llama-3.1-8b", 2**34, 2**33, 4096, 0)
+    add("vllm_capacity[full utilization]", kb.vllm_capacity, "A:llama-3.1-8b", 2**34, 2**33, 4096, 1)
+    # -- the layer map and the reports
+    for m in MODELS:
+        for mode in ("llamacpp", "vllm", "exact"):
+            kv = "q8_0" if mode != "vllm" else "fp8"
+            for ctx, n_seq in ((70000, 2),):
+                add(f"layer_memory_map[{m},{mode},{ctx},{n_seq}]", kb.layer_memory_map, "A:" + m, ctx, kv, mode, n_seq)
+            add(f"memory_report[{m},{mode}]", kb.memory_report, m, 20000, kv, mode, n_seq=2)
+    add("layer_memory_map[block 64]", kb.layer_memory_map, "A:gemma-2-9b", 5000, "f16", "vllm", 1, 256, 64, 1024)
+    add("layer_memory_map[bad mode]", kb.layer_memory_map, "A:gemma-2-9b", 5000, "f16", "sglang")
+    add("memory_report[bad mode]", kb.memory_report, "llama-3.1-8b", 4096, mode="tgi")
+    add("memory_report[v_kv]", kb.memory_report, "llama-3.1-8b", 4096, "q8_0", v_kv="q4_0", n_ubatch=128)
+    add("memory_report[split streams]", kb.memory_report, "gemma-2-9b", 8192, n_seq=4, kv_unified=False)
+    for mode in ("llamacpp", "vllm"):
+        add(f"fit_report[{mode}]", kb.fit_report, "llama-3.1-8b", 32768, "rtx-4090", weights="Q8_0", mode=mode)
+    add("fit_report[memory]", kb.fit_report, "qwen3-30b-a3b", 8192, memory_gib=48, n_seq=2, kv="q4_0")
+
+    # -- verdict
+    for m in MODELS:
+        for engine in ("llamacpp", "vllm"):
+            kv = "q8_0" if engine == "llamacpp" else "fp8"
+            for ctx, n_seq, gpu, n_gpus in (
+                (4096, 1, "rtx-4090", 1),
+                (131072, 1, "h100-sxm", 1),
+                (65536, 4, "mi300x", 8),
+                (16384, 2, "m4-max-128gb", 1),
+            ):
+                add(
+                    f"fit_verdict[{m},{engine},{ctx},{n_seq},{gpu},{n_gpus}]",
+                    vd.fit_verdict,
+                    m,
+                    ctx,
+                    n_seq,
+                    "Q4_K_M",
+                    kv,
+                    gpu,
+                    n_gpus=n_gpus,
+                    engine=engine,
+                )
+    for args, kwargs in (
+        (("llama-2-7b", 131072), {"weights": "BF16", "gpu": "h100-sxm", "allow_long_context": True}),
+        (("llama-2-7b", 4096), {"weights": "BF16", "gpu": "h100-sxm", "solve": False}),
+        (("llama-2-7b", 4097), {"weights": "BF16", "gpu": "h100-sxm", "engine": "vllm"}),
+        (("llama-3.1-70b", 8192), {"weights": "BF16", "gpu": "rtx-4090"}),
+        (("llama-3.1-70b", 8192), {"weights": "Q4_K_M", "gpu": "rtx-4090", "engine": "vllm"}),
+        (("llama-3.1-8b", 1_000_000), {"weights": "Q4_K_M", "gpu": "rtx-4090", "kv": "q4_0"}),
+        (("llama-3.1-8b", 8192), {"memory_gib": 10, "n_seq": 3, "n_ubatch": 64}),
+        (("llama-3.1-8b", 8192), {"memory_gib": 17.4, "weights": "BF16", "engine": "vllm", "kv": "f16"}),
+        (("llama-3.1-8b", 30000), {"gpu": "h100-sxm", "engine": "vllm", "gpu_memory_utilization": 0.5}),
+        (("llama-3.1-8b", 30000), {"gpu": "h100-sxm", "engine": "vllm", "block_size": 128, "n_seq": 5}),
+        (("llama-3.1-8b", 30000), {"gpu": "h100-sxm", "engine": "vllm", "n_gpus": 8}),
+        (("llama-3.1-8b", 30000), {"gpu": "h100-sxm", "engine": "llamacpp", "n_gpus": 4, "n_seq": 2}),
+        (("deepseek-v3", 30000), {"gpu": "h200", "engine": "vllm", "n_gpus": 8, "kv": "fp8"}),
+        (("gpt-oss-20b", 131072), {"gpu": "rtx-5090", "weights": "MXFP4", "n_seq": 2}),
+        (("qwen3-32b", 40960), {"gpu": "a100-80gb", "weights": "Q8_0", "engine": "vllm", "n_gpus": 4}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "engine": "tgi"}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "engine": "vllm", "kv": "q8_0"}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "kv": "fp8"}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "n_gpus": 3}),
+        (("llama-3.1-8b", 0), {"gpu": "h100-sxm"}),
+        (("llama-3.1-8b", 2**24 + 1), {"gpu": "h100-sxm"}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "n_seq": 0}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "gpu_memory_utilization": 0}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "gpu_memory_utilization": 1.01}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "gpu_memory_utilization": 1, "engine": "vllm"}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "n_ubatch": 0}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "engine": "vllm", "block_size": 24}),
+        (("llama-3.1-8b", 4096), {}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "memory_gib": 40}),
+        (("llama-3.1-8b", 4096), {"memory_gib": -1}),
+        (("llama-3.1-8b", 4096), {"gpu": "no-such-gpu"}),
+        (("mixtral-8x7b", 4096), {"gpu": "h100-sxm", "engine": "vllm", "n_gpus": 8}),
+        (("qwen3-next-80b-a3b", 262144), {"gpu": "h200", "engine": "vllm", "n_gpus": 4, "kv": "fp8"}),
+    ):
+        add(f"fit_verdict[{args},{sorted(kwargs.items())}]", vd.fit_verdict, *args, **kwargs)
+    for m in MODELS:
+        for ctx in (1, 4096, 32768, 40960, 131073, 10**6):
+            add(f"long_context_check[{m},{ctx}]", vd.long_context_check, "A:" + m, ctx)
+        for n in (1, 2, 4, 8):
+            add(f"_kv_head_share[{m},{n}]", vd._kv_head_share, "A:" + m, n)
+    for lo, hi, limit in ((1, 1, 0), (1, 1, 1), (1, 100, 37), (1, 100, 100), (5, 9, 4), (0, 2**20, 12345)):
+        add(f"_largest[{lo},{hi},{limit}]", vd._largest, ("<=", limit), lo, hi)
+    for n in (0, 1, 1023, 1024, 10**6, 2**30 - 1, 2**30, 5 * 2**30 + 1, 2**40):
+        add(f"_size[{n}]", vd._size, n)
+
+    # -- serving
+    for args in (
+        (16e9, 0.5e9, 3350),
+        (16e9, 0.5e9, 3350, 8),
+        (16e9, 0.5e9, 3350, 64, 0.7),
+        (16e9, 0.5e9, 3350, 64, 1.0, 1e12),
+        (16e9, 0.5e9, 3350, 256, 1.0, 4e15, 989),
+        (16e9, 0.5e9, 3350, 1, 1.0, 1e9, 989),
+        (1e9, 0, 1000, 1, 1.0, 1e12, 1000),  # the two bounds exactly equal
+        (16e9, 0, 0.5),
+        (16e9, 0, 0),
+        (16e9, 0, -1),
+        (16e9, 0, 100, 0),
+        (16e9, 0, 100, 1, 0),
+        (16e9, 0, 100, 1, 1.01),
+        (16e9, 0, 100, 1, 0.01),
+    ):
+        add(f"decode_time_per_token[{args}]", sv.decode_time_per_token, *args)
+    for price, tps in ((None, 10), (-1, 10), (0, 10), (0.5, 10), (2.5, 0), (2.5, 0.5), (2.5, 1), (2.5, 1234.5)):
+        add(f"cost_per_million_tokens[{price},{tps}]", sv.cost_per_million_tokens, price, tps)
+    for m in MODELS:
+        for fmt in ("BF16", "Q4_K_M", "MXFP4"):
+            for batch in (1, 3, 64, 4096):
+                add(f"_weights_read[{m},{fmt},{batch}]", sv._weights_read, "A:" + m, fmt, batch)
+        for ctx in (1, 2, 100, 5000, 300000):
+            add(f"attention_flops[{m},{ctx}]", sv.attention_flops, "A:" + m, ctx)
+            add(f"prefill_flops[{m},{ctx}]", sv.prefill_flops, "A:" + m, ctx)
+            for batch in (1, 7):
+                add(f"decode_flops[{m},{ctx},{batch}]", sv.decode_flops, "A:" + m, ctx, batch)
+    for m in MODELS:
+        for engine in ("vllm", "llamacpp"):
+            kv = "fp8" if engine == "vllm" else "q8_0"
+            for ctx, batch, gpu, n_gpus, price, answer in (
+                (4096, 1, "h100-sxm", 1, None, 512),
+                (32768, 16, "h100-sxm", 2, 2.5, 512),
+                (1024, 1024, "mi300x", 1, None, 128),
+                (8192, 2, "m4-max-128gb", 1, None, 100000),
+            ):
+                add(
+                    f"serving_estimate[{m},{engine},{ctx},{batch},{gpu},{n_gpus},{price},{answer}]",
+                    sv.serving_estimate,
+                    m,
+                    gpu,
+                    ctx,
+                    batch,
+                    "Q4_K_M",
+                    kv,
+                    price,
+                    0.8,
+                    n_gpus,
+                    engine,
+                    answer,
+                )
+        add(f"users_per_gpu[{m}]", sv.users_per_gpu, m, "h100-sxm", 8192, "Q4_K_M", "fp8")
+        add(
+            f"users_per_gpu[{m},llamacpp]", sv.users_per_gpu, m, "rtx-4090", 4096, "Q4_K_M", "q8_0", 20, 0.5, "llamacpp"
+        )
+    for kwargs in (
+        {"weights_format": "BF16"},
+        {"weights_format": "BF16", "kv": "f16", "solve": False},
+        {"weights_format": "MXFP4", "engine": "llamacpp"},
+        {"bandwidth_efficiency": 0},
+        {"batch": 0},
+        {"answer_tokens": 0},
+        {"price_per_hour": -1},
+    ):
+        add(
+            f"serving_estimate[{sorted(kwargs.items())}]",
+            sv.serving_estimate,
+            "llama-3.1-8b",
+            "h100-sxm",
+            8192,
+            **kwargs,
+        )
+    # a card that is not in the catalogue (no name, no compute peak, no price), and the input checks' edges
+    custom = {"memory_gib": 48, "bandwidth_gb_s": 864}
+    add("serving_estimate[custom card]", sv.serving_estimate, "llama-3.1-8b", custom, 8192, 4, "Q4_K_M")
+    add("serving_estimate[named custom card]", sv.serving_estimate, "llama-3.1-8b", dict(custom, id="x1"), 4096)
+    add(
+        "users_per_gpu[custom card]",
+        sv.users_per_gpu,
+        "llama-3.1-8b",
+        custom,
+        8192,
+        "Q4_K_M",
+        "q8_0",
+        20,
+        1.0,
+        "llamacpp",
+    )
+    for name, value in (
+        ("context", 0),
+        ("context", 1),
+        ("context", 2.5),
+        ("batch", 65536),
+        ("batch", 65537),
+        ("batch", 2.5),
+        ("n_gpus", 0),
+        ("n_gpus", 1.5),
+        ("bandwidth_efficiency", 1),
+        ("bandwidth_efficiency", 1.5),
+        ("bandwidth_efficiency", 0.005),
+    ):
+        kwargs = {"context": 4096, name: value}
+        add(f"serving_estimate[{name}={value}]", sv.serving_estimate, "llama-3.1-8b", "h100-sxm", **kwargs)
+    for tps in (30, 1e6):
+        add(
+            f"users_per_gpu[min tps {tps}]",
+            sv.users_per_gpu,
+            "llama-3.1-8b",
+            "h100-sxm",
+            8192,
+            min_tokens_per_second=tps,
+        )
+    add("users_per_gpu[min tps]", sv.users_per_gpu, "llama-3.1-8b", "h100-sxm", 8192, min_tokens_per_second=30)
+    add("users_per_gpu[none]", sv.users_per_gpu, "llama-3.1-70b", "rtx-4090", 8192)
+    return c
+
+
+CASES = cases()
+
+
+def plain(value):
+    """JSON-able, with Architectures and other dataclasses as their fields."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"dataclass": type(value).__name__, **plain(dataclasses.asdict(value))}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return value
+
+
+def run(case_id: str):
+    fn, args, kwargs = CASES[case_id]
+    args = [arch(a[2:]) if isinstance(a, str) and a.startswith("A:") else a for a in args]
+    if fn is vd._largest:
+        limit = args[0][1]
+        args = [lambda n: n <= limit, *args[1:]]
+    try:
+        return {"value": plain(fn(*args, **kwargs))}
+    except (ValueError, KeyError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def same(a, b, where: str = "") -> str | None:
+    """None if equal (numbers to 1e-9 relative), else the first place they differ."""
+
+    def number(x) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+    if number(a) and number(b) and type(a) is type(b):  # an int that became a float is a change
+        return None if math.isclose(a, b, rel_tol=1e-12, abs_tol=0) else f"{where}: {a!r} != {b!r}"
+    if type(a) is not type(b):
+        return f"{where}: {a!r} != {b!r}"
+    if isinstance(a, dict):
+        if a.keys() != b.keys():
+            return f"{where}: keys {sorted(set(a) ^ set(b))} differ"
+        return next((d for k in a if (d := same(a[k], b[k], f"{where}.{k}"))), None)
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{where}: length {len(a)} != {len(b)}"
+        return next((d for i, (x, y) in enumerate(zip(a, b)) if (d := same(x, y, f"{where}[{i}]"))), None)
+    return None if a == b else f"{where}: {a!r} != {b!r}"
+
+
+def load() -> dict:
+    if not GOLDEN.exists():
+        return {}
+    rows = (json.loads(line) for line in GOLDEN.read_text().splitlines() if line.strip())
+    return {r["id"]: r["result"] for r in rows}
+
+
+STORED = load()
+
+
+def test_every_case_has_a_golden_value():
+    if UPDATE:
+        lines = [json.dumps({"id": i, "result": run(i)}, ensure_ascii=False, allow_nan=False) for i in CASES]
+        GOLDEN.write_text("\n".join(lines) + "\n")
+        return
+    assert sorted(STORED) == sorted(CASES), (
+        "cases and data/memory_golden.jsonl disagree: rewrite it (see the docstring)"
+    )
+
+
+@pytest.mark.parametrize("case_id", list(CASES))
+def test_calculator_matches_its_golden_value(case_id):
+    if UPDATE:
+        return  # test_every_case_has_a_golden_value rewrites the file
+    got = json.loads(json.dumps(run(case_id), allow_nan=False))
+    diff = same(got, STORED[case_id], "result")
+    assert diff is None, f"{case_id}: {diff}"
