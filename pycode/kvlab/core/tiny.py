@@ -17,11 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
+from kvlab.core.sampling import token_nll
+
 TINY_DIR = Path(__file__).resolve().parents[3] / "models" / "tiny"
 # In the browser (Pyodide) the build packs the tokenizer into the kvlab zip here:
 PACKED_TOKENIZER = Path(__file__).resolve().parents[1] / "data" / "tiny" / "tokenizer.json"
 DEFAULT_PROMPT = "Mia had a red ball. She gave it to the dog, and the dog"
-ATTENTION_PROMPT = "The cat sat on the mat because it was tired."
+ATTENTION_PROMPT = "My cat was tired. It slept on the bed all day."
 
 
 @lru_cache(maxsize=1)
@@ -91,8 +93,7 @@ def streaming_run(ids: list[int], sinks: int | None, window: int | None, n_new: 
             cached = [cached[i] for i in keep]
         row = logits[0, -1].astype(np.float64)
         if pos + 1 < len(ids):
-            m = row.max()
-            nll.append(float(-(row[ids[pos + 1]] - m - np.log(np.exp(row - m).sum()))))
+            nll.append(token_nll(row, ids[pos + 1]))
         else:
             out.append(int(np.argmax(row)))
     return {"prompt_nll": nll, "tokens": out[:n_new], "cached": cached}

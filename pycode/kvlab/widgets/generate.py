@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from kvlab.core import tiny
-from kvlab.core.attention import softmax
+from kvlab.core.sampling import top_k_probs
 from kvlab.core.decoding import DecoderConfig, decoding_costs
+from kvlab.inputs import LIMITS, clamp_quietly, finite_number
 
 GENERATE_LIMITS = {"max_new_tokens": (1, 200), "top_k": (1, 20)}
 RACE_LIMITS = {"prompt_len": (1, 511), "n_new": (1, 511)}
@@ -23,8 +24,8 @@ def generation_demo(prompt: str = tiny.DEFAULT_PROMPT, max_new_tokens: int = 24,
     (softmax at temperature 1) and the cache length before and after the step.
     """
     lo, hi = GENERATE_LIMITS["max_new_tokens"]
-    max_new_tokens = int(min(max(int(max_new_tokens), lo), hi))
-    top_k = int(min(max(int(top_k), 1), GENERATE_LIMITS["top_k"][1]))
+    max_new_tokens = clamp_quietly("max_new_tokens", max_new_tokens, lo, hi, integer=True)
+    top_k = clamp_quietly("top_k", top_k, *GENERATE_LIMITS["top_k"], integer=True)
     if not prompt.strip():
         raise ValueError("prompt is empty")
     model, tok = tiny._model_and_tokenizer()
@@ -33,18 +34,15 @@ def generation_demo(prompt: str = tiny.DEFAULT_PROMPT, max_new_tokens: int = 24,
     steps, cache, feed = [], None, ids
     for step in range(max_new_tokens):
         logits, cache = model.forward(np.array([feed]), cache)
-        probs = softmax(logits[0, -1].astype(np.float64))
-        order = np.argsort(-probs, kind="stable")[:top_k]
-        token = int(order[0])
+        top = top_k_probs(logits[0, -1], top_k)
+        token = top[0][0]
         steps.append(
             {
                 "step": step,
                 "phase": "prefill" if step == 0 else "decode",
                 "token": token,
                 "text": tok.token_str(token),
-                "top": [
-                    {"token": int(i), "text": tok.token_str(int(i)), "p": round(float(probs[i]), 6)} for i in order
-                ],
+                "top": [{"token": i, "text": tok.token_str(i), "p": round(p, 6)} for i, p in top],
                 "tokens_in": prompt_len if step == 0 else 1,
                 "cache_len_before": 0 if step == 0 else prompt_len + step - 1,
                 "cache_len_after": prompt_len + step,
@@ -88,10 +86,11 @@ def race_theory(
     """
     if vocab_size is None:
         vocab_size = tiny.tiny_tokenizer().vocab_size
-    for name, value in (("prompt_len", prompt_len), ("n_new", n_new)):
-        lo, hi = RACE_LIMITS[name]
-        if not lo <= int(value) <= hi:
-            raise ValueError(f"{name} must be between {lo} and {hi}, got {value}")
+    prompt_len = finite_number("prompt_len", prompt_len, *RACE_LIMITS["prompt_len"], integer=True)
+    n_new = finite_number("n_new", n_new, *RACE_LIMITS["n_new"], integer=True)
+    n_layer = finite_number("n_layer", n_layer, *LIMITS["n_layers"], integer=True)
+    n_head = finite_number("n_head", n_head, *LIMITS["n_heads"], integer=True)
+    n_embd = finite_number("n_embd", n_embd, n_head, LIMITS["d_model"][1], integer=True)
     if prompt_len + n_new > 512:
         raise ValueError(f"prompt_len + n_new must fit the 512-token context, got {prompt_len + n_new}")
     config = DecoderConfig(

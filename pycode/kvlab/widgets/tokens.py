@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from kvlab.core import tiny
-from kvlab.core.attention import softmax
+from kvlab.inputs import clamp_quietly
+from kvlab.core.sampling import top_k_probs
 
 
 def tokenize_demo(text: str = "The cat sat on the mat. Its door code is 4719! 😀") -> dict:
@@ -55,15 +56,14 @@ def next_token_demo(prompt: str = "Mia had a red ball. She gave", top_k: int = 1
     of the most likely next tokens after the prompt (softmax at temperature 1)."""
     if not prompt.strip():
         raise ValueError("prompt is empty")
-    top_k = int(min(max(int(top_k), 1), 20))
+    top_k = clamp_quietly("top_k", top_k, 1, 20, integer=True)
     model, tok = tiny._model_and_tokenizer()
     ids = tok.encode(prompt)[-model.config.block_size :]
     logits, _ = model.forward(np.array([ids]), None)
-    probs = softmax(logits[0, -1].astype(np.float64))
-    order = np.argsort(-probs, kind="stable")[:top_k]
+    row = logits[0, -1]
     return {
         "prompt": prompt,
         "n_tokens": len(ids),
-        "vocab_size": int(probs.shape[0]),
-        "top": [{"token": int(i), "text": tok.token_str(int(i)), "p": round(float(probs[i]), 6)} for i in order],
+        "vocab_size": int(row.shape[0]),
+        "top": [{"token": i, "text": tok.token_str(i), "p": round(p, 6)} for i, p in top_k_probs(row, top_k)],
     }
