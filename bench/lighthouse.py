@@ -16,65 +16,26 @@ Not part of the test run: scores depend on the machine's load (`uptime`).
 from __future__ import annotations
 
 import argparse
-import functools
-import gzip
 import http.server
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
+
+import local_site
 
 ROOT = Path(__file__).resolve().parents[1]
 LIGHTHOUSE = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
-CHROMIUM = os.environ.get("KVLAB_CHROMIUM", "/usr/bin/chromium")
-CHROME_FLAGS = (
-    "--headless --no-sandbox --disable-gpu --disable-background-networking "
-    "--disable-component-update --disable-sync --disable-quic"
-)
+CHROMIUM = local_site.CHROMIUM
+CHROME_FLAGS = " ".join(local_site.CHROMIUM_ARGS)  # the same flags as the other bench scripts
 EMBEDS = ["embed/attention/", "embed/generate/", "embed/kv-memory/"]
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
 
 
-class Handler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm",
-        ".js": "text/javascript",
-    }
-
-    # what GitHub Pages compresses (text types); wasm, zip, png and npz go as they are
-    GZIP = {".html", ".css", ".js", ".json", ".svg", ".xml", ".txt", ".map"}
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        path = Path(self.translate_path(self.path))
-        if path.is_dir():
-            path = path / "index.html"
-        if (
-            path.suffix not in self.GZIP
-            or not path.is_file()
-            or "gzip" not in self.headers.get("Accept-Encoding", "")
-            or (self.path.split("?")[0].endswith("/") is False and Path(self.translate_path(self.path)).is_dir())
-        ):
-            return super().do_GET()
-        body = gzip.compress(path.read_bytes(), 6)
-        self.send_response(200)
-        self.send_header("Content-Type", self.guess_type(str(path)))
-        self.send_header("Content-Encoding", "gzip")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+    return local_site.serve(site, gzip_text=True)
 
 
 def content_pages(site: Path) -> list[str]:

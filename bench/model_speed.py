@@ -20,32 +20,20 @@ Needs Chromium at /usr/bin/chromium (KVLAB_CHROMIUM to change) and Playwright
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import json
 import os
 import platform
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
+from local_site import CHROMIUM, CHROMIUM_ARGS, serve
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "models" / "tiny" / "model.onnx"
 CARD = ROOT / "models" / "tiny" / "card.json"
-CHROMIUM = os.environ.get("KVLAB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-]
 POSITIONS = (32, 128, 256, 508)  # 508: prefill 508 + 1 new token fits the 512-token context
 
 
@@ -153,24 +141,11 @@ BROWSER_JS = """async ([ids, positions, reps]) => {
 }"""
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm",
-        ".js": "text/javascript",
-    }
-
-    def log_message(self, *args):
-        pass
-
-
 def browser_times(site: Path, ids, positions, reps: int) -> dict:
     from playwright.sync_api import sync_playwright
 
-    handler = functools.partial(QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/embed/model-race/"
+    server, base = serve(site)
+    url = base + "embed/model-race/"
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -22,29 +22,17 @@ Timings are medians over --reps fresh browser contexts; the machine's load is pr
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
-import http.server
 import os
 import re
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
+from local_site import CHROMIUM, CHROMIUM_ARGS, serve
 from playwright.sync_api import sync_playwright
 
-CHROMIUM = os.environ.get("KVLAB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-]
 HEAVY = re.compile(
     r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)"
 )
@@ -67,23 +55,6 @@ LONGTASKS_JS = """() => {
   new PerformanceObserver((list) => list.getEntries().forEach((e) => window.benchLong.push([e.startTime, e.duration])))
     .observe({type: "longtask", buffered: true});
 }"""
-
-
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm",
-        ".js": "text/javascript",
-    }
-
-    def log_message(self, *args):
-        pass
-
-
-def serve(site: Path, port: int) -> tuple[http.server.ThreadingHTTPServer, str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Quiet, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 def pages_of(site: Path) -> list[str]:
