@@ -242,6 +242,8 @@ def cases() -> dict[str, tuple]:
         add(f"decode_time_per_token[{args}]", sv.decode_time_per_token, *args)
     for price, tps in ((None, 10), (-1, 10), (0, 10), (0.5, 10), (2.5, 0), (2.5, 0.5), (2.5, 1), (2.5, 1234.5)):
         add(f"cost_per_million_tokens[{price},{tps}]", sv.cost_per_million_tokens, price, tps)
+    for fmt in ("BF16", "MXFP4"):
+        add(f"_weights_read[dense-moe,{fmt}]", sv._weights_read, "dense-moe", fmt, 8)
     for m in MODELS:
         for fmt in ("BF16", "Q4_K_M", "MXFP4"):
             for batch in (1, 3, 64, 4096):
@@ -327,6 +329,10 @@ def cases() -> dict[str, tuple]:
     ):
         kwargs = {"context": 4096, name: value}
         add(f"serving_estimate[{name}={value}]", sv.serving_estimate, "llama-3.1-8b", "h100-sxm", **kwargs)
+    # the catalogue's hourly price is per GPU: two GPUs cost twice as much
+    add(
+        "serving_estimate[catalogue price, 2 GPUs]", sv.serving_estimate, "llama-3.1-70b", "h100-sxm", 8192, 8, n_gpus=2
+    )
     for tps in (30, 1e6):
         add(
             f"users_per_gpu[min tps {tps}]",
@@ -357,9 +363,16 @@ def plain(value):
     return value
 
 
+def dense_moe():
+    """An MoE entry whose active parameters equal all of them: read like a dense model."""
+    a = arch("qwen3-30b-a3b")
+    return dataclasses.replace(a, active_params=a.params)
+
+
 def run(case_id: str):
     fn, args, kwargs = CASES[case_id]
     args = [arch(a[2:]) if isinstance(a, str) and a.startswith("A:") else a for a in args]
+    args = [dense_moe() if a == "dense-moe" else a for a in args]
     if fn is vd._largest:
         limit = args[0][1]
         args = [lambda n: n <= limit, *args[1:]]
