@@ -207,7 +207,7 @@ def pronoun_heads(lm: OnnxLM, tok) -> dict:
     fetch = [f"attentions.{i}" for i in range(lm.L)]
     out: dict = {"bar": 0.6, "source": "models/everyday.py pronoun_eval_set (held-out seed)"}
     for kind, sents in pronoun_eval_set().items():
-        acc, other, right = np.zeros((lm.L, lm.H)), np.zeros((lm.L, lm.H)), np.zeros((lm.L, lm.H))
+        acc, other, right, owned = (np.zeros((lm.L, lm.H)) for _ in range(4))
         used = 0
         for ex in sents:
             sp = pronoun_spans(tok, ex)
@@ -215,9 +215,12 @@ def pronoun_heads(lm: OnnxLM, tok) -> dict:
                 continue
             ids, q, ante, oth = sp
             atts = lm.sess.run(fetch, lm.feeds(ids))
+            own_t = tok.encode(" " + ex["own"]) if "own" in ex else []
+            own = [i for i in range(q) if len(own_t) == 1 and ids[i] == own_t[0]]
             for i, a in enumerate(atts):
                 row = a[0, :, q, :]  # (H, T)
                 acc[i] += row[:, ante].sum(-1)
+                owned[i] += row[:, own].sum(-1)
                 if oth:
                     other[i] += row[:, oth].sum(-1)
                     right[i] += row[:, ante].sum(-1) > row[:, oth].sum(-1)
@@ -227,15 +230,17 @@ def pronoun_heads(lm: OnnxLM, tok) -> dict:
         if kind == "he_she":
             rec["other_person_by_head"] = [[round(float(x), 3) for x in r] for r in other / max(1, used)]
             rec["right_person_more_by_head"] = [[round(float(x), 3) for x in r] for r in right / max(1, used)]
+            # the person's own thing or job ("Mia had a drum ... She"): the other way to the answer
+            rec["own_thing_by_head"] = [[round(float(x), 3) for x in r] for r in owned / max(1, used)]
         out[kind] = rec
-    both = np.minimum(np.array(out["it"]["by_head"]), np.array(out["he_she"]["by_head"]))
+    both = (np.array(out["it"]["by_head"]) + np.array(out["he_she"]["by_head"])) / 2
     layer, head = np.unravel_index(int(both.argmax()), both.shape)
     out["best"] = {
         "layer": int(layer),
         "head": int(head),
         "it": out["it"]["by_head"][layer][head],
         "he_she": out["he_she"]["by_head"][layer][head],
-        "how": "the head with the highest min(it, he_she) mean attention from the pronoun to its antecedent",
+        "how": "the head with the highest mean of the two figures (it, he_she): attention from the pronoun to its antecedent",
     }
     out["bar_reached"] = bool(out["best"]["it"] >= out["bar"] and out["best"]["he_she"] >= out["bar"])
     for kind in ("it", "he_she"):
@@ -243,6 +248,54 @@ def pronoun_heads(lm: OnnxLM, tok) -> dict:
         lk, hk = np.unravel_index(int(m.argmax()), m.shape)
         out[f"best_{kind}"] = {"layer": int(lk), "head": int(hk), "attention": round(float(m.max()), 3)}
     return out
+
+
+README = os.path.join(HERE, "README.md")
+
+
+def recall_markdown(recall: dict) -> str:
+    lines = [
+        "| distance | n | full cache | digits | fact evicted | digits | window 128 | digits |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for k, v in recall.items():
+        lines.append(
+            f"| {k} | {v['n']} | {v['full_cache']:.2f} | {v['full_cache_digits']:.2f} | {v['fact_evicted']:.2f} | "
+            f"{v['fact_evicted_digits']:.2f} | {v['window128']:.2f} | {v['window128_digits']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def pronoun_markdown(ph: dict) -> str:
+    """Per layer and head: mean attention from the pronoun to its antecedent."""
+    L, H = len(ph["it"]["by_head"]), len(ph["it"]["by_head"][0])
+    lines = [
+        f'| layer | head | "it" → animal or thing (n={ph["it"]["sentences"]}) | '
+        f"he/she → the right person (n={ph['he_she']['sentences']}) | → the other person | right person read more |",
+        "|---|---|---|---|---|---|",
+    ]
+    best = (ph["best"]["layer"], ph["best"]["head"])
+    for i in range(L):
+        for h in range(H):
+            b = "**" if (i, h) == best else ""
+            lines.append(
+                f"| {b}{i + 1}{b} | {b}{h + 1}{b} | {b}{ph['it']['by_head'][i][h]:.2f}{b} | "
+                f"{b}{ph['he_she']['by_head'][i][h]:.2f}{b} | {ph['he_she']['other_person_by_head'][i][h]:.2f} | "
+                f"{ph['he_she']['right_person_more_by_head'][i][h]:.2f} |"
+            )
+    return "\n".join(lines)
+
+
+def write_readme_block(name: str, body: str, path: str = README) -> None:
+    """Replace the text between `<!-- {name}: written by models/evaluate.py -->` and
+    `<!-- end of {name} -->` in models/README.md."""
+    start, end = f"<!-- {name}: written by models/evaluate.py -->", f"<!-- end of {name} -->"
+    text = open(path, encoding="utf-8").read()
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{path}: the markers for the {name} are missing")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(pattern.sub(lambda _: f"{start}\n{body}\n{end}", text))
 
 
 def bucketize(recs):
@@ -345,6 +398,8 @@ def main():
 
     card["kv_quant"] = kv_quant_card()
     write_readme_table(card["kv_quant"])
+    write_readme_block("recall table", recall_markdown(recall))
+    write_readme_block("pronoun table", pronoun_markdown(card["pronoun_heads"]))
     with open(os.path.join(TINY, "card.json"), "w") as fh:
         json.dump(card, fh, indent=1)
     print(json.dumps({"recall": recall, "timing": card["timing"], "copy_head": card["copy_head"]}, indent=1))

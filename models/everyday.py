@@ -756,6 +756,7 @@ def pronoun_people(rng: random.Random) -> dict:
             ["", f" They met in the {rng.choice(['park', 'garden', 'street', 'school'])}.", " It was a sunny day."]
         )
         who, he, his, t = rng.choice([(a, a_he, a_his, ta), (b, b_he, b_his, tb)])
+        own = t
         text = f"{first}{mid} {_cap(he)} {PERSON_THING[t]} {his} {t}."
     else:
         ja, jb = rng.sample(sorted(JOBS), 2)
@@ -768,8 +769,9 @@ def pronoun_people(rng: random.Random) -> dict:
         )
         mid = rng.choice(["", f" {a} met {b} in the {rng.choice(['park', 'town', 'shop'])}.", " One day they met."])
         who, he, his, j = rng.choice([(a, a_he, a_his, ja), (b, b_he, b_his, jb)])
+        own = j
         text = f"{first}{mid} {_cap(he)} {JOBS[j]}."
-    return {"text": text, "antecedent": who, "pronoun": _cap(he), "kind": "he_she"}
+    return {"text": text, "antecedent": who, "pronoun": _cap(he), "kind": "he_she", "own": own}
 
 
 def pronoun_they(rng: random.Random) -> dict:

@@ -43,17 +43,18 @@ batch_size = 8
 learning_rate = 2e-3  # peak, after warmup
 min_lr = 2e-4
 warmup_steps = 100
-max_steps = 3000
+max_steps = 1200
 max_minutes = 55.0  # wall-clock budget; training stops here whatever the step
+stop_step = 600  # stop after the evaluation at this step (0: at max_steps); the LR schedule still runs to max_steps
 weight_decay = 0.1
 grad_clip = 1.0
 n_train_docs = 60000  # generated once, seed 0
 max_filler = 10  # small-talk turns between the fact and the question
-curriculum_steps = 1000  # max filler grows 1 -> max_filler over these steps
+curriculum_steps = 700  # max filler grows 1 -> max_filler over these steps
 prev_token_init = 0  # start layer 0 / head 0 as a previous-token head (see model.py)
-block_schedule = "256:500"  # rows of 256 tokens for the first 500 steps (cheaper, fewer distractors)
+block_schedule = "256:300"  # rows of 256 tokens for the first 300 steps (cheaper, fewer distractors)
 episode_frac = 0.5  # share of packed documents that are chat episodes or copy drills
-eval_interval = 100
+eval_interval = 300
 n_eval_episodes = 160  # held-out codes, separate seed
 threads = 2
 tokenizer = os.path.join(HERE, "tiny", "tokenizer.json")
@@ -83,6 +84,7 @@ def parse_overrides():
         "warmup_steps",
         "max_steps",
         "max_minutes",
+        "stop_step",
         "weight_decay",
         "n_train_docs",
         "max_filler",
@@ -308,6 +310,7 @@ def main():
                 "min_lr",
                 "warmup_steps",
                 "max_steps",
+                "stop_step",
                 "max_filler",
                 "curriculum_steps",
                 "episode_frac",
@@ -351,7 +354,7 @@ def main():
                 flush=True,
             )
             save(model, config, log)
-            if (time.time() - t_train) / 60 > max_minutes or step == max_steps:
+            if (time.time() - t_train) / 60 > max_minutes or step == max_steps or step == stop_step:
                 break
         lr = lr_at(step)
         for g in opt.param_groups:

@@ -106,18 +106,27 @@ def test_model_attention_widget_shows_what_the_reference_computes(page, site_url
     expect(buttons).to_have_count(len(tokens))
     assert root.locator("button.kv-ma-token .kv-ma-text").all_text_contents() == tokens
 
-    # focus " it" (keyboard): layer 1, average of the heads
-    q = tokens.index(" it")
+    # focus the pronoun (keyboard): the page opens on the card's pronoun head
+    view = ref["view"]
+    best = tiny.tiny_card()["pronoun_heads"]["best"]
+    assert (view["layer"], view["head"]) == (best["layer"], best["head"])
+    q = view["query"]
     buttons.nth(q).focus()
-    row = ref["mean_over_heads"][0][q]
+    row = ref["weights"][view["layer"]][view["head"]][q]
     expect(root.locator('[data-field="readout"]')).to_have_text(expected_readout(tokens, row, q))
     assert np.allclose(shown_weights(root), row[: q + 1], atol=1e-4)
     expect(buttons.nth(q)).to_have_attribute("aria-pressed", "true")
 
-    # layer 3, head 2; hover " was" with the mouse
+    # the average over heads is one choice away
+    root.locator('select[name="head"]').select_option("mean")
+    buttons.nth(q).focus()
+    row = ref["mean_over_heads"][view["layer"]][q]
+    expect(root.locator('[data-field="readout"]')).to_have_text(expected_readout(tokens, row, q))
+
+    # layer 3, head 2; hover the next-to-last token with the mouse
     root.locator('select[name="layer"]').select_option("2")
     root.locator('select[name="head"]').select_option("1")
-    q = tokens.index(" was")
+    q = len(tokens) - 2
     buttons.nth(q).hover()
     row = ref["weights"][2][1][q]
     expect(root.locator('[data-field="readout"]')).to_have_text(expected_readout(tokens, row, q))
@@ -140,10 +149,13 @@ def test_model_attention_widget_shows_what_the_reference_computes(page, site_url
 def test_model_attention_static_figure_is_the_reference(built_site):
     html = (built_site / "attention" / "index.html").read_text()
     ref = kvlab.model_attention()
-    q = ref["tokens"].index(" it")
+    view = ref["view"]
+    q = view["query"]
+    row = ref["weights"][view["layer"]][view["head"]][q]
     assert 'data-widget="model-attention"' in html
-    assert expected_readout(ref["tokens"], ref["mean_over_heads"][0][q], q) in html
-    for w in ref["mean_over_heads"][0][q][: q + 1]:
+    assert expected_readout(ref["tokens"], row, q) in html
+    assert f"layer {view['layer'] + 1}, head {view['head'] + 1}</strong>, the model's pronoun head" in html
+    for w in row[: q + 1]:
         assert f">{w:.3f}</td>" in html
 
 
@@ -272,8 +284,9 @@ def test_model_attention_keeps_the_reference_numbers_when_the_model_cannot_load(
     page.route("**/*.onnx", lambda route: route.abort())
     root = open_widget(page, site_url + "embed/model-attention/", "model-attention")
     ref = kvlab.model_attention()
-    q = ref["tokens"].index(" it")
-    want = expected_readout(ref["tokens"], ref["mean_over_heads"][0][q], q)
+    view = ref["view"]
+    q = view["query"]
+    want = expected_readout(ref["tokens"], ref["weights"][view["layer"]][view["head"]][q], q)
     expect(root.locator('[data-field="readout"]')).to_have_text(want)
     root.locator("button.kv-ma-token").nth(q).focus()
     expect(root).to_have_attribute("data-state", "error", timeout=GEN_TIMEOUT_MS)
