@@ -77,6 +77,8 @@ def pronoun_head() -> dict | None:
         "head": best["head"],
         "it": best["it"],
         "he_she": best["he_she"],
+        "best_he_she": ph["best_he_she"],
+        "best_it": ph["best_it"],
         "sentences_it": ph["it"]["sentences"],
         "sentences_he_she": ph["he_she"]["sentences"],
         "bar": ph["bar"],
