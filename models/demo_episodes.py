@@ -22,13 +22,18 @@ from corpus import heldout_episodes  # noqa: E402
 from kvlab.core.tokenizer import load_tokenizer  # noqa: E402
 
 
+# kvlab.widgets.eviction.DOOR_QUESTION: the widget replaces the chat's last question by this one
+ASKED = "user: i forgot how to open the door. can you help?\nbot:"
+
+
 def main() -> None:
     tok = load_tokenizer(str(HERE / "tiny" / "tokenizer.json"))
     chosen = []
     for filler in (10, 12, 14, 16, 18, 20):
-        for ep in heldout_episodes(seed=filler, n=8, filler_turns=filler):
+        for ep in heldout_episodes(seed=filler, n=16, filler_turns=filler):
             n = len(tok.encode(ep["prompt"]))
-            if 260 <= n <= 440 and len(chosen) < 4 and all(c["code"] != ep["code"] for c in chosen):
+            asks = ep["prompt"].endswith("\n" + ASKED)  # the question the eviction widget asks
+            if asks and 260 <= n <= 440 and len(chosen) < 4 and all(c["code"] != ep["code"] for c in chosen):
                 chosen.append({"prompt": ep["prompt"], "code": ep["code"], "n_tokens": n})
     chosen.sort(key=lambda e: e["n_tokens"])
     out = HERE / "tiny" / "episodes.json"
