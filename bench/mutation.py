@@ -2,8 +2,8 @@
 """Mutation testing of kvlab's numeric modules with mutmut; prints the score table.
 
     pip install -r bench/requirements-mutation.txt     # once, into .venv (bench only)
-    nice -n 10 .venv/bin/python bench/mutation.py      # about 15 min on 2 busy cores
-    .venv/bin/python bench/mutation.py --modules eviction   # one module
+    nice -n 19 .venv/bin/python bench/mutation.py      # every module: about 25 min on 2 busy cores
+    .venv/bin/python bench/mutation.py --modules eviction   # one module (memory: kv_bytes verdict serving)
 
 mutmut changes one thing at a time in a module (a `<` into `<=`, a `+ 1` into `+ 2`,
 a constant, an argument dropped...) and runs the unit tests that cover the mutated
