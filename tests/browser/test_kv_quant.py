@@ -79,7 +79,16 @@ def test_forced_tokens_and_logits_match_the_numpy_reference(home):
         [tiny.DEFAULT_PROMPT, ref["tokens"]],
     )
     assert got["tokens"] == ref["tokens"]  # what was fed
-    assert np.abs(np.array(got["logits"]) - np.array(want["logits"])).max() < 1e-3
+    got_l, want_l = np.array(got["logits"]), np.array(want["logits"])
+    # The prefill step agrees to float32 noise. After it, the browser quantizes onnxruntime's
+    # keys and values and numpy its own, which differ by ~1e-6; q4_0 has 16 levels, so a value
+    # that lies on a rounding edge can land one level apart, and a later logit moves by ~0.1
+    # (seen with the tiny model v2 on this prompt: the prefill agrees, later steps differ by up to
+    # 0.1). Bound: well under q4_0's own effect
+    # (max |Δlogit| against fp32 ~1.6, models/README.md), same top-1 token at every step.
+    assert np.abs(got_l[0] - want_l[0]).max() < 1e-3
+    assert np.abs(got_l - want_l).max() < 0.25
+    assert (got_l.argmax(-1) == want_l.argmax(-1)).all()
 
 
 def test_unknown_formats_and_formats_without_a_cache_are_refused(home):
