@@ -78,6 +78,9 @@ def pronoun_head() -> dict | None:
         "it": best["it"],
         "he_she": best["he_she"],
         "best_he_she": ph["best_he_she"],
+        "best_he_she_other": ph["he_she"]["other_person_by_head"][ph["best_he_she"]["layer"]][
+            ph["best_he_she"]["head"]
+        ],
         "best_it": ph["best_it"],
         "sentences_it": ph["it"]["sentences"],
         "sentences_he_she": ph["he_she"]["sentences"],
