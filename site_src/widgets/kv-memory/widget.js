@@ -106,8 +106,6 @@ kvlab.register("kv-memory", {
       set("server-text", sv.text);
       set("server-command", sv.command || "");
       field("server-command").parentElement.hidden = !sv.command;
-      field("server-copy").hidden = !sv.command;
-      set("server-copied", "");
       field("server-flags").replaceChildren(...sv.flags.map((f) => {
         const li = document.createElement("li");
         const code = document.createElement("code");
@@ -236,20 +234,6 @@ kvlab.register("kv-memory", {
       configArea.value = "";
       configError.hidden = true;
       update(readForm());
-    });
-
-    /* Copy the llama-server command as shown (Python's text); where the clipboard is refused, select it. */
-    const copyBox = field("server-copy");
-    copyBox.hidden = !data.server.command;
-    copyBox.querySelector("button").addEventListener("click", async () => {
-      const code = field("server-command");
-      try {
-        await navigator.clipboard.writeText(code.textContent);
-        field("server-copied").textContent = "Copied.";
-      } catch (err) {
-        window.getSelection().selectAllChildren(code);
-        field("server-copied").textContent = "Press Ctrl+C (⌘C) to copy the selected command.";
-      }
     });
 
     syncKvOptions();
