@@ -77,6 +77,24 @@ VIEW_LIMITS = {
 }
 
 
+# The range each page's slider or number box offers, per widget (site_src/widgets/<name>/):
+# a range a reader can move through in sensible steps, inside what the widget's function
+# accepts (LIMITS or the module's own limits; tests/python/test_controls.py checks both
+# ends). Templates read their min/max from here, never from literals in the markup.
+CONTROLS = {
+    "attention": {"d": (2, 64), "temperature": (0.1, 5.0), "seed": LIMITS["seed"]},
+    "race": {"n": (1, 1000)},
+    "reprocessing": {"n": (1, 100)},
+    "quadratic-wall": {"n": (16, 4096)},
+    "step-through": {"prompt_len": (1, 12), "steps": (1, 12), "layers": (1, 8)},
+    "eviction": {"window": (1, 64), "n_sink": (0, 16), "budget": (1, 128), "recent": (1, 64)},
+    # sampling happens in the browser (model.js); temperature 0 is greedy
+    "generate": {"temperature": (0.0, 2.0), "seed": LIMITS["seed"]},
+    # the default prompt plus n must fit the tiny model's 512-token context; 16 so the timings mean something
+    "model-race": {"n": (16, 448)},
+}
+
+
 def note_clamped(clamped: dict | None, name: str, requested, used) -> None:
     """Record in `clamped` that `name` asked for `requested` and got `used` (if they differ)."""
     if clamped is not None and used != requested:

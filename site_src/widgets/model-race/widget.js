@@ -24,7 +24,7 @@ kvlab.register("model-race", {
     let started = false;
 
     function readN() {
-      const n = Math.min(448, Math.max(16, parseInt(form.n.value, 10) || 128));
+      const n = Number(form.n.value); // a range input keeps its value within its min..max (kvlab.inputs.CONTROLS)
       form["n-out"].value = n;
       return n;
     }
