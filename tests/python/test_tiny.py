@@ -54,9 +54,9 @@ def test_model_attention_rows_are_causal_distributions():
     t = len(data["tokens"])
     w = np.array(data["weights"])  # (layers, heads, T, T)
     assert w.shape == (data["n_layer"], data["n_head"], t, t)
-    assert np.allclose(w.sum(-1), 1, atol=1e-5)
+    assert np.allclose(w.sum(-1), 1, atol=t * 5e-5)  # each weight rounded to 4 decimals
     assert np.allclose(np.triu(w, k=1), 0)
-    assert np.allclose(np.array(data["mean_over_heads"]), w.mean(1), atol=1e-5)
+    assert np.allclose(np.array(data["mean_over_heads"]), w.mean(1), atol=1e-4)
 
 
 def test_race_theory_sums_the_step_costs_of_both_modes():
