@@ -79,6 +79,9 @@ def test_browser_attention_equals_the_numpy_reference(page, site_url):
         diff = np.abs(np.array(got["weights"]) - np.array(want["weights"]))
         print(f"\n{prompt!r}: max |onnxruntime-web - numpy| = {diff.max():.2e}")
         assert diff.max() < 1e-4
+        # model.js's mean over heads is a port of model_attention's mean_over_heads
+        mean = np.abs(np.array(got["mean"]) - np.array(want["mean_over_heads"]))
+        assert mean.max() < 1e-4
 
 
 # ---------------------------------------------------------------------------- model-attention widget
