@@ -272,3 +272,19 @@ def test_cli_explain_log(tmp_path, capsys):
     assert main(["explain-log", str(log), "--model", "llama-3.1-8b", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["engine"] == "vllm"
     assert main(["explain-log", str(log), "--model", "no-such-model"]) == 2
+
+
+def test_recurrent_line_prints_every_layer_and_plain_seqs():
+    """llama.cpp's llama_memory_recurrent line prints n_layer (all layers) and "N seqs"; newer builds
+    add "R rs_seq" (src/llama-memory-recurrent.cpp). A Mamba-2 hybrid's line, in both forms, is rebuilt."""
+    cfg = json.loads((Path(__file__).resolve().parent / "data" / "state_space_configs.json").read_text())
+    nemotron = cfg["configs"]["nemotron-h-8b"]["config"]
+    r = llamacpp_kv_cache(model_architecture(nemotron), 8192)
+    line = r["log_lines"][1]
+    assert "(     1 cells,  52 layers,  1 seqs), R (f32):    2.81 MiB, S (f32):   96.00 MiB" in line
+    for text in (line, line.replace("1 seqs)", "1 seqs  0 rs_seq)")):
+        out = explain_engine_log("llama_context: n_ctx = 8192\n" + r["log_lines"][0] + "\n" + text, nemotron)
+        rec = next(c for c in out["checks"] if c["figure"] == "recurrent state")
+        assert rec["status"] == "exact", rec
+        layers = next(t for t in rec["terms"] if t["term"] == "layers")
+        assert layers["rebuilt"] == "52" and "24 of them keep a state" in layers["how"]

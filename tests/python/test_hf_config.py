@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.hf_config import load_config, parse_hf_config
-from kvlab.memory.kv_bytes import kv_bytes_per_token
+from kvlab.memory.kv_bytes import GIB, MIB, kv_bytes_per_token, layer_memory_map, llamacpp_kv_cache
 
 
 def base(**extra):
@@ -240,12 +241,111 @@ def test_unknown_family_is_refused_naming_what_is_missing():
 
 
 @pytest.mark.parametrize(
-    "family,name",
-    [("jamba", "Jamba"), ("falcon_h1", "Falcon-H1"), ("nemotron_h", "Nemotron-H"), ("granitemoehybrid", "Granite-4")],
+    "family,name,missing",
+    [
+        ("falcon_h1", "Falcon-H1", "attention and a Mamba-2 mixer side by side"),
+        ("mamba", "Mamba", "no attention layer"),
+        ("mamba2", "Mamba-2", "no attention layer"),
+        ("zamba2", "Zamba2", "shared attention"),
+        ("bamba", "Bamba", "not checked"),
+        ("lfm2", "LFM2", "short-convolution"),
+    ],
 )
-def test_state_space_hybrids_are_refused_by_name_not_guessed(family, name):
-    with pytest.raises(ValueError, match=f"{name}.*state-space"):
+def test_state_space_families_not_read_are_refused_by_name_with_the_missing_piece(family, name, missing):
+    with pytest.raises(ValueError, match=f"{name}.*not read yet.*{missing}.*guesses"):
         parse_hf_config(base(model_type=family))
+
+
+# --- Mamba + attention hybrids (issue 13, item 3) ------------------------------------------
+# Real configs with their URLs: data/state_space_configs.json. The state sizes are llama.cpp's
+# (src/llama-hparams.cpp n_embd_r / n_embd_s, f32 in src/llama-memory-recurrent.cpp) over the
+# GGUF hparams convert_hf_to_gguf.py writes (JambaModel, GraniteHybridModel, NemotronHModel).
+# No public llama.cpp load log of these families with its llama_memory_recurrent line was found;
+# the expected values are worked by hand from those formulas.
+
+SSM = json.loads((Path(__file__).resolve().parent / "data" / "state_space_configs.json").read_text())["configs"]
+
+
+def test_jamba_1_5_mini_attention_every_8th_layer_from_4_and_mamba1_state():
+    arch = parse_hf_config(SSM["jamba-1.5-mini"]["config"])
+    full = [i for i, la in enumerate(arch.layers) if la.kind == "full"]
+    assert full == [4, 12, 20, 28]  # i >= attn_layer_offset 4 and (i - 4) % attn_layer_period 8 == 0
+    assert arch.count("linear") == 28
+    assert {la.k_values for la in arch.layers if la.kind == "full"} == {8 * 128}  # 8 KV heads x 4096 / 32
+    mamba = next(la for la in arch.layers if la.kind == "linear")
+    d_inner = 2 * 4096  # mamba_expand x hidden_size
+    assert mamba.conv_state_values == (4 - 1) * d_inner  # Mamba-1: ssm_n_group 0
+    assert mamba.ssm_state_values == 16 * d_inner  # d_state x d_inner
+    r = llamacpp_kv_cache(arch, 262_144)
+    kv, rec = r["caches"]
+    assert kv["bytes"] == 4 * 2 * 1024 * 2 * 262_144 == 4 * GIB  # 4 layers x K,V x 1024 x f16
+    assert rec["k_bytes"] == 28 * 3 * 8192 * 4  # R: 2.625 MiB
+    assert rec["v_bytes"] == 28 * 16 * 8192 * 4 == 14 * MIB  # S
+    assert rec["log_line"].startswith("llama_memory_recurrent: size =   16.62 MiB (     1 cells,  32 layers,  1 seqs)")
+
+
+def test_nemotron_h_8b_mamba2_attention_and_mlp_only_layers():
+    arch = parse_hf_config(SSM["nemotron-h-8b"]["config"])
+    assert arch.summary()["layers_by_kind"] == {"full": 4, "sliding": 0, "linear": 24, "none": 24}
+    assert arch.summary()["head_dim"] == [128]  # attention_head_dim
+    mamba = next(la for la in arch.layers if la.kind == "linear")
+    d_inner = 128 * 64  # mamba_num_heads x mamba_head_dim
+    assert mamba.conv_state_values == 3 * (d_inner + 2 * 8 * 128)  # (d_conv - 1)(d_inner + 2 n_group d_state)
+    assert mamba.ssm_state_values == 128 * d_inner
+    r = llamacpp_kv_cache(arch, 8192, n_seq=2, kv_unified=True)
+    kv, rec = r["caches"]
+    assert (kv["layers"], kv["bytes"]) == (4, 4 * 2 * 8 * 128 * 2 * 8192)  # MLP layers hold no KV
+    assert (rec["cells"], rec["layers"], rec["layers_logged"]) == (2, 24, 52)
+    assert rec["bytes"] == 2 * 24 * (30_720 + 1_048_576) * 4
+    m = layer_memory_map(arch, 4096)
+    assert m["kinds"] == ["full", "linear", "none"]
+    assert {la["allocated_bytes"] for la in m["layers"] if la["kind"] == "none"} == {0}
+
+
+def test_granite_4_h_small_matches_what_llama_cpp_loaded():
+    entry = SSM["granite-4.0-h-small"]
+    arch = parse_hf_config(entry["config"])
+    assert (arch.count("full"), arch.count("linear")) == (4, 36)
+    assert arch.layers[5].kind == "full"  # head_count_kv [0, 0, 0, 0, 0, 8, ...] in the ollama issue's llama.cpp load
+    mamba = arch.layers[0]
+    # the issue's print_info: ssm_d_conv 4, ssm_d_inner 8192, ssm_d_state 128, ssm_n_group 1
+    assert mamba.conv_state_values == (4 - 1) * (8192 + 2 * 1 * 128)
+    assert mamba.ssm_state_values == 128 * 8192
+    rec = llamacpp_kv_cache(arch, 4096)["caches"][1]
+    assert rec["v_bytes"] == 36 * 4 * MIB  # S: 36 layers x 128 x 8192 x 4 B
+    assert f"{rec['k_bytes'] / MIB:.2f}" == "3.48"  # R: 36 x 25,344 x 4 B
+
+
+def test_granite_4_micro_with_only_attention_layers_has_no_state():
+    cfg = dict(SSM["granite-4.0-h-small"]["config"], layer_types=["attention"] * 40)
+    for key in ("mamba_d_conv", "mamba_d_state", "mamba_expand", "mamba_n_groups"):
+        cfg.pop(key)
+    arch = parse_hf_config(cfg)
+    assert arch.count("full") == 40 and arch.count("linear") == 0
+
+
+@pytest.mark.parametrize(
+    "entry, drop, field",
+    [
+        ("jamba-1.5-mini", "mamba_d_state", "mamba_d_state"),
+        ("jamba-1.5-mini", "attn_layer_period", "attn_layer_period"),
+        ("nemotron-h-8b", "n_groups", "n_groups"),
+        ("nemotron-h-8b", "hybrid_override_pattern", "hybrid_override_pattern"),
+        ("granite-4.0-h-small", "mamba_d_conv", "conv_kernel"),
+        ("granite-4.0-h-small", "layer_types", "layer_types"),
+    ],
+)
+def test_a_missing_mamba_field_is_named_not_defaulted(entry, drop, field):
+    cfg = dict(SSM[entry]["config"])
+    cfg.pop(drop)
+    with pytest.raises(ValueError, match=f"'{field}'.*missing"):
+        parse_hf_config(cfg)
+
+
+def test_nemotron_h_pattern_must_match_the_layer_count():
+    cfg = dict(SSM["nemotron-h-8b"]["config"], hybrid_override_pattern="M*-")
+    with pytest.raises(ValueError, match="hybrid_override_pattern.*3 entries.*52"):
+        parse_hf_config(cfg)
 
 
 def test_falcon_multi_query_is_read_as_one_kv_head():

@@ -13,6 +13,8 @@ values. Everything the memory calculator needs follows from that list:
         ever holds the last W tokens
     linear attention / Gated DeltaNet / Mamba ("linear"): no per-token cache;
         a fixed state per sequence instead (`state_values`)
+    a block with neither attention nor a mixer state ("none": Nemotron-H's
+        MLP / MoE-only layers): nothing cached at all
 
 >>> llama2 = uniform_architecture("demo", n_layers=2, n_heads=4, n_kv_heads=4, head_dim=8)
 >>> [layer.k_values for layer in llama2.layers]
@@ -27,13 +29,18 @@ FULL = "full"  # attends to every earlier token: cache grows with context
 SLIDING = "sliding"  # attends to the last `window` tokens only
 LINEAR = "linear"  # recurrent layer (Gated DeltaNet, Mamba): fixed state, no KV
 LAYER_KINDS = (FULL, SLIDING, LINEAR)
+# A layer that caches nothing (Nemotron-H's MLP / MoE-only blocks). Kept out of LAYER_KINDS so
+# the summaries of every other model stay as they were; counted only where a model has one.
+NONE = "none"
+ALL_KINDS = LAYER_KINDS + (NONE,)
+ATTENTION_KINDS = (FULL, SLIDING)
 
 
 @dataclass(frozen=True)
 class LayerSpec:
     """The cache of one layer, in values per token (keys, values) or per sequence (state)."""
 
-    kind: str  # FULL | SLIDING | LINEAR
+    kind: str  # FULL | SLIDING | LINEAR | NONE
     k_values: int = 0  # key values cached per token (kv_heads * head_dim, or MLA latent)
     v_values: int = 0  # value values cached per token (0 for MLA: V comes from the latent)
     window: int | None = None  # SLIDING only: tokens kept
@@ -46,12 +53,14 @@ class LayerSpec:
     ssm_state_values: int = 0
 
     def __post_init__(self) -> None:
-        if self.kind not in LAYER_KINDS:
-            raise ValueError(f"layer kind must be one of {LAYER_KINDS}, got {self.kind!r}")
+        if self.kind not in ALL_KINDS:
+            raise ValueError(f"layer kind must be one of {ALL_KINDS}, got {self.kind!r}")
         if self.kind == SLIDING and (self.window is None or self.window <= 0):
             raise ValueError("a sliding layer needs a positive window (sliding_window)")
-        if self.kind != LINEAR and self.k_values <= 0:
+        if self.kind in ATTENTION_KINDS and self.k_values <= 0:
             raise ValueError("an attention layer needs k_values > 0")
+        if self.kind == NONE and (self.k_values or self.v_values or self.conv_state_values or self.ssm_state_values):
+            raise ValueError("a layer of kind 'none' caches nothing")
 
 
 @dataclass(frozen=True)
@@ -87,14 +96,17 @@ class Architecture:
 
     def summary(self) -> dict:
         """Plain data for a page: layer counts per kind and the attention shape."""
-        attn = [layer for layer in self.layers if layer.kind != LINEAR]
+        attn = [layer for layer in self.layers if layer.kind in ATTENTION_KINDS]
         windows = sorted({layer.window for layer in self.layers if layer.kind == SLIDING})
+        by_kind = {kind: self.count(kind) for kind in LAYER_KINDS}
+        if self.count(NONE):
+            by_kind[NONE] = self.count(NONE)
         return {
             "name": self.name,
             "family": self.family,
             "attention": self.attention,
             "n_layers": self.n_layers,
-            "layers_by_kind": {kind: self.count(kind) for kind in LAYER_KINDS},
+            "layers_by_kind": by_kind,
             "n_heads": self.n_heads,
             "kv_heads": sorted({layer.kv_heads for layer in attn}),
             "head_dim": sorted({layer.head_dim_k for layer in attn}),
@@ -147,6 +159,26 @@ def linear_layer(
     conv = (conv_kernel - 1) * (d_inner + 2 * num_key_heads * key_head_dim)
     ssm = key_head_dim * d_inner
     return LayerSpec(kind=LINEAR, conv_state_values=conv, ssm_state_values=ssm)
+
+
+def mamba_layer(d_conv: int, d_inner: int, d_state: int, n_group: int = 0) -> LayerSpec:
+    """A Mamba-1 (n_group = 0) or Mamba-2 layer: no KV, a conv state and an SSM state per sequence.
+
+    The sizes are llama.cpp's, in the GGUF hparams convert_hf_to_gguf.py writes
+    (ssm_d_conv, ssm_d_inner, ssm_d_state, ssm_n_group), from
+    src/llama-hparams.cpp (https://github.com/ggml-org/llama.cpp/blob/master/src/llama-hparams.cpp):
+        n_embd_r() = (ssm_d_conv - 1) * (ssm_d_inner + 2 * ssm_n_group * ssm_d_state)
+        n_embd_s() = ssm_d_state * ssm_d_inner
+    Mamba-1 (Mamba, Jamba) writes no ssm_n_group, so it is 0 there: r = (d_conv - 1) * d_inner.
+    src/llama-memory-recurrent.cpp keeps one r and one s row per layer per cell, in f32.
+    """
+    conv = (d_conv - 1) * (d_inner + 2 * n_group * d_state)
+    return LayerSpec(kind=LINEAR, conv_state_values=conv, ssm_state_values=d_state * d_inner)
+
+
+def no_cache_layer() -> LayerSpec:
+    """A block with no attention and no mixer state (Nemotron-H's MLP / MoE-only layers)."""
+    return LayerSpec(kind=NONE)
 
 
 def uniform_architecture(

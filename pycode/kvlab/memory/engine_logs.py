@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from kvlab.memory.architecture import FULL, LINEAR, SLIDING, Architecture
+from kvlab.memory.architecture import ATTENTION_KINDS, FULL, LINEAR, SLIDING, Architecture
 from kvlab.memory.kv_bytes import (
     KV_TYPES,
     LLAMACPP_PAD,
@@ -54,7 +54,8 @@ _NUM = r"([\d,]+(?:\.\d+)?)"
 # --- llama.cpp -------------------------------------------------------------------------
 _SIZE = re.compile(
     r"(?P<who>llama_kv_cache(?:_unified)?|llama_memory_recurrent):\s+size\s*=\s*(?P<mib>[\d.]+)\s*MiB\s*\(\s*"
-    r"(?P<cells>\d+)\s*cells,\s*(?P<layers>\d+)\s*layers,\s*(?P<seqs>\d+)(?:\s*/\s*(?P<streams>\d+))?\s*seqs\),\s*"
+    r"(?P<cells>\d+)\s*cells,\s*(?P<layers>\d+)\s*layers,\s*(?P<seqs>\d+)(?:\s*/\s*(?P<streams>\d+))?\s*seqs"
+    r"(?:\s+(?P<rs_seq>\d+)\s*rs_seq)?\),\s*"
     r"(?P<kl>[KR])\s*\((?P<kt>\w+)\):\s*(?P<kmib>[\d.]+)\s*MiB,\s*(?P<vl>[VS])\s*\((?P<vt>\w+)\):\s*(?P<vmib>[\d.]+)\s*MiB"
 )
 _SELF = re.compile(
@@ -150,6 +151,7 @@ def parse_engine_log(text: str) -> dict:
                 "layers": int(m["layers"]),
                 "n_seq": int(m["seqs"]),
                 "streams": int(m["streams"]) if m["streams"] else None,
+                "rs_seq": int(m["rs_seq"]) if m["rs_seq"] else 0,
                 "type_k": m["kt"],
                 "type_v": m["vt"],
                 "k_mib": m["kmib"],
@@ -493,7 +495,7 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
     notes += expected["notes"]
     uses_swa = arch.family in LLAMACPP_SWA_FAMILIES and arch.count(SLIDING) > 0
     kind_layers = {
-        "kv": [la for la in arch.layers if la.kind != LINEAR],
+        "kv": [la for la in arch.layers if la.kind in ATTENTION_KINDS],
         "non-SWA": [la for la in arch.layers if la.kind == FULL or (la.kind == SLIDING and not uses_swa)],
         "SWA": [la for la in arch.layers if la.kind == SLIDING and uses_swa],
         "recurrent": [la for la in arch.layers if la.kind == LINEAR],
@@ -688,33 +690,35 @@ def _recurrent_terms(arch, logged, exp, layers, rule) -> tuple[list[dict], str, 
         {
             "term": "layers",
             "logged": str(logged["layers"]),
-            "rebuilt": str(len(layers)),
-            "how": "linear-attention layers in the config",
-            "ok": len(layers) == logged["layers"],
+            "rebuilt": str(arch.n_layers),
+            "how": f"llama.cpp prints n_layer, every layer of the model; {len(layers)} of them keep a state",
+            "ok": arch.n_layers == logged["layers"],
         },
         {
             "term": "R (f32)",
             "logged": f"{logged['k_mib']} MiB",
             "rebuilt": f"{_mib(r)} MiB",
-            "how": f"{cells} x {len(layers)} layers x {conv:,} conv-state values x 4 B",
+            "how": f"{cells} x {len(layers)} recurrent layers x {conv:,} conv-state values x 4 B",
             "ok": _mib(r) == f"{float(logged['k_mib']):.2f}",
         },
         {
             "term": "S (f32)",
             "logged": f"{logged['v_mib']} MiB",
             "rebuilt": f"{_mib(s)} MiB",
-            "how": f"{cells} x {len(layers)} layers x {ssm:,} recurrent-state values x 4 B",
+            "how": f"{cells} x {len(layers)} recurrent layers x {ssm:,} recurrent-state values x 4 B",
             "ok": _mib(s) == f"{float(logged['v_mib']):.2f}",
         },
     ]
     bad = [t for t in terms if not t["ok"]]
     if not bad:
         return terms, "exact", None
-    return (
-        terms,
-        "differs",
-        (f"{bad[0]['term']}: the log has {bad[0]['logged']}, the config gives {bad[0]['rebuilt']} ({bad[0]['how']})"),
-    )
+    why = f"{bad[0]['term']}: the log has {bad[0]['logged']}, the config gives {bad[0]['rebuilt']} ({bad[0]['how']})"
+    if logged.get("rs_seq"):
+        why += (
+            f"; this build also keeps {logged['rs_seq']} rollback snapshot(s) per sequence (rs_seq), "
+            "which kvlab does not model"
+        )
+    return terms, "differs", why
 
 
 # ---------------------------------------------------------------------------------------

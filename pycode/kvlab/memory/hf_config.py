@@ -4,13 +4,15 @@ Accepts a path, a dict, or pasted JSON text. Families handled (by model_type):
 llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, phi3 (standard
 attention, maybe one sliding window); gemma2, gemma3, gemma3_text, gpt_oss
 (interleaved sliding/full); qwen3_next, qwen3_5, qwen3_5_text, qwen3_5_moe
-(Gated DeltaNet + full attention hybrids); deepseek_v2, deepseek_v3 (MLA).
+(Gated DeltaNet + full attention hybrids); deepseek_v2, deepseek_v3 (MLA);
+jamba, nemotron_h, granitemoehybrid (Mamba + attention hybrids: each layer is
+attention or Mamba, plus Nemotron-H's MLP-only layers that cache nothing).
 Falcon and GPT-BigCode (`n_layer`, `n_head`, `multi_query`) are read too.
 Multimodal configs that nest the language model in `text_config` (Gemma 3,
 Qwen3.5/3.6, LLaVA) are read from there, with a note that the vision encoder
 is not counted. Any other model_type is refused with a message that says
-what is missing (state-space hybrids such as Jamba, Falcon-H1, Nemotron-H
-and Granite-4 by name): never a silent guess.
+what is missing (Falcon-H1, pure Mamba / Mamba-2, Zamba, Bamba and LFM2 by
+name, with the piece kvlab lacks for each): never a silent guess.
 
 A missing or contradictory field is a ValueError that names the field; the
 reader never fills in a number of its own. The one derived value is head_dim
@@ -28,26 +30,46 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kvlab.memory.architecture import FULL, LINEAR, SLIDING, Architecture, attention_layer, linear_layer, mla_layer
+from kvlab.memory.architecture import (
+    FULL,
+    LINEAR,
+    NONE,
+    SLIDING,
+    Architecture,
+    attention_layer,
+    linear_layer,
+    mamba_layer,
+    mla_layer,
+    no_cache_layer,
+)
 
 STANDARD = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3")
 INTERLEAVED = ("gemma2", "gemma3", "gemma3_text", "gpt_oss")
 HYBRID = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
 MLA = ("deepseek_v2", "deepseek_v3")
 MULTI_QUERY = ("falcon", "gpt_bigcode")  # n_layer / n_head names; multi_query: true = one KV head
-KNOWN_FAMILIES = STANDARD + INTERLEAVED + HYBRID + MLA + MULTI_QUERY
-# State-space hybrids: their Mamba layers keep a conv + SSM state that kvlab does not read yet.
+MAMBA_HYBRID = ("jamba", "nemotron_h", "granitemoehybrid")  # each layer attention, Mamba or (Nemotron-H) MLP only
+KNOWN_FAMILIES = STANDARD + INTERLEAVED + HYBRID + MLA + MULTI_QUERY + MAMBA_HYBRID
+# State-space families kvlab still refuses, each with the piece it lacks (never a guess).
 STATE_SPACE = {
-    "jamba": "Jamba",
-    "falcon_h1": "Falcon-H1",
-    "nemotron_h": "Nemotron-H",
-    "granitemoehybrid": "Granite-4 hybrid",
-    "mamba": "Mamba",
-    "mamba2": "Mamba-2",
-    "zamba": "Zamba",
-    "zamba2": "Zamba2",
-    "bamba": "Bamba",
-    "lfm2": "LFM2",
+    "falcon_h1": (
+        "Falcon-H1",
+        "every Falcon-H1 layer runs attention and a Mamba-2 mixer side by side (llama.cpp keeps both a KV "
+        "row and a recurrent state for each layer), and kvlab's layer list holds one kind per layer",
+    ),
+    "mamba": ("Mamba", "it has no attention layer at all, and kvlab's calculators are built around attention layers"),
+    "mamba2": (
+        "Mamba-2",
+        "it has no attention layer at all, and kvlab's calculators are built around attention layers",
+    ),
+    "falcon_mamba": (
+        "Falcon-Mamba",
+        "it has no attention layer at all, and kvlab's calculators are built around attention layers",
+    ),
+    "zamba": ("Zamba", "its shared attention block and how llama.cpp would cache it are not read by kvlab"),
+    "zamba2": ("Zamba2", "its shared attention blocks and how llama.cpp would cache them are not read by kvlab"),
+    "bamba": ("Bamba", "kvlab has not checked its config fields against a real Bamba config"),
+    "lfm2": ("LFM2", "its short-convolution layers (llama.cpp n_shortconv_l_cache) are not read by kvlab"),
 }
 # Older or GPT-2 style names for the fields kvlab reads (transformers maps them the same way).
 FIELD_ALIASES = {
@@ -212,10 +234,10 @@ def parse_hf_config(
     if not family:
         raise ValueError("config field 'model_type' is missing")
     if family in STATE_SPACE:
+        title, missing = STATE_SPACE[family]
         raise ValueError(
-            f"config: model_type {family!r} ({STATE_SPACE[family]}) has state-space (Mamba) layers "
-            "whose conv and SSM state kvlab does not read yet; its numbers would be guesses, so none "
-            "are given"
+            f"config: model_type {family!r} ({title}) is not read yet: {missing}; its numbers would be "
+            "guesses, so none are given"
         )
     if family not in KNOWN_FAMILIES:
         raise ValueError(
@@ -252,6 +274,10 @@ def parse_hf_config(
             "disagree: query heads must be a multiple of KV heads"
         )
     head_dim = _opt_int(cfg, "head_dim")
+    if head_dim is None and family == "nemotron_h" and cfg.get("attention_head_dim") is not None:
+        # convert_hf_to_gguf.py NemotronHModel: head_dim = hparams.get("head_dim", hparams.get("attention_head_dim"))
+        head_dim = _int(cfg, "attention_head_dim")
+        notes.append(f"head_dim from attention_head_dim ({head_dim}), as convert_hf_to_gguf.py reads Nemotron-H")
     if head_dim is None:
         if hidden % n_heads:
             raise ValueError(
@@ -265,14 +291,17 @@ def parse_hf_config(
             "(taken from head_dim, as the model does)"
         )
 
-    kinds = _layer_kinds(cfg, family, n_layers, notes)
+    if family in MAMBA_HYBRID:
+        kinds, mamba = _mamba_hybrid(cfg, family, n_layers, hidden, notes)
+    else:
+        kinds, mamba = _layer_kinds(cfg, family, n_layers, notes), None
     window = None
     if SLIDING in kinds:
         window = _opt_int(cfg, "sliding_window")
         if window is None:
             raise ValueError("config field 'sliding_window' is missing but some layers are sliding_attention")
     linear = None
-    if LINEAR in kinds:
+    if LINEAR in kinds and family not in MAMBA_HYBRID:
         linear = linear_layer(
             conv_kernel=_int(cfg, "linear_conv_kernel_dim"),
             num_key_heads=_int(cfg, "linear_num_key_heads"),
@@ -280,7 +309,16 @@ def parse_hf_config(
             num_value_heads=_int(cfg, "linear_num_value_heads"),
             value_head_dim=_int(cfg, "linear_value_head_dim"),
         )
-    layers = tuple(linear if kind == LINEAR else attention_layer(kind, n_kv, head_dim, window) for kind in kinds)
+    if mamba is not None:
+        linear = mamba
+    layers = tuple(
+        linear
+        if kind == LINEAR
+        else no_cache_layer()
+        if kind == NONE
+        else attention_layer(kind, n_kv, head_dim, window)
+        for kind in kinds
+    )
     attention = "mha" if n_kv == n_heads else ("mqa" if n_kv == 1 else "gqa")
     return Architecture(
         name=label,
@@ -325,3 +363,101 @@ def _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params
         source=str(raw.get("_source", "")),
         notes=tuple(notes),
     )
+
+
+# ---------------------------------------------------------------------------
+# Mamba + attention hybrids, read the way llama.cpp's convert_hf_to_gguf.py reads them
+# (https://github.com/ggml-org/llama.cpp/blob/master/convert_hf_to_gguf.py: JambaModel,
+# GraniteHybridModel, NemotronHModel), then sized by llama.cpp's n_embd_r / n_embd_s
+# (architecture.mamba_layer). The converter falls back to defaults for some missing Mamba
+# fields (d_conv 4, d_state 16 ...); kvlab refuses instead, naming the field.
+# ---------------------------------------------------------------------------
+
+
+def _find(cfg: dict, keys: tuple[str, ...], prefix: str | None = None) -> tuple[str, int]:
+    """The first of `keys` (then `prefix`_key) the config has, as convert_hf_to_gguf.py's find_hparam."""
+    names = list(keys) + ([f"{prefix}_{k}" for k in keys] if prefix else [])
+    for name in names:
+        if cfg.get(name) is not None:
+            return name, _int(cfg, name)
+    raise ValueError(f"config field {names[0]!r} is missing (looked for {', '.join(repr(n) for n in names)})")
+
+
+def _mamba_hybrid(cfg: dict, family: str, n_layers: int, hidden: int, notes: list[str]):
+    """Layer kinds (FULL attention, LINEAR Mamba, NONE) and the Mamba layer of a Jamba / Granite-4 / Nemotron-H config."""
+    if family == "jamba":
+        # JambaModel.set_gguf_parameters: head_count_kv is n_kv for i >= offset with (i - offset) % period == 0
+        offset = _int(cfg, "attn_layer_offset", minimum=0)
+        period = _int(cfg, "attn_layer_period")
+        kinds = [FULL if i >= offset and (i - offset) % period == 0 else LINEAR for i in range(n_layers)]
+        notes.append(
+            f"Jamba: layer i is attention when i >= attn_layer_offset ({offset}) and (i - offset) % "
+            f"attn_layer_period ({period}) == 0, else Mamba-1"
+        )
+    elif family == "granitemoehybrid":
+        # GraniteHybridModel.get_attn_layers: layer_types "attention" vs the rest (Mamba-2)
+        types = cfg.get("layer_types")
+        if not isinstance(types, list):
+            raise ValueError("config field 'layer_types' is missing (Granite-4 hybrids list 'mamba' / 'attention')")
+        if len(types) != n_layers:
+            raise ValueError(f"config field 'layer_types' has {len(types)} entries but num_hidden_layers is {n_layers}")
+        for i, name in enumerate(types):
+            if name not in ("mamba", "attention"):
+                raise ValueError(f"config field 'layer_types'[{i}] = {name!r} is not 'mamba' or 'attention'")
+        kinds = [FULL if name == "attention" else LINEAR for name in types]
+    else:  # nemotron_h
+        pattern = cfg.get("hybrid_override_pattern") or cfg.get("layers_block_type")
+        if pattern is None:
+            raise ValueError(
+                "config fields 'hybrid_override_pattern' and 'layers_block_type' are both missing "
+                "(Nemotron-H needs one to know which layers are Mamba, attention or MLP)"
+            )
+        if len(pattern) != n_layers:
+            raise ValueError(
+                f"config field 'hybrid_override_pattern' has {len(pattern)} entries but num_hidden_layers is {n_layers}"
+            )
+        names = {"M": LINEAR, "*": FULL, "-": NONE, "E": NONE, "mamba": LINEAR, "attention": FULL}
+        names.update({"mlp": NONE, "moe": NONE})
+        kinds = []
+        for i, name in enumerate(pattern):
+            if name not in names:
+                raise ValueError(
+                    f"config field 'hybrid_override_pattern'[{i}] = {name!r} is not M (Mamba-2), * (attention), "
+                    "- (MLP) or E (MoE)"
+                )
+            kinds.append(names[name])
+        if NONE in kinds:
+            notes.append(
+                f"Nemotron-H: {kinds.count(NONE)} MLP / MoE-only layers keep no cache (llama.cpp "
+                "create_memory filters them out of both the KV cache and the recurrent state)"
+            )
+    if FULL not in kinds:
+        raise ValueError(f"config: {family} with no attention layer is not one kvlab reads (no KV cache to size)")
+    if LINEAR not in kinds:
+        notes.append(
+            f"{family}: every layer is attention, so no Mamba state (convert_hf_to_gguf.py makes it non-hybrid)"
+        )
+        return kinds, None
+    if family == "jamba":
+        # JambaModel.set_gguf_parameters: d_inner = mamba_expand x d_model; no ssm_n_group (Mamba-1: 0)
+        d_conv = _int(cfg, "mamba_d_conv")
+        d_state = _int(cfg, "mamba_d_state")
+        d_inner, n_group = _int(cfg, "mamba_expand") * hidden, 0
+        notes.append(f"Jamba: d_inner = mamba_expand x hidden_size = {d_inner}")
+    else:
+        # GraniteHybridModel.__init__ / set_gguf_parameters (NemotronHModel inherits them; prefix "mamba"):
+        # d_model = mamba_head_dim | hidden_size; d_inner = (expand | num_heads) x d_model, and Nemotron-H
+        # d_inner = num_heads x d_model
+        _, d_model = _find(cfg, ("mamba_head_dim", "hidden_size", "d_model"))
+        _, d_conv = _find(cfg, ("conv_kernel", "d_conv"), "mamba")
+        _, d_state = _find(cfg, ("state_size", "d_state", "state_dim", "ssm_state_size"), "mamba")
+        _, n_group = _find(cfg, ("n_groups", "num_groups"), "mamba")
+        key, mult = _find(cfg, ("num_heads",) if family == "nemotron_h" else ("expand", "num_heads"), "mamba")
+        d_inner = mult * d_model
+        notes.append(f"{family}: d_inner = {key} x {d_model} = {d_inner} (as convert_hf_to_gguf.py reads it)")
+    layer = mamba_layer(d_conv, d_inner, d_state, n_group)
+    notes.append(
+        f"Mamba state per layer per sequence (llama.cpp n_embd_r / n_embd_s, f32): conv (d_conv - 1) x (d_inner + "
+        f"2 x n_group x d_state) = {layer.conv_state_values:,}, SSM d_state x d_inner = {layer.ssm_state_values:,}"
+    )
+    return kinds, layer

@@ -21,7 +21,7 @@ True
 
 from __future__ import annotations
 
-from kvlab.memory.architecture import FULL, LINEAR, SLIDING, Architecture, LayerSpec
+from kvlab.memory.architecture import ATTENTION_KINDS, FULL, LINEAR, NONE, SLIDING, Architecture, LayerSpec
 
 KIB, MIB, GIB = 2**10, 2**20, 2**30
 
@@ -127,7 +127,7 @@ def _kind_rows(arch: Architecture, k_type: str, v_type: str) -> dict:
 
 def _formula(arch: Architecture, k_type: str, v_type: str) -> str:
     """The per-token arithmetic, written out: '2 x 32 layers x 32 kv_heads x 128 head_dim x 2 B'."""
-    attn = [layer for layer in arch.layers if layer.kind != LINEAR]
+    attn = [layer for layer in arch.layers if layer.kind in ATTENTION_KINDS]
     shapes = {(layer.kv_heads, layer.head_dim_k, layer.head_dim_v, layer.v_values == 0) for layer in attn}
     kb = KV_TYPES[k_type][1] / KV_TYPES[k_type][0]
     size = f"{kb:g} B" if k_type == v_type else f"({k_type} K, {v_type} V)"
@@ -388,19 +388,25 @@ def llamacpp_kv_cache(
         rs_cells = max(1, n_seq)
         r = sum(l.conv_state_values for l in linear_layers) * 4 * rs_cells
         s = sum(l.ssm_state_values for l in linear_layers) * 4 * rs_cells
-        # the recurrent log line's wording is modelled on the KV one (inferred, not read in source)
+        # src/llama-memory-recurrent.cpp: "size = %7.2f MiB (%6u cells, %3d layers, %2u seqs), R (%s): %7.2f MiB,
+        # S (%s): %7.2f MiB" with n_layer = hparams.n_layer: it prints every layer of the model, though only
+        # the recurrent ones hold a state (real logs: Qwen3.5-4B "(1 cells, 32 layers, 1 seqs)", 24 of them
+        # Gated DeltaNet, S = 24 x 2 MiB = 48.00 MiB)
         caches.append(
             {
                 "cache": "recurrent",
                 "cells": rs_cells,
                 "layers": len(linear_layers),
+                "layers_logged": arch.n_layers,
                 "streams": 1,
                 "k_bytes": r,
                 "v_bytes": s,
                 "bytes": r + s,
                 "mib": (r + s) / MIB,
-                "log_line": _log_line(
-                    "llama_memory_recurrent", rs_cells, len(linear_layers), n_seq, n_seq, "f32", r, "f32", s, "R", "S"
+                "log_line": (
+                    f"llama_memory_recurrent: size = {(r + s) / MIB:7.2f} MiB ({rs_cells:6d} cells, "
+                    f"{arch.n_layers:3d} layers, {n_seq:2d} seqs), R ({LLAMACPP_RECURRENT_TYPE}): {r / MIB:7.2f} MiB, "
+                    f"S ({LLAMACPP_RECURRENT_TYPE}): {s / MIB:7.2f} MiB"
                 ),
             }
         )
@@ -483,6 +489,8 @@ def vllm_kv_cache(
     by_kind = {kind: {"layers": 0, "page_bytes": 0, "bytes_per_sequence": 0} for kind in (FULL, SLIDING, LINEAR)}
     per_token = 0
     for layer in arch.layers:
+        if layer.kind == NONE:
+            continue
         row = by_kind[layer.kind]
         row["layers"] += 1
         if layer.kind == LINEAR:
@@ -616,6 +624,7 @@ LAYER_KIND_LABELS = {
     "sliding": "sliding window",
     "linear": "recurrent state",
     "mla": "MLA latent",
+    "none": "no cache (MLP only)",
 }
 
 
@@ -663,8 +672,11 @@ def layer_memory_map(
             k_type = vk["kv_cache_dtype"]
     layers = []
     for i, layer in enumerate(arch.layers):
-        kind = "mla" if (mla and layer.kind != LINEAR) else layer.kind
-        if layer.kind == LINEAR:
+        kind = "mla" if (mla and layer.kind in ATTENTION_KINDS) else layer.kind
+        if layer.kind == NONE:
+            ideal = alloc = 0
+            held = "nothing"
+        elif layer.kind == LINEAR:
             ideal = alloc = (
                 (layer.conv_state_values + layer.ssm_state_values)
                 * state_bytes

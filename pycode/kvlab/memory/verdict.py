@@ -31,7 +31,7 @@ length (max_position_embeddings) binds too, unless `allow_long_context`
 
 from __future__ import annotations
 
-from kvlab.memory.architecture import LINEAR, Architecture
+from kvlab.memory.architecture import ATTENTION_KINDS, LINEAR, Architecture
 from kvlab.memory.kv_bytes import (
     GIB,
     KV_TYPES,
@@ -121,7 +121,7 @@ def _kv_head_share(arch: Architecture, n_gpus: int) -> tuple[float, str]:
         return 1.0, "one GPU holds every KV head"
     if arch.attention == "mla":
         return 1.0, "MLA: the latent is not split by heads, every GPU holds all of it (replicated)"
-    heads = max(layer.kv_heads for layer in arch.layers if layer.kind != LINEAR)
+    heads = max(layer.kv_heads for layer in arch.layers if layer.kind in ATTENTION_KINDS)
     per_gpu = -(-heads // n_gpus)
     if heads < n_gpus:
         return per_gpu / heads, (f"{plural(heads, 'KV head')} < {n_gpus} GPUs: each GPU keeps a replica of one KV head")
@@ -136,7 +136,7 @@ def _check_tp(arch: Architecture, n_gpus: int, engine: str) -> None:
             f"n_gpus: vLLM's tensor parallelism needs the {arch.n_heads} attention heads to split "
             f"evenly over {n_gpus} GPUs"
         )
-    heads = [layer.kv_heads for layer in arch.layers if layer.kind != LINEAR and arch.attention != "mla"]
+    heads = [layer.kv_heads for layer in arch.layers if layer.kind in ATTENTION_KINDS and arch.attention != "mla"]
     for h in set(heads):
         if h % n_gpus and n_gpus % h:
             raise ValueError(
