@@ -14,14 +14,11 @@ kvlab.register("generate", {
     const form = root.querySelector(".kv-gen-controls");
     const field = (name) => root.querySelector(`[data-field="${name}"]`);
     const btn = (action) => root.querySelector(`[data-action="${action}"]`);
-    const plot = root.querySelector(".kv-gen-topk-plot");
-    const topTable = root.querySelector(".kv-gen-topk-box"); // hidden (not removed) once the chart shows it
     const scrub = root.querySelector('.kv-gen-scrub input[name="at"]');
     const fmt = (x) => x.toFixed(3);
     const el = kit.el;
     let controller = null;
     let nLayer = ctx.data.n_layer;
-    let live = false; // Plotly loads only after the reader's intent
 
     // The build-time run, in the shape kvlab.generate's steps have.
     const fromPython = (s) => ({
@@ -67,15 +64,22 @@ kvlab.register("generate", {
       grid.setAttribute("aria-label", `${nLayer} layers × ${total} tokens; this step computed ${s.tokensIn} and read ${s.cacheLenBefore} from the cache`);
     }
 
+    /* The top guesses as a table with a bar in each row: no chart library, so it
+     * can follow every token as it streams in (a Plotly draw was a ~60 ms task). */
     function renderTop(s) {
       field("topk-which").textContent = `new token ${s.step + 1}`;
-      kit.fillRows(field("topk"), s.top.map((t) => [el("code", null, JSON.stringify(t.text).slice(1, -1)), fmt(t.p)]));
-      if (!live) return;
-      const labels = s.top.map((t, i) => `${i + 1}. ${JSON.stringify(t.text)}`);
-      kit.plot(root, plot,
-        [{ type: "bar", orientation: "h", x: s.top.map((t) => t.p), y: labels, marker: { color: s.top.map((t) => (t.token === s.token ? "#ffb300" : "#7986cb")) }, hovertemplate: "%{y}: %{x:.3f}<extra></extra>" }],
-        { height: 60 + 26 * s.top.length, margin: { l: 110, r: 10, t: 5, b: 30 }, xaxis: { range: [0, 1], title: { text: "probability" } }, yaxis: { autorange: "reversed", automargin: true } }
-      ).then(() => topTable.classList.add("kv-visually-hidden"));
+      const body = field("topk");
+      kit.fillRows(body, s.top.map((t) => {
+        const word = el("span");
+        word.append(el("code", null, JSON.stringify(t.text).slice(1, -1)));
+        if (t.token === s.token) word.append(el("span", "kv-sr-only", " (chosen)"));
+        const cell = el("span", "kv-gen-p");
+        const bar = el("span", "kv-gen-bar");
+        bar.style.setProperty("--p", fmt(t.p));
+        cell.append(bar, fmt(t.p));
+        return [word, cell];
+      }));
+      s.top.forEach((t, i) => body.children[i].classList.toggle("kv-gen-chosen", t.token === s.token));
     }
 
     function stepRow(s) {
@@ -217,8 +221,6 @@ kvlab.register("generate", {
     // The model loads when the reader shows intent (a control, or “Make it live”).
     return {
       activate: async () => {
-        live = true;
-        show(run.at);
         await ctx.model();
         ctx.say("Model loaded: press Generate (Ctrl+Enter in the prompt), or step back through the run shown.");
         ctx.setState("ready");
