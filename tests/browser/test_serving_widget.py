@@ -82,3 +82,69 @@ def test_controls_recompute_speed_and_cost_in_pyodide(page, site_url):
     expect(root.locator('[data-field="cost"]')).to_have_text(want["cost_text"])
     wait_ready(root)
     assert shown(root) == expected(want)
+
+
+def test_vllm_share_and_block_size_by_keyboard_move_the_chats_that_fit(page, site_url):
+    root = open_widget(page, site_url + "serving/", "serving")
+    activate(root)
+    wait_ready(root)
+    util = root.locator('input[name="gpu_memory_utilization"]')
+    block = root.locator('select[name="block_size"]')
+    # the limits and choices are Python's (the gpu-fit widget's); the default engine is vLLM, so both are on
+    options = kvlab.serving_figure()["options"]
+    limits = options["limits"]["gpu_memory_utilization"]
+    assert util.get_attribute("min") == str(limits["min"]) and util.get_attribute("max") == str(limits["max"])
+    assert util.get_attribute("step") == str(options["gpu_memory_utilization_step"])
+    assert block.locator("option").all_text_contents() == [str(b) for b in options["block_sizes"]]
+    expect(util).to_be_enabled()
+    expect(util).to_have_value("0.9")
+    before = kvlab.serving_figure()
+    assert root.locator('[data-field="chats"]').inner_text() == before["chats_that_fit_text"]
+
+    # keyboard only: Tab from the engine to vLLM's share, type 0.5
+    root.locator('select[name="engine"]').focus()
+    page.keyboard.press("Tab")
+    expect(util).to_be_focused()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("0.5")
+    want = kvlab.serving_figure(gpu_memory_utilization=0.5)
+    assert want["chats_that_fit_text"] != before["chats_that_fit_text"] and not want["fits"]
+    expect(root.locator('[data-field="flags"]')).to_have_text(want["flags"])
+    wait_ready(root)
+    assert "--gpu-memory-utilization 0.5" in want["flags"]
+    assert shown(root) == expected(want)
+    expect(root.locator('[data-field="budget"]')).to_have_text(want["budget"]["human"])
+
+    # one step up with the arrow key, then Tab to the block size and pick the next one with the arrow key
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Tab")
+    expect(block).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    expect(block).to_have_value("32")
+    want = kvlab.serving_figure(gpu_memory_utilization=0.51, block_size=32)
+    assert want["flags"].endswith("--gpu-memory-utilization 0.51 --block-size 32")
+    expect(root.locator('[data-field="flags"]')).to_have_text(want["flags"])
+    wait_ready(root)
+    assert shown(root) == expected(want)
+
+    # out of range: Python clamps it, the field shows what was used and the widget says so
+    util.focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("3")
+    want = kvlab.serving_figure(gpu_memory_utilization=3, block_size=32)
+    expect(root.locator('[data-field="flags"]')).to_have_text(want["flags"])
+    expect(util).to_have_value("1")
+    expect(root).to_contain_text("vLLM's share of GPU memory: asked 3, used 1")
+
+    # llama.cpp has neither flag: both are off
+    root.locator('select[name="engine"]').select_option("llamacpp")
+    expect(util).to_be_disabled()
+    expect(block).to_be_disabled()
+
+
+def test_embed_link_sets_the_vllm_settings(page, site_url):
+    # the embed's query string reaches the new controls like any other (not live: nothing is computed yet)
+    root = open_widget(page, site_url + "embed/serving/?gpu_memory_utilization=0.5&block_size=128", "serving")
+    expect(root).to_have_attribute("data-embed-applied", "true")
+    expect(root.locator('input[name="gpu_memory_utilization"]')).to_have_value("0.5")
+    expect(root.locator('select[name="block_size"]')).to_have_value("128")

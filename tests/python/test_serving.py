@@ -191,3 +191,114 @@ def test_cli_bad_input_is_an_error_not_a_traceback(capsys):
     assert code == 2 and "not in the catalogue" in out.err
     code, out = run(capsys, "fit", "--model", "my-config.json", "--memory-gib", "8", "--context", "10")
     assert code == 2
+
+
+# --- vLLM's --gpu-memory-utilization and --block-size reach the serving verdict ----------------
+
+# Llama-3.1-8B (config.json): 32 layers, 8 KV heads x 128, hidden 4096, intermediate 14336, vocab 128256,
+# 8.03e9 params; H100 SXM: 80 GiB.
+LLAMA_KV_PER_TOKEN = 32 * 2 * 8 * 128 * 2  # K and V, f16: 128 KiB
+LLAMA_BF16_WEIGHTS = int(8.03e9 * 2)
+# vLLM's activation reserve as verdict.py counts it (kv_bytes.vllm_activation_reserve): one 2048-token step's
+# activations in bf16, f32 logits for 256 sequences, 1 GiB of CUDA context and graphs
+LLAMA_VLLM_RESERVE = 2048 * (4 * 4096 + 2 * 14336) * 2 + 256 * 128256 * 4 + GIB
+
+
+def vllm_chats(utilization: float, context: int, block_size: int = 16) -> int:
+    """verdict.py's vLLM accounting by hand: (utilization x memory - weights - reserve) // KV per sequence,
+    the sequence's KV in whole blocks."""
+    budget = int(80 * GIB * utilization)
+    per_chat = -(-context // block_size) * block_size * LLAMA_KV_PER_TOKEN
+    return (budget - LLAMA_BF16_WEIGHTS - LLAMA_VLLM_RESERVE) // per_chat
+
+
+def test_serving_gpu_memory_utilization_moves_the_batch_limit_and_the_verdict():
+    from kvlab import serving_figure
+
+    default = serving_figure()  # vLLM, 8 chats of 32,768 tokens: vLLM's own default share, 0.9
+    assert default["params"]["gpu_memory_utilization"] == 0.9 and default["params"]["block_size"] == 16
+    assert default["chats_that_fit"] == vllm_chats(0.9, 32768) == 13 and default["fits"]
+    assert default["budget"]["bytes"] == int(0.9 * 80 * GIB)
+
+    half = serving_figure(gpu_memory_utilization=0.5)
+    assert half["chats_that_fit"] == vllm_chats(0.5, 32768) == 5
+    assert half["chats_that_fit_text"] == "5 sequences of 32,768 tokens"
+    assert half["budget"]["bytes"] == int(0.5 * 80 * GIB)
+    assert not half["fits"] and half["verdict"] == "does not fit" and half["binding"] == "kv_cache"
+    assert half["ms_per_token"] is None and half["usd_per_million_tokens"] is None  # not timed nor priced
+    assert "--gpu-memory-utilization 0.5" in half["flags"] and "--block-size" not in half["flags"]
+    # the same batch of 5 fits at 0.5 and is timed; the memory used does not depend on the share
+    five = serving_figure(gpu_memory_utilization=0.5, batch=5)
+    assert five["fits"] and five["ms_per_token"] > 0
+    # the curve and the like-for-like prices follow the share too: batch 8 at 32,768 tokens does not fit
+    i = half["curve"]["contexts"].index(32768)
+    assert half["curve"]["fits_batch"][i] is False and default["curve"]["fits_batch"][i] is True
+    chosen = next(row for row in half["same_kind"] if row["chosen"])
+    assert chosen["cost_text"] == "does not fit"
+
+
+def test_serving_block_size_rounds_each_chat_up_to_whole_blocks():
+    from kvlab import serving_figure
+
+    # 30,000 tokens: 1,875 blocks of 16 (exactly) but 235 blocks of 128 = 30,080 tokens a chat
+    small = serving_figure(context=30000, gpu_memory_utilization=0.6)
+    big = serving_figure(context=30000, gpu_memory_utilization=0.6, block_size=128)
+    assert small["chats_that_fit"] == vllm_chats(0.6, 30000) and big["chats_that_fit"] == vllm_chats(0.6, 30000, 128)
+    used = 8 * 30080 * LLAMA_KV_PER_TOKEN + LLAMA_BF16_WEIGHTS + LLAMA_VLLM_RESERVE
+    assert big["memory_used"]["bytes"] == used
+    assert big["memory_used"]["bytes"] - small["memory_used"]["bytes"] == 8 * 80 * LLAMA_KV_PER_TOKEN
+    assert big["flags"].endswith("--block-size 128")
+
+
+def test_serving_llamacpp_ignores_the_vllm_settings():
+    from kvlab import serving_figure
+
+    base = serving_figure(engine="llamacpp")
+    other = serving_figure(engine="llamacpp", gpu_memory_utilization=0.3, block_size=64)
+    for key in ("chats_that_fit", "budget", "flags", "verdict", "ms_per_token", "memory_used"):
+        assert other[key] == base[key], key
+
+
+def test_serving_vllm_settings_are_clamped_with_a_notice_or_refused():
+    from kvlab import serving_figure
+
+    data = serving_figure(gpu_memory_utilization=1.5, block_size=1000)
+    assert data["clamped"] == {
+        "gpu_memory_utilization": {"requested": 1.5, "used": 1.0},
+        "block_size": {"requested": 1000, "used": 128},
+    }
+    assert data["params"]["gpu_memory_utilization"] == 1.0 and data["params"]["block_size"] == 128
+    assert serving_figure(gpu_memory_utilization=0)["clamped"]["gpu_memory_utilization"]["used"] == 0.1
+    # the template's limits and choices are the gpu-fit widget's
+    from kvlab import gpu_fit_figure
+
+    fit = gpu_fit_figure()["options"]
+    for key in ("block_sizes", "gpu_memory_utilization_step", "vllm_defaults"):
+        assert data["options"][key] == fit[key], key
+    for key in ("gpu_memory_utilization", "block_size"):
+        assert data["options"]["limits"][key] == fit["limits"][key], key
+    with pytest.raises(ValueError, match="^block_size must be one of 1, 8, 16, 32, 64, 128, got 24"):
+        serving_figure(block_size=24)
+    with pytest.raises(ValueError, match="^gpu_memory_utilization must be a finite number"):
+        serving_figure(gpu_memory_utilization=float("nan"))
+
+
+# --- decode_time_per_token with nothing to read ---------------------------------------------
+
+
+def test_a_step_that_reads_nothing_is_refused_with_the_fields_named():
+    # 0 bytes / bandwidth = 0 s per step: tokens per second would be 1 / 0
+    with pytest.raises(ValueError, match="^weight_bytes and kv_bytes must not both be 0"):
+        decode_time_per_token(0, 0, 2000)
+    with pytest.raises(ValueError, match="^weight_bytes and kv_bytes must not both be 0"):
+        decode_time_per_token(0, 0, 2000, batch=8, flops_per_step=0, peak_tflops=989)
+    # with a positive compute bound the step has a time: the compute one
+    r = decode_time_per_token(0, 0, 2000, flops_per_step=1e12, peak_tflops=1000)
+    assert r["seconds_per_token"] == pytest.approx(1e-3) and r["bound"] == "compute"
+    assert r["kv_share_of_reads"] == 0.0
+    # either one alone is a defined step
+    assert decode_time_per_token(0, 1e9, 1000)["seconds_per_token"] == pytest.approx(1e-3)
+    assert decode_time_per_token(1e9, 0, 1000)["seconds_per_token"] == pytest.approx(1e-3)
+    for name, args in (("weight_bytes", (-1, 1e9, 1000)), ("kv_bytes", (1e9, float("nan"), 1000))):
+        with pytest.raises(ValueError, match=f"^{name} must be"):
+            decode_time_per_token(*args)

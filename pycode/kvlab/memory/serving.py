@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from kvlab.memory.architecture import LINEAR, SLIDING, Architecture
 from kvlab.memory.catalogue import get_gpu, model_architecture
-from kvlab.memory.kv_bytes import kv_cache_bytes
+from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION, kv_cache_bytes
 from kvlab.memory.weights import model_weights_bytes, params_text, weights_bytes
 from kvlab.inputs import finite_number
 
@@ -48,9 +48,15 @@ def decode_time_per_token(
     Both roofline bounds: bytes / bandwidth, and (when `flops_per_step` and
     `peak_tflops` are given) FLOPs / peak compute. The step takes the longer;
     `bound` names which one binds.
+
+    A step must take some time: `weight_bytes` and `kv_bytes` may not both be 0 unless the
+    compute bound is given and positive (else tokens per second would be 1 / 0); that, and
+    negative or non-finite byte counts, are a ValueError naming the field.
     """
     if not bandwidth_gb_s > 0 or batch < 1 or not 0 < bandwidth_efficiency <= 1:
         raise ValueError("bandwidth must be positive, batch >= 1, bandwidth_efficiency in (0, 1]")
+    finite_number("weight_bytes", weight_bytes, minimum=0)
+    finite_number("kv_bytes", kv_bytes, minimum=0)
     bandwidth = bandwidth_gb_s * 1e9 * bandwidth_efficiency
     bytes_read = weight_bytes + batch * kv_bytes
     memory_time = bytes_read / bandwidth
@@ -58,6 +64,11 @@ def decode_time_per_token(
     if flops_per_step is not None and peak_tflops:
         compute_time = flops_per_step / (peak_tflops * 1e12)
     step = max(memory_time, compute_time or 0.0)
+    if not step > 0:
+        raise ValueError(
+            "weight_bytes and kv_bytes must not both be 0 (with no positive compute bound): "
+            "a step that reads nothing takes no time, so tokens per second is undefined"
+        )
     bound = "compute" if compute_time is not None and compute_time > memory_time else "bandwidth"
     assumptions = [
         "time per step = the longer of bytes read / bandwidth and FLOPs / peak compute (roofline)",
@@ -178,10 +189,13 @@ def serving_estimate(
     engine: str = "vllm",
     answer_tokens: int = 512,
     solve: bool = True,
+    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
+    block_size: int = VLLM_BLOCK_SIZE,
 ) -> dict:
     """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
-    Memory is `kvlab.memory.verdict.fit_verdict` for the same settings: a batch that
+    Memory is `kvlab.memory.verdict.fit_verdict` for the same settings (under vLLM with its
+    `gpu_memory_utilization` and `block_size`; llama.cpp ignores both): a batch that
     does not fit is neither timed nor priced (those fields are None and
     `verdict` says why). Each step takes the longer of its two roofline bounds
     (bytes / bandwidth, FLOPs / peak compute); the binding one is `bound`.
@@ -203,7 +217,17 @@ def serving_estimate(
         price_per_hour = finite_number("price_per_hour", price_per_hour, minimum=0)
     efficiency = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
     v = fit_verdict(
-        arch, context, n_seq=batch, weights=weights_format, kv=kv, gpu=card, n_gpus=n_gpus, engine=engine, solve=solve
+        arch,
+        context,
+        n_seq=batch,
+        weights=weights_format,
+        kv=kv,
+        gpu=card,
+        n_gpus=n_gpus,
+        engine=engine,
+        gpu_memory_utilization=gpu_memory_utilization,
+        block_size=block_size,
+        solve=solve,
     )
     bandwidth = card["bandwidth_gb_s"] * n_gpus
     peak = card.get("bf16_dense_tflops")

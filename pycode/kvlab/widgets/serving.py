@@ -7,18 +7,22 @@ It reuses the memory page's context steps, limits and pickers (kvlab.widgets.mem
 from __future__ import annotations
 
 
-from kvlab.inputs import clamp_rounded
+from kvlab.inputs import clamp_number, clamp_rounded
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
+from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_BLOCK_SIZES, VLLM_GPU_MEMORY_UTILIZATION
 from kvlab.memory.serving import _weights_read, serving_estimate
 from kvlab.memory.weights import weight_format
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
 from kvlab.widgets.memory import (
     ANSWER_LIMITS,
     BATCH_LIMITS,
+    BLOCK_SIZE_LIMITS,
     CONTEXT_LIMITS,
     CONTEXT_STEPS,
     CONTEXT_TICKS,
     ENGINE_LABELS,
+    GPU_MEMORY_UTILIZATION_LIMITS,
+    GPU_MEMORY_UTILIZATION_STEP,
     _check_kv_mode,
     _context_flag,
     _curve_contexts,
@@ -59,14 +63,26 @@ def serving_figure(
     kv: str = "f16",
     engine: str = "vllm",
     answer: int = 512,
+    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
+    block_size: int = VLLM_BLOCK_SIZE,
 ) -> dict:
     """The serving widget: the fit verdict for the batch, then (only if it fits) time per step from both
     roofline bounds with the binding one named, chats that fit, dollars per million tokens with prefill, the
-    same cost on GPUs priced the same way, and ms/token against context for batch 1 and the chosen batch."""
+    same cost on GPUs priced the same way, and ms/token against context for batch 1 and the chosen batch.
+
+    `gpu_memory_utilization` and `block_size` are vLLM's (`--gpu-memory-utilization`, `--block-size`), checked
+    as the gpu-fit widget checks them; llama.cpp ignores them. Out-of-range values are clamped and say so; a
+    block size vLLM does not take (after clamping into its range) is a ValueError naming the field."""
     clamped: dict = {}
     context = clamp_rounded("context", context, *CONTEXT_LIMITS, clamped)
     batch = clamp_rounded("batch", batch, *BATCH_LIMITS, clamped)
     answer = clamp_rounded("answer", answer, *ANSWER_LIMITS, clamped)
+    utilization = round(
+        clamp_number("gpu_memory_utilization", gpu_memory_utilization, *GPU_MEMORY_UTILIZATION_LIMITS, clamped), 2
+    )
+    block_size = clamp_rounded("block_size", block_size, *BLOCK_SIZE_LIMITS, clamped)
+    if block_size not in VLLM_BLOCK_SIZES:
+        raise ValueError(f"block_size must be one of {', '.join(map(str, VLLM_BLOCK_SIZES))}, got {block_size}")
     if engine not in ENGINE_LABELS:
         raise ValueError(f"engine must be llamacpp or vllm, got {engine!r}")
     weights = weight_format(weights)
@@ -75,6 +91,8 @@ def serving_figure(
     card = get_gpu(gpu)
     arch = model_architecture(info["id"])
     settings = {"weights_format": weights, "kv": kv, "engine": engine, "answer_tokens": answer}
+    if engine == "vllm":
+        settings.update(gpu_memory_utilization=utilization, block_size=block_size)
     est = serving_estimate(arch, card["id"], context, batch, **settings)
     one = serving_estimate(arch, card["id"], context, 1, **settings)
     v = est["verdict"]
@@ -137,6 +155,8 @@ def serving_figure(
             "kv": kv,
             "engine": engine,
             "answer": answer,
+            "gpu_memory_utilization": utilization,
+            "block_size": block_size,
         },
         "clamped": clamped,
         "context_human": token_count(context),
@@ -216,6 +236,9 @@ def serving_figure(
             "weights": weight_options(),
             "kv": kv_options(),
             "modes": ENGINE_LABELS,
+            "block_sizes": list(VLLM_BLOCK_SIZES),
+            "gpu_memory_utilization_step": GPU_MEMORY_UTILIZATION_STEP,
+            "vllm_defaults": {"gpu_memory_utilization": VLLM_GPU_MEMORY_UTILIZATION, "block_size": VLLM_BLOCK_SIZE},
             "context_steps": CONTEXT_STEPS,
             "context_ticks": CONTEXT_TICKS,
             "limits": _limits(),

@@ -20,6 +20,8 @@ kvlab.register("serving", {
       const engine = form.engine.value;
       for (const opt of form.kv.options) opt.disabled = !opt.dataset.modes.split(" ").includes(engine);
       if (form.kv.selectedOptions[0].disabled) form.kv.value = "f16";
+      // vLLM's own settings: llama.cpp has no such flags, so they are off (Python ignores them there)
+      form.gpu_memory_utilization.disabled = form.block_size.disabled = engine !== "vllm";
     }
 
     function readState(ev) {
@@ -30,6 +32,7 @@ kvlab.register("serving", {
       const context = parseInt(form.context.value, 10);
       const batch = parseInt(form.batch.value, 10);
       const answer = parseInt(form.answer.value, 10);
+      const util = parseFloat(form.gpu_memory_utilization.value);
       return {
         model: form.model.value,
         gpu: form.gpu.value,
@@ -39,6 +42,8 @@ kvlab.register("serving", {
         kv: form.kv.value,
         engine: form.engine.value,
         answer: Number.isFinite(answer) ? answer : data.params.answer,
+        gpu_memory_utilization: Number.isFinite(util) ? util : data.params.gpu_memory_utilization,
+        block_size: parseInt(form.block_size.value, 10),
       };
     }
 
@@ -46,13 +51,18 @@ kvlab.register("serving", {
       "serving_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data, { context: "context", batch: "batch", answer: "answer tokens" });
+        ctx.reportClamped(data, {
+          context: "context", batch: "batch", answer: "answer tokens",
+          gpu_memory_utilization: "vLLM's share of GPU memory", block_size: "block size",
+        });
         form.context.value = data.params.context;
         form.context_step.value = data.context_step;
         form.context_step.setAttribute("aria-valuetext", data.context_text);
         form.answer.value = data.params.answer;
         form.batch.value = data.params.batch;
         form["batch-out"].value = data.params.batch;
+        form.gpu_memory_utilization.value = data.params.gpu_memory_utilization;
+        form.block_size.value = data.params.block_size;
         await render();
       },
       (data) => data.status
