@@ -58,6 +58,10 @@ def as_text(value) -> str:
 # few 1e-3 relative; every other function is plain float64 arithmetic and compared to 1e-9.
 MODEL_DERIVED_REL_TOL = 5e-3
 MODEL_DERIVED = {"generation_demo", "model_attention", "kv_quant_demo", "kv_quant_table"}
+# A 4-bit cache rounds each value to one of 16 levels: when the last float32 bits move a value
+# across a level boundary, the largest logit change moves by about a percent (q4_0's max |dlogit|
+# was 1.718 on one CI machine and 1.73 on another). A wrong computation moves it by far more.
+KEY_REL_TOL = {"max_abs_dlogit": 3e-2}
 
 
 def first_difference(old, new, path="$", rel_tol=1e-9):
@@ -75,7 +79,7 @@ def first_difference(old, new, path="$", rel_tol=1e-9):
         if list(old) != list(new):
             return f"{path} (keys {sorted(set(old) ^ set(new)) or 'reordered'})"
         for key in old:
-            where = first_difference(old[key], new[key], f"{path}.{key}", rel_tol)
+            where = first_difference(old[key], new[key], f"{path}.{key}", max(rel_tol, KEY_REL_TOL.get(key, 0)))
             if where:
                 return where
         return None

@@ -14,5 +14,5 @@ eviction    eviction.md        eviction_timeline, eviction_view, context_shift_t
 
 Every one is exported from `kvlab` (the browser calls them by name through
 kvlab.bridge.call_json). Inputs are checked by kvlab.inputs; text is formatted
-by kvlab.wording.
+by kvlab.wording; what each returns is a TypedDict in kvlab.widgets.results.
 """

@@ -14,6 +14,7 @@ import numpy as np
 from kvlab.core import tiny
 from kvlab.core.attention import scaled_dot_product_attention
 from kvlab.inputs import clamp_quietly
+from kvlab.widgets.results import AttentionDemoResult, ModelAttentionResult, PronounHead
 
 ATTENTION_SENTENCE = "The cat sat on the mat because it was tired"
 
@@ -31,7 +32,7 @@ def attention_demo(
     seed: int = 0,
     causal: bool = True,
     sentence: str = ATTENTION_SENTENCE,
-) -> dict:
+) -> AttentionDemoResult:
     """Scaled dot-product attention on a short sentence with seeded random Q, K, V.
 
     Returns the tokens, the (T, T) attention weights, the (T, d) outputs and the
@@ -64,7 +65,7 @@ def attention_demo(
 PRONOUNS = (" it", " It", " he", " He", " she", " She", " they", " They")
 
 
-def pronoun_head() -> dict | None:
+def pronoun_head() -> PronounHead | None:
     """The head the model card found to resolve pronouns best (models/evaluate.py,
     pronoun_heads: mean attention from "it"/"he"/"she" to the antecedent over held-out
     sentences), with its measured figures; None for a card without that measurement."""
@@ -94,7 +95,7 @@ def model_attention(
     layer: int | None = None,
     head: int | str | None = None,
     query: int | None = None,
-) -> dict:
+) -> ModelAttentionResult:
     """Attention weights of every layer and head for a prompt (numpy reference):
     weights[layer][head][query][key], plus the average over heads per layer.
 

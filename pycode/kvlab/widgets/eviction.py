@@ -18,6 +18,13 @@ from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.wording import span_text
 from kvlab.inputs import clamp_int, clamp_rounded, clamp_view_int, one_of, view_limits
+from kvlab.widgets.results import (
+    ContextShiftViewResult,
+    DoorCodeChatResult,
+    DoorCodeScoreResult,
+    EvictionRecallDemoResult,
+    EvictionViewResult,
+)
 
 
 # ----------------------------------------------------------------------------
@@ -116,7 +123,7 @@ def eviction_view(
     budget: int = 12,
     recent: int = 4,
     seed: int = 0,
-) -> dict:
+) -> EvictionViewResult:
     """`eviction_timeline` as a step × position raster, plus every policy's attention kept for comparison.
 
     grid[step][position]: 0 not seen yet, 1 evicted, 2 cached, 3 the token added
@@ -184,7 +191,7 @@ KEPT, VISIBLE, DISCARDED = 3, 2, 1
 
 def context_shift_view(
     prompt_len: int = 8, n_generate: int = 40, n_ctx: int = 32, n_keep: int = 4, mode: str = "shift"
-) -> dict:
+) -> ContextShiftViewResult:
     """`context_shift_timeline` as a step × text-token raster, with the shifts spelled out.
 
     prompt_len is clamped to n_ctx - 1 and, for a shift, n_keep to n_ctx - 3
@@ -286,7 +293,7 @@ def _code_positions(tok, ids: list[int], text: str, code: str) -> list[int]:
     return [i for i, e in enumerate(ends) if start < e <= start + len(code)]
 
 
-def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | None = None) -> dict:
+def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | None = None) -> DoorCodeChatResult:
     """A door-code chat the reader wrote (or edited), ready to be read and asked.
 
     Finds the first "code NNNN" in the chat, appends the question, tokenizes
@@ -349,7 +356,7 @@ def door_code_score(
     runs: dict | None = None,
     window: int = 64,
     sinks: int = 4,
-) -> dict:
+) -> DoorCodeScoreResult:
     """Score the three caches' runs on a door-code chat: the model's raw outputs in, every derived number out.
 
     runs: {"full"|"window"|"sinks": {"answer": text, "cached": [positions held after
@@ -425,7 +432,9 @@ def door_code_score(
     }
 
 
-def eviction_recall_demo(episode: int = 0, window: int = 64, sinks: int = 4, n_new: int = 8) -> dict:
+def eviction_recall_demo(
+    episode: int = 0, window: int = 64, sinks: int = 4, n_new: int = 8
+) -> EvictionRecallDemoResult:
     """The door-code question after a long chat, answered by the tiny model with
     the full cache, a sliding window, and attention sinks + the same window.
 

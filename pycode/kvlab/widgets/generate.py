@@ -12,12 +12,15 @@ from kvlab.core import tiny
 from kvlab.core.sampling import top_k_probs
 from kvlab.core.decoding import DecoderConfig, decoding_costs
 from kvlab.inputs import LIMITS, clamp_quietly, finite_number
+from kvlab.widgets.results import GenerationDemoResult, RaceDemoResult, RaceTheoryResult
 
 GENERATE_LIMITS = {"max_new_tokens": (1, 200), "top_k": (1, 20)}
 RACE_LIMITS = {"prompt_len": (1, 511), "n_new": (1, 511)}
 
 
-def generation_demo(prompt: str = tiny.DEFAULT_PROMPT, max_new_tokens: int = 24, top_k: int = 5) -> dict:
+def generation_demo(
+    prompt: str = tiny.DEFAULT_PROMPT, max_new_tokens: int = 24, top_k: int = 5
+) -> GenerationDemoResult:
     """Greedy generation with the KV cache, step by step (numpy reference).
 
     Per step: phase, the token chosen, the top-k next-token probabilities
@@ -62,7 +65,7 @@ def generation_demo(prompt: str = tiny.DEFAULT_PROMPT, max_new_tokens: int = 24,
     }
 
 
-def race_demo(n_new: int = 128) -> dict:
+def race_demo(n_new: int = 128) -> RaceDemoResult:
     """race_theory for the default prompt (its length counted by the tokenizer),
     with the prompt itself: the static figure of the model-race widget."""
     prompt_len = len(tiny.tiny_tokenizer().encode(tiny.DEFAULT_PROMPT))
@@ -76,7 +79,7 @@ def race_theory(
     n_head: int = 4,
     n_embd: int = 128,
     vocab_size: int | None = None,
-) -> dict:
+) -> RaceTheoryResult:
     """What kvlab's accounting predicts for the race on the tiny model.
 
     Multiply-adds per step with and without the cache (projections, MLP,

@@ -12,9 +12,10 @@ import numpy as np
 from kvlab.core.cache import cache_lengths
 from kvlab.core.decoding import DecoderConfig, ToyDecoder, positions_processed
 from kvlab.inputs import clamp_int
+from kvlab.widgets.results import StepThroughFigureResult, StepThroughResult
 
 
-def step_through(prompt_len: int = 4, steps: int = 4, layers: int = 2, seed: int = 0) -> dict:
+def step_through(prompt_len: int = 4, steps: int = 4, layers: int = 2, seed: int = 0) -> StepThroughResult:
     """Run the toy decoder with a cache, step by step: what each layer computes and reads.
 
     `steps` counts decode steps after the prefill, so the result has steps + 1
@@ -106,7 +107,7 @@ def cache_phases(prompt_len: int = 4, steps: int = 4) -> dict:
     }
 
 
-def step_through_figure(prompt_len: int = 6, steps: int = 4, layers: int = 2, seed: int = 0) -> dict:
+def step_through_figure(prompt_len: int = 6, steps: int = 4, layers: int = 2, seed: int = 0) -> StepThroughFigureResult:
     """kvlab.step_through plus the check that caching changes nothing but the work.
 
     The same toy decoder (same layers and seed, same prompt) generates the

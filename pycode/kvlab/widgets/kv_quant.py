@@ -27,6 +27,7 @@ import numpy as np
 
 from kvlab.core import kv_quant, tiny
 from kvlab.inputs import clamp_quietly
+from kvlab.widgets.results import KvQuantDemoResult, KvQuantTableResult
 
 KV_QUANT_PROMPT = tiny.DEFAULT_PROMPT
 KV_QUANT_LIMITS = {"n_new": (4, 64)}
@@ -97,7 +98,7 @@ def kv_quant_measure(prompt: str = KV_QUANT_PROMPT, n_new: int = 48, episodes: l
     }
 
 
-def kv_quant_table(measurements: dict | None = None) -> dict:
+def kv_quant_table(measurements: dict | None = None) -> KvQuantTableResult:
     """The table from raw measurements (the browser's, or the numpy reference's when None).
 
     measurements = {config: {n_layer, n_head, n_embd[, n_kv_head]}, prompt_len, source,
@@ -160,7 +161,7 @@ def kv_quant_table(measurements: dict | None = None) -> dict:
     }
 
 
-def kv_quant_demo(prompt: str = KV_QUANT_PROMPT, n_new: int = 48) -> dict:
+def kv_quant_demo(prompt: str = KV_QUANT_PROMPT, n_new: int = 48) -> KvQuantDemoResult:
     """The kv-quant widget's static figure: the table measured on the numpy reference,
     the chats it asks about, and the model card's recall by distance per format."""
     if not isinstance(prompt, str) or not prompt.strip():

@@ -31,6 +31,7 @@ from kvlab.memory.llama_server import llama_server_command
 from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
 from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
 from kvlab.wording import GIB, amount, human_bytes, params_billions, plural, token_count, trim
+from kvlab.widgets.results import EngineLogFigureResult, GpuFitFigureResult, KvMemoryFigureResult
 
 # Context steps for the log-scale sliders and the curves: 1k, 1.5k, 2k, 3k ... 1M tokens.
 # Each is a multiple of 256, so llama.cpp's padding does not move it.
@@ -468,7 +469,7 @@ def kv_memory_figure(
     n_seq: int = 1,
     config: str = "",
     references: str = ",".join(REFERENCE_MODELS),
-) -> dict:
+) -> KvMemoryFigureResult:
     """The kv-memory widget: bytes per token with its formula (and, for windowed and hybrid models, the
     fixed part and the growth per token), the split by layer kind, the total, KV GiB against context for the
     model and reference models, and every attention kind side by side.
@@ -612,7 +613,7 @@ def gpu_fit_figure(
     n_gpus: int = 1,
     gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
     block_size: int = VLLM_BLOCK_SIZE,
-) -> dict:
+) -> GpuFitFigureResult:
     """The gpu-fit widget: kvlab.memory.verdict.fit_verdict for one GPU (weights + KV cache + compute buffer or
     activation reserve against its memory), what binds, the largest context and the most sequences that fit,
     and the same verdict for every catalogue GPU.
@@ -777,7 +778,7 @@ def engine_log_figure(
     model: str = "llama-3.1-8b",
     config: str = "",
     settings: str = "",
-) -> dict:
+) -> EngineLogFigureResult:
     """The engine-log widget: a llama.cpp or vLLM start-up log explained figure by figure.
 
     With no `log`, the bundled `example` (a real log with its URL) is explained with its own model.

@@ -13,6 +13,7 @@ from __future__ import annotations
 from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, run_requests, shared_prompt_requests
 from kvlab.wording import sci
 from kvlab.inputs import clamp_int, clamp_number, view_limits
+from kvlab.widgets.results import PrefixBlocksResult, PrefixCacheFigureResult, PrefixCasesResult
 
 GRANULARITY_BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64]
 
@@ -121,7 +122,7 @@ def prefix_cache_figure(
     block_size: int = 16,
     flops_per_token: float = 1.4e10,
     bytes_per_token: int = 131072,
-) -> dict:
+) -> PrefixCacheFigureResult:
     """One shared system prompt, many requests: prefill with no prefix cache, a radix tree, hashed blocks.
 
     The same runs as `prefix_cache_demo` (unbounded caches), plus the baseline
@@ -230,7 +231,7 @@ def prefix_cache_figure(
     }
 
 
-def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 16) -> dict:
+def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 16) -> PrefixBlocksResult:
     """Two requests that share a prefix, cut into blocks: which blocks of the second one hit.
 
     Request 1 fills an empty block cache; request 2 (same prefix, its own
@@ -366,7 +367,9 @@ PREFIX_CASES = {
 }
 
 
-def prefix_cases(case: str = "system_prompt", shared_len: int = 40, own_len: int = 12, block_size: int = 16) -> dict:
+def prefix_cases(
+    case: str = "system_prompt", shared_len: int = 40, own_len: int = 12, block_size: int = 16
+) -> PrefixCasesResult:
     """Three requests of one case, through a block cache (vLLM) and a token-granular one (SGLang).
 
     A segment's tokens are the same wherever the segment is shared (the same

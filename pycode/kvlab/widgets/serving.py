@@ -34,6 +34,7 @@ from kvlab.widgets.memory import (
     model_groups,
     weight_options,
 )
+from kvlab.widgets.results import ServingFigureResult
 
 
 # ---------------------------------------------------------------------------
@@ -65,7 +66,7 @@ def serving_figure(
     answer: int = 512,
     gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
     block_size: int = VLLM_BLOCK_SIZE,
-) -> dict:
+) -> ServingFigureResult:
     """The serving widget: the fit verdict for the batch, then (only if it fits) time per step from both
     roofline bounds with the binding one named, chats that fit, dollars per million tokens with prefill, the
     same cost on GPUs priced the same way, and ms/token against context for batch 1 and the chosen batch.

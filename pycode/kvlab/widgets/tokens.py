@@ -10,9 +10,10 @@ import numpy as np
 from kvlab.core import tiny
 from kvlab.inputs import clamp_quietly
 from kvlab.core.sampling import top_k_probs
+from kvlab.widgets.results import NextTokenDemoResult, TokenizeDemoResult
 
 
-def tokenize_demo(text: str = "The cat sat on the mat. Its door code is 4719! 😀") -> dict:
+def tokenize_demo(text: str = "The cat sat on the mat. Its door code is 4719! 😀") -> TokenizeDemoResult:
     """How text becomes tokens: each token's text, id and UTF-8 bytes.
 
     Works in the browser too (the tokenizer is pure Python). Long input is cut
@@ -51,7 +52,7 @@ def _display(raw: bytes) -> str:
         return "<" + " ".join(f"{b:02X}" for b in raw) + ">"
 
 
-def next_token_demo(prompt: str = "Mia had a red ball. She gave", top_k: int = 10) -> dict:
+def next_token_demo(prompt: str = "Mia had a red ball. She gave", top_k: int = 10) -> NextTokenDemoResult:
     """One forward pass of the tiny model (numpy reference): the probabilities
     of the most likely next tokens after the prompt (softmax at temperature 1)."""
     if not prompt.strip():

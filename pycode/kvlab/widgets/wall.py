@@ -15,13 +15,21 @@ import numpy as np
 
 from kvlab.core.decoding import DecoderConfig, decoding_costs, times_processed
 from kvlab.inputs import clamp_int
+from kvlab.widgets.results import (
+    AddTokenCounters,
+    QuadraticWallFigureResult,
+    RaceFigureResult,
+    RaceOdometers,
+    RaceResult,
+    ReprocessingResult,
+)
 
 
 # ----------------------------------------------------------------------------
 # Without vs with a cache
 
 
-def race(n: int = 19) -> dict:
+def race(n: int = 19) -> RaceResult:
     """Token-computations of both models while generating n tokens (one-token prompt).
 
     Step t pushes t tokens through the model without a cache and 1 with one.
@@ -55,7 +63,7 @@ def race(n: int = 19) -> dict:
     }
 
 
-def reprocessing(n: int = 50) -> dict:
+def reprocessing(n: int = 50) -> ReprocessingResult:
     """How many times each token was pushed through the model by the time there are n tokens.
 
     Shape: {"params": {"n": 50}, "clamped": {}, "tokens": [1, ..., 50],
@@ -73,7 +81,7 @@ def reprocessing(n: int = 50) -> dict:
     }
 
 
-def add_token_counters(n: int) -> dict:
+def add_token_counters(n: int) -> AddTokenCounters:
     """The "Add token" readout once the n-th token is in: what this step did and the running totals.
 
     Step n without a cache pushes all n tokens through the model (n - 1 of them
@@ -100,7 +108,9 @@ def add_token_counters(n: int) -> dict:
 ODOMETER_FRAMES = 200
 
 
-def race_odometers(cumulative_no_cache: list[int], cumulative_cache: list[int], frames: int = ODOMETER_FRAMES) -> dict:
+def race_odometers(
+    cumulative_no_cache: list[int], cumulative_cache: list[int], frames: int = ODOMETER_FRAMES
+) -> RaceOdometers:
     """Two odometers burning the same units per second: the frames of the race.
 
     A unit is one token-computation; both models spend one unit per tick. At
@@ -213,7 +223,7 @@ RACE_TARGET_RATIO = 10
 RACE_REPLY_TOKENS = 1000
 
 
-def race_figure(n: int = 19, reply: int = RACE_REPLY_TOKENS, target_ratio: int = RACE_TARGET_RATIO) -> dict:
+def race_figure(n: int = 19, reply: int = RACE_REPLY_TOKENS, target_ratio: int = RACE_TARGET_RATIO) -> RaceFigureResult:
     """kvlab.race(n) plus two landmarks: where the saving first reaches `target_ratio`, and a `reply`-token reply.
 
     landmarks.target: the smallest n whose total (no cache / cache) ratio is >= target_ratio,
@@ -272,7 +282,7 @@ def quadratic_wall_figure(
     n_kv_heads: int = 12,
     d_ff: int = 3072,
     max_points: int = 128,
-) -> dict:
+) -> QuadraticWallFigureResult:
     """kvlab.quadratic_wall, thinned to at most `max_points` plotted steps, plus the first and last step in full.
 
     "tokens" are the sampled step numbers (1-based) and every per-step list is

@@ -16,6 +16,7 @@ from kvlab.memory.kv_bytes import kv_cache_bytes
 from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.prefix_cache import run_requests, shared_prompt_requests
 from kvlab.widgets.kv_cache import cache_phases
+from kvlab.widgets.results import PrefillDecodeSequenceResult, TradeoffMapResult
 
 GIB = 2**30
 LENGTHS = {"short": 1024, "medium": 8192, "long": 65536}  # tokens in the conversation
@@ -118,7 +119,7 @@ def _cell(length: str, repetition: str, memory: str) -> dict:
     }
 
 
-def tradeoff_map(length: str = "medium", repetition: str = "medium", memory: str = "medium") -> dict:
+def tradeoff_map(length: str = "medium", repetition: str = "medium", memory: str = "medium") -> TradeoffMapResult:
     """Which technique helps at a conversation length × prefix repetition × memory setting, computed.
 
     "cell": the chosen setting (techniques that help, why, in numbers); "grid": every
@@ -150,7 +151,7 @@ def tradeoff_map(length: str = "medium", repetition: str = "medium", memory: str
     }
 
 
-def prefill_decode_sequence(prompt: str = "The cat sat", replies: str = "on the") -> dict:
+def prefill_decode_sequence(prompt: str = "The cat sat", replies: str = "on the") -> PrefillDecodeSequenceResult:
     """The messages of a sequence diagram: one prefill step, then one decode step per reply word.
 
     Words stand for tokens here. Cache lengths before and after each step come

@@ -1,0 +1,252 @@
+"""Every widget function's result has the shape its return annotation declares (issue 12, item 3).
+
+Each function the widgets call (test_snapshots.FUNCTIONS) is annotated with a TypedDict from
+kvlab.widgets.results. Its result, for the defaults and for the inputs in CALLS (the other
+branches: clamped values, null fields, optional keys, other models and engines), is checked
+against that annotation with typeguard, every item of every list included: a key the TypedDict
+does not declare, a required key that is missing, or a value of another type fails here, naming
+the path (e.g. "value of key 'steps' of dict ... item 0 ... is not an instance of int").
+
+A new shape is declared in kvlab/widgets/results.py; a new widget function without a TypedDict
+return annotation fails test_every_widget_function_returns_a_typed_dict.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+
+import pytest
+from typeguard import CollectionCheckStrategy, TypeCheckError, check_type
+
+import kvlab
+from kvlab.memory.catalogue import engine_log_examples
+from kvlab.widgets import results
+from tests.python.test_inputs_every_function import PARAMETERS
+from tests.python.test_snapshots import FUNCTIONS
+
+EXAMPLES = {e["id"]: e for e in engine_log_examples()}
+CONFIG = json.dumps(
+    {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 2048,
+        "num_hidden_layers": 16,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "max_position_embeddings": 4096,
+        "vocab_size": 32000,
+        "intermediate_size": 5632,
+        "torch_dtype": "bfloat16",
+    }
+)
+# door_code_score's runs as the browser sends them (the full cache's, a window's, sinks + window's)
+RUNS = {
+    "full": {"answer": " the door has code 3457.", "cached": None, "prompt_nll": [1.0, 2.0, 0.5, 0.25]},
+    "window": {"answer": " code 3400", "cached": [0, 3], "prompt_nll": [1.5, 2.5, 0.75, 0.5]},
+    "sinks": {"answer": "", "cached": [0, 1, 2, 3], "prompt_nll": [1.0, 2.0, 0.5, 0.5]},
+}
+# kv_quant_table's measurements as the browser sends them: two formats, one door-code chat
+MEASUREMENTS = {
+    "source": "test",
+    "prompt_len": 3,
+    "config": {"n_layer": 2, "n_head": 2, "n_embd": 64, "n_kv_head": 1},
+    "generation": {
+        "fp32": {"logits": [[0.0, 1.0], [1.0, 0.0]], "cache_bytes": 64},
+        "q4_0": {"logits": [[0.0, 1.0], [0.0, 1.0]], "cache_bytes": 20},
+    },
+    "recall": [{"code": 1234, "distance": 10, "answers": {"fp32": "code 1234", "q4_0": "code 1299"}}],
+}
+
+# Inputs besides the defaults, per function: extremes, and what reaches the other branches.
+CALLS: dict[str, list[dict]] = {
+    "attention_demo": [{"d": 2, "causal": False}, {"d": 1000, "temperature": "0.01", "seed": 7, "sentence": "one"}],
+    "model_attention": [
+        {"layer": 0, "head": "mean", "query": 0},
+        {"prompt": "Hello there", "layer": 99, "head": -5, "query": -1},
+    ],
+    "tokenize_demo": [{"text": ""}, {"text": "aé " * 900}],
+    "next_token_demo": [{"top_k": 1}, {"prompt": "The", "top_k": 99}],
+    "generation_demo": [{"max_new_tokens": 1, "top_k": 1}, {"prompt": "Once", "max_new_tokens": 3, "top_k": 20}],
+    "race_demo": [{"n_new": 1}],
+    "race_theory": [
+        {"n_new": 1},
+        {"prompt_len": 1, "n_new": 511, "n_layer": 1, "n_head": 1, "n_embd": 8, "vocab_size": 10},
+    ],
+    "reprocessing": [{"n": 1}, {"n": 10**6}],
+    "race_figure": [{"n": 1, "reply": 1, "target_ratio": 1}, {"n": 5000, "reply": 3, "target_ratio": 10**6}],
+    "quadratic_wall_figure": [{"n": 1, "max_points": 1}, {"n": 5000, "n_kv_heads": 4, "max_points": 10**9}],
+    "step_through_figure": [
+        {"prompt_len": 1, "steps": 1, "layers": 1},
+        {"prompt_len": 100, "steps": 100, "layers": 100, "seed": 5},
+    ],
+    "eviction_view": [
+        {"policy": "full"},
+        {"policy": "window", "n": 1},
+        {"policy": "h2o", "budget": 3, "recent": 9, "n": 10**6},
+    ],
+    "context_shift_view": [
+        {"mode": "stop"},
+        {"prompt_len": 40, "n_ctx": 8, "n_keep": 99},
+        {"n_generate": 1, "n_keep": -1},
+    ],
+    "door_code_chat": [
+        {"chat": "no code in here"},
+        {"chat": "the door has code 1234.\n" * 40, "block_size": 16, "n_new": 99},
+    ],
+    "door_code_score": [
+        {"runs": RUNS, "code_positions": [1, 2], "window": 1, "sinks": 99},
+        {"code": None, "runs": {"window": {**RUNS["window"], "prompt_nll": []}}},
+    ],
+    "eviction_recall_demo": [{"episode": -1, "window": 8, "sinks": 0, "n_new": 1}],
+    "prefix_blocks": [{"prefix_len": 0, "suffix_len": 1, "block_size": 1}, {"prefix_len": 32, "block_size": 16}],
+    "prefix_cache_figure": [
+        {"n_requests": 1, "prefix_len": 0},
+        {"block_size": 7, "flops_per_token": "2e9", "bytes_per_token": 1.5},
+    ],
+    "prefix_cases": [
+        {"case": case, "shared_len": 999, "own_len": 1, "block_size": 5}
+        for case in ("code_template", "instructions_last", "multi_turn")
+    ],
+    "kv_memory_figure": [
+        {"model": "gemma-2-9b", "mode": "vllm", "kv": "fp8", "context": 10**9},
+        {"model": "qwen3-next-80b-a3b", "mode": "exact", "n_seq": 3, "references": ""},
+        {"model": "deepseek-v2-lite", "kv": "q4_0", "context": 1.5},
+        {"config": CONFIG, "context": 8192},
+        {"config": "not json"},
+        {"config": '{"model_type": "llama"}'},
+    ],
+    "gpu_fit_figure": [
+        {
+            "mode": "vllm",
+            "kv": "f16",
+            "weights": "BF16",
+            "n_gpus": 2,
+            "gpu": "h100-sxm",
+            "gpu_memory_utilization": 5,
+            "block_size": 32,
+        },
+        {"model": "deepseek-v3", "gpu": "m4-max-128gb", "context": 2**20},
+        {"model": "llama-3.1-70b", "weights": "BF16", "gpu": "rtx-3090"},
+        {"model": "qwen3-0.6b", "gpu": "mi300x", "context": 4096, "n_seq": 256},
+    ],
+    "serving_figure": [
+        {"engine": "llamacpp", "kv": "q8_0", "weights": "Q4_K_M", "gpu": "mi300x", "batch": 1},
+        {"model": "llama-3.1-70b", "gpu": "rtx-4090", "context": 2**20, "batch": 1024, "answer": 10**6},
+        {"model": "deepseek-v2-lite", "gpu": "m4-max-128gb", "gpu_memory_utilization": 0.01},
+    ],
+    "engine_log_figure": [
+        *({"example": key} for key in EXAMPLES),
+        {
+            "log": EXAMPLES["llamacpp-gpt-oss-20b-swa"]["log"],
+            "model": "gpt-oss-20b",
+            "settings": "n_ctx=8192, swa_full=true",
+        },
+        {"log": EXAMPLES["vllm-qwen3-14b"]["log"], "config": EXAMPLES["vllm-qwen3-14b"].get("config", "")},
+        {"log": "hello\nno engine here", "model": "llama-3.1-8b"},
+        {"log": EXAMPLES["vllm-llama-3.1-8b-20k"]["log"], "config": "not json"},
+        {"log": EXAMPLES["vllm-llama-3.1-8b-20k"]["log"], "settings": "bogus"},
+    ],
+    "kv_quant_demo": [{"n_new": 4, "prompt": "Hi"}],
+    "kv_quant_table": [{"measurements": MEASUREMENTS}, {"measurements": {**MEASUREMENTS, "recall": []}}],
+    "tradeoff_map": [
+        {"length": "short", "repetition": "low", "memory": "low"},
+        {"length": "long", "repetition": "high", "memory": "high"},
+        {"length": "long", "memory": "low"},
+    ],
+    "prefill_decode_sequence": [{"replies": "one"}, {"prompt": "a", "replies": "b c d e"}],
+}
+
+# Public helpers whose results are parts of the widgets' (typed with the same TypedDicts).
+HELPERS: dict[str, list[dict]] = {
+    "race": [{}, {"n": 1}],
+    "add_token_counters": [{"n": 1}, {"n": 40}],
+    "race_odometers": [{"cumulative_no_cache": [1, 3, 6], "cumulative_cache": [1, 2, 3], "frames": 2}],
+    "step_through": [{}, {"prompt_len": 1, "steps": 1, "layers": 1}],
+}
+
+# Too slow to call once per numeric parameter and extreme (the tiny model's forward passes).
+SLOW = {"eviction_recall_demo", "generation_demo", "kv_quant_demo", "kv_quant_table"}
+EXTREMES = (1e308, -1e308, 2.5)
+
+
+def return_type(name: str):
+    return typing.get_type_hints(getattr(kvlab, name))["return"]
+
+
+def check(value, hint) -> None:
+    """typeguard.check_type on every item of every list and dict, not only the first (its default)."""
+    check_type(value, hint, collection_check_strategy=CollectionCheckStrategy.ALL_ITEMS)
+
+
+def typed_dicts() -> list[type]:
+    return [v for v in vars(results).values() if typing.is_typeddict(v)]
+
+
+def test_every_widget_function_returns_a_typed_dict():
+    untyped = []
+    for name in FUNCTIONS + sorted(HELPERS):
+        hint = typing.get_type_hints(getattr(kvlab, name)).get("return")
+        if not (typing.is_typeddict(hint) and hint.__module__ == results.__name__):
+            untyped.append(f"{name} -> {hint}")
+    assert untyped == [], f"annotate with a TypedDict from kvlab/widgets/results.py: {untyped}"
+
+
+def test_calls_name_widget_functions():
+    assert sorted(set(CALLS) - set(FUNCTIONS)) == []
+    assert len(FUNCTIONS) >= 27 and len(typed_dicts()) >= 100
+
+
+@pytest.mark.parametrize("td", typed_dicts(), ids=lambda td: td.__name__)
+def test_not_required_keys_are_optional(td):
+    """The annotations are evaluated (results.py has no `from __future__ import annotations`), so a
+    NotRequired key is in __optional_keys__ and everything else in __required_keys__."""
+    hints = typing.get_type_hints(td, include_extras=True)
+    optional = {k for k, h in hints.items() if typing.get_origin(h) is typing.NotRequired}
+    assert set(td.__optional_keys__) == optional
+    assert set(td.__required_keys__) == set(hints) - optional
+
+
+CASES = [(name, {}) for name in FUNCTIONS] + [(name, kw) for name, calls in CALLS.items() for kw in calls]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), CASES, ids=lambda x: x if isinstance(x, str) else "")
+def test_result_matches_its_declared_type(name, kwargs):
+    check(getattr(kvlab, name)(**kwargs), return_type(name))
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [(n, kw) for n, calls in HELPERS.items() for kw in calls])
+def test_helper_result_matches_its_declared_type(name, kwargs):
+    check(getattr(kvlab, name)(**kwargs), return_type(name))
+
+
+@pytest.mark.parametrize(("name", "parameter"), [(f, p) for f, p in PARAMETERS if f not in SLOW])
+def test_extremes_match_the_declared_type(name, parameter):
+    """Each numeric parameter at the ends of what the page can send (clamped or refused)."""
+    for value in EXTREMES:
+        try:
+            result = getattr(kvlab, name)(**{parameter: value})
+        except ValueError:
+            continue  # refused, naming the field: test_inputs_every_function's business
+        check(result, return_type(name))
+
+
+def test_the_check_fails_on_an_undeclared_key_a_missing_key_and_a_wrong_type():
+    good = kvlab.attention_demo()
+    hint = return_type("attention_demo")
+    check(good, hint)
+    broken = {
+        "an undeclared key": {**good, "extra": 1},
+        "a missing key": {k: v for k, v in good.items() if k != "scale"},
+        "a wrong type": {**good, "d": "8"},
+        "a wrong type after the first list item": {**good, "tokens": [*good["tokens"][:-1], 5]},
+        "null where none is declared": {**good, "temperature": None},
+    }
+    for what, value in broken.items():
+        with pytest.raises(TypeCheckError):
+            check(value, hint)
+            pytest.fail(f"{what} passed the check")
+    nested = kvlab.context_shift_view()
+    nested["steps"][-1]["visible"] = [[0, "8"]]
+    with pytest.raises(TypeCheckError, match="steps"):
+        check(nested, return_type("context_shift_view"))
