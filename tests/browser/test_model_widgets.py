@@ -177,6 +177,9 @@ def test_model_race_static_figure_is_race_theory_for_the_default_prompt(built_si
     assert f">{tiny.DEFAULT_PROMPT}</textarea>" in html
     assert f"{data['speedup_decode']:,.1f}" in html and f"{data['total_macs']['no_cache']:,.0f}" in html
     assert "The measured race runs in your browser" in html
+    # the theory is there before any race (with JavaScript on, before the reader's first run)
+    theory = html.split('data-widget="model-race"', 1)[1].split('data-field="theory"', 1)[1].split("</strong>", 1)[0]
+    assert f'data-value="{data["speedup_decode"]}">{data["speedup_decode"]:,.1f}×' in theory
 
 
 def test_model_race_widget_runs_and_agrees_with_the_theory(page, site_url):
