@@ -47,6 +47,13 @@ def test_static_figure_is_the_reference_models_greedy_continuation(built_site):
     ) in html
     assert "cache empty before" not in html
     assert f"<td>{first['cache_len_before']}</td><td>{first['cache_len_after']}</td>" in html
+    # the controls start where the run shown was made: its number of new tokens and its top-k
+    n_new, top_k = len(data["steps"]), len(first["top"])
+    assert f"then {n_new} new ones" in html
+    (lo, hi), (klo, khi) = data["limits"]["max_new_tokens"], data["limits"]["top_k"]
+    assert f'name="max_new_tokens" min="{lo}" max="{hi}" step="1" value="{n_new}">' in html
+    assert f'<output name="max_new_tokens-out">{n_new}</output>' in html
+    assert f'name="top_k" min="{klo}" max="{khi}" step="1" value="{top_k}">' in html
 
 
 def test_the_run_shown_can_be_stepped_back_and_forth(widget):
@@ -141,7 +148,8 @@ def test_rapid_clicks_start_only_one_run(widget):
     button.evaluate("b => { b.click(); b.click(); b.click(); }")
     widget.page.wait_for_function("el => el.dataset.tokens !== undefined", arg=widget.element_handle(), timeout=120_000)
     rows = widget.locator('[data-field="steps"] tr')
-    expect(rows).to_have_count(40)  # the default: one run of 40 tokens, not three interleaved
+    # the default (the slider starts at the run shown): one run, not three interleaved
+    expect(rows).to_have_count(len(kvlab.generation_demo()["steps"]))
 
 
 def test_stop_ends_a_run_early(widget):
