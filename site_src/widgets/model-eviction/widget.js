@@ -9,6 +9,7 @@ kvlab.register("model-eviction", {
     const kit = kvlab.kit;
     const form = root.querySelector("form");
     const plot = root.querySelector(".kv-me-plot");
+    const plotHelp = root.querySelector(".kv-me-plot-help"); // shown with the chart, which only a run draws
     const field = (n) => root.querySelector(`[data-field="${n}"]`);
     const episodes = ctx.data.episodes;
     const COLORS = { full: "#3f51b5", window: "#e53935", sinks: "#ffb300" };
@@ -138,6 +139,7 @@ kvlab.register("model-eviction", {
         shapes: cp.length ? [{ type: "rect", xref: "x", yref: "paper", x0: cp[0] + 1, x1: cp[cp.length - 1] + 1, y0: 0, y1: 1, fillcolor: "rgba(255,179,0,0.3)", line: { width: 0 } }, ...lines] : lines,
         annotations: cp.length ? [{ x: cp[0] + 1, y: 1, yref: "paper", text: "the code", showarrow: false, yanchor: "bottom", font: { size: 11 } }] : [],
       });
+      plotHelp.hidden = false;
     }
 
     runButton.addEventListener("click", run);
