@@ -175,7 +175,7 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
 
     markdown = widget_blocks.replace_blocks(markdown, block)
     if widget_blocks.GALLERY_MARKER in markdown:
-        markdown = markdown.replace(widget_blocks.GALLERY_MARKER, gallery_markdown(page, files))
+        markdown = markdown.replace(widget_blocks.GALLERY_MARKER, gallery_markdown(page, files, config))
     _state["pages"][page.file.src_uri] = rendered
     return markdown
 
@@ -255,10 +255,44 @@ def embed_page_markdown(widget) -> str:
     )
 
 
-def gallery_markdown(page: Page, files: Files) -> str:
-    """Every widget: what it shows, a live preview and the snippet to copy."""
+def nav_paths(nav) -> list[str]:
+    """The markdown files of mkdocs.yml's nav, in reading order.
+
+    >>> nav_paths([{"Home": "index.md"}, {"Part": [{"A": "a.md"}, "b.md"]}, {"Out": "https://x.org"}])
+    ['index.md', 'a.md', 'b.md']
+    """
+    paths = []
+    for item in nav or []:
+        entries = item.values() if isinstance(item, dict) else [item]
+        for entry in entries:
+            if isinstance(entry, list):
+                paths += nav_paths(entry)
+            elif isinstance(entry, str) and entry.endswith(".md"):
+                paths.append(entry)
+    return paths
+
+
+def gallery_order(widgets: dict, nav: list[str], docs_dir: Path) -> list[str]:
+    """Widget names in the site's reading order: by the nav position of the page that explains
+    each one, then by where its first block sits on that page (a widget on no nav page goes last)."""
+
+    def key(name: str) -> tuple:
+        page = widgets[name].page
+        where = nav.index(page) if page in nav else len(nav)
+        source = docs_dir / page
+        text = source.read_text(encoding="utf-8") if source.is_file() else ""
+        first = next((m.start() for m in widget_blocks.BLOCK_RE.finditer(text) if m["name"] == name), len(text))
+        return (where, first, name)
+
+    return sorted(widgets, key=key)
+
+
+def gallery_markdown(page: Page, files: Files, config: MkDocsConfig) -> str:
+    """Every widget, in the site's reading order: what it shows, a live preview and the snippet to copy."""
     parts = []
-    for name, widget in _state["widgets"].items():
+    widgets = _state["widgets"]
+    for name in gallery_order(widgets, nav_paths(config["nav"]), Path(config["docs_dir"])):
+        widget = widgets[name]
         embed_file = files.get_file_from_path(f"embed/{name}.md")
         explained = files.get_file_from_path(widget.page)
         src = get_relative_url(embed_file.url, page.url)

@@ -73,6 +73,24 @@ def test_widget_blocks_are_all_rendered(built_site):
         assert "<!-- widget:" not in html, html_file
 
 
+def test_the_embed_gallery_follows_the_sites_reading_order(built_site):
+    import widget_blocks
+
+    nav = re.findall(r"^\s+- .*?:\s*([\w-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M)
+    widgets = widget_blocks.discover_widgets()
+    html = (built_site / "embed" / "index.html").read_text()
+    names = re.findall(r'class="kv-gallery-item" data-embed-name="([\w-]+)"', html)
+    assert sorted(names) == sorted(widgets)
+    # by the nav position of the page that explains each widget, then by where it sits on that page
+    pages = [widgets[n].page for n in names]
+    assert [nav.index(p) for p in pages] == sorted(nav.index(p) for p in pages), pages
+    for a, b in zip(names, names[1:]):
+        if widgets[a].page == widgets[b].page:
+            text = (ROOT / "site_src" / "pages" / widgets[a].page).read_text()
+            first = {n: re.search(rf"^<!-- widget: {n}\s", text, re.M).start() for n in (a, b)}
+            assert first[a] < first[b], (a, b)
+
+
 RESOURCE_RE = re.compile(
     r"""<(?:script|img|iframe|source|audio|video)[^>]*\ssrc=["']([^"']+)|<link[^>]*\shref=["']([^"']+)"""
 )
