@@ -53,7 +53,7 @@ from kvlab.widgets.eviction import (
     eviction_timeline,
     eviction_view,
 )
-from kvlab.widgets.generate import generation_demo, race_demo, race_theory
+from kvlab.widgets.generate import generation_demo, race_demo, race_measured, race_theory
 from kvlab.widgets.kv_quant import kv_quant_demo, kv_quant_table
 from kvlab.widgets.kv_cache import cache_equivalence, cache_phases, step_through, step_through_figure
 from kvlab.widgets.memory import engine_log_figure, gpu_fit_figure, kv_memory_figure
@@ -163,6 +163,7 @@ __all__ = [
     "model_attention",
     "next_token_demo",
     "race_demo",
+    "race_measured",
     "race_theory",
     "tokenize_demo",
 ]

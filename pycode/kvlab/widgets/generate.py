@@ -12,7 +12,7 @@ from kvlab.core import tiny
 from kvlab.core.sampling import top_k_probs
 from kvlab.core.decoding import DecoderConfig, decoding_costs
 from kvlab.inputs import LIMITS, clamp_quietly, finite_number
-from kvlab.widgets.results import GenerationDemoResult, RaceDemoResult, RaceTheoryResult
+from kvlab.widgets.results import GenerationDemoResult, RaceDemoResult, RaceMeasuredResult, RaceTheoryResult
 
 GENERATE_LIMITS = {"max_new_tokens": (1, 200), "top_k": (1, 20)}
 RACE_LIMITS = {"prompt_len": (1, 511), "n_new": (1, 511)}
@@ -126,4 +126,68 @@ def race_theory(
         "speedup_total": total["no_cache"] / total["cache"],
         "speedup_decode": (decode["no_cache"] / decode["cache"]) if n_new > 1 else 1.0,
         "assumption": "time ∝ multiply-adds; the browser adds a fixed overhead per step, which the theory leaves out",
+    }
+
+
+def _race_run(name: str, run) -> dict:
+    """One run as the browser sends it: {"tokens": [id, ...], "ms": [ms, ...]}, step 0 the prefill."""
+    if not isinstance(run, dict):
+        raise ValueError(f"{name} must be an object with tokens and ms, got {type(run).__name__}")
+    tokens, ms = run.get("tokens"), run.get("ms")
+    if not isinstance(tokens, list) or not isinstance(ms, list) or len(tokens) != len(ms):
+        raise ValueError(f"{name} needs lists tokens and ms of one length")
+    if len(ms) > RACE_LIMITS["n_new"][1]:
+        raise ValueError(f"{name} has {len(ms)} steps, more than {RACE_LIMITS['n_new'][1]}")
+    return {
+        "tokens": [finite_number(f"{name}.tokens", t, 0, integer=True) for t in tokens],
+        "ms": [finite_number(f"{name}.ms", x, 0) for x in ms],
+    }
+
+
+def race_measured(
+    cached: dict | None = None, uncached: dict | None = None, n_new: int = 128, prompt_len: int = 8
+) -> RaceMeasuredResult:
+    """The model-race's numbers, from the two runs' raw measurements in the reader's browser.
+
+    cached / uncached: {"tokens": [...], "ms": [...]}, one entry per step, step 0 the prefill
+    (`uncached` None: that run never started). Only the steps both runs finished are compared
+    (`compared`); a run that stopped early is a race of those steps, and the theory
+    (race_theory) is for the same steps. The measured speed-up sums the decode steps only:
+    the prefill is the same work in both runs.
+
+    Defaults: an illustration, not a measurement: both runs' step times proportional to
+    race_theory's multiply-adds (1 ms per 10 M), so measured and theory agree.
+    """
+    n_new = finite_number("n_new", n_new, *RACE_LIMITS["n_new"], integer=True)
+    prompt_len = finite_number("prompt_len", prompt_len, *RACE_LIMITS["prompt_len"], integer=True)
+    if cached is None:
+        theory = race_theory(prompt_len=prompt_len, n_new=n_new)
+        cached, uncached = (
+            {"tokens": [0] * n_new, "ms": [m / 1e7 for m in theory["macs_per_step"][side]]}
+            for side in ("cache", "no_cache")
+        )
+    runs = {"cache": _race_run("cached", cached)}
+    if uncached is not None:
+        runs["no_cache"] = _race_run("uncached", uncached)
+    a = runs["cache"]["tokens"]
+    b = runs["no_cache"]["tokens"] if "no_cache" in runs else []
+    compared = min(len(a), len(b))
+    first_difference = next((i + 1 for i in range(compared) if a[i] != b[i]), None)
+    stopped = compared < n_new
+    decode_ms = None
+    speedup = None
+    if compared >= 2:
+        decode_ms = {side: float(sum(r["ms"][1:compared])) for side, r in runs.items()}
+        speedup = decode_ms["no_cache"] / decode_ms["cache"] if decode_ms["cache"] > 0 else None
+    n_theory = compared if stopped else n_new
+    return {
+        "n_new": n_new,
+        "compared": compared,
+        "stopped": stopped,
+        "identical": compared > 0 and first_difference is None and len(a) == len(b),
+        "first_difference": first_difference,
+        "prefill_ms": runs["cache"]["ms"][0] if runs["cache"]["ms"] else None,
+        "decode_ms": decode_ms,
+        "speedup_decode": speedup,
+        "theory": race_theory(prompt_len=prompt_len, n_new=n_theory) if n_theory >= 2 else None,
     }

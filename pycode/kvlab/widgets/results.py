@@ -458,6 +458,20 @@ class RaceDemoResult(RaceTheoryResult):
     prompt: str
 
 
+class RaceMeasuredResult(TypedDict):
+    """kvlab.race_measured: the model-race's numbers from the browser's raw step timings and tokens."""
+
+    n_new: int
+    compared: int
+    stopped: bool
+    identical: bool
+    first_difference: int | None
+    prefill_ms: float | None
+    decode_ms: FloatPerSide | None
+    speedup_decode: float | None
+    theory: RaceTheoryResult | None
+
+
 # ---------------------------------------------------------------------------- eviction (eviction.md)
 
 

@@ -1,9 +1,9 @@
 /* The race, measured: the tiny model generates the same prompt twice in the
  * reader's browser (kvlab.generate, onnxruntime-web), with and without its KV
  * cache, greedily. The chart plots the measured milliseconds of every decode
- * step; the theory comes from kvlab.race_theory in Pyodide. JS times and
- * renders: the predicted numbers come from Python, the measured ones from the
- * runtime's own step timings. */
+ * step. JS times and renders: kvlab.race_measured (Pyodide) turns the two runs'
+ * raw tokens and step times into every number shown (the speed-up, the first
+ * differing token, the theory for the same steps). */
 kvlab.register("model-race", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
@@ -54,7 +54,6 @@ kvlab.register("model-race", {
       return res;
     }
 
-    const decodeSum = (steps) => steps.slice(1).reduce((s, x) => s + x.ms, 0);
 
     /* A readable error in the status line (the static table is not shown live). */
     function showError(msg) {
@@ -92,15 +91,15 @@ kvlab.register("model-race", {
         const probe = new AbortController();
         signal.addEventListener("abort", () => probe.abort());
         const first = await kvlab.generate({ prompt, maxNewTokens: n, useCache: true, signal: probe.signal, onToken: () => probe.abort() });
-        // The theory now, not after the race: Python loads in its own worker, but
-        // it still shares the reader's CPU cores with the timed steps.
-        const theory = signal.aborted ? null : await ctx.call("race_theory", { prompt_len: first.promptLen, n_new: n });
+        // Python now, not after the race: it loads in its own worker, but it still
+        // shares the reader's CPU cores with the timed steps (race_measured then runs at once).
+        if (!signal.aborted) await ctx.call("race_theory", { prompt_len: first.promptLen, n_new: n });
         ctx.say(`Racing: ${n} tokens with the cache, then the same ${n} without it.`);
         const cached = await measure(lanes.cache, prompt, n, true, signal);
         const uncached = signal.aborted ? null : await measure(lanes.noCache, prompt, n, false, signal);
         if (!uncached) setLane(lanes.noCache, 0, n, "not run (stopped)");
         const stopped = cached.stopped || !uncached || uncached.stopped;
-        await render(cached, uncached, n, stopped, theory);
+        await render(cached, uncached, n, stopped);
         ctx.setState("ready");
       } catch (err) {
         const msg = err && err.message ? err.message : String(err);
@@ -112,20 +111,24 @@ kvlab.register("model-race", {
       }
     }
 
-    async function render(cached, uncached, n, stopped, theoryFull) {
-      const a = cached.steps.map((s) => s.token);
-      const b = uncached ? uncached.steps.map((s) => s.token) : [];
-      const m = Math.min(a.length, b.length);
-      let firstDiff = -1;
-      for (let i = 0; i < m; i++) if (a[i] !== b[i]) { firstDiff = i; break; }
-      const identical = field("identical");
-      identical.classList.toggle("kv-mr-ok", m > 0 && firstDiff < 0);
-      identical.classList.toggle("kv-mr-bad", firstDiff >= 0);
-      identical.dataset.identical = String(m > 0 && firstDiff < 0 && a.length === b.length);
-      if (m === 0) identical.textContent = "Stopped before both runs had a token to compare.";
-      else if (firstDiff < 0) identical.textContent = `✓ identical tokens: both runs wrote the same ${m === n ? "" : "first "}${m} tokens.`;
-      else identical.textContent = `✗ the tokens differ: first at new token ${firstDiff + 1} (of ${m} compared).`;
+    async function render(cached, uncached, n, stopped) {
+      // Every number below comes from kvlab.race_measured (Python): JS sends the raw tokens and step times.
+      const raw = (res) => ({ tokens: res.steps.map((s) => s.token), ms: res.steps.map((s) => s.ms) });
       const promptLen = cached.promptLen;
+      const r = await ctx.call("race_measured", {
+        cached: raw(cached),
+        uncached: uncached ? raw(uncached) : null,
+        n_new: n,
+        prompt_len: promptLen,
+      });
+      const m = r.compared;
+      const identical = field("identical");
+      identical.classList.toggle("kv-mr-ok", m > 0 && r.first_difference === null);
+      identical.classList.toggle("kv-mr-bad", r.first_difference !== null);
+      identical.dataset.identical = String(r.identical);
+      if (m === 0) identical.textContent = "Stopped before both runs had a token to compare.";
+      else if (r.first_difference === null) identical.textContent = `✓ identical tokens: both runs wrote the same ${m === n ? "" : "first "}${m} tokens.`;
+      else identical.textContent = `✗ the tokens differ: first at new token ${r.first_difference} (of ${m} compared).`;
       const tokensText = cached.text;
       field("text").replaceChildren(
         document.createTextNode(`Prompt: ${promptLen} tokens${cached.truncated ? ` (the first ${cached.truncated} cut off to fit the context)` : ""}. The model wrote: `),
@@ -133,37 +136,31 @@ kvlab.register("model-race", {
       );
 
       // Measured: the decode steps (the prefill is the same work in both runs).
-      const k = Math.min(cached.steps.length, uncached ? uncached.steps.length : 0);
       const measured = field("measured");
-      if (k >= 2) {
-        const sc = decodeSum(cached.steps.slice(0, k));
-        const su = decodeSum(uncached.steps.slice(0, k));
-        measured.textContent = fmt1(su / sc) + "×";
-        measured.dataset.value = String(su / sc);
+      if (r.speedup_decode !== null) {
+        measured.textContent = fmt1(r.speedup_decode) + "×";
+        measured.dataset.value = String(r.speedup_decode);
         field("measured-note").textContent =
-          `Sum of the ${k - 1} decode steps: ${fmtMs(su)} ms without the cache ÷ ${fmtMs(sc)} ms with it (prefill left out: ${fmtMs(cached.steps[0].ms)} ms, the same work in both runs).`;
+          `Sum of the ${m - 1} decode steps: ${fmtMs(r.decode_ms.no_cache)} ms without the cache ÷ ${fmtMs(r.decode_ms.cache)} ms with it (prefill left out: ${fmtMs(r.prefill_ms)} ms, the same work in both runs).`;
       } else {
         measured.textContent = "–";
         delete measured.dataset.value;
         field("measured-note").textContent = "Stopped too early to compare decode steps.";
       }
 
-      // Theory: kvlab.race_theory in Pyodide, for the same prompt length and steps.
-      const nTheory = stopped ? k : n;
-      if (nTheory >= 2) {
-        const theory =
-          theoryFull && theoryFull.n_new === nTheory && theoryFull.prompt_len === promptLen
-            ? theoryFull
-            : await ctx.call("race_theory", { prompt_len: promptLen, n_new: nTheory });
+      // Theory: kvlab.race_theory for the same prompt length and the steps compared.
+      const theory = r.theory;
+      if (theory) {
         field("theory").textContent = fmt1(theory.speedup_decode) + "×";
         field("theory").dataset.value = String(theory.speedup_decode);
         field("theory-note").textContent =
-          `Multiply-adds of the same ${nTheory - 1} decode steps (prompt ${theory.prompt_len} tokens): without the cache ÷ with it. Over the whole run, prefill included: ${fmt1(theory.speedup_total)}×. It leaves out the fixed cost of each step.`;
+          `Multiply-adds of the same ${theory.n_new - 1} decode steps (prompt ${theory.prompt_len} tokens): without the cache ÷ with it. Over the whole run, prefill included: ${fmt1(theory.speedup_total)}×. It leaves out the fixed cost of each step.`;
       } else {
         field("theory").textContent = "–";
         delete field("theory").dataset.value;
         field("theory-note").textContent = "Nothing to compare yet: run the race to the end.";
       }
+      const k = m;
       ctx.say(
         stopped
           ? `Stopped: compared the ${k} steps both runs finished.`
