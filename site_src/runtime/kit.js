@@ -10,6 +10,9 @@
  *                                       most every DRAW_GAP_MS (a slider drag or a
  *                                       generation's tokens never queue up redraws)
  *   kit.theme(root, layout)             that theme merged into a layout
+ *   kit.heatScale()                     the colour scale of every attention heatmap, for
+ *                                       the page's scheme: the strongest weight is the
+ *                                       most ink (deep indigo on light, near-white on dark)
  *   kit.reducedMotion()                 the reader asked for less motion
  */
 (function () {
@@ -68,6 +71,16 @@
     });
   }
 
+  /* One scale for the attention heatmaps (attention, model-attention), going the same
+   * way as the static tables' cells: more weight, more contrast with the background. On
+   * dark, 0 is a dim indigo that still stands apart from the widget's background (the
+   * masked cells, which have no weight, show the background itself). */
+  const HEAT = {
+    light: [[0, "#f4f5fb"], [0.25, "#b5bbe3"], [0.5, "#7986cb"], [1, "#1a237e"]],
+    dark: [[0, "#323b70"], [0.25, "#4556b8"], [0.5, "#8190d6"], [1, "#eef0fb"]],
+  };
+  const heatScale = () => (document.body && document.body.getAttribute("data-md-color-scheme") === "slate" ? HEAT.dark : HEAT.light);
+
   const DRAW_GAP_MS = 120;
   const drawing = new WeakMap(); // figure element -> { next, done }
 
@@ -102,5 +115,5 @@
 
   const reducedMotion = () => Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 
-  kv.kit = { el, fillRows, theme, plot, reducedMotion };
+  kv.kit = { el, fillRows, theme, heatScale, plot, reducedMotion };
 })();

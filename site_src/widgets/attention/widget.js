@@ -68,11 +68,11 @@ kvlab.register("attention", {
     async function render() {
       renderTable();
       renderReadout();
-      const Plotly = await kvlab.plotly();
-      const style = getComputedStyle(root);
       const ticks = data.tokens.map((t, i) => i);
       const labels = data.tokens.map((t, i) => `${t}<sub>${i + 1}</sub>`);
-      Plotly.react(
+      // the site's theme (kit.plot) and its heatmap scale: on dark, more weight is brighter
+      await kvlab.kit.plot(
+        root,
         plot,
         [{
           type: "heatmap",
@@ -82,7 +82,7 @@ kvlab.register("attention", {
           y: ticks,
           zmin: 0,
           zmax: 1,
-          colorscale: [[0, "#f4f5fb"], [0.25, "#b5bbe3"], [0.5, "#7986cb"], [1, "#1a237e"]],
+          colorscale: kvlab.kit.heatScale(),
           hoverongaps: false,
           hovertemplate: "query %{customdata}<extra>weight %{z:.3f}</extra>",
           customdata: data.weights.map((row, i) => row.map((_, j) => `“${data.tokens[i]}” → key “${data.tokens[j]}”`)),
@@ -91,13 +91,9 @@ kvlab.register("attention", {
         {
           margin: { l: 70, r: 10, t: 10, b: 70 },
           height: 380,
-          paper_bgcolor: "rgba(0,0,0,0)",
-          plot_bgcolor: "rgba(0,0,0,0)",
-          font: { color: style.color, family: style.fontFamily },
-          xaxis: { tickvals: ticks, ticktext: labels, zeroline: false, showgrid: false, title: { text: "key (what is read)" }, side: "bottom" },
-          yaxis: { tickvals: ticks, ticktext: labels, zeroline: false, showgrid: false, autorange: "reversed", title: { text: "query" } },
-        },
-        { displayModeBar: false, responsive: true }
+          xaxis: { tickvals: ticks, ticktext: labels, zeroline: false, showgrid: false, title: { text: "key (what is read)", standoff: 8 }, automargin: true, side: "bottom" },
+          yaxis: { tickvals: ticks, ticktext: labels, zeroline: false, showgrid: false, autorange: "reversed", title: { text: "query", standoff: 8 }, automargin: true },
+        }
       );
       plot.on && !plot.kvClick && (plot.kvClick = true) && plot.on("plotly_click", (ev) => {
         state.query = ev.points[0].y;

@@ -106,7 +106,6 @@ kvlab.register("model-attention", {
       const every = T > LABELS_MAX ? Math.ceil(T / (narrow ? LABELS_MAX / 2 : LABELS_MAX)) : 1;
       const ticks = shown.tokens.map((_, i) => i).filter((i) => i % every === 0);
       const labels = ticks.map((i) => `${shown.tokens[i].replace(/ /g, "\u2423")}<sub>${i + 1}</sub>`);
-      const dark = document.body.getAttribute("data-md-color-scheme") === "slate";
       const size = every > 1 || T > 24 ? (narrow ? 8 : 10) : narrow ? 9 : 12;
       ctx.notice(every > 1 ? `${T} tokens: the axes label every ${every}th token; hover a cell, or use the token boxes above, for the others.` : "", "labels");
       await kvlab.kit.plot(root, plot,
@@ -115,9 +114,7 @@ kvlab.register("model-attention", {
           z: m.map((row, i) => row.map((w, j) => (j > i ? null : w))),
           zmin: 0,
           zmax: 1,
-          colorscale: dark
-            ? [[0, "#20233a"], [0.25, "#3949ab"], [0.5, "#7986cb"], [1, "#e8eaf6"]]
-            : [[0, "#f4f5fb"], [0.25, "#b5bbe3"], [0.5, "#7986cb"], [1, "#1a237e"]],
+          colorscale: kvlab.kit.heatScale(),
           hoverongaps: false,
           customdata: m.map((row, i) => row.map((_, j) => `“${shown.tokens[i]}” reads “${shown.tokens[j]}”`)),
           hovertemplate: "%{customdata}<extra>%{z:.3f}</extra>",
@@ -126,8 +123,8 @@ kvlab.register("model-attention", {
         {
           margin: narrow ? { l: 56, r: 4, t: 10, b: 64 } : { l: 80, r: 10, t: 10, b: 80 },
           height: narrow ? 360 : T > LABELS_MAX ? 520 : 420,
-          xaxis: { tickvals: ticks, ticktext: labels, tickangle: every > 1 || T > 24 ? -60 : "auto", tickfont: { size }, showgrid: false, title: { text: "key (what is read)" } },
-          yaxis: { tickvals: ticks, ticktext: labels, tickfont: { size }, showgrid: false, autorange: "reversed", title: { text: "query" } },
+          xaxis: { tickvals: ticks, ticktext: labels, tickangle: every > 1 || T > 24 ? -60 : "auto", tickfont: { size }, showgrid: false, title: { text: "key (what is read)", standoff: 8 }, automargin: true },
+          yaxis: { tickvals: ticks, ticktext: labels, tickfont: { size }, showgrid: false, autorange: "reversed", title: { text: "query", standoff: 8 }, automargin: true },
         }
       );
       if (plot.on && !plot.kvClick) {
