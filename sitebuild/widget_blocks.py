@@ -31,6 +31,37 @@ BLOCK_RE = re.compile(r"^<!--\s*widget:\s*(?P<name>[a-z][a-z0-9_-]*)(?P<params>[
 PARAM_RE = re.compile(r"(?P<key>[a-z_][a-z0-9_]*)=(?P<value>\"[^\"]*\"|\S+)")
 
 
+# A web address inside a sentence: it ends before a closing bracket or a trailing full stop.
+# The runtime's kvlab.kit.linked (site_src/runtime/kit.js) uses the same pattern.
+URL_RE = re.compile(r"https?://[^\s()<>\"]+[^\s()<>\".,;:]")
+
+
+def link_name(url: str) -> str:
+    """What a reader sees for a link: the site's name.
+
+    >>> link_name("https://www.nvidia.com/en-us/data-center/h100/")
+    'nvidia.com'
+    """
+    host = url.split("://", 1)[1].split("/", 1)[0]
+    return host.removeprefix("www.")
+
+
+def linked(text: str):
+    """Text with every web address turned into a link named by its site (escaped, as Markup).
+
+    >>> str(linked("peak (source: https://www.nvidia.com/h100/ (spec)). <b>"))
+    'peak (source: <a href="https://www.nvidia.com/h100/" rel="noopener">nvidia.com</a> (spec)). &lt;b&gt;'
+    """
+    escape = jinja2.utils.markupsafe.escape
+    out, last = [], 0
+    for m in URL_RE.finditer(text):
+        out.append(str(escape(text[last : m.start()])))
+        out.append(f'<a href="{escape(m.group(0))}" rel="noopener">{escape(link_name(m.group(0)))}</a>')
+        last = m.end()
+    out.append(str(escape(text[last:])))
+    return jinja2.utils.markupsafe.Markup("".join(out))
+
+
 @dataclass
 class Widget:
     name: str
@@ -106,6 +137,7 @@ class WidgetRenderer:
             lstrip_blocks=True,
         )
         self.env.filters["fmt"] = lambda x, n=3: f"{x:.{n}f}"
+        self.env.filters["links"] = linked
 
     def render(self, name: str, params: dict, *, uid: str, page_url: str, embed: bool = False) -> str:
         import kvlab  # imported late: the hook puts pycode/ on sys.path first

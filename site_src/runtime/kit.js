@@ -3,6 +3,8 @@
  *
  *   kit.el(tag, className, text)        an element with a class and text
  *   kit.fillRows(tbody, rows)           rows of cells (strings or nodes) into a <tbody>
+ *   kit.linked(text)                    text as nodes, each web address a link named by
+ *                                       its site (the build's `links` filter does the same)
  *   kit.plot(root, el, traces, layout)  Plotly.react with the site's theme (colours
  *                                       and font follow the page, light or dark);
  *                                       calls that come while a figure is drawing
@@ -26,6 +28,24 @@
     if (className) node.className = className;
     if (text !== undefined && text !== null) node.textContent = String(text);
     return node;
+  }
+
+  // sitebuild/widget_blocks.py URL_RE: ends before a closing bracket or a trailing full stop
+  const URL_RE = /https?:\/\/[^\s()<>"]+[^\s()<>".,;:]/g;
+
+  function linked(text) {
+    const nodes = [];
+    let last = 0;
+    for (const m of String(text).matchAll(URL_RE)) {
+      nodes.push(document.createTextNode(text.slice(last, m.index)));
+      const a = el("a", null, m[0].split("://")[1].split("/")[0].replace(/^www\./, ""));
+      a.href = m[0];
+      a.rel = "noopener";
+      nodes.push(a);
+      last = m.index + m[0].length;
+    }
+    nodes.push(document.createTextNode(String(text).slice(last)));
+    return nodes;
   }
 
   function fillRows(tbody, rows) {
@@ -115,5 +135,5 @@
 
   const reducedMotion = () => Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 
-  kv.kit = { el, fillRows, theme, heatScale, plot, reducedMotion };
+  kv.kit = { el, fillRows, linked, theme, heatScale, plot, reducedMotion };
 })();

@@ -74,7 +74,7 @@ def test_qwen3_head_dim_is_taken_from_config_not_hidden_over_heads():
     }
     arch = parse_hf_config(cfg)
     assert kv_bytes_per_token(arch)["bytes_per_token"] == 2 * 64 * 8 * 128 * 2  # 256 KiB, not 160 KiB
-    assert any("head_dim 128" in note for note in arch.notes)
+    assert any("head size 128" in note and "head_dim" in note for note in arch.notes)
 
 
 def test_qwen2_sliding_window_ignored_unless_enabled():

@@ -1065,17 +1065,21 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         w = model_weights_bytes(arch, stated["weights"])
         diff = weights["value"] * GIB / w["bytes"] - 1 if w["bytes"] else float("inf")
         ok = abs(diff) <= 0.03
+        # older vLLM prints this figure as "GB" but divides by 2**30: it is GiB, shown as GiB and labelled
+        printed_gb = weights["text"].rstrip().endswith("GB")
+        logged_weights = f"{weights['value']:g} GiB" + (" (printed “GB”)" if printed_gb else "")
+        unit_note = "; this vLLM prints GiB (bytes ÷ 2³⁰) as “GB”" if printed_gb else ""
         checks.append(
             {
                 "figure": "model weights",
                 "line": weights["line"],
-                "logged": f"{weights['value']:g} GiB",
+                "logged": logged_weights,
                 "rebuilt": f"{_gib(w['bytes'])} GiB",
                 "status": "consistent" if ok else "differs",
                 "terms": [
                     {
                         "term": "weights",
-                        "logged": f"{weights['value']:g} GiB",
+                        "logged": logged_weights,
                         "rebuilt": f"{_gib(w['bytes'])} GiB",
                         "how": w["how"],
                         "ok": ok,
@@ -1083,14 +1087,14 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                 ],
                 "why": (
                     f"the load took {abs(diff):.1%} {'more' if diff >= 0 else 'less'} than kvlab's count of "
-                    f"{stated['weights']} weights: within 3% (vLLM also loads a few buffers)"
+                    f"{stated['weights']} weights: within 3% (vLLM also loads a few buffers){unit_note}"
                 )
                 if ok
                 else (
                     f"{diff:+.1%} from kvlab's count of {stated['weights']} weights: "
                     "checkpoints keep some tensors in another format (embeddings, "
                     "norms, routers are often left in BF16), or only part of the "
-                    "model is on this GPU"
+                    f"model is on this GPU{unit_note}"
                 ),
             }
         )

@@ -194,7 +194,10 @@ def _layer_kinds(cfg: dict, family: str, n_layers: int, notes: list[str]) -> lis
         return _layer_kinds_from_types(cfg, n_layers)
     if family in HYBRID:
         interval = _int(cfg, "full_attention_interval")
-        notes.append(f"layer i is full attention when (i+1) % full_attention_interval ({interval}) == 0, else linear")
+        notes.append(
+            f"one layer in {interval} is full attention (the last of every {interval}), the others linear "
+            f"(full_attention_interval = {interval})"
+        )
         return [FULL if (i + 1) % interval == 0 else LINEAR for i in range(n_layers)]
     if family == "gemma2":
         notes.append("Gemma 2: even layers sliding, odd layers full (transformers Gemma2)")
@@ -206,14 +209,19 @@ def _layer_kinds(cfg: dict, family: str, n_layers: int, notes: list[str]) -> lis
                 "(Gemma 3 needs one to know which layers slide)"
             )
         pattern = _int(cfg, "sliding_window_pattern")
-        notes.append(f"layer i is full attention when (i+1) % sliding_window_pattern ({pattern}) == 0")
+        notes.append(
+            f"one layer in {pattern} is full attention (the last of every {pattern}), the others slide "
+            f"(sliding_window_pattern = {pattern})"
+        )
         return [FULL if (i + 1) % pattern == 0 else SLIDING for i in range(n_layers)]
     if family == "gpt_oss":
         raise ValueError("config field 'layer_types' is missing (gpt-oss alternates sliding/full by layer_types)")
     if family in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
         if cfg.get("use_sliding_window"):
             start = _int(cfg, "max_window_layers", minimum=0)
-            notes.append(f"use_sliding_window: layers >= max_window_layers ({start}) slide")
+            notes.append(
+                f"layers {start} and up slide, counting from 0 (use_sliding_window, max_window_layers = {start})"
+            )
             return [SLIDING if i >= start else FULL for i in range(n_layers)]
         if cfg.get("sliding_window") is not None:
             notes.append("sliding_window ignored: use_sliding_window is false")
@@ -284,11 +292,11 @@ def parse_hf_config(
                 "config field 'head_dim' is missing and hidden_size is not a multiple of num_attention_heads"
             )
         head_dim = hidden // n_heads
-        notes.append(f"head_dim absent: hidden_size / num_attention_heads = {head_dim}")
+        notes.append(f"head size not given: hidden size ÷ attention heads = {hidden:,} ÷ {n_heads} = {head_dim}")
     elif head_dim * n_heads != hidden:
         notes.append(
-            f"head_dim {head_dim} x {n_heads} heads = {head_dim * n_heads} != hidden_size {hidden} "
-            "(taken from head_dim, as the model does)"
+            f"head size {head_dim} × {n_heads} heads = {head_dim * n_heads:,}, not the hidden size {hidden:,}: "
+            "the config's head_dim is used, as the model does"
         )
 
     if family in MAMBA_HYBRID:

@@ -281,7 +281,8 @@ def serving_estimate(
         + [
             w_note,
             f"FLOPs per step: 2 x active params + attention over the context, per chat; peak "
-            f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 per GPU ({card.get('flops_source', 'not in the catalogue')})",
+            f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 per GPU; source: "
+            f"{card.get('flops_source', 'not in the catalogue')}",
             f"KV read per token = whole cache of a {context}-token chat ({kv}); sliding layers capped at their window",
             f"memory: {v['engine_name']} accounting ({v['flags']}), the same verdict as the GPU-fit widget",
             f"each chat: a {prompt}-token prompt prefilled once (compute-bound), then {answer} tokens decoded at the "
@@ -308,8 +309,8 @@ def serving_estimate(
         result["assumptions"].append("the GPU is busy the whole hour (no idle time); prefill included")
         if card.get("price_source") and price_per_hour is None:
             result["assumptions"].append(
-                f"price {card.get('price_provider')} ({card.get('price_kind')}), "
-                f"{card.get('price_source')} ({card.get('price_date')})"
+                f"price {card.get('price_provider')} ({card.get('price_kind')}, {card.get('price_date')}); "
+                f"source: {card.get('price_source')}"
             )
     return result
 

@@ -90,7 +90,7 @@ def _device(gpu, memory_gib, n_gpus: int) -> dict:
                 f"({card.get('gpu_usable_source', 'see the catalogue note')})"
             )
             if card.get("gpu_usable_gib")
-            else f"{card['memory_gib']} GiB per GPU ({card.get('spec_source', 'catalogue')})"
+            else f"{card['memory_gib']} GiB per GPU (source: {card.get('spec_source', 'the catalogue')})"
         )
         return {
             "id": card.get("id"),

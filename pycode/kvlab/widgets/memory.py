@@ -378,8 +378,8 @@ def _layer_map(arch, context: int, kv: str, mode: str, n_seq: int) -> dict:
         "how": m["how"],
         "engine": LAYER_MAP_ENGINES[mode],
         "note": (
-            "No catalogue model shares one layer's KV with another (Gemma-3n's shared-KV layers are not "
-            "read by kvlab yet), so no layer here is drawn as shared."
+            "Every layer here keeps its own keys and values. Some models let a layer reuse another layer's "
+            "cache (Gemma-3n does); none in this catalogue does."
         ),
     }
 
@@ -571,7 +571,7 @@ def kv_memory_figure(
         "claim": seed_claim(),
         "status": (
             f"Computed in your browser by kvlab.kv_memory_figure "
-            f"({'your config.json' if source == 'config' else info['id']}, {plural(context, 'token')}, {kv})."
+            f"({'your config.json' if source == 'config' else info['hf_id']}, {plural(context, 'token')}, {kv})."
         ),
         "options": {
             "models": model_groups(),
@@ -718,7 +718,7 @@ def gpu_fit_figure(
         "assumptions": v["assumptions"],
         "log_lines": log_lines,
         "gpus": table,
-        "status": f"Computed in your browser by kvlab.gpu_fit_figure ({info['id']} on {where}).",
+        "status": f"Computed in your browser by kvlab.gpu_fit_figure ({info['hf_id']} on {where}).",
         "options": {
             "models": model_groups(),
             "gpus": gpu_options(),
@@ -841,7 +841,7 @@ def engine_log_figure(
         "log": log_shown,
         "model_name": result["model"] if source != "config" else f"your config.json ({result['model']})",
         "model_info": info,
-        "engine": result["engine"],
+        "engine": ENGINE_NAMES.get(result["engine"], result["engine"]),  # the display name: vLLM, llama.cpp
         "summary": result["summary"],
         "settings": result["settings"],
         "checks": checks,

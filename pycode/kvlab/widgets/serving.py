@@ -229,7 +229,7 @@ def serving_figure(
         "same_kind": same_kind,
         "assumptions": est["assumptions"],
         "curve": curve,
-        "status": f"Computed in your browser by kvlab.serving_figure ({info['id']} on {card['id']}, "
+        "status": f"Computed in your browser by kvlab.serving_figure ({info['hf_id']} on {card['name']}, "
         f"{plural(batch, 'chat')}).",
         "options": {
             "models": model_groups(),

@@ -124,7 +124,11 @@ kvlab.register("gpu-fit", {
       set("flags2", `${data.flags} -ctk ${data.params.kv} -ctv ${data.params.kv}`);
       field("model-note").hidden = data.model_info.confirmed;
       set("model-note", data.model_info.confirmed ? "" : `Not confirmed: ${data.model_info.note}`);
-      field("assumptions").replaceChildren(...data.assumptions.map((a) => el("li", a)));
+      field("assumptions").replaceChildren(...data.assumptions.map((a) => {
+        const li = el("li");
+        li.append(...kvlab.kit.linked(a)); // a source's web address becomes a link named by its site
+        return li;
+      }));
       field("gpus").tBodies[0].replaceChildren(
         ...data.gpus.map((g) =>
           row([th(g.name), el("td", g.memory.human, { title: g.memory.exact }), el("td", g.verdict),

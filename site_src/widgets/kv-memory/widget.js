@@ -207,7 +207,7 @@ kvlab.register("kv-memory", {
           plot_bgcolor: "rgba(0,0,0,0)",
           font: { color: style.color, family: style.fontFamily, size: 12 },
           xaxis: { type: "log", title: { text: "context (tokens, log scale)" }, gridcolor: grid, tickvals: ticks.values, ticktext: ticks.labels },
-          yaxis: { title: { text: `KV cache, GiB (${data.params.kv}, ${data.params.mode})` }, gridcolor: grid, rangemode: "tozero" },
+          yaxis: { title: { text: `KV cache, GiB (${data.params.kv}, ${data.mode_label.split(" (")[0]})` }, gridcolor: grid, rangemode: "tozero" },
           legend: { orientation: "h", y: -0.25 },
           shapes: [{ type: "line", xref: "x", yref: "paper", x0: data.params.context, x1: data.params.context, y0: 0, y1: 1,
             line: { color: style.color, width: 1, dash: "dash" } }],

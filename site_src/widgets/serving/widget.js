@@ -127,7 +127,11 @@ kvlab.register("serving", {
           return tr;
         })
       );
-      field("assumptions").replaceChildren(...data.assumptions.map((a) => el("li", a)));
+      field("assumptions").replaceChildren(...data.assumptions.map((a) => {
+        const li = el("li");
+        li.append(...kvlab.kit.linked(a)); // a source's web address becomes a link named by its site
+        return li;
+      }));
     }
 
     async function render() {
