@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from playwright.sync_api import expect
 
@@ -299,3 +300,30 @@ def test_gpu_fit_never_contradicts_itself_on_llama_2_7b_at_128k(page, site_url):
     assert text(root, "verdict") == "beyond the trained context"
     assert text(root, "max-context").startswith("4,096 tokens")
     expect(root.locator('[data-field="context-flag"]')).to_contain_text("llama.cpp warns")
+
+
+def test_pasted_falcon_h1_and_mamba_configs_draw_their_state(page, site_url):
+    """A Falcon-H1 layer holds KV and a Mamba-2 state (one colour of its own in the layer map); a Mamba holds
+    only a state: 0 B per token, said in words."""
+    ssm = json.loads((Path(__file__).resolve().parents[1] / "python/data/state_space_configs.json").read_text())
+    root = open_widget(page, site_url + "memory/", "kv-memory")
+    activate(root)
+    wait_ready(root)
+    root.locator(".kv-config summary").click()
+    area = root.locator('textarea[name="config"]')
+    for entry, kind in (("falcon-h1-1.5b", "hybrid"), ("mamba-130m", "linear")):
+        cfg = json.dumps(ssm["configs"][entry]["config"])
+        area.fill(cfg)
+        root.locator(".kv-config-use").click()
+        want = kvlab.kv_memory_figure(config=cfg)
+        expect(root.locator('[data-field="total"]')).to_have_text(want["result"]["total"]["human"])
+        wait_ready(root)
+        expect(root.locator(".kv-error")).to_be_hidden()
+        expect(root.locator('[data-field="per-token-text"]')).to_have_text(want["result"]["growth"]["text"])
+        legend = root.locator(f'[data-field="layer-legend"] .kv-layer-{kind}')
+        expect(legend).to_have_count(1)
+        assert legend.evaluate("el => getComputedStyle(el).backgroundColor") not in ("", "rgba(0, 0, 0, 0)")
+        colors = root.locator(".kv-layer-plot").evaluate("el => el.data[0].marker.color")
+        assert colors and all(colors), colors  # every bar has a colour: no kind is missing from LAYER_COLORS
+    expect(root.locator('[data-field="per-token"]')).to_have_text("0 B")
+    expect(root.locator('[data-field="per-token-text"]')).to_contain_text("nothing grows with the context")

@@ -243,9 +243,6 @@ def test_unknown_family_is_refused_naming_what_is_missing():
 @pytest.mark.parametrize(
     "family,name,missing",
     [
-        ("falcon_h1", "Falcon-H1", "attention and a Mamba-2 mixer side by side"),
-        ("mamba", "Mamba", "no attention layer"),
-        ("mamba2", "Mamba-2", "no attention layer"),
         ("zamba2", "Zamba2", "shared attention"),
         ("bamba", "Bamba", "not checked"),
         ("lfm2", "LFM2", "short-convolution"),
@@ -314,6 +311,129 @@ def test_granite_4_h_small_matches_what_llama_cpp_loaded():
     rec = llamacpp_kv_cache(arch, 4096)["caches"][1]
     assert rec["v_bytes"] == 36 * 4 * MIB  # S: 36 layers x 128 x 8192 x 4 B
     assert f"{rec['k_bytes'] / MIB:.2f}" == "3.48"  # R: 36 x 25,344 x 4 B
+
+
+# --- Falcon-H1 and pure Mamba / Mamba-2 ------------------------------------------------------
+# llama.cpp (src/llama-model.cpp): load_hparams marks every LLM_ARCH_FALCON_H1 layer recurrent, and
+# create_memory gives Falcon-H1 a llama_memory_hybrid whose filter_attn and filter_recr both accept
+# every layer: a KV row per cell AND a recurrent state in each layer. Mamba / Mamba-2 are
+# llm_arch_is_recurrent: a llama_memory_recurrent alone, no KV cache. Each state is
+# n_embd_r = (d_conv - 1) x (d_inner + 2 x n_group x d_state) and n_embd_s = d_state x d_inner values
+# (src/llama-hparams.cpp), f32, one row per layer per sequence. The sizes below are worked by hand
+# from the configs' numbers.
+
+
+def test_falcon_h1_1_5b_keeps_a_kv_cache_and_a_state_in_every_layer_as_llama_cpp_logged():
+    arch = parse_hf_config(SSM["falcon-h1-1.5b"]["config"])
+    assert arch.n_layers == 24 and all(la.kind == "full" and la.parallel_hybrid for la in arch.layers)
+    assert arch.summary()["layers_by_kind"] == {"full": 24, "sliding": 0, "linear": 0, "full_with_state": 24}
+    layer = arch.layers[0]
+    assert layer.k_values == layer.v_values == 2 * 128  # 2 KV heads x head_dim 128
+    assert layer.conv_state_values == (4 - 1) * (3072 + 2 * 1 * 256) == 10_752  # mamba_d_ssm 3072, 1 group
+    assert layer.ssm_state_values == 256 * 3072  # mamba_d_state x mamba_d_ssm
+    assert kv_bytes_per_token(arch)["bytes_per_token"] == 24 * 2 * 256 * 2 == 24 * 1024  # 24 KiB per token
+    kv, rec = llamacpp_kv_cache(arch, 32_768)["caches"]
+    # the GeniePod issue's llama.cpp load at 32,768 tokens: KV 768.00 MiB (K 384 + V 384), 24 layers;
+    # recurrent 72.98 MiB (1 cell, 24 layers, R 0.98 + S 72.00)
+    assert (kv["layers"], kv["cells"]) == (24, 32_768)
+    assert kv["k_bytes"] == kv["v_bytes"] == 24 * 256 * 2 * 32_768 == 384 * MIB
+    assert (rec["layers"], rec["cells"]) == (24, 1)
+    assert rec["k_bytes"] == 24 * 10_752 * 4  # R: 0.98 MiB
+    assert rec["v_bytes"] == 24 * 256 * 3072 * 4 == 72 * MIB  # S
+    assert (
+        "size =   72.98 MiB (     1 cells,  24 layers,  1 seqs), R (f32):    0.98 MiB, S (f32):   72.00 MiB"
+        in (rec["log_line"])
+    )
+    m = layer_memory_map(arch, 4096)
+    assert m["kinds"] == ["hybrid"]
+    assert {la["label"] for la in m["layers"]} == {"attention + recurrent state"}
+    per_layer = 2 * 256 * 2 * 4096 + (10_752 + 786_432) * 4  # K and V rows of 4,096 cells, and the f32 state
+    assert {la["allocated_bytes"] for la in m["layers"]} == {per_layer}
+    assert m["allocated_bytes"] == kv["bytes"] // 8 + rec["bytes"]  # 4,096 cells are 1/8 of 32,768
+
+
+@pytest.mark.parametrize("drop", ["mamba_d_ssm", "mamba_d_state", "mamba_n_groups", "head_dim"])
+def test_a_missing_falcon_h1_field_is_named_not_defaulted(drop):
+    cfg = dict(SSM["falcon-h1-1.5b"]["config"])
+    cfg.pop(drop)
+    with pytest.raises(ValueError, match=f"'{drop}' is missing|missing.*looked for.*'{drop}'"):
+        parse_hf_config(cfg)
+
+
+def test_mamba_130m_has_no_kv_cache_only_a_fixed_state():
+    arch = parse_hf_config(SSM["mamba-130m"]["config"])
+    assert arch.summary()["layers_by_kind"] == {"full": 0, "sliding": 0, "linear": 24}
+    assert arch.attention == "none"
+    layer = arch.layers[0]
+    assert layer.conv_state_values == (4 - 1) * 1536  # Mamba-1: no groups; d_inner = intermediate_size 1536
+    assert layer.ssm_state_values == 16 * 1536  # state_size 16
+    per = kv_bytes_per_token(arch)
+    assert per["bytes_per_token"] == 0 and "no attention layer" in per["formula"]
+    short, long = llamacpp_kv_cache(arch, 4096), llamacpp_kv_cache(arch, 131_072)
+    assert [c["cache"] for c in short["caches"]] == ["recurrent"]  # no llama_kv_cache at all
+    assert short["total_bytes"] == long["total_bytes"] == 24 * (4608 + 24_576) * 4 == 2_801_664
+    assert llamacpp_kv_cache(arch, 4096, n_seq=2)["total_bytes"] == 2 * 2_801_664  # one state per sequence
+    assert layer_memory_map(arch, 4096)["kinds"] == ["linear"]
+
+
+def test_falcon_mamba_7b_reads_intermediate_size_not_expand():
+    arch = parse_hf_config(SSM["falcon-mamba-7b"]["config"])
+    layer = arch.layers[0]
+    assert layer.conv_state_values == 3 * 8192 and layer.ssm_state_values == 16 * 8192  # not expand 16 x 4096
+    rec = llamacpp_kv_cache(arch, 8192)["caches"][0]
+    assert rec["bytes"] == 64 * (3 * 8192 + 16 * 8192) * 4 == 38 * MIB
+    assert rec["log_line"].startswith("llama_memory_recurrent: size =   38.00 MiB (     1 cells,  64 layers,  1 seqs)")
+
+
+def test_mamba2_codestral_state_includes_the_groups_b_and_c():
+    arch = parse_hf_config(SSM["mamba-codestral-7b"]["config"])
+    layer = arch.layers[0]
+    assert layer.conv_state_values == (4 - 1) * (8192 + 2 * 8 * 128) == 30_720  # n_groups 8, state_size 128
+    assert layer.ssm_state_values == 128 * 8192 == 4 * MIB // 4
+    rec = llamacpp_kv_cache(arch, 4096)["caches"][0]
+    assert rec["k_bytes"] == 64 * 30_720 * 4  # R: 7.50 MiB
+    assert rec["v_bytes"] == 64 * 4 * MIB  # S: 256 MiB
+    assert "size =  263.50 MiB (     1 cells,  64 layers,  1 seqs)" in rec["log_line"]
+
+
+def test_mamba_1_4b_state_matches_the_logged_14_25_mib():
+    # state-spaces/mamba-1.4b (https://huggingface.co/state-spaces/mamba-1.4b/blob/main/config.json): d_model 2048,
+    # n_layer 48, and Mamba's expand 2, d_state 16, d_conv 4; the GeniePod issue above logs 14.25 MiB of recurrent
+    # state for it in llama.cpp
+    arch = parse_hf_config(
+        {"model_type": "mamba", "hidden_size": 2048, "num_hidden_layers": 48, "intermediate_size": 4096,
+         "conv_kernel": 4, "state_size": 16}
+    )  # fmt: skip
+    assert llamacpp_kv_cache(arch, 32_768)["total_bytes"] == 48 * (3 * 4096 + 16 * 4096) * 4 == 14.25 * MIB
+
+
+@pytest.mark.parametrize(
+    "entry, drop, field",
+    [("mamba-130m", "state_size", "state_size"), ("mamba-codestral-7b", "n_groups", "n_groups")],
+)
+def test_a_missing_mamba_state_field_is_named(entry, drop, field):
+    cfg = dict(SSM[entry]["config"])
+    cfg.pop(drop)
+    with pytest.raises(ValueError, match=f"'{field}'.*missing"):
+        parse_hf_config(cfg)
+
+
+def test_kv_memory_widget_words_for_state_only_and_parallel_hybrid_models():
+    from kvlab.widgets.memory import kv_memory_figure
+
+    mamba = kv_memory_figure(config=json.dumps(SSM["mamba-130m"]["config"]), context=32_768)
+    assert mamba["config_error"] is None
+    growth = mamba["result"]["growth"]
+    assert growth["growth_per_token"]["bytes"] == 0 and "nothing grows" in growth["text"]
+    assert "2.67 MiB of recurrent state" in growth["text"] and "windows" not in growth["text"]
+    assert [k["label"] for k in mamba["result"]["kinds"]] == ["recurrent state (no attention layer)"]
+    falcon = kv_memory_figure(config=json.dumps(SSM["falcon-h1-1.5b"]["config"]), context=32_768)
+    assert falcon["result"]["total"]["human"] == "840.98 MiB"  # 768 MiB of KV + 72.98 MiB of state
+    assert [k["label"] for k in falcon["result"]["kinds"]] == [
+        "full attention",
+        "Mamba-2 state (in the same layers as the attention)",
+    ]
+    assert [k["kind"] for k in falcon["layer_map"]["kinds"]] == ["hybrid"]
 
 
 def test_granite_4_micro_with_only_attention_layers_has_no_state():

@@ -15,6 +15,9 @@ values. Everything the memory calculator needs follows from that list:
         a fixed state per sequence instead (`state_values`)
     a block with neither attention nor a mixer state ("none": Nemotron-H's
         MLP / MoE-only layers): nothing cached at all
+    attention and a Mamba-2 mixer side by side in one layer (Falcon-H1): a
+        "full" layer that also carries a recurrent state (conv_state_values,
+        ssm_state_values); llama.cpp keeps both a KV row and a state for it
 
 >>> llama2 = uniform_architecture("demo", n_layers=2, n_heads=4, n_kv_heads=4, head_dim=8)
 >>> [layer.k_values for layer in llama2.layers]
@@ -23,7 +26,7 @@ values. Everything the memory calculator needs follows from that list:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 FULL = "full"  # attends to every earlier token: cache grows with context
 SLIDING = "sliding"  # attends to the last `window` tokens only
@@ -47,8 +50,9 @@ class LayerSpec:
     kv_heads: int = 0  # KV heads (1 for an MLA latent)
     head_dim_k: int = 0
     head_dim_v: int = 0
-    # LINEAR only: the recurrent state of one sequence, split the way llama.cpp
-    # splits it (r = convolution state, s = the recurrent matrix state)
+    # LINEAR (and a Falcon-H1 FULL layer, which runs a Mamba-2 mixer beside its attention): the
+    # recurrent state of one sequence, split the way llama.cpp splits it (r = convolution state,
+    # s = the recurrent matrix state)
     conv_state_values: int = 0
     ssm_state_values: int = 0
 
@@ -61,6 +65,18 @@ class LayerSpec:
             raise ValueError("an attention layer needs k_values > 0")
         if self.kind == NONE and (self.k_values or self.v_values or self.conv_state_values or self.ssm_state_values):
             raise ValueError("a layer of kind 'none' caches nothing")
+        if self.kind == SLIDING and self.state_values:
+            raise ValueError("a sliding layer with a recurrent state is not a layer kvlab knows")
+
+    @property
+    def state_values(self) -> int:
+        """Recurrent state values per sequence (conv + SSM); 0 for a layer without one."""
+        return self.conv_state_values + self.ssm_state_values
+
+    @property
+    def parallel_hybrid(self) -> bool:
+        """Attention and a recurrent mixer in the same layer (Falcon-H1): a KV row and a state."""
+        return self.kind == FULL and self.state_values > 0
 
 
 @dataclass(frozen=True)
@@ -94,6 +110,11 @@ class Architecture:
     def count(self, kind: str) -> int:
         return sum(1 for layer in self.layers if layer.kind == kind)
 
+    @property
+    def state_layers(self) -> tuple[LayerSpec, ...]:
+        """Every layer that keeps a recurrent state: the linear ones and Falcon-H1's attention + Mamba ones."""
+        return tuple(layer for layer in self.layers if layer.state_values)
+
     def summary(self) -> dict:
         """Plain data for a page: layer counts per kind and the attention shape."""
         attn = [layer for layer in self.layers if layer.kind in ATTENTION_KINDS]
@@ -101,6 +122,9 @@ class Architecture:
         by_kind = {kind: self.count(kind) for kind in LAYER_KINDS}
         if self.count(NONE):
             by_kind[NONE] = self.count(NONE)
+        parallel = sum(1 for layer in self.layers if layer.parallel_hybrid)
+        if parallel:  # Falcon-H1: these full layers also keep a recurrent state
+            by_kind["full_with_state"] = parallel
         return {
             "name": self.name,
             "family": self.family,
@@ -174,6 +198,15 @@ def mamba_layer(d_conv: int, d_inner: int, d_state: int, n_group: int = 0) -> La
     """
     conv = (d_conv - 1) * (d_inner + 2 * n_group * d_state)
     return LayerSpec(kind=LINEAR, conv_state_values=conv, ssm_state_values=d_state * d_inner)
+
+
+def parallel_hybrid_layer(kv_heads: int, head_dim: int, mixer: LayerSpec) -> LayerSpec:
+    """A Falcon-H1 layer: full attention (kv_heads x head_dim K and V per token) and a Mamba-2 mixer
+    beside it, whose state (`mixer`, from mamba_layer) the layer also keeps. llama.cpp
+    (src/llama-model.cpp create_memory, LLM_ARCH_FALCON_H1) puts every layer in both the KV cache
+    and the recurrent memory."""
+    attn = attention_layer(FULL, kv_heads, head_dim)
+    return replace(attn, conv_state_values=mixer.conv_state_values, ssm_state_values=mixer.ssm_state_values)
 
 
 def no_cache_layer() -> LayerSpec:

@@ -6,13 +6,15 @@ attention, maybe one sliding window); gemma2, gemma3, gemma3_text, gpt_oss
 (interleaved sliding/full); qwen3_next, qwen3_5, qwen3_5_text, qwen3_5_moe
 (Gated DeltaNet + full attention hybrids); deepseek_v2, deepseek_v3 (MLA);
 jamba, nemotron_h, granitemoehybrid (Mamba + attention hybrids: each layer is
-attention or Mamba, plus Nemotron-H's MLP-only layers that cache nothing).
+attention or Mamba, plus Nemotron-H's MLP-only layers that cache nothing);
+falcon_h1 (attention and a Mamba-2 mixer side by side in every layer); mamba,
+falcon_mamba, mamba2 (no attention: every layer a Mamba state).
 Falcon and GPT-BigCode (`n_layer`, `n_head`, `multi_query`) are read too.
 Multimodal configs that nest the language model in `text_config` (Gemma 3,
 Qwen3.5/3.6, LLaVA) are read from there, with a note that the vision encoder
 is not counted. Any other model_type is refused with a message that says
-what is missing (Falcon-H1, pure Mamba / Mamba-2, Zamba, Bamba and LFM2 by
-name, with the piece kvlab lacks for each): never a silent guess.
+what is missing (Zamba, Bamba and LFM2 by name, with the piece kvlab lacks
+for each): never a silent guess.
 
 A missing or contradictory field is a ValueError that names the field; the
 reader never fills in a number of its own. The one derived value is head_dim
@@ -41,6 +43,7 @@ from kvlab.memory.architecture import (
     mamba_layer,
     mla_layer,
     no_cache_layer,
+    parallel_hybrid_layer,
 )
 
 STANDARD = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3")
@@ -49,23 +52,11 @@ HYBRID = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_t
 MLA = ("deepseek_v2", "deepseek_v3")
 MULTI_QUERY = ("falcon", "gpt_bigcode")  # n_layer / n_head names; multi_query: true = one KV head
 MAMBA_HYBRID = ("jamba", "nemotron_h", "granitemoehybrid")  # each layer attention, Mamba or (Nemotron-H) MLP only
-KNOWN_FAMILIES = STANDARD + INTERLEAVED + HYBRID + MLA + MULTI_QUERY + MAMBA_HYBRID
+PARALLEL_HYBRID = ("falcon_h1",)  # attention and a Mamba-2 mixer in every layer
+PURE_MAMBA = ("mamba", "falcon_mamba", "mamba2")  # no attention at all
+KNOWN_FAMILIES = STANDARD + INTERLEAVED + HYBRID + MLA + MULTI_QUERY + MAMBA_HYBRID + PARALLEL_HYBRID + PURE_MAMBA
 # State-space families kvlab still refuses, each with the piece it lacks (never a guess).
 STATE_SPACE = {
-    "falcon_h1": (
-        "Falcon-H1",
-        "every Falcon-H1 layer runs attention and a Mamba-2 mixer side by side (llama.cpp keeps both a KV "
-        "row and a recurrent state for each layer), and kvlab's layer list holds one kind per layer",
-    ),
-    "mamba": ("Mamba", "it has no attention layer at all, and kvlab's calculators are built around attention layers"),
-    "mamba2": (
-        "Mamba-2",
-        "it has no attention layer at all, and kvlab's calculators are built around attention layers",
-    ),
-    "falcon_mamba": (
-        "Falcon-Mamba",
-        "it has no attention layer at all, and kvlab's calculators are built around attention layers",
-    ),
     "zamba": ("Zamba", "its shared attention block and how llama.cpp would cache it are not read by kvlab"),
     "zamba2": ("Zamba2", "its shared attention blocks and how llama.cpp would cache them are not read by kvlab"),
     "bamba": ("Bamba", "kvlab has not checked its config fields against a real Bamba config"),
@@ -255,6 +246,8 @@ def parse_hf_config(
     cfg = _aliases(cfg)
 
     n_layers = _int(cfg, "num_hidden_layers")
+    if family in PURE_MAMBA:
+        return _parse_pure_mamba(cfg, raw, family, name, n_layers, notes, params, active_params)
     n_heads = _int(cfg, "num_attention_heads")
     hidden = _int(cfg, "hidden_size")
     label = name or raw.get("_name_or_path") or family
@@ -281,6 +274,11 @@ def parse_hf_config(
             f"config fields 'num_attention_heads' ({n_heads}) and 'num_key_value_heads' ({n_kv}) "
             "disagree: query heads must be a multiple of KV heads"
         )
+    if family in PARALLEL_HYBRID and cfg.get("head_dim") is None:
+        raise ValueError(
+            "config field 'head_dim' is missing (convert_hf_to_gguf.py's FalconH1Model writes it as the "
+            "attention key and value length)"
+        )
     head_dim = _opt_int(cfg, "head_dim")
     if head_dim is None and family == "nemotron_h" and cfg.get("attention_head_dim") is not None:
         # convert_hf_to_gguf.py NemotronHModel: head_dim = hparams.get("head_dim", hparams.get("attention_head_dim"))
@@ -299,7 +297,9 @@ def parse_hf_config(
             "the config's head_dim is used, as the model does"
         )
 
-    if family in MAMBA_HYBRID:
+    if family in PARALLEL_HYBRID:
+        kinds, mamba = [FULL] * n_layers, _falcon_h1_mixer(cfg, notes)
+    elif family in MAMBA_HYBRID:
         kinds, mamba = _mamba_hybrid(cfg, family, n_layers, hidden, notes)
     else:
         kinds, mamba = _layer_kinds(cfg, family, n_layers, notes), None
@@ -319,14 +319,17 @@ def parse_hf_config(
         )
     if mamba is not None:
         linear = mamba
-    layers = tuple(
-        linear
-        if kind == LINEAR
-        else no_cache_layer()
-        if kind == NONE
-        else attention_layer(kind, n_kv, head_dim, window)
-        for kind in kinds
-    )
+    if family in PARALLEL_HYBRID:
+        layers = (parallel_hybrid_layer(n_kv, head_dim, mamba),) * n_layers
+    else:
+        layers = tuple(
+            linear
+            if kind == LINEAR
+            else no_cache_layer()
+            if kind == NONE
+            else attention_layer(kind, n_kv, head_dim, window)
+            for kind in kinds
+        )
     attention = "mha" if n_kv == n_heads else ("mqa" if n_kv == 1 else "gqa")
     return Architecture(
         name=label,
@@ -469,3 +472,90 @@ def _mamba_hybrid(cfg: dict, family: str, n_layers: int, hidden: int, notes: lis
         f"2 x n_group x d_state) = {layer.conv_state_values:,}, SSM d_state x d_inner = {layer.ssm_state_values:,}"
     )
     return kinds, layer
+
+
+# ---------------------------------------------------------------------------
+# Falcon-H1 and pure Mamba / Mamba-2, read as convert_hf_to_gguf.py reads them (FalconH1Model,
+# MambaModel, Mamba2Model) and sized by llama.cpp's n_embd_r / n_embd_s (architecture.mamba_layer).
+# llama.cpp's load (src/llama-model.cpp): LLM_ARCH_FALCON_H1 marks every layer recurrent, and
+# create_memory's hybrid filters (filter_attn, filter_recr) both accept every layer, so each
+# Falcon-H1 layer gets a KV row per cell AND a recurrent state; LLM_ARCH_MAMBA / MAMBA2 are
+# recurrent-only (llm_arch_is_recurrent): one llama_memory_recurrent, no KV cache at all.
+# ---------------------------------------------------------------------------
+
+
+def _falcon_h1_mixer(cfg: dict, notes: list[str]):
+    """The Mamba-2 mixer of every Falcon-H1 layer (FalconH1Model: hparam prefix "mamba")."""
+    # FalconH1Model.__init__: d_inner = find_hparam(["mamba_d_ssm"]) (required); n_group =
+    # find_hparam(["n_groups"]) with the "mamba" prefix; Mamba2Model.set_gguf_parameters: d_conv from
+    # conv_kernel | d_conv, d_state from state_size | d_state (each also with the "mamba_" prefix)
+    _, d_inner = _find(cfg, ("mamba_d_ssm",))
+    _, d_conv = _find(cfg, ("conv_kernel", "d_conv"), "mamba")
+    _, d_state = _find(cfg, ("state_size", "d_state"), "mamba")
+    _, n_group = _find(cfg, ("n_groups",), "mamba")
+    layer = mamba_layer(d_conv, d_inner, d_state, n_group)
+    notes.append(
+        "Falcon-H1: every layer runs attention and a Mamba-2 mixer side by side, so llama.cpp keeps a KV row "
+        "per token AND a recurrent state in every layer (create_memory: filter_attn and filter_recr accept "
+        "all layers)"
+    )
+    notes.append(
+        f"Mamba-2 state per layer per sequence (llama.cpp n_embd_r / n_embd_s, f32): conv (d_conv - 1) x "
+        f"(mamba_d_ssm + 2 x n_groups x d_state) = {layer.conv_state_values:,}, SSM d_state x mamba_d_ssm = "
+        f"{layer.ssm_state_values:,}"
+    )
+    return layer
+
+
+def _parse_pure_mamba(cfg, raw, family, name, n_layers, notes, params, active_params) -> Architecture:
+    """Mamba (MambaModel: Mamba, Falcon-Mamba) or Mamba-2 (Mamba2Model): no attention, a state per layer."""
+    _, hidden = _find(cfg, ("hidden_size", "d_model"))
+    _, d_conv = _find(cfg, ("conv_kernel", "d_conv"))
+    _, d_state = _find(cfg, ("state_size", "d_state"))
+    inner_keys = (
+        ("intermediate_size", "d_inner") if family != "mamba2" else ("mamba_d_ssm", "intermediate_size", "d_inner")
+    )
+    found = [key for key in inner_keys if cfg.get(key) is not None]
+    if found:
+        key, d_inner = found[0], _int(cfg, found[0])
+    elif cfg.get("expand") is not None:
+        # transformers' Mamba / Mamba-2 mixers: intermediate_size = expand x hidden_size
+        key, d_inner = "expand x hidden_size", _int(cfg, "expand") * hidden
+    else:
+        raise ValueError(f"config field {inner_keys[0]!r} is missing (and no 'expand' to derive it from)")
+    if family == "mamba2":
+        _, n_group = _find(cfg, ("n_groups",))
+        title = "Mamba-2"
+    else:
+        n_group = 0  # MambaModel writes no ssm_group_count: llama.cpp's ssm_n_group stays 0
+        title = "Falcon-Mamba" if family == "falcon_mamba" else "Mamba"
+    if d_inner != 2 * hidden:
+        notes.append(
+            f"d_inner {d_inner:,} is not 2 x hidden_size ({2 * hidden:,}): llama.cpp's convert_hf_to_gguf.py "
+            "asserts it is, so such a model would not convert"
+        )
+    layer = mamba_layer(d_conv, d_inner, d_state, n_group)
+    notes.append(
+        f"{title}: no attention layer, so no KV cache: llama.cpp keeps one recurrent state per layer per "
+        "sequence (llama_memory_recurrent), the same at any context length"
+    )
+    notes.append(
+        f"state per layer per sequence (llama.cpp n_embd_r / n_embd_s, f32): conv (d_conv - 1) x (d_inner + "
+        f"2 x n_group x d_state) = {layer.conv_state_values:,}, SSM d_state x d_inner = {layer.ssm_state_values:,} "
+        f"(d_inner = {d_inner:,} from {key}; n_group = {n_group})"
+    )
+    return Architecture(
+        name=name or raw.get("_name_or_path") or family,
+        family=family,
+        layers=(layer,) * n_layers,
+        n_heads=0,
+        hidden_size=hidden,
+        attention="none",
+        vocab_size=_opt_int(cfg, "vocab_size"),
+        intermediate_size=None,
+        max_position_embeddings=_opt_int(cfg, "max_position_embeddings"),
+        params=params,
+        active_params=active_params,
+        source=str(raw.get("_source", "")),
+        notes=tuple(notes),
+    )

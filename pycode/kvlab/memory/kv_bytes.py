@@ -128,6 +128,8 @@ def _kind_rows(arch: Architecture, k_type: str, v_type: str) -> dict:
 def _formula(arch: Architecture, k_type: str, v_type: str) -> str:
     """The per-token arithmetic, written out: '2 x 32 layers x 32 kv_heads x 128 head_dim x 2 B'."""
     attn = [layer for layer in arch.layers if layer.kind in ATTENTION_KINDS]
+    if not attn:
+        return "no attention layer: no token adds to the cache (each layer keeps a fixed recurrent state instead)"
     shapes = {(layer.kv_heads, layer.head_dim_k, layer.head_dim_v, layer.v_values == 0) for layer in attn}
     kb = KV_TYPES[k_type][1] / KV_TYPES[k_type][0]
     size = f"{kb:g} B" if k_type == v_type else f"({k_type} K, {v_type} V)"
@@ -148,12 +150,13 @@ def kv_bytes_per_token(arch: Architecture, k_type: str = "f16", v_type: str | No
     shorter than every window); `bytes_per_token_beyond_windows` counts only
     full-attention layers (once sliding windows are full they stop growing).
     Linear-attention layers add nothing per token; their fixed state is in
-    `linear_state_values_per_sequence`.
+    by_kind["linear"]["state_values_per_sequence"], and by_kind["linear"]["layers"] counts every
+    layer that keeps a state (Falcon-H1's full layers too: each also runs a Mamba-2 mixer).
     """
     k_type = kv_type(k_type)
     v_type = k_type if v_type is None else kv_type(v_type)
     rows = _kind_rows(arch, k_type, v_type)
-    linear = [layer for layer in arch.layers if layer.kind == LINEAR]
+    linear = arch.state_layers
     total = rows[FULL]["bytes_per_token"] + rows[SLIDING]["bytes_per_token"]
     out = {
         "model": arch.name,
@@ -208,11 +211,7 @@ def kv_cache_bytes(
             tokens = min(context, layer.window)
             per = row_bytes(k_type, layer.k_values) + (row_bytes(v_type, layer.v_values) if layer.v_values else 0)
             sliding_bytes += per * tokens * n_seq
-    state_bytes = (
-        sum(l.conv_state_values + l.ssm_state_values for l in arch.layers if l.kind == LINEAR)
-        * KV_TYPES[kv_type(state_type)][1]
-        * n_seq
-    )
+    state_bytes = sum(l.state_values for l in arch.state_layers) * KV_TYPES[kv_type(state_type)][1] * n_seq
     total = full_bytes + sliding_bytes + state_bytes
     return {
         "model": arch.name,
@@ -344,7 +343,9 @@ def llamacpp_kv_cache(
         )
     base_layers = [l for l in arch.layers if l.kind == FULL or (l.kind == SLIDING and not uses_swa)]
     swa_layers = [l for l in arch.layers if l.kind == SLIDING and uses_swa]
-    linear_layers = [l for l in arch.layers if l.kind == LINEAR]
+    # recurrent state: the linear layers, and Falcon-H1's full layers (create_memory's filter_recr
+    # accepts every Falcon-H1 layer, as its filter_attn does)
+    linear_layers = list(arch.state_layers)
 
     is_mla = arch.attention == "mla"
     attn_layers = base_layers + swa_layers
@@ -491,13 +492,16 @@ def vllm_kv_cache(
     for layer in arch.layers:
         if layer.kind == NONE:
             continue
+        if layer.state_values:  # a linear layer, or a Falcon-H1 layer's Mamba-2 mixer beside its attention
+            state = by_kind[LINEAR]
+            state["layers"] += 1
+            page = layer.state_values * KV_TYPES[model_dtype][1]
+            state["page_bytes"] += page
+            state["bytes_per_sequence"] += page
+        if layer.kind == LINEAR:
+            continue
         row = by_kind[layer.kind]
         row["layers"] += 1
-        if layer.kind == LINEAR:
-            page = (layer.conv_state_values + layer.ssm_state_values) * KV_TYPES[model_dtype][1]
-            row["page_bytes"] += page
-            row["bytes_per_sequence"] += page
-            continue
         page = block_size * (layer.k_values + layer.v_values) * width
         per_token += (layer.k_values + layer.v_values) * width
         row["page_bytes"] += page
@@ -625,6 +629,7 @@ LAYER_KIND_LABELS = {
     "linear": "recurrent state",
     "mla": "MLA latent",
     "none": "no cache (MLP only)",
+    "hybrid": "attention + recurrent state",
 }
 
 
@@ -673,15 +678,14 @@ def layer_memory_map(
     layers = []
     for i, layer in enumerate(arch.layers):
         kind = "mla" if (mla and layer.kind in ATTENTION_KINDS) else layer.kind
+        if layer.parallel_hybrid:
+            kind = "hybrid"
+        state = layer.state_values * state_bytes * (max(1, n_seq) if mode == "llamacpp" else n_seq)
         if layer.kind == NONE:
             ideal = alloc = 0
             held = "nothing"
         elif layer.kind == LINEAR:
-            ideal = alloc = (
-                (layer.conv_state_values + layer.ssm_state_values)
-                * state_bytes
-                * (max(1, n_seq) if mode == "llamacpp" else n_seq)
-            )
+            ideal = alloc = state
             held = "its state"
         else:
             row = row_bytes(k_type, layer.k_values) + (
@@ -701,6 +705,9 @@ def layer_memory_map(
                 else:
                     keep = min(layer.window - 1 + max_num_batched_tokens, context)
                     alloc = (_cdiv(keep, block_size) + 1) * block_size * row * n_seq
+            if layer.parallel_hybrid:  # Falcon-H1: the Mamba-2 mixer's state beside the KV rows
+                ideal, alloc = ideal + state, alloc + state
+                held += " + its state"
         layers.append(
             {
                 "index": i,

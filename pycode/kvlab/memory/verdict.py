@@ -121,7 +121,10 @@ def _kv_head_share(arch: Architecture, n_gpus: int) -> tuple[float, str]:
         return 1.0, "one GPU holds every KV head"
     if arch.attention == "mla":
         return 1.0, "MLA: the latent is not split by heads, every GPU holds all of it (replicated)"
-    heads = max(layer.kv_heads for layer in arch.layers if layer.kind in ATTENTION_KINDS)
+    kv_heads = [layer.kv_heads for layer in arch.layers if layer.kind in ATTENTION_KINDS]
+    if not kv_heads:
+        return 1.0, "no attention layer: no KV heads to split"
+    heads = max(kv_heads)
     per_gpu = -(-heads // n_gpus)
     if heads < n_gpus:
         return per_gpu / heads, (f"{plural(heads, 'KV head')} < {n_gpus} GPUs: each GPU keeps a replica of one KV head")

@@ -229,10 +229,16 @@ def _kind_rows(report: dict) -> list[dict]:
             }
         )
     if per["linear"]["layers"]:
+        by_kind = arch["layers_by_kind"]
+        label = "linear attention"
+        if by_kind.get("full_with_state"):  # Falcon-H1: a Mamba-2 mixer beside the attention of each layer
+            label = "Mamba-2 state (in the same layers as the attention)"
+        elif not (by_kind["full"] or by_kind["sliding"]):  # Mamba, Mamba-2: no attention at all
+            label = "recurrent state (no attention layer)"
         rows.append(
             {
                 "kind": "linear",
-                "label": "linear attention",
+                "label": label,
                 "layers": per["linear"]["layers"],
                 "holds": "a fixed state per sequence (f32)",
                 "per_token": amount(0),
@@ -263,6 +269,18 @@ def _growth(report: dict, arch) -> dict:
         "text": "",
     }
     if not bounded:
+        return out
+    if not per["by_kind"][SLIDING]["layers"] and (
+        not full or report["architecture"]["layers_by_kind"].get("full_with_state")
+    ):
+        # pure Mamba / Mamba-2 (nothing grows) and Falcon-H1 (no windows: every layer grows and keeps a state)
+        out["text"] = (
+            f"per token: no layer has attention, so nothing grows with the context; the cache is {human_bytes(fixed)} "
+            "of recurrent state per sequence, the same at any length"
+            if not full
+            else f"per token, plus {human_bytes(fixed)} of recurrent state per sequence that does not grow "
+            "(each layer runs a Mamba-2 mixer beside its attention)"
+        )
         return out
     parts = []
     if per["by_kind"][SLIDING]["layers"]:

@@ -132,7 +132,8 @@ kvlab.register("kv-memory", {
       );
     }
 
-    const LAYER_COLORS = { full: "#5c6bc0", sliding: "#ef6c00", linear: "#26a69a", mla: "#d81b60" };
+    /* hybrid: a Falcon-H1 layer, attention and a Mamba-2 state together; none: an MLP-only layer (caches nothing) */
+    const LAYER_COLORS = { full: "#5c6bc0", sliding: "#ef6c00", linear: "#26a69a", mla: "#d81b60", hybrid: "#7e57c2", none: "#9e9e9e" };
 
     /* The layer map: per layer, what it needs (coloured by kind) and what the engine adds on top (grey). */
     function renderLayers() {
