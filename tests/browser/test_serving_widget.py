@@ -5,6 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 import kvlab
+from widget_blocks import URL_RE, link_name  # sitebuild/ is on pytest's pythonpath
 from tests.browser.widgets import activate, open_widget, set_range, wait_ready
 
 FIELDS = {  # data-field -> key of kvlab.serving_figure's result
@@ -59,7 +60,11 @@ def test_controls_recompute_speed_and_cost_in_pyodide(page, site_url):
     expect(root.locator('[data-field="ms"]')).to_have_text(want["ms_per_token_text"])
     wait_ready(root)
     assert shown(root) == expected(want)
-    assert root.locator('[data-field="assumptions"] li').all_text_contents() == want["assumptions"]
+    # a source's web address is a link named by its site (widget_blocks.linked at build time, kit.linked here)
+    named = [URL_RE.sub(lambda m: link_name(m.group(0)), a) for a in want["assumptions"]]
+    assert root.locator('[data-field="assumptions"] li').all_text_contents() == named
+    hrefs = root.locator('[data-field="assumptions"] a').evaluate_all("as => as.map(a => a.getAttribute('href'))")
+    assert hrefs == [u for a in want["assumptions"] for u in URL_RE.findall(a)] and hrefs
     expect(root.locator('[data-field="price"]')).to_contain_text(want["gpu_info"]["price_date"])
     plotted = root.locator(".kv-plot").evaluate("el => el.data.map(t => ({x: t.x, y: t.y}))")
     c = want["curve"]
