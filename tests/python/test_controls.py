@@ -6,6 +6,7 @@ clamped, nothing refused), and no template may type a range of its own.
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 import kvlab
 from kvlab.inputs import CONTROLS, LIMITS
+from kvlab.widgets.wall import WALL_SHAPES
 
 WIDGETS = Path(__file__).resolve().parents[2] / "site_src" / "widgets"
 # The control's name where the function calls it something else.
@@ -66,3 +68,10 @@ def test_no_template_types_a_range_of_its_own():
     assert not typed, (
         "ranges typed into templates (read them from the widget's data or kvlab.inputs.CONTROLS):\n" + "\n".join(typed)
     )
+
+
+def test_quadratic_wall_opens_on_its_first_model_shape():
+    """The widget's first "Model shape" choice is what the static figure was drawn with."""
+    first = next(iter(WALL_SHAPES.values()))["shape"]
+    defaults = {k: p.default for k, p in inspect.signature(kvlab.quadratic_wall_figure).parameters.items()}
+    assert {k: defaults[k] for k in first} == first

@@ -149,6 +149,23 @@ def race_odometers(
     }
 
 
+# The quadratic-wall widget's "Model shape" choices. GPT-2 small from its config.json
+# (https://huggingface.co/openai-community/gpt2/blob/main/config.json: n_layer 12, n_embd 768,
+# n_head 12, n_inner null, i.e. 4 x 768 = 3,072); the 7B class is GPT-2's layout scaled to the
+# width and depth of Llama-2-7B (https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json:
+# 32 layers, hidden 4,096, 32 heads) with GPT's 4x MLP, an illustration, not one model.
+WALL_SHAPES = {
+    "gpt2-small": {
+        "label": "GPT-2 small",
+        "shape": {"n_layers": 12, "d_model": 768, "n_heads": 12, "n_kv_heads": 12, "d_ff": 3072},
+    },
+    "gpt-7b": {
+        "label": "7B-class GPT",
+        "shape": {"n_layers": 32, "d_model": 4096, "n_heads": 32, "n_kv_heads": 32, "d_ff": 4 * 4096},
+    },
+}
+
+
 def quadratic_wall(
     n: int = 1024,
     n_layers: int = 12,
