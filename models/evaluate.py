@@ -34,6 +34,7 @@ sys.path.insert(0, HERE)
 
 from corpus import heldout_episodes  # noqa: E402
 from kvlab.core.tokenizer import load_tokenizer  # noqa: E402
+from kvlab.core.tiny import FAR_BUCKET, FAR_TOKENS  # noqa: E402
 
 TINY = os.path.join(HERE, "tiny")
 BUCKETS = [(0, 100), (100, 200), (200, 300), (300, 400), (400, 512)]
@@ -301,7 +302,7 @@ def write_readme_block(name: str, body: str, path: str = README) -> None:
 def bucketize(recs):
     out = {}
     for name, sel in [(f"{lo}-{hi}", lambda r, lo=lo, hi=hi: lo <= r["distance"] < hi) for lo, hi in BUCKETS] + [
-        (">=200", lambda r: r["distance"] >= 200)
+        (FAR_BUCKET, lambda r: r["distance"] >= FAR_TOKENS)
     ]:
         b = [r for r in recs if sel(r)]
         if not b:

@@ -48,6 +48,12 @@ def _model_and_tokenizer():
     return GPT.from_npz(str(TINY_DIR / "weights.npz")), tiny_tokenizer()
 
 
+# The card's recall bucket for "far" chats (models/evaluate.py writes ">=200": the code stated
+# at least this many tokens before the question).
+FAR_TOKENS = 200
+FAR_BUCKET = f">={FAR_TOKENS}"
+
+
 def card_facts() -> dict:
     card = tiny_card()
     training = card.get("training", {})
@@ -58,8 +64,9 @@ def card_facts() -> dict:
         "train_minutes": training.get("minutes"),
         "val_loss": training.get("val_loss"),
         "train_loss": training.get("final_train_loss"),
-        "recall_far": card["recall"][">=200"]["full_cache"],
-        "recall_far_evicted": card["recall"][">=200"]["fact_evicted"],
+        "recall_far": card["recall"][FAR_BUCKET]["full_cache"],
+        "recall_far_evicted": card["recall"][FAR_BUCKET]["fact_evicted"],
+        "far_tokens": FAR_TOKENS,
     }
 
 
@@ -118,9 +125,11 @@ def episode_facts(ep: dict) -> dict:
 def measured_recall() -> dict:
     """The model card's recall over held-out chats, at distances of 200 tokens or more."""
     card = tiny_card()
-    far = card["recall"][">=200"]
+    far = card["recall"][FAR_BUCKET]
     return {
-        "n_episodes": sum(v["n"] for k, v in card["recall"].items() if k != ">=200"),
+        "n_episodes": sum(v["n"] for k, v in card["recall"].items() if k != FAR_BUCKET),
+        "far_tokens": FAR_TOKENS,
+        "chance_digit": card["chance"]["digit"],
         "n_far": far["n"],
         "full_cache": far["full_cache"],
         "full_cache_digits": far["full_cache_digits"],

@@ -412,7 +412,7 @@ def door_code_score(
     for name in ("window", "sinks"):
         if name in policies and "full" in policies:
             p, f = policies[name], policies["full"]
-            verdict = "names the code" if p["correct"] else f"gets {p['digits_right']} of 4 digits"
+            verdict = "names the code" if p["correct"] else f"gets {p['digits_right']} of {len(code or '')} digits"
             kept = "still cached" if p["code_in_cache"] else "evicted"
             lines.append(
                 f"{p['label']} ({kept}): {verdict}; loss over the last {LOSS_TAIL} tokens "

@@ -429,6 +429,7 @@ class CardFacts(TypedDict):
     train_loss: float | None
     recall_far: float
     recall_far_evicted: float
+    far_tokens: int
 
 
 class GenerationDemoResult(TypedDict):
@@ -718,6 +719,8 @@ class MeasuredRecall(TypedDict):
     """kvlab.core.tiny.measured_recall."""
 
     n_episodes: int
+    far_tokens: int
+    chance_digit: float
     n_far: int
     full_cache: float
     full_cache_digits: float

@@ -117,7 +117,7 @@ kvlab.register("model-eviction", {
         set("kept", p.cache_len);
         set("in-cache", p.code_in_cache ? "yes" : "no");
         row.querySelector('[data-col="answer"]').replaceChildren(kit.el("code", null, p.answer));
-        set("right", `${p.digits_right} of 4`);
+        set("right", `${p.digits_right} of ${score.code.length}`);
         set("loss", p.mean_nll_last === null ? "–" : p.mean_nll_last.toFixed(3));
       }
       field("lines").replaceChildren(...score.text.lines.map((l) => kit.el("li", null, l)));
