@@ -37,6 +37,7 @@ from kvlab.memory.kv_bytes import (
     LLAMACPP_PAD,
     LLAMACPP_SWA_FAMILIES,
     VLLM_BLOCK_SIZE,
+    VLLM_MAX_NUM_BATCHED_TOKENS,
     kv_type,
     llamacpp_kv_cache,
     row_bytes,
@@ -47,7 +48,9 @@ from kvlab.wording import GIB, MIB, plural
 ENGINES = ("llama.cpp", "vllm")
 MAX_LOG_CHARS = 200_000  # a start-up log is a few hundred lines; refuse whole server sessions
 LLAMACPP_DEFAULT_UBATCH = 512
-VLLM_DEFAULT_BATCHED_TOKENS = 2048
+VLLM_DEFAULT_BATCHED_TOKENS = VLLM_MAX_NUM_BATCHED_TOKENS
+# How far vLLM's logged weight memory may be from kvlab's count and still agree (it also loads buffers).
+WEIGHTS_TOLERANCE = 0.03
 
 _NUM = r"([\d,]+(?:\.\d+)?)"
 
@@ -1064,7 +1067,7 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
 
         w = model_weights_bytes(arch, stated["weights"])
         diff = weights["value"] * GIB / w["bytes"] - 1 if w["bytes"] else float("inf")
-        ok = abs(diff) <= 0.03
+        ok = abs(diff) <= WEIGHTS_TOLERANCE
         # older vLLM prints this figure as "GB" but divides by 2**30: it is GiB, shown as GiB and labelled
         printed_gb = weights["text"].rstrip().endswith("GB")
         logged_weights = f"{weights['value']:g} GiB" + (" (printed “GB”)" if printed_gb else "")
@@ -1087,7 +1090,7 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                 ],
                 "why": (
                     f"the load took {abs(diff):.1%} {'more' if diff >= 0 else 'less'} than kvlab's count of "
-                    f"{stated['weights']} weights: within 3% (vLLM also loads a few buffers){unit_note}"
+                    f"{stated['weights']} weights: within {WEIGHTS_TOLERANCE:.0%} (vLLM also loads a few buffers){unit_note}"
                 )
                 if ok
                 else (

@@ -465,6 +465,11 @@ VLLM_BLOCK_SIZE = 16
 # `--gpu-memory-utilization` is a fraction in (0, 1], default 0.9.
 VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
 VLLM_GPU_MEMORY_UTILIZATION = 0.9
+# vLLM's default `--max-num-batched-tokens` for its OpenAI-compatible server
+# (vllm/engine/arg_utils.py, EngineArgs' batch defaults: UsageContext.OPENAI_API_SERVER: 2048),
+# which also sizes a sliding layer's pages. Newer vLLM raises it to 8192 on GPUs with at least
+# 70 GiB that are not A100s (same function); kvlab keeps 2048 everywhere for now.
+VLLM_MAX_NUM_BATCHED_TOKENS = 2048
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -477,7 +482,7 @@ def vllm_kv_cache(
     kv_cache_dtype: str = "auto",
     model_dtype: str = "bf16",
     block_size: int = VLLM_BLOCK_SIZE,
-    max_num_batched_tokens: int = 2048,
+    max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS,
 ) -> dict:
     """vLLM's per-layer pages and the most memory one sequence of max_model_len can take."""
     if max_model_len < 1 or block_size < 1:
@@ -544,7 +549,9 @@ def vllm_kv_cache(
     }
 
 
-def vllm_activation_reserve(arch: Architecture, max_num_batched_tokens: int = 2048, max_num_seqs: int = 256) -> dict:
+def vllm_activation_reserve(
+    arch: Architecture, max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS, max_num_seqs: int = 256
+) -> dict:
     """An ESTIMATE of what vLLM keeps out of the KV budget besides the weights.
 
     vLLM measures this at start-up (profiling run); we approximate it as
@@ -578,7 +585,7 @@ def vllm_capacity(
     kv_cache_dtype: str = "auto",
     activation_reserve_bytes: int | None = None,
     block_size: int = VLLM_BLOCK_SIZE,
-    max_num_batched_tokens: int = 2048,
+    max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS,
     max_num_seqs: int = 256,
 ) -> dict:
     """How many KV tokens and full-length sequences fit on one GPU under vLLM."""
@@ -641,7 +648,7 @@ def layer_memory_map(
     n_seq: int = 1,
     n_ubatch: int = 512,
     block_size: int = VLLM_BLOCK_SIZE,
-    max_num_batched_tokens: int = 2048,
+    max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS,
 ) -> dict:
     """Every layer's cache for `n_seq` sequences of `context` tokens: ideal bytes and allocated bytes.
 

@@ -20,6 +20,8 @@ from kvlab.memory.kv_bytes import (
     VLLM_BLOCK_SIZE,
     VLLM_BLOCK_SIZES,
     VLLM_GPU_MEMORY_UTILIZATION,
+    VLLM_MAX_NUM_BATCHED_TOKENS,
+    LLAMACPP_PAD,
     _formula,
     bits_per_value,
     kv_type,
@@ -323,8 +325,10 @@ def _summary(report: dict, arch) -> dict:
 
 
 LAYER_MAP_ENGINES = {
-    "llamacpp": "llama.cpp's cells (the context padded to 256; the SWA cache's window + n_ubatch padded to 256)",
-    "vllm": "vLLM's whole blocks of 16 tokens (a sliding layer keeps window - 1 + 2,048 tokens and one block more)",
+    "llamacpp": f"llama.cpp's cells (the context padded to {LLAMACPP_PAD}; the SWA cache's window + n_ubatch padded to "
+    f"{LLAMACPP_PAD})",
+    "vllm": f"vLLM's whole blocks of {VLLM_BLOCK_SIZE} tokens (a sliding layer keeps window - 1 + "
+    f"{VLLM_MAX_NUM_BATCHED_TOKENS:,} tokens and one block more)",
     "exact": "no engine: each layer holds exactly what it needs",
 }
 
