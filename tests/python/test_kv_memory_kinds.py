@@ -36,3 +36,11 @@ def test_the_kinds_table_grows_with_the_number_of_sequences():
     for a, b in zip(one, four):
         assert b["total"]["bytes"] == 4 * a["total"]["bytes"], a["id"]  # exact: no padding, n_seq copies
         assert b["per_token"] == a["per_token"]  # bytes per token are per sequence
+
+
+def test_growth_text_speaks_of_windows_only_where_there_are_windows():
+    """A hybrid with recurrent state and no sliding window grows per token from the first one."""
+    no_windows = kv_memory_figure(model="qwen3-next-80b-a3b")["result"]["growth"]["text"]
+    assert no_windows.startswith("per token, plus ") and "window" not in no_windows
+    windows = kv_memory_figure(model="gemma-2-9b")["result"]["growth"]["text"]
+    assert windows.startswith("per token beyond the windows, plus ")

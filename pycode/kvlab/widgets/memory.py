@@ -289,7 +289,8 @@ def _growth(report: dict, arch) -> dict:
         parts.append(f"sliding windows of {', '.join(token_count(w) for w in windows)} tokens")
     if per["by_kind"][LINEAR]["layers"]:
         parts.append("recurrent state")
-    text = f"per token beyond the windows, plus {human_bytes(fixed)} that stops growing ({' and '.join(parts)})"
+    where = "per token beyond the windows" if per["by_kind"][SLIDING]["layers"] else "per token"
+    text = f"{where}, plus {human_bytes(fixed)} that stops growing ({' and '.join(parts)})"
     if per["by_kind"][SLIDING]["layers"]:
         text += (
             f"; within the first {token_count(min(windows))} tokens every attention layer grows: "
