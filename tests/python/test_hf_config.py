@@ -9,6 +9,7 @@ import pytest
 
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.hf_config import load_config, parse_hf_config
+from kvlab.memory.llama_server import llama_server_command
 from kvlab.memory.kv_bytes import GIB, MIB, kv_bytes_per_token, layer_memory_map, llamacpp_kv_cache
 
 
@@ -374,6 +375,8 @@ def test_mamba_130m_has_no_kv_cache_only_a_fixed_state():
     assert short["total_bytes"] == long["total_bytes"] == 24 * (4608 + 24_576) * 4 == 2_801_664
     assert llamacpp_kv_cache(arch, 4096, n_seq=2)["total_bytes"] == 2 * 2_801_664  # one state per sequence
     assert layer_memory_map(arch, 4096)["kinds"] == ["linear"]
+    text = llama_server_command(ctx_size=4096, model=arch)["text"]["kv"]
+    assert "of recurrent state (no layer has attention, so no KV cache)" in text
 
 
 def test_falcon_mamba_7b_reads_intermediate_size_not_expand():

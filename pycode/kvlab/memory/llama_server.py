@@ -20,6 +20,14 @@ CACHE_TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "
 MAX_CTX_SIZE = 2**32 - 1  # llama.cpp's n_ctx is a uint32_t (llama_context_params.n_ctx)
 
 
+def cache_contents(kv: dict) -> str:
+    """What llama.cpp's caches for a model hold, in words: a KV cache, recurrent state, or both."""
+    kinds = {c["cache"] for c in kv["caches"]}
+    if kinds == {"recurrent"}:
+        return "recurrent state (no layer has attention, so no KV cache)"
+    return "KV cache and recurrent state" if "recurrent" in kinds else "KV cache"
+
+
 def llama_server_command(
     ctx_size: int = 8192,
     cache_type_k: str = "f16",
@@ -109,6 +117,7 @@ def llama_server_command(
             )
     # an explicit --parallel leaves --kv-unified off: each slot gets ctx_size / parallel
     kv = llamacpp_kv_cache(arch, ctx_size, cache_type_k, cache_type_v, n_seq=parallel, kv_unified=parallel == 1)
+    holds = cache_contents(kv)
     lines, line = [], argv[0]
     for part in argv[1:]:
         if part.startswith("-") and not part.lstrip("-").isdigit():
@@ -133,13 +142,14 @@ def llama_server_command(
         "flags": flags,
         "kv": {
             "model": name,
+            "holds": holds,
             "n_ctx_seq": kv["n_ctx_seq"],
             "total_bytes": kv["total_bytes"],
             "total_mib": kv["total_mib"],
         },
         "text": {
             "kv": (
-                f"For {name} these settings allocate {kv['total_mib']:,.0f} MiB of KV cache "
+                f"For {name} these settings allocate {kv['total_mib']:,.0f} MiB of {holds} "
                 f"({kv['n_ctx_seq']:,} tokens per slot)."
             )
         },

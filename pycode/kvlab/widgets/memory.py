@@ -478,7 +478,7 @@ def _server(model, context: int, kv: str, n_seq: int) -> dict:
         "command": c["command"],
         "flags": c["flags"],
         "text": f"The same model, context and cache type on llama.cpp's server: it allocates "
-        f"{human_bytes(c['kv']['total_bytes'])} of KV cache, {plural(c['kv']['n_ctx_seq'], 'token')} per slot "
+        f"{human_bytes(c['kv']['total_bytes'])} of {c['kv']['holds']}, {plural(c['kv']['n_ctx_seq'], 'token')} per slot "
         "(after -m goes your own GGUF file).",
         "kv_bytes": c["kv"]["total_bytes"],
     }
