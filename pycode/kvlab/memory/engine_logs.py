@@ -666,7 +666,7 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
                 "status": "not rebuilt",
                 "terms": [],
                 "why": "scratch memory for one n_ubatch forward pass; it depends on the backend and the graph, "
-                "so kvlab only estimates it (the GPU-fit widget's compute buffer)",
+                "so kvlab only estimates it (the compute buffer in “Does it fit?” on the memory page)",
             }
         )
     if facts.get("n_ctx_train") and n_ctx > facts["n_ctx_train"]["value"]:

@@ -284,7 +284,7 @@ def serving_estimate(
             f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 per GPU; source: "
             f"{card.get('flops_source', 'not in the catalogue')}",
             f"KV read per token = whole cache of a {context}-token chat ({kv}); sliding layers capped at their window",
-            f"memory: {v['engine_name']} accounting ({v['flags']}), the same verdict as the GPU-fit widget",
+            f"memory: {v['engine_name']} accounting ({v['flags']}), the same verdict as “Does it fit?” on the memory page",
             f"each chat: a {prompt}-token prompt prefilled once (compute-bound), then {answer} tokens decoded at the "
             "full context (upper bound on decode time)",
         ],
