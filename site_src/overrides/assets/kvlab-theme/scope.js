@@ -7,16 +7,25 @@ __md_get = (e, _ = localStorage, t = __md_scope) => JSON.parse(_.getItem(t.pathn
 __md_set = (e, _, t = localStorage, a = __md_scope) => { try { t.setItem(a.pathname + "." + e, JSON.stringify(_)) } catch (e) {} };
 
 /* Code-block toolbars are <nav> landmarks that material leaves unnamed: give each
- * a distinct name (axe: landmark-unique). */
+ * a distinct name (axe: landmark-unique). Material adds them from its bundle, after
+ * the page is parsed, and again after each instant navigation, so the observer starts
+ * at DOMContentLoaded (watching the parser add every node of a long page cost three
+ * 60-70 ms tasks under Lighthouse's slowdown) and first names any already there. */
 (() => {
   let n = 0;
-  new MutationObserver((records) => {
-    for (const r of records) for (const node of r.addedNodes) {
-      if (node.nodeType === 1 && node.matches("nav.md-code__nav") && !node.hasAttribute("aria-label")) {
-        node.setAttribute("aria-label", `Code block ${++n}: copy`);
+  const name = (nav) => {
+    if (!nav.hasAttribute("aria-label")) nav.setAttribute("aria-label", `Code block ${++n}: copy`);
+  };
+  const start = () => {
+    document.querySelectorAll("nav.md-code__nav").forEach(name);
+    new MutationObserver((records) => {
+      for (const r of records) for (const node of r.addedNodes) {
+        if (node.nodeType === 1 && node.matches("nav.md-code__nav")) name(node);
       }
-    }
-  }).observe(document.documentElement, { childList: true, subtree: true });
+    }).observe(document.documentElement, { childList: true, subtree: true });
+  };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();
 
 /* kvlab: scripts run on this page, known before the first paint, so a widget's
