@@ -48,7 +48,6 @@ from kvlab.wording import GIB, MIB, plural
 ENGINES = ("llama.cpp", "vllm")
 MAX_LOG_CHARS = 200_000  # a start-up log is a few hundred lines; refuse whole server sessions
 LLAMACPP_DEFAULT_UBATCH = 512
-VLLM_DEFAULT_BATCHED_TOKENS = VLLM_MAX_NUM_BATCHED_TOKENS
 # How far vLLM's logged weight memory may be from kvlab's count and still agree (it also loads buffers).
 WEIGHTS_TOLERANCE = 0.03
 
@@ -752,7 +751,7 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         "max_num_batched_tokens",
         batched_logged,
         stated,
-        VLLM_DEFAULT_BATCHED_TOKENS,
+        VLLM_MAX_NUM_BATCHED_TOKENS,
         settings,
         "max_num_batched_tokens",
     )

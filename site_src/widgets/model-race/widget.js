@@ -160,10 +160,9 @@ kvlab.register("model-race", {
         delete field("theory").dataset.value;
         field("theory-note").textContent = "Nothing to compare yet: run the race to the end.";
       }
-      const k = m;
       ctx.say(
         stopped
-          ? `Stopped: compared the ${k} steps both runs finished.`
+          ? `Stopped: compared the ${m} steps both runs finished.`
           : `Measured in your browser: ${n} tokens with the cache and ${n} without, on the tiny model (onnxruntime-web, 1 thread).`
       );
 
