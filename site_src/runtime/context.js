@@ -204,8 +204,8 @@
         activated = true;
         root.dataset.activated = "true";
         // a widget that draws with Plotly fetches and compiles it while its runtime
-        // downloads, not after (about 0.2 s sooner live on /attention/)
-        if (root.querySelector(".kv-plot")) kv.plotly().catch(() => {});
+        // downloads, not after; a heatmap (.kv-hm, kit.heatmap) needs no Plotly
+        if (root.querySelector(".kv-plot:not(.kv-hm)")) kv.plotly().catch(() => {});
         const button = root.querySelector(".kv-live-button");
         if (button) button.remove();
         // an embed link's settings: the widget reads its form on "input", as when a

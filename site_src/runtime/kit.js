@@ -12,9 +12,18 @@
  *                                       most every DRAW_GAP_MS (a slider drag or a
  *                                       generation's tokens never queue up redraws)
  *   kit.theme(root, layout)             that theme merged into a layout
- *   kit.heatScale()                     the colour scale of every attention heatmap, for
- *                                       the page's scheme: the strongest weight is the
- *                                       most ink (deep indigo on light, near-white on dark)
+ *   kit.heatmap(el, opts)               an attention heatmap (rows: queries, columns: keys,
+ *                                       weights 0..1, null = no cell) drawn as a CSS grid:
+ *                                       no chart library, colours from the stylesheet (they
+ *                                       follow the scheme, like the static tables' cells)
+ *   kit.raster(svg, grid, opts)         a raster of small categories (rows of ints, 0 =
+ *                                       empty) redrawn in an <svg>, the templates' markup:
+ *                                       a rect per run of equal cells in a row, class
+ *                                       opts.prefix + value;
+ *                                       opts.rows [{row, className}] outlines a row,
+ *                                       opts.lines [{y, className}] rules across at y
+ *                                       (cell units), opts.title(row, first, last, v) a
+ *                                       tooltip per run on grids of at most 4,096 cells
  *   kit.reducedMotion()                 the reader asked for less motion
  */
 (function () {
@@ -91,15 +100,47 @@
     });
   }
 
-  /* One scale for the attention heatmaps (attention, model-attention), going the same
-   * way as the static tables' cells: more weight, more contrast with the background. On
-   * dark, 0 is a dim indigo that still stands apart from the widget's background (the
-   * masked cells, which have no weight, show the background itself). */
-  const HEAT = {
-    light: [[0, "#f4f5fb"], [0.25, "#b5bbe3"], [0.5, "#7986cb"], [1, "#1a237e"]],
-    dark: [[0, "#323b70"], [0.25, "#4556b8"], [0.5, "#8190d6"], [1, "#eef0fb"]],
-  };
-  const heatScale = () => (document.body && document.body.getAttribute("data-md-color-scheme") === "slate" ? HEAT.dark : HEAT.light);
+  /* An attention heatmap without Plotly (whose heatmap-capable bundle cost a
+   * 250-300 ms main-thread task to start on a 2-core machine): one grid cell per
+   * weight, coloured by the stylesheet from --w (kvlab.css, .kv-hm-cell), labels as
+   * text. opts: z (rows of weights or null), x, y (labels), xTitle, yTitle,
+   * every (label every k-th row and column), title(i, j, w) (a cell's tooltip),
+   * onCell(i, j) (a click on a cell). */
+  function heatmap(target, opts) {
+    const { z, x, y, every = 1 } = opts;
+    const cols = x.length;
+    const grid = el("div", "kv-hm-grid");
+    grid.style.setProperty("--kv-hm-cols", String(cols));
+    const cells = [];
+    z.forEach((row, i) => {
+      cells.push(el("span", "kv-hm-y", i % every === 0 ? y[i] : ""));
+      row.forEach((w, j) => {
+        const c = el("span", w === null ? "kv-hm-cell kv-hm-none" : "kv-hm-cell");
+        if (w !== null) {
+          c.style.setProperty("--w", w.toFixed(3));
+          if (opts.title) c.title = opts.title(i, j, w);
+        }
+        c.dataset.i = String(i);
+        c.dataset.j = String(j);
+        cells.push(c);
+      });
+    });
+    cells.push(el("span"));
+    x.forEach((label, j) => cells.push(el("span", "kv-hm-x", j % every === 0 ? label : "")));
+    grid.append(...cells);
+    if (opts.onCell) {
+      grid.addEventListener("click", (ev) => {
+        const c = ev.target.closest(".kv-hm-cell");
+        if (c && !c.classList.contains("kv-hm-none")) opts.onCell(parseInt(c.dataset.i, 10), parseInt(c.dataset.j, 10));
+      });
+    }
+    const body = el("div", "kv-hm-body");
+    body.append(el("span", "kv-hm-ytitle", opts.yTitle || ""), grid);
+    const scale = el("div", "kv-hm-scale");
+    scale.append(el("span", null, "0"), el("i"), el("span", null, "1"), el("span", "kv-hm-scale-name", opts.scaleName || "weight"));
+    target.replaceChildren(body, el("div", "kv-hm-xtitle", opts.xTitle || ""), scale);
+    target.classList.add("kv-hm");
+  }
 
   const DRAW_GAP_MS = 120;
   const drawing = new WeakMap(); // figure element -> { next, done }
@@ -133,7 +174,60 @@
     return state.done;
   }
 
+  /* A raster of small categories (rows: steps, columns: positions; 0 = nothing drawn)
+   * drawn in place into an <svg>, in the markup the templates write at build time (the
+   * static and the live figure are one drawing): one rect per run of one non-zero value
+   * in a row, x and y in cell units, 0.1 short of the run (a hairline gap), class prefix
+   * + value; the colours are in the
+   * stylesheet, so they follow the scheme. The marks go on top, in one group: rows
+   * outlined (a selected step), lines across at y in cell units. One string per call
+   * (a few ms for 4,000 cells); with the same grid, prefix and title as last time only
+   * the marks are redrawn (a step slider). A native tooltip per run on small grids only. */
+  const RASTER_TITLES_MAX = 4096;
+  const rasters = new WeakMap(); // svg -> { grid, prefix, title } last drawn
+  const escapeText = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const unit = (x) => String(Math.round(x * 1000) / 1000);
+
+  function rasterMarks(opts, cols) {
+    let out = "";
+    for (const m of opts.rows || []) out += `<rect x="-0.05" y="${unit(m.row - 0.05)}" width="${cols}" height="1" class="${m.className}"/>`;
+    for (const l of opts.lines || []) out += `<line x1="-0.05" x2="${unit(cols - 0.05)}" y1="${unit(l.y)}" y2="${unit(l.y)}" class="${l.className}"/>`;
+    return out;
+  }
+
+  function raster(svg, grid, opts = {}) {
+    const rows = grid.length;
+    const cols = rows ? grid[0].length : 0;
+    const prefix = opts.prefix || "";
+    const marks = rasterMarks(opts, cols);
+    const last = rasters.get(svg);
+    const group = svg.querySelector(":scope > g.kv-raster-marks");
+    if (group && last && last.grid === grid && last.prefix === prefix && last.title === opts.title) {
+      group.innerHTML = marks;
+      return;
+    }
+    const titled = typeof opts.title === "function" && rows * cols <= RASTER_TITLES_MAX;
+    const parts = [];
+    for (let r = 0; r < rows; r++) {
+      const row = grid[r];
+      for (let c = 0; c < row.length; ) {
+        const v = row[c] | 0;
+        let end = c + 1; // one rect per run of equal cells (sitebuild's `runs` filter)
+        while (end < row.length && (row[end] | 0) === v) end++;
+        if (v) {
+          const rect = `<rect x="${c}" y="${r}" width="${unit(end - c - 0.1)}" height="0.9" class="${prefix}${v}"`;
+          parts.push(titled ? `${rect}><title>${escapeText(opts.title(r, c, end - 1, v))}</title></rect>` : `${rect}/>`);
+        }
+        c = end;
+      }
+    }
+    parts.push(`<g class="kv-raster-marks">${marks}</g>`);
+    svg.setAttribute("viewBox", `0 0 ${cols} ${rows}`);
+    svg.innerHTML = parts.join("");
+    rasters.set(svg, { grid, prefix, title: opts.title });
+  }
+
   const reducedMotion = () => Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 
-  kv.kit = { el, fillRows, linked, theme, heatScale, plot, reducedMotion };
+  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion };
 })();

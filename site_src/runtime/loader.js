@@ -99,7 +99,7 @@
   let plotlyPromise = null;
   kv.plotly = function () {
     if (!plotlyPromise) {
-      plotlyPromise = loadScript(kv.assets + "vendor/plotly/plotly-cartesian.min.js").then(() => window.Plotly);
+      plotlyPromise = loadScript(kv.assets + "vendor/plotly/plotly-basic.min.js").then(() => window.Plotly);
       plotlyPromise.catch(() => (plotlyPromise = null));
     }
     return plotlyPromise;

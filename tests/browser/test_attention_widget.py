@@ -5,17 +5,13 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import activate, heatmap_weights, open_widget, set_range, wait_ready
 
 
 def shown_weights(root) -> list[list[str]]:
     return root.locator(".kv-heatmap tbody tr").evaluate_all(
         "rows => rows.map(r => Array.from(r.querySelectorAll('td')).map(td => td.textContent))"
     )
-
-
-def plotted_weights(root) -> list[list[float]]:
-    return root.locator(".kv-plot").evaluate("el => el.data[0].z")
 
 
 def expected_cells(data) -> list[list[str]]:
@@ -73,11 +69,20 @@ def test_moving_a_control_recomputes_in_pyodide(page, site_url):
     wait_ready(root)
     expect(root.locator('[data-field="temperature"]')).to_have_text("0.5")
     assert shown_weights(root) == expected_cells(want)
-    masked = [[None if j > i else w for j, w in enumerate(row)] for i, row in enumerate(want["weights"])]
-    assert plotted_weights(root) == masked
+    drawn = heatmap_weights(root)  # to 3 decimals, the future under the causal mask not drawn
+    assert [[w is None for w in row] for row in drawn] == [
+        [j > i for j in range(len(row))] for i, row in enumerate(drawn)
+    ]
+    assert len(drawn) == len(want["weights"])
+    for got, row in zip(drawn, want["weights"], strict=True):
+        assert all(abs(g - w) <= 5.01e-4 for g, w in zip(got, row, strict=True) if g is not None)
     # the readout shows the output vector of the last token ("tired")
     shown_out = root.locator('[data-field="output"] li').all_text_contents()
     assert shown_out == [f"{x:.3f}" for x in want["outputs"][-1]]
+    # a click on a heatmap cell reads that query row (here the first token's)
+    root.locator(".kv-hm-cell:not(.kv-hm-none)").first.click()
+    expect(root.locator('[data-field="query-token"]')).to_have_text(want["tokens"][0])
+    expect(root.locator('select[name="query"]')).to_have_value("0")
 
 
 def test_out_of_range_seed_is_clamped_and_shown(page, site_url):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from playwright.sync_api import expect
+from widget_blocks import runs  # sitebuild/ is on pytest's pythonpath
 
 import kvlab
 from tests.browser.widgets import activate, open_widget, set_range, wait_ready
@@ -15,6 +16,42 @@ PAGE = "eviction/"
 def same(a, b) -> bool:
     """Equal after the JSON round trip the page's data takes."""
     return json.loads(json.dumps(a)) == json.loads(json.dumps(b))
+
+
+def test_runs_cover_a_row_exactly():
+    assert runs([0, 1, 1, 2, 0, 0, 2, 2, 3]) == [(1, 2, 1), (3, 1, 2), (6, 2, 2), (8, 1, 3)]
+    assert runs([0, 0]) == [] and runs([]) == []
+
+
+def svg_grid(root, prefix: str) -> list[list[int]]:
+    """The grid the raster SVG draws (no chart library): its size from the viewBox, each
+    run of cells from a rect (x, width + 0.1 cells, value from the class: prefix + value),
+    0 where no rect is drawn."""
+    return root.locator("svg.kv-static-raster").evaluate(
+        """(svg, prefix) => {
+            const [, , cols, rows] = svg.getAttribute('viewBox').split(' ').map(Number);
+            const grid = Array.from({length: rows}, () => new Array(cols).fill(0));
+            for (const r of svg.querySelectorAll(':scope > rect')) {
+                const cls = r.getAttribute('class');
+                if (!cls.startsWith(prefix)) continue;
+                const x = +r.getAttribute('x'), n = Math.round(+r.getAttribute('width') + 0.1);
+                for (let i = x; i < x + n; i++) grid[+r.getAttribute('y')][i] = Number(cls.slice(prefix.length));
+            }
+            return grid; }""",
+        prefix,
+    )
+
+
+def assert_raster_is(root, prefix: str, grid) -> None:
+    """The live raster is the grid CPython's kvlab computes: a rect per run of equal cells
+    in a row (as many as the build's `runs` filter makes), each over its cells; drawn in
+    the SVG, no Plotly chart left."""
+    expect(root.locator("svg.kv-static-raster")).to_be_visible()
+    assert root.locator(".kv-raster, .kv-static-raster .plotly, svg.kv-static-raster .main-svg").count() == 0
+    for v in (1, 2, 3):
+        want = sum(1 for row in grid for run in runs(row) if run[2] == v)
+        assert root.locator(f"svg.kv-static-raster > rect.{prefix}{v}").count() == want, (prefix, v)
+    assert same(svg_grid(root, prefix), grid)
 
 
 def test_static_page_holds_the_numbers_kvlab_computes(built_site):
@@ -33,9 +70,15 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
         assert f"<li>{s['text']}</li>" in html
     assert f'data-field="outcome">{cs["text"]["outcome"]}<' in html
     assert 'data-widget="model-eviction"' in html  # the real-model demo took the marked spot
-    # the static rasters (for readers without JavaScript) draw one rect per written cell of each grid
+    # the static rasters (for readers without JavaScript) draw one rect per run of written cells
     for cls, grid in (("kv-ev", ev["grid"]), ("kv-cs", cs["grid"])):
-        assert html.count(f'class="{cls}') == sum(1 for row in grid for v in row if v)
+        assert html.count(f'class="{cls}') == sum(len(runs(row)) for row in grid)
+        assert sum(len(runs(row)) for row in grid) < sum(1 for row in grid for v in row if v) / 4
+    # marks: the last step outlined, a line per shift; the axes spelled out next to each raster
+    assert html.count('class="kv-raster-step"') == 1
+    assert html.count('class="kv-raster-shift"') == len(cs["shifts"])
+    assert "columns → token position (its K and V)" in html and "Rows ↓ step (token written)" in html
+    assert "columns → token of the text (prompt, then generated)" in html and "Rows ↓ step (0 = prompt)" in html
 
 
 def test_eviction_widget_recomputes_in_pyodide(page, site_url):
@@ -51,7 +94,9 @@ def test_eviction_widget_recomputes_in_pyodide(page, site_url):
     # controls of other policies are hidden, the window control is shown
     expect(root.locator('input[name="budget"]')).to_be_hidden()
     expect(root.locator('input[name="window"]')).to_be_visible()
-    assert same(root.locator(".kv-raster").evaluate("el => el.data[0].z"), want["grid"])
+    assert_raster_is(root, "kv-ev", want["grid"])
+    expect(root.locator('[data-field="raster-rows"]')).to_have_text("39")
+    expect(root.locator(".kv-raster-step")).to_have_attribute("y", "38.95")  # the last step, outlined
     kept = root.locator(".kv-kept").evaluate("el => el.data.map(t => Array.from(t.y))")
     assert same(kept, [p["attention_kept"] for p in want["compare"].values()])
     last = want["steps"][-1]
@@ -67,6 +112,10 @@ def test_eviction_widget_recomputes_in_pyodide(page, site_url):
     expect(root.locator('[data-field="step"]')).to_have_text("10")
     expect(root.locator('[data-field="cached_text"]')).to_have_text(s["cached_text"])
     expect(root.locator('[data-field="attention_kept_text"]')).to_have_text(s["attention_kept_text"])
+    # ... and its row is outlined in the raster, which is otherwise untouched
+    expect(root.locator(".kv-raster-step")).to_have_count(1)
+    expect(root.locator(".kv-raster-step")).to_have_attribute("y", "9.95")
+    assert_raster_is(root, "kv-ev", want["grid"])
 
     # bad input: n beyond the view's limit is clamped, and H2O's recent is clamped to the budget
     # (one input event for all four, as an embed page's query string does: each clamp is then in one notice)
@@ -92,7 +141,11 @@ def test_context_shift_widget_recomputes_in_pyodide(page, site_url):
     expect(root.locator('[data-field="outcome"]')).to_have_text(want["text"]["outcome"])
     wait_ready(root)
     assert root.locator('[data-field="shifts"] li').all_text_contents() == [s["text"] for s in want["shifts"]]
-    assert same(root.locator(".kv-raster").evaluate("el => el.data[0].z"), want["grid"])
+    assert_raster_is(root, "kv-cs", want["grid"])
+    # a dashed line per shift, between the row before it and its own
+    ys = root.locator(".kv-raster-shift").evaluate_all("ls => ls.map(l => l.getAttribute('y1'))")
+    assert ys == [f"{s['step'] - 0.05:g}" for s in want["shifts"]]
+    expect(root.locator('[data-field="raster-cols"]')).to_have_text(str(len(want["grid"][0]) - 1))
     expect(root.locator('[data-field="final_visible"]')).to_have_text(want["text"]["final_visible"])
 
     root.locator('select[name="mode"]').select_option("stop")
@@ -101,6 +154,8 @@ def test_context_shift_widget_recomputes_in_pyodide(page, site_url):
     expect(root.locator('[data-field="outcome"]')).to_have_text(stop["text"]["outcome"])
     wait_ready(root)
     expect(root.locator('[data-field="shifts"] li')).to_have_count(0)
+    expect(root.locator(".kv-raster-shift")).to_have_count(0)
+    assert_raster_is(root, "kv-cs", stop["grid"])
 
     # bad input: a prompt longer than the context is clamped to n_ctx - 1, and the page says so
     set_range(root, "prompt_len", 40)

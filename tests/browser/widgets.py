@@ -36,3 +36,19 @@ def set_range(root, name: str, value) -> None:
     root.locator(f'input[name="{name}"]').evaluate(
         "(el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', {bubbles: true})); }", value
     )
+
+
+def heatmap_weights(root) -> list[list[float | None]]:
+    """The weights a kit.heatmap draws, row by row (None: no cell, e.g. a masked key),
+    read from the cells' --w (3 decimals)."""
+    return root.locator(".kv-hm-grid").evaluate(
+        """grid => {
+            const cols = Number(grid.style.getPropertyValue("--kv-hm-cols"));
+            const cells = [...grid.querySelectorAll(".kv-hm-cell")];
+            const rows = [];
+            for (let i = 0; i < cells.length; i += cols)
+                rows.push(cells.slice(i, i + cols).map(c =>
+                    c.classList.contains("kv-hm-none") ? null : Number(c.style.getPropertyValue("--w"))));
+            return rows;
+        }"""
+    )

@@ -31,7 +31,7 @@ def test_vendored_files_exist_and_match_the_manifest(built_site):
         "vendor/pyodide/python_stdlib.zip",
         f"vendor/pyodide/{vendor.NUMPY_WHEEL}",
         "vendor/ort/ort.iife.js",
-        "vendor/plotly/plotly-cartesian.min.js",
+        "vendor/plotly/plotly-basic.min.js",
     } <= set(files)
     for rel, meta in files.items():
         data = (built_site / "assets" / rel).read_bytes()
@@ -45,13 +45,27 @@ def test_numpy_wheel_in_the_site_is_the_one_pyodide_pins(built_site):
     assert vendor.sha256_of(wheel) == lock["packages"]["numpy"]["sha256"]
 
 
-def test_plotly_is_the_partial_bundle(built_site):
-    size = (built_site / "assets/vendor/plotly/plotly-cartesian.min.js").stat().st_size
-    assert size < 2_000_000, "the full 4.8 MB Plotly bundle slipped in"
+def test_plotly_is_the_basic_bundle(built_site):
+    size = (built_site / "assets/vendor/plotly/plotly-basic.min.js").stat().st_size
+    assert size < 1_300_000, "a bigger Plotly bundle than the basic one slipped in"
+
+
+# The basic bundle draws scatter, bar and pie traces only; a widget asking Plotly for
+# another trace type would draw nothing (heatmaps are kit.heatmap / kit.raster).
+NOT_IN_BASIC = re.compile(r'type:\s*"(heatmap|contour|histogram\w*|box|violin|image|heatmapgl|scattergl)"')
+
+
+def test_widgets_ask_plotly_only_for_basic_traces():
+    found = [
+        (p.parent.name, m.group(1))
+        for p in (ROOT / "site_src").rglob("*.js")
+        for m in NOT_IN_BASIC.finditer(p.read_text())
+    ]
+    assert found == []
 
 
 def test_plotly_carries_the_compile_hint_and_is_otherwise_unchanged(built_site):
-    served = (built_site / "assets/vendor/plotly/plotly-cartesian.min.js").read_bytes()
+    served = (built_site / "assets/vendor/plotly/plotly-basic.min.js").read_bytes()
     assert served.startswith(b"//# allFunctionsCalledOnLoad\n")  # must be the script's first line for V8
     assert served[len(vendor.COMPILE_HINT) :] == vendor.PLOTLY_FILE.read_bytes()
 

@@ -30,10 +30,10 @@ kvlab.register("attention", {
 
     const compute = ctx.live(
       "attention_demo",
-      async (result) => {
+      (result) => {
         data = result;
         form.seed.value = data.seed; // Python clamps out-of-range input: show what was computed
-        await render();
+        render();
       },
       (d) => `Computed in your browser by kvlab.attention_demo (d = ${d.d}, temperature = ${d.temperature}).`
     );
@@ -65,40 +65,23 @@ kvlab.register("attention", {
       list.replaceChildren(...data.outputs[q].map((x) => Object.assign(document.createElement("li"), { textContent: fmt(x) })));
     }
 
-    async function render() {
+    function render() {
       renderTable();
       renderReadout();
-      const ticks = data.tokens.map((t, i) => i);
-      const labels = data.tokens.map((t, i) => `${t}<sub>${i + 1}</sub>`);
-      // the site's theme (kit.plot) and its heatmap scale: on dark, more weight is brighter
-      await kvlab.kit.plot(
-        root,
-        plot,
-        [{
-          type: "heatmap",
-          // future keys under the causal mask are not "weight 0": they don't exist yet
-          z: data.weights.map((row, i) => row.map((w, j) => (data.causal && j > i ? null : w))),
-          x: ticks,
-          y: ticks,
-          zmin: 0,
-          zmax: 1,
-          colorscale: kvlab.kit.heatScale(),
-          hoverongaps: false,
-          hovertemplate: "query %{customdata}<extra>weight %{z:.3f}</extra>",
-          customdata: data.weights.map((row, i) => row.map((_, j) => `“${data.tokens[i]}” → key “${data.tokens[j]}”`)),
-          colorbar: { title: { text: "weight" }, thickness: 12 },
-        }],
-        {
-          margin: { l: 70, r: 10, t: 10, b: 70 },
-          height: 380,
-          xaxis: { tickvals: ticks, ticktext: labels, zeroline: false, showgrid: false, title: { text: "key (what is read)", standoff: 8 }, automargin: true, side: "bottom" },
-          yaxis: { tickvals: ticks, ticktext: labels, zeroline: false, showgrid: false, autorange: "reversed", title: { text: "query", standoff: 8 }, automargin: true },
-        }
-      );
-      plot.on && !plot.kvClick && (plot.kvClick = true) && plot.on("plotly_click", (ev) => {
-        state.query = ev.points[0].y;
-        querySelect.value = String(state.query);
-        renderReadout();
+      // the heatmap (kit.heatmap: no chart library); a click on a cell reads its query row
+      kvlab.kit.heatmap(plot, {
+        // future keys under the causal mask are not "weight 0": they don't exist yet
+        z: data.weights.map((row, i) => row.map((w, j) => (data.causal && j > i ? null : w))),
+        x: data.tokens,
+        y: data.tokens,
+        xTitle: "key (what is read)",
+        yTitle: "query",
+        title: (i, j, w) => `query “${data.tokens[i]}” → key “${data.tokens[j]}”: weight ${fmt(w)}`,
+        onCell: (i) => {
+          state.query = i;
+          querySelect.value = String(i);
+          renderReadout();
+        },
       });
       details.open = false;
     }

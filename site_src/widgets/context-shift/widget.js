@@ -1,15 +1,15 @@
-/* llama.cpp running out of context. State → kvlab.context_shift_view in Pyodide → render. */
+/* llama.cpp running out of context. State → kvlab.context_shift_view in Pyodide → render.
+ * The raster is the build's SVG, redrawn in place (kvlab.kit.raster): no chart library. */
 kvlab.register("context-shift", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    const raster = root.querySelector(".kv-raster");
-    raster.hidden = true; // shown with the first live chart; until then the build-time raster stands
+    const raster = root.querySelector(".kv-static-raster");
     const details = root.querySelector(".kv-numbers");
     const field = (name) => root.querySelector(`[data-field="${name}"]`);
     const RANGES = ["n_ctx", "prompt_len", "n_generate"];
     const NAMES = { n_ctx: "n_ctx", prompt_len: "prompt tokens", n_generate: "tokens to generate", n_keep: "n_keep" };
-    const COLORS = ["rgba(0,0,0,0)", "#ef5350", "#5c6bc0", "#26a69a"];
     const LABELS = ["not written yet", "discarded", "seen by the model", "seen, protected by n_keep"];
+    const cellTitle = (row, first, last, v) => `step ${row}, ${first === last ? `text token ${first}` : `text tokens ${first}–${last}`}: ${LABELS[v]}`;
     let data = ctx.data;
 
     function readForm() {
@@ -54,43 +54,14 @@ kvlab.register("context-shift", {
 
     async function render() {
       renderText();
-      const Plotly = await kvlab.plotly();
-      // the build-time raster stays up until the live chart replaces it (no blank box in between)
-      raster.hidden = false;
-      const still = root.querySelector(".kv-static-raster");
-      if (still) still.style.display = "none";
-      const style = getComputedStyle(root);
-      const c0 = COLORS[0];
-      const axis = { zeroline: false, showgrid: false };
-      const rows = data.grid.length;
-      const small = data.n_text <= 80 && rows <= 80;
-      const shapes = data.shifts.map((s) => ({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.step - 0.5, y1: s.step - 0.5, line: { color: "#ffb300", width: 1.5, dash: "dot" } }));
-      Plotly.react(
-        raster,
-        [{
-          type: "heatmap",
-          z: data.grid,
-          zmin: 0,
-          zmax: 3,
-          colorscale: [[0, c0], [0.1667, c0], [0.1667, COLORS[1]], [0.5, COLORS[1]], [0.5, COLORS[2]], [0.8333, COLORS[2]], [0.8333, COLORS[3]], [1, COLORS[3]]],
-          showscale: false,
-          xgap: small ? 1 : 0,
-          ygap: small ? 1 : 0,
-          customdata: data.grid.map((row) => row.map((v) => LABELS[v])),
-          hovertemplate: "step %{y}, text token %{x}: %{customdata}<extra></extra>",
-        }],
-        {
-          margin: { l: 55, r: 10, t: 10, b: 45 },
-          height: Math.min(520, Math.max(300, 60 + rows * 7)),
-          paper_bgcolor: c0,
-          plot_bgcolor: c0,
-          font: { color: style.color, family: style.fontFamily },
-          shapes,
-          xaxis: { ...axis, title: { text: "token of the text (prompt, then generated)" } },
-          yaxis: { ...axis, title: { text: "step (0 = prompt)" }, autorange: "reversed" },
-        },
-        { displayModeBar: false, responsive: true }
-      );
+      // a shift at step s: a line between rows s - 1 and s (in the gap between them)
+      kvlab.kit.raster(raster, data.grid, {
+        prefix: "kv-cs",
+        lines: data.shifts.map((s) => ({ y: s.step - 0.05, className: "kv-raster-shift" })),
+        title: cellTitle,
+      });
+      field("raster-rows").textContent = data.grid.length - 1;
+      field("raster-cols").textContent = data.grid.length ? data.grid[0].length - 1 : 0;
       details.open = false;
     }
 

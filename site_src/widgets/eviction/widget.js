@@ -1,10 +1,10 @@
 /* Eviction policies on a bounded cache. State → kvlab.eviction_view in Pyodide → render.
- * The raster, the readout and the curves all come from Python's data; JS places them. */
+ * The raster, the readout and the curves all come from Python's data; JS places them.
+ * The raster is the build's SVG, redrawn in place (kvlab.kit.raster); the curves are Plotly. */
 kvlab.register("eviction", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    const raster = root.querySelector(".kv-raster");
-    raster.hidden = true; // shown with the first live chart; until then the build-time raster stands
+    const raster = root.querySelector(".kv-static-raster");
     const keptPlot = root.querySelector(".kv-kept");
     const details = root.querySelector(".kv-numbers");
     const stepInput = root.querySelector('input[name="step"]');
@@ -12,8 +12,8 @@ kvlab.register("eviction", {
     const field = (name) => root.querySelector(`[data-field="${name}"]`);
     const RANGES = ["window", "n_sink", "budget", "recent"];
     const NAMES = { n: "tokens n", window: "window", n_sink: "sink tokens", budget: "budget", recent: "recent" };
-    const COLORS = { 1: "#ef5350", 2: "#5c6bc0", 3: "#ffb300" };
     const LABELS = ["not written yet", "evicted", "cached", "added at this step"];
+    const cellTitle = (row, first, last, v) => `step ${row}, ${first === last ? `position ${first}` : `positions ${first}–${last}`}: ${LABELS[v]}`;
     const LINE = { full: "#9e9e9e", window: "#ef5350", sinks: "#5c6bc0", h2o: "#26a69a" };
     let data = ctx.data;
     let step = null; // null: follow the last step
@@ -66,9 +66,15 @@ kvlab.register("eviction", {
       field("attention_kept_text").textContent = s.attention_kept_text;
     }
 
+    // the grid as it is, the step read out outlined (only the outline moves with the step slider)
+    function drawRaster() {
+      kvlab.kit.raster(raster, data.grid, { prefix: "kv-ev", rows: [{ row: currentStep(), className: "kv-raster-step" }], title: cellTitle });
+      field("raster-rows").textContent = data.grid.length - 1;
+      field("raster-cols").textContent = data.grid.length ? data.grid[0].length - 1 : 0;
+    }
+
     function stepShapes(Plotly) {
       const s = currentStep();
-      Plotly.relayout(raster, { shapes: [{ type: "rect", xref: "paper", x0: 0, x1: 1, y0: s - 0.5, y1: s + 0.5, line: { color: "#ffb300", width: 1.5 } }] });
       Plotly.relayout(keptPlot, { shapes: [{ type: "line", yref: "paper", y0: 0, y1: 1, x0: s, x1: s, line: { color: "#ffb300", width: 1.5, dash: "dot" } }] });
     }
 
@@ -87,41 +93,11 @@ kvlab.register("eviction", {
     async function render() {
       renderReadout();
       renderTable();
+      drawRaster();
       const Plotly = await kvlab.plotly();
-      // the build-time raster stays up until the live chart replaces it (no blank box in between)
-      raster.hidden = false;
-      const still = root.querySelector(".kv-static-raster");
-      if (still) still.style.display = "none";
       const style = getComputedStyle(root);
       const font = { color: style.color, family: style.fontFamily };
-      const n = data.params.n;
-      const axis = { zeroline: false, showgrid: false };
       const c0 = "rgba(0,0,0,0)";
-      Plotly.react(
-        raster,
-        [{
-          type: "heatmap",
-          z: data.grid,
-          zmin: 0,
-          zmax: 3,
-          colorscale: [[0, c0], [0.1667, c0], [0.1667, COLORS[1]], [0.5, COLORS[1]], [0.5, COLORS[2]], [0.8333, COLORS[2]], [0.8333, COLORS[3]], [1, COLORS[3]]],
-          showscale: false,
-          xgap: n <= 64 ? 1 : 0,
-          ygap: n <= 64 ? 1 : 0,
-          customdata: data.grid.map((row) => row.map((v) => LABELS[v])),
-          hovertemplate: "step %{y}, position %{x}: %{customdata}<extra></extra>",
-        }],
-        {
-          margin: { l: 55, r: 10, t: 10, b: 45 },
-          height: Math.min(520, Math.max(300, 60 + n * 8)),
-          paper_bgcolor: c0,
-          plot_bgcolor: c0,
-          font,
-          xaxis: { ...axis, title: { text: "token position (its K and V)" } },
-          yaxis: { ...axis, title: { text: "step (token written)" }, autorange: "reversed" },
-        },
-        { displayModeBar: false, responsive: true }
-      );
       const steps = data.steps.map((s) => s.step);
       Plotly.react(
         keptPlot,
@@ -156,6 +132,7 @@ kvlab.register("eviction", {
       step = parseInt(stepInput.value, 10);
       if (step === data.steps.length - 1) step = null;
       renderReadout();
+      drawRaster();
       if (root.dataset.state === "ready") stepShapes(await kvlab.plotly());
     });
     showRelevantControls();

@@ -99,38 +99,23 @@ kvlab.register("model-attention", {
     /* Axis labels: every token while they fit; past LABELS_MAX tokens only every
      * k-th one is labelled (hover and the token boxes still name them all). */
     const LABELS_MAX = 40;
-    async function renderPlot() {
+    function renderPlot() {
       const m = matrix();
       const T = shown.tokens.length;
       const narrow = plot.clientWidth < 520;
       const every = T > LABELS_MAX ? Math.ceil(T / (narrow ? LABELS_MAX / 2 : LABELS_MAX)) : 1;
-      const ticks = shown.tokens.map((_, i) => i).filter((i) => i % every === 0);
-      const labels = ticks.map((i) => `${shown.tokens[i].replace(/ /g, "\u2423")}<sub>${i + 1}</sub>`);
-      const size = every > 1 || T > 24 ? (narrow ? 8 : 10) : narrow ? 9 : 12;
+      const label = (t, i) => `${t.trim() || "\u2423"} ${i + 1}`; // " cat" → "cat 2"; the token boxes show the spaces
       ctx.notice(every > 1 ? `${T} tokens: the axes label every ${every}th token; hover a cell, or use the token boxes above, for the others.` : "", "labels");
-      await kvlab.kit.plot(root, plot,
-        [{
-          type: "heatmap",
-          z: m.map((row, i) => row.map((w, j) => (j > i ? null : w))),
-          zmin: 0,
-          zmax: 1,
-          colorscale: kvlab.kit.heatScale(),
-          hoverongaps: false,
-          customdata: m.map((row, i) => row.map((_, j) => `“${shown.tokens[i]}” reads “${shown.tokens[j]}”`)),
-          hovertemplate: "%{customdata}<extra>%{z:.3f}</extra>",
-          colorbar: { title: { text: "weight" }, thickness: 12 },
-        }],
-        {
-          margin: narrow ? { l: 56, r: 4, t: 10, b: 64 } : { l: 80, r: 10, t: 10, b: 80 },
-          height: narrow ? 360 : T > LABELS_MAX ? 520 : 420,
-          xaxis: { tickvals: ticks, ticktext: labels, tickangle: every > 1 || T > 24 ? -60 : "auto", tickfont: { size }, showgrid: false, title: { text: "key (what is read)", standoff: 8 }, automargin: true },
-          yaxis: { tickvals: ticks, ticktext: labels, tickfont: { size }, showgrid: false, autorange: "reversed", title: { text: "query", standoff: 8 }, automargin: true },
-        }
-      );
-      if (plot.on && !plot.kvClick) {
-        plot.kvClick = true;
-        plot.on("plotly_click", (ev) => showQuery(ev.points[0].y));
-      }
+      kvlab.kit.heatmap(plot, {
+        z: m.map((row, i) => row.map((w, j) => (j > i ? null : w))),
+        x: shown.tokens.map(label),
+        y: shown.tokens.map(label),
+        every,
+        xTitle: "key (what is read)",
+        yTitle: "query",
+        title: (i, j, w) => `“${shown.tokens[i]}” reads “${shown.tokens[j]}”: ${f3(w)}`,
+        onCell: (i) => showQuery(i),
+      });
     }
 
     async function render() {
@@ -138,7 +123,7 @@ kvlab.register("model-attention", {
       showQuery(Math.min(state.query, shown.tokens.length - 1));
       renderTable();
       if (live) {
-        await renderPlot();
+        renderPlot();
         details.open = false;
       }
     }
