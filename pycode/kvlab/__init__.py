@@ -18,58 +18,88 @@ bridge     the one door from JavaScript (JSON in, JSON out)
 cli        `python -m kvlab`
 """
 
-from kvlab.core.attention import causal_mask, multi_head_attention, scaled_dot_product_attention, softmax
-from kvlab.core.cache import KVCache, cache_lengths
-from kvlab.core.decoding import DecoderConfig, ToyDecoder, decoding_costs, step_cost, times_processed
-from kvlab.core.gpt import GPT, GPTConfig
-from kvlab.core.tokenizer import BPETokenizer, load_tokenizer
-from kvlab.memory.architecture import Architecture, LayerSpec
-from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
-from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log
-from kvlab.memory.hf_config import parse_hf_config
-from kvlab.memory.llama_server import llama_server_command
-from kvlab.memory.kv_bytes import (
-    fit_report,
-    kv_bytes_per_token,
-    kv_cache_bytes,
-    llamacpp_kv_cache,
-    memory_report,
-    vllm_capacity,
-    vllm_kv_cache,
-)
-from kvlab.memory.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
-from kvlab.memory.verdict import fit_verdict
-from kvlab.memory.weights import list_weight_formats, weights_bytes
-from kvlab.reuse.context import run_out_of_context
-from kvlab.reuse.eviction import AttentionSinks, EvictionPolicy, FullCache, HeavyHitters, SlidingWindow, make_policy
-from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, block_hashes, run_requests
-from kvlab.widgets.attention import attention_demo, model_attention
-from kvlab.widgets.eviction import (
-    context_shift_timeline,
-    context_shift_view,
-    door_code_chat,
-    door_code_score,
-    eviction_recall_demo,
-    eviction_timeline,
-    eviction_view,
-)
-from kvlab.widgets.generate import generation_demo, race_demo, race_measured, race_theory
-from kvlab.widgets.kv_quant import kv_quant_demo, kv_quant_table
-from kvlab.widgets.kv_cache import cache_equivalence, cache_phases, step_through, step_through_figure
-from kvlab.widgets.memory import engine_log_figure, gpu_fit_figure, kv_memory_figure
-from kvlab.widgets.prefix import prefix_blocks, prefix_cache_demo, prefix_cache_figure, prefix_cases
-from kvlab.widgets.serving import serving_figure
-from kvlab.widgets.tokens import next_token_demo, tokenize_demo
-from kvlab.widgets.wall import (
-    add_token_counters,
-    quadratic_wall,
-    quadratic_wall_figure,
-    race,
-    race_figure,
-    race_odometers,
-    reprocessing,
-)
-from kvlab.widgets.wrapup import prefill_decode_sequence, tradeoff_map
+import importlib
+
+# Every public name and the module it lives in. They are imported on first use
+# (PEP 562 module __getattr__): `import kvlab` reads no module, and the browser's first
+# widget imports only what its function needs (importing everything took ~280 ms of
+# Pyodide's start-up, before any widget could go live).
+_WHERE = {
+    "kvlab.core.attention": ("causal_mask", "multi_head_attention", "scaled_dot_product_attention", "softmax"),
+    "kvlab.core.cache": ("KVCache", "cache_lengths"),
+    "kvlab.core.decoding": ("DecoderConfig", "ToyDecoder", "decoding_costs", "step_cost", "times_processed"),
+    "kvlab.core.gpt": ("GPT", "GPTConfig"),
+    "kvlab.core.tokenizer": ("BPETokenizer", "load_tokenizer"),
+    "kvlab.memory.architecture": ("Architecture", "LayerSpec"),
+    "kvlab.memory.catalogue": ("get_gpu", "get_model", "list_gpus", "list_models", "model_architecture"),
+    "kvlab.memory.engine_logs": ("explain_engine_log", "parse_engine_log"),
+    "kvlab.memory.hf_config": ("parse_hf_config",),
+    "kvlab.memory.llama_server": ("llama_server_command",),
+    "kvlab.memory.kv_bytes": (
+        "fit_report",
+        "kv_bytes_per_token",
+        "kv_cache_bytes",
+        "llamacpp_kv_cache",
+        "memory_report",
+        "vllm_capacity",
+        "vllm_kv_cache",
+    ),
+    "kvlab.memory.serving": ("cost_per_million_tokens", "decode_time_per_token", "serving_estimate", "users_per_gpu"),
+    "kvlab.memory.verdict": ("fit_verdict",),
+    "kvlab.memory.weights": ("list_weight_formats", "weights_bytes"),
+    "kvlab.reuse.context": ("run_out_of_context",),
+    "kvlab.reuse.eviction": (
+        "AttentionSinks",
+        "EvictionPolicy",
+        "FullCache",
+        "HeavyHitters",
+        "SlidingWindow",
+        "make_policy",
+    ),
+    "kvlab.reuse.prefix_cache": ("BlockPrefixCache", "RadixPrefixCache", "block_hashes", "run_requests"),
+    "kvlab.widgets.attention": ("attention_demo", "model_attention"),
+    "kvlab.widgets.eviction": (
+        "context_shift_timeline",
+        "context_shift_view",
+        "door_code_chat",
+        "door_code_score",
+        "eviction_recall_demo",
+        "eviction_timeline",
+        "eviction_view",
+    ),
+    "kvlab.widgets.generate": ("generation_demo", "race_demo", "race_measured", "race_theory"),
+    "kvlab.widgets.kv_quant": ("kv_quant_demo", "kv_quant_table"),
+    "kvlab.widgets.kv_cache": ("cache_equivalence", "cache_phases", "step_through", "step_through_figure"),
+    "kvlab.widgets.memory": ("engine_log_figure", "gpu_fit_figure", "kv_memory_figure"),
+    "kvlab.widgets.prefix": ("prefix_blocks", "prefix_cache_demo", "prefix_cache_figure", "prefix_cases"),
+    "kvlab.widgets.serving": ("serving_figure",),
+    "kvlab.widgets.tokens": ("next_token_demo", "tokenize_demo"),
+    "kvlab.widgets.wall": (
+        "add_token_counters",
+        "quadratic_wall",
+        "quadratic_wall_figure",
+        "race",
+        "race_figure",
+        "race_odometers",
+        "reprocessing",
+    ),
+    "kvlab.widgets.wrapup": ("prefill_decode_sequence", "tradeoff_map"),
+}
+_HOME = {name: module for module, names in _WHERE.items() for name in names}
+
+
+def __getattr__(name: str):
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kvlab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once: later lookups find it without this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))
+
 
 __version__ = "0.1.0"
 

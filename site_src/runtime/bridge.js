@@ -97,6 +97,7 @@
     };
     const env = { role, assets: kv.assets, manifest };
     env.bytes = (task, what, paths) => window.kvlabWorker.fetchAll(env, task, what, paths, one);
+    env.files = (task, what, paths) => window.kvlabWorker.fetchEach(env, task, what, paths, one);
     env.importScript = (path) => kv.loadScript(kv.assets + path);
     window.kvlabWorker.serve(channel.port2, env);
     channel.port1.terminate = () => channel.port1.close();

@@ -157,20 +157,28 @@
     const scripts = [dir + "pyodide.asm.js", dir + "pyodide.js"];
     const big = [dir + "pyodide.asm.wasm", dir + "python_stdlib.zip", dir + "pyodide-lock.json", dir + m.numpyWheel, m.kvlabZip];
     const label = `Python (Pyodide ${m.pyodideVersion}) with numpy and kvlab`;
-    const bytes = await env.bytes("python", label, big.concat(scripts));
-    env.progress("python", { what: "Starting Python…", loaded: 0, total: 0 });
+    // Python starts as soon as its scripts are in, while the rest downloads: Pyodide
+    // asks for its wasm, standard library and lock file (served from these downloads
+    // by withFetchShim), numpy after them; kvlab's zip last
+    const files = env.files("python", label, big.concat(scripts));
     // pyodide.asm.js first: pyodide.js then skips its own (blocked on file://) import
-    for (const s of scripts) await env.importScript(s, bytes[s]);
-    const served = new Map(big.slice(0, 4).map((p) => [new URL(env.assets + p).href, bytes[p]]));
+    for (const s of scripts) await env.importScript(s, await files[s]);
+    let stage = "download"; // the progress line goes download → starting → numpy, never back
+    Promise.all(big.map((p) => files[p])).then(
+      () => stage === "download" && ((stage = "starting"), env.progress("python", { what: "Starting Python…", loaded: 0, total: 0 })),
+      () => {}
+    );
+    const served = new Map(big.slice(0, 4).map((p) => [new URL(env.assets + p).href, files[p]]));
     const py = await withFetchShim(served, () =>
       global.loadPyodide({ indexURL: env.assets + dir, stdout: () => {}, stderr: (s) => console.warn(s) }).then(async (py) => {
+        stage = "numpy";
         env.progress("python", { what: "Loading numpy…", loaded: 0, total: 0 });
         await py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (s) => console.warn(s) });
         return py;
       })
     );
     const site = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
-    py.unpackArchive(bytes[m.kvlabZip], "zip", { extractDir: site });
+    py.unpackArchive(await files[m.kvlabZip], "zip", { extractDir: site });
     py.pyimport("kvlab");
     env.progress("python", { what: "Python ready", done: true });
     return py;
@@ -182,11 +190,11 @@
     const realFetch = global.fetch;
     global.fetch = function (input, init) {
       const url = new URL(input instanceof Request ? input.url : String(input), global.location.href).href;
-      const bytes = served.get(url);
+      const bytes = served.get(url); // a promise of the bytes, or the bytes
       if (!bytes) return realFetch.call(global, input, init);
       served.delete(url);
       const type = url.endsWith(".wasm") ? "application/wasm" : url.endsWith(".json") ? "application/json" : "application/octet-stream";
-      return Promise.resolve(new Response(bytes, { status: 200, headers: { "Content-Type": type } }));
+      return Promise.resolve(bytes).then((b) => new Response(b, { status: 200, headers: { "Content-Type": type } }));
     };
     try {
       return await fn();
@@ -246,6 +254,7 @@
       return out;
     }
     env.bytes = (task, what, paths) => fetchAll(env, task, what, paths, one);
+    env.files = (task, what, paths) => fetchEach(env, task, what, paths, one);
     env.importScript = async (path, bytes) => {
       if (!init.manifest.offline && !bytes) return global.importScripts(init.assets + path);
       const data = bytes || (await one(path, () => {}));
@@ -260,20 +269,29 @@
     return env;
   }
 
-  /* Several files under one progress label: {path: Uint8Array}. */
-  async function fetchAll(env, task, what, paths, one) {
+  /* Several files under one progress label, all downloading at once: {path:
+   * Promise<Uint8Array>}, so a runtime starts on its first files while the rest
+   * still arrive. (A failure is reported where a promise is awaited.) */
+  function fetchEach(env, task, what, paths, one) {
     const sizes = env.manifest.files;
     const total = paths.reduce((n, p) => n + ((sizes[p] || {}).size || 0), 0);
     let loaded = 0;
     env.progress(task, { what, loaded, total, done: false });
-    const got = await Promise.all(
-      paths.map((p) =>
-        one(p, (n) => {
-          loaded += n;
-          env.progress(task, { what, loaded: Math.min(loaded, total || loaded), total: total || loaded, done: false });
-        })
-      )
-    );
+    const out = {};
+    for (const p of paths) {
+      out[p] = one(p, (n) => {
+        loaded += n;
+        env.progress(task, { what, loaded: Math.min(loaded, total || loaded), total: total || loaded, done: false });
+      });
+      out[p].catch(() => {});
+    }
+    return out;
+  }
+
+  /* The same, once all have arrived: {path: Uint8Array}. */
+  async function fetchAll(env, task, what, paths, one) {
+    const each = fetchEach(env, task, what, paths, one);
+    const got = await Promise.all(paths.map((p) => each[p]));
     return Object.fromEntries(paths.map((p, i) => [p, got[i]]));
   }
 
@@ -284,7 +302,7 @@
     return out;
   }
 
-  global.kvlabWorker = { serve, fetchAll, decodeBase64, JobError };
+  global.kvlabWorker = { serve, fetchAll, fetchEach, decodeBase64, JobError };
 
   if (typeof WorkerGlobalScope !== "undefined" && global instanceof WorkerGlobalScope) {
     global.onmessage = (ev) => {
