@@ -19,7 +19,9 @@ and a Python error reaches the page as one readable line, not a traceback.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
+import sys
 
 import kvlab
 
@@ -52,3 +54,17 @@ def run_json(code: str) -> str:
         return json.dumps({"result": value})
     except (Exception, RecursionError, MemoryError) as exc:
         return _error(exc)
+
+
+def warm_one() -> bool:
+    """Import the next kvlab module nothing has imported yet; False once all are.
+
+    kvlab imports its modules on first use (kvlab/__init__.py); the worker calls this
+    while it has nothing else to do, one module per call, so a later widget's first
+    call finds its module ready without the first widget waiting for all of them.
+    """
+    for module in kvlab._WHERE:
+        if module not in sys.modules:
+            importlib.import_module(module)
+            return True
+    return False

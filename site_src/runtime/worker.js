@@ -50,6 +50,15 @@
             bridge.destroy();
           }
         },
+        // while idle: import one more kvlab module (bridge.warm_one); false when all are
+        warm: (py) => {
+          const bridge = py.pyimport("kvlab.bridge");
+          try {
+            return bridge.warm_one();
+          } finally {
+            bridge.destroy();
+          }
+        },
         runPython: (py, { code }) => {
           const bridge = py.pyimport("kvlab.bridge");
           try {
@@ -106,10 +115,34 @@
       }
     }
 
+    /* Idle work (Python: importing the kvlab modules no widget has asked for yet),
+     * one short step at a time in the job queue, only while no job waits: a job
+     * that arrives waits for at most one step. */
+    let jobs = 0; // queued or running
+    // in a worker only: on the page (no worker could start) each step would be a main-thread task
+    let warmed = !ops.warm || !(typeof WorkerGlobalScope !== "undefined" && global instanceof WorkerGlobalScope);
+    function warmLater() {
+      if (warmed || jobs || !runtime) return;
+      setTimeout(() => {
+        if (warmed || jobs) return;
+        queue = queue
+          .then(async () => {
+            if (!jobs) warmed = !(await ops.warm(await runtime));
+          })
+          .catch(() => (warmed = true))
+          .then(warmLater);
+      }, 50);
+    }
+
     port.onmessage = (ev) => {
       const msg = ev.data || {};
-      if (msg.type === "job") queue = queue.then(() => runJob(msg));
-      else if (msg.type === "cancel") {
+      if (msg.type === "job") {
+        jobs++;
+        queue = queue.then(() => runJob(msg)).then(() => {
+          jobs--;
+          warmLater();
+        });
+      } else if (msg.type === "cancel") {
         cancelled.add(msg.id);
         const ack = acks.get(msg.id); // a paced run waiting for the page stops at once
         acks.delete(msg.id);
