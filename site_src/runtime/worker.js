@@ -202,14 +202,17 @@
       () => {}
     );
     const served = new Map(big.slice(0, 4).map((p) => [new URL(env.assets + p).href, files[p]]));
-    const py = await withFetchShim(served, () =>
+    // a failed download fails the start, naming the file (Pyodide itself may never
+    // settle when its wasm does not arrive): the race rejects with the first failure
+    const anyFailed = Promise.all(big.map((p) => files[p])).then(() => new Promise(() => {}));
+    const py = await Promise.race([anyFailed, withFetchShim(served, () =>
       global.loadPyodide({ indexURL: env.assets + dir, stdout: () => {}, stderr: (s) => console.warn(s) }).then(async (py) => {
         stage = "numpy";
         env.progress("python", { what: "Loading numpy…", loaded: 0, total: 0 });
         await py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (s) => console.warn(s) });
         return py;
       })
-    );
+    )]);
     const site = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
     py.unpackArchive(await files[m.kvlabZip], "zip", { extractDir: site });
     py.pyimport("kvlab");
