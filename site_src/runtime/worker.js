@@ -197,14 +197,15 @@
     // pyodide.asm.js first: pyodide.js then skips its own (blocked on file://) import
     for (const s of scripts) await env.importScript(s, await files[s]);
     let stage = "download"; // the progress line goes download → starting → numpy, never back
-    Promise.all(big.map((p) => files[p])).then(
+    const allIn = Promise.all(big.map((p) => files[p]));
+    allIn.then(
       () => stage === "download" && ((stage = "starting"), env.progress("python", { what: "Starting Python…", loaded: 0, total: 0 })),
       () => {}
     );
     const served = new Map(big.slice(0, 4).map((p) => [new URL(env.assets + p).href, files[p]]));
     // a failed download fails the start, naming the file (Pyodide itself may never
     // settle when its wasm does not arrive): the race rejects with the first failure
-    const anyFailed = Promise.all(big.map((p) => files[p])).then(() => new Promise(() => {}));
+    const anyFailed = allIn.then(() => new Promise(() => {}));
     const py = await Promise.race([anyFailed, withFetchShim(served, () =>
       global.loadPyodide({ indexURL: env.assets + dir, stdout: () => {}, stderr: (s) => console.warn(s) }).then(async (py) => {
         stage = "numpy";
