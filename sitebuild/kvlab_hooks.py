@@ -4,7 +4,8 @@ on_config        put pycode/ on sys.path (fresh on every rebuild, so `serve`
                  picks up edits to kvlab), list the vendored runtimes
 on_files         add the generated assets: runtime + widget JS, styles, the
                  kvlab package as a zip for Pyodide, the manifest the browser
-                 reads, and the vendored runtimes themselves
+                 reads, and the vendored runtimes themselves; drop one rule of
+                 material's palette CSS that restyled every page at load
 on_page_markdown widget blocks → placeholders (rendered with build-time data)
 on_page_content  placeholders → widget HTML
 
@@ -137,7 +138,32 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     )
     for path, content in generated.items():
         files.append(File.generated(config, path, content=content))
+    without_switching_rule(files, config)
     return files
+
+
+# material's palette CSS stops transitions with this rule while the colours switch; the
+# attribute is set and cleared on <body> at every page load, and each time Chromium restyles
+# every element of the page. kvlab.css has the rule on a class set only when the reader
+# switches (palette.js).
+MATERIAL_SWITCHING_RULE = (
+    "[data-md-color-switching] *,[data-md-color-switching] :after,"
+    "[data-md-color-switching] :before{transition-duration:0ms!important}"
+)
+
+
+def without_switching_rule(files: Files, config: MkDocsConfig) -> None:
+    sheets = [
+        f for f in files if f.src_uri.startswith("assets/stylesheets/palette.") and f.src_uri.endswith(".min.css")
+    ]
+    if len(sheets) != 1:
+        raise SystemExit(f"expected one material palette stylesheet, found {[f.src_uri for f in sheets]}")
+    sheet = sheets[0]
+    css = Path(sheet.abs_src_path).read_text(encoding="utf-8")
+    if MATERIAL_SWITCHING_RULE not in css:
+        raise SystemExit(f"{sheet.src_uri}: material's colour-switching rule changed; see sitebuild/kvlab_hooks.py")
+    files.remove(sheet)
+    files.append(File.generated(config, sheet.src_uri, content=css.replace(MATERIAL_SWITCHING_RULE, "")))
 
 
 def check_js_syntax(scripts: dict[str, str | bytes]) -> None:

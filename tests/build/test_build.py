@@ -50,6 +50,15 @@ def test_plotly_is_the_basic_bundle(built_site):
     assert size < 1_300_000, "a bigger Plotly bundle than the basic one slipped in"
 
 
+def test_no_stylesheet_restyles_the_page_on_materials_per_load_attribute(built_site):
+    """material sets data-md-color-switching on <body> at every load; a rule on it makes
+    Chromium restyle every element (sitebuild/kvlab_hooks.py: without_switching_rule)."""
+    sheets = list((built_site / "assets").rglob("*.css"))
+    assert any(p.name.startswith("palette.") for p in sheets)
+    assert [p.name for p in sheets if "data-md-color-switching" in p.read_text(encoding="utf-8")] == []
+    assert ".kv-color-switching *" in (built_site / "assets/kvlab/kvlab.css").read_text(encoding="utf-8")
+
+
 # The basic bundle draws scatter, bar and pie traces only; a widget asking Plotly for
 # another trace type would draw nothing (heatmaps are kit.heatmap / kit.raster).
 NOT_IN_BASIC = re.compile(r'type:\s*"(heatmap|contour|histogram\w*|box|violin|image|heatmapgl|scattergl)"')
