@@ -9,6 +9,10 @@ instant (no colour transition half-way), and the page's colour scheme follows it
 
 from __future__ import annotations
 
+import re
+
+from playwright.sync_api import expect
+
 STATE_JS = """() => ({
   metas: [...document.querySelectorAll('meta[name="color-scheme"]')].map(m => m.content),
   scheme: document.body.dataset.mdColorScheme,
@@ -44,7 +48,7 @@ def test_switching_the_scheme_is_instant_and_the_meta_follows(page, site_url):
     assert switch["switching"], "transitions are not turned off during the switch"
     assert switch["duration"].split(",")[0].strip() == "0s"
     assert switch["after"] != switch["before"], "the link still shows the light scheme's colour: a transition ran"
-    page.wait_for_function("!document.documentElement.classList.contains('kv-color-switching')")
+    expect(page.locator("html")).not_to_have_class(re.compile(r"\bkv-color-switching\b"))
     # with the class gone the link's own transition is back
     back = page.evaluate("getComputedStyle(document.querySelector('.md-typeset a.headerlink')).transitionDuration")
     assert back.split(",")[0].strip() != "0s"
@@ -56,3 +60,34 @@ def test_switching_the_scheme_is_instant_and_the_meta_follows(page, site_url):
     page.reload()
     again = page.evaluate(STATE_JS)
     assert again["scheme"] == "slate" and effective_scheme(again) == "dark", again
+
+
+# when the page's content starts to arrive, which scheme is the body in?
+SCHEME_AT_CONTENT_JS = """
+window.__schemeAtContent = null;
+new MutationObserver((records, observer) => {
+  for (const r of records) for (const n of r.addedNodes) {
+    if (n.nodeType === 1 && n.matches('.md-container, .md-main, .md-content, article')) {
+      window.__schemeAtContent = document.body.getAttribute('data-md-color-scheme');
+      observer.disconnect();
+      return;
+    }
+  }
+}).observe(document, {childList: true, subtree: true});
+"""
+
+
+def test_a_first_visit_in_dark_mode_is_dark_before_the_content_arrives(browser, site_url):
+    """Material's bundle picked the media query's palette only after the page had painted
+    light; palette.js does it in the header, on every page and on embeds (no bundle)."""
+    for path in ("memory/", "embed/kv-memory/"):
+        context = browser.new_context(color_scheme="dark")
+        try:
+            page = context.new_page()
+            page.add_init_script(SCHEME_AT_CONTENT_JS)
+            page.goto(site_url + path)
+            assert page.evaluate("window.__schemeAtContent") == "slate", path
+            assert page.evaluate("document.body.dataset.mdColorScheme") == "slate", path
+            assert effective_scheme(page.evaluate(STATE_JS)) == "dark", path
+        finally:
+            context.close()

@@ -1,6 +1,22 @@
 /* material 9.7.6's inline palette script (partials/javascripts/palette.html), moved to a file for the Content-Security-Policy. */
 var palette=__md_get("__palette");if(palette&&palette.color){if("(prefers-color-scheme)"===palette.color.media){var media=matchMedia("(prefers-color-scheme: light)"),input=document.querySelector(media.matches?"[data-md-color-media='(prefers-color-scheme: light)']":"[data-md-color-media='(prefers-color-scheme: dark)']");palette.color.media=input.getAttribute("data-md-color-media"),palette.color.scheme=input.getAttribute("data-md-color-scheme"),palette.color.primary=input.getAttribute("data-md-color-primary"),palette.color.accent=input.getAttribute("data-md-color-accent")}for(var[key,value]of Object.entries(palette.color))document.body.setAttribute("data-md-color-"+key,value)}
 
+/* kvlab: a first visit (no stored choice) takes the palette whose media query matches, as
+ * material's bundle does later (embed pages have no bundle); here it happens before the first paint, so a dark-mode reader
+ * gets no light first paint, and the page no full restyle when the bundle would switch it.
+ * The palettes come from mkdocs.yml (partials/javascripts/palette.html). */
+if (!(palette && palette.color)) {
+  const palettes = JSON.parse(document.currentScript.dataset.palettes || "[]");
+  const follow = () => {
+    if (__md_get("__palette")) return; // the reader picked one since (material's toggle)
+    const match = palettes.find((p) => p.media && matchMedia(p.media).matches);
+    if (match) for (const key of ["media", "scheme", "primary", "accent"]) document.body.setAttribute(`data-md-color-${key}`, match[key]);
+  };
+  follow();
+  // and again when the system's scheme changes (embed pages run no material script to do it)
+  palettes.forEach((p) => p.media && matchMedia(p.media).addEventListener("change", follow));
+}
+
 /* kvlab: two of material's palette steps restyle the whole page on every load; on a long
  * page that was a third of the main thread's work after the first paint (bench/README.md).
  * - Material sets, then clears, data-md-color-switching on <body> to stop transitions while
