@@ -224,8 +224,10 @@
           .catch((err) => ctx.fail(err));
       };
       root.kvActivate = activate;
+      // intent: any control of the widget; not its embed panel, its live button (which
+      // says what it downloads), a link, or a code block (copying or scrolling a command)
       ["pointerdown", "focusin", "keydown"].forEach((type) =>
-        root.addEventListener(type, (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, a") && activate(false))
+        root.addEventListener(type, (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, pre, a") && activate(false))
       );
       if (runtimes.every((r) => kv.runtimeState(r) === "ready")) activate(true);
       else offerLive(root, ctx, runtimes, activate);

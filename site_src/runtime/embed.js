@@ -6,7 +6,7 @@
  *                                                    decimal only and clamped (with a notice),
  *                                                    choices checked against the options
  *   kvlab.mountEmbedControl(root)                    the Embed button on a content page
- *   kvlab.mountEmbedPage(root, ctx)                  an embed page: resize messages, URL settings
+ *   kvlab.mountEmbedPage(root, ctx)                  an embed page: resize messages, URL settings, copy buttons
  *   kvlab.fillGallerySnippets()                      the gallery's snippets, with absolute URLs
  */
 (function () {
@@ -133,7 +133,48 @@
     window.parent.postMessage({ type: "kvlab:resize", height }, "*");
   }
 
+  /* On the site's pages material gives each code block a copy button and, while it
+   * overflows, a tab stop so a keyboard can scroll it; embed pages run no material script
+   * (site_src/overrides/embed.html), so their code blocks get both from here. */
+  const overflowing = "ResizeObserver" in window
+    ? new ResizeObserver((entries) => {
+        for (const { target } of entries) {
+          if (target.scrollWidth > target.clientWidth) target.setAttribute("tabindex", "0");
+          else target.removeAttribute("tabindex");
+        }
+      })
+    : null;
+
+  function codeBlocks(root) {
+    root.querySelectorAll("pre > code").forEach((code) => {
+      const pre = code.parentElement;
+      if (pre.querySelector(".kv-code-copy")) return;
+      if (overflowing) overflowing.observe(code);
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "kv-code-copy";
+      button.textContent = "Copy";
+      button.setAttribute("aria-label", "Copy this code to the clipboard");
+      button.addEventListener("click", async () => {
+        try {
+          await navigator.clipboard.writeText(code.textContent);
+          button.textContent = "Copied";
+        } catch (err) {
+          // no clipboard (an iframe without the permission): select it for Ctrl+C
+          const range = document.createRange();
+          range.selectNodeContents(code);
+          getSelection().removeAllRanges();
+          getSelection().addRange(range);
+          button.textContent = "Selected: press Ctrl+C";
+        }
+        setTimeout(() => (button.textContent = "Copy"), 2500);
+      });
+      pre.append(button);
+    });
+  }
+
   kv.mountEmbedPage = function (root, ctx) {
+    codeBlocks(root);
     if ("ResizeObserver" in window) new ResizeObserver(postHeight).observe(root);
     window.addEventListener("load", postHeight);
     postHeight();

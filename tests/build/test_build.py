@@ -96,6 +96,21 @@ def test_widget_blocks_are_all_rendered(built_site):
         assert "<!-- widget:" not in html, html_file
 
 
+def test_embed_pages_carry_kvlab_scripts_and_not_materials(built_site):
+    """An embed has no search, navigation or palette toggle: material's bundle would only
+    cost its start-up and the search index's download (site_src/overrides/embed.html)."""
+    embeds = list((built_site / "embed").glob("*/index.html"))
+    assert len(embeds) >= 10
+    for html_path in embeds:
+        html = html_path.read_text(encoding="utf-8")
+        scripts = re.findall(r'<script src="([^"]+)"', html)
+        assert not [s for s in scripts if "assets/javascripts/" in s], html_path
+        for ours in ("kvlab/runtime.js", "kvlab/widgets.js", "kvlab-theme/palette.js", "kvlab-theme/scope.js"):
+            assert any(s.endswith(ours) for s in scripts), (html_path, ours)
+    site_page = (built_site / "memory/index.html").read_text(encoding="utf-8")
+    assert re.search(r'<script src="[^"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js"', site_page)
+
+
 def test_the_embed_gallery_follows_the_sites_reading_order(built_site):
     import widget_blocks
 
