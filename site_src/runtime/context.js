@@ -235,9 +235,14 @@
   }
   kv.mountAll = mountAll;
 
+  // Mounting runs in a task of its own: on a first load document$ emits inside material's
+  // DOMContentLoaded handler, a long task already on a big page (bench/README.md); a widget's
+  // static figure and reserved controls are on screen before either.
   function start() {
-    mountAll();
-    if (kv.fillGallerySnippets) kv.fillGallerySnippets();
+    setTimeout(() => {
+      mountAll();
+      if (kv.fillGallerySnippets) kv.fillGallerySnippets();
+    }, 0);
   }
   // mkdocs-material's instant navigation swaps pages without reloading this
   // script; document$ emits for the first page and for every page after it.
