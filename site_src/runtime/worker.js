@@ -20,8 +20,8 @@
  * Jobs run one at a time, in order (onnxruntime-web cannot run one session
  * concurrently, and Python is single-threaded anyway). A job's failure is
  * `fatal` when the runtime itself broke (Pyodide's fatal error, a wasm stack
- * overflow, out of memory): the page then drops this worker and starts a fresh
- * one on the next use. Python exceptions are not fatal: kvlab.bridge turns them
+ * overflow, out of memory) or never finished loading (a download failed): the
+ * page then drops this worker and starts a fresh one on the next use. Python exceptions are not fatal: kvlab.bridge turns them
  * into a one-line message.
  *
  * The same file runs on the page when no worker can start: serve(port, env)
@@ -94,7 +94,12 @@
     function ensureLoaded() {
       if (!runtime) runtime = Promise.resolve().then(() => {
         assertWasmAllowed();
-        return ops.load();
+        // a runtime that did not finish loading (a download failed) is in no state to
+        // retry: the job fails as fatal, the page drops this worker, and its next call
+        // starts a fresh one, which downloads again (from the cache what had arrived)
+        return ops.load().catch((err) => {
+          throw Object.assign(err instanceof Error ? err : new Error(messageOf(err)), { loadFailed: true });
+        });
       });
       return runtime;
     }
@@ -109,7 +114,7 @@
         const value = op === "load" ? true : await ops[op](rt, args || {}, id);
         post({ type: "done", id, value });
       } catch (err) {
-        post({ type: "failed", id, message: messageOf(err), fatal: isFatal(err) });
+        post({ type: "failed", id, message: messageOf(err), fatal: isFatal(err) || Boolean(err && err.loadFailed) });
       } finally {
         cancelled.delete(id);
       }

@@ -106,6 +106,11 @@ def test_failure_to_load_python_keeps_the_static_figure(page_factory, site_url):
     expect(root.locator(".kv-status")).to_contain_text("Could not run this widget")
     expect(root.locator(".kv-status")).to_contain_text("pyodide.asm.wasm")  # says which file
     assert shown_weights(root) == before
+    # the network is back: the next change starts Python afresh, no reload needed
+    page.context.unroute("**/pyodide.asm.wasm")
+    set_range(root, "seed", 1)
+    expect(root).to_have_attribute("data-state", "ready", timeout=120_000)
+    assert shown_weights(root) == expected_cells(kvlab.attention_demo(d=8, temperature=1.0, seed=1))
 
 
 def test_page_reads_without_javascript(browser, site_url):
