@@ -91,3 +91,19 @@ def test_a_first_visit_in_dark_mode_is_dark_before_the_content_arrives(browser, 
             assert effective_scheme(page.evaluate(STATE_JS)) == "dark", path
         finally:
             context.close()
+
+
+def test_an_embed_follows_the_systems_scheme_when_it_changes(browser, site_url):
+    """Embeds run no material script (its bundle followed the media query on the site's
+    pages); palette.js does, as long as the reader has not picked a scheme."""
+    context = browser.new_context(color_scheme="light")
+    try:
+        page = context.new_page()
+        page.goto(site_url + "embed/kv-memory/")
+        assert page.evaluate("document.body.dataset.mdColorScheme") == "default"
+        page.emulate_media(color_scheme="dark")
+        expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "slate")
+        page.emulate_media(color_scheme="light")
+        expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "default")
+    finally:
+        context.close()
