@@ -64,14 +64,8 @@
       }
     });
     panel.querySelector(".kv-embed-copy").addEventListener("click", async () => {
-      try {
-        await navigator.clipboard.writeText(area.value);
-        copied.textContent = "Copied.";
-      } catch (err) {
-        area.focus();
-        area.select();
-        copied.textContent = "Press Ctrl+C (⌘C) to copy the selected snippet.";
-      }
+      const done = await copyOrSelect(area.value, () => (area.focus(), area.select()));
+      copied.textContent = done ? "Copied." : "Press Ctrl+C (⌘C) to copy the selected snippet.";
     });
   };
 
@@ -136,37 +130,44 @@
   /* On the site's pages material gives each code block a copy button and, while it
    * overflows, a tab stop so a keyboard can scroll it; embed pages run no material script
    * (site_src/overrides/embed.html), so their code blocks get both from here. */
-  const overflowing = "ResizeObserver" in window
-    ? new ResizeObserver((entries) => {
-        for (const { target } of entries) {
-          if (target.scrollWidth > target.clientWidth) target.setAttribute("tabindex", "0");
-          else target.removeAttribute("tabindex");
-        }
-      })
-    : null;
+  let overflowing = null; // made on an embed page's first code block, not on every page
+
+  function watchOverflow(code) {
+    if (!("ResizeObserver" in window)) return;
+    overflowing = overflowing || new ResizeObserver((entries) => {
+      for (const { target } of entries) {
+        if (target.scrollWidth > target.clientWidth) target.setAttribute("tabindex", "0");
+        else target.removeAttribute("tabindex");
+      }
+    });
+    overflowing.observe(code);
+  }
+
+  /* Copy text to the clipboard; where that is refused (an iframe without the permission),
+   * select() the text instead so Ctrl+C copies it. Resolves to whether it copied. */
+  async function copyOrSelect(text, select) {
+    try {
+      await navigator.clipboard.writeText(text);
+      return true;
+    } catch (err) {
+      select();
+      return false;
+    }
+  }
 
   function codeBlocks(root) {
     root.querySelectorAll("pre > code").forEach((code) => {
       const pre = code.parentElement;
       if (pre.querySelector(".kv-code-copy")) return;
-      if (overflowing) overflowing.observe(code);
+      watchOverflow(code);
       const button = document.createElement("button");
       button.type = "button";
       button.className = "kv-code-copy";
       button.textContent = "Copy";
       button.setAttribute("aria-label", "Copy this code to the clipboard");
       button.addEventListener("click", async () => {
-        try {
-          await navigator.clipboard.writeText(code.textContent);
-          button.textContent = "Copied";
-        } catch (err) {
-          // no clipboard (an iframe without the permission): select it for Ctrl+C
-          const range = document.createRange();
-          range.selectNodeContents(code);
-          getSelection().removeAllRanges();
-          getSelection().addRange(range);
-          button.textContent = "Selected: press Ctrl+C";
-        }
+        const copied = await copyOrSelect(code.textContent, () => getSelection().selectAllChildren(code));
+        button.textContent = copied ? "Copied" : "Selected: press Ctrl+C";
         setTimeout(() => (button.textContent = "Copy"), 2500);
       });
       pre.append(button);

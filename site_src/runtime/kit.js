@@ -178,8 +178,8 @@
    * drawn in place into an <svg>, in the markup the templates write at build time (the
    * static and the live figure are one drawing): one rect per run of one non-zero value
    * in a row, x and y in cell units, 0.1 short of the run (a hairline gap), class prefix
-   * + value; the colours are in the stylesheet, so they follow the scheme. The marks go on top, in one group: rows
-   * outlined (a selected step), lines across at y in cell units. One string per call
+   * + value; the colours are in the stylesheet, so they follow the scheme. The marks go
+   * on top, in one group: rows outlined (a selected step), lines across at y in cell units. One string per call
    * (a few ms for 4,000 cells); with the same grid, prefix and title as last time only
    * the marks are redrawn (a step slider). A native tooltip per run on small grids only. */
   const RASTER_TITLES_MAX = 4096;

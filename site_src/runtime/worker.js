@@ -21,8 +21,8 @@
  * concurrently, and Python is single-threaded anyway). A job's failure is
  * `fatal` when the runtime itself broke (Pyodide's fatal error, a wasm stack
  * overflow, out of memory) or never finished loading (a download failed): the
- * page then drops this worker and starts a fresh one on the next use. Python exceptions are not fatal: kvlab.bridge turns them
- * into a one-line message.
+ * page then drops this worker and starts a fresh one on the next use. Python
+ * exceptions are not fatal: kvlab.bridge turns them into a one-line message.
  *
  * The same file runs on the page when no worker can start: serve(port, env)
  * then talks through a MessageChannel, and env loads scripts with <script>.
@@ -114,7 +114,7 @@
         const value = op === "load" ? true : await ops[op](rt, args || {}, id);
         post({ type: "done", id, value });
       } catch (err) {
-        post({ type: "failed", id, message: messageOf(err), fatal: isFatal(err) || Boolean(err && err.loadFailed) });
+        post({ type: "failed", id, message: messageOf(err), fatal: isFatal(err) });
       } finally {
         cancelled.delete(id);
       }
@@ -181,6 +181,7 @@
   }
 
   function isFatal(err) {
+    if (err && err.loadFailed) return true; // ensureLoaded: the runtime never finished loading
     if (err instanceof JobError) return false;
     // a RangeError (stack overflow, out of memory) or a WebAssembly trap leaves
     // the runtime in an unknown state; so does Pyodide's own fatal error

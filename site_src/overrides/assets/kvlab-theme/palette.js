@@ -2,8 +2,9 @@
 var palette=__md_get("__palette");if(palette&&palette.color){if("(prefers-color-scheme)"===palette.color.media){var media=matchMedia("(prefers-color-scheme: light)"),input=document.querySelector(media.matches?"[data-md-color-media='(prefers-color-scheme: light)']":"[data-md-color-media='(prefers-color-scheme: dark)']");palette.color.media=input.getAttribute("data-md-color-media"),palette.color.scheme=input.getAttribute("data-md-color-scheme"),palette.color.primary=input.getAttribute("data-md-color-primary"),palette.color.accent=input.getAttribute("data-md-color-accent")}for(var[key,value]of Object.entries(palette.color))document.body.setAttribute("data-md-color-"+key,value)}
 
 /* kvlab: a first visit (no stored choice) takes the palette whose media query matches, as
- * material's bundle does later (embed pages have no bundle); here it happens before the first paint, so a dark-mode reader
- * gets no light first paint, and the page no full restyle when the bundle would switch it.
+ * material's bundle does later (embed pages have no bundle); here it happens before the
+ * first paint, so a dark-mode reader gets no light first paint, and the page no full
+ * restyle when the bundle would switch it.
  * The palettes come from mkdocs.yml (partials/javascripts/palette.html). */
 if (!(palette && palette.color)) {
   const palettes = JSON.parse(document.currentScript.dataset.palettes || "[]");
