@@ -79,6 +79,39 @@ def test_plotly_carries_the_compile_hint_and_is_otherwise_unchanged(built_site):
     assert served[len(vendor.COMPILE_HINT) :] == vendor.PLOTLY_FILE.read_bytes()
 
 
+def test_materials_bundle_carries_the_compile_hint_and_its_map_still_points_at_its_sources(built_site):
+    import material
+
+    original = next((Path(material.__file__).parent / "templates/assets/javascripts").glob("bundle.*.min.js"))
+    served = (built_site / "assets/javascripts" / original.name).read_text(encoding="utf-8")
+    assert served == vendor.COMPILE_HINT + original.read_text(encoding="utf-8")
+    # the hint is one more generated line: the map starts with an empty one, the rest unchanged
+    served_map = json.loads((built_site / "assets/javascripts" / (original.name + ".map")).read_text())
+    original_map = json.loads(Path(str(original) + ".map").read_text())
+    assert served_map["mappings"] == ";" + original_map["mappings"]
+    assert served_map["sources"] == original_map["sources"]
+
+
+def test_kvlab_css_has_only_child_scoped_has_selectors(built_site):
+    """`:has()` with a descendant argument (`:root:has(.x) …`, as the embed layout once was)
+    makes Chromium check the subject again whenever any element is inserted below it: on
+    <html>, at every insertion on every page. `:has(> …)` only checks the parent."""
+    css = (built_site / "assets/kvlab/kvlab.css").read_text(encoding="utf-8")
+    found = re.findall(r":has\((.*?)\)", css)
+    assert found, "the check would pass vacuously"
+    assert [arg for arg in found if not arg.lstrip().startswith(">")] == []
+
+
+def test_embed_layout_is_in_a_stylesheet_only_embed_pages_load(built_site):
+    link = re.compile(r'<link rel="stylesheet" href="[^"]*assets/kvlab/embed\.css">')
+    embeds = list((built_site / "embed").glob("*/index.html"))
+    assert embeds and all(link.search(p.read_text(encoding="utf-8")) for p in embeds)
+    pages = [p for p in built_site.rglob("index.html") if "embed" not in p.relative_to(built_site).parts[:1]]
+    assert len(pages) >= 10 and not [p for p in pages if link.search(p.read_text(encoding="utf-8"))]
+    # the gallery (embed/index.html) is a page of the site, not an embed
+    assert not link.search((built_site / "embed/index.html").read_text(encoding="utf-8"))
+
+
 def test_kvlab_zip_holds_the_package(built_site):
     import zipfile
 

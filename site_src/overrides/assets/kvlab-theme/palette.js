@@ -29,6 +29,15 @@ if (!(palette && palette.color)) {
  *   it is added here, before the content is parsed, and material's writes reach it only
  *   when the value changes. */
 (() => {
+  // Material also appends a second color-scheme meta of its own when its bundle starts;
+  // it is never the one used, yet Chromium restyles every element when it is inserted.
+  // The one append is skipped (material keeps the element; its writes to it reach ours).
+  const head = document.head;
+  head.appendChild = function (node) {
+    if (!(node instanceof HTMLMetaElement && node.name === "color-scheme")) return Node.prototype.appendChild.call(this, node);
+    delete head.appendChild;
+    return node;
+  };
   const scheme = document.createElement("meta");
   scheme.name = "color-scheme";
   scheme.content = getComputedStyle(document.body).colorScheme;
