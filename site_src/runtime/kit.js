@@ -6,7 +6,8 @@
  *   kit.linked(text)                    text as nodes, each web address a link named by
  *                                       its site (the build's `links` filter does the same)
  *   kit.plot(root, el, traces, layout)  Plotly.react with the site's theme (colours
- *                                       and font follow the page, light or dark);
+ *                                       and font follow the page, light or dark, and
+ *                                       the chart is drawn again on a scheme switch);
  *                                       calls that come while a figure is drawing
  *                                       are coalesced: the latest is drawn next, at
  *                                       most every DRAW_GAP_MS (a slider drag or a
@@ -144,9 +145,12 @@
 
   const DRAW_GAP_MS = 120;
   const drawing = new WeakMap(); // figure element -> { next, done }
+  const drawn = new Map(); // figure element -> what it last drew, to draw again on a scheme switch
 
   function plot(root, target, traces, layout, config) {
     const args = { root, traces, layout, config };
+    for (const t of drawn.keys()) if (t !== target && !t.isConnected) drawn.delete(t); // a page left behind
+    drawn.set(target, args);
     const busy = drawing.get(target);
     if (busy) {
       busy.next = args; // drawn when the current one is done; earlier waiting ones are skipped
@@ -173,6 +177,20 @@
     })();
     return state.done;
   }
+
+  /* A chart's text takes the page's colour when drawn: when the reader switches the colour
+   * scheme, every chart on the page is drawn again in the new one (dark text on a dark
+   * page otherwise, until the next change). */
+  let scheme = document.body.getAttribute("data-md-color-scheme");
+  new MutationObserver(() => {
+    const now = document.body.getAttribute("data-md-color-scheme");
+    if (now === scheme) return; // material sets the attributes again with the same values
+    scheme = now;
+    for (const [target, a] of drawn) {
+      if (target.isConnected) plot(a.root, target, a.traces, a.layout, a.config);
+      else drawn.delete(target);
+    }
+  }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
 
   /* A raster of small categories (rows: steps, columns: positions; 0 = nothing drawn)
    * drawn in place into an <svg>, in the markup the templates write at build time (the

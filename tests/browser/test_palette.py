@@ -107,3 +107,26 @@ def test_an_embed_follows_the_systems_scheme_when_it_changes(browser, site_url):
         expect(page.locator("body")).to_have_attribute("data-md-color-scheme", "default")
     finally:
         context.close()
+
+
+def test_a_live_charts_text_follows_a_scheme_switch(page, site_url):
+    """Plotly draws its text in the colour the page had when the chart was drawn; on a
+    switch kit.plot draws every chart again (it stayed dark on a dark page until the
+    reader's next change)."""
+    from tests.browser.widgets import activate, wait_ready
+
+    page.goto(site_url + "quadratic-wall/")
+    race = page.locator('[data-widget="race"]')
+    activate(race)
+    wait_ready(race)
+    chart = race.locator(".kv-plot")
+    text = "el => [el.layout.font.color, getComputedStyle(el.closest('figure')).color, JSON.stringify(el.data)]"
+    before, page_colour, data = chart.evaluate(text)
+    assert before == page_colour
+    page.locator('label[for^="__palette"]:not([hidden])').click()
+    page.wait_for_function(
+        "el => el.layout.font.color === getComputedStyle(el.closest('figure')).color", arg=chart.element_handle()
+    )
+    after, page_colour, data_after = chart.evaluate(text)
+    assert after != before and after == page_colour
+    assert data_after == data  # the same chart, only its colours
