@@ -13,6 +13,8 @@
  *                                       most every DRAW_GAP_MS (a slider drag or a
  *                                       generation's tokens never queue up redraws)
  *   kit.theme(root, layout)             that theme merged into a layout
+ *   kit.TEXT                            a trace's or shape's line/marker colour meaning
+ *                                       "the page's text colour" (kit.plot fills it in)
  *   kit.heatmap(el, opts)               an attention heatmap (rows: queries, columns: keys,
  *                                       weights 0..1, null = no cell) drawn as a CSS grid:
  *                                       no chart library, colours from the stylesheet (they
@@ -87,6 +89,16 @@
       looks.set(root, seen);
     }
     return seen;
+  }
+
+  /* A colour a widget gives a trace or a shape to mean "the page's text colour": replaced at
+   * each draw, so it follows a scheme switch (a colour read once would not). */
+  const TEXT = "kvlab:text";
+  const inText = (line, color) => (line && line.color === TEXT ? Object.assign({}, line, { color }) : line);
+  function painted(root, traces, layout) {
+    const { color } = look(root);
+    const fix = (item) => Object.assign({}, item, item.line ? { line: inText(item.line, color) } : {}, item.marker ? { marker: inText(item.marker, color) } : {});
+    return [traces.map(fix), layout.shapes ? Object.assign({}, layout, { shapes: layout.shapes.map(fix) }) : layout];
   }
 
   function theme(root, layout = {}) {
@@ -166,7 +178,8 @@
           const a = state.next;
           state.next = null;
           const t0 = performance.now();
-          out = await Plotly.react(target, a.traces, theme(a.root, a.layout), Object.assign({ displayModeBar: false, responsive: true }, a.config || {}));
+          const [traces, layout] = painted(a.root, a.traces, a.layout || {});
+          out = await Plotly.react(target, traces, theme(a.root, layout), Object.assign({ displayModeBar: false, responsive: true }, a.config || {}));
           const wait = DRAW_GAP_MS - (performance.now() - t0);
           if (state.next && wait > 0) await new Promise((r) => setTimeout(r, wait));
         }
@@ -246,5 +259,5 @@
 
   const reducedMotion = () => Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 
-  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion };
+  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion, TEXT };
 })();

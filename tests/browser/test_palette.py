@@ -120,13 +120,16 @@ def test_a_live_charts_text_follows_a_scheme_switch(page, site_url):
     activate(race)
     wait_ready(race)
     chart = race.locator(".kv-plot")
-    text = "el => [el.layout.font.color, getComputedStyle(el.closest('figure')).color, JSON.stringify(el.data)]"
-    before, page_colour, data = chart.evaluate(text)
+    text = """el => [el.layout.font.color, getComputedStyle(el.closest('figure')).color,
+      el.data.map(t => [t.x, t.y]), el.data.map(t => t.line.color)]"""
+    before, page_colour, data, lines = chart.evaluate(text)
     assert before == page_colour
+    assert lines[2] == page_colour  # the ratio line is drawn in the text colour (kit.TEXT)
     page.locator('label[for^="__palette"]:not([hidden])').click()
     page.wait_for_function(
         "el => el.layout.font.color === getComputedStyle(el.closest('figure')).color", arg=chart.element_handle()
     )
-    after, page_colour, data_after = chart.evaluate(text)
+    after, page_colour, data_after, lines_after = chart.evaluate(text)
     assert after != before and after == page_colour
     assert data_after == data  # the same chart, only its colours
+    assert lines_after[:2] == lines[:2] and lines_after[2] == page_colour

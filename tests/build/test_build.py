@@ -73,6 +73,21 @@ def test_widgets_ask_plotly_only_for_basic_traces():
     assert found == []
 
 
+def test_widgets_draw_charts_only_through_kit_plot():
+    """kit.plot gives every chart the site's theme and draws it again on a scheme switch;
+    a widget calling Plotly itself (or setting the theme's colours) would miss both."""
+    direct = re.compile(
+        r"Plotly\.(react|newPlot|relayout|restyle|update)\b|paper_bgcolor|getComputedStyle\(root\)\.color"
+    )
+    found = [
+        (p.parent.name, m.group(0))
+        for p in (ROOT / "site_src/widgets").glob("*/widget.js")
+        for m in direct.finditer(p.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+    assert "kit.plot(" in (ROOT / "site_src/widgets/eviction/widget.js").read_text(encoding="utf-8")
+
+
 def test_plotly_carries_the_compile_hint_and_is_otherwise_unchanged(built_site):
     served = (built_site / "assets/vendor/plotly/plotly-basic.min.js").read_bytes()
     assert served.startswith(b"//# allFunctionsCalledOnLoad\n")  # must be the script's first line for V8

@@ -73,9 +73,32 @@ kvlab.register("eviction", {
       field("raster-cols").textContent = data.grid.length ? data.grid[0].length - 1 : 0;
     }
 
-    function stepShapes(Plotly) {
+    // the policies' attention kept, step by step, with the chosen step marked
+    function drawKept() {
+      const steps = data.steps.map((s) => s.step);
       const s = currentStep();
-      Plotly.relayout(keptPlot, { shapes: [{ type: "line", yref: "paper", y0: 0, y1: 1, x0: s, x1: s, line: { color: "#ffb300", width: 1.5, dash: "dot" } }] });
+      return kvlab.kit.plot(
+        root,
+        keptPlot,
+        Object.entries(data.compare).map(([key, p]) => ({
+          type: "scatter",
+          mode: "lines",
+          name: p.name,
+          x: steps,
+          y: p.attention_kept,
+          line: { color: LINE[key], width: key === data.params.policy ? 3.5 : 1.5 },
+          opacity: key === data.params.policy ? 1 : 0.55,
+          hovertemplate: "step %{x}: %{y:.1%} kept<extra>" + p.name + "</extra>",
+        })),
+        {
+          margin: { l: 55, r: 10, t: 10, b: 45 },
+          height: 280,
+          legend: { orientation: "h", y: -0.3, x: 0 },
+          xaxis: { title: { text: "step" } },
+          yaxis: { range: [0, 1.02], tickformat: ".0%", title: { text: "attention kept" } },
+          shapes: [{ type: "line", yref: "paper", y0: 0, y1: 1, x0: s, x1: s, line: { color: "#ffb300", width: 1.5, dash: "dot" } }],
+        }
+      );
     }
 
     function renderTable() {
@@ -94,46 +117,17 @@ kvlab.register("eviction", {
       renderReadout();
       renderTable();
       drawRaster();
-      const Plotly = await kvlab.plotly();
-      const style = getComputedStyle(root);
-      const font = { color: style.color, family: style.fontFamily };
-      const c0 = "rgba(0,0,0,0)";
-      const steps = data.steps.map((s) => s.step);
-      Plotly.react(
-        keptPlot,
-        Object.entries(data.compare).map(([key, p]) => ({
-          type: "scatter",
-          mode: "lines",
-          name: p.name,
-          x: steps,
-          y: p.attention_kept,
-          line: { color: LINE[key], width: key === data.params.policy ? 3.5 : 1.5 },
-          opacity: key === data.params.policy ? 1 : 0.55,
-          hovertemplate: "step %{x}: %{y:.1%} kept<extra>" + p.name + "</extra>",
-        })),
-        {
-          margin: { l: 55, r: 10, t: 10, b: 45 },
-          height: 280,
-          paper_bgcolor: c0,
-          plot_bgcolor: c0,
-          font,
-          legend: { orientation: "h", y: -0.3, x: 0 },
-          xaxis: { zeroline: false, gridcolor: "rgba(128,128,128,0.2)", title: { text: "step" } },
-          yaxis: { range: [0, 1.02], tickformat: ".0%", gridcolor: "rgba(128,128,128,0.2)", title: { text: "attention kept" } },
-        },
-        { displayModeBar: false, responsive: true }
-      );
-      stepShapes(Plotly);
+      await drawKept();
       details.open = false;
     }
 
     form.addEventListener("input", update);
-    stepInput.addEventListener("input", async () => {
+    stepInput.addEventListener("input", () => {
       step = parseInt(stepInput.value, 10);
       if (step === data.steps.length - 1) step = null;
       renderReadout();
       drawRaster();
-      if (root.dataset.state === "ready") stepShapes(await kvlab.plotly());
+      if (root.dataset.state === "ready") drawKept();
     });
     showRelevantControls();
     return { activate: () => update() };

@@ -183,9 +183,6 @@ kvlab.register("kv-memory", {
     async function render() {
       renderText();
       await renderLayers();
-      const Plotly = await kvlab.plotly();
-      const style = getComputedStyle(root);
-      const grid = "rgba(128,128,128,0.25)"; // readable on the light and the dark scheme
       const ticks = data.options.context_ticks;
       const colors = ["#5c6bc0", "#ef6c00", "#26a69a", "#d81b60", "#8d6e63"];
       const traces = data.curve.series.map((s, i) => ({
@@ -198,22 +195,19 @@ kvlab.register("kv-memory", {
         hovertemplate: "%{x:,} tokens: %{customdata}<extra>" + s.name + "</extra>",
         line: { color: colors[i % colors.length], width: s.chosen ? 3.5 : 1.8, dash: s.chosen ? "solid" : "dot" },
       }));
-      Plotly.react(
+      await kvlab.kit.plot(
+        root,
         plot,
         traces,
         {
           margin: { l: 60, r: 10, t: 10, b: 50 },
           height: 360,
-          paper_bgcolor: "rgba(0,0,0,0)",
-          plot_bgcolor: "rgba(0,0,0,0)",
-          font: { color: style.color, family: style.fontFamily, size: 12 },
-          xaxis: { type: "log", title: { text: "context (tokens, log scale)" }, gridcolor: grid, tickvals: ticks.values, ticktext: ticks.labels },
-          yaxis: { title: { text: `KV cache, GiB (${data.params.kv}, ${data.mode_label.split(" (")[0]})` }, gridcolor: grid, rangemode: "tozero" },
+          xaxis: { type: "log", title: { text: "context (tokens, log scale)" }, tickvals: ticks.values, ticktext: ticks.labels },
+          yaxis: { title: { text: `KV cache, GiB (${data.params.kv}, ${data.mode_label.split(" (")[0]})` }, rangemode: "tozero" },
           legend: { orientation: "h", y: -0.25 },
           shapes: [{ type: "line", xref: "x", yref: "paper", x0: data.params.context, x1: data.params.context, y0: 0, y1: 1,
-            line: { color: style.color, width: 1, dash: "dash" } }],
-        },
-        { displayModeBar: false, responsive: true }
+            line: { color: kvlab.kit.TEXT, width: 1, dash: "dash" } }],
+        }
       );
     }
 

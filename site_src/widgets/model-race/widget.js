@@ -166,9 +166,7 @@ kvlab.register("model-race", {
           : `Measured in your browser: ${n} tokens with the cache and ${n} without, on the tiny model (onnxruntime-web, 1 thread).`
       );
 
-      const Plotly = await kvlab.plotly();
       plot.hidden = false;
-      const style = getComputedStyle(root);
       const trace = (res, name, color, dash) => {
         const steps = res.steps.slice(1);
         return {
@@ -183,20 +181,17 @@ kvlab.register("model-race", {
       };
       const traces = [trace(cached, "with the cache", "#1e88e5", "solid")];
       if (uncached) traces.push(trace(uncached, "without the cache", "#e65100", "solid"));
-      Plotly.react(
+      await kvlab.kit.plot(
+        root,
         plot,
         traces,
         {
           margin: { l: 60, r: 10, t: 10, b: 50 },
           height: 340,
-          paper_bgcolor: "rgba(0,0,0,0)",
-          plot_bgcolor: "rgba(0,0,0,0)",
-          font: { color: style.color, family: style.fontFamily },
           legend: { orientation: "h", x: 0, y: 1.12 },
-          xaxis: { title: { text: "position of the new token (decode steps)" }, zeroline: false, gridcolor: "rgba(128,128,128,0.25)" },
-          yaxis: { title: { text: "ms per token" }, rangemode: "tozero", zeroline: false, gridcolor: "rgba(128,128,128,0.25)" },
-        },
-        { displayModeBar: false, responsive: true }
+          xaxis: { title: { text: "position of the new token (decode steps)" }, zeroline: false },
+          yaxis: { title: { text: "ms per token" }, rangemode: "tozero", zeroline: false },
+        }
       );
     }
 

@@ -56,14 +56,13 @@ kvlab.register("prefix-cache", {
 
     async function render() {
       renderText();
-      const Plotly = await kvlab.plotly();
-      const style = getComputedStyle(root);
       const x = data.requests;
       const line = (name, y, color, dash) => ({
         type: "scatter", mode: "lines", name, x, y, line: { color, width: 2.5, dash },
         hovertemplate: "after request %{x}: %{y:,} tokens computed<extra>" + name + "</extra>",
       });
-      Plotly.react(
+      await kvlab.kit.plot(
+        root,
         plot,
         [
           line("no prefix cache", data.no_cache.cumulative_computed, "#ef5350"),
@@ -73,14 +72,10 @@ kvlab.register("prefix-cache", {
         {
           margin: { l: 70, r: 10, t: 10, b: 50 },
           height: 340,
-          paper_bgcolor: "rgba(0,0,0,0)",
-          plot_bgcolor: "rgba(0,0,0,0)",
-          font: { color: style.color, family: style.fontFamily },
           legend: { orientation: "h", y: 1.12, x: 0 },
-          xaxis: { title: { text: "requests served" }, zeroline: false, gridcolor: "rgba(128,128,128,0.2)" },
-          yaxis: { title: { text: "prefill tokens computed, total" }, tickformat: ",", zeroline: false, gridcolor: "rgba(128,128,128,0.2)", rangemode: "tozero" },
-        },
-        { displayModeBar: false, responsive: true }
+          xaxis: { title: { text: "requests served" }, zeroline: false },
+          yaxis: { title: { text: "prefill tokens computed, total" }, tickformat: ",", zeroline: false, rangemode: "tozero" },
+        }
       );
     }
 

@@ -56,14 +56,12 @@ kvlab.register("quadratic-wall", {
 
     async function render() {
       renderText();
-      const Plotly = await kvlab.plotly();
-      const style = getComputedStyle(root);
-      const grid = style.getPropertyValue("--md-default-fg-color--lightest") || "rgba(128,128,128,0.2)";
       const line = (name, y, color, dash) => ({
         name, x: data.tokens, y, mode: "lines", line: { color, width: 2.5, dash },
         hovertemplate: `%{y:.3s} multiply-adds<extra>${name}, step %{x}</extra>`,
       });
-      Plotly.react(
+      await kvlab.kit.plot(
+        root,
         plot,
         [
           line("weights, no cache", data.no_cache.weight_macs, "#ef6c00", "dash"),
@@ -74,14 +72,10 @@ kvlab.register("quadratic-wall", {
         {
           margin: { l: 70, r: 10, t: plot.clientWidth < 520 ? 80 : 40, b: 50 },
           height: 360,
-          paper_bgcolor: "rgba(0,0,0,0)",
-          plot_bgcolor: "rgba(0,0,0,0)",
-          font: { color: style.color, family: style.fontFamily },
           legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
-          xaxis: { title: { text: "step (tokens in context)" }, gridcolor: grid, zeroline: false },
-          yaxis: { title: { text: "multiply-adds in this step" }, type: state.log ? "log" : "linear", gridcolor: grid, exponentformat: "power" },
-        },
-        { displayModeBar: false, responsive: true }
+          xaxis: { title: { text: "step (tokens in context)" }, zeroline: false },
+          yaxis: { title: { text: "multiply-adds in this step" }, type: state.log ? "log" : "linear", exponentformat: "power" },
+        }
       );
     }
 

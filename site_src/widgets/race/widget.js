@@ -116,14 +116,13 @@ kvlab.register("race", {
 
     async function render() {
       renderText();
-      const style = getComputedStyle(root);
       await kit.plot(root, plot,
         [
           { name: "without a cache", x: data.tokens, y: data.no_cache.cumulative, mode: "lines", line: { color: "#ef6c00", width: 3 },
             hovertemplate: "%{y:,} token-computations<extra>without a cache, n = %{x}</extra>" },
           { name: "with a cache", x: data.tokens, y: data.cache.cumulative, mode: "lines", line: { color: "#5c6bc0", width: 3 },
             hovertemplate: "%{y:,} token-computations<extra>with a cache, n = %{x}</extra>" },
-          { name: "ratio (right axis)", x: data.tokens, y: data.ratio, yaxis: "y2", mode: "lines", line: { color: style.color, width: 1.5, dash: "dot" },
+          { name: "ratio (right axis)", x: data.tokens, y: data.ratio, yaxis: "y2", mode: "lines", line: { color: kit.TEXT, width: 1.5, dash: "dot" },
             hovertemplate: "%{y:.2f}× more<extra>ratio, n = %{x}</extra>" },
         ],
         {

@@ -63,10 +63,8 @@ kvlab.register("reprocessing", {
 
     async function render() {
       renderText();
-      const Plotly = await kvlab.plotly();
-      const style = getComputedStyle(root);
-      const grid = style.getPropertyValue("--md-default-fg-color--lightest") || "rgba(128,128,128,0.2)";
-      Plotly.react(
+      await kvlab.kit.plot(
+        root,
         plot,
         [
           { type: "bar", name: "without a cache", x: data.tokens, y: data.no_cache, marker: { color: "#ef6c00" },
@@ -79,14 +77,10 @@ kvlab.register("reprocessing", {
           bargap: 0.15,
           margin: { l: 60, r: 10, t: plot.clientWidth < 520 ? 80 : 40, b: 50 },
           height: 300,
-          paper_bgcolor: "rgba(0,0,0,0)",
-          plot_bgcolor: "rgba(0,0,0,0)",
-          font: { color: style.color, family: style.fontFamily },
           legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
-          xaxis: { title: { text: "token position" }, gridcolor: grid, zeroline: false },
-          yaxis: { title: { text: "times processed" }, gridcolor: grid, rangemode: "tozero" },
-        },
-        { displayModeBar: false, responsive: true }
+          xaxis: { title: { text: "token position" }, zeroline: false },
+          yaxis: { title: { text: "times processed" }, rangemode: "tozero" },
+        }
       );
     }
 

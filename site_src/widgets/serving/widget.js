@@ -136,9 +136,6 @@ kvlab.register("serving", {
 
     async function render() {
       renderText();
-      const Plotly = await kvlab.plotly();
-      const style = getComputedStyle(root);
-      const grid = "rgba(128,128,128,0.25)"; // readable on the light and the dark scheme
       const ticks = data.options.context_ticks;
       const c = data.curve;
       // where a batch does not fit, Python gives no time (null): the line stops there
@@ -150,22 +147,19 @@ kvlab.register("serving", {
         line: { color: t.color, width: 2.5 }, marker: { size: 5 },
         hovertemplate: "%{x:,} tokens: %{y:.2f} ms/token<extra>" + t.name + "</extra>",
       }));
-      Plotly.react(
+      await kvlab.kit.plot(
+        root,
         plot,
         traces,
         {
           margin: { l: 60, r: 10, t: 10, b: 50 },
           height: 340,
-          paper_bgcolor: "rgba(0,0,0,0)",
-          plot_bgcolor: "rgba(0,0,0,0)",
-          font: { color: style.color, family: style.fontFamily, size: 12 },
-          xaxis: { type: "log", title: { text: "context per chat (tokens, log scale)" }, gridcolor: grid, tickvals: ticks.values, ticktext: ticks.labels },
-          yaxis: { title: { text: "ms per token (roofline)" }, gridcolor: grid, rangemode: "tozero" },
+          xaxis: { type: "log", title: { text: "context per chat (tokens, log scale)" }, tickvals: ticks.values, ticktext: ticks.labels },
+          yaxis: { title: { text: "ms per token (roofline)" }, rangemode: "tozero" },
           legend: { orientation: "h", y: -0.25 },
           shapes: [{ type: "line", xref: "x", yref: "paper", x0: data.params.context, x1: data.params.context, y0: 0, y1: 1,
-            line: { color: style.color, width: 1, dash: "dash" } }],
-        },
-        { displayModeBar: false, responsive: true }
+            line: { color: kvlab.kit.TEXT, width: 1, dash: "dash" } }],
+        }
       );
     }
 
