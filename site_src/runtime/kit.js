@@ -158,10 +158,11 @@
   const DRAW_GAP_MS = 120;
   const drawing = new WeakMap(); // figure element -> { next, done }
   const drawn = new Map(); // figure element -> what it last drew, to draw again on a scheme switch
+  const forgetLeftPages = () => drawn.forEach((_, t) => t.isConnected || drawn.delete(t));
 
   function plot(root, target, traces, layout, config) {
     const args = { root, traces, layout, config };
-    for (const t of drawn.keys()) if (t !== target && !t.isConnected) drawn.delete(t); // a page left behind
+    forgetLeftPages();
     drawn.set(target, args);
     const busy = drawing.get(target);
     if (busy) {
@@ -199,10 +200,8 @@
     const now = document.body.getAttribute("data-md-color-scheme");
     if (now === scheme) return; // material sets the attributes again with the same values
     scheme = now;
-    for (const [target, a] of drawn) {
-      if (target.isConnected) plot(a.root, target, a.traces, a.layout, a.config);
-      else drawn.delete(target);
-    }
+    forgetLeftPages();
+    drawn.forEach((a, target) => plot(a.root, target, a.traces, a.layout, a.config));
   }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
 
   /* A raster of small categories (rows: steps, columns: positions; 0 = nothing drawn)

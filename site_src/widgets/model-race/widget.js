@@ -189,8 +189,8 @@ kvlab.register("model-race", {
           margin: { l: 60, r: 10, t: 10, b: 50 },
           height: 340,
           legend: { orientation: "h", x: 0, y: 1.12 },
-          xaxis: { title: { text: "position of the new token (decode steps)" }, zeroline: false },
-          yaxis: { title: { text: "ms per token" }, rangemode: "tozero", zeroline: false },
+          xaxis: { title: { text: "position of the new token (decode steps)" } },
+          yaxis: { title: { text: "ms per token" }, rangemode: "tozero" },
         }
       );
     }

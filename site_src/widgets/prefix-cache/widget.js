@@ -73,8 +73,8 @@ kvlab.register("prefix-cache", {
           margin: { l: 70, r: 10, t: 10, b: 50 },
           height: 340,
           legend: { orientation: "h", y: 1.12, x: 0 },
-          xaxis: { title: { text: "requests served" }, zeroline: false },
-          yaxis: { title: { text: "prefill tokens computed, total" }, tickformat: ",", zeroline: false, rangemode: "tozero" },
+          xaxis: { title: { text: "requests served" } },
+          yaxis: { title: { text: "prefill tokens computed, total" }, tickformat: ",", rangemode: "tozero" },
         }
       );
     }

@@ -73,7 +73,7 @@ kvlab.register("quadratic-wall", {
           margin: { l: 70, r: 10, t: plot.clientWidth < 520 ? 80 : 40, b: 50 },
           height: 360,
           legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
-          xaxis: { title: { text: "step (tokens in context)" }, zeroline: false },
+          xaxis: { title: { text: "step (tokens in context)" } },
           yaxis: { title: { text: "multiply-adds in this step" }, type: state.log ? "log" : "linear", exponentformat: "power" },
         }
       );

@@ -78,7 +78,7 @@ kvlab.register("reprocessing", {
           margin: { l: 60, r: 10, t: plot.clientWidth < 520 ? 80 : 40, b: 50 },
           height: 300,
           legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
-          xaxis: { title: { text: "token position" }, zeroline: false },
+          xaxis: { title: { text: "token position" } },
           yaxis: { title: { text: "times processed" }, rangemode: "tozero" },
         }
       );
