@@ -233,7 +233,14 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
 def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     for i, widget_html in enumerate(_state["pages"].get(page.file.src_uri, [])):
         html = html.replace(f"<p>KVLABWIDGET{i}KVLAB</p>", widget_html)
-    return html
+    # Markdown code blocks can be focused from the start, so a keyboard reaches and scrolls one
+    # that overflows: material sets this itself when it mounts a block, which with content.lazy
+    # (mkdocs.yml) is when the block first comes into view, and drops it there if the block
+    # does not scroll. The widgets' templates do the same for their logs.
+    return html.replace(HIGHLIGHT_CODE, HIGHLIGHT_CODE.replace("<code>", '<code tabindex="0">'))
+
+
+HIGHLIGHT_CODE = '<div class="highlight"><pre><span></span><code>'  # pymdownx.highlight's code block
 
 
 # ---------------------------------------------------------------------------- helpers

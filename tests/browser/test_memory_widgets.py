@@ -136,6 +136,8 @@ def test_kv_memory_llama_server_command_follows_the_controls_and_copies(page, si
     assert_kv_memory_shows(root, want)
     # mkdocs-material's copy button on the code block copies what is shown now, not the build-time text
     # (each <pre> in the widget has its own id: material names its copy target after the closest id)
+    # (material adds it when the block comes into view: mkdocs.yml, content.lazy)
+    command.scroll_into_view_if_needed()
     copy = root.locator('[data-field="server"] .md-code__button')
     expect(copy).to_have_count(1)
     command.hover()

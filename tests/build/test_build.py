@@ -235,3 +235,19 @@ def test_a_broken_widget_block_fails_the_build(tmp_path):
     renderer = widget_blocks.WidgetRenderer(widget_blocks.discover_widgets())
     with pytest.raises(ValueError, match="unknown widget"):
         renderer.render("nope", {}, uid="x", page_url="")
+
+
+def test_every_code_block_that_can_scroll_is_focusable_from_the_start(built_site):
+    """Material makes an overflowing code block focusable when it mounts it, which with
+    `content.lazy` is only when the block first comes into view: a keyboard would tab past
+    the ones below. So each carries tabindex in the HTML (material drops it where the block
+    does not scroll); the gallery's snippets wrap and never scroll."""
+    blocks = []
+    for page in built_site.rglob("index.html"):
+        html = page.read_text(encoding="utf-8")
+        for m in re.finditer(r"<pre([^>]*)>(?:<span></span>)?<code([^>]*)>", html):
+            if "kv-snippet" not in m[1]:
+                blocks.append((page.relative_to(built_site).as_posix(), m[1], m[2]))
+    assert len(blocks) >= 10
+    missing = [b for b in blocks if "tabindex" not in b[1] + b[2]]
+    assert missing == []

@@ -6,6 +6,17 @@ __md_hash = e => [...e].reduce(((e, _) => (e << 5) - e + _.charCodeAt(0)), 0),
 __md_get = (e, _ = localStorage, t = __md_scope) => JSON.parse(_.getItem(t.pathname + "." + e)),
 __md_set = (e, _, t = localStorage, a = __md_scope) => { try { t.setItem(a.pathname + "." + e, JSON.stringify(_)) } catch (e) {} };
 
+/* Material's instant navigation makes every relative href and src of the page absolute when
+ * it starts (integrations/instant/index.ts, `resolve`), so that on a navigation it can compare
+ * this page's <head> with the next one's. For a stylesheet <link>, writing the href loads the
+ * sheet again, and when it came back Chromium restyled every element of the page (bench/README.md,
+ * "Session 9"). Done here, right after the stylesheets and before <body> exists, the sheets come
+ * again from the memory cache with nothing yet to restyle, and material then finds their hrefs
+ * absolute and leaves them. Not from file://, where material's instant navigation is off. */
+if (location.protocol !== "file:") {
+  for (const link of document.querySelectorAll('link[rel="stylesheet"]')) link.href = link.href;
+}
+
 /* Code-block toolbars are <nav> landmarks that material leaves unnamed: give each
  * a distinct name (axe: landmark-unique). Material adds them from its bundle, after
  * the page is parsed, and again after each instant navigation, so the observer starts
