@@ -4,8 +4,8 @@ on_config        put pycode/ on sys.path (fresh on every rebuild, so `serve`
                  picks up edits to kvlab), list the vendored runtimes
 on_files         add the generated assets: runtime + widget JS, styles, the
                  kvlab package as a zip for Pyodide, the manifest the browser
-                 reads, and the vendored runtimes themselves; drop one rule of
-                 material's palette CSS that restyled every page at load
+                 reads, and the vendored runtimes themselves; drop three rules of
+                 material's CSS that restyled every page at load
 on_page_markdown widget blocks → placeholders (rendered with build-time data)
 on_page_content  placeholders → widget HTML
 
@@ -24,6 +24,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -73,6 +74,10 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         del sys.modules[name]
     if str(PYCODE) not in sys.path:
         sys.path.insert(0, str(PYCODE))
+    if any("tabbed" in str(ext) for ext in config.markdown_extensions):
+        raise SystemExit(
+            "mkdocs.yml: content tabs are on, but the build drops material's rules for them (MATERIAL_RULES_DROPPED)"
+        )
     _state["vendored"] = vendor.vendored_files(log=lambda msg: print(msg, file=sys.stderr))
     _state["widgets"] = widget_blocks.discover_widgets()
     _state["renderer"] = widget_blocks.WidgetRenderer(_state["widgets"])
@@ -139,28 +144,48 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     )
     for path, content in generated.items():
         files.append(File.generated(config, path, content=content))
-    without_switching_rule(files, config)
+    without_material_rules(files, config)
     with_compile_hint(files, config)
     return files
 
 
-# material's palette CSS stops transitions with this rule while the colours switch; the
-# attribute is set and cleared on <body> at every page load, and each time Chromium restyles
-# every element of the page. kvlab.css has the rule on a class set only when the reader
-# switches (palette.js).
-MATERIAL_SWITCHING_RULE = (
-    "[data-md-color-switching] *,[data-md-color-switching] :after,"
-    "[data-md-color-switching] :before{transition-duration:0ms!important}"
-)
+# Rules dropped from material's stylesheets at build, each for a restyle it caused where it
+# had nothing to do; the build stops if one is no longer there, word for word (a new material).
+MATERIAL_RULES_DROPPED = {
+    # palette CSS: transitions off while the colours switch, on an attribute material sets and
+    # clears on <body> at every page load, each time a restyle of every element. kvlab.css has
+    # the rule on a class set only when the reader switches (palette.js).
+    "assets/stylesheets/palette.": [
+        "[data-md-color-switching] *,[data-md-color-switching] :after,"
+        "[data-md-color-switching] :before{transition-duration:0ms!important}",
+    ],
+    # main CSS: no margin above the first (below the last) child of a Markdown table's cell. With
+    # `table:not([class])` above a bare `:first-child`, a change of any element's class (the class
+    # attribute) made Chromium restyle everything below that element: material's `no-js` → `js`
+    # on <html> at start-up was a restyle of every element of the page (1,449 on /memory/). Our
+    # Markdown tables' cells hold inline content only, on which a vertical margin does nothing.
+    "assets/stylesheets/main.": [
+        ".md-typeset table:not([class]) td>:first-child,.md-typeset table:not([class]) th>:first-child{margin-top:0}",
+        ".md-typeset table:not([class]) td>:last-child,.md-typeset table:not([class]) th>:last-child{margin-bottom:0}",
+        # Content tabs without scripts (pymdownx.tabbed, which kvlab does not use: on_config stops
+        # the build if it is switched on): `.no-js` above a bare `:nth-child(n)` made material's
+        # swap of `no-js` for `js` on <html> restyle every element of the page, as above.
+        re.compile(r"\.md-typeset \.no-js \.tabbed-set>[^{}]*\{[^{}]*\}"),
+    ],
+}
 
 
-def without_switching_rule(files: Files, config: MkDocsConfig) -> None:
-    sheet = material_asset(files, "assets/stylesheets/palette.", ".min.css")
-    css = Path(sheet.abs_src_path).read_text(encoding="utf-8")
-    if MATERIAL_SWITCHING_RULE not in css:
-        raise SystemExit(f"{sheet.src_uri}: material's colour-switching rule changed; see sitebuild/kvlab_hooks.py")
-    files.remove(sheet)
-    files.append(File.generated(config, sheet.src_uri, content=css.replace(MATERIAL_SWITCHING_RULE, "")))
+def without_material_rules(files: Files, config: MkDocsConfig) -> None:
+    for prefix, rules in MATERIAL_RULES_DROPPED.items():
+        sheet = material_asset(files, prefix, ".min.css")
+        css = Path(sheet.abs_src_path).read_text(encoding="utf-8")
+        for rule in rules:
+            found = rule.findall(css) if isinstance(rule, re.Pattern) else [rule] * css.count(rule)
+            if len(found) != 1:
+                raise SystemExit(f"{sheet.src_uri}: material's rule {rule!r} changed; see MATERIAL_RULES_DROPPED")
+            css = css.replace(found[0], " " * len(found[0]))  # spaces: its source map still holds
+        files.remove(sheet)
+        files.append(File.generated(config, sheet.src_uri, content=css))
 
 
 def material_asset(files: Files, prefix: str, suffix: str) -> File:

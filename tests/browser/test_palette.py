@@ -1,5 +1,5 @@
 """The colour-scheme switch, with material's two per-load restyles taken out (palette.js,
-sitebuild/kvlab_hooks.py: without_switching_rule).
+sitebuild/kvlab_hooks.py: MATERIAL_RULES_DROPPED).
 
 Material restyled the whole page twice on every load for its palette: an attribute on
 <body> that only served to stop transitions during a switch, and a write to its

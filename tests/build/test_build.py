@@ -52,7 +52,7 @@ def test_plotly_is_the_basic_bundle(built_site):
 
 def test_no_stylesheet_restyles_the_page_on_materials_per_load_attribute(built_site):
     """material sets data-md-color-switching on <body> at every load; a rule on it makes
-    Chromium restyle every element (sitebuild/kvlab_hooks.py: without_switching_rule)."""
+    Chromium restyle every element (sitebuild/kvlab_hooks.py: MATERIAL_RULES_DROPPED)."""
     sheets = list((built_site / "assets").rglob("*.css"))
     assert any(p.name.startswith("palette.") for p in sheets)
     assert [p.name for p in sheets if "data-md-color-switching" in p.read_text(encoding="utf-8")] == []
@@ -251,3 +251,13 @@ def test_every_code_block_that_can_scroll_is_focusable_from_the_start(built_site
     assert len(blocks) >= 10
     missing = [b for b in blocks if "tabindex" not in b[1] + b[2]]
     assert missing == []
+
+
+def test_no_stylesheet_restyles_a_subtree_on_any_class_change(built_site):
+    """`table:not([class]) td > :first-child`: the `[class]` test above a bare `:first-child`
+    made every class change restyle everything below the element (material's `no-js` → `js`
+    on <html>: the whole page); so did `.no-js … > :nth-child(n)` (content tabs without
+    scripts). The build drops material's three such rules."""
+    bare = re.compile(r"(\[class\]|\.no-js)[^{},]*>\s*:(first|last|nth)-child")
+    found = [p.name for p in (built_site / "assets").rglob("*.css") if bare.search(p.read_text(encoding="utf-8"))]
+    assert found == []
