@@ -224,11 +224,11 @@ def serve_site(port: int) -> None:
     env = mkdocs_env()
     # instant navigation (one runtime per visit) follows the sitemap, which needs the site's URL
     env.setdefault("KVLAB_SITE_URL", f"http://127.0.0.1:{port}/")
-    run(
-        [sys.executable, "-m", "mkdocs", "serve", "--strict", "--dev-addr", f"127.0.0.1:{port}"],
-        "mkdocs serve",
-        env=env,
-    )
+    # mkdocs takes this process's place: whoever stops it (Ctrl+C, a supervisor's SIGTERM, a
+    # test) stops the server; as a child process, mkdocs outlived a SIGTERM and kept rebuilding
+    os.chdir(ROOT)
+    cmd = [sys.executable, "-m", "mkdocs", "serve", "--strict", "--dev-addr", f"127.0.0.1:{port}"]
+    os.execve(sys.executable, cmd, env)
 
 
 def ensure_chromium() -> None:

@@ -79,3 +79,16 @@ def test_serve_rebuilds_when_pages_or_kvlab_change(tmp_path):
         module.unlink(missing_ok=True)
         proc.terminate()
         proc.wait(timeout=30)
+    # stopping build.py stops the server (a child mkdocs used to outlive it, rebuilding on every edit)
+    wait_for(lambda: port_is_free(port), timeout=15, what="the server to stop with build.py")
+
+
+def port_is_free(port: int) -> bool:
+    """Nothing listens on it (SO_REUSEADDR: the closed connections' TIME_WAIT does not count)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
