@@ -184,65 +184,73 @@
   }
 
   function mountAll() {
-    document.querySelectorAll("[data-widget]").forEach((root) => {
-      const def = kv.widgets[root.dataset.widget];
-      if (!def || root.dataset.mounted) return;
-      root.dataset.mounted = "true";
-      // attributes, not the .hidden property: SVG elements have no .hidden
-      root.querySelectorAll("[data-live-only]").forEach((el) => el.removeAttribute("hidden"));
-      root.querySelectorAll("[data-static-only]").forEach((el) => el.setAttribute("hidden", ""));
-      root.querySelectorAll("form.kv-controls").forEach((f) => f.addEventListener("submit", (ev) => ev.preventDefault()));
-      const ctx = makeContext(root);
-      // an embed's ?name=value settings go into the form first, so mount() reads them
-      if (root.dataset.embed === "true") kv.mountEmbedPage(root, ctx);
-      let instance;
-      try {
-        instance = def.mount(root, ctx) || {};
-      } catch (err) {
-        ctx.fail(err);
-        return;
-      }
-      if (root.dataset.embed !== "true") kv.mountEmbedControl(root);
-      const runtimes = (root.dataset.runtimes || "python").split(" ").filter(Boolean);
-      let activated = false;
-      const activate = (explicit) => {
-        if (activated || (!explicit && saveData())) return;
-        activated = true;
-        root.dataset.activated = "true";
-        // a widget that draws with Plotly fetches and compiles it while its runtime
-        // downloads, not after; a heatmap (.kv-hm, kit.heatmap) needs no Plotly
-        if (root.querySelector(".kv-plot:not(.kv-hm)")) kv.plotly().catch(() => {});
-        const button = root.querySelector(".kv-live-button");
-        if (button) button.remove();
-        // an embed link's settings: the widget reads its form on "input", as when a
-        // reader moves a control; then activate() computes from them
-        const form = root.querySelector("form.kv-controls");
-        if (root.dataset.embedApplied && form) form.dispatchEvent(new Event("input", { bubbles: true }));
-        delete root.dataset.embedApplied;
-        Promise.resolve(instance.activate && instance.activate())
-          .then(() => root.dataset.embed !== "true" && !saveData() && whenIdle(() => kv.plotly().catch(() => {})))
-          .catch((err) => ctx.fail(err));
-      };
-      root.kvActivate = activate;
-      // intent: any control of the widget; not its embed panel, its live button (which
-      // says what it downloads), a link, or a code block (copying or scrolling a command)
-      ["pointerdown", "focusin", "keydown"].forEach((type) =>
-        root.addEventListener(type, (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, pre, a") && activate(false))
-      );
-      if (runtimes.every((r) => kv.runtimeState(r) === "ready")) activate(true);
-      else offerLive(root, ctx, runtimes, activate);
-    });
+    document.querySelectorAll("[data-widget]").forEach(mountOne);
+  }
+
+  function mountOne(root) {
+    const def = kv.widgets[root.dataset.widget];
+    if (!def || root.dataset.mounted) return;
+    root.dataset.mounted = "true";
+    // attributes, not the .hidden property: SVG elements have no .hidden
+    root.querySelectorAll("[data-live-only]").forEach((el) => el.removeAttribute("hidden"));
+    root.querySelectorAll("[data-static-only]").forEach((el) => el.setAttribute("hidden", ""));
+    root.querySelectorAll("form.kv-controls").forEach((f) => f.addEventListener("submit", (ev) => ev.preventDefault()));
+    const ctx = makeContext(root);
+    // an embed's ?name=value settings go into the form first, so mount() reads them
+    if (root.dataset.embed === "true") kv.mountEmbedPage(root, ctx);
+    let instance;
+    try {
+      instance = def.mount(root, ctx) || {};
+    } catch (err) {
+      ctx.fail(err);
+      return;
+    }
+    if (root.dataset.embed !== "true") kv.mountEmbedControl(root);
+    const runtimes = (root.dataset.runtimes || "python").split(" ").filter(Boolean);
+    let activated = false;
+    const activate = (explicit) => {
+      if (activated || (!explicit && saveData())) return;
+      activated = true;
+      root.dataset.activated = "true";
+      // a widget that draws with Plotly fetches and compiles it while its runtime
+      // downloads, not after; a heatmap (.kv-hm, kit.heatmap) needs no Plotly
+      if (root.querySelector(".kv-plot:not(.kv-hm)")) kv.plotly().catch(() => {});
+      const button = root.querySelector(".kv-live-button");
+      if (button) button.remove();
+      // an embed link's settings: the widget reads its form on "input", as when a
+      // reader moves a control; then activate() computes from them
+      const form = root.querySelector("form.kv-controls");
+      if (root.dataset.embedApplied && form) form.dispatchEvent(new Event("input", { bubbles: true }));
+      delete root.dataset.embedApplied;
+      Promise.resolve(instance.activate && instance.activate())
+        .then(() => root.dataset.embed !== "true" && !saveData() && whenIdle(() => kv.plotly().catch(() => {})))
+        .catch((err) => ctx.fail(err));
+    };
+    root.kvActivate = activate;
+    // intent: any control of the widget; not its embed panel, its live button (which
+    // says what it downloads), a link, or a code block (copying or scrolling a command)
+    ["pointerdown", "focusin", "keydown"].forEach((type) =>
+      root.addEventListener(type, (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, pre, a") && activate(false))
+    );
+    if (runtimes.every((r) => kv.runtimeState(r) === "ready")) activate(true);
+    else offerLive(root, ctx, runtimes, activate);
   }
   kv.mountAll = mountAll;
 
-  // Mounting runs in a task of its own: on a first load document$ emits inside material's
-  // DOMContentLoaded handler, a long task already on a big page (bench/README.md); a widget's
-  // static figure and reserved controls are on screen before either.
+  // Each widget mounts in a task of its own: on a first load document$ emits inside material's
+  // DOMContentLoaded handler, a long task already on a big page, and the page's widgets together
+  // were one more (27 ms on /eviction/ here, a phone's 4x that: bench/README.md). A widget's
+  // static figure and reserved controls are on screen before it mounts.
   function start() {
-    setTimeout(() => {
-      mountAll();
-      if (kv.fillGallerySnippets) kv.fillGallerySnippets();
-    }, 0);
+    const roots = Array.from(document.querySelectorAll("[data-widget]"));
+    const next = () => {
+      const root = roots.shift();
+      if (root) {
+        if (root.isConnected) mountOne(root); // not a page the reader has already left
+        setTimeout(next, 0);
+      } else if (kv.fillGallerySnippets) kv.fillGallerySnippets();
+    };
+    setTimeout(next, 0);
   }
   // mkdocs-material's instant navigation swaps pages without reloading this
   // script; document$ emits for the first page and for every page after it.
