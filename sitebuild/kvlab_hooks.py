@@ -43,6 +43,7 @@ SITE_SRC = ROOT / "site_src"
 PYCODE = ROOT / "pycode"
 sys.path.insert(0, str(HERE))
 
+import bytecode  # noqa: E402
 import vendor  # noqa: E402
 import widget_blocks  # noqa: E402
 
@@ -272,7 +273,8 @@ HIGHLIGHT_CODE = '<div class="highlight"><pre><span></span><code>'  # pymdownx.h
 
 
 def kvlab_zip() -> bytes:
-    """The kvlab package (sources + data files), zipped reproducibly for Pyodide."""
+    """The kvlab package (sources, data files, and CPython 3.12 bytecode for it and for the
+    numpy modules it imports), zipped reproducibly for Pyodide."""
     buf = io.BytesIO()
     package = PYCODE / "kvlab"
     paths = sorted(p for p in package.rglob("*") if p.is_file() and p.suffix in (".py", ".json"))
@@ -287,6 +289,14 @@ def kvlab_zip() -> bytes:
         info.compress_type = zipfile.ZIP_DEFLATED
         info.external_attr = 0o644 << 16
         zf.writestr(info, (MODEL_DIR / "tokenizer.json").read_bytes())
+    sources = buf.getvalue()
+    # and the bytecode Pyodide would otherwise compile on the reader's machine (bytecode.py)
+    with (
+        zipfile.ZipFile(buf, "a", zipfile.ZIP_DEFLATED) as zf,
+        zipfile.ZipFile(io.BytesIO(bytecode.pyc_zip(sources))) as pyc,
+    ):
+        for info in pyc.infolist():
+            zf.writestr(info, pyc.read(info))
     return buf.getvalue()
 
 

@@ -182,6 +182,29 @@ def test_a_crashed_python_runtime_restarts_on_the_next_call(page_factory, site_u
     wait_ready(root)
 
 
+def test_python_imports_the_shipped_bytecode(page, site_url):
+    """Every module the widgets import from site-packages (kvlab's, numpy's) comes with the
+    unchecked-hash .pyc the build made (sitebuild/bytecode.py), so Pyodide compiles none."""
+    page.goto(site_url + "attention/")
+    missing = page.evaluate(
+        """kvlab.runPython(`
+import importlib.util, os, sys, kvlab.bridge
+while kvlab.bridge.warm_one():
+    pass
+site = os.path.dirname(os.path.dirname(kvlab.__file__)) + "/"  # site-packages (sysconfig says "//lib/…")
+def shipped(path):
+    try:
+        with open(importlib.util.cache_from_source(path), "rb") as f:
+            return f.read(8)[4:] == bytes([1, 0, 0, 0])
+    except OSError:
+        return False
+mods = [m.__file__ for m in list(sys.modules.values()) if (getattr(m, "__file__", None) or "").startswith(site) and m.__file__.endswith(".py")]
+[len(mods), [f for f in mods if not shipped(f)]]
+`)"""
+    )
+    assert missing[0] > 100 and missing[1] == []
+
+
 def test_python_errors_come_back_as_one_line(page, site_url):
     page.goto(site_url + "attention/")
     msg = page.evaluate("kvlab.call('attention_demo', {d: 'x'}).then(() => 'ran', (e) => e.message)")

@@ -134,7 +134,30 @@ def test_kvlab_zip_holds_the_package(built_site):
     with zipfile.ZipFile(built_site / "assets" / name) as zf:
         names = zf.namelist()
     assert "kvlab/__init__.py" in names and "kvlab/bridge.py" in names
-    assert not [n for n in names if "__pycache__" in n]
+
+
+def test_kvlab_zip_carries_the_browsers_bytecode(built_site):
+    """Pyodide would compile kvlab's and numpy's sources on the reader's machine (~450 ms
+    before the first widget is live, sitebuild/bytecode.py): the zip carries CPython 3.12
+    unchecked-hash .pyc files (PEP 552) for every kvlab module and the numpy ones it imports,
+    and nothing from the build machine's own Python."""
+    import zipfile
+
+    with zipfile.ZipFile(built_site / "assets" / manifest(built_site)["kvlabZip"]) as zf:
+        pycs = {n: zf.read(n) for n in zf.namelist() if n.endswith(".pyc")}
+        sources = [n for n in zf.namelist() if n.endswith(".py")]
+    assert pycs and all(".cpython-312.pyc" in n and "/__pycache__/" in n for n in pycs)
+    # 3.12's magic number (importlib/_bootstrap_external.py: 3531), flags 0b01: hash-based, unchecked
+    assert {(p[:4], p[4:8]) for p in pycs.values()} == {((3531).to_bytes(2, "little") + b"\r\n", b"\x01\0\0\0")}
+    cli = {"kvlab/cli.py", "kvlab/__main__.py"}  # `python -m kvlab`: never imported in the browser
+    expected = {
+        s.rsplit("/", 1)[0] + "/__pycache__/" + s.rsplit("/", 1)[1][:-3] + ".cpython-312.pyc"
+        for s in set(sources) - cli
+    }
+    assert expected <= set(pycs)
+    assert {"numpy/__pycache__/__init__.cpython-312.pyc", "numpy/_core/__pycache__/numeric.cpython-312.pyc"} <= set(
+        pycs
+    )
 
 
 def test_widget_blocks_are_all_rendered(built_site):

@@ -1,0 +1,52 @@
+"""Python bytecode for the browser, so Pyodide does not compile source on a reader's machine.
+
+Measured (bench/README.md, "Session 10"): in the browser's worker, the first `import numpy`
+took ~600 ms, almost all of it compiling numpy's 3.6 MB of .py files (the wheel carries no
+.pyc), and kvlab's own modules ~40 ms more. With .pyc files beside the sources it is
+~160-200 ms. The reader's first widget waits on exactly that.
+
+Only the Python that runs in the browser can make its .pyc (the magic number and bytecode are
+CPython 3.12's; the build's Python may be another), so `bytecode.mjs` boots Pyodide from
+node_modules in Node, installs the numpy wheel the site serves and kvlab's zip, imports every
+kvlab module, and compiles each module imported from site-packages (kvlab's and the numpy
+modules they pull in). The .pyc files are unchecked-hash ones (PEP 552): the importer uses
+them without comparing the source's mtime, which unzipping in the browser does not keep.
+The sources stay in the zip (tracebacks and `inspect` still read them).
+
+The result is cached (~/.cache/kvlab, by the inputs' hashes): a Node run takes ~5 s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import tempfile
+from pathlib import Path
+
+import vendor
+
+SCRIPT = Path(__file__).with_name("bytecode.mjs")
+
+
+def pyc_zip(sources_zip: bytes, log=print) -> bytes:
+    """A zip of `<package>/__pycache__/<module>.cpython-312.pyc` for kvlab and numpy."""
+    wheel = vendor.ensure_numpy_wheel(log)
+    key = hashlib.sha256()
+    for part in (vendor.PYODIDE_VERSION.encode(), wheel.name.encode(), SCRIPT.read_bytes(), sources_zip):
+        key.update(hashlib.sha256(part).digest())
+    cached = vendor.cache_dir() / f"pyc-{key.hexdigest()[:16]}.zip"
+    if cached.is_file():
+        return cached.read_bytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "kvlab.zip", Path(tmp) / "pyc.zip"
+        src.write_bytes(sources_zip)
+        cmd = ["node", str(SCRIPT), str(vendor.PYODIDE_DIR), str(wheel), str(src), str(out)]
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=vendor.ROOT)
+        if done.returncode != 0 or not out.is_file():
+            raise vendor.VendorError(f"compiling kvlab and numpy to bytecode in Pyodide failed:\n{done.stderr[-1500:]}")
+        data = out.read_bytes()
+    part = cached.with_suffix(".part")
+    part.write_bytes(data)
+    part.replace(cached)
+    log(f"kvlab: Python bytecode for the browser compiled in Pyodide {vendor.PYODIDE_VERSION}")
+    return data
