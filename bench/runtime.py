@@ -12,7 +12,8 @@ Prints one table:
                         from that click until live; same for the first Generate
   second page live      after live on one page, a click on the footer's next link: from
                         the click event to its widget's data-state="ready", timed in the
-                        page (instant navigation keeps the workers)
+                        page (instant navigation keeps the workers); clicked at once, and
+                        clicked after a reader's 2 s pause (the page's idle work done)
 
     python build.py build --site-dir /tmp/site          # KVLAB_SITE_URL=http://127.0.0.1:8765/ for instant navigation
     .venv/bin/python bench/runtime.py --site /tmp/site  # --port 8765 (the port the site was built for), --reps N
@@ -90,6 +91,8 @@ def bytes_before_intent(browser, site: Path, base: str) -> list[tuple[str, int, 
     return rows
 
 
+READ_S = 2.0  # a reader's pause between the first widget going live and the click on "next"
+
 LIVE_JS = """() => {
   const live = (window.benchLive = {});
   document.addEventListener("focusin", () => { live.focus = live.focus || performance.now(); }, true);
@@ -122,9 +125,12 @@ def long_ms_since(page, t: float) -> float:
     return page.evaluate("(t) => window.benchLong.filter(([s]) => s >= t).reduce((n, [, d]) => n + d, 0)", t)
 
 
-def first_widget(browser, base: str) -> tuple[float, float, float]:
+def first_widget(browser, base: str, read_s: float = 0) -> tuple[float, float, float]:
     """Focus a control on /attention/: (seconds until live, long-task ms in between,
-    seconds from the click on the footer's next link to the next page's widget live)."""
+    seconds from the click on the footer's next link to the next page's widget live).
+    The click comes `read_s` seconds after the widget is live: 0, at once, while the page and
+    the worker still do their idle work (Plotly starting, kvlab's modules importing); or after
+    a reader's pause, when they have done it."""
     ctx, page, t_click = open_page(browser, base, "attention/")
     page.evaluate(LIVE_JS)
     page.locator('[data-widget="attention"] input[name="d"]').first.focus()  # intent, as a reader tabbing to a control
@@ -132,6 +138,7 @@ def first_widget(browser, base: str) -> tuple[float, float, float]:
     # timed in the page, from the focus event to data-state="ready", as the bare page times itself
     # (the driver's wait noticed "ready" 10-440 ms late here, all of it counted against the widget)
     live = page.evaluate("() => (benchLive.ready - benchLive.focus) / 1000")
+    page.wait_for_timeout(read_s * 1000)
     long_ms = long_ms_since(page, t_click)
     # then the next page, by the footer link (attention → quadratic-wall), timed in the page from the
     # click event to the race widget's data-state="ready" (the driver's round trips are not the reader's)
@@ -182,10 +189,11 @@ def main() -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         rows = bytes_before_intent(browser, args.site.resolve(), base)
-        firsts, bares, gens = [], [], []
+        firsts, bares, gens, paused = [], [], [], []
         for _ in range(args.reps):
             bares.append(bare_pyodide(browser, args.site.resolve(), base))
             firsts.append(first_widget(browser, base))
+            paused.append(first_widget(browser, base, read_s=READ_S)[2])
             gens.append(first_generate(browser, base))
         browser.close()
     server.shutdown()
@@ -203,7 +211,8 @@ def main() -> None:
     print(f"| long tasks, click → Python widget live | {long_ms:.0f} ms | ≤ 200 ms |")
     print(f"| first Generate: click → tokens shown | {gen_s:.2f} s | |")
     print(f"| long tasks, click → first Generate done | {gen_long:.0f} ms | ≤ 200 ms |")
-    print(f"| second page's widget live after navigation | {second:.2f} s | ≤ 0.3 s |")
+    print(f"| second page's widget live after navigation, clicked at once | {second:.2f} s | ≤ 0.3 s |")
+    print(f"| the same, clicked {READ_S:.0f} s after the first was live | {med(paused):.2f} s | ≤ 0.3 s |")
     print(f"\nmedians of {args.reps}; load average at the end: {os.getloadavg()[0]:.2f}")
     print("\n| page | gzip KB before intent | runtime files |\n|---|---|---|")
     for path, size, heavy in rows:
