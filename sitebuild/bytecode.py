@@ -45,8 +45,6 @@ def pyc_zip(sources_zip: bytes, log=print) -> bytes:
         if done.returncode != 0 or not out.is_file():
             raise vendor.VendorError(f"compiling kvlab and numpy to bytecode in Pyodide failed:\n{done.stderr[-1500:]}")
         data = out.read_bytes()
-    part = cached.with_suffix(".part")
-    part.write_bytes(data)
-    part.replace(cached)
+    vendor.write_cached(cached, data)
     log(f"kvlab: Python bytecode for the browser compiled in Pyodide {vendor.PYODIDE_VERSION}")
     return data

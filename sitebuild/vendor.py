@@ -176,6 +176,13 @@ def ensure_ort_bundle(log=print) -> Path:
 COMPILE_HINT = "//# allFunctionsCalledOnLoad\n"
 
 
+def write_cached(out: Path, data: bytes) -> None:
+    """Write a cache file whole or not at all (another build may be reading the cache)."""
+    part = out.with_suffix(".part")
+    part.write_bytes(data)
+    part.replace(out)
+
+
 def ensure_plotly_bundle(log=print) -> Path:
     """Plotly's basic bundle with the compile hint on its first line (cached by version)."""
     _require_node_modules()
@@ -183,9 +190,7 @@ def ensure_plotly_bundle(log=print) -> Path:
     out = cache_dir() / f"plotly-basic-{version}.hinted.min.js"
     if out.is_file():
         return out
-    part = out.with_suffix(".part")
-    part.write_bytes(COMPILE_HINT.encode() + PLOTLY_FILE.read_bytes())
-    part.replace(out)
+    write_cached(out, COMPILE_HINT.encode() + PLOTLY_FILE.read_bytes())
     log(f"kvlab: plotly.js basic {version} with V8's compile hint")
     return out
 

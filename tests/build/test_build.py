@@ -142,6 +142,7 @@ def test_kvlab_zip_carries_the_browsers_bytecode(built_site):
     unchecked-hash .pyc files (PEP 552) for every kvlab module and the numpy ones it imports,
     and nothing from the build machine's own Python."""
     import zipfile
+    from pathlib import PurePosixPath
 
     with zipfile.ZipFile(built_site / "assets" / manifest(built_site)["kvlabZip"]) as zf:
         pycs = {n: zf.read(n) for n in zf.namelist() if n.endswith(".pyc")}
@@ -150,10 +151,7 @@ def test_kvlab_zip_carries_the_browsers_bytecode(built_site):
     # 3.12's magic number (importlib/_bootstrap_external.py: 3531), flags 0b01: hash-based, unchecked
     assert {(p[:4], p[4:8]) for p in pycs.values()} == {((3531).to_bytes(2, "little") + b"\r\n", b"\x01\0\0\0")}
     cli = {"kvlab/cli.py", "kvlab/__main__.py"}  # `python -m kvlab`: never imported in the browser
-    expected = {
-        s.rsplit("/", 1)[0] + "/__pycache__/" + s.rsplit("/", 1)[1][:-3] + ".cpython-312.pyc"
-        for s in set(sources) - cli
-    }
+    expected = {f"{p.parent}/__pycache__/{p.stem}.cpython-312.pyc" for p in map(PurePosixPath, set(sources) - cli)}
     assert expected <= set(pycs)
     assert {"numpy/__pycache__/__init__.cpython-312.pyc", "numpy/_core/__pycache__/numeric.cpython-312.pyc"} <= set(
         pycs
