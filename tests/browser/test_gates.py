@@ -1,7 +1,11 @@
 """Quality gates on every page of the built site, with its widgets live.
 
 - axe-core: no serious and no critical violation, light scheme at desktop width
-  and dark scheme at phone width (so both schemes and both layouts are covered),
+  and dark scheme at phone width (so both schemes and both layouts are covered);
+  each pass's browser context has its colour preference before the first load, as a
+  reader's system does (and the page's first content arrives in that scheme), no
+  toggle involved; and every widget button's text contrast while focused or
+  hovered ("Make it live" before the widget goes live, the others after),
 - Content-Security-Policy: the meta tag is on every page and nothing the page
   does (material, Plotly, Pyodide, onnxruntime-web, the embed gallery's
   iframes) violates it,
@@ -30,13 +34,17 @@ from playwright.sync_api import expect
 from tests.browser.conftest import QuietHandler
 from tests.browser.gates import (
     LOAD_TIMEOUT_MS,
+    LIVE_BUTTONS,
+    SCHEME_AT_CONTENT_JS,
     WAIT_LIVE_JS,
+    WIDGET_BUTTONS,
     GateWatch,
     describe,
     drive_by_keyboard,
     go_live,
     is_embed,
     run_axe,
+    run_axe_focused,
     site_pages,
 )
 
@@ -86,7 +94,9 @@ def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_u
     scheme, viewport = SCHEMES[mode]
     keyboard = mode == "light-desktop"  # once is enough: the same widgets, the same keys
     driven: dict[str, str | None] = {}
+    # the system's preference, set before the first load: no page is ever toggled here
     context = browser.new_context(color_scheme=scheme, viewport=viewport)
+    context.add_init_script(SCHEME_AT_CONTENT_JS)
     watch = GateWatch.attach(context)
     page = context.new_page()
     page.set_default_timeout(90_000)
@@ -94,8 +104,17 @@ def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_u
     try:
         for path in pages_to_check(built_site):
             page.goto(site_url + path)
+            where = f"{mode} {path or 'home'}"
+            first = page.evaluate("window.__schemeAtContent")
+            assert first == MATERIAL_SCHEME[scheme], f"{where}: the content arrived in {first}"
             assert page.evaluate("document.body.dataset.mdColorScheme") == MATERIAL_SCHEME[scheme], path
             roots = page.locator("[data-widget]").all()
+            if roots:  # widgets mount one per task after the page's scripts ran
+                page.wait_for_function(
+                    "() => [...document.querySelectorAll('[data-widget]')].every((r) => r.dataset.mounted)"
+                )
+                for line in describe(run_axe_focused(page, LIVE_BUTTONS)):
+                    failures.append(f"{where}: focused {line}")
             if keyboard and is_embed(path):
                 # one widget alone on the page: reached with Tab and used, keyboard only
                 name = roots[0].get_attribute("data-widget")
@@ -113,6 +132,8 @@ def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_u
                 page.wait_for_timeout(300)  # the last render's layout settles
             for line in describe(run_axe(page)):
                 failures.append(f"{mode} {path or 'home'}: {line}")
+            for line in describe(run_axe_focused(page, WIDGET_BUTTONS)):
+                failures.append(f"{where}: focused {line}")
             for line in GateWatch.csp_events(page):
                 failures.append(f"{mode} {path or 'home'}: CSP {line}")
     finally:

@@ -13,6 +13,8 @@ import re
 
 from playwright.sync_api import expect
 
+from tests.browser.gates import SCHEME_AT_CONTENT_JS
+
 STATE_JS = """() => ({
   metas: [...document.querySelectorAll('meta[name="color-scheme"]')].map(m => m.content),
   scheme: document.body.dataset.mdColorScheme,
@@ -60,21 +62,6 @@ def test_switching_the_scheme_is_instant_and_the_meta_follows(page, site_url):
     page.reload()
     again = page.evaluate(STATE_JS)
     assert again["scheme"] == "slate" and effective_scheme(again) == "dark", again
-
-
-# when the page's content starts to arrive, which scheme is the body in?
-SCHEME_AT_CONTENT_JS = """
-window.__schemeAtContent = null;
-new MutationObserver((records, observer) => {
-  for (const r of records) for (const n of r.addedNodes) {
-    if (n.nodeType === 1 && n.matches('.md-container, .md-main, .md-content, article')) {
-      window.__schemeAtContent = document.body.getAttribute('data-md-color-scheme');
-      observer.disconnect();
-      return;
-    }
-  }
-}).observe(document, {childList: true, subtree: true});
-"""
 
 
 def test_a_first_visit_in_dark_mode_is_dark_before_the_content_arrives(browser, site_url):
