@@ -23,7 +23,7 @@ from kvlab.memory.catalogue import list_gpus, list_models, model_architecture
 from kvlab.memory.engine_logs import explain_engine_log
 from kvlab.memory.kv_bytes import GIB, KV_TYPES, MIB, MODES, fit_report, memory_report
 from kvlab.memory.serving import serving_estimate
-from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, long_context_check
+from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL
 from kvlab.memory.weights import WEIGHT_FORMATS
 from kvlab.widgets.attention import attention_demo
 from kvlab.widgets.eviction import context_shift_timeline, eviction_timeline
@@ -85,9 +85,25 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         choices=MODES,
         help="llamacpp: what llama.cpp allocates; vllm: PagedAttention pages; exact: no padding",
     )
-    p.add_argument("--batch", type=int, default=1, help="sequences (llama.cpp --parallel, vLLM concurrent requests)")
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=1,
+        help="sequences of --context tokens each, held at once (as in fit and serve): llama.cpp "
+        "-c context x batch -np batch, vLLM batch concurrent requests",
+    )
     p.add_argument("--ubatch", type=int, default=512, help="llama.cpp --ubatch-size (sizes the SWA cache)")
-    p.add_argument("--no-unified", action="store_true", help="llama.cpp without --kv-unified (one stream per sequence)")
+    p.add_argument(
+        "--kv-unified",
+        action="store_true",
+        help="llama.cpp with --kv-unified: one shared stream of context x batch cells (default: one stream per sequence)",
+    )
+    p.add_argument(
+        "--max-num-batched-tokens",
+        type=int,
+        default=None,
+        help="vLLM mode: sizes the sliding-window layers (default 2048; vLLM uses 8192 on cards of 70 GiB+ but A100s)",
+    )
     p.set_defaults(func=_run_memory)
 
     p = sub.add_parser("fit", help="weights + KV cache + compute buffer against a GPU or a RAM size")
@@ -115,6 +131,21 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vLLM mode only")
     p.add_argument(
+        "--max-num-batched-tokens",
+        type=int,
+        default=None,
+        help="vLLM mode: default as vLLM picks it for the card (8192 on 70 GiB+ cards but A100s, else 2048)",
+    )
+    p.add_argument(
+        "--max-num-seqs", type=int, default=None, help="vLLM mode: default 1024 on 70 GiB+ cards but A100s, else 256"
+    )
+    p.add_argument(
+        "--engine-version",
+        default="v1",
+        choices=("v1", "v0"),
+        help="vLLM mode: v1 (0.8 and later, the default) or v0 (0.6-0.10 with the V0 engine)",
+    )
+    p.add_argument(
         "--allow-long-context",
         action="store_true",
         help="accept a context beyond the model's trained length (llama.cpp runs it; vLLM needs "
@@ -122,7 +153,9 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.set_defaults(func=_run_fit)
 
-    p = sub.add_parser("serve", help="decode speed (bandwidth roofline), chats per GPU and $ per million tokens")
+    p = sub.add_parser(
+        "serve", help="decode speed (roofline x calibrated efficiency), chats per GPU and $ per million tokens"
+    )
     _model_args(p)
     p.add_argument("--gpu", required=True, help="catalogue GPU id")
     p.add_argument("--batch", type=int, default=1, help="chats decoded together")
@@ -131,7 +164,15 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", default="vllm", choices=ENGINES, help="whose memory accounting decides the fit")
     p.add_argument("--answer", type=int, default=512, help="tokens of answer per chat (the rest is prompt)")
     p.add_argument("--price", type=float, default=None, help="$/hour (default: the catalogue price)")
-    p.add_argument("--efficiency", type=float, default=1.0, help="fraction of peak bandwidth reached (default 1.0)")
+    p.add_argument(
+        "--efficiency",
+        type=float,
+        default=None,
+        help="share of the roofline reached (default: calibrated per batch on published benchmarks; 1.0 = roofline)",
+    )
+    p.add_argument(
+        "--max-num-seqs", type=int, default=None, help="vLLM: sequences run at once (default: vLLM's for the GPU)"
+    )
     p.set_defaults(func=_run_serve)
 
     p = sub.add_parser("explain-log", help="a llama.cpp or vLLM start-up log, rebuilt term by term from the config")
@@ -183,16 +224,23 @@ def _size(nbytes: float) -> str:
 
 def _run_memory(args: argparse.Namespace) -> int:
     arch = model_architecture(args.model, args.params)
+    if args.batch < 1:
+        raise ValueError(f"--batch must be at least 1, got {args.batch}")
+    # --batch means the same everywhere: `batch` sequences of --context tokens each (llama.cpp's -c is the total)
+    total_ctx = args.context * args.batch if args.mode == "llamacpp" else args.context
+    extra = {"max_num_batched_tokens": args.max_num_batched_tokens} if args.max_num_batched_tokens else {}
     r = memory_report(
         arch,
-        args.context,
+        total_ctx,
         kv=args.kv_type,
         mode=args.mode,
         n_seq=args.batch,
         v_kv=args.v_type,
         n_ubatch=args.ubatch,
-        kv_unified=not args.no_unified,
+        kv_unified=args.kv_unified or args.batch == 1,
+        **extra,
     )
+    r["notes"] = list(r["architecture"]["notes"]) + r["detail"].get("notes", []) + r["detail"].get("assumptions", [])
     if args.json:
         print(json.dumps(r, indent=1))
         return 0
@@ -218,11 +266,10 @@ def _run_memory(args: argparse.Namespace) -> int:
     )
     for line in r["detail"].get("log_lines", []):
         print(f"  {line}")
-    for note in list(a["notes"]) + r["detail"].get("notes", []) + r["detail"].get("assumptions", []):
+    for note in r["notes"]:
         print(f"  note: {note}")
-    check = long_context_check(arch, args.context)
-    if check:
-        print(f"  WARNING: {check['text']}: {check['llamacpp']}; {check['vllm']}")
+    for warning in r["warnings"]:
+        print(f"  WARNING: {warning}")
     return 0
 
 
@@ -239,6 +286,9 @@ def _run_fit(args: argparse.Namespace) -> int:
         gpu_memory_utilization=args.gpu_memory_utilization,
         n_gpus=args.n_gpus,
         allow_long_context=args.allow_long_context,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        max_num_seqs=args.max_num_seqs,
+        engine_version=args.engine_version,
     )
     if args.json:
         print(json.dumps(r, indent=1))
@@ -256,6 +306,9 @@ def _run_fit(args: argparse.Namespace) -> int:
         print(f"  note: {r['long_context']['text']}")
     print(f"  largest context at {plural(r['n_seq'], 'sequence')}: {r['max_context_text']}")
     print(f"  most sequences at {plural(r['context'], 'token')}: {r['max_sequences_text']}")
+    for warning in r["warnings"]:
+        print(f"  WARNING: {warning}")
+    print(f"  engine model: {r['engine_model']['version']}; confidence {r['confidence']}")
     return 0
 
 
@@ -271,6 +324,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         bandwidth_efficiency=args.efficiency,
         engine=args.engine,
         answer_tokens=args.answer,
+        max_num_seqs=args.max_num_seqs,
     )
     if args.json:
         print(json.dumps(r, indent=1))
@@ -280,7 +334,9 @@ def _run_serve(args: argparse.Namespace) -> int:
     print(f"  memory ({v['engine_name']}): {v['headline']}; at most {v['max_sequences_text']}")
     if r["fits"]:
         print(
-            f"  {r['seconds_per_token'] * 1000:.1f} ms per step ({r['bound']}-bound: bandwidth "
+            f"  {r['seconds_per_token'] * 1000:.1f} ms per step at efficiency {r['efficiency']:.2f} "
+            f"({'calibrated, ' + r['efficiency_regime'] if r['efficiency_calibrated'] else 'given'}; roofline "
+            f"{r['roofline_seconds_per_token'] * 1000:.2f} ms, {r['bound']}-bound: bandwidth "
             f"{r['memory_seconds'] * 1000:.2f} ms, compute {r['compute_seconds'] * 1000:.2f} ms), "
             f"{r['tokens_per_second_per_chat']:.1f} tok/s per chat, {r['total_tokens_per_second']:.0f} tok/s total "
             f"(KV is {r['kv_share_of_reads']:.0%} of bytes read)"
@@ -288,10 +344,15 @@ def _run_serve(args: argparse.Namespace) -> int:
         if r["usd_per_million_tokens"] is not None:
             print(
                 f"  ${r['usd_per_million_tokens']:.3f} per million generated tokens (prefill included) at "
-                f"${r['price_per_hour']:.2f}/h ({r['price_kind']})"
+                f"${r['price_per_hour']:.2f}/h ({r['price_kind']}), efficiency {r['efficiency']:.2f} "
+                f"(roofline: ${r['usd_per_million_tokens_roofline']:.3f})"
             )
     else:
         print("  not timed or priced: the batch does not fit")
+    print(f"  {r['bounds']['memory']}")
+    print(f"  {r['bounds']['speed']}")
+    for n in r["notes"]:
+        print(f"  note: {n}")
     for a in r["assumptions"]:
         print(f"  assumes: {a}")
     return 0

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from kvlab.__main__ import main
+from kvlab.memory.catalogue import get_gpu
 from kvlab.memory.kv_bytes import GIB, fit_report
-from kvlab.memory.serving import cost_per_million_tokens, decode_time_per_token, serving_estimate, users_per_gpu
+from kvlab.memory.serving import (
+    calibrated_efficiency,
+    cost_per_million_tokens,
+    decode_time_per_token,
+    serving_estimate,
+    users_per_gpu,
+)
 
 
 def test_batch_one_reads_weights_plus_cache():
@@ -34,8 +42,13 @@ def test_cost_per_million_tokens():
 def test_serving_estimate_llama3_8b_on_h100():
     # bf16 weights 8.03e9 x 2 B; cache of an 8192-token chat = 128 KiB x 8192 = 1 GiB; H100 SXM 3350 GB/s
     r = serving_estimate("llama-3.1-8b", "h100-sxm", 8192, batch=4)
-    expected_step = (16.06e9 + 4 * GIB) / 3350e9
-    assert r["seconds_per_token"] == pytest.approx(expected_step) and r["bound"] == "bandwidth"
+    roofline_step = (16.06e9 + 4 * GIB) / 3350e9
+    assert r["roofline_seconds_per_token"] == pytest.approx(roofline_step) and r["bound"] == "bandwidth"
+    # the step is the roofline step over the efficiency calibrated for a batch of 4
+    eff = calibrated_efficiency(4)["value"]
+    assert r["efficiency"] == eff and r["efficiency_calibrated"] and 0.3 < eff < 1
+    expected_step = roofline_step / eff
+    assert r["seconds_per_token"] == pytest.approx(expected_step)
     # prefill of the 8192 - 512 = 7680-token prompt: 2 x 8.03e9 FLOPs per token + causal attention
     # (32 layers x 2 x 32 heads x (128 + 128) x 7680 x 7681 / 2), at 989.5 dense BF16 TFLOPS
     prompt = 7680
@@ -43,13 +56,16 @@ def test_serving_estimate_llama3_8b_on_h100():
     assert r["prefill_seconds_per_chat"] == pytest.approx(prefill)
     hour_tokens = 4 * 512 / (4 * prefill + 512 * expected_step) * 3600
     assert r["usd_per_million_tokens"] == pytest.approx(3.78 / hour_tokens * 1e6)
+    roofline_hour_tokens = 4 * 512 / (4 * prefill + 512 * roofline_step) * 3600
+    assert r["usd_per_million_tokens_roofline"] == pytest.approx(3.78 / roofline_hour_tokens * 1e6)
+    assert any(f"efficiency {eff:.2f}" in a for a in r["assumptions"])
     json.dumps(r)
     assert any("bandwidth" in a for a in r["assumptions"])
 
 
 def test_large_batches_are_compute_bound():
     # 1024 chats x 128 tokens: 1024 x 2 x 8.03e9 FLOPs = 16.4 TFLOP > what 3350 GB/s reads in the same time
-    r = serving_estimate("llama-3.1-8b", "h100-sxm", 128, batch=1024, answer_tokens=64)
+    r = serving_estimate("llama-3.1-8b", "h100-sxm", 128, batch=1024, answer_tokens=64, bandwidth_efficiency=1.0)
     assert r["fits"] and r["bound"] == "compute"
     assert r["seconds_per_token"] == r["compute_seconds"] > r["memory_seconds"]
     assert r["compute_seconds"] >= 1024 * 2 * 8.03e9 / 989.5e12
@@ -79,7 +95,9 @@ def test_mxfp4_covers_only_the_expert_weights():
 
 def test_moe_reads_only_active_parameters_at_batch_one():
     # Qwen3-30B-A3B: 3.3e9 of 30.5e9 params per token, Q8_0 = 8.5 bits
-    r = serving_estimate("qwen3-30b-a3b", "h100-sxm", 1024, weights_format="Q8_0", engine="llamacpp", kv="f16")
+    r = serving_estimate(
+        "qwen3-30b-a3b", "h100-sxm", 1024, weights_format="Q8_0", engine="llamacpp", kv="f16", bandwidth_efficiency=1.0
+    )
     kv = 48 * 2 * 4 * 128 * 2 * 1024  # 48 layers, 4 KV heads x 128, f16
     assert r["seconds_per_token"] == pytest.approx((int(3.3e9 * 8.5 / 8) + kv) / 3350e9)
 
@@ -93,7 +111,7 @@ def test_users_per_gpu_memory_and_speed_limits():
     reserve = vllm_activation_reserve(model_architecture("llama-3.1-8b"))["bytes"]
     assert r["users_by_memory"] == (int(0.9 * 80 * GIB) - 16_060_000_000 - reserve) // GIB
     # at >= 50 tok/s each: B <= (3350e9 / 50 - 16.06e9) / 1 GiB
-    s = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192, min_tokens_per_second=50)
+    s = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192, min_tokens_per_second=50, bandwidth_efficiency=1.0)
     assert s["users_by_speed"] == int((3350e9 / 50 - 16.06e9) // GIB)
     assert s["users"] == min(s["users_by_memory"], s["users_by_speed"])
 
@@ -302,3 +320,142 @@ def test_a_step_that_reads_nothing_is_refused_with_the_fields_named():
     for name, args in (("weight_bytes", (-1, 1e9, 1000)), ("kv_bytes", (1e9, float("nan"), 1000))):
         with pytest.raises(ValueError, match=f"^{name} must be"):
             decode_time_per_token(*args)
+
+
+# --- the calibrated efficiency (kvlab/data/serving_benchmarks.json, bench/serving_calibration.py) --------
+
+from kvlab.memory.serving import (  # noqa: E402
+    benchmark_prediction,
+    default_max_num_seqs,
+    efficiency_table,
+    fit_efficiency,
+    serving_benchmarks,
+)
+
+# How close the calibrated prediction must come to each published time per output token: within 25 %
+# at batch 1 and medium batches (where decode dominates), within a factor of 2.5 when saturated (prefills
+# of queued requests share the steps, and the engines differ most there).
+TOLERANCE = {"batch 1": 1.25, "medium": 1.25, "saturated": 2.5}
+POINTS = serving_benchmarks()["points"]
+
+
+def test_the_benchmark_file_has_sources_for_every_point():
+    assert len(POINTS) >= 6 and len({p["id"] for p in POINTS}) == len(POINTS)
+    for p in POINTS:
+        for key in ("url", "date", "engine", "engine_version", "model", "gpu", "concurrency"):
+            assert p[key], (p["id"], key)
+        assert p["url"].startswith("https://") and p["measured"]["tpot_ms"] > 0
+        assert p["input_tokens"] > 0 and p["output_tokens"] > 0
+    assert {p["regime"] for p in POINTS} == {"batch 1", "medium", "saturated"}
+
+
+@pytest.mark.parametrize("point", POINTS, ids=[p["id"] for p in POINTS])
+def test_calibrated_prediction_is_within_tolerance_of_each_published_point(point):
+    after = benchmark_prediction(point)
+    before = benchmark_prediction(point, calibrated=False)
+    tolerance = TOLERANCE[after["regime"]]
+    assert 1 / tolerance <= after["ratio"] <= tolerance, after
+    # and never further from the measurement than the roofline was
+    assert abs(math.log(after["ratio"])) <= abs(math.log(before["ratio"])) + 1e-9
+    assert before["efficiency"] == 1.0 and before["ratio"] > 1  # the roofline is optimistic on every point
+
+
+def test_the_stored_fit_is_the_fit_of_the_stored_points():
+    # refit from the points (what bench/serving_calibration.py --write stores); 5 % slack for memory-model
+    # changes that move a saturated point's batch
+    samples = []
+    for p in POINTS:
+        r = benchmark_prediction(p, calibrated=False)
+        samples.append((r["batch"], r["achieved_efficiency"], p["id"]))
+    refit = fit_efficiency(samples)["anchors"]
+    stored = efficiency_table()
+    assert [a["regime"] for a in stored] == ["batch 1", "medium", "saturated"]
+    for new, old in zip(refit, stored):
+        assert new["efficiency"] == pytest.approx(old["efficiency"], rel=0.05), old["regime"]
+        assert set(new["points"]) == set(old["points"])
+    # efficiency falls as the batch grows, and is a share of the roofline
+    values = [a["efficiency"] for a in stored]
+    assert 1 > values[0] > values[1] > values[2] > 0
+
+
+def test_efficiency_interpolates_in_log_batch_and_is_flat_outside():
+    table = {a["batch"]: a["efficiency"] for a in efficiency_table()}
+    assert calibrated_efficiency(1)["value"] == pytest.approx(table[1])
+    assert calibrated_efficiency(16)["value"] == pytest.approx(table[16])
+    assert calibrated_efficiency(64)["value"] == pytest.approx(table[64])
+    assert calibrated_efficiency(1024)["value"] == pytest.approx(table[64])  # saturated: flat
+    # batch 4 is halfway between 1 and 16 in log2: the geometric mean
+    assert calibrated_efficiency(4)["value"] == pytest.approx(math.sqrt(table[1] * table[16]))
+    assert calibrated_efficiency(4)["regime"] == "medium" and calibrated_efficiency(300)["regime"] == "saturated"
+    with pytest.raises(ValueError, match="no benchmark point near the 'saturated' anchor"):
+        fit_efficiency([(1, 0.8, "a"), (16, 0.5, "b")])
+
+
+def test_vllm_caps_the_running_batch_at_max_num_seqs():
+    # vLLM's default: 1024 on an H100 (>= 70 GiB, not an A100), 256 on an A100 80GB and on smaller cards
+    assert default_max_num_seqs(get_gpu("h100-sxm"))["value"] == 1024
+    assert default_max_num_seqs(get_gpu("a100-80gb"))["value"] == 256
+    assert default_max_num_seqs(get_gpu("l40s"))["value"] == 256
+    r = serving_estimate("qwen3-0.6b", "a100-80gb", 256, batch=600, answer_tokens=64)
+    assert r["requested_batch"] == 600 and r["batch"] == r["max_num_seqs"] == 256 and r["queued"] == 344
+    assert r["fits"] and r["total_tokens_per_second"] == pytest.approx(256 / r["seconds_per_token"])
+    assert any("344 wait in its queue" in n for n in r["notes"])
+    assert "vLLM runs at most 256 sequences at once (max_num_seqs" in r["bounds_text"]
+    # given explicitly, it wins; llama.cpp has no such cap
+    assert serving_estimate("qwen3-0.6b", "a100-80gb", 256, batch=600, max_num_seqs=100)["batch"] == 100
+    assert serving_estimate("qwen3-0.6b", "a100-80gb", 256, batch=8, engine="llamacpp")["max_num_seqs"] is None
+    # users per GPU: memory allows far more 256-token chats of Qwen3-0.6B than 256
+    u = users_per_gpu("qwen3-0.6b", "a100-80gb", 256)
+    assert u["users_by_memory"] >= 256 and u["users"] == 256 and u["limited_by"] == "max_num_seqs"
+    assert "the max num seqs limit binds: 256 chats" in u["bounds_text"]
+
+
+def test_both_bounds_are_said_in_words():
+    r = serving_estimate("llama-3.1-8b", "h100-sxm", 8192, batch=4)
+    text = r["bounds_text"]
+    assert text.startswith("memory bound: ") and "speed bound: " in text
+    assert "3,350 GB/s" in text and "TFLOPS" in text and "the bandwidth bound binds" in text
+    assert f"at efficiency {r['efficiency']:.2f} (medium)" in text
+    assert f"{r['seconds_per_token'] * 1000:.3g} ms" in text
+    assert any("prefill and decode share the GPU" in n for n in r["notes"])
+    # a batch that does not fit says so instead of a speed
+    big = serving_estimate("llama-3.1-8b", "h100-sxm", 131072, batch=16)
+    assert big["bounds"]["speed"] == "speed bound: not timed, the batch does not fit"
+    assert "Not timed or priced: does not fit" in big["bounds_text"]
+
+
+def test_users_per_gpu_speed_limit_uses_the_calibrated_efficiency():
+    cal = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192, min_tokens_per_second=50)
+    roof = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192, min_tokens_per_second=50, bandwidth_efficiency=1.0)
+    assert cal["users_by_speed"] < roof["users_by_speed"]
+    b = cal["users_by_speed"]
+    # b chats get at least 50 tokens/s each at the calibrated efficiency, b + 1 do not
+    for n, ok in ((b, True), (b + 1, False)):
+        step = serving_estimate("llama-3.1-8b", "h100-sxm", 8192, batch=n, solve=False)["seconds_per_token"]
+        assert (1 / step >= 50) is ok, n
+
+
+def test_serve_counts_a_hybrids_state_as_the_verdict_does():
+    # Qwen3-Next: 36 Gated DeltaNet layers with a fixed state; vLLM keeps it in the model dtype (bf16),
+    # llama.cpp in f32; serve's bytes read per chat follow the engine
+    from kvlab.memory.catalogue import model_architecture
+    from kvlab.memory.kv_bytes import kv_cache_bytes
+
+    arch = model_architecture("qwen3-next-80b-a3b")
+    vllm = serving_estimate("qwen3-next-80b-a3b", "b200", 4096, weights_format="FP8", solve=False)
+    cpp = serving_estimate("qwen3-next-80b-a3b", "b200", 4096, weights_format="Q8_0", engine="llamacpp", solve=False)
+    assert vllm["kv_bytes_per_chat"] == kv_cache_bytes(arch, 4096, "f16", state_type="bf16")["total_bytes"]
+    assert cpp["kv_bytes_per_chat"] == kv_cache_bytes(arch, 4096, "f16", state_type="f32")["total_bytes"]
+    assert cpp["kv_bytes_per_chat"] > vllm["kv_bytes_per_chat"]
+
+
+def test_cli_serve_says_the_efficiency_and_both_bounds(capsys):
+    code, out = run(
+        capsys, "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--batch", "8"
+    )
+    assert code == 0 and "efficiency 0." in out.out and "memory bound: " in out.out and "speed bound: " in out.out
+    assert "prefill and decode share the GPU" in out.out
+    code, out = run(
+        capsys, "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--efficiency", "1"
+    )
+    assert code == 0 and "efficiency 1.00 (given" in out.out

@@ -17,8 +17,13 @@ attention) over the GPU's peak. A step takes the longer of the two bounds,
 and the result names which one binds. Nothing is timed that does not fit:
 memory is the verdict of `kvlab.memory.verdict.fit_verdict`.
 
-These are roofline numbers: an upper bound on speed that real engines reach
-60-85% of. Every result carries its assumptions next to its numbers.
+The roofline is an upper bound. Real engines reach a share of it that falls
+as the batch grows (kernel launches, the scheduler, sampling, and prefills of
+new requests sharing the decode steps): `serving_estimate` divides the
+roofline step by an efficiency calibrated on published vLLM, SGLang and
+TensorRT-LLM measurements (kvlab/data/serving_benchmarks.json, refitted by
+bench/serving_calibration.py), and says which. Every result carries its
+assumptions next to its numbers.
 
 >>> r = decode_time_per_token(weight_bytes=16e9, kv_bytes=0, bandwidth_gb_s=1000)
 >>> round(r["seconds_per_token"], 3), round(r["tokens_per_second"], 1)
@@ -27,9 +32,18 @@ These are roofline numbers: an upper bound on speed that real engines reach
 
 from __future__ import annotations
 
+import json
+import math
+from functools import cache
+
 from kvlab.memory.architecture import LINEAR, SLIDING, Architecture
-from kvlab.memory.catalogue import get_gpu, model_architecture
-from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION, kv_cache_bytes
+from kvlab.memory.catalogue import DATA_DIR, get_gpu, model_architecture
+from kvlab.memory.kv_bytes import (
+    LLAMACPP_RECURRENT_TYPE,
+    VLLM_BLOCK_SIZE,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    kv_cache_bytes,
+)
 from kvlab.memory.weights import model_weights_bytes, params_text, weights_bytes
 from kvlab.inputs import finite_number
 
@@ -107,6 +121,138 @@ def cost_per_million_tokens(price_per_hour: float, tokens_per_second: float) -> 
     }
 
 
+# ---------------------------------------------------------------------------
+# calibrated efficiency: achieved / roofline, by regime, from published benchmarks
+# ---------------------------------------------------------------------------
+
+BENCHMARKS_FILE = DATA_DIR / "serving_benchmarks.json"
+
+# The regimes and the batch each is anchored at. Between anchors the efficiency is interpolated
+# linearly in log(batch) (its logarithm too); below the first and above the last it is flat.
+EFFICIENCY_ANCHORS = (("batch 1", 1), ("medium", 16), ("saturated", 64))
+
+
+@cache
+def serving_benchmarks() -> dict:
+    """kvlab/data/serving_benchmarks.json: the published points, the max_num_seqs rule and the fitted table."""
+    return json.loads(BENCHMARKS_FILE.read_text(encoding="utf-8"))
+
+
+def regime(batch: int) -> str:
+    """The regime a decode batch is in: "batch 1", "medium" (2-31) or "saturated" (32 and up)."""
+    if batch <= 1:
+        return "batch 1"
+    return "medium" if batch < 32 else "saturated"
+
+
+def _hat_weights(batch: float) -> list[float]:
+    """How much each anchor counts at `batch`: linear in log2(batch) between neighbours, flat outside."""
+    xs = [math.log2(b) for _, b in EFFICIENCY_ANCHORS]
+    x = min(max(math.log2(batch), xs[0]), xs[-1])
+    weights = [0.0] * len(xs)
+    for i in range(len(xs) - 1):
+        if xs[i] <= x <= xs[i + 1]:
+            t = (x - xs[i]) / (xs[i + 1] - xs[i])
+            weights[i], weights[i + 1] = 1 - t, t
+            break
+    return weights
+
+
+def fit_efficiency(samples: list[tuple[int, float, str]]) -> dict:
+    """Least squares in log(efficiency) for the anchors' values, from (batch, achieved / roofline, point id).
+
+    The model: log e(batch) = sum of anchor weights x log e(anchor) (`_hat_weights`). Three unknowns,
+    solved from the normal equations; each anchor lists the points that weigh on it.
+    """
+    n = len(EFFICIENCY_ANCHORS)
+    a = [[0.0] * n for _ in range(n)]
+    b = [0.0] * n
+    support: list[list[str]] = [[] for _ in range(n)]
+    for batch, eff, pid in samples:
+        if not eff > 0:
+            raise ValueError(f"efficiency of point {pid} must be positive, got {eff}")
+        w = _hat_weights(batch)
+        for i in range(n):
+            if w[i] > 0:
+                support[i].append(pid)
+            b[i] += w[i] * math.log(eff)
+            for j in range(n):
+                a[i][j] += w[i] * w[j]
+    for i, pts in enumerate(support):
+        if not pts:
+            raise ValueError(f"no benchmark point near the {EFFICIENCY_ANCHORS[i][0]!r} anchor: cannot fit it")
+    # Gaussian elimination with partial pivoting (3 x 3)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(n):
+            if r != col:
+                f = m[r][col] / m[col][col]
+                m[r] = [x - f * y for x, y in zip(m[r], m[col])]
+    logs = [m[i][n] / m[i][i] for i in range(n)]
+    return {
+        "model": "log(efficiency) linear in log(batch) between the anchors, flat outside; least squares in log",
+        "anchors": [
+            {"regime": name, "batch": batch, "efficiency": round(math.exp(v), 4), "points": support[i]}
+            for i, ((name, batch), v) in enumerate(zip(EFFICIENCY_ANCHORS, logs))
+        ],
+    }
+
+
+def efficiency_table() -> list[dict]:
+    """The fitted anchors (regime, batch, efficiency, the points they came from)."""
+    anchors = serving_benchmarks().get("fit", {}).get("anchors")
+    if not anchors:
+        raise ValueError("serving_benchmarks.json has no fitted efficiency: run bench/serving_calibration.py --write")
+    return anchors
+
+
+def calibrated_efficiency(batch: int) -> dict:
+    """The share of the roofline a decode batch of `batch` reaches, from the fitted table, and how."""
+    table = efficiency_table()
+    w = _hat_weights(batch)
+    value = math.exp(sum(wi * math.log(a["efficiency"]) for wi, a in zip(w, table)))
+    used = [a for wi, a in zip(w, table) if wi > 0]
+    if len(used) == 1:
+        how = f"the {used[0]['regime']} value ({used[0]['efficiency']:.2f}, fitted at batch {used[0]['batch']})"
+    else:
+        how = (
+            f"interpolated in log-batch between {used[0]['regime']} ({used[0]['efficiency']:.2f} at batch "
+            f"{used[0]['batch']}) and {used[1]['regime']} ({used[1]['efficiency']:.2f} at batch {used[1]['batch']})"
+        )
+    n_points = len(serving_benchmarks()["points"])
+    return {
+        "value": value,
+        "regime": regime(batch),
+        "calibrated": True,
+        "how": f"calibrated: {how}; fitted on {n_points} published vLLM/SGLang/TensorRT-LLM measurements "
+        "(kvlab/data/serving_benchmarks.json)",
+        "table": table,
+    }
+
+
+def default_max_num_seqs(card: dict | None) -> dict:
+    """vLLM's default max_num_seqs for `card`: 1024 on a GPU of 70 GiB or more that is not an A100, else 256."""
+    rule = serving_benchmarks()["max_num_seqs"]
+    large = False
+    if card is not None:
+        name = f"{card.get('id', '')} {card.get('name', '')}".lower()
+        memory = card.get("gpu_usable_gib") or card.get("memory_gib") or 0
+        large = memory >= rule["large_from_gib"] and not any(w in name for w in rule["large_not_named"])
+    return {"value": rule["large"] if large else rule["small"], "source": rule["source"]}
+
+
+def _max_num_seqs(verdict: dict, card: dict, given: int | None) -> dict:
+    """The cap on sequences vLLM runs at once: given, else what the verdict's engine model says, else the rule."""
+    if given is not None:
+        return {"value": given, "source": "--max-num-seqs given"}
+    model = verdict.get("engine_model") or {}
+    if model.get("max_num_seqs"):
+        return {"value": model["max_num_seqs"], "source": model.get("defaults_how", "the engine model")}
+    return default_max_num_seqs(card)
+
+
 def _weights_read(arch: Architecture, fmt: str, batch: int) -> tuple[int, int, str]:
     """Weight bytes one decode step reads, the model's total, and how (MoE: active experts only)."""
     total = model_weights_bytes(arch, fmt)
@@ -176,6 +322,20 @@ def prefill_flops(arch: Architecture, prompt: int) -> float:
     return flops
 
 
+def _state_type(engine: str) -> str:
+    """The type a linear layer's recurrent state is counted in, as the fit verdict counts it: llama.cpp keeps
+    it in f32 (kv_bytes.LLAMACPP_RECURRENT_TYPE); vLLM in the model dtype, bf16 (kv_bytes.vllm_kv_cache)."""
+    return LLAMACPP_RECURRENT_TYPE if engine == "llamacpp" else "bf16"
+
+
+PREFILL_INTERFERENCE_NOTE = (
+    "prefill and decode share the GPU: while new requests arrive, their prompts are prefilled in the same "
+    "steps (vLLM's chunked prefill) or between them, so every chat's time per token rises while prompts are "
+    "processed; the calibrated efficiency includes the interference of the published benchmarks (short chat "
+    "prompts); long prompts arriving often slow decoding more"
+)
+
+
 def serving_estimate(
     model,
     gpu,
@@ -184,24 +344,28 @@ def serving_estimate(
     weights_format: str = "BF16",
     kv: str = "f16",
     price_per_hour: float | None = None,
-    bandwidth_efficiency: float = 1.0,
+    bandwidth_efficiency: float | None = None,
     n_gpus: int = 1,
     engine: str = "vllm",
     answer_tokens: int = 512,
     solve: bool = True,
     gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
     block_size: int = VLLM_BLOCK_SIZE,
+    max_num_seqs: int | None = None,
 ) -> dict:
     """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
     Memory is `kvlab.memory.verdict.fit_verdict` for the same settings (under vLLM with its
     `gpu_memory_utilization` and `block_size`; llama.cpp ignores both): a batch that
     does not fit is neither timed nor priced (those fields are None and
-    `verdict` says why). Each step takes the longer of its two roofline bounds
-    (bytes / bandwidth, FLOPs / peak compute); the binding one is `bound`.
-    Cost per million generated tokens includes prefill: each chat's prompt of
-    context - answer_tokens tokens is prefilled once, then answer_tokens are
-    decoded (every step timed at the full context: an upper bound).
+    `verdict` says why). vLLM runs at most `max_num_seqs` sequences at once (its default for the
+    card unless given): a larger batch decodes that many and queues the rest (`queued`).
+    Each step takes the longer of its two roofline bounds (bytes / bandwidth, FLOPs / peak
+    compute; the binding one is `bound`), divided by the efficiency: calibrated for the batch
+    (`calibrated_efficiency`) unless `bandwidth_efficiency` is given. Cost per million generated
+    tokens includes prefill: each chat's prompt of context - answer_tokens tokens is prefilled
+    once (at the roofline), then answer_tokens are decoded (every step timed at the full
+    context: an upper bound). `bounds_text` says both bounds in words.
     """
     from kvlab.memory.verdict import fit_verdict
 
@@ -215,36 +379,60 @@ def serving_estimate(
     prompt = context - answer
     if price_per_hour is not None:
         price_per_hour = finite_number("price_per_hour", price_per_hour, minimum=0)
-    efficiency = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
-    v = fit_verdict(
-        arch,
-        context,
-        n_seq=batch,
-        weights=weights_format,
-        kv=kv,
-        gpu=card,
-        n_gpus=n_gpus,
-        engine=engine,
-        gpu_memory_utilization=gpu_memory_utilization,
-        block_size=block_size,
-        solve=solve,
-    )
+    if bandwidth_efficiency is not None:
+        bandwidth_efficiency = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
+    if max_num_seqs is not None:
+        max_num_seqs = finite_number("max_num_seqs", max_num_seqs, minimum=1, maximum=1 << 20, integer=True)
+    settings = {
+        "weights": weights_format,
+        "kv": kv,
+        "gpu": card,
+        "n_gpus": n_gpus,
+        "engine": engine,
+        "gpu_memory_utilization": gpu_memory_utilization,
+        "block_size": block_size,
+    }
+    cap = None
+    running = batch
+    if engine == "vllm":
+        probe = fit_verdict(arch, context, n_seq=1, solve=False, **settings)
+        cap = _max_num_seqs(probe, card, max_num_seqs)
+        running = min(batch, cap["value"])
+    queued = batch - running
+    v = fit_verdict(arch, context, n_seq=running, solve=solve, **settings)
+    if bandwidth_efficiency is None:
+        eff = calibrated_efficiency(running)
+    else:
+        eff = {
+            "value": bandwidth_efficiency,
+            "regime": regime(running),
+            "calibrated": False,
+            "how": f"given: {bandwidth_efficiency:g} of the roofline",
+        }
+    efficiency = eff["value"]
     bandwidth = card["bandwidth_gb_s"] * n_gpus
     peak = card.get("bf16_dense_tflops")
     peak = peak * n_gpus if peak else None
     price = price_per_hour if price_per_hour is not None else card.get("price_per_hour_usd")
     price = price * n_gpus if price is not None and price_per_hour is None else price
 
-    kv_seq = kv_cache_bytes(arch, context, kv)["total_bytes"]
-    w_read, w_total, w_note = _weights_read(arch, weights_format, batch)
-    flops = decode_flops(arch, context, batch)
-    speed = decode_time_per_token(w_read, kv_seq, bandwidth, batch, efficiency, flops, peak)
+    kv_seq = kv_cache_bytes(arch, context, kv, state_type=_state_type(engine))["total_bytes"]
+    w_read, w_total, w_note = _weights_read(arch, weights_format, running)
+    flops = decode_flops(arch, context, running)
+    roof = decode_time_per_token(w_read, kv_seq, bandwidth, running, 1.0, flops, peak)
+    step = roof["seconds_per_token"] / efficiency
     pre_flops = prefill_flops(arch, prompt) if prompt else 0.0
-    pre_seconds = max(
-        pre_flops / (peak * 1e12) if peak else 0.0, (w_total / (bandwidth * 1e9 * efficiency)) if prompt else 0.0
+    pre_seconds = max(pre_flops / (peak * 1e12) if peak else 0.0, (w_total / (bandwidth * 1e9)) if prompt else 0.0)
+    round_seconds = running * pre_seconds + answer * step
+    tokens_per_second_with_prefill = running * answer / round_seconds
+    roof_round = running * pre_seconds + answer * roof["seconds_per_token"]
+    where = card.get("name", card.get("id", "custom")) + (f" x {n_gpus}" if n_gpus > 1 else "")
+    cap_text = f"; vLLM runs at most {cap['value']:,} sequences at once (max_num_seqs; {cap['source']})" if cap else ""
+    memory_bound_text = (
+        f"memory bound: {v['max_sequences_text']} fit ({v['engine_name']}){cap_text}"
+        if solve
+        else f"memory bound: {v['headline']}{cap_text}"
     )
-    round_seconds = batch * pre_seconds + answer * speed["seconds_per_token"]
-    tokens_per_second_with_prefill = batch * answer / round_seconds
     result = {
         "model": arch.name,
         "gpu": card.get("name", card.get("id", "custom")),
@@ -253,7 +441,11 @@ def serving_estimate(
         "context_per_chat": context,
         "prompt_tokens": prompt,
         "answer_tokens": answer,
-        "batch": batch,
+        "requested_batch": batch,
+        "batch": running,
+        "queued": queued,
+        "max_num_seqs": cap["value"] if cap else None,
+        "max_num_seqs_source": cap["source"] if cap else None,
         "weights_format": v["weights_format"],
         "kv_type": kv,
         "weights_bytes": w_total,
@@ -264,55 +456,104 @@ def serving_estimate(
         "memory_used_gib": v["total_gib"],
         "memory_bytes": v["budget_bytes"],
         "chats_that_fit_in_memory": v["max_sequences"],
-        "bound": speed["bound"],
-        "memory_seconds": speed["memory_seconds"],
-        "compute_seconds": speed["compute_seconds"],
+        "bound": roof["bound"],
+        "memory_seconds": roof["memory_seconds"],
+        "compute_seconds": roof["compute_seconds"],
         "flops_per_step": flops,
+        "efficiency": efficiency,
+        "efficiency_regime": eff["regime"],
+        "efficiency_calibrated": eff["calibrated"],
+        "efficiency_how": eff["how"],
+        "roofline_seconds_per_token": roof["seconds_per_token"],
         "prefill_seconds_per_chat": pre_seconds,
-        "seconds_per_token": speed["seconds_per_token"],
-        "tokens_per_second_per_chat": speed["tokens_per_second"],
-        "total_tokens_per_second": speed["total_tokens_per_second"],
+        "seconds_per_token": step,
+        "tokens_per_second_per_chat": 1 / step,
+        "total_tokens_per_second": running / step,
         "tokens_per_second_with_prefill": tokens_per_second_with_prefill,
-        "kv_share_of_reads": speed["kv_share_of_reads"],
+        "roofline_tokens_per_second_with_prefill": running * answer / roof_round,
+        "kv_share_of_reads": roof["kv_share_of_reads"],
         "usd_per_million_tokens": None,
+        "usd_per_million_tokens_roofline": None,
         "price_per_hour": price,
         "price_kind": card.get("price_kind") if price_per_hour is None else "given",
-        "assumptions": speed["assumptions"]
-        + [
+        "bounds": {"memory": memory_bound_text, "speed": ""},
+        "bounds_text": "",
+        "notes": [PREFILL_INTERFERENCE_NOTE],
+        "assumptions": [
+            roof["assumptions"][0],
+            f"bandwidth {bandwidth:g} GB/s: the vendor's peak (the roofline); the step is the roofline step / "
+            f"efficiency {efficiency:.2f} ({eff['how']})",
+            roof["assumptions"][2],
             w_note,
             f"FLOPs per step: 2 x active params + attention over the context, per chat; peak "
             f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 per GPU; source: "
             f"{card.get('flops_source', 'not in the catalogue')}",
-            f"KV read per token = whole cache of a {context}-token chat ({kv}); sliding layers capped at their window",
+            f"KV read per token = whole cache of a {context}-token chat ({kv}; recurrent state in "
+            f"{_state_type(engine)}, as the fit verdict counts it); sliding layers capped at their window",
             f"memory: {v['engine_name']} accounting ({v['flags']}), the same verdict as “Does it fit?” on the memory page",
-            f"each chat: a {prompt}-token prompt prefilled once (compute-bound), then {answer} tokens decoded at the "
-            "full context (upper bound on decode time)",
+            f"each chat: a {prompt}-token prompt prefilled once (compute-bound, at the roofline), then {answer} "
+            "tokens decoded at the full context (upper bound on decode time)",
         ],
     }
+    if queued:
+        result["notes"].append(
+            f"{plural_chats(batch)} asked, but vLLM decodes at most {cap['value']:,} at once (max_num_seqs): "
+            f"{queued:,} wait in its queue; timed and priced for the {running:,} running"
+        )
     if not v["fits"]:
         for key in (
             "seconds_per_token",
             "tokens_per_second_per_chat",
             "total_tokens_per_second",
             "tokens_per_second_with_prefill",
+            "roofline_tokens_per_second_with_prefill",
+            "roofline_seconds_per_token",
             "memory_seconds",
             "compute_seconds",
             "prefill_seconds_per_chat",
             "bound",
         ):
             result[key] = None
+        result["bounds"]["speed"] = "speed bound: not timed, the batch does not fit"
+        result["bounds_text"] = f"{memory_bound_text}. Not timed or priced: {v['headline']}."
         result["assumptions"].append(f"not timed or priced: {v['headline']}")
         return result
+    compute_text = (
+        f"{flops / 1e12:,.3g} TFLOP / {peak:,g} TFLOPS = {roof['compute_seconds'] * 1000:.3g} ms"
+        if roof["compute_seconds"] is not None
+        else "not known (no peak compute in the catalogue)"
+    )
+    speed_text = (
+        f"speed bound: a step of {running:,} {'chat' if running == 1 else 'chats'} reads "
+        f"{w_read / 1e9:,.3g} GB of weights + {running * kv_seq / 1e9:,.3g} GB of KV: at {bandwidth:,g} GB/s "
+        f"{roof['memory_seconds'] * 1000:.3g} ms (bandwidth); compute {compute_text}; the {roof['bound']} "
+        f"bound binds, {roof['seconds_per_token'] * 1000:.3g} ms at the roofline; at efficiency {efficiency:.2f} "
+        f"({eff['regime']}) a step takes {step * 1000:.3g} ms: {1 / step:,.1f} tokens/s per chat, "
+        f"{running / step:,.0f} in all"
+    )
+    result["bounds"]["speed"] = speed_text
+    result["bounds_text"] = f"{memory_bound_text}. {speed_text}."
     if price is not None:
         cost = cost_per_million_tokens(price, tokens_per_second_with_prefill)
         result["usd_per_million_tokens"] = cost["usd_per_million_tokens"]
-        result["assumptions"].append("the GPU is busy the whole hour (no idle time); prefill included")
+        result["usd_per_million_tokens_roofline"] = cost_per_million_tokens(
+            price, result["roofline_tokens_per_second_with_prefill"]
+        )["usd_per_million_tokens"]
+        result["assumptions"].append(
+            f"the GPU is busy the whole hour (no idle time); prefill included; decode at efficiency "
+            f"{efficiency:.2f} (the roofline would give ${result['usd_per_million_tokens_roofline']:.3f})"
+        )
         if card.get("price_source") and price_per_hour is None:
             result["assumptions"].append(
                 f"price {card.get('price_provider')} ({card.get('price_kind')}, {card.get('price_date')}); "
                 f"source: {card.get('price_source')}"
             )
+    result["where"] = where
     return result
+
+
+def plural_chats(n: int) -> str:
+    return f"{n:,} chat" + ("" if n == 1 else "s")
 
 
 def users_per_gpu(
@@ -322,28 +563,70 @@ def users_per_gpu(
     weights_format: str = "BF16",
     kv: str = "f16",
     min_tokens_per_second: float | None = None,
-    bandwidth_efficiency: float = 1.0,
+    bandwidth_efficiency: float | None = None,
     engine: str = "vllm",
+    max_num_seqs: int | None = None,
 ) -> dict:
-    """How many chats of `context` tokens one GPU serves: limited by memory (the verdict), and by speed if asked.
+    """How many chats of `context` tokens one GPU serves at once: limited by memory (the verdict), by vLLM's
+    max_num_seqs, and by speed if asked.
 
-    Speed limit: each chat gets bandwidth / (weights + B x KV) tokens/s, so
-    B <= (bandwidth / min_tokens_per_second - weights) / KV.
+    Speed limit: the largest B whose step, max(bytes / bandwidth, FLOPs / peak) / efficiency(B), still gives
+    each chat `min_tokens_per_second` (efficiency calibrated per batch unless `bandwidth_efficiency` is given).
     """
     from kvlab.memory.verdict import fit_verdict
 
     arch = model_architecture(model)
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
+    if bandwidth_efficiency is not None:
+        bandwidth_efficiency = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
     v = fit_verdict(arch, context, weights=weights_format, kv=kv, gpu=card, engine=engine)
-    kv_seq = kv_cache_bytes(arch, context, kv)["total_bytes"]
+    kv_seq = kv_cache_bytes(arch, context, kv, state_type=_state_type(engine))["total_bytes"]
     w_total = model_weights_bytes(arch, weights_format)["bytes"]
     by_memory = v["max_sequences"]
+    cap = _max_num_seqs(v, card, max_num_seqs) if engine == "vllm" else None
+    by_engine = cap["value"] if cap else None
+    bandwidth = card["bandwidth_gb_s"] * 1e9
+    peak = card.get("bf16_dense_tflops")
+
+    def efficiency(b: int) -> float:
+        return calibrated_efficiency(b)["value"] if bandwidth_efficiency is None else bandwidth_efficiency
+
+    def per_chat_speed(b: int) -> float:
+        w_read = _weights_read(arch, weights_format, b)[0]
+        memory_time = (w_read + b * kv_seq) / bandwidth
+        compute_time = decode_flops(arch, context, b) / (peak * 1e12) if peak else 0.0
+        return efficiency(b) / max(memory_time, compute_time)
+
     by_speed = None
     if min_tokens_per_second:
-        bandwidth = card["bandwidth_gb_s"] * 1e9 * bandwidth_efficiency
-        w_read, _, _ = _weights_read(arch, weights_format, 1)
-        by_speed = max(0, int((bandwidth / min_tokens_per_second - w_read) // kv_seq))
-    users = by_memory if by_speed is None else min(by_memory, by_speed)
+        top = max(1, min(by_memory or 1, by_engine or 65536, 65536))
+        lo, hi = 0, top  # per-chat speed falls as the batch grows: the largest b that is fast enough
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if per_chat_speed(mid) >= min_tokens_per_second:
+                lo = mid
+            else:
+                hi = mid - 1
+        by_speed = lo
+    # the verdict may already cap its count at max_num_seqs (memory then allows at least that many): the cap binds
+    capped = bool((v.get("engine_model") or {}).get("max_num_seqs_caps_sequences"))
+    limits = {"max_num_seqs": by_engine} if capped else {}
+    limits["memory"] = by_memory
+    if by_engine is not None and not capped:
+        limits["max_num_seqs"] = by_engine
+    if by_speed is not None:
+        limits["speed"] = by_speed
+    limited_by = min(limits, key=lambda k: (limits[k], list(limits).index(k)))
+    users = limits[limited_by]
+    memory_words = f"at least {plural_chats(by_memory)}" if capped else v["max_sequences_text"]
+    words = [f"memory: {memory_words} ({v['engine_name']})"]
+    if by_engine is not None:
+        words.append(f"vLLM's max_num_seqs: {by_engine:,} at once ({cap['source']})")
+    if by_speed is not None:
+        words.append(
+            f"speed: {plural_chats(by_speed)} each get at least {min_tokens_per_second:g} tokens/s "
+            f"(efficiency {efficiency(max(by_speed, 1)):.2f} at that batch)"
+        )
     return {
         "model": arch.name,
         "gpu": card.get("name", "custom"),
@@ -351,12 +634,56 @@ def users_per_gpu(
         "kv_bytes_per_chat": kv_seq,
         "weights_bytes": w_total,
         "users_by_memory": by_memory,
+        "users_by_max_num_seqs": by_engine,
         "users_by_speed": by_speed,
         "users": users,
-        "limited_by": "memory" if by_speed is None or by_memory <= by_speed else "speed",
+        "limited_by": limited_by,
+        "bounds_text": "; ".join(words) + f"; the {limited_by.replace('_', ' ')} limit binds: {plural_chats(users)}",
         "assumptions": [
             f"memory: the largest number of sequences fit_verdict accepts ({v['engine_name']}, {v['flags']})",
-            "speed (if asked): each chat must get at least min_tokens_per_second at the bandwidth roofline",
+            "speed (if asked): each chat must get at least min_tokens_per_second at the roofline step divided "
+            "by the efficiency for that batch"
+            + (" (calibrated)" if bandwidth_efficiency is None else f" ({bandwidth_efficiency:g}, given)"),
             "every chat is at its full context (worst case)",
         ],
+        "notes": [PREFILL_INTERFERENCE_NOTE],
+    }
+
+
+def benchmark_prediction(point: dict, calibrated: bool = True) -> dict:
+    """kvlab's time per output token for one published benchmark point (serving_benchmarks.json).
+
+    The decode batch is what the engine would run: the point's concurrency, capped by vLLM's
+    max_num_seqs for the GPU and by the chats of input + output tokens that fit in memory (vLLM's
+    accounting: kvlab models no other engine's memory). `calibrated` False: efficiency 1.0 (the roofline).
+    """
+    from kvlab.memory.verdict import fit_verdict
+
+    context = point["input_tokens"] + point["output_tokens"]
+    card = get_gpu(point["gpu"])
+    fits = fit_verdict(point["model"], context, weights=point["weights"], kv="f16", gpu=card, engine="vllm")
+    cap = _max_num_seqs(fits, card, None)["value"]
+    batch = max(1, min(point["concurrency"], cap, fits["max_sequences"] or 1))
+    est = serving_estimate(
+        point["model"],
+        card["id"],
+        context,
+        batch=batch,
+        weights_format=point["weights"],
+        answer_tokens=point["output_tokens"],
+        bandwidth_efficiency=None if calibrated else 1.0,
+        solve=False,
+    )
+    measured = point["measured"]["tpot_ms"]
+    predicted = est["seconds_per_token"] * 1000
+    return {
+        "id": point["id"],
+        "batch": batch,
+        "regime": regime(batch),
+        "efficiency": est["efficiency"],
+        "roofline_ms": est["roofline_seconds_per_token"] * 1000,
+        "predicted_ms": predicted,
+        "measured_ms": measured,
+        "ratio": measured / predicted,  # > 1: kvlab is optimistic (predicts faster than measured)
+        "achieved_efficiency": est["roofline_seconds_per_token"] * 1000 / measured,
     }

@@ -1448,6 +1448,11 @@ class ServingFigureResult(TypedDict):
     ms_per_token_text: str
     ms_per_token_batch1_text: str
     bound_text: str
+    efficiency: float  # the share of the roofline the step is timed at (calibrated for the batch)
+    efficiency_text: str
+    bounds_text: str  # the memory and the speed bound, in words
+    notes: list[str]  # prefill/decode interference; chats queued beyond vLLM's max_num_seqs
+    cost_roofline_text: str
     tokens_per_second_per_chat: float | None
     tokens_per_second_per_chat_text: str
     total_tokens_per_second: float | None

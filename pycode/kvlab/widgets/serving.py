@@ -142,7 +142,8 @@ def serving_figure(
             f"{human_bytes(est['kv_bytes_per_chat'])} of KV) / {card['bandwidth_gb_s']:,} GB/s = "
             f"{_ms(est['memory_seconds'])}; compute bound: {est['flops_per_step'] / 1e12:,.3g} TFLOP / "
             f"{card['bf16_dense_tflops']:,} TFLOPS = {_ms(est['compute_seconds'])}; the step takes the longer: "
-            f"{_ms(est['seconds_per_token'])} ({bound}-bound)"
+            f"{_ms(est['roofline_seconds_per_token'])} at the roofline ({bound}-bound); engines reach "
+            f"{est['efficiency']:.2f} of it at this batch: {_ms(est['seconds_per_token'])}"
         )
     else:
         working = f"Not timed: {v['headline']}."
@@ -199,6 +200,20 @@ def serving_figure(
         "ms_per_token_text": _ms(est["seconds_per_token"]) if fits else "does not fit",
         "ms_per_token_batch1_text": _ms(one["seconds_per_token"]) if one["fits"] else "does not fit",
         "bound_text": f"{bound}-bound" if fits else "—",
+        "efficiency": est["efficiency"],
+        "efficiency_text": (
+            f"efficiency {est['efficiency']:.2f} ({est['efficiency_regime']}, calibrated on published benchmarks); "
+            f"roofline {_ms(est['roofline_seconds_per_token'])}"
+            if fits
+            else "—"
+        ),
+        "bounds_text": est["bounds_text"],
+        "notes": est["notes"],
+        "cost_roofline_text": (
+            f"${est['usd_per_million_tokens_roofline']:.2f}"
+            if fits and est["usd_per_million_tokens_roofline"] is not None
+            else "—"
+        ),
         "tokens_per_second_per_chat": est["tokens_per_second_per_chat"],
         "tokens_per_second_per_chat_text": trim(est["tokens_per_second_per_chat"]) if fits else "—",
         "total_tokens_per_second": est["total_tokens_per_second"],

@@ -91,6 +91,10 @@ kvlab.register("serving", {
       set("working", data.working);
       set("ms", data.ms_per_token_text);
       set("bound", data.bound_text);
+      set("efficiency", data.efficiency_text);
+      set("bounds", data.bounds_text);
+      field("notes").replaceChildren(...data.notes.map((n) => el("li", n)));
+      set("cost-roofline", data.cost_roofline_text);
       set("prefill", data.prefill_text);
       set("mix", data.mix_text);
       set("budget", data.budget.human, data.budget.exact);
