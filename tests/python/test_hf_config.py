@@ -198,12 +198,22 @@ def test_deepseek_without_kv_lora_rank_is_named():
 # --- contradictions and missing fields ---------------------------------------------------
 
 
-@pytest.mark.parametrize("field", ["num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size"])
+@pytest.mark.parametrize("field", ["num_hidden_layers", "num_attention_heads", "hidden_size"])
 def test_missing_required_field_is_named(field):
     cfg = base()
     del cfg[field]
     with pytest.raises(ValueError, match=field):
         parse_hf_config(cfg)
+
+
+def test_missing_num_key_value_heads_defaults_to_the_attention_heads_with_a_note():
+    # transformers' configs, vLLM and llama.cpp all default the KV heads to the attention heads (MHA)
+    cfg = base()
+    del cfg["num_key_value_heads"]
+    arch = parse_hf_config(cfg)
+    assert arch.attention == "mha" and {layer.kv_heads for layer in arch.layers} == {8}
+    assert arch.layers[0].k_values == 8 * 32  # 8 heads x head_dim 256/8
+    assert any("num_key_value_heads not given" in note for note in arch.notes)
 
 
 def test_layer_types_length_must_match_layers():
@@ -237,7 +247,7 @@ def test_missing_head_dim_with_indivisible_hidden_is_an_error():
 
 
 def test_unknown_family_is_refused_naming_what_is_missing():
-    with pytest.raises(ValueError, match=r"model_type 'mystery' is not one kvlab knows.*which of its layers"):
+    with pytest.raises(ValueError, match=r"model_type 'mystery' is not one kvlab reads yet.*which of its layers"):
         parse_hf_config(base(model_type="mystery"))
 
 

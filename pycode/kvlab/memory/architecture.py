@@ -13,8 +13,15 @@ values. Everything the memory calculator needs follows from that list:
         ever holds the last W tokens
     linear attention / Gated DeltaNet / Mamba ("linear"): no per-token cache;
         a fixed state per sequence instead (`state_values`)
+    chunked local attention over chunks of C tokens ("chunked": Llama-4's RoPE
+        layers, `attention_chunk_size`): token p attends to the tokens of its own
+        chunk [C * floor(p / C), p], so the layer never needs more than C tokens
+        (https://github.com/ggml-org/llama.cpp/blob/master/src/llama-hparams.cpp
+        is_masked_swa, LLAMA_SWA_TYPE_CHUNKED); `window` holds C
     a block with neither attention nor a mixer state ("none": Nemotron-H's
-        MLP / MoE-only layers): nothing cached at all
+        MLP / MoE-only layers, gemma-3n's KV-shared layers): nothing cached of its own
+    the DeepSeek-V3.2 sparse-attention (DSA) lightning indexer: an MLA layer that
+        also caches one indexer key of `index_values` (index_head_dim) per token
     attention and a Mamba-2 mixer side by side in one layer (Falcon-H1): a
         "full" layer that also carries a recurrent state (conv_state_values,
         ssm_state_values); llama.cpp keeps both a KV row and a state for it
@@ -31,22 +38,37 @@ from dataclasses import dataclass, field, replace
 FULL = "full"  # attends to every earlier token: cache grows with context
 SLIDING = "sliding"  # attends to the last `window` tokens only
 LINEAR = "linear"  # recurrent layer (Gated DeltaNet, Mamba): fixed state, no KV
+# attends within its chunk of `window` tokens (Llama-4's chunked local attention). Kept out of
+# LAYER_KINDS like NONE, so other models' summaries stay as they were; counted where a model has one.
+CHUNKED = "chunked"
 LAYER_KINDS = (FULL, SLIDING, LINEAR)
 # A layer that caches nothing (Nemotron-H's MLP / MoE-only blocks). Kept out of LAYER_KINDS so
 # the summaries of every other model stay as they were; counted only where a model has one.
 NONE = "none"
-ALL_KINDS = LAYER_KINDS + (NONE,)
-ATTENTION_KINDS = (FULL, SLIDING)
+ALL_KINDS = LAYER_KINDS + (NONE, CHUNKED)
+ATTENTION_KINDS = (FULL, SLIDING, CHUNKED)
+BOUNDED_KINDS = (SLIDING, CHUNKED)  # attention layers that never hold more than `window` tokens
+# The DSA lightning indexer's key cache, as DeepSeek's reference code and vLLM keep it: fp8 values
+# plus one fp32 scale per 128 values ("we use fp8 naive cache, where we store value in fp8 and scale
+# in fp32 per quant_block_size element", quant_block_size = 128; head_size = index_head_dim +
+# index_head_dim // 128 * 4 = 132 B for index_head_dim 128; vllm/model_executor/models/deepseek_v2.py
+# Indexer, https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/models/deepseek_v2.py)
+DSA_INDEX_QUANT_BLOCK = 128
+
+
+def dsa_index_bytes(index_values: int) -> int:
+    """Bytes of one token's indexer key in the fp8 + fp32-scale format (132 for index_head_dim 128)."""
+    return index_values + index_values // DSA_INDEX_QUANT_BLOCK * 4
 
 
 @dataclass(frozen=True)
 class LayerSpec:
     """The cache of one layer, in values per token (keys, values) or per sequence (state)."""
 
-    kind: str  # FULL | SLIDING | LINEAR | NONE
+    kind: str  # FULL | SLIDING | CHUNKED | LINEAR | NONE
     k_values: int = 0  # key values cached per token (kv_heads * head_dim, or MLA latent)
     v_values: int = 0  # value values cached per token (0 for MLA: V comes from the latent)
-    window: int | None = None  # SLIDING only: tokens kept
+    window: int | None = None  # SLIDING: tokens kept; CHUNKED: the chunk size (attention_chunk_size)
     kv_heads: int = 0  # KV heads (1 for an MLA latent)
     head_dim_k: int = 0
     head_dim_v: int = 0
@@ -55,18 +77,26 @@ class LayerSpec:
     # s = the recurrent matrix state)
     conv_state_values: int = 0
     ssm_state_values: int = 0
+    # DeepSeek-V3.2 (DSA): the lightning indexer's key per token (one head of index_head_dim values)
+    index_values: int = 0
 
     def __post_init__(self) -> None:
         if self.kind not in ALL_KINDS:
             raise ValueError(f"layer kind must be one of {ALL_KINDS}, got {self.kind!r}")
         if self.kind == SLIDING and (self.window is None or self.window <= 0):
             raise ValueError("a sliding layer needs a positive window (sliding_window)")
+        if self.kind == CHUNKED and (self.window is None or self.window <= 0):
+            raise ValueError("a chunked layer needs a positive chunk size (attention_chunk_size)")
+        if self.index_values and self.kind != FULL:
+            raise ValueError("only a full-attention (MLA) layer carries a DSA indexer key")
         if self.kind in ATTENTION_KINDS and self.k_values <= 0:
             raise ValueError("an attention layer needs k_values > 0")
-        if self.kind == NONE and (self.k_values or self.v_values or self.conv_state_values or self.ssm_state_values):
+        if self.kind == NONE and (
+            self.k_values or self.v_values or self.conv_state_values or self.ssm_state_values or self.index_values
+        ):
             raise ValueError("a layer of kind 'none' caches nothing")
-        if self.kind == SLIDING and self.state_values:
-            raise ValueError("a sliding layer with a recurrent state is not a layer kvlab knows")
+        if self.kind in BOUNDED_KINDS and self.state_values:
+            raise ValueError(f"a {self.kind} layer with a recurrent state is not a layer kvlab knows")
 
     @property
     def state_values(self) -> int:
@@ -96,6 +126,7 @@ class Architecture:
     active_params: float | None = None  # parameters read per token (MoE); None = params
     expert_params: float | None = None  # parameters in MoE expert FFNs (what MXFP4 covers in gpt-oss)
     mla_expanded_values: int | None = None  # per layer per token, if MLA heads were cached uncompressed
+    ssm_state_dtype: str | None = None  # config.json's mamba_ssm_dtype ("float32" in Qwen3.5/3.6); None = model dtype
     source: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -122,10 +153,12 @@ class Architecture:
         by_kind = {kind: self.count(kind) for kind in LAYER_KINDS}
         if self.count(NONE):
             by_kind[NONE] = self.count(NONE)
+        if self.count(CHUNKED):
+            by_kind[CHUNKED] = self.count(CHUNKED)
         parallel = sum(1 for layer in self.layers if layer.parallel_hybrid)
         if parallel:  # Falcon-H1: these full layers also keep a recurrent state
             by_kind["full_with_state"] = parallel
-        return {
+        out = {
             "name": self.name,
             "family": self.family,
             "attention": self.attention,
@@ -143,6 +176,13 @@ class Architecture:
             "source": self.source,
             "notes": list(self.notes),
         }
+        chunks = sorted({layer.window for layer in self.layers if layer.kind == CHUNKED})
+        if chunks:  # only where a model has chunked layers, so other summaries stay as they were
+            out["attention_chunk_sizes"] = chunks
+        index = sorted({layer.index_values for layer in self.layers if layer.index_values})
+        if index:
+            out["dsa_index_values_per_layer"] = index
+        return out
 
 
 def attention_layer(
@@ -154,17 +194,22 @@ def attention_layer(
         kind=kind,
         k_values=kv_heads * head_dim,
         v_values=kv_heads * hv,
-        window=window if kind == SLIDING else None,
+        window=window if kind in BOUNDED_KINDS else None,
         kv_heads=kv_heads,
         head_dim_k=head_dim,
         head_dim_v=hv,
     )
 
 
-def mla_layer(kv_lora_rank: int, qk_rope_head_dim: int) -> LayerSpec:
-    """A DeepSeek MLA layer: one latent of kv_lora_rank + qk_rope_head_dim values per token."""
+def mla_layer(kv_lora_rank: int, qk_rope_head_dim: int, index_head_dim: int = 0) -> LayerSpec:
+    """A DeepSeek MLA layer: one latent of kv_lora_rank + qk_rope_head_dim values per token.
+
+    DeepSeek-V3.2 (DSA) layers also cache the lightning indexer's key: `index_head_dim` values
+    per token (one key head shared by the index_n_heads query heads)."""
     width = kv_lora_rank + qk_rope_head_dim
-    return LayerSpec(kind=FULL, k_values=width, v_values=0, kv_heads=1, head_dim_k=width, head_dim_v=0)
+    return LayerSpec(
+        kind=FULL, k_values=width, v_values=0, kv_heads=1, head_dim_k=width, head_dim_v=0, index_values=index_head_dim
+    )
 
 
 def linear_layer(

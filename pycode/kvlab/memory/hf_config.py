@@ -33,6 +33,7 @@ import json
 from pathlib import Path
 
 from kvlab.memory.architecture import (
+    CHUNKED,
     FULL,
     LINEAR,
     NONE,
@@ -46,15 +47,46 @@ from kvlab.memory.architecture import (
     parallel_hybrid_layer,
 )
 
-STANDARD = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3")
-INTERLEAVED = ("gemma2", "gemma3", "gemma3_text", "gpt_oss")
+# olmo2, cohere (Command-R), smollm3, glm4_moe (GLM-4.5) and minimax_m2: every layer full attention
+# (transformers modeling_olmo2 / modeling_cohere / modeling_smollm3 / modeling_glm4_moe and vLLM's
+# minimax_m2.py build one standard K/V attention per layer; SmolLM3's NoPE layers and GLM-4.5's partial
+# RoPE change positions, not the cache)
+STANDARD = (
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "phi3",
+    "olmo2",
+    "cohere",
+    "smollm3",
+    "glm4_moe",
+    "minimax_m2",
+)
+INTERLEAVED = ("gemma2", "gemma3", "gemma3_text", "gpt_oss", "gemma3n", "gemma3n_text")
+CHUNKED_FAMILIES = ("llama4", "llama4_text")  # Llama-4: chunked local attention on the RoPE layers, full on NoPE
 HYBRID = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
-MLA = ("deepseek_v2", "deepseek_v3")
+MLA = ("deepseek_v2", "deepseek_v3", "deepseek_v32")  # deepseek_v32: MLA + the DSA indexer's key cache
+KDA_HYBRID = ("kimi_linear",)  # Kimi-Linear: Kimi Delta Attention (linear) layers + MLA full layers
 MULTI_QUERY = ("falcon", "gpt_bigcode")  # n_layer / n_head names; multi_query: true = one KV head
 MAMBA_HYBRID = ("jamba", "nemotron_h", "granitemoehybrid")  # each layer attention, Mamba or (Nemotron-H) MLP only
 PARALLEL_HYBRID = ("falcon_h1",)  # attention and a Mamba-2 mixer in every layer
 PURE_MAMBA = ("mamba", "falcon_mamba", "mamba2")  # no attention at all
-KNOWN_FAMILIES = STANDARD + INTERLEAVED + HYBRID + MLA + MULTI_QUERY + MAMBA_HYBRID + PARALLEL_HYBRID + PURE_MAMBA
+KNOWN_FAMILIES = (
+    STANDARD
+    + INTERLEAVED
+    + CHUNKED_FAMILIES
+    + HYBRID
+    + MLA
+    + KDA_HYBRID
+    + MULTI_QUERY
+    + MAMBA_HYBRID
+    + PARALLEL_HYBRID
+    + PURE_MAMBA
+)
 # State-space families kvlab still refuses, each with the piece it lacks (never a guess).
 STATE_SPACE = {
     "zamba": ("Zamba", "its shared attention block and how llama.cpp would cache it are not read by kvlab"),
@@ -69,7 +101,12 @@ FIELD_ALIASES = {
     "hidden_size": ("n_embd",),
     "max_position_embeddings": ("n_positions",),
 }
-LAYER_TYPE_NAMES = {"full_attention": FULL, "sliding_attention": SLIDING, "linear_attention": LINEAR}
+LAYER_TYPE_NAMES = {
+    "full_attention": FULL,
+    "sliding_attention": SLIDING,
+    "linear_attention": LINEAR,
+    "chunked_attention": CHUNKED,  # transformers' Llama-4 layer_types
+}
 
 
 def load_config(source) -> dict:
@@ -207,6 +244,10 @@ def _layer_kinds(cfg: dict, family: str, n_layers: int, notes: list[str]) -> lis
         return [FULL if (i + 1) % pattern == 0 else SLIDING for i in range(n_layers)]
     if family == "gpt_oss":
         raise ValueError("config field 'layer_types' is missing (gpt-oss alternates sliding/full by layer_types)")
+    if family in ("gemma3n", "gemma3n_text"):
+        raise ValueError("config field 'layer_types' is missing (gemma-3n lists its sliding and full layers there)")
+    if family in CHUNKED_FAMILIES:
+        return _llama4_kinds(cfg, n_layers, notes)
     if family in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe"):
         if cfg.get("use_sliding_window"):
             start = _int(cfg, "max_window_layers", minimum=0)
@@ -221,6 +262,106 @@ def _layer_kinds(cfg: dict, family: str, n_layers: int, notes: list[str]) -> lis
         notes.append(f"{family}: sliding_window set, so every layer slides (transformers semantics)")
         return [SLIDING] * n_layers
     return [FULL] * n_layers
+
+
+def _llama4_kinds(cfg: dict, n_layers: int, notes: list[str]) -> list[str]:
+    """Llama-4: the RoPE layers attend within chunks of attention_chunk_size, the NoPE layers to everything.
+
+    transformers Llama4TextConfig: no_rope_layers[i] = 1 for a RoPE layer, 0 for NoPE; an empty or missing
+    list defaults to int((i + 1) % no_rope_layer_interval != 0), no_rope_layer_interval = 4
+    (https://github.com/huggingface/transformers/blob/main/src/transformers/models/llama4/configuration_llama4.py);
+    vLLM's llama4.py uses chunked local attention where the layer is not NoPE and attention_chunk_size is set.
+    """
+    flags = cfg.get("no_rope_layers")
+    if isinstance(flags, list) and flags:
+        if len(flags) != n_layers or any(f not in (0, 1) for f in flags):
+            raise ValueError(
+                f"config field 'no_rope_layers' must list 0 or 1 for each of the {n_layers} layers, got {flags!r}"
+            )
+        where = "no_rope_layers"
+    else:
+        interval = _int(cfg, "no_rope_layer_interval") if cfg.get("no_rope_layer_interval") is not None else 4
+        flags = [int((i + 1) % interval != 0) for i in range(n_layers)]
+        where = f"no_rope_layer_interval = {interval} (transformers' default when no_rope_layers is empty)"
+    chunk = _opt_int(cfg, "attention_chunk_size")
+    if chunk is None:
+        notes.append("Llama-4 without attention_chunk_size: every layer is full attention")
+        return [FULL] * n_layers
+    kinds = [CHUNKED if flag else FULL for flag in flags]
+    notes.append(
+        f"Llama-4: {kinds.count(CHUNKED)} RoPE layers attend within chunks of attention_chunk_size = {chunk:,} "
+        f"tokens, {kinds.count(FULL)} NoPE layers attend to every token ({where})"
+    )
+    return kinds
+
+
+# vLLM's derived max_model_len (vllm/config/model.py _get_and_verify_max_len,
+# https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py): the smallest of these keys,
+# then model_max_length overrides it (Command-R), then the RoPE scaling factor multiplies it.
+CONTEXT_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+ROPE_TYPES_NOT_SCALED = ("su", "longrope", "llama3")  # their max_position_embeddings is already the scaled length
+
+
+def _context_limit(cfg: dict, family: str, notes: list[str]) -> int | None:
+    """The longest context vLLM accepts for this config (its derived max_model_len), with a note when
+    rope_scaling or model_max_length makes it differ from max_position_embeddings."""
+    found = {key: _int(cfg, key) for key in CONTEXT_KEYS if cfg.get(key) is not None}
+    if not found:
+        return None
+    key = min(found, key=lambda k: found[k])
+    limit = found[key]
+    if found.get("model_max_length"):
+        key, limit = "model_max_length", found["model_max_length"]
+    base = limit
+    rope = cfg.get("rope_parameters") or cfg.get("rope_scaling")
+    if isinstance(rope, dict) and rope and "gemma3" not in family:
+        # transformers v5 may key rope_parameters by layer type; vLLM then uses every entry's factor
+        layered = all(isinstance(v, dict) for v in rope.values())
+        entries = list(rope.values()) if layered else [rope]
+        factor, how = 1.0, None
+        for rp in entries:
+            rope_type = str(rp.get("rope_type") or rp.get("type") or "default")
+            if rope_type in ROPE_TYPES_NOT_SCALED or rp.get("factor") is None:
+                continue
+            if not isinstance(rp["factor"], (int, float)) or isinstance(rp["factor"], bool) or rp["factor"] <= 0:
+                raise ValueError(f"config field 'rope_scaling.factor' must be a positive number, got {rp['factor']!r}")
+            factor = float(rp["factor"])
+            how = rope_type
+            if rope_type == "yarn":
+                if rp.get("original_max_position_embeddings") is None:
+                    raise ValueError(
+                        "config field 'rope_scaling.original_max_position_embeddings' is missing (YaRN scales it)"
+                    )
+                base = _int(rp, "original_max_position_embeddings")
+                key = "original_max_position_embeddings"
+        if how is not None:
+            limit = int(base * factor)
+            notes.append(
+                f"context limit {limit:,} = {key} {base:,} x rope_scaling factor {factor:g} ({how}), as vLLM "
+                "derives max_model_len (vllm/config/model.py _get_and_verify_max_len)"
+                + (
+                    f"; the config's max_position_embeddings is {found['max_position_embeddings']:,}"
+                    if found.get("max_position_embeddings") not in (None, limit)
+                    else ""
+                )
+            )
+            return limit
+    if key != "max_position_embeddings" and found.get("max_position_embeddings") not in (None, limit):
+        notes.append(
+            f"context limit {limit:,} from {key} (vLLM's max_model_len rule), not max_position_embeddings "
+            f"{found['max_position_embeddings']:,}"
+        )
+    return limit
 
 
 def parse_hf_config(
@@ -240,8 +381,9 @@ def parse_hf_config(
         )
     if family not in KNOWN_FAMILIES:
         raise ValueError(
-            f"config: model_type {family!r} is not one kvlab knows how to read (missing: which of its "
-            "layers keep a KV cache and how wide); known: " + ", ".join(KNOWN_FAMILIES)
+            f"config: model_type {family!r} is not one kvlab reads yet: kvlab has not checked this family's "
+            "code (transformers, vLLM, llama.cpp) for which of its layers keep a KV cache and how wide, so "
+            "it gives no numbers; known: " + ", ".join(KNOWN_FAMILIES)
         )
     cfg = _aliases(cfg)
 
@@ -254,6 +396,8 @@ def parse_hf_config(
 
     if family in MLA:
         return _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params)
+    if family in KDA_HYBRID:
+        return _parse_kimi_linear(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params)
 
     if cfg.get("num_key_value_heads") is None and family in MULTI_QUERY:
         cfg = dict(cfg)
@@ -268,6 +412,15 @@ def parse_hf_config(
             notes.append("multi_query: false, so one KV head per query head (MHA)")
         else:
             raise ValueError("config fields 'num_key_value_heads' and 'multi_query' are both missing")
+    if cfg.get("num_key_value_heads") is None:
+        # transformers' configs (LlamaConfig, Qwen2Config, ...: "if num_key_value_heads is None:
+        # num_key_value_heads = num_attention_heads"), vLLM's ModelConfig.get_total_num_kv_heads (falls back to
+        # num_attention_heads) and llama.cpp (head_count_kv defaults to head_count) all do this
+        cfg = dict(cfg, num_key_value_heads=n_heads)
+        notes.append(
+            f"num_key_value_heads not given: one KV head per attention head ({n_heads}), as transformers, vLLM "
+            "and llama.cpp default it"
+        )
     n_kv = _int(cfg, "num_key_value_heads")
     if n_heads % n_kv:
         raise ValueError(
@@ -308,6 +461,23 @@ def parse_hf_config(
         window = _opt_int(cfg, "sliding_window")
         if window is None:
             raise ValueError("config field 'sliding_window' is missing but some layers are sliding_attention")
+    chunk = None
+    if CHUNKED in kinds:
+        chunk = _opt_int(cfg, "attention_chunk_size")
+        if chunk is None:
+            raise ValueError("config field 'attention_chunk_size' is missing but some layers are chunked_attention")
+    if family in ("gemma3n", "gemma3n_text"):
+        kinds = _gemma3n_shared(cfg, kinds, notes)
+    if family == "minimax_m2" and cfg.get("attn_type_list") is not None:
+        types = cfg["attn_type_list"]
+        if not isinstance(types, list) or len(types) != n_layers:
+            raise ValueError(f"config field 'attn_type_list' must list each of the {n_layers} layers, got {types!r}")
+        if any(t != 1 for t in types):
+            # MiniMax's attn_type_list: 1 = softmax attention, 0 = lightning (linear) attention (MiniMax-Text-01 / M1)
+            raise ValueError(
+                "config field 'attn_type_list' marks lightning-attention layers (0): kvlab does not read "
+                "MiniMax's lightning attention state, so it gives no numbers"
+            )
     linear = None
     if LINEAR in kinds and family not in MAMBA_HYBRID:
         linear = linear_layer(
@@ -327,7 +497,7 @@ def parse_hf_config(
             if kind == LINEAR
             else no_cache_layer()
             if kind == NONE
-            else attention_layer(kind, n_kv, head_dim, window)
+            else attention_layer(kind, n_kv, head_dim, chunk if kind == CHUNKED else window)
             for kind in kinds
         )
     attention = "mha" if n_kv == n_heads else ("mqa" if n_kv == 1 else "gqa")
@@ -340,12 +510,35 @@ def parse_hf_config(
         attention=attention,
         vocab_size=_opt_int(cfg, "vocab_size"),
         intermediate_size=_opt_int(cfg, "intermediate_size"),
-        max_position_embeddings=_opt_int(cfg, "max_position_embeddings"),
+        max_position_embeddings=_context_limit(cfg, family, notes),
         params=params,
         active_params=active_params,
         source=str(raw.get("_source", "")),
         notes=tuple(notes),
+        ssm_state_dtype=cfg.get("mamba_ssm_dtype") if isinstance(cfg.get("mamba_ssm_dtype"), str) else None,
     )
+
+
+def _gemma3n_shared(cfg: dict, kinds: list[str], notes: list[str]) -> list[str]:
+    """gemma-3n: the last num_kv_shared_layers layers reuse the K/V of an earlier layer of their kind and
+    keep no cache of their own (transformers Gemma3nTextAttention.is_kv_shared_layer; vLLM passes
+    kv_sharing_target_layer_name, so no KV spec is made for them; llama.cpp's LLM_ARCH_GEMMA3N sets
+    n_layer_kv_from_start = 20, the same 20 layers for E2B and E4B)."""
+    if cfg.get("num_kv_shared_layers") is None:
+        raise ValueError(
+            "config field 'num_kv_shared_layers' is missing (gemma-3n's last layers reuse earlier layers' K/V)"
+        )
+    shared = _int(cfg, "num_kv_shared_layers", minimum=0)
+    if shared >= len(kinds):
+        raise ValueError(
+            f"config field 'num_kv_shared_layers' ({shared}) leaves no layer of the {len(kinds)} with a cache"
+        )
+    if shared:
+        notes.append(
+            f"gemma-3n: the last {shared} layers (num_kv_shared_layers) reuse the K/V of earlier layers and keep "
+            "no cache of their own"
+        )
+    return kinds[: len(kinds) - shared] + [NONE] * shared
 
 
 def _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params) -> Architecture:
@@ -358,16 +551,30 @@ def _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params
         # the same heads cached without compression: K = heads x (nope + rope), V = heads x v_head_dim
         expanded = n_heads * (nope + rope + v_dim)
     notes.append(f"MLA: caches kv_lora_rank + qk_rope_head_dim = {rank} + {rope} values per layer per token")
+    index_dim = 0
+    if family == "deepseek_v32":
+        # DeepSeek-V3.2's sparse attention (DSA): a lightning indexer per layer scores every earlier token with
+        # index_n_heads query heads against ONE cached key of index_head_dim values, then picks index_topk tokens
+        # (vllm/model_executor/models/deepseek_v2.py Indexer; DeepseekV32IndexerCache: num_kv_heads = 1)
+        index_dim = _int(cfg, "index_head_dim")
+        index_heads = _int(cfg, "index_n_heads")
+        topk = _int(cfg, "index_topk")
+        notes.append(
+            f"DSA lightning indexer: one key of index_head_dim = {index_dim} values per layer per token is cached "
+            f"beside the latent (index_n_heads = {index_heads} query heads share it; each token attends to "
+            f"index_topk = {topk:,} chosen tokens); vLLM and DeepSeek's code keep it in fp8 with an fp32 scale "
+            "per 128 values"
+        )
     return Architecture(
         name=label,
         family=family,
-        layers=(mla_layer(rank, rope),) * n_layers,
+        layers=(mla_layer(rank, rope, index_dim),) * n_layers,
         n_heads=n_heads,
         hidden_size=hidden,
         attention="mla",
         vocab_size=_opt_int(cfg, "vocab_size"),
         intermediate_size=_opt_int(cfg, "intermediate_size"),
-        max_position_embeddings=_opt_int(cfg, "max_position_embeddings"),
+        max_position_embeddings=_context_limit(cfg, family, notes),
         params=params,
         active_params=active_params,
         mla_expanded_values=expanded,
@@ -553,7 +760,68 @@ def _parse_pure_mamba(cfg, raw, family, name, n_layers, notes, params, active_pa
         attention="none",
         vocab_size=_opt_int(cfg, "vocab_size"),
         intermediate_size=None,
-        max_position_embeddings=_opt_int(cfg, "max_position_embeddings"),
+        max_position_embeddings=_context_limit(cfg, family, notes),
+        params=params,
+        active_params=active_params,
+        source=str(raw.get("_source", "")),
+        notes=tuple(notes),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Kimi-Linear: Kimi Delta Attention (KDA) linear layers and MLA full layers, listed 1-based in
+# linear_attn_config (vllm/transformers_utils/configs/kimi_linear.py is_kda_layer,
+# https://github.com/vllm-project/vllm/blob/main/vllm/transformers_utils/configs/kimi_linear.py).
+# KDA state per layer per sequence, from vLLM's MambaStateShapeCalculator.kda_state_shape
+# (vllm/model_executor/layers/mamba/mamba_utils.py): short convolutions on q, k and v of
+# (conv_kernel - 1) x num_heads x head_dim values each, and a recurrent state of num_heads x head_dim x
+# head_dim; that is architecture.linear_layer with key heads = value heads = num_heads.
+# ---------------------------------------------------------------------------
+
+
+def _parse_kimi_linear(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params):
+    lin = cfg.get("linear_attn_config")
+    if not isinstance(lin, dict):
+        raise ValueError(
+            "config field 'linear_attn_config' is missing (Kimi-Linear lists its KDA and MLA layers there)"
+        )
+    lists = {}
+    for key in ("full_attn_layers", "kda_layers"):
+        ids = lin.get(key)
+        if not isinstance(ids, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
+            raise ValueError(f"config field 'linear_attn_config.{key}' is missing or not a list of layer numbers")
+        lists[key] = ids
+    full, kda = set(lists["full_attn_layers"]), set(lists["kda_layers"])
+    if full & kda or full | kda != set(range(1, n_layers + 1)):
+        raise ValueError(
+            "config fields 'linear_attn_config.full_attn_layers' and 'kda_layers' must split layers 1.."
+            f"{n_layers} between them (1-based), each layer once"
+        )
+    heads = _int(lin, "num_heads")
+    head_dim = _int(lin, "head_dim")
+    conv = _int(lin, "short_conv_kernel_size")
+    rank = _int(cfg, "kv_lora_rank")
+    rope = _int(cfg, "qk_rope_head_dim")
+    kda_layer = linear_layer(
+        conv_kernel=conv, num_key_heads=heads, key_head_dim=head_dim, num_value_heads=heads, value_head_dim=head_dim
+    )
+    layers = tuple(mla_layer(rank, rope) if i + 1 in full else kda_layer for i in range(n_layers))
+    notes.append(
+        f"Kimi-Linear: {len(full)} MLA layers cache kv_lora_rank + qk_rope_head_dim = {rank} + {rope} values per "
+        f"token; {len(kda)} KDA layers keep a state per sequence: conv (short_conv_kernel_size - 1) x 3 x "
+        f"num_heads x head_dim = {kda_layer.conv_state_values:,}, recurrent num_heads x head_dim x head_dim = "
+        f"{kda_layer.ssm_state_values:,} values (vLLM kda_state_shape)"
+    )
+    return Architecture(
+        name=label,
+        family=family,
+        layers=layers,
+        n_heads=n_heads,
+        hidden_size=hidden,
+        attention="mla",
+        vocab_size=_opt_int(cfg, "vocab_size"),
+        intermediate_size=_opt_int(cfg, "intermediate_size"),
+        max_position_embeddings=_context_limit(cfg, family, notes),
         params=params,
         active_params=active_params,
         source=str(raw.get("_source", "")),

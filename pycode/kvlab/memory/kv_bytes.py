@@ -21,7 +21,17 @@ True
 
 from __future__ import annotations
 
-from kvlab.memory.architecture import ATTENTION_KINDS, FULL, LINEAR, NONE, SLIDING, Architecture, LayerSpec
+from kvlab.memory.architecture import (
+    ATTENTION_KINDS,
+    CHUNKED,
+    FULL,
+    LINEAR,
+    NONE,
+    SLIDING,
+    Architecture,
+    LayerSpec,
+    dsa_index_bytes,
+)
 
 KIB, MIB, GIB = 2**10, 2**20, 2**30
 
@@ -111,17 +121,22 @@ def row_bytes(name: str, n_values: int) -> int:
 
 def _kind_rows(arch: Architecture, k_type: str, v_type: str) -> dict:
     rows = {}
-    for kind in (FULL, SLIDING):
+    # chunked layers get a row only where a model has them (Llama-4), so other models' rows stay as they were
+    for kind in (FULL, SLIDING) + ((CHUNKED,) if arch.count(CHUNKED) else ()):
         layers = [layer for layer in arch.layers if layer.kind == kind]
         k = sum(row_bytes(k_type, layer.k_values) for layer in layers)
         v = sum(row_bytes(v_type, layer.v_values) for layer in layers if layer.v_values)
+        # DeepSeek-V3.2: the DSA indexer key, in its own fp8 + fp32-scale format (architecture.dsa_index_bytes)
+        index = sum(dsa_index_bytes(layer.index_values) for layer in layers if layer.index_values)
         rows[kind] = {
             "layers": len(layers),
             "k_bytes_per_token": k,
             "v_bytes_per_token": v,
-            "bytes_per_token": k + v,
-            "windows": sorted({layer.window for layer in layers}) if kind == SLIDING else [],
+            "bytes_per_token": k + v + index,
+            "windows": sorted({layer.window for layer in layers}) if kind != FULL else [],
         }
+        if index:
+            rows[kind]["index_bytes_per_token"] = index
     return rows
 
 
@@ -157,7 +172,7 @@ def kv_bytes_per_token(arch: Architecture, k_type: str = "f16", v_type: str | No
     v_type = k_type if v_type is None else kv_type(v_type)
     rows = _kind_rows(arch, k_type, v_type)
     linear = arch.state_layers
-    total = rows[FULL]["bytes_per_token"] + rows[SLIDING]["bytes_per_token"]
+    total = sum(row["bytes_per_token"] for row in rows.values())
     out = {
         "model": arch.name,
         "k_type": k_type,
@@ -173,12 +188,13 @@ def kv_bytes_per_token(arch: Architecture, k_type: str = "f16", v_type: str | No
                 "bytes_per_token": 0,
                 "state_values_per_sequence": sum(l.conv_state_values + l.ssm_state_values for l in linear),
             },
+            **({CHUNKED: rows[CHUNKED]} if CHUNKED in rows else {}),
         },
         "formula": _formula(arch, k_type, v_type),
         "type_sources": sorted({KV_TYPES[k_type][2], KV_TYPES[v_type][2]}),
     }
     if arch.mla_expanded_values:
-        n_attn = rows[FULL]["layers"] + rows[SLIDING]["layers"]
+        n_attn = sum(row["layers"] for row in rows.values())
         out["mla_expanded_bytes_per_token"] = n_attn * row_bytes(k_type, arch.mla_expanded_values)
     return out
 
@@ -205,14 +221,21 @@ def kv_cache_bytes(
     v_type = k_type if v_type is None else kv_type(v_type)
     per_token = kv_bytes_per_token(arch, k_type, v_type)
     full_bytes = per_token["by_kind"][FULL]["bytes_per_token"] * context * n_seq
-    sliding_bytes = 0
+    sliding_bytes = chunked_bytes = 0
     for layer in arch.layers:
-        if layer.kind == SLIDING:
+        if layer.kind in (SLIDING, CHUNKED):
+            # a chunked layer holds at most one chunk: min(context, attention_chunk_size) tokens at its peak
             tokens = min(context, layer.window)
             per = row_bytes(k_type, layer.k_values) + (row_bytes(v_type, layer.v_values) if layer.v_values else 0)
-            sliding_bytes += per * tokens * n_seq
+            if layer.kind == SLIDING:
+                sliding_bytes += per * tokens * n_seq
+            else:
+                chunked_bytes += per * tokens * n_seq
     state_bytes = sum(l.state_values for l in arch.state_layers) * KV_TYPES[kv_type(state_type)][1] * n_seq
-    total = full_bytes + sliding_bytes + state_bytes
+    total = full_bytes + sliding_bytes + chunked_bytes + state_bytes
+    by_kind_bytes = {FULL: full_bytes, SLIDING: sliding_bytes, LINEAR: state_bytes}
+    if arch.count(CHUNKED):
+        by_kind_bytes[CHUNKED] = chunked_bytes
     return {
         "model": arch.name,
         "context": context,
@@ -220,13 +243,18 @@ def kv_cache_bytes(
         "k_type": k_type,
         "v_type": v_type,
         "bytes_per_token": per_token["bytes_per_token"],
-        "by_kind_bytes": {FULL: full_bytes, SLIDING: sliding_bytes, LINEAR: state_bytes},
+        "by_kind_bytes": by_kind_bytes,
         "total_bytes": total,
         "total_mib": total / MIB,
         "total_gib": total / GIB,
         "per_token": per_token,
         "assumptions": [
-            "full-attention layers keep every token; sliding layers keep min(context, window) tokens",
+            "full-attention layers keep every token; sliding layers keep min(context, window) tokens"
+            + (
+                "; chunked layers keep min(context, attention_chunk_size) tokens (one chunk, at its fullest)"
+                if arch.count(CHUNKED)
+                else ""
+            ),
             f"linear-attention state stored as {kv_type(state_type)}",
             "no engine padding or block rounding (see llamacpp_kv_cache / vllm_kv_cache for those)",
         ],
@@ -268,6 +296,11 @@ def kv_cache_bytes(
 LLAMACPP_PAD = 256
 LLAMACPP_SWA_FAMILIES = ("gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma4", "gemma4_text", "gpt_oss", "cohere2")
 LLAMACPP_RECURRENT_TYPE = "f32"
+# Llama-4's chunked layers: llama.cpp's LLM_ARCH_LLAMA4 sets swa_type = LLAMA_SWA_TYPE_CHUNKED with
+# n_swa = attention_chunk_size (8192) and set_swa_pattern(4) ("3 chunked - 1 full"), so they live in the
+# iSWA cache's SWA part, sized like any SWA cache (src/llama-model.cpp; the chunk mask in
+# src/llama-hparams.cpp is_masked_swa, https://github.com/ggml-org/llama.cpp/blob/master/src/llama-hparams.cpp).
+LLAMACPP_CHUNKED_FAMILIES = ("llama4", "llama4_text")
 
 
 def _pad(n: int, to: int) -> int:
@@ -336,13 +369,23 @@ def llamacpp_kv_cache(
 
     # which layers go in which cache
     uses_swa = arch.family in LLAMACPP_SWA_FAMILIES and arch.count(SLIDING) > 0
+    uses_chunked = arch.family in LLAMACPP_CHUNKED_FAMILIES and arch.count(CHUNKED) > 0
     if arch.count(SLIDING) and not uses_swa:
         notes.append(
             f"family {arch.family!r}: llama.cpp runs its sliding-window layers as full attention "
             "(phi3: SWA disabled in source, PR 13676; others inferred)"
         )
-    base_layers = [l for l in arch.layers if l.kind == FULL or (l.kind == SLIDING and not uses_swa)]
-    swa_layers = [l for l in arch.layers if l.kind == SLIDING and uses_swa]
+    if arch.count(CHUNKED) and not uses_chunked:
+        notes.append(f"family {arch.family!r}: chunked layers counted at full length (llama.cpp chunks only Llama-4)")
+    if uses_chunked:
+        notes.append(
+            "Llama-4: llama.cpp keeps the chunked layers in the iSWA cache's SWA part (LLAMA_SWA_TYPE_CHUNKED, "
+            "n_swa = attention_chunk_size), the NoPE full-attention layers in the non-SWA part"
+        )
+    bounded = (SLIDING,) if uses_swa else ()
+    bounded += (CHUNKED,) if uses_chunked else ()
+    base_layers = [l for l in arch.layers if l.kind in ATTENTION_KINDS and l.kind not in bounded]
+    swa_layers = [l for l in arch.layers if l.kind in bounded]
     # recurrent state: the linear layers, and Falcon-H1's full layers (create_memory's filter_recr
     # accepts every Falcon-H1 layer, as its filter_attn does)
     linear_layers = list(arch.state_layers)
@@ -385,6 +428,31 @@ def llamacpp_kv_cache(
         entry = cache_entry("SWA", swa_layers, size_swa)
         entry["n_swa"] = n_swa
         caches.append(entry)
+    index_layers = [l for l in attn_layers if l.index_values]
+    if index_layers:
+        # DeepSeek-V3.2: llama_kv_cache_dsa makes a second llama_kv_cache for the lightning indexer's keys,
+        # one key head of indexer_head_size per layer, in type_k, with as many cells as the MLA cache
+        # (src/llama-kv-cache-dsa.cpp, https://github.com/ggml-org/llama.cpp/blob/master/src/llama-kv-cache-dsa.cpp)
+        k = sum(row_bytes(type_k, l.index_values) for l in index_layers) * n_ctx_seq * n_stream
+        caches.append(
+            {
+                "cache": "indexer",
+                "cells": n_ctx_seq,
+                "layers": len(index_layers),
+                "streams": n_stream,
+                "k_bytes": k,
+                "v_bytes": 0,
+                "bytes": k,
+                "mib": k / MIB,
+                "log_line": _log_line(
+                    "llama_kv_cache", n_ctx_seq, len(index_layers), n_seq, n_stream, type_k, k, type_v, 0
+                ),
+            }
+        )
+        notes.append(
+            "DeepSeek-V3.2: llama.cpp keeps the DSA lightning indexer's keys in a second cache "
+            f"({index_layers[0].index_values} values per layer per token, {type_k})"
+        )
     if linear_layers:
         rs_cells = max(1, n_seq)
         r = sum(l.conv_state_values for l in linear_layers) * 4 * rs_cells
@@ -470,6 +538,10 @@ VLLM_GPU_MEMORY_UTILIZATION = 0.9
 # which also sizes a sliding layer's pages. Newer vLLM raises it to 8192 on GPUs with at least
 # 70 GiB that are not A100s (same function); kvlab keeps 2048 everywhere for now.
 VLLM_MAX_NUM_BATCHED_TOKENS = 2048
+# DeepSeek-V3.2's fp8 MLA cache ("fp8_ds_mla"): 512 fp8 latent values + 4 fp32 scales + 64 bf16 RoPE
+# values = 656 B per token (vllm/v1/kv_cache_interface.py MLAAttentionSpec.real_page_size_bytes,
+# https://github.com/vllm-project/vllm/blob/main/vllm/v1/kv_cache_interface.py)
+VLLM_FP8_DS_MLA_BYTES = 656
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -492,7 +564,8 @@ def vllm_kv_cache(
     if dtype in QUANTIZED:
         raise ValueError(f"kv_cache_dtype={dtype!r} is a llama.cpp type; vLLM takes auto, fp8, bf16, f16, f32")
     width = KV_TYPES[dtype][1]
-    by_kind = {kind: {"layers": 0, "page_bytes": 0, "bytes_per_sequence": 0} for kind in (FULL, SLIDING, LINEAR)}
+    kinds = (FULL, SLIDING, LINEAR) + ((CHUNKED,) if arch.count(CHUNKED) else ())
+    by_kind = {kind: {"layers": 0, "page_bytes": 0, "bytes_per_sequence": 0} for kind in kinds}
     per_token = 0
     for layer in arch.layers:
         if layer.kind == NONE:
@@ -507,11 +580,24 @@ def vllm_kv_cache(
             continue
         row = by_kind[layer.kind]
         row["layers"] += 1
-        page = block_size * (layer.k_values + layer.v_values) * width
-        per_token += (layer.k_values + layer.v_values) * width
+        token_bytes = (layer.k_values + layer.v_values) * width
+        if layer.index_values and dtype == "fp8":
+            # DeepSeek-V3.2: --kv-cache-dtype fp8 becomes "fp8_ds_mla", 656 B per token per layer
+            # (DeepseekV32ForCausalLM.verify_and_update_config; MLAAttentionSpec.real_page_size_bytes)
+            token_bytes = VLLM_FP8_DS_MLA_BYTES
+        if layer.index_values:
+            # + the DSA indexer key: DeepseekV32IndexerCache's MLAAttentionSpec, uint8, head_size 132
+            token_bytes += dsa_index_bytes(layer.index_values)
+        page = block_size * token_bytes
+        per_token += token_bytes
         row["page_bytes"] += page
         if layer.kind == FULL:
             row["bytes_per_sequence"] += _cdiv(max_model_len, block_size) * page
+        elif layer.kind == CHUNKED:
+            # ChunkedLocalAttentionSpec: cdiv(min(attention_chunk_size + max_num_batched_tokens, max_model_len),
+            # block_size) pages (no extra block, unlike SlidingWindowSpec)
+            tokens = min(layer.window + max_num_batched_tokens, max_model_len)
+            row["bytes_per_sequence"] += _cdiv(tokens, block_size) * page
         else:
             tokens = min(layer.window - 1 + max_num_batched_tokens, max_model_len)
             row["bytes_per_sequence"] += (_cdiv(tokens, block_size) + 1) * page
@@ -524,6 +610,18 @@ def vllm_kv_cache(
         assumptions.append(
             f"sliding layers hold window-1 + max_num_batched_tokens ({max_num_batched_tokens}) "
             "tokens + 1 block (SlidingWindowSpec)"
+        )
+    if CHUNKED in by_kind:
+        assumptions.append(
+            f"chunked layers hold attention_chunk_size + max_num_batched_tokens ({max_num_batched_tokens}) tokens "
+            "(ChunkedLocalAttentionSpec), as vLLM does with VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1, "
+            "the default in recent vLLM; versions where it defaults to 0 turn the hybrid manager off and give "
+            "chunked layers full-length pages (vllm/config/vllm.py, vllm/envs.py)"
+        )
+    if any(layer.index_values for layer in arch.layers):
+        assumptions.append(
+            "DeepSeek-V3.2: each MLA layer also caches the DSA indexer key, 132 B per token (fp8 + fp32 scale, "
+            "DeepseekV32IndexerCache); fp8 KV is vLLM's fp8_ds_mla format, 656 B per token"
         )
     if by_kind[LINEAR]["layers"]:
         assumptions.append(
@@ -633,6 +731,7 @@ def vllm_capacity(
 LAYER_KIND_LABELS = {
     "full": "full attention",
     "sliding": "sliding window",
+    "chunked": "chunked local attention",
     "linear": "recurrent state",
     "mla": "MLA latent",
     "none": "no cache (MLP only)",
@@ -698,17 +797,35 @@ def layer_memory_map(
             row = row_bytes(k_type, layer.k_values) + (
                 0 if (mla or not layer.v_values) else row_bytes(k_type, layer.v_values)
             )
+            index_row = 0
+            if layer.index_values:  # DeepSeek-V3.2's indexer key: type_k in llama.cpp, fp8 + scale otherwise
+                if mode == "llamacpp":
+                    index_row = row_bytes(k_type, layer.index_values)
+                else:
+                    index_row = dsa_index_bytes(layer.index_values)
+                    if mode == "vllm" and k_type == "fp8":
+                        row = VLLM_FP8_DS_MLA_BYTES
             tokens = context if layer.kind == FULL else min(context, layer.window)
-            ideal = row * tokens * n_seq
+            ideal = (row + (0 if mode == "llamacpp" else index_row)) * tokens * n_seq
             held = f"{tokens:,} tokens" + (f" x {n_seq}" if n_seq > 1 else "")
             if mode == "exact":
                 alloc = ideal
             elif mode == "llamacpp":
-                name = "SWA" if (layer.kind == SLIDING and uses_swa) else ("non-SWA" if "non-SWA" in cells else "kv")
+                in_swa = (layer.kind == SLIDING and uses_swa) or (
+                    layer.kind == CHUNKED and arch.family in LLAMACPP_CHUNKED_FAMILIES
+                )
+                name = "SWA" if in_swa else ("non-SWA" if "non-SWA" in cells else "kv")
                 alloc = row * cells[name]
+                if index_row:  # the indexer cache has as many cells as the MLA cache
+                    ideal += index_row * tokens * n_seq
+                    alloc += index_row * cells["indexer"]
             else:
+                row += index_row
                 if layer.kind == FULL:
                     alloc = _cdiv(context, block_size) * block_size * row * n_seq
+                elif layer.kind == CHUNKED:  # ChunkedLocalAttentionSpec
+                    keep = min(layer.window + max_num_batched_tokens, context)
+                    alloc = _cdiv(keep, block_size) * block_size * row * n_seq
                 else:
                     keep = min(layer.window - 1 + max_num_batched_tokens, context)
                     alloc = (_cdiv(keep, block_size) + 1) * block_size * row * n_seq
@@ -801,8 +918,10 @@ def memory_report(
     per_token = kv_bytes_per_token(arch, kv, v_kv)
     if mode == "llamacpp":
         detail = llamacpp_kv_cache(arch, context, kv, v_kv, n_seq=n_seq, n_ubatch=n_ubatch, kv_unified=kv_unified)
-        names = {"kv": FULL, "non-SWA": FULL, "SWA": SLIDING, "recurrent": LINEAR}
+        names = {"kv": FULL, "non-SWA": FULL, "SWA": SLIDING, "recurrent": LINEAR, "indexer": FULL}
         by_kind = {FULL: 0, SLIDING: 0, LINEAR: 0}
+        if arch.count(CHUNKED) and arch.family in LLAMACPP_CHUNKED_FAMILIES:  # Llama-4: the SWA cache is chunked
+            names["SWA"], by_kind[CHUNKED] = CHUNKED, 0
         for cache in detail["caches"]:
             by_kind[names[cache["cache"]]] += cache["bytes"]
         total = detail["total_bytes"]
