@@ -92,7 +92,7 @@ def test_llama_server_command_matches_the_kv_calculator():
     assert "--cache-reuse" in c["argv"] and "--context-shift" in c["argv"] and "-fa" in c["argv"]
     kv = kvlab.llamacpp_kv_cache(kvlab.model_architecture("llama-3.1-8b"), 16384, "q8_0", n_seq=4, kv_unified=False)
     assert c["kv"]["total_bytes"] == kv["total_bytes"] and c["kv"]["n_ctx_seq"] == 4096
-    assert kvlab.llama_server_command()["command"].splitlines()[-1].strip() == "--ctx-size 8192"
+    assert kvlab.llama_server_command()["command"].splitlines()[-1].strip() == "--parallel 1"
     with pytest.raises(ValueError):
         kvlab.llama_server_command(cache_type_k="q3")
 

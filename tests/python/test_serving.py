@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
+
+import kvlab
 
 from kvlab.__main__ import main
 from kvlab.memory.catalogue import get_gpu
@@ -103,13 +106,9 @@ def test_moe_reads_only_active_parameters_at_batch_one():
 
 
 def test_users_per_gpu_memory_and_speed_limits():
-    # vLLM: 0.9 x 80 GiB - 16.06e9 B weights - the activation reserve, 1 GiB per 8192-token chat
+    # vLLM: 0.9 x the H100's 79.22 GiB - 16.06e9 B weights - the reserve, 1 GiB per 8192-token chat
     r = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192)
-    from kvlab.memory.catalogue import model_architecture
-    from kvlab.memory.kv_bytes import vllm_activation_reserve
-
-    reserve = vllm_activation_reserve(model_architecture("llama-3.1-8b"))["bytes"]
-    assert r["users_by_memory"] == (int(0.9 * 80 * GIB) - 16_060_000_000 - reserve) // GIB
+    assert r["users_by_memory"] == (int(0.9 * H100_DRIVER_BYTES) - 16_060_000_000 - LLAMA_VLLM_RESERVE) // GIB
     # at >= 50 tok/s each: B <= (3350e9 / 50 - 16.06e9) / 1 GiB
     s = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192, min_tokens_per_second=50, bandwidth_efficiency=1.0)
     assert s["users_by_speed"] == int((3350e9 / 50 - 16.06e9) // GIB)
@@ -144,7 +143,7 @@ def test_fit_needs_exactly_one_of_gpu_or_memory():
 
 def test_vllm_fit_uses_the_utilisation_budget():
     r = fit_report("llama-3.1-8b", 8192, gpu="h100-sxm", weights="BF16", mode="vllm", n_seq=40)
-    assert r["budget_bytes"] == int(80 * GIB * 0.9) and r["fits"]
+    assert r["budget_bytes"] == int(H100_DRIVER_BYTES * 0.9) and r["fits"]
     assert not fit_report("llama-3.1-8b", 8192, gpu="h100-sxm", weights="BF16", mode="vllm", n_seq=60)["fits"]
 
 
@@ -217,15 +216,18 @@ def test_cli_bad_input_is_an_error_not_a_traceback(capsys):
 # 8.03e9 params; H100 SXM: 80 GiB.
 LLAMA_KV_PER_TOKEN = 32 * 2 * 8 * 128 * 2  # K and V, f16: 128 KiB
 LLAMA_BF16_WEIGHTS = int(8.03e9 * 2)
-# vLLM's activation reserve as verdict.py counts it (kv_bytes.vllm_activation_reserve): one 2048-token step's
-# activations in bf16, f32 logits for 256 sequences, 1 GiB of CUDA context and graphs
-LLAMA_VLLM_RESERVE = 2048 * (4 * 4096 + 2 * 14336) * 2 + 256 * 128256 * 4 + GIB
+# vLLM's reserve as the engine model counts it (kvlab/data/engines.json, fitted on real logs): on an H100 vLLM
+# batches 8192 tokens and samples for 1024 sequences; the fixed term is the fitted constant
+_ENGINES = json.loads((Path(kvlab.__file__).parent / "data" / "engines.json").read_text())["vllm"]
+_FIXED_GIB = _ENGINES["reserve_fit"]["coefficients"]["fixed"]
+LLAMA_VLLM_RESERVE = int((8192 * (4 * 4096 + 2 * 14336) * 2 + 1024 * 128256 * 4) / GIB * GIB + _FIXED_GIB * GIB)
+H100_DRIVER_BYTES = int(_ENGINES["driver_memory"]["h100-sxm"]["gib"] * GIB)  # what vLLM sees of the 80 GiB
 
 
 def vllm_chats(utilization: float, context: int, block_size: int = 16) -> int:
     """verdict.py's vLLM accounting by hand: (utilization x memory - weights - reserve) // KV per sequence,
     the sequence's KV in whole blocks."""
-    budget = int(80 * GIB * utilization)
+    budget = int(H100_DRIVER_BYTES * utilization)
     per_chat = -(-context // block_size) * block_size * LLAMA_KV_PER_TOKEN
     return (budget - LLAMA_BF16_WEIGHTS - LLAMA_VLLM_RESERVE) // per_chat
 
@@ -236,12 +238,12 @@ def test_serving_gpu_memory_utilization_moves_the_batch_limit_and_the_verdict():
     default = serving_figure()  # vLLM, 8 chats of 32,768 tokens: vLLM's own default share, 0.9
     assert default["params"]["gpu_memory_utilization"] == 0.9 and default["params"]["block_size"] == 16
     assert default["chats_that_fit"] == vllm_chats(0.9, 32768) == 13 and default["fits"]
-    assert default["budget"]["bytes"] == int(0.9 * 80 * GIB)
+    assert default["budget"]["bytes"] == int(0.9 * H100_DRIVER_BYTES)
 
     half = serving_figure(gpu_memory_utilization=0.5)
     assert half["chats_that_fit"] == vllm_chats(0.5, 32768) == 5
     assert half["chats_that_fit_text"] == "5 sequences of 32,768 tokens"
-    assert half["budget"]["bytes"] == int(0.5 * 80 * GIB)
+    assert half["budget"]["bytes"] == int(0.5 * H100_DRIVER_BYTES)
     assert not half["fits"] and half["verdict"] == "does not fit" and half["binding"] == "kv_cache"
     assert half["ms_per_token"] is None and half["usd_per_million_tokens"] is None  # not timed nor priced
     assert "--gpu-memory-utilization 0.5" in half["flags"] and "--block-size" not in half["flags"]

@@ -27,9 +27,10 @@ def test_binding_order_weights_then_reserve_then_kv():
     assert fit_verdict("llama-3.1-70b", 4096, weights="BF16", gpu="rtx-4090")["binding"] == "weights"
     kv = fit_verdict("llama-3.1-8b", 131072, weights="BF16", kv="f16", gpu="rtx-4090")
     assert kv["binding"] == "kv_cache" and kv["over_bytes"] == kv["total_bytes"] - kv["budget_bytes"] > 0
-    # weights fit alone, but not with the vLLM reserve: 0.9 x 24 GiB = 21.6 GiB, so a 21.5 GiB model
+    # weights fit alone, but not with the vLLM reserve: 0.9 x the ~23.7 GiB the driver reports = 21.3 GiB,
+    # so a 21 GiB model
     tight = fit_verdict(
-        model_architecture("llama-3.1-8b", params=21.5 * GIB / 2),
+        model_architecture("llama-3.1-8b", params=21.0 * GIB / 2),
         256,
         weights="BF16",
         kv="f16",

@@ -33,6 +33,8 @@ import re
 
 from kvlab.memory.architecture import ATTENTION_KINDS, FULL, LINEAR, SLIDING, Architecture
 from kvlab.memory.kv_bytes import (
+    ssm_state_bytes,
+    vllm_kv_layout,
     KV_TYPES,
     LLAMACPP_PAD,
     LLAMACPP_SWA_FAMILIES,
@@ -85,18 +87,27 @@ _TYPES = re.compile(r"type_k\s*=\s*'(\w+)',\s*type_v\s*=\s*'(\w+)'")
 
 # --- vLLM ------------------------------------------------------------------------------
 _VLLM_FLOAT = {
-    "weights_gib": re.compile(r"(?:Loading model weights took|Model loading took)\s*([\d.]+)\s*(?:GB|GiB)"),
-    "available_gib": re.compile(r"Available KV cache memory:\s*([\d.]+)\s*GiB"),
-    "total_gib": re.compile(r"total_gpu_memory=([\d.]+)GiB"),
+    # V1 ("Model loading took"), V0 ("Loading model weights took"), and the 0.6.5-0.7 profiling report
+    "weights_gib": re.compile(
+        r"(?:Loading model weights took|Model loading took|model weights take)\s*([\d.]+)\s*(?:GB|GiB)"
+    ),
+    # V1's line, the 0.6.5-0.7 report ("the rest of the memory reserved for KV Cache is"), the
+    # multi-line 0.6.4 report ("available_kv_cache_memory  53.29GiB") and 0.6.x's kv_cache_size=
+    "available_gib": re.compile(
+        r"Available KV cache memory:\s*(-?[\d.]+)\s*GiB|reserved for KV Cache is\s*(-?[\d.]+)\s*GiB"
+        r"|available_kv_cache_memory\s+(-?[\d.]+)\s*GiB"
+    ),
+    "total_gib": re.compile(r"total_gpu_memory(?:=|\s*\(|\s+)([\d.]+)\s*GiB"),
     "peak_torch_gib": re.compile(r"peak_torch_memory=([\d.]+)GiB"),
-    "non_torch_gib": re.compile(r"non_torch_memory=([\d.]+)GiB"),
+    "activation_peak_gib": re.compile(r"PyTorch activation peak memory(?:\s+takes)?\s+([\d.]+)\s*GiB"),
+    "non_torch_gib": re.compile(r"non_torch_memory(?:=|\s+takes\s+|\s+)([\d.]+)\s*GiB"),
     "kv_cache_size_gib": re.compile(r"kv_cache_size=([\d.]+)GiB"),
     "gpu_memory_utilization": re.compile(
-        r"gpu_memory_utilization['\"]?\s*[=:]\s*([\d.]+)|--gpu-memory-utilization[ =]([\d.]+)"
+        r"gpu_memory_utilization(?:['\"]?\s*[=:]\s*|\s*\(|\s+)([\d.]+)|--gpu-memory-utilization[ =]([\d.]+)"
     ),
 }
 _VLLM_INT = {
-    "gpu_blocks": re.compile(r"GPU blocks:\s*([\d,]+)"),
+    "gpu_blocks": re.compile(r"(?:GPU|CUDA) blocks:\s*([\d,]+)"),  # "# CUDA blocks" in 0.6.6-0.7
     "gpu_kv_tokens": re.compile(r"GPU KV cache size:\s*([\d,]+)\s*tokens"),
     "max_model_len": re.compile(r"['\"]max_model_len['\"]:\s*(\d+)|--max-model-len[ =](\d+)|max_model_len=(\d+)"),
     "block_size": re.compile(r"['\"]block_size['\"]:\s*(\d+)|--block-size[ =](\d+)"),
@@ -432,6 +443,12 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
     logged_unified = facts.get("kv_unified")
     if logged_unified is None and seq_line and seq_line["streams"] is not None:
         logged_unified = {"value": seq_line["streams"] == 1, "line": seq_line["line"]}
+    ctx_fact, seq_fact = facts.get("n_ctx"), facts.get("n_ctx_seq")
+    if logged_unified is None and ctx_fact and seq_fact and n_seq > 1:
+        # a log that prints no kv_unified (llama.cpp before it had one, Ollama) but n_ctx_per_seq = n_ctx / n_seq:
+        # each sequence gets its share of the context, as with --kv-unified off
+        if seq_fact["value"] * n_seq == ctx_fact["value"]:
+            logged_unified = {"value": False, "line": seq_fact["line"]}
     kv_unified = _pick(
         "kv_unified", logged_unified, stated, True, settings, "one KV stream for all sequences (--kv-unified)"
     )
@@ -741,7 +758,15 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         if lens
         else None
     )
-    max_len = _pick("max_model_len", logged_len, stated, None, settings, "max model length (--max-model-len)")
+    # vLLM's default --max-model-len is the model's own maximum (max_position_embeddings)
+    max_len = _pick(
+        "max_model_len",
+        logged_len,
+        stated,
+        arch.max_position_embeddings,
+        settings,
+        "max model length (--max-model-len; vLLM's default is the model's max_position_embeddings)",
+    )
     dtype = _pick(
         "kv_cache_dtype", v.get("kv_cache_dtype"), stated, "auto", settings, "KV cache dtype (--kv-cache-dtype)"
     )
@@ -767,14 +792,24 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                 "state it (max_model_len) and the log can be rebuilt"
             ],
         }
+    kv = vllm_kv_cache(arch, max_len, dtype_key, block_size=block, max_num_batched_tokens=batched)
+    # one GPU's layout: under tensor parallel each GPU holds its share of the KV heads (vLLM's figures are per GPU)
+    layout = vllm_kv_layout(
+        arch,
+        max_len,
+        kv["kv_cache_dtype"],
+        ssm_value_bytes=ssm_state_bytes(arch),
+        block_size=block,
+        max_num_batched_tokens=batched,
+        tp=tp,
+    )
     if tp != 1:
         notes.append(
-            f"tensor parallel {tp}: vLLM's per-GPU figures hold 1/{tp} of the KV heads; kvlab rebuilds "
-            "one GPU's share only for tp 1 here, so the per-GPU numbers below are for all heads"
+            f"tensor parallel {tp}: vLLM's figures are per GPU, and each GPU holds ceil(KV heads / {tp}) of the "
+            "KV heads (an MLA latent whole); kvlab rebuilds one GPU's share"
         )
-    kv = vllm_kv_cache(arch, max_len, dtype_key, block_size=block, max_num_batched_tokens=batched)
-    per_request = kv["bytes_per_sequence"]
-    page_all = kv["bytes_per_token"] * block  # one block of every attention layer
+    per_request = layout["bytes_per_request"]
+    page_all = layout["memory_per_block"]  # one block of every layer in a group (all layers when not hybrid)
     hybrid = kv["by_kind"][SLIDING]["layers"] > 0 or kv["by_kind"][LINEAR]["layers"] > 0
     parts = []
     for kind, row in kv["by_kind"].items():
@@ -935,6 +970,9 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         )
 
     conc = v.get("concurrency")
+    if layout["hybrid"] and (conc or tokens_logged):
+        checks.extend(_hybrid_checks(layout, conc, tokens_logged, kv_gib, max_len))
+        conc = None
     if conc:
         tokens = (blocks["value"] * block) if blocks else (tokens_logged["value"] if tokens_logged else None)
         simple = tokens / conc["max_model_len"] if tokens else None
@@ -1106,6 +1144,83 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
             "the weights format to compare it with the parameter count"
         )
     return {"settings": settings, "checks": checks, "notes": notes}
+
+
+def _hybrid_checks(layout: dict, conc: dict | None, tokens_logged: dict | None, kv_gib: dict | None, max_len: int):
+    """A hybrid model's token count and concurrency, rebuilt from vLLM's layer groups (kvlab.memory.engines).
+
+    vLLM prints tokens = blocks // groups x block size and concurrency = blocks / blocks one request
+    takes; the blocks are the unknown, bounded by every figure the log prints."""
+    g, bs, per_req, mem = (
+        layout["n_groups"],
+        layout["block_size"],
+        layout["blocks_per_request"],
+        layout["memory_per_block"],
+    )
+    lo, hi = 0, 1 << 40
+    if tokens_logged:
+        lo, hi = max(lo, tokens_logged["value"] // bs * g), min(hi, tokens_logged["value"] // bs * g + g - 1)
+    if kv_gib:
+        b_lo, b_hi = _blocks_range(kv_gib["value"], mem)
+        lo, hi = max(lo, b_lo), min(hi, b_hi)
+    how_layout = (
+        f"{g} groups of {layout['group_size']} layers ("
+        + ", ".join(f"{t['groups']} {t['kind']}" for t in layout["types"])
+        + (f", {layout['padding_layers']} padding layers" if layout["padding_layers"] else "")
+        + f"), blocks of {bs} tokens"
+        + (
+            f" (enlarged so a page holds one recurrent state of {layout['state_page_bytes']:,} B)"
+            if layout["state_page_bytes"]
+            else ""
+        )
+    )
+    checks = []
+    if tokens_logged:
+        ok = lo <= hi
+        checks.append(
+            {
+                "figure": "KV cache size in tokens",
+                "line": tokens_logged["line"],
+                "logged": f"{tokens_logged['value']:,} tokens",
+                "rebuilt": f"{lo:,} to {hi:,} blocks" if ok else "no block count gives it",
+                "status": "consistent" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "tokens",
+                        "logged": f"{tokens_logged['value']:,}",
+                        "rebuilt": f"blocks // {g} x {bs}",
+                        "how": how_layout,
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "the log's figures do not fit this model's layer groups",
+            }
+        )
+    if conc:
+        values = {f"{b / per_req:.2f}" for b in range(lo, min(hi, lo + 10_000) + 1)} if lo <= hi else set()
+        ok = conc["text_value"] in values if values else False
+        rebuilt = f"{lo / per_req:.2f}x to {hi / per_req:.2f}x" if lo <= hi and hi < 1 << 40 else f"blocks / {per_req}"
+        checks.append(
+            {
+                "figure": "maximum concurrency",
+                "line": conc["line"],
+                "logged": f"{conc['text_value']}x",
+                "rebuilt": rebuilt,
+                "status": "consistent" if ok else ("differs" if values else "predicted"),
+                "terms": [
+                    {
+                        "term": "concurrency",
+                        "logged": conc["text_value"],
+                        "rebuilt": rebuilt,
+                        "how": f"blocks / {per_req} blocks per {max_len:,}-token request ({how_layout}): vLLM "
+                        "divides by what one request takes in every group, not tokens by max_model_len",
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "another max_num_batched_tokens, block size or state dtype than the log's",
+            }
+        )
+    return checks
 
 
 def _blocks_range(gib_printed: float, page: int) -> tuple[int, int]:

@@ -548,6 +548,142 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+# ---------------------------------------------------------------------------
+# vLLM's KV layout: groups, pages and blocks (vllm/v1/core/kv_cache_utils.py,
+# vllm/model_executor/models/config.py HybridAttentionMambaModelConfig)
+# ---------------------------------------------------------------------------
+VLLM_KERNEL_BLOCK_ALIGNMENT = 16  # attention block sizes stay multiples of 16 when enlarged for a state page
+VLLM_GROUP_SIZE_SLACK = 1.25  # "if max_num_layers < min_num_layers * 1.25: group_size = max_num_layers"
+
+
+def vllm_kv_layout(
+    arch: Architecture,
+    max_model_len: int,
+    kv_cache_dtype: str = "bf16",
+    model_value_bytes: int = 2,
+    ssm_value_bytes: int | None = None,
+    block_size: int = 16,
+    max_num_batched_tokens: int = 2048,
+    tp: int = 1,
+) -> dict:
+    """How vLLM lays one GPU's KV cache out for `arch`: its groups, page, block size and one request's blocks.
+
+    - Layers with the same cache spec form a type (full, each sliding window, each chunk size, the
+      recurrent state). One type: every layer gets its own tensor. Several types ("hybrid"): vLLM
+      splits each type into groups of `group_size` layers (the smallest type's count, or the largest's
+      when it is within 1.25x of it), pads the last group of a type with empty layers, and lets the
+      groups share `group_size` tensors, so every group pays for whole pages of group_size layers.
+    - With a recurrent state, pages must be one size: the attention block grows to the smallest
+      multiple of 16 tokens whose page holds a state, and the state page is padded to it.
+    - A request takes, per group: a full layer's cdiv(max_model_len, block) blocks, a sliding layer's
+      cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1, a chunked layer's
+      cdiv(min(chunk + max_num_batched_tokens, max_model_len), block), a state's one block.
+    `tp`: the tensor-parallel size (KV heads split per GPU, replicated below one head each; an MLA
+    latent is not split; a state splits by heads).
+    """
+    dtype = kv_type(kv_cache_dtype)
+    kv_value_bytes = KV_TYPES[dtype][1]
+    ssm_value_bytes = ssm_value_bytes or model_value_bytes
+    types: dict[tuple, dict] = {}
+    attn_token = 0
+    for layer in arch.layers:
+        if layer.kind == NONE:
+            continue
+        if layer.state_values:
+            state = (layer.conv_state_values * model_value_bytes + layer.ssm_state_values * ssm_value_bytes) // tp
+            t = types.setdefault(("state",), {"kind": LINEAR, "layers": 0, "state_bytes": state})
+            t["layers"] += 1
+        if layer.kind == LINEAR:
+            continue
+        if arch.attention == "mla":
+            width = layer.k_values + layer.v_values
+        else:
+            heads = layer.kv_heads or 1
+            per_rank = _cdiv(heads, tp)
+            width = (layer.k_values + layer.v_values) * per_rank // heads
+        token = width * kv_value_bytes
+        if layer.index_values and dtype == "fp8":
+            token = VLLM_FP8_DS_MLA_BYTES  # DeepSeek-V3.2's fp8_ds_mla latent
+        if layer.index_values:
+            token += dsa_index_bytes(layer.index_values)  # + the DSA indexer key (DeepseekV32IndexerCache)
+        attn_token = max(attn_token, token)
+        key = (layer.kind, layer.window if layer.kind in (SLIDING, CHUNKED) else None)
+        t = types.setdefault(key, {"kind": layer.kind, "window": key[1], "layers": 0})
+        t["layers"] += 1
+    if not types:
+        raise ValueError(f"{arch.name} keeps no cache in any layer")
+
+    block = block_size
+    state_page = max((t["state_bytes"] for t in types.values() if "state_bytes" in t), default=0)
+    if state_page and attn_token:
+        a = VLLM_KERNEL_BLOCK_ALIGNMENT
+        block = max(block, a * _cdiv(state_page, a * attn_token))
+    page = block * attn_token if attn_token else state_page
+
+    counts = [t["layers"] for t in types.values()]
+    if len(types) == 1:
+        group_size, hybrid = counts[0], False
+    else:
+        group_size, hybrid = min(counts), True
+        if max(counts) < min(counts) * VLLM_GROUP_SIZE_SLACK:
+            group_size = max(counts)
+    groups, blocks_per_request, padding = [], 0, 0
+    for t in types.values():
+        n_groups = _cdiv(t["layers"], group_size)
+        padding += n_groups * group_size - t["layers"]
+        if t["kind"] == FULL:
+            need = _cdiv(max_model_len, block)
+        elif t["kind"] == SLIDING:
+            need = _cdiv(min(t["window"] - 1 + max_num_batched_tokens, max_model_len), block) + 1
+        elif t["kind"] == CHUNKED:
+            need = _cdiv(min(t["window"] + max_num_batched_tokens, max_model_len), block)
+        else:
+            need = 1
+        blocks_per_request += need * n_groups
+        groups.append(
+            {
+                "kind": t["kind"],
+                "window": t.get("window"),
+                "layers": t["layers"],
+                "groups": n_groups,
+                "blocks_per_request": need * n_groups,
+                "bytes_per_request": need * n_groups * page * group_size,
+            }
+        )
+    n_groups = sum(g["groups"] for g in groups)
+    memory_per_block = page * group_size
+    return {
+        "hybrid": hybrid,
+        "block_size": block,
+        "page_bytes": page,
+        "attention_bytes_per_token_per_layer": attn_token,
+        "state_page_bytes": state_page,
+        "group_size": group_size,
+        "n_groups": n_groups,
+        "padding_layers": padding,
+        "types": groups,
+        "memory_per_block": memory_per_block,
+        "blocks_per_request": blocks_per_request,
+        "bytes_per_request": blocks_per_request * memory_per_block,
+    }
+
+
+def vllm_blocks(layout: dict, available_bytes: float) -> dict:
+    """What vLLM prints for an available KV memory: blocks, 'GPU KV cache size' tokens, 'Maximum concurrency'."""
+    blocks = int(max(0, available_bytes) // layout["memory_per_block"])
+    return {
+        "blocks": blocks,
+        "tokens": blocks // layout["n_groups"] * layout["block_size"],
+        "concurrency": blocks / layout["blocks_per_request"],
+    }
+
+
+def ssm_state_bytes(arch: Architecture) -> int:
+    """Bytes per value of a recurrent layer's SSM state in vLLM: the config's mamba_ssm_dtype (float32 in
+    Qwen3.5/3.6), else the model dtype (2 B)."""
+    return 4 if getattr(arch, "ssm_state_dtype", None) in ("float32", "f32") else 2
+
+
 def vllm_kv_cache(
     arch: Architecture,
     max_model_len: int,
@@ -601,11 +737,41 @@ def vllm_kv_cache(
         else:
             tokens = min(layer.window - 1 + max_num_batched_tokens, max_model_len)
             row["bytes_per_sequence"] += (_cdiv(tokens, block_size) + 1) * page
+    layout = vllm_kv_layout(
+        arch,
+        max_model_len,
+        dtype,
+        KV_TYPES[model_dtype][1],
+        ssm_state_bytes(arch),
+        block_size,
+        max_num_batched_tokens,
+    )
+    if layout["hybrid"]:  # vLLM's layer groups: a padded group pays like a full one, blocks may be enlarged
+        for row in by_kind.values():
+            row["bytes_per_sequence"] = 0
+        for t in layout["types"]:
+            by_kind[t["kind"]]["bytes_per_sequence"] += t["bytes_per_request"]
     per_seq = sum(row["bytes_per_sequence"] for row in by_kind.values())
+    assert per_seq == layout["bytes_per_request"]
     assumptions = [
-        f"block_size {block_size} tokens (PagedAttention); a sequence holds whole blocks",
+        f"block_size {layout['block_size']} tokens (PagedAttention); a sequence holds whole blocks",
         f"KV dtype {dtype} ({'model dtype' if kv_cache_dtype == 'auto' else '--kv-cache-dtype'})",
     ]
+    if layout["hybrid"]:
+        assumptions.append(
+            f"vLLM's layer groups: {layout['n_groups']} groups of {layout['group_size']} layers"
+            + (
+                f", {layout['padding_layers']} of them padding that costs as much as a real layer"
+                if layout["padding_layers"]
+                else ""
+            )
+            + (
+                f"; attention blocks enlarged to {layout['block_size']} tokens so a page holds one recurrent state"
+                if layout["block_size"] != block_size
+                else ""
+            )
+            + " (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size)"
+        )
     if by_kind[SLIDING]["layers"]:
         assumptions.append(
             f"sliding layers hold window-1 + max_num_batched_tokens ({max_num_batched_tokens}) "
@@ -624,16 +790,18 @@ def vllm_kv_cache(
             "DeepseekV32IndexerCache); fp8 KV is vLLM's fp8_ds_mla format, 656 B per token"
         )
     if by_kind[LINEAR]["layers"]:
+        ssm = "f32 (the config's mamba_ssm_dtype)" if ssm_state_bytes(arch) == 4 else model_dtype
         assumptions.append(
-            f"linear-attention state: one page per sequence in {model_dtype} (inferred); "
-            "vLLM enlarges attention blocks of hybrid models to match it (not modelled)"
+            f"recurrent state: one page per sequence, its convolution state in {model_dtype} and its SSM state in "
+            f"{ssm}, padded to the attention page (HybridAttentionMambaModelConfig)"
         )
     return {
         "mode": "vllm",
         "model": arch.name,
         "max_model_len": max_model_len,
         "kv_cache_dtype": dtype,
-        "block_size": block_size,
+        "block_size": layout["block_size"],
+        "layout": layout,
         "bytes_per_token": per_token,
         "kib_per_token": per_token / KIB,
         "by_kind": by_kind,
@@ -781,17 +949,23 @@ def layer_memory_map(
                 arch, context, dtype, block_size=block_size, max_num_batched_tokens=max_num_batched_tokens
             )
             k_type = vk["kv_cache_dtype"]
+            layout = vk["layout"]
+            block_size = layout["block_size"]  # enlarged for a hybrid with recurrent state
     layers = []
     for i, layer in enumerate(arch.layers):
         kind = "mla" if (mla and layer.kind in ATTENTION_KINDS) else layer.kind
         if layer.parallel_hybrid:
             kind = "hybrid"
         state = layer.state_values * state_bytes * (max(1, n_seq) if mode == "llamacpp" else n_seq)
+        if mode == "vllm" and layer.state_values:  # SSM part in mamba_ssm_dtype, the page padded to the attention page
+            state = (layer.conv_state_values * state_bytes + layer.ssm_state_values * ssm_state_bytes(arch)) * n_seq
         if layer.kind == NONE:
             ideal = alloc = 0
             held = "nothing"
         elif layer.kind == LINEAR:
             ideal = alloc = state
+            if mode == "vllm" and layout["hybrid"]:
+                alloc = layout["page_bytes"] * n_seq
             held = "its state"
         else:
             row = row_bytes(k_type, layer.k_values) + (
@@ -842,6 +1016,21 @@ def layer_memory_map(
                 "allocated_bytes": alloc,
             }
         )
+    if mode == "vllm" and layout["padding_layers"]:
+        # vLLM's groups: a type's last group is padded with empty layers that cost as much as real ones;
+        # their bytes are shown on the type's last layer
+        for t in layout["types"]:
+            pad = t["groups"] * layout["group_size"] - t["layers"]
+            if not pad:
+                continue
+            same = [
+                la
+                for la, layer in zip(layers, arch.layers)
+                if layer.kind == t["kind"]
+                and (layer.window if layer.kind in (SLIDING, CHUNKED) else None) == t["window"]
+            ]
+            same[-1]["allocated_bytes"] += pad * same[-1]["allocated_bytes"]
+            same[-1]["holds"] += f" + {pad} padding layers of its vLLM group"
     total_ideal = sum(la["ideal_bytes"] for la in layers)
     total_alloc = sum(la["allocated_bytes"] for la in layers)
     how = {
@@ -849,7 +1038,13 @@ def layer_memory_map(
             f"llama.cpp: -c {context * n_seq:,}{f' -np {n_seq}' if n_seq > 1 else ''}; cells: "
             + ", ".join(f"{name} {n:,}" for name, n in cells.items())
         ),
-        "vllm": f"vLLM: blocks of {block_size} tokens; sliding layers keep window - 1 + {max_num_batched_tokens:,} tokens + 1 block",
+        "vllm": f"vLLM: blocks of {block_size} tokens; sliding layers keep window - 1 + {max_num_batched_tokens:,} tokens + 1 block"
+        + (
+            f"; {layout['n_groups']} groups of {layout['group_size']} layers"
+            + (f", {layout['padding_layers']} padding layers" if layout["padding_layers"] else "")
+            if mode == "vllm" and layout["hybrid"]
+            else ""
+        ),
         "exact": "no engine: each layer holds exactly what it needs",
     }[mode]
     return {
@@ -906,6 +1101,7 @@ def memory_report(
     v_kv: str | None = None,
     n_ubatch: int = 512,
     kv_unified: bool = True,
+    max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS,
 ) -> dict:
     """KV cache of `model` at `context` tokens: per token, per layer kind, total, under one accounting.
 
@@ -928,7 +1124,9 @@ def memory_report(
     elif mode == "vllm":
         if n_seq < 1:
             raise ValueError("n_seq must be at least 1")
-        detail = vllm_kv_cache(arch, context, "auto" if kv in ("f16", "bf16") else kv)
+        detail = vllm_kv_cache(
+            arch, context, "auto" if kv in ("f16", "bf16") else kv, max_num_batched_tokens=max_num_batched_tokens
+        )
         by_kind = {kind: row["bytes_per_sequence"] * n_seq for kind, row in detail["by_kind"].items()}
         total = detail["bytes_per_sequence"] * n_seq
     elif mode == "exact":
@@ -953,7 +1151,19 @@ def memory_report(
         "total_mib": total / MIB,
         "total_gib": total / GIB,
         "detail": detail,
+        "warnings": _context_warnings(arch, context // n_seq if mode == "llamacpp" else context),
     }
+
+
+def _context_warnings(arch: Architecture, per_sequence: int) -> list[str]:
+    """What every memory answer says when a sequence runs past the model's trained context."""
+    trained = arch.max_position_embeddings
+    if not trained or per_sequence <= trained:
+        return []
+    return [
+        f"{per_sequence:,} tokens per sequence is beyond the {trained:,} tokens {arch.name} was trained on "
+        "(max_position_embeddings): llama.cpp warns and runs; vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+    ]
 
 
 def fit_report(
@@ -968,6 +1178,9 @@ def fit_report(
     gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
     n_gpus: int = 1,
     allow_long_context: bool = False,
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    engine_version: str = "v1",
 ) -> dict:
     """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib`? `kvlab.memory.verdict.fit_verdict`'s answer.
 
@@ -987,4 +1200,7 @@ def fit_report(
         engine=mode,
         gpu_memory_utilization=gpu_memory_utilization,
         allow_long_context=allow_long_context,
+        max_num_batched_tokens=max_num_batched_tokens,
+        max_num_seqs=max_num_seqs,
+        engine_version=engine_version,
     )

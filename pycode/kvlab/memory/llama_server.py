@@ -3,7 +3,9 @@
 llama.cpp's server flags (tools/server/README.md): `-c/--ctx-size` (context in
 tokens, shared by all slots), `-ctk/--cache-type-k` and `-ctv/--cache-type-v`
 (the cache's number format; a quantised V cache needs flash attention, `-fa on`),
-`-np/--parallel` (slots: sequences served at once, each gets ctx-size / parallel),
+`-np/--parallel` (slots: sequences served at once, each gets ctx-size / parallel; the
+default -1 means auto: 4 slots sharing one unified cache, `--kv-unified`, so a command for
+one sequence says `--parallel 1`),
 `--cache-reuse N` (reuse cached chunks of at least N tokens by shifting them,
 on top of prompt caching), `--context-shift` (when a slot is full, keep the
 first `--keep` tokens and discard half of the rest instead of stopping).
@@ -17,6 +19,16 @@ from kvlab.memory.catalogue import get_model, model_architecture
 from kvlab.memory.kv_bytes import llamacpp_kv_cache
 
 CACHE_TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"]
+# `-np, --parallel N`: "number of server slots (default: -1, -1 = auto)"; `-kvu, --kv-unified`: "use single unified
+# KV buffer shared across all sequences (default: enabled if number of slots is auto)"; auto is 4 slots
+# (tools/server/README.md and server.cpp, https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md)
+AUTO_SLOTS = 4
+# `--fit` (on by default since https://github.com/ggml-org/llama.cpp/pull/16653): at start-up llama.cpp projects its
+# memory use and, if it does not fit the free device memory, shrinks the context or keeps layers on the CPU
+FIT_NOTE = (
+    "By default llama.cpp fits itself to the GPU (--fit, since PR 16653): if these settings do not fit the free "
+    "memory it lowers the context or keeps some layers on the CPU instead of failing; add --fit off to get an error"
+)
 MAX_CTX_SIZE = 2**32 - 1  # llama.cpp's n_ctx is a uint32_t (llama_context_params.n_ctx)
 
 
@@ -47,6 +59,9 @@ def llama_server_command(
     >>> c["argv"][1:]
     ['-m', 'Llama-3.1-8B-Q4_K_M.gguf', '--ctx-size', '8192', '-ctk', 'q8_0', '-ctv', 'q8_0', '-fa', 'on', \
 '--parallel', '2', '--context-shift', '--keep', '32']
+    >>> one = llama_server_command(8192, model="gemma-3-27b-it")
+    >>> one["argv"][-2:], one["kv"]["total_mib"], one["kv"]["auto_slots_total_mib"]
+    (['--parallel', '1'], 1264.0, 2512.0)
     >>> c["kv"]["n_ctx_seq"], c["kv"]["total_mib"]
     (4096, 544.0)
     """
@@ -81,14 +96,21 @@ def llama_server_command(
         if cache_type_v not in ("f32", "f16", "bf16"):
             argv += ["-fa", "on"]
             flags.append({"flag": "-fa on", "means": "flash attention: llama.cpp needs it for a quantised V cache"})
-    if parallel != 1:
-        argv += ["--parallel", str(parallel)]
-        flags.append(
-            {
-                "flag": f"--parallel {parallel}",
-                "means": f"{parallel} slots, each with {ctx_size // parallel:,} tokens of the context",
-            }
-        )
+    # without -np llama-server runs AUTO_SLOTS slots over one unified cache: say what that would allocate
+    auto = llamacpp_kv_cache(arch, ctx_size, cache_type_k, cache_type_v, n_seq=AUTO_SLOTS, kv_unified=True)
+    argv += ["--parallel", str(parallel)]
+    flags.append(
+        {
+            "flag": f"--parallel {parallel}",
+            "means": (
+                f"{parallel} slots, each with {ctx_size // parallel:,} tokens of the context"
+                if parallel != 1
+                else "one slot with the whole context; without it llama-server runs "
+                f"{AUTO_SLOTS} slots sharing the context (-np auto, --kv-unified), "
+                f"{auto['total_mib']:,.0f} MiB of cache for this model"
+            ),
+        }
+    )
     if cache_reuse:
         argv += ["--cache-reuse", str(cache_reuse)]
         flags.append(
@@ -146,7 +168,9 @@ def llama_server_command(
             "n_ctx_seq": kv["n_ctx_seq"],
             "total_bytes": kv["total_bytes"],
             "total_mib": kv["total_mib"],
+            "auto_slots_total_mib": auto["total_mib"],
         },
+        "notes": [FIT_NOTE],
         "text": {
             "kv": (
                 f"For {name} these settings allocate {kv['total_mib']:,.0f} MiB of {holds} "

@@ -31,8 +31,11 @@ length (max_position_embeddings) binds too, unless `allow_long_context`
 
 from __future__ import annotations
 
-from kvlab.memory.architecture import ATTENTION_KINDS, LINEAR, Architecture
+from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
+from kvlab.memory.engines import vllm_setup, vllm_setup_for_context
 from kvlab.memory.kv_bytes import (
+    ssm_state_bytes,
+    vllm_kv_layout,
     GIB,
     KV_TYPES,
     LLAMACPP_PAD,
@@ -43,7 +46,6 @@ from kvlab.memory.kv_bytes import (
     kv_type,
     llamacpp_compute_buffer,
     llamacpp_kv_cache,
-    vllm_activation_reserve,
     vllm_kv_cache,
 )
 from kvlab.inputs import finite_number
@@ -55,6 +57,7 @@ TENSOR_PARALLEL = (1, 2, 4, 8)
 MAX_CONTEXT_SEARCH = 2**24  # 16M tokens: the most a search for the largest context tries
 MAX_SEQUENCES_SEARCH = 65536
 VLLM_LONG_CONTEXT_FLAG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+LLAMACPP_VERSION = "llama.cpp b6000 and later (llama_kv_cache with streams; -np and --kv-unified)"
 PARTS = {
     "weights": "weights",
     "kv_cache": "KV cache",
@@ -98,6 +101,7 @@ def _device(gpu, memory_gib, n_gpus: int) -> dict:
             "memory_bytes": memory,
             "how": how,
             "unified_memory": bool(card.get("unified_memory")),
+            "card": card,
         }
     gib = finite_number("memory_gib", memory_gib, minimum=1 / 1024, maximum=2**20)
     return {
@@ -106,6 +110,7 @@ def _device(gpu, memory_gib, n_gpus: int) -> dict:
         "memory_bytes": int(gib * GIB),
         "how": f"{gib:g} GiB given",
         "unified_memory": False,
+        "card": None,
     }
 
 
@@ -159,6 +164,7 @@ def _per_gpu(
     utilization: float,
     n_ubatch: int,
     block_size: int = VLLM_BLOCK_SIZE,
+    engine_setup: dict | None = None,
 ) -> dict:
     """Components on one GPU (bytes), its budget, and how each was counted."""
     if engine == "llamacpp":
@@ -187,15 +193,36 @@ def _per_gpu(
             "kv_share": 1 / n_gpus,
             "flags": flags,
             "budget_how": "all of the GPU's memory",
+            "band": compute["bytes"] // 2,  # the compute buffer estimate is good to about +-50%
         }
+    engine_setup = vllm_setup_for_context(
+        engine_setup or vllm_setup(None, memory, weights, arch, n_gpus, max_model_len=context), context
+    )
     dtype = "auto" if k in ("f16", "bf16") else k
-    kv = vllm_kv_cache(arch, context, dtype, block_size=block_size)
+    batched = engine_setup["max_num_batched_tokens"]
+    kv = vllm_kv_cache(arch, context, dtype, block_size=block_size, max_num_batched_tokens=batched)
     share, share_how = _kv_head_share(arch, n_gpus)
-    attention = sum(row["bytes_per_sequence"] for kind, row in kv["by_kind"].items() if kind != LINEAR)
-    state = kv["by_kind"][LINEAR]["bytes_per_sequence"]
-    kv_bytes = int(attention * share + state / n_gpus) * n_seq
-    reserve = vllm_activation_reserve(arch)
-    budget = int(memory * utilization)
+    layout = vllm_kv_layout(
+        arch,
+        context,
+        kv["kv_cache_dtype"],
+        ssm_value_bytes=ssm_state_bytes(arch),
+        block_size=block_size,
+        max_num_batched_tokens=batched,
+        tp=n_gpus,
+    )
+    kv_bytes = layout["bytes_per_request"] * n_seq
+    grouping = (
+        f"; hybrid layout: {layout['n_groups']} groups of {layout['group_size']} layers"
+        + (f" ({layout['padding_layers']} padding layers)" if layout["padding_layers"] else "")
+        + (f", blocks of {layout['block_size']} tokens to hold a state page" if layout["state_page_bytes"] else "")
+        if layout["hybrid"]
+        else ""
+    )
+    usable = engine_setup["usable_bytes"]
+    budget = int(usable * utilization)
+    loaded = engine_setup["weights"]
+    reserve = engine_setup["reserve"]
     tp = "" if n_gpus == 1 else f" / {n_gpus} GPUs (tensor parallel)"
     flags = (
         f"--max-model-len {context} --gpu-memory-utilization {utilization:g}"
@@ -203,14 +230,15 @@ def _per_gpu(
         + (f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else "")
     )
     components = [
-        {"name": "weights", "bytes": -(-weights["bytes"] // n_gpus), "how": weights["how"] + tp},
+        {"name": "weights", "bytes": -(-loaded["bytes"] // n_gpus), "how": loaded["how"] + tp},
         {
             "name": "kv_cache",
             "bytes": kv_bytes,
-            "how": f"vLLM {flags}: {plural(n_seq, 'sequence')} x {_size(kv['bytes_per_sequence'])} in blocks of "
-            f"{kv['block_size']} tokens ({kv['kv_cache_dtype']})" + ("" if n_gpus == 1 else f"; {share_how}"),
+            "how": f"vLLM {flags}: {plural(n_seq, 'sequence')} x {_size(layout['bytes_per_request'])} in blocks of "
+            f"{layout['block_size']} tokens ({kv['kv_cache_dtype']}){grouping}"
+            + ("" if n_gpus == 1 else f"; {share_how}"),
         },
-        {"name": "activation_reserve", "bytes": reserve["bytes"], "how": reserve["assumption"]},
+        {"name": "activation_reserve", "bytes": reserve["bytes"], "how": reserve["how"]},
     ]
     return {
         "components": components,
@@ -218,14 +246,17 @@ def _per_gpu(
         "kv_detail": kv,
         "kv_share": share,
         "flags": flags,
-        "budget_how": f"gpu_memory_utilization {utilization:g} x {_size(memory)}",
+        "budget_how": f"gpu_memory_utilization {utilization:g} x {_size(usable)} ({engine_setup['usable_how']})",
+        "band": reserve["band_bytes"],
     }
 
 
 def _total(
-    arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch, block_size
+    arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch, block_size, engine_setup
 ) -> tuple[int, int]:
-    g = _per_gpu(arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch, block_size)
+    g = _per_gpu(
+        arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch, block_size, engine_setup
+    )
     return sum(c["bytes"] for c in g["components"]), g["budget"]
 
 
@@ -281,6 +312,9 @@ def fit_verdict(
     block_size: int = VLLM_BLOCK_SIZE,
     params: float | None = None,
     solve: bool = True,
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    engine_version: str = "v1",
 ) -> dict:
     """Does `model` with `n_seq` sequences of `context` tokens fit on `n_gpus` x `gpu` under `engine`?
 
@@ -316,7 +350,18 @@ def fit_verdict(
     memory = device["memory_bytes"]
     w = _weights(arch, weights)
     args = (arch, engine)
-    rest = (n_seq, w, k, n_gpus, memory, utilization, n_ubatch, block_size)
+    setup = None
+    if engine == "vllm":
+        if max_num_batched_tokens is not None:
+            max_num_batched_tokens = finite_number(
+                "max_num_batched_tokens", max_num_batched_tokens, minimum=1, maximum=1 << 24, integer=True
+            )
+        if max_num_seqs is not None:
+            max_num_seqs = finite_number("max_num_seqs", max_num_seqs, minimum=1, maximum=1 << 20, integer=True)
+        setup = vllm_setup(
+            device["card"], memory, w, arch, n_gpus, max_num_batched_tokens, max_num_seqs, engine_version, context
+        )
+    rest = (n_seq, w, k, n_gpus, memory, utilization, n_ubatch, block_size, setup)
 
     g = _per_gpu(arch, engine, context, *rest)
     parts = {c["name"]: c["bytes"] for c in g["components"]}
@@ -337,6 +382,19 @@ def fit_verdict(
     elif over_trained and not allow_long_context:
         binding = "trained_context"
     fits = binding is None
+    band = g["band"]
+    # the reserve is an estimate: a margin smaller than its error band is not a firm answer either way
+    close = memory_fits and budget - total < band or not memory_fits and total - budget < band
+    confidence = "low" if close else "high"
+    warnings = []
+    if close:
+        warnings.append(
+            f"close call: the margin ({_size(abs(budget - total))} {'to spare' if memory_fits else 'over'}) is "
+            f"within the reserve estimate's error ({_size(band)}); the engine may "
+            + ("refuse to start" if memory_fits else "start after all")
+        )
+    if long_context_check(arch, context) and allow_long_context:
+        warnings.append(long_context_check(arch, context)["text"])
 
     def fits_at(ctx: int) -> bool:
         t, b = _total(*args, ctx, *rest)
@@ -357,6 +415,10 @@ def fit_verdict(
     else:
         max_context, limited_by = by_memory, "memory"
     max_sequences = (_largest(fits_with, 1, MAX_SEQUENCES_SEARCH) or 0) if solve else None
+    seq_cap = setup["max_num_seqs"] if setup else None
+    capped = bool(solve and seq_cap and max_sequences > seq_cap)
+    if capped:
+        max_sequences = seq_cap
 
     engine_name = ENGINE_NAMES[engine]
     where = device["name"] if n_gpus == 1 else f"{n_gpus} x {device['name']}"
@@ -374,6 +436,8 @@ def fit_verdict(
             if n_gpus > 1
             else f"fits: {_size(total)} of {_size(budget)}, {_size(budget - total)} to spare"
         )
+        if close:
+            headline = "fits, barely: " + headline.removeprefix("fits: ") + " (within the estimate's error)"
         label = "fits"
     else:
         over = total - budget
@@ -408,7 +472,7 @@ def fit_verdict(
             f"{plural(max_sequences, 'sequence')} of {plural(context, 'token')}"
             if max_sequences
             else f"none: not one sequence of {plural(context, 'token')} fits"
-        )
+        ) + (" (vLLM's max_num_seqs cap; memory allows more)" if capped else "")
 
     components = [dict(c, label=PARTS[c["name"]], gib=c["bytes"] / GIB) for c in g["components"]]
     notes = list(g["kv_detail"].get("notes", [])) + list(g["kv_detail"].get("assumptions", []))
@@ -449,8 +513,25 @@ def fit_verdict(
         "max_sequences": max_sequences,
         "max_sequences_text": sequences_text,
         "kv_share_per_gpu": g["kv_share"],
+        "confidence": confidence,
+        "error_band_bytes": band,
+        "warnings": warnings,
+        "engine_model": (
+            {
+                "version": setup["version"],
+                "max_num_batched_tokens": setup["max_num_batched_tokens"],
+                "max_num_seqs": setup["max_num_seqs"],
+                "defaults_how": setup["defaults_how"],
+                "usable_bytes": setup["usable_bytes"],
+                "usable_how": setup["usable_how"],
+                "max_num_seqs_caps_sequences": capped,
+            }
+            if setup
+            else {"version": LLAMACPP_VERSION}
+        ),
         "assumptions": [f"{c['label']}: {c['how']}" for c in components]
         + [f"budget per GPU: {g['budget_how']}", device["how"]]
+        + ([f"vLLM defaults: {setup['defaults_how']}"] if setup else [])
         + w.get("notes", [])
         + notes,
     }

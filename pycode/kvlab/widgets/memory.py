@@ -479,7 +479,7 @@ def _server(model, context: int, kv: str, n_seq: int) -> dict:
         "flags": c["flags"],
         "text": f"The same model, context and cache type on llama.cpp's server: it allocates "
         f"{human_bytes(c['kv']['total_bytes'])} of {c['kv']['holds']}, {plural(c['kv']['n_ctx_seq'], 'token')} per slot "
-        "(after -m goes your own GGUF file).",
+        "(after -m goes your own GGUF file). " + c["notes"][0] + ".",
         "kv_bytes": c["kv"]["total_bytes"],
     }
 

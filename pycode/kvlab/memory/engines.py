@@ -1,0 +1,261 @@
+"""What an engine does with a GPU's memory: the defaults it picks for the card, the
+memory it sees, the weights as it loads them, and what it keeps for itself.
+
+The figures live in kvlab/data/engines.json, each with its source: vLLM's batch
+defaults (vllm/engine/arg_utils.py), the memory the CUDA driver reports per card
+(read off real start-up logs), and the reserve vLLM's profiling run takes besides
+the weights, fitted by `bench/engine_calibration.py` on the real start-up logs in
+tests/python/data/engine_logs/ (calibration.json lists each with its URL).
+
+vLLM's own rule (vllm/v1/worker/gpu_worker.py, determine_available_memory):
+
+    available KV = total_memory x gpu_memory_utilization - weights - (activation peak + non-torch memory)
+
+`total_memory` is what `torch.cuda.mem_get_info` returns (79.2 GiB on an 80 GB H100,
+not 80), the weights are what the loader allocated ("Model loading took"), and the
+last term is measured by a profiling forward pass of max_num_batched_tokens tokens and
+a sampler pass over max_num_seqs sequences. kvlab cannot run that pass, so it models
+it with three terms fitted on real logs and says how far off the fit was on them.
+
+>>> vllm_batch_defaults({"id": "h100-sxm", "name": "NVIDIA H100 SXM 80GB", "memory_gib": 80})["max_num_seqs"]
+1024
+>>> vllm_batch_defaults({"id": "a100-80gb", "name": "NVIDIA A100 80GB", "memory_gib": 80})["max_num_batched_tokens"]
+2048
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+from kvlab.memory.architecture import Architecture
+
+GIB = 2**30
+DATA = Path(__file__).resolve().parents[1] / "data" / "engines.json"
+
+
+@cache
+def engine_data() -> dict:
+    """kvlab/data/engines.json: every engine figure kvlab uses, with its source."""
+    return json.loads(DATA.read_text(encoding="utf-8"))
+
+
+def vllm_data() -> dict:
+    return engine_data()["vllm"]
+
+
+def vllm_version() -> str:
+    """The vLLM versions the model follows, in words."""
+    return vllm_data()["version"]
+
+
+def vllm_batch_defaults(card: dict | None) -> dict:
+    """vLLM's OpenAI-server defaults for max_num_batched_tokens and max_num_seqs on this card.
+
+    vLLM picks them from the device's total memory and name (EngineArgs' batch
+    defaults): a card of 70 GiB or more that is not an A100 gets the large tier.
+    `card` None (a memory size given by hand) gets the small tier, as vLLM does
+    when it cannot query the device.
+    """
+    d = vllm_data()["batch_defaults"]
+    large = d["large"]
+    if card is not None:
+        memory = driver_memory(card)["bytes"] / GIB
+        name = f"{card.get('id', '')} {card.get('name', '')}".lower()
+        if memory >= large["min_memory_gib"] and not any(word in name for word in large["not_named"]):
+            return {
+                "max_num_batched_tokens": large["max_num_batched_tokens"],
+                "max_num_seqs": large["max_num_seqs"],
+                "tier": "large",
+                "how": large["why"],
+                "source": d["source"],
+            }
+    small = d["small"]
+    return {
+        "max_num_batched_tokens": small["max_num_batched_tokens"],
+        "max_num_seqs": small["max_num_seqs"],
+        "tier": "small",
+        "how": small["why"],
+        "source": d["source"],
+    }
+
+
+VLLM_VERSIONS = ("v1", "v0")
+
+
+def vllm_v0_batched_tokens(max_model_len: int) -> int:
+    """V0's max_num_batched_tokens: the whole prompt at once (at least 2048), or chunks of 2048 above 32K."""
+    v0 = vllm_data()["versions"]["v0"]
+    if max_model_len > v0["chunked_above"]:
+        return v0["chunked_batched_tokens"]
+    return max(max_model_len, v0["min_batched_tokens"])
+
+
+def driver_memory(card: dict) -> dict:
+    """The memory the CUDA driver reports for `card` (what vLLM multiplies by gpu_memory_utilization).
+
+    Read off real logs where the catalogue has it (`driver_total_gib` with its
+    source); otherwise the nominal size scaled by the H100's measured ratio, and
+    said to be an estimate.
+    """
+    seen = vllm_data()["driver_memory"].get(card.get("id") or "")
+    if seen:
+        return {
+            "bytes": int(seen["gib"] * GIB),
+            "exact": True,
+            "how": f"{seen['gib']:g} GiB as the CUDA driver reports it (vLLM logs: {', '.join(seen['sources'])})",
+        }
+    ratio = vllm_data()["driver_ratio"]
+    nominal = card.get("gpu_usable_gib") or card["memory_gib"]
+    return {
+        "bytes": int(nominal * ratio["value"] * GIB),
+        "exact": False,
+        "how": f"{nominal:g} GiB nominal x {ratio['value']:.4f} (estimate: {ratio['why']})",
+    }
+
+
+def _activation_width(arch: Architecture) -> int:
+    """Values per token live at the profiling pass's peak: the MLP's gate/up output and the residual."""
+    inter = arch.intermediate_size or 4 * arch.hidden_size
+    return 2 * inter + 4 * arch.hidden_size
+
+
+def reserve_features(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, n_gpus: int = 1) -> dict:
+    """The three measurable drivers of vLLM's non-KV, non-weight memory, in GiB."""
+    vocab = arch.vocab_size or 32000
+    return {
+        "fixed": 1.0,
+        "sampler": max_num_seqs * vocab * 4 / GIB,  # f32 logits of the sampler's dummy pass
+        "activations": max_num_batched_tokens * _activation_width(arch) * 2 / n_gpus / GIB,  # bf16
+    }
+
+
+def vllm_reserve(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, n_gpus: int = 1) -> dict:
+    """An estimate of what vLLM's profiling run keeps besides the weights and KV, with its error band.
+
+    reserve = fixed + a x sampler logits + b x activations (+ the tensor-parallel
+    extra for NCCL buffers when n_gpus > 1), coefficients fitted on real logs.
+    """
+    fit = vllm_data()["reserve_fit"]
+    feats = reserve_features(arch, max_num_batched_tokens, max_num_seqs, n_gpus)
+    coef = fit["coefficients"]
+    parts = {name: coef[name] * value for name, value in feats.items()}
+    if n_gpus > 1:
+        parts["tensor_parallel"] = fit["tensor_parallel_extra_gib"]
+    gib = sum(parts.values())
+    return {
+        "bytes": int(gib * GIB),
+        "gib": gib,
+        "parts_gib": parts,
+        "band_bytes": int(fit["band_gib"] * GIB),
+        "band_gib": fit["band_gib"],
+        "how": (
+            f"estimate: {coef['fixed']:.2f} GiB + {coef['sampler']:.2f} x sampler logits "
+            f"({max_num_seqs} seqs x vocab x 4 B) + {coef['activations']:.2f} x activations "
+            f"({max_num_batched_tokens} tokens, bf16)"
+            + (f" + {fit['tensor_parallel_extra_gib']:g} GiB for tensor parallel" if n_gpus > 1 else "")
+            + f"; fitted on {fit['n_logs']} real vLLM logs, off by up to {fit['band_gib']:.2f} GiB on them"
+        ),
+    }
+
+
+def vllm_loaded_weights(arch: Architecture, w: dict) -> dict:
+    """The weights as vLLM's loader allocates them: the formula's bytes, or a measured load where kvlab has one."""
+    for entry in vllm_data()["loaded_weights"]:
+        if entry["model"] == arch.name and entry["format"] == w["format"]:
+            nbytes = int(entry["gib"] * GIB)
+            return dict(
+                w,
+                bytes=nbytes,
+                gib=nbytes / GIB,
+                how=f"{entry['gib']:g} GiB as vLLM loads it ({entry['why']}; {entry['source']})",
+                formula_bytes=w["bytes"],
+            )
+    return dict(w, formula_bytes=w["bytes"])
+
+
+def vllm_setup_for_context(setup: dict, max_model_len: int) -> dict:
+    """The setup at another max_model_len: V0 sizes its batch (and so its reserve) by max_model_len."""
+    if setup["version_id"] != "v0" or setup["batched_given"]:
+        return setup
+    return vllm_setup(*setup["args"], max_model_len=max_model_len)
+
+
+def _measured_reserve(arch: Architecture, fmt: str, n_gpus: int) -> dict | None:
+    for entry in vllm_data()["measured_reserve"]:
+        if entry["model"] == arch.name and entry["format"] == fmt and entry["n_gpus"] == n_gpus:
+            return entry
+    return None
+
+
+def vllm_setup(
+    card: dict | None,
+    memory_bytes: int,
+    w: dict,
+    arch: Architecture,
+    n_gpus: int = 1,
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    version: str = "v1",
+    max_model_len: int | None = None,
+) -> dict:
+    """Everything the vLLM model needs besides the KV cache, for one card (or a memory size given by hand).
+
+    The memory vLLM multiplies by gpu_memory_utilization, its batch defaults for
+    the card, the weights as loaded and the reserve (measured on a real log of
+    this model where kvlab has one, else the fitted estimate), each with how it
+    was counted.
+    """
+    if version not in VLLM_VERSIONS:
+        raise ValueError(f"engine_version must be one of {', '.join(VLLM_VERSIONS)}, got {version!r}")
+    defaults = vllm_batch_defaults(card)
+    if version == "v0":
+        v0 = vllm_data()["versions"]["v0"]
+        defaults = dict(
+            defaults,
+            max_num_batched_tokens=vllm_v0_batched_tokens(max_model_len or 2048),
+            max_num_seqs=v0["max_num_seqs"],
+            how=v0["why"],
+            source=v0["source"],
+        )
+    if max_num_batched_tokens is not None:
+        defaults = dict(defaults, max_num_batched_tokens=max_num_batched_tokens, how="--max-num-batched-tokens given")
+    if max_num_seqs is not None:
+        defaults = dict(defaults, max_num_seqs=max_num_seqs, how=defaults["how"] + "; --max-num-seqs given")
+    if card is None:
+        usable = {"bytes": memory_bytes, "exact": True, "how": "the memory given"}
+    else:
+        usable = driver_memory(card)
+    measured = _measured_reserve(arch, w["format"], n_gpus)
+    if measured:
+        fit = vllm_data()["reserve_fit"]
+        reserve = {
+            "bytes": int(measured["gib"] * GIB),
+            "gib": measured["gib"],
+            "band_bytes": int(measured["band_gib"] * GIB),
+            "band_gib": measured["band_gib"],
+            "how": f"{measured['gib']:g} GiB measured on real vLLM logs of this model ({measured['why']}; "
+            f"{', '.join(measured['sources'])})",
+            "fitted_gib": vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus)[
+                "gib"
+            ],
+            "fit_logs": fit["n_logs"],
+        }
+    else:
+        reserve = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus)
+    return {
+        "engine": "vllm",
+        "version_id": version,
+        "version": vllm_data()["versions"][version]["label"],
+        "batched_given": max_num_batched_tokens is not None,
+        "args": (card, memory_bytes, w, arch, n_gpus, max_num_batched_tokens, max_num_seqs, version),
+        "usable_bytes": usable["bytes"],
+        "usable_exact": usable["exact"],
+        "usable_how": usable["how"],
+        "max_num_batched_tokens": defaults["max_num_batched_tokens"],
+        "max_num_seqs": defaults["max_num_seqs"],
+        "defaults_how": f"{defaults['how']} ({defaults['source']})",
+        "weights": vllm_loaded_weights(arch, w),
+        "reserve": reserve,
+    }
