@@ -484,6 +484,17 @@ def _server(model, context: int, kv: str, n_seq: int) -> dict:
     }
 
 
+def _engine_text(v: dict) -> str:
+    """Which engine version the verdict models, how sure it is, and any close call, in one line."""
+    sure = "a firm answer" if v["confidence"] == "high" else "a close call"
+    text = f"Modelled on {v['engine_model']['version']}: {sure}."
+    for warning in v["warnings"]:
+        if warning.startswith("close call: "):
+            warning = warning.removeprefix("close call: ")
+        text += f" {warning[0].upper()}{warning[1:]}."
+    return text
+
+
 def kv_memory_figure(
     model: str = "llama-2-7b",
     context: int = 4096,
@@ -732,6 +743,7 @@ def gpu_fit_figure(
         "verdict": v["verdict"],
         "binding": v["binding"],
         "headline": v["headline"],
+        "engine_text": _engine_text(v),
         "context_flag": _context_flag(arch, context, mode),
         "max_context": v["max_context"],
         "max_context_text": v["max_context_text"],

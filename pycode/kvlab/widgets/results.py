@@ -1281,6 +1281,7 @@ class GpuFitFigureResult(TypedDict):
     verdict: str
     binding: str | None  # None when it fits
     headline: str
+    engine_text: str
     context_flag: ContextFlag | None
     max_context: int | None  # None when not even the smallest context fits
     max_context_text: str

@@ -90,6 +90,7 @@ kvlab.register("gpu-fit", {
       set("verdict", data.verdict);
       field("verdict").dataset.fits = String(data.fits);
       set("headline", data.headline);
+      set("engine-text", data.engine_text);
       field("context-flag").hidden = !data.context_flag;
       set("context-flag", data.context_flag ? data.context_flag.message : "");
       set("max-context", data.max_context_text);
