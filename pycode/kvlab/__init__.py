@@ -36,7 +36,6 @@ _WHERE = {
     "kvlab.memory.hf_config": ("parse_hf_config",),
     "kvlab.memory.llama_server": ("llama_server_command",),
     "kvlab.memory.kv_bytes": (
-        "fit_report",
         "kv_bytes_per_token",
         "kv_cache_bytes",
         "llamacpp_kv_cache",
@@ -45,7 +44,7 @@ _WHERE = {
         "vllm_kv_cache",
     ),
     "kvlab.memory.serving": ("cost_per_million_tokens", "decode_time_per_token", "serving_estimate", "users_per_gpu"),
-    "kvlab.memory.verdict": ("fit_verdict",),
+    "kvlab.memory.verdict": ("fit_report", "fit_verdict"),
     "kvlab.memory.weights": ("list_weight_formats", "weights_bytes"),
     "kvlab.reuse.context": ("run_out_of_context",),
     "kvlab.reuse.eviction": (
@@ -70,7 +69,8 @@ _WHERE = {
     "kvlab.widgets.generate": ("generation_demo", "race_demo", "race_measured", "race_theory"),
     "kvlab.widgets.kv_quant": ("kv_quant_demo", "kv_quant_table"),
     "kvlab.widgets.kv_cache": ("cache_equivalence", "cache_phases", "step_through", "step_through_figure"),
-    "kvlab.widgets.memory": ("engine_log_figure", "gpu_fit_figure", "kv_memory_figure"),
+    "kvlab.widgets.engine_log": ("engine_log_figure",),
+    "kvlab.widgets.memory": ("gpu_fit_figure", "kv_memory_figure"),
     "kvlab.widgets.prefix": ("prefix_blocks", "prefix_cache_demo", "prefix_cache_figure", "prefix_cases"),
     "kvlab.widgets.serving": ("serving_figure",),
     "kvlab.widgets.tokens": ("next_token_demo", "tokenize_demo"),

@@ -18,13 +18,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from kvlab.memory.catalogue import list_gpus, list_models, model_architecture
 from kvlab.memory.engine_logs import explain_engine_log
-from kvlab.memory.kv_bytes import GIB, KV_TYPES, MIB, MODES, fit_report, memory_report
+from kvlab.dtypes import GIB, KV_TYPES, MIB
+from kvlab.memory.kv_bytes import MODES, memory_report
 from kvlab.memory.serving import serving_estimate
-from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL
+from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, fit_report
 from kvlab.memory.weights import WEIGHT_FORMATS
+from kvlab.reuse.context import spans
 from kvlab.widgets.attention import attention_demo
 from kvlab.widgets.eviction import context_shift_timeline, eviction_timeline
 from kvlab.widgets.kv_cache import step_through
@@ -359,8 +362,6 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 
 def _run_explain_log(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     text = sys.stdin.read() if args.log == "-" else Path(args.log).read_text(encoding="utf-8", errors="replace")
     stated = {
         k: getattr(args, k)
@@ -612,8 +613,6 @@ def _evict(args: argparse.Namespace) -> int:
 
 
 def _runs(positions: list[int]) -> str:
-    from kvlab.reuse.context import spans
-
     return " ".join(f"{a}" if b == a + 1 else f"{a}-{b - 1}" for a, b in spans(positions))
 
 

@@ -13,7 +13,7 @@ so the static figure, the live widget and the tests all show the very same text.
 
 from __future__ import annotations
 
-KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
+from kvlab.dtypes import GIB, KIB, MIB, TIB
 
 
 def plural(n: float, singular: str, plural_form: str | None = None, show_number: bool = True) -> str:

@@ -18,7 +18,7 @@ from kvlab.cli import main
 from kvlab.memory.catalogue import engine_log_examples, model_architecture
 from kvlab.memory.engine_logs import MAX_LOG_CHARS, explain_engine_log, parse_engine_log
 from kvlab.memory.kv_bytes import llamacpp_kv_cache
-from kvlab.widgets.memory import engine_log_figure
+from kvlab.widgets.engine_log import engine_log_figure
 
 LOGS = Path(__file__).resolve().parent / "data" / "engine_logs"
 HEADER = re.compile(r"# (source|model|engine|note|config|config_source|stated): ?(.*)$")

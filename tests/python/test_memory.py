@@ -22,10 +22,10 @@ from kvlab.memory.architecture import (
     uniform_architecture,
 )
 from kvlab.memory.catalogue import model_architecture
+from kvlab.dtypes import bits_per_value
 from kvlab.memory.kv_bytes import (
     GIB,
     MIB,
-    bits_per_value,
     kv_bytes_per_token,
     kv_cache_bytes,
     llamacpp_kv_cache,

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from kvlab import dtypes as dt
 from kvlab.memory import kv_bytes as kb
 from kvlab.memory import serving as sv
 from kvlab.memory import verdict as vd
@@ -60,13 +61,13 @@ def cases() -> dict[str, tuple]:
 
     # -- kv_bytes: types
     for t in ("f16", "F16", "float16", "fp16", "half", "bf16", "bfloat16", "f32", "q8_0", "q4_0", "q4_1", "q5_0"):
-        add(f"kv_type[{t}]", kb.kv_type, t)
+        add(f"kv_type[{t}]", dt.kv_type, t)
     for t in ("fp8", "fp8_e4m3", "float8", "iq4_nl", "q5_1", "int3", "", " Q8_0 "):
-        add(f"kv_type[{t!r}]", kb.kv_type, t)
-        add(f"bits_per_value[{t!r}]", kb.bits_per_value, t)
+        add(f"kv_type[{t!r}]", dt.kv_type, t)
+        add(f"bits_per_value[{t!r}]", dt.bits_per_value, t)
     for t in ("f16", "q8_0", "q4_0", "fp8", "f32"):
         for n in (1, 32, 64, 100, 128):
-            add(f"row_bytes[{t},{n}]", kb.row_bytes, t, n)
+            add(f"row_bytes[{t},{n}]", dt.row_bytes, t, n)
     # -- kv_bytes: per token and per context
     for m in MODELS:
         for k, v in (("f16", None), ("q8_0", None), ("q4_0", "q8_0"), ("fp8", None), ("f32", "f16")):
@@ -151,8 +152,8 @@ def cases() -> dict[str, tuple]:
     add("memory_report[v_kv]", kb.memory_report, "llama-3.1-8b", 4096, "q8_0", v_kv="q4_0", n_ubatch=128)
     add("memory_report[split streams]", kb.memory_report, "gemma-2-9b", 8192, n_seq=4, kv_unified=False)
     for mode in ("llamacpp", "vllm"):
-        add(f"fit_report[{mode}]", kb.fit_report, "llama-3.1-8b", 32768, "rtx-4090", weights="Q8_0", mode=mode)
-    add("fit_report[memory]", kb.fit_report, "qwen3-30b-a3b", 8192, memory_gib=48, n_seq=2, kv="q4_0")
+        add(f"fit_report[{mode}]", vd.fit_report, "llama-3.1-8b", 32768, "rtx-4090", weights="Q8_0", mode=mode)
+    add("fit_report[memory]", vd.fit_report, "qwen3-30b-a3b", 8192, memory_gib=48, n_seq=2, kv="q4_0")
 
     # -- verdict
     for m in MODELS:
@@ -243,11 +244,11 @@ def cases() -> dict[str, tuple]:
     for price, tps in ((None, 10), (-1, 10), (0, 10), (0.5, 10), (2.5, 0), (2.5, 0.5), (2.5, 1), (2.5, 1234.5)):
         add(f"cost_per_million_tokens[{price},{tps}]", sv.cost_per_million_tokens, price, tps)
     for fmt in ("BF16", "MXFP4"):
-        add(f"_weights_read[dense-moe,{fmt}]", sv._weights_read, "dense-moe", fmt, 8)
+        add(f"_weights_read[dense-moe,{fmt}]", sv.weights_read, "dense-moe", fmt, 8)
     for m in MODELS:
         for fmt in ("BF16", "Q4_K_M", "MXFP4"):
             for batch in (1, 3, 64, 4096):
-                add(f"_weights_read[{m},{fmt},{batch}]", sv._weights_read, "A:" + m, fmt, batch)
+                add(f"_weights_read[{m},{fmt},{batch}]", sv.weights_read, "A:" + m, fmt, batch)
         for ctx in (1, 2, 100, 5000, 300000):
             add(f"attention_flops[{m},{ctx}]", sv.attention_flops, "A:" + m, ctx)
             add(f"prefill_flops[{m},{ctx}]", sv.prefill_flops, "A:" + m, ctx)

@@ -12,7 +12,8 @@ import kvlab
 
 from kvlab.__main__ import main
 from kvlab.memory.catalogue import get_gpu
-from kvlab.memory.kv_bytes import GIB, fit_report
+from kvlab.dtypes import GIB
+from kvlab.memory.verdict import fit_report
 from kvlab.memory.serving import (
     calibrated_efficiency,
     cost_per_million_tokens,

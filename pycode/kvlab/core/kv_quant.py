@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from kvlab.dtypes import row_bytes
+
 __all__ = ["FORMATS", "bytes_per_vector", "bytes_per_token", "quantize", "dequantize", "round_trip", "generate_stored"]
 
 FORMATS = ("fp32", "fp16", "int8", "q8_0", "q4_0")
@@ -165,8 +167,8 @@ def round_trip(x: np.ndarray, fmt: str) -> np.ndarray:
 def bytes_per_token(fmt: str, n_layer: int, n_kv_head: int, head_dim: int) -> int:
     """Bytes one token adds to the cache: K and V, every layer and KV head.
 
-    fp32, fp16, q8_0 and q4_0 come from kvlab's memory code (ggml's type sizes, the same
-    numbers as the memory calculator); int8's float32 scale per token and head is ours.
+    fp32, fp16, q8_0 and q4_0 come from kvlab.dtypes (ggml's type sizes, the table the memory
+    calculator reads); int8's float32 scale per token and head is ours.
 
     >>> [bytes_per_token(f, 4, 4, 32) for f in FORMATS]  # the tiny model
     [4096, 2048, 1152, 1088, 576]
@@ -174,12 +176,8 @@ def bytes_per_token(fmt: str, n_layer: int, n_kv_head: int, head_dim: int) -> in
     fmt = _check(fmt)
     if fmt == "int8":
         return 2 * n_layer * n_kv_head * bytes_per_vector(fmt, head_dim)
-    from kvlab.memory.architecture import uniform_architecture
-    from kvlab.memory.kv_bytes import kv_bytes_per_token
-
-    arch = uniform_architecture("tiny", n_layer, n_kv_head, n_kv_head, head_dim)
     ggml = {"fp32": "f32", "fp16": "f16"}.get(fmt, fmt)
-    return int(kv_bytes_per_token(arch, ggml)["bytes_per_token"])
+    return n_layer * 2 * row_bytes(ggml, n_kv_head * head_dim)
 
 
 def generate_stored(model, ids: list[int], n_new: int, kv_format: str = "fp32", force: list[int] | None = None) -> dict:

@@ -32,20 +32,20 @@ from __future__ import annotations
 import re
 
 from kvlab.memory.architecture import ATTENTION_KINDS, FULL, LINEAR, SLIDING, Architecture
+from kvlab.dtypes import GIB, KV_TYPES, MIB, kv_type, row_bytes
+from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.kv_bytes import (
     ssm_state_bytes,
     vllm_kv_layout,
-    KV_TYPES,
     LLAMACPP_PAD,
     LLAMACPP_SWA_FAMILIES,
     VLLM_BLOCK_SIZE,
     VLLM_MAX_NUM_BATCHED_TOKENS,
-    kv_type,
     llamacpp_kv_cache,
-    row_bytes,
     vllm_kv_cache,
 )
-from kvlab.wording import GIB, MIB, plural
+from kvlab.memory.weights import model_weights_bytes
+from kvlab.wording import plural
 
 ENGINES = ("llama.cpp", "vllm")
 MAX_LOG_CHARS = 200_000  # a start-up log is a few hundred lines; refuse whole server sessions
@@ -1100,8 +1100,6 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
             }
         )
     if weights and stated.get("weights"):
-        from kvlab.memory.weights import model_weights_bytes
-
         w = model_weights_bytes(arch, stated["weights"])
         diff = weights["value"] * GIB / w["bytes"] - 1 if w["bytes"] else float("inf")
         ok = abs(diff) <= WEIGHTS_TOLERANCE
@@ -1294,8 +1292,6 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
     n_ubatch, kv_unified, swa_full, flash_attn; vLLM: max_model_len, kv_cache_dtype,
     block_size, max_num_batched_tokens, tensor_parallel_size, gpu_memory_gib, weights (a format such as BF16)).
     """
-    from kvlab.memory.catalogue import model_architecture
-
     unknown = sorted(set(stated) - set(STATED_LLAMACPP) - set(STATED_VLLM))
     if unknown:
         raise ValueError(

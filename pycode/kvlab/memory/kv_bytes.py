@@ -32,87 +32,8 @@ from kvlab.memory.architecture import (
     LayerSpec,
     dsa_index_bytes,
 )
-
-KIB, MIB, GIB = 2**10, 2**20, 2**30
-
-# ---------------------------------------------------------------------------
-# Cache element types: (values per block, bytes per block, where the numbers come from)
-#
-# llama.cpp types are ggml's type traits (ggml/src/ggml.c `type_traits[]`:
-# .blck_size / .type_size; block structs in ggml/src/ggml-common.h):
-#   block_q8_0  = fp16 scale + 32 x int8                    = 34 B / 32 values
-#   block_q4_0  = fp16 scale + 16 B of nibbles              = 18 B / 32
-#   block_q4_1  = fp16 scale + fp16 min + 16 B              = 20 B / 32
-#   block_q5_0  = fp16 scale + 4 B high bits + 16 B         = 22 B / 32
-#   block_q5_1  = fp16 scale + fp16 min + 4 B + 16 B        = 24 B / 32
-#   block_iq4_nl = fp16 scale + 16 B (non-linear 4-bit)     = 18 B / 32
-# These nine are exactly the types llama.cpp accepts for -ctk/-ctv
-# (common/arg.cpp `kv_cache_types`: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1).
-# fp8 is vLLM's --kv-cache-dtype fp8 (e4m3 / e5m2: one byte per value; its
-# per-tensor scales are a few bytes per layer and are ignored here).
-# ---------------------------------------------------------------------------
-KV_TYPES: dict[str, tuple[int, int, str]] = {
-    "f32": (1, 4, "ggml type_traits: 4 B per value"),
-    "f16": (1, 2, "ggml type_traits: 2 B per value"),
-    "bf16": (1, 2, "ggml type_traits: 2 B per value"),
-    "fp8": (1, 1, "vLLM --kv-cache-dtype fp8 (e4m3/e5m2): 1 B per value"),
-    "q8_0": (32, 34, "ggml block_q8_0: 34 B per 32 values"),
-    "q5_1": (32, 24, "ggml block_q5_1: 24 B per 32 values"),
-    "q5_0": (32, 22, "ggml block_q5_0: 22 B per 32 values"),
-    "q4_1": (32, 20, "ggml block_q4_1: 20 B per 32 values"),
-    "q4_0": (32, 18, "ggml block_q4_0: 18 B per 32 values"),
-    "iq4_nl": (32, 18, "ggml block_iq4_nl: 18 B per 32 values"),
-}
-_ALIASES = {
-    "float32": "f32",
-    "fp32": "f32",
-    "float16": "f16",
-    "fp16": "f16",
-    "half": "f16",
-    "bfloat16": "bf16",
-    "fp8_e4m3": "fp8",
-    "fp8_e5m2": "fp8",
-    "float8": "fp8",
-}
-LLAMACPP_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
-QUANTIZED = ("q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
-
-
-def kv_type(name: str) -> str:
-    """Normalise a cache type name ('F16', 'float16' -> 'f16'); unknown names are a ValueError."""
-    key = str(name).strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in KV_TYPES:
-        raise ValueError(f"kv type {name!r} unknown; choose one of {', '.join(KV_TYPES)}")
-    return key
-
-
-def bits_per_value(name: str) -> float:
-    """Effective bits per cached value: f16 16, q8_0 8.5, q4_0 4.5.
-
-    >>> bits_per_value("q8_0"), bits_per_value("q4_0"), bits_per_value("q5_1")
-    (8.5, 4.5, 6.0)
-    """
-    block, nbytes, _ = KV_TYPES[kv_type(name)]
-    return nbytes * 8 / block
-
-
-def row_bytes(name: str, n_values: int) -> int:
-    """Bytes of one row of `n_values` values, as ggml_row_size computes it.
-
-    A quantized row must be a whole number of 32-value blocks (ggml asserts it).
-
-    >>> row_bytes("q8_0", 1024), row_bytes("f16", 1024)
-    (1088, 2048)
-    """
-    block, nbytes, _ = KV_TYPES[kv_type(name)]
-    if n_values % block:
-        raise ValueError(
-            f"{name}: a row of {n_values} values is not a whole number of "
-            f"{block}-value blocks (head_dim x kv_heads must be divisible by {block})"
-        )
-    return n_values // block * nbytes
-
+from kvlab.dtypes import GIB, KIB, KV_TYPES, LLAMACPP_KV_TYPES, MIB, QUANTIZED, kv_type, row_bytes
+from kvlab.memory.catalogue import model_architecture
 
 # ---------------------------------------------------------------------------
 # 1. What the model needs
@@ -140,7 +61,7 @@ def _kind_rows(arch: Architecture, k_type: str, v_type: str) -> dict:
     return rows
 
 
-def _formula(arch: Architecture, k_type: str, v_type: str) -> str:
+def kv_formula(arch: Architecture, k_type: str, v_type: str) -> str:
     """The per-token arithmetic, written out: '2 x 32 layers x 32 kv_heads x 128 head_dim x 2 B'."""
     attn = [layer for layer in arch.layers if layer.kind in ATTENTION_KINDS]
     if not attn:
@@ -190,7 +111,7 @@ def kv_bytes_per_token(arch: Architecture, k_type: str = "f16", v_type: str | No
             },
             **({CHUNKED: rows[CHUNKED]} if CHUNKED in rows else {}),
         },
-        "formula": _formula(arch, k_type, v_type),
+        "formula": kv_formula(arch, k_type, v_type),
         "type_sources": sorted({KV_TYPES[k_type][2], KV_TYPES[v_type][2]}),
     }
     if arch.mla_expanded_values:
@@ -1108,8 +1029,6 @@ def memory_report(
     `model`: a catalogue id ("llama-3.1-8b"), a Hugging Face id in the catalogue,
     a config.json path, dict or JSON text, or an Architecture.
     """
-    from kvlab.memory.catalogue import model_architecture
-
     arch = model_architecture(model)
     per_token = kv_bytes_per_token(arch, kv, v_kv)
     if mode == "llamacpp":
@@ -1164,43 +1083,3 @@ def _context_warnings(arch: Architecture, per_sequence: int) -> list[str]:
         f"{per_sequence:,} tokens per sequence is beyond the {trained:,} tokens {arch.name} was trained on "
         "(max_position_embeddings): llama.cpp warns and runs; vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
     ]
-
-
-def fit_report(
-    model,
-    context: int,
-    gpu: str | None = None,
-    memory_gib: float | None = None,
-    weights: str = "Q4_K_M",
-    kv: str = "f16",
-    mode: str = "llamacpp",
-    n_seq: int = 1,
-    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
-    n_gpus: int = 1,
-    allow_long_context: bool = False,
-    max_num_batched_tokens: int | None = None,
-    max_num_seqs: int | None = None,
-    engine_version: str = "v1",
-) -> dict:
-    """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib`? `kvlab.memory.verdict.fit_verdict`'s answer.
-
-    `mode` is the engine: "llamacpp" or "vllm".
-    """
-    from kvlab.memory.verdict import fit_verdict
-
-    return fit_verdict(
-        model,
-        context,
-        n_seq=n_seq,
-        weights=weights,
-        kv=kv,
-        gpu=gpu,
-        memory_gib=memory_gib,
-        n_gpus=n_gpus,
-        engine=mode,
-        gpu_memory_utilization=gpu_memory_utilization,
-        allow_long_context=allow_long_context,
-        max_num_batched_tokens=max_num_batched_tokens,
-        max_num_seqs=max_num_seqs,
-        engine_version=engine_version,
-    )

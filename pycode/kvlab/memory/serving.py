@@ -44,6 +44,7 @@ from kvlab.memory.kv_bytes import (
     VLLM_GPU_MEMORY_UTILIZATION,
     kv_cache_bytes,
 )
+from kvlab.memory.verdict import fit_verdict
 from kvlab.memory.weights import model_weights_bytes, params_text, weights_bytes
 from kvlab.inputs import finite_number
 
@@ -253,7 +254,7 @@ def _max_num_seqs(verdict: dict, card: dict, given: int | None) -> dict:
     return default_max_num_seqs(card)
 
 
-def _weights_read(arch: Architecture, fmt: str, batch: int) -> tuple[int, int, str]:
+def weights_read(arch: Architecture, fmt: str, batch: int) -> tuple[int, int, str]:
     """Weight bytes one decode step reads, the model's total, and how (MoE: active experts only)."""
     total = model_weights_bytes(arch, fmt)
     if not arch.active_params or arch.active_params >= arch.params:
@@ -367,8 +368,6 @@ def serving_estimate(
     once (at the roofline), then answer_tokens are decoded (every step timed at the full
     context: an upper bound). `bounds_text` says both bounds in words.
     """
-    from kvlab.memory.verdict import fit_verdict
-
     arch = model_architecture(model)
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
     context = finite_number("context", context, minimum=1, integer=True)
@@ -417,7 +416,7 @@ def serving_estimate(
     price = price * n_gpus if price is not None and price_per_hour is None else price
 
     kv_seq = kv_cache_bytes(arch, context, kv, state_type=_state_type(engine))["total_bytes"]
-    w_read, w_total, w_note = _weights_read(arch, weights_format, running)
+    w_read, w_total, w_note = weights_read(arch, weights_format, running)
     flops = decode_flops(arch, context, running)
     roof = decode_time_per_token(w_read, kv_seq, bandwidth, running, 1.0, flops, peak)
     step = roof["seconds_per_token"] / efficiency
@@ -573,8 +572,6 @@ def users_per_gpu(
     Speed limit: the largest B whose step, max(bytes / bandwidth, FLOPs / peak) / efficiency(B), still gives
     each chat `min_tokens_per_second` (efficiency calibrated per batch unless `bandwidth_efficiency` is given).
     """
-    from kvlab.memory.verdict import fit_verdict
-
     arch = model_architecture(model)
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
     if bandwidth_efficiency is not None:
@@ -592,7 +589,7 @@ def users_per_gpu(
         return calibrated_efficiency(b)["value"] if bandwidth_efficiency is None else bandwidth_efficiency
 
     def per_chat_speed(b: int) -> float:
-        w_read = _weights_read(arch, weights_format, b)[0]
+        w_read = weights_read(arch, weights_format, b)[0]
         memory_time = (w_read + b * kv_seq) / bandwidth
         compute_time = decode_flops(arch, context, b) / (peak * 1e12) if peak else 0.0
         return efficiency(b) / max(memory_time, compute_time)
@@ -657,15 +654,14 @@ def benchmark_prediction(point: dict, calibrated: bool = True) -> dict:
     max_num_seqs for the GPU and by the chats of input + output tokens that fit in memory (vLLM's
     accounting: kvlab models no other engine's memory). `calibrated` False: efficiency 1.0 (the roofline).
     """
-    from kvlab.memory.verdict import fit_verdict
-
+    arch = model_architecture(point["model"])
     context = point["input_tokens"] + point["output_tokens"]
     card = get_gpu(point["gpu"])
-    fits = fit_verdict(point["model"], context, weights=point["weights"], kv="f16", gpu=card, engine="vllm")
+    fits = fit_verdict(arch, context, weights=point["weights"], kv="f16", gpu=card, engine="vllm")
     cap = _max_num_seqs(fits, card, None)["value"]
     batch = max(1, min(point["concurrency"], cap, fits["max_sequences"] or 1))
     est = serving_estimate(
-        point["model"],
+        arch,
         card["id"],
         context,
         batch=batch,

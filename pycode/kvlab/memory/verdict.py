@@ -32,22 +32,22 @@ length (max_position_embeddings) binds too, unless `allow_long_context`
 from __future__ import annotations
 
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
+from kvlab.dtypes import GIB, KV_TYPES, kv_type
+from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
 from kvlab.memory.engines import vllm_setup, vllm_setup_for_context
 from kvlab.memory.kv_bytes import (
     ssm_state_bytes,
     vllm_kv_layout,
-    GIB,
-    KV_TYPES,
     LLAMACPP_PAD,
     RUNTIME_RESERVE_BYTES,
     VLLM_BLOCK_SIZE,
     VLLM_BLOCK_SIZES,
     VLLM_GPU_MEMORY_UTILIZATION,
-    kv_type,
     llamacpp_compute_buffer,
     llamacpp_kv_cache,
     vllm_kv_cache,
 )
+from kvlab.memory.weights import model_weights_bytes
 from kvlab.inputs import finite_number
 from kvlab.wording import human_bytes, plural
 
@@ -78,8 +78,6 @@ def _size(nbytes: float) -> str:
 
 
 def _device(gpu, memory_gib, n_gpus: int) -> dict:
-    from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes
-
     if (gpu is None) == (memory_gib is None):
         raise ValueError("give exactly one of gpu (catalogue id) or memory_gib")
     if gpu is not None:
@@ -112,12 +110,6 @@ def _device(gpu, memory_gib, n_gpus: int) -> dict:
         "unified_memory": False,
         "card": None,
     }
-
-
-def _weights(arch: Architecture, fmt: str) -> dict:
-    from kvlab.memory.weights import model_weights_bytes
-
-    return model_weights_bytes(arch, fmt)
 
 
 def _kv_head_share(arch: Architecture, n_gpus: int) -> tuple[float, str]:
@@ -325,8 +317,6 @@ def fit_verdict(
     `solve` is False: curves need only the verdict), a one-line `headline`,
     and what each engine does past the trained context.
     """
-    from kvlab.memory.catalogue import model_architecture
-
     arch = model_architecture(model, params)
     context = finite_number("context", context, minimum=1, maximum=MAX_CONTEXT_SEARCH, integer=True)
     n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES_SEARCH, integer=True)
@@ -348,7 +338,7 @@ def fit_verdict(
     _check_tp(arch, n_gpus, engine)
     device = _device(gpu, memory_gib, n_gpus)
     memory = device["memory_bytes"]
-    w = _weights(arch, weights)
+    w = model_weights_bytes(arch, weights)
     args = (arch, engine)
     setup = None
     if engine == "vllm":
@@ -535,3 +525,41 @@ def fit_verdict(
         + w.get("notes", [])
         + notes,
     }
+
+
+def fit_report(
+    model,
+    context: int,
+    gpu: str | None = None,
+    memory_gib: float | None = None,
+    weights: str = "Q4_K_M",
+    kv: str = "f16",
+    mode: str = "llamacpp",
+    n_seq: int = 1,
+    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
+    n_gpus: int = 1,
+    allow_long_context: bool = False,
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    engine_version: str = "v1",
+) -> dict:
+    """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib`? `fit_verdict`'s answer, under the CLI's names.
+
+    `mode` is the engine: "llamacpp" or "vllm".
+    """
+    return fit_verdict(
+        model,
+        context,
+        n_seq=n_seq,
+        weights=weights,
+        kv=kv,
+        gpu=gpu,
+        memory_gib=memory_gib,
+        n_gpus=n_gpus,
+        engine=mode,
+        gpu_memory_utilization=gpu_memory_utilization,
+        allow_long_context=allow_long_context,
+        max_num_batched_tokens=max_num_batched_tokens,
+        max_num_seqs=max_num_seqs,
+        engine_version=engine_version,
+    )

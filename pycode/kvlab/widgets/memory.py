@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from kvlab.dtypes import GIB, bits_per_value, kv_type
 from kvlab.inputs import clamp_number, clamp_rounded
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
-from kvlab.memory.catalogue import engine_log_examples, get_gpu, get_model, list_gpus, list_models, model_architecture
+from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.kv_bytes import (
     LAYER_KIND_LABELS,
     VLLM_BLOCK_SIZE,
@@ -22,9 +23,7 @@ from kvlab.memory.kv_bytes import (
     VLLM_GPU_MEMORY_UTILIZATION,
     VLLM_MAX_NUM_BATCHED_TOKENS,
     LLAMACPP_PAD,
-    _formula,
-    bits_per_value,
-    kv_type,
+    kv_formula,
     layer_memory_map,
     memory_report,
 )
@@ -32,8 +31,8 @@ from kvlab.memory.llama_server import CACHE_TYPES as LLAMACPP_CACHE_TYPES
 from kvlab.memory.llama_server import llama_server_command
 from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
 from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
-from kvlab.wording import GIB, amount, human_bytes, params_billions, plural, token_count, trim
-from kvlab.widgets.results import EngineLogFigureResult, GpuFitFigureResult, KvMemoryFigureResult
+from kvlab.wording import amount, human_bytes, params_billions, plural, token_count, trim
+from kvlab.widgets.results import GpuFitFigureResult, KvMemoryFigureResult
 
 # Context steps for the log-scale sliders and the curves: 1k, 1.5k, 2k, 3k ... 1M tokens.
 # Each is a multiple of 256, so llama.cpp's padding does not move it.
@@ -151,12 +150,12 @@ def weight_options() -> list[dict]:
     return [{"id": f, "label": f"{f} ({trim(known[f]['bits_per_weight'])} bits per weight)"} for f in WEIGHT_CHOICES]
 
 
-def _limits() -> dict:
+def input_limits() -> dict:
     """Input limits for the templates (min and max of each number field)."""
     return {name: {"min": lo, "max": hi} for name, (lo, hi) in LIMITS.items()}
 
 
-def _check_kv_mode(kv: str, mode: str) -> str:
+def check_kv_mode(kv: str, mode: str) -> str:
     if mode not in MODE_LABELS:
         raise ValueError(f"mode must be one of {', '.join(MODE_LABELS)}, got {mode!r}")
     kv = kv_type(kv)
@@ -169,7 +168,7 @@ def _check_kv_mode(kv: str, mode: str) -> str:
     return kv
 
 
-def _model_info(model_id: str | None) -> dict | None:
+def model_info(model_id: str | None) -> dict | None:
     if model_id is None:
         return None
     entry = get_model(model_id)
@@ -264,7 +263,7 @@ def _growth(report: dict, arch) -> dict:
         "growth_per_token": amount(growth),
         "fixed": amount(fixed),
         "growth_formula": (
-            _formula(replace(arch, layers=tuple(full)), per["k_type"], per["v_type"])
+            kv_formula(replace(arch, layers=tuple(full)), per["k_type"], per["v_type"])
             if full
             else "no layer grows with the context"
         ),
@@ -417,7 +416,7 @@ def context_step(context: int) -> int:
     return min(range(len(CONTEXT_STEPS)), key=lambda i: abs(math.log(CONTEXT_STEPS[i] / context)))
 
 
-def _curve_contexts(limit: int | None = None) -> list[int]:
+def curve_contexts(limit: int | None = None) -> list[int]:
     return [c for c in CONTEXT_STEPS if limit is None or c <= limit]
 
 
@@ -426,7 +425,7 @@ def seed_claim() -> dict:
     context = 131072
     rows = []
     for model_id in ("llama-2-7b", "mistral-7b-v0.3", "llama-3.1-8b"):
-        r = memory_report(model_id, context, kv="f16", mode="exact")
+        r = memory_report(model_architecture(model_id), context, kv="f16", mode="exact")
         entry = get_model(model_id)
         w = weights_bytes(entry["params"], "F16")["bytes"]
         trained = r["architecture"]["max_position_embeddings"]
@@ -452,7 +451,7 @@ def seed_claim() -> dict:
     return {"context": context, "context_human": token_count(context), "rows": rows}
 
 
-def _context_flag(arch, context: int, engine: str | None = None) -> dict | None:
+def context_flag(arch, context: int, engine: str | None = None) -> dict | None:
     """The verdict's trained-context check, as the widgets show it."""
     check = long_context_check(arch, context)
     if not check:
@@ -514,7 +513,7 @@ def kv_memory_figure(
     clamped: dict = {}
     context = clamp_rounded("context", context, *CONTEXT_LIMITS, clamped)
     n_seq = clamp_rounded("n_seq", n_seq, *N_SEQ_LIMITS, clamped)
-    kv = _check_kv_mode(kv, mode)
+    kv = check_kv_mode(kv, mode)
     config = (config or "").strip()
     config_error = None
     arch = None
@@ -529,9 +528,9 @@ def kv_memory_figure(
     if arch is not None:
         source, info, chosen = "config", None, arch
     else:
-        info = _model_info(model)
-        source, chosen = "catalogue", info["id"]
+        info = model_info(model)
         arch = model_architecture(info["id"])
+        source, chosen = "catalogue", arch
     report = _report(chosen, context, kv, mode, n_seq)
     summary = _summary(report, arch)
     if source == "config":
@@ -540,15 +539,15 @@ def kv_memory_figure(
     ref_ids = [r.strip() for r in str(references).split(",") if r.strip()]
     series = [{"id": info["id"] if info else "config", "name": summary["model"], "chosen": True, "arch": chosen}]
     series += [
-        {"id": r, "name": get_model(r)["hf_id"], "chosen": False, "arch": r}
+        {"id": r, "name": get_model(r)["hf_id"], "chosen": False, "arch": model_architecture(r)}
         for r in ref_ids
         if not info or r != info["id"]
     ]
-    contexts = _curve_contexts()
+    contexts = curve_contexts()
     curves = []
     for s in series:
         totals = [_report(s["arch"], c, kv, mode, n_seq)["total_bytes"] for c in contexts]
-        trained = model_architecture(s["arch"]).max_position_embeddings
+        trained = s["arch"].max_position_embeddings
         curves.append(
             {
                 "id": s["id"],
@@ -564,7 +563,7 @@ def kv_memory_figure(
 
     kinds = []
     for example in KIND_EXAMPLES:
-        r = _report(example, context, kv, mode, n_seq)
+        r = _report(model_architecture(example), context, kv, mode, n_seq)
         row = next(x for x in list_models() if x["id"] == example)
         kinds.append(
             {
@@ -597,7 +596,7 @@ def kv_memory_figure(
         "mode_label": MODE_LABELS[mode],
         "model_info": info,
         "result": summary,
-        "context_flag": _context_flag(arch, context, mode),
+        "context_flag": context_flag(arch, context, mode),
         "curve": {"contexts": contexts, "series": curves},
         "kinds": kinds,
         "layer_map": _layer_map(arch, context, kv, mode, n_seq),
@@ -613,7 +612,7 @@ def kv_memory_figure(
             "modes": MODE_LABELS,
             "context_steps": CONTEXT_STEPS,
             "context_ticks": CONTEXT_TICKS,
-            "limits": _limits(),
+            "limits": input_limits(),
         },
     }
 
@@ -669,9 +668,9 @@ def gpu_fit_figure(
         raise ValueError(f"block_size must be one of {', '.join(map(str, VLLM_BLOCK_SIZES))}, got {block_size}")
     if mode not in ENGINE_LABELS:
         raise ValueError(f"mode must be llamacpp or vllm, got {mode!r}")
-    kv = _check_kv_mode(kv, mode)
+    kv = check_kv_mode(kv, mode)
     weights = weight_format(weights)
-    info = _model_info(model)
+    info = model_info(model)
     arch = model_architecture(info["id"])
     card = get_gpu(gpu)
     settings = {"n_seq": n_seq, "weights": weights, "kv": kv, "engine": mode}
@@ -744,7 +743,7 @@ def gpu_fit_figure(
         "binding": v["binding"],
         "headline": v["headline"],
         "engine_text": _engine_text(v),
-        "context_flag": _context_flag(arch, context, mode),
+        "context_flag": context_flag(arch, context, mode),
         "max_context": v["max_context"],
         "max_context_text": v["max_context_text"],
         "max_sequences": v["max_sequences"],
@@ -766,125 +765,6 @@ def gpu_fit_figure(
             "vllm_defaults": {"gpu_memory_utilization": VLLM_GPU_MEMORY_UTILIZATION, "block_size": VLLM_BLOCK_SIZE},
             "context_steps": CONTEXT_STEPS,
             "context_ticks": CONTEXT_TICKS,
-            "limits": _limits(),
-        },
-    }
-
-
-# ---------------------------------------------------------------------------
-# engine-log: a pasted llama.cpp or vLLM start-up log, rebuilt from the config
-# ---------------------------------------------------------------------------
-
-STATUS_LABELS = {
-    "exact": "rebuilt exactly",
-    "consistent": "consistent (within the log's rounding)",
-    "differs": "differs",
-    "not in the log": "not in the pasted log",
-    "not rebuilt": "not rebuilt",
-    "predicted": "predicted",
-}
-
-
-def parse_stated_settings(text: str) -> dict:
-    """'n_ctx=8192, max_num_batched_tokens=1024 swa_full=true' -> a dict of settings (numbers and booleans read)."""
-    out: dict = {}
-    for item in str(text or "").replace(",", " ").split():
-        name, sep, value = item.partition("=")
-        if not sep or not name or not value:
-            raise ValueError(f"settings: {item!r} is not name=value (e.g. n_ctx=8192)")
-        low = value.lower()
-        if low in ("true", "false", "on", "off", "yes", "no"):
-            out[name] = low in ("true", "on", "yes")
-            continue
-        try:
-            number = float(value)
-        except ValueError:
-            out[name] = value
-            continue
-        if number != number or number in (float("inf"), float("-inf")) or abs(number) > 2**40:
-            raise ValueError(f"settings: {name}={value} is not a number a log can have")
-        out[name] = int(number) if number.is_integer() else number
-    return out
-
-
-def engine_log_figure(
-    example: str = "vllm-llama-3.1-8b-20k",
-    log: str = "",
-    model: str = "llama-3.1-8b",
-    config: str = "",
-    settings: str = "",
-) -> EngineLogFigureResult:
-    """The engine-log widget: a llama.cpp or vLLM start-up log explained figure by figure.
-
-    With no `log`, the bundled `example` (a real log with its URL) is explained with its own model.
-    With a `log`, it is explained for `model` (catalogue id) or, when given, the pasted `config`
-    (config.json text), with `settings` the log does not show ("n_ctx=8192 max_num_batched_tokens=1024").
-    A config, log or setting that cannot be read is not an exception: the example is shown and `error`
-    says what is wrong.
-    """
-    from kvlab.memory.engine_logs import MAX_LOG_CHARS, STATED_LLAMACPP, STATED_VLLM, explain_engine_log
-
-    examples = engine_log_examples()
-    chosen = next((e for e in examples if e["id"] == example), None)
-    if chosen is None:
-        raise ValueError(f"example must be one of {', '.join(e['id'] for e in examples)}, got {example!r}")
-    log = (log or "").strip("\n")
-    config = (config or "").strip()
-    error = None
-    result = None
-    source = "example"
-    if log:
-        try:
-            if config and not config.startswith("{"):
-                raise ValueError("config.json: paste the text of a config.json (a JSON object, starting with '{')")
-            subject = config if config else _model_info(model)["id"]
-            result = explain_engine_log(log, subject, **parse_stated_settings(settings))
-            source = "config" if config else "catalogue"
-        except ValueError as exc:
-            error = f"Could not explain this log: {exc}"
-            result = None
-    if result is None:
-        subject = chosen.get("config") or chosen["model"]
-        result = explain_engine_log(chosen["log"], subject, **chosen.get("stated", {}))
-        log_shown = chosen["log"]
-    else:
-        log_shown = log
-    checks = [dict(c, status_label=STATUS_LABELS[c["status"]]) for c in result["checks"]]
-    info = (
-        _model_info(model)
-        if source == "catalogue"
-        else (_model_info(chosen["model"]) if source == "example" and chosen["model"] else None)
-    )
-    return {
-        "params": {"example": chosen["id"], "model": model, "source": source, "settings": settings},
-        "error": error,
-        "example": dict(
-            {k: chosen.get(k) for k in ("id", "label", "source", "engine", "model", "config")},
-            note=chosen["note"][:1].upper() + chosen["note"][1:],
-        ),
-        "examples": [
-            {
-                "id": e["id"],
-                "label": e["label"],
-                "model": e["model"],
-                "config": e.get("config", ""),
-                "log": e["log"],
-                "source": e["source"],
-            }
-            for e in examples
-        ],
-        "log": log_shown,
-        "model_name": result["model"] if source != "config" else f"your config.json ({result['model']})",
-        "model_info": info,
-        "engine": ENGINE_NAMES.get(result["engine"], result["engine"]),  # the display name: vLLM, llama.cpp
-        "summary": result["summary"],
-        "settings": result["settings"],
-        "checks": checks,
-        "notes": result["notes"],
-        "status": f"Computed in your browser by kvlab.engine_log_figure ({result['summary']}).",
-        "options": {
-            "models": model_groups(),
-            "max_log_chars": MAX_LOG_CHARS,
-            "settings": {"llama.cpp": list(STATED_LLAMACPP), "vllm": list(STATED_VLLM)},
+            "limits": input_limits(),
         },
     }

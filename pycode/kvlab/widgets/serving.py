@@ -10,7 +10,7 @@ from __future__ import annotations
 from kvlab.inputs import clamp_number, clamp_rounded
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_BLOCK_SIZES, VLLM_GPU_MEMORY_UTILIZATION
-from kvlab.memory.serving import _weights_read, serving_estimate
+from kvlab.memory.serving import serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
 from kvlab.widgets.memory import (
@@ -23,12 +23,12 @@ from kvlab.widgets.memory import (
     ENGINE_LABELS,
     GPU_MEMORY_UTILIZATION_LIMITS,
     GPU_MEMORY_UTILIZATION_STEP,
-    _check_kv_mode,
-    _context_flag,
-    _curve_contexts,
-    _limits,
-    _model_info,
+    check_kv_mode,
+    context_flag,
     context_step,
+    curve_contexts,
+    input_limits,
+    model_info,
     gpu_options,
     kv_options,
     model_groups,
@@ -87,8 +87,8 @@ def serving_figure(
     if engine not in ENGINE_LABELS:
         raise ValueError(f"engine must be llamacpp or vllm, got {engine!r}")
     weights = weight_format(weights)
-    kv = _check_kv_mode(kv, engine)
-    info = _model_info(model)
+    kv = check_kv_mode(kv, engine)
+    info = model_info(model)
     card = get_gpu(gpu)
     arch = model_architecture(info["id"])
     settings = {"weights_format": weights, "kv": kv, "engine": engine, "answer_tokens": answer}
@@ -97,9 +97,9 @@ def serving_figure(
     est = serving_estimate(arch, card["id"], context, batch, **settings)
     one = serving_estimate(arch, card["id"], context, 1, **settings)
     v = est["verdict"]
-    w_read = _weights_read(arch, weights, batch)[0]
+    w_read = weights_read(arch, weights, batch)[0]
 
-    contexts = _curve_contexts()
+    contexts = curve_contexts()
     curve = {"contexts": contexts, "batch": batch, "ms_batch1": [], "ms_batch": [], "fits_batch1": [], "fits_batch": []}
     for c in contexts:
         for key, b in (("1", 1), ("", batch)):
@@ -187,7 +187,7 @@ def serving_figure(
         "verdict": v["verdict"],
         "headline": v["headline"],
         "binding": v["binding"],
-        "context_flag": _context_flag(arch, context, engine),
+        "context_flag": context_flag(arch, context, engine),
         "flags": v["flags"],
         "bound": bound,
         "weights_bytes": amount(est["weights_bytes"]),
@@ -257,6 +257,6 @@ def serving_figure(
             "vllm_defaults": {"gpu_memory_utilization": VLLM_GPU_MEMORY_UTILIZATION, "block_size": VLLM_BLOCK_SIZE},
             "context_steps": CONTEXT_STEPS,
             "context_ticks": CONTEXT_TICKS,
-            "limits": _limits(),
+            "limits": input_limits(),
         },
     }

@@ -1,0 +1,126 @@
+"""The engine-log widget (memory.md): a pasted llama.cpp or vLLM start-up log, rebuilt from the config.
+
+Its own module so that the memory page's other widgets do not load the log reader
+(kvlab.memory.engine_logs) before a reader opens this one.
+"""
+
+from __future__ import annotations
+
+from kvlab.memory.catalogue import engine_log_examples
+from kvlab.memory.engine_logs import MAX_LOG_CHARS, STATED_LLAMACPP, STATED_VLLM, explain_engine_log
+from kvlab.memory.verdict import ENGINE_NAMES
+from kvlab.widgets.memory import model_groups, model_info
+from kvlab.widgets.results import EngineLogFigureResult
+
+
+STATUS_LABELS = {
+    "exact": "rebuilt exactly",
+    "consistent": "consistent (within the log's rounding)",
+    "differs": "differs",
+    "not in the log": "not in the pasted log",
+    "not rebuilt": "not rebuilt",
+    "predicted": "predicted",
+}
+
+
+def parse_stated_settings(text: str) -> dict:
+    """'n_ctx=8192, max_num_batched_tokens=1024 swa_full=true' -> a dict of settings (numbers and booleans read)."""
+    out: dict = {}
+    for item in str(text or "").replace(",", " ").split():
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise ValueError(f"settings: {item!r} is not name=value (e.g. n_ctx=8192)")
+        low = value.lower()
+        if low in ("true", "false", "on", "off", "yes", "no"):
+            out[name] = low in ("true", "on", "yes")
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            out[name] = value
+            continue
+        if number != number or number in (float("inf"), float("-inf")) or abs(number) > 2**40:
+            raise ValueError(f"settings: {name}={value} is not a number a log can have")
+        out[name] = int(number) if number.is_integer() else number
+    return out
+
+
+def engine_log_figure(
+    example: str = "vllm-llama-3.1-8b-20k",
+    log: str = "",
+    model: str = "llama-3.1-8b",
+    config: str = "",
+    settings: str = "",
+) -> EngineLogFigureResult:
+    """The engine-log widget: a llama.cpp or vLLM start-up log explained figure by figure.
+
+    With no `log`, the bundled `example` (a real log with its URL) is explained with its own model.
+    With a `log`, it is explained for `model` (catalogue id) or, when given, the pasted `config`
+    (config.json text), with `settings` the log does not show ("n_ctx=8192 max_num_batched_tokens=1024").
+    A config, log or setting that cannot be read is not an exception: the example is shown and `error`
+    says what is wrong.
+    """
+    examples = engine_log_examples()
+    chosen = next((e for e in examples if e["id"] == example), None)
+    if chosen is None:
+        raise ValueError(f"example must be one of {', '.join(e['id'] for e in examples)}, got {example!r}")
+    log = (log or "").strip("\n")
+    config = (config or "").strip()
+    error = None
+    result = None
+    source = "example"
+    if log:
+        try:
+            if config and not config.startswith("{"):
+                raise ValueError("config.json: paste the text of a config.json (a JSON object, starting with '{')")
+            subject = config if config else model_info(model)["id"]
+            result = explain_engine_log(log, subject, **parse_stated_settings(settings))
+            source = "config" if config else "catalogue"
+        except ValueError as exc:
+            error = f"Could not explain this log: {exc}"
+            result = None
+    if result is None:
+        subject = chosen.get("config") or chosen["model"]
+        result = explain_engine_log(chosen["log"], subject, **chosen.get("stated", {}))
+        log_shown = chosen["log"]
+    else:
+        log_shown = log
+    checks = [dict(c, status_label=STATUS_LABELS[c["status"]]) for c in result["checks"]]
+    info = (
+        model_info(model)
+        if source == "catalogue"
+        else (model_info(chosen["model"]) if source == "example" and chosen["model"] else None)
+    )
+    return {
+        "params": {"example": chosen["id"], "model": model, "source": source, "settings": settings},
+        "error": error,
+        "example": dict(
+            {k: chosen.get(k) for k in ("id", "label", "source", "engine", "model", "config")},
+            note=chosen["note"][:1].upper() + chosen["note"][1:],
+        ),
+        "examples": [
+            {
+                "id": e["id"],
+                "label": e["label"],
+                "model": e["model"],
+                "config": e.get("config", ""),
+                "log": e["log"],
+                "source": e["source"],
+            }
+            for e in examples
+        ],
+        "log": log_shown,
+        "model_name": result["model"] if source != "config" else f"your config.json ({result['model']})",
+        "model_info": info,
+        "engine": ENGINE_NAMES.get(result["engine"], result["engine"]),  # the display name: vLLM, llama.cpp
+        "summary": result["summary"],
+        "settings": result["settings"],
+        "checks": checks,
+        "notes": result["notes"],
+        "status": f"Computed in your browser by kvlab.engine_log_figure ({result['summary']}).",
+        "options": {
+            "models": model_groups(),
+            "max_log_chars": MAX_LOG_CHARS,
+            "settings": {"llama.cpp": list(STATED_LLAMACPP), "vllm": list(STATED_VLLM)},
+        },
+    }
