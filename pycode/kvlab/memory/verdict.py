@@ -383,6 +383,12 @@ def fit_verdict(
             f"within the reserve estimate's error ({_size(band)}); the engine may "
             + ("refuse to start" if memory_fits else "start after all")
         )
+    if engine == "vllm" and device["unified_memory"]:
+        warnings.append(
+            f"vLLM has no backend for the {device['name']}'s GPU (it runs on CUDA and ROCm cards); this is the "
+            "memory arithmetic only"
+        )
+        confidence = "low"
     if long_context_check(arch, context) and allow_long_context:
         warnings.append(long_context_check(arch, context)["text"])
 
