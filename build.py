@@ -5,6 +5,7 @@
     python build.py serve      build, serve on http://127.0.0.1:8000, rebuild on change
     python build.py zip        the offline zip for classrooms, into dist/
     python build.py test       lint (ruff), then every test (unit, build, real-browser)
+    python build.py test --fast  lint, unit tests, doctests and the build checks: no browser
 
 On first use it makes a virtual environment in .venv/ with the pinned Python
 packages (requirements.txt) and installs the pinned npm packages (package-lock.json)
@@ -270,9 +271,13 @@ def lint() -> None:
         )
 
 
-def run_tests(pytest_args: list[str]) -> None:
+def run_tests(pytest_args: list[str], fast: bool = False) -> None:
+    """Lint, then pytest. `fast`: everything but tests/browser/ (the inner loop; CI runs all)."""
     lint()
-    ensure_chromium()
+    if fast:
+        pytest_args = ["--ignore=tests/browser", *pytest_args]
+    else:
+        ensure_chromium()
     cmd = [sys.executable, "-m", "pytest", *pytest_args]
     say("running the tests: " + " ".join(cmd[1:]))
     done = subprocess.run(cmd, cwd=ROOT)
@@ -298,10 +303,18 @@ def main() -> None:
     p_serve.add_argument("--port", type=int, default=8000, help="port to serve on (default 8000)")
     p_zip = sub.add_parser("zip", help="the offline zip (works from file://) into dist/kvlab-offline-<version>.zip")
     p_zip.add_argument("--dist-dir", type=Path, default=CONFIG.dist_dir, help="where to write the zip (default: dist/)")
-    sub.add_parser(
-        "test", help="run every test (unit, build, browser); extra arguments go to pytest, e.g. -k attention -x"
+    p_test = sub.add_parser(
+        "test",
+        help="run every test (unit, build, browser), or with --fast all but the browser tests; "
+        "extra arguments go to pytest, e.g. -k attention -x",
+        allow_abbrev=False,
     )
-    # `test` takes no options of its own: whatever follows it (-x, -k name, paths) is pytest's
+    p_test.add_argument(
+        "--fast",
+        action="store_true",
+        help="lint, unit tests, doctests and the build checks, without the browser tests (the inner loop)",
+    )
+    # `test` has one option of its own (--fast): whatever else follows it (-x, -k name, paths) is pytest's
     args, pytest_args = parser.parse_known_args()
     if pytest_args and args.command != "test":
         parser.error(f"unrecognized arguments: {' '.join(pytest_args)}")
@@ -316,7 +329,7 @@ def main() -> None:
     elif command == "serve":
         serve_site(args.port)
     elif command == "test":
-        run_tests(pytest_args)
+        run_tests(pytest_args, fast=args.fast)
 
 
 if __name__ == "__main__":

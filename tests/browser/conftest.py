@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import threading
 import zipfile
 import sys
@@ -135,10 +136,153 @@ def page_factory(browser):
 
 @pytest.fixture
 def page(page_factory, site_url):
-    """A page on the built site (served over http) with the standard checks."""
+    """A fresh page on the built site (served over http) with the standard checks: its own
+    browser context, so its runtimes start cold (what a reader's first visit does)."""
     p, _ = page_factory(allowed=[site_url])
     p.set_default_timeout(90_000)
     return p
+
+
+# ---------------------------------------------------------------- the warm visit
+#
+# A fresh page starts Pyodide (and the model) again for every test: seconds each on two
+# cores. A reader does that once per visit: material's instant navigation swaps the next
+# page in without a reload and the runtime workers stay (site_src/runtime/context.js).
+# `warm_page` is that visit, kept for the whole session: one page whose `goto` moves
+# between the site's pages by instant navigation, so a test on it finds the runtimes
+# already running (its widgets go live as they mount) and the DOM of a freshly fetched page.
+# Tests of cold start, intent, fault injection or page-level settings (init scripts,
+# routes, viewports) keep `page` or `page_factory`.
+
+# Click a link to `href` as a reader would; material's handler on <body> takes it (instant
+# navigation) once it has the sitemap. Resolves when document$ emits the swapped-in page.
+# Material fetches again only when the path changes, so a visit to the page already shown
+# goes by way of another (its fetch is cancelled at once: switchMap): home, or the gallery.
+INSTANT_NAV_JS = """async ([href, spacers]) => {
+  const follow = (url) => {
+    const a = document.createElement("a");
+    a.href = url;
+    let taken = false;
+    window.addEventListener("click", (ev) => { taken = ev.defaultPrevented; if (!taken) ev.preventDefault(); }, {once: true});
+    document.body.append(a);
+    a.click();
+    a.remove();
+    return taken;
+  };
+  const target = new URL(href, location.href);
+  let sub;
+  const swapped = new Promise((resolve) => {
+    let seen = 0;  // document$ replays the current page at once
+    sub = window.document$.subscribe(() => ++seen > 1 && resolve(true));
+  });
+  const again = target.pathname === location.pathname;
+  for (let tries = 0; ; tries++) {
+    if ((!again || follow(spacers.find((u) => new URL(u).pathname !== target.pathname))) && follow(target)) break;
+    if (tries > 30) {  // its sitemap names another site (a build for another port): never again
+      sub.unsubscribe();
+      window.kvNoInstantNav = true;
+      return "not taken";
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const timeout = new Promise((r) => setTimeout(() => r("no document$ within 60 s"), 60000));
+  const done = await Promise.race([swapped, timeout]);
+  sub.unsubscribe();
+  return done === true ? location.href : done;
+}"""
+
+# Pages material swaps in: the site's own pages, not an embed (no material there) nor 404.html.
+NOT_SWAPPABLE = re.compile(r"^embed/[^/]+/|\.html$")
+
+
+def swap_to(page, url: str, site_url: str) -> bool:
+    """Go to `url` by instant navigation, as a reader's click would, when both the page shown
+    and `url` are pages of the site that material manages; False (nothing done) otherwise."""
+    here = page.url
+    if not (url.startswith(site_url) and here.startswith(site_url)):
+        return False
+    if NOT_SWAPPABLE.search(url[len(site_url) :].split("?")[0]) or NOT_SWAPPABLE.search(here[len(site_url) :]):
+        return False
+    if not page.evaluate("typeof window.document$ === 'object' && !window.kvNoInstantNav"):
+        return False
+    done = page.evaluate(INSTANT_NAV_JS, [url, [site_url, site_url + "embed/"]])
+    if done == "not taken":
+        return False
+    assert done.startswith(site_url), f"instant navigation to {url}: {done}"
+    return True
+
+
+class WarmVisit:
+    """One browser context and page on the site, kept across tests (see above)."""
+
+    def __init__(self, browser, site_url: str):
+        self.site_url = site_url
+        self.context = browser.new_context(viewport={"width": 1200, "height": 900})
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(90_000)
+        self._goto = self.page.goto
+        self.page.goto = self.goto  # tests call page.goto as on any page
+        self.loads = 0  # real navigations: each starts the runtimes again
+
+    def goto(self, url: str, **kwargs):
+        """Instant navigation where the site allows it, else a real navigation (a cold start)."""
+        if swap_to(self.page, url, self.site_url):
+            return None
+        self.loads += 1
+        return self._goto(url, **kwargs)
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each phase's report on the item, so a fixture's teardown knows whether its test failed."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"kv_report_{report.when}", report)
+
+
+@pytest.fixture(scope="session")
+def warm_visits(browser):
+    """The session's warm visit (at most one at a time; see `warm_page`)."""
+    held: list[WarmVisit] = []
+    yield held
+    for visit in held:
+        visit.close()
+
+
+@pytest.fixture
+def warm_page(warm_visits, browser, site_url, request):
+    """The session's warm page (above), with the standard checks for this test's part of it.
+
+    It starts on the site's home page; the first test that needs a runtime starts it, the
+    tests after find it running. A test that fails or leaves a problem behind ends the
+    visit: the next test starts a new one, so a failure spoils no other test.
+    """
+    if not warm_visits:
+        visit = WarmVisit(browser, site_url)
+        visit.goto(site_url)
+        warm_visits.append(visit)
+    visit = warm_visits[0]
+    page = visit.page
+    problems = PageProblems({origin_of(site_url)})
+    handlers = {
+        "console": problems.on_console,
+        "pageerror": lambda exc: problems.page_errors.append(str(exc)),
+        "request": problems.on_request,
+    }
+    for event, handler in handlers.items():
+        page.on(event, handler)
+    yield page
+    for event, handler in handlers.items():
+        page.remove_listener(event, handler)
+    call = getattr(request.node, "kv_report_call", None)
+    dirty = problems.page_errors or problems.console_errors or problems.foreign_requests
+    if call is None or call.failed or dirty:
+        warm_visits.remove(visit)
+        visit.close()
+    problems.assert_clean()
 
 
 # ---------------------------------------------------------------- the offline zip
