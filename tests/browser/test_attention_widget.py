@@ -55,8 +55,8 @@ def test_widget_in_view_stays_static_until_the_reader_uses_it(page_factory, site
     assert [u for u in requests if "pyodide.asm.wasm" in u]
 
 
-def test_moving_a_control_recomputes_in_pyodide(page, site_url):
-    root = open_widget(page, site_url + "attention/", "attention")
+def test_moving_a_control_recomputes_in_pyodide(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "attention/", "attention")
     activate(root)
     wait_ready(root)
     # defaults recomputed live equal CPython
@@ -85,8 +85,8 @@ def test_moving_a_control_recomputes_in_pyodide(page, site_url):
     expect(root.locator('select[name="query"]')).to_have_value("0")
 
 
-def test_out_of_range_seed_is_clamped_and_shown(page, site_url):
-    root = open_widget(page, site_url + "attention/", "attention")
+def test_out_of_range_seed_is_clamped_and_shown(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "attention/", "attention")
     activate(root)
     wait_ready(root)
     set_range(root, "seed", -5)

@@ -26,8 +26,8 @@ def test_static_figure_explains_the_default_example(built_site):
     assert "Maximum concurrency for 20000 tokens per request: 1.56x" in html  # the real log, shown as published
 
 
-def test_live_examples_and_a_pasted_log(page, site_url):
-    root = open_widget(page, site_url + "memory/", "engine-log")
+def test_live_examples_and_a_pasted_log(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "memory/", "engine-log")
     activate(root)
     wait_ready(root)
     assert rows(root) == want_rows(kvlab.engine_log_figure())

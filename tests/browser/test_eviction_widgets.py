@@ -81,8 +81,8 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
     assert "columns → token of the text (prompt, then generated)" in html and "Rows ↓ step (0 = prompt)" in html
 
 
-def test_eviction_widget_recomputes_in_pyodide(page, site_url):
-    root = open_widget(page, site_url + PAGE, "eviction")
+def test_eviction_widget_recomputes_in_pyodide(warm_page, site_url):
+    root = open_widget(warm_page, site_url + PAGE, "eviction")
     activate(root)
     wait_ready(root)
     root.locator('select[name="policy"]').select_option("window")
@@ -131,8 +131,8 @@ def test_eviction_widget_recomputes_in_pyodide(page, site_url):
     expect(root.locator('[data-field="mean-h2o"]')).to_have_text(clamped["compare"]["h2o"]["mean_text"])
 
 
-def test_context_shift_widget_recomputes_in_pyodide(page, site_url):
-    root = open_widget(page, site_url + PAGE, "context-shift")
+def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
+    root = open_widget(warm_page, site_url + PAGE, "context-shift")
     activate(root)
     wait_ready(root)
     set_range(root, "n_ctx", 20)

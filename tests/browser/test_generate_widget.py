@@ -13,8 +13,8 @@ from tests.browser.widgets import open_widget, wait_ready
 
 
 @pytest.fixture
-def widget(page, site_url):
-    root = open_widget(page, site_url + "generate/", "generate")
+def widget(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "generate/", "generate")
     root.locator("textarea[name=prompt]").focus()
     wait_ready(root)
     return root

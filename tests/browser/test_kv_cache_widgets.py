@@ -44,8 +44,8 @@ def test_static_page_lists_every_step_with_its_cache_lengths(built_site):
     assert f'<span data-field="work-no-cache">{eq["tokens_processed"]["no_cache"]}</span>' in html
 
 
-def test_keyboard_stepping_and_settings_follow_kvlab(page, site_url):
-    root = open_widget(page, site_url + PAGE, "step-through")
+def test_keyboard_stepping_and_settings_follow_kvlab(warm_page, site_url):
+    root = open_widget(warm_page, site_url + PAGE, "step-through")
     phase = root.locator('[data-field="phase"]')
     expect(phase).to_have_attribute("aria-live", "polite")
     expect(phase).to_have_text(phase_text(6, 0))
@@ -55,19 +55,19 @@ def test_keyboard_stepping_and_settings_follow_kvlab(page, site_url):
     nxt.focus()  # keyboard only from here
     wait_ready(root)  # stepping needs no Python: ready at once
     for _ in range(3):
-        page.keyboard.press("Enter")
+        warm_page.keyboard.press("Enter")
     expect(phase).to_have_text(phase_text(6, 3))
     expect(phase).to_have_text("Decode · step 3 · 8 entries read, 9 after the step")
     assert grid_counts(root) == {"rows": 2, "computed": 2, "read": 2 * 8, "empty": 2 * 1}
 
-    page.keyboard.press("Shift+Tab")  # to Prev
+    warm_page.keyboard.press("Shift+Tab")  # to Prev
     expect(root.locator('[data-action="prev"]')).to_be_focused()
-    page.keyboard.press("Space")
+    warm_page.keyboard.press("Space")
     expect(phase).to_have_text(phase_text(6, 2))
     root.locator('[data-field="grid"]').focus()
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")  # past the last step: stays there
+    warm_page.keyboard.press("ArrowRight")
+    warm_page.keyboard.press("ArrowRight")
+    warm_page.keyboard.press("ArrowRight")  # past the last step: stays there
     expect(phase).to_have_text(phase_text(6, 4))
     expect(nxt).to_be_disabled()
 

@@ -14,9 +14,9 @@ PROMPTS = [tiny.DEFAULT_PROMPT, "user: hi. the door has code 4719. bot: ok. user
 
 
 @pytest.fixture
-def home(page, site_url):
-    page.goto(site_url)
-    return page
+def home(warm_page, site_url):
+    warm_page.goto(site_url)
+    return warm_page
 
 
 def vectors() -> np.ndarray:

@@ -13,8 +13,8 @@ from kvlab import kv_quant_demo
 from .widgets import activate, open_widget, wait_ready
 
 
-def test_live_table_matches_the_numpy_reference(page, site_url):
-    root = open_widget(page, site_url + "memory/", "kv-quant")
+def test_live_table_matches_the_numpy_reference(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "memory/", "kv-quant")
     activate(root)
     wait_ready(root)
     root.locator("button[name=run]").click()

@@ -32,14 +32,14 @@ def ask(root, page):
     return json.loads(root.get_attribute("data-results"))
 
 
-def test_reading_with_each_cache_matches_the_reference(page, site_url):
-    root = open_widget(page, site_url + "eviction/", "model-eviction")
+def test_reading_with_each_cache_matches_the_reference(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "eviction/", "model-eviction")
     root.locator("select[name=episode]").focus()
     wait_ready(root)
     root.locator("select[name=episode]").select_option("1")
     set_range(root, "window", 48)
     set_range(root, "sinks", 2)
-    got = ask(root, page)
+    got = ask(root, warm_page)
     want = kvlab.eviction_recall_demo(episode=1, window=48, sinks=2)
     for name, w in want["policies"].items():
         g = got["score"]["policies"][name]
@@ -58,8 +58,8 @@ def test_reading_with_each_cache_matches_the_reference(page, site_url):
     expect(root.locator(".kv-me-plot .main-svg").first).to_be_attached()
 
 
-def test_the_reader_writes_the_chat_keeps_chatting_then_asks(page, site_url):
-    root = open_widget(page, site_url + "eviction/", "model-eviction")
+def test_the_reader_writes_the_chat_keeps_chatting_then_asks(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "eviction/", "model-eviction")
     root.locator("textarea[name=chat]").focus()
     wait_ready(root)
     chat = root.locator("textarea[name=chat]")
@@ -75,7 +75,7 @@ def test_the_reader_writes_the_chat_keeps_chatting_then_asks(page, site_url):
     )
     set_range(root, "window", 8)
     set_range(root, "sinks", 0)
-    got = ask(root, page)
+    got = ask(root, warm_page)
     facts = kvlab.door_code_chat(chat.input_value())
     assert got["score"]["code"] == "7391" == facts["code"]
     assert got["score"]["code_positions"] == facts["code_positions"]
@@ -89,8 +89,8 @@ def test_the_reader_writes_the_chat_keeps_chatting_then_asks(page, site_url):
     expect(root.locator('[data-field="code"]')).to_have_text("7391")
 
 
-def test_a_chat_without_a_code_says_so(page, site_url):
-    root = open_widget(page, site_url + "eviction/", "model-eviction")
+def test_a_chat_without_a_code_says_so(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "eviction/", "model-eviction")
     root.locator("textarea[name=chat]").focus()
     wait_ready(root)
     root.locator("textarea[name=chat]").fill("user: hello!\nbot: hi there.\n")

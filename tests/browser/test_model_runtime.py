@@ -21,9 +21,9 @@ TRICKY = [
 
 
 @pytest.fixture
-def home(page, site_url):
-    page.goto(site_url)
-    return page
+def home(warm_page, site_url):
+    warm_page.goto(site_url)
+    return warm_page
 
 
 def test_js_tokenizer_matches_python_on_tricky_text(home):

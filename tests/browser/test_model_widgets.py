@@ -45,11 +45,11 @@ def assert_cache_lengths_follow_the_definitions(res: dict, n: int) -> None:
         assert s["position"] == p + k
 
 
-def test_cached_and_uncached_generation_write_the_same_tokens(page, site_url):
-    page.goto(site_url + "embed/model-race/")
+def test_cached_and_uncached_generation_write_the_same_tokens(warm_page, site_url):
+    warm_page.goto(site_url + "generate/")  # kvlab.generate: on any page of the site
     prompt, n = tiny.DEFAULT_PROMPT, 24
-    greedy = generate_pair(page, prompt, n, temperature=0, seed=0)
-    sampled = generate_pair(page, prompt, n, temperature=0.9, topK=8, seed=1234)
+    greedy = generate_pair(warm_page, prompt, n, temperature=0, seed=0)
+    sampled = generate_pair(warm_page, prompt, n, temperature=0.9, topK=8, seed=1234)
 
     for res in (greedy, sampled):
         a = [s["token"] for s in res["cached"]["steps"]]
@@ -69,10 +69,10 @@ def test_cached_and_uncached_generation_write_the_same_tokens(page, site_url):
     assert sampled["cached"]["tokens"] != greedy["cached"]["tokens"]
 
 
-def test_browser_attention_equals_the_numpy_reference(page, site_url):
-    page.goto(site_url + "embed/model-attention/")
+def test_browser_attention_equals_the_numpy_reference(warm_page, site_url):
+    warm_page.goto(site_url + "attention/")  # kvlab.attention: on any page of the site
     for prompt in (tiny.ATTENTION_PROMPT, "Tom lost his key, so he looked for it under the bed."):
-        got = page.evaluate("(p) => kvlab.attention(p)", prompt)
+        got = warm_page.evaluate("(p) => kvlab.attention(p)", prompt)
         want = kvlab.model_attention(prompt)
         assert got["ids"] == want["ids"]
         assert got["tokens"] == want["tokens"]
@@ -98,10 +98,10 @@ def shown_weights(root) -> list[float]:
     return root.locator("button.kv-ma-token[data-weight]").evaluate_all("bs => bs.map(b => Number(b.dataset.weight))")
 
 
-def test_model_attention_widget_shows_what_the_reference_computes(page, site_url):
+def test_model_attention_widget_shows_what_the_reference_computes(warm_page, site_url):
     ref = kvlab.model_attention(tiny.ATTENTION_PROMPT)
     tokens = ref["tokens"]
-    root = open_widget(page, site_url + "attention/", "model-attention")
+    root = open_widget(warm_page, site_url + "attention/", "model-attention")
     activate(root)  # the runtime starts on the reader's intent, not on scroll
     expect(root).to_have_attribute("data-state", "ready", timeout=GEN_TIMEOUT_MS)
     expect(root.locator('[data-field="where"]')).to_contain_text("onnxruntime-web")
@@ -144,7 +144,7 @@ def test_model_attention_widget_shows_what_the_reference_computes(page, site_url
 
     # the arrow keys move along the sentence
     buttons.nth(q).focus()
-    page.keyboard.press("ArrowLeft")
+    warm_page.keyboard.press("ArrowLeft")
     expect(root.locator('[data-field="readout"]')).to_have_text(
         expected_readout(tokens, ref["weights"][2][1][q - 1], q - 1)
     )
@@ -338,9 +338,9 @@ def test_eviction_page_shows_the_copy_head_reading_the_code(built_site):
     assert f"Layer {copy['layer'] + 1}, head {copy['head'] + 1}; numbers" in html
 
 
-def test_copy_head_view_survives_going_live(page, site_url):
+def test_copy_head_view_survives_going_live(warm_page, site_url):
     """The page's layer, head and query stay selected when the model runs in the browser."""
-    root = open_widget(page, site_url + "eviction/", "model-attention")
+    root = open_widget(warm_page, site_url + "eviction/", "model-attention")
     copy = tiny.tiny_card()["copy_head"]
     expect(root.locator('select[name="head"]')).to_have_value(str(copy["head"]))
     root.locator('select[name="layer"]').focus()
@@ -351,11 +351,11 @@ def test_copy_head_view_survives_going_live(page, site_url):
     expect(root.locator('[data-field="readout"]')).to_contain_text("“ code” reads: “ 3”")
 
 
-def test_concurrent_model_calls_queue_instead_of_colliding(page, site_url):
+def test_concurrent_model_calls_queue_instead_of_colliding(warm_page, site_url):
     """Two widgets on one page may run the model at once: the runs queue (onnxruntime-web
     cannot run one session concurrently) and each gets its own, right answer."""
-    page.goto(site_url + "embed/model-race/")
-    got = page.evaluate(
+    warm_page.goto(site_url + "generate/")  # kvlab.generate: on any page of the site
+    got = warm_page.evaluate(
         """async () => {
             const work = Promise.all([
                 kvlab.attention("The cat sat on the mat."),
@@ -373,13 +373,13 @@ def test_concurrent_model_calls_queue_instead_of_colliding(page, site_url):
     assert got[2] == [s["token"] for s in kvlab.generation_demo("The dog", max_new_tokens=8)["steps"]]
 
 
-def test_model_attention_refuses_a_blank_sentence_and_keeps_the_last_one(page, site_url):
+def test_model_attention_refuses_a_blank_sentence_and_keeps_the_last_one(warm_page, site_url):
     """Like kvlab.model_attention (ValueError), a sentence of spaces is not run."""
-    root = open_widget(page, site_url + "attention/", "model-attention")
+    root = open_widget(warm_page, site_url + "attention/", "model-attention")
     root.locator('input[name="prompt"]').focus()
     expect(root).to_have_attribute("data-state", "ready", timeout=GEN_TIMEOUT_MS)
     root.locator('input[name="prompt"]').fill("   ")
     root.locator('button[name="show"]').click()
     expect(root.locator(".kv-notice")).to_contain_text("Type a sentence first")
     expect(root.locator("button.kv-ma-token")).to_have_count(len(kvlab.model_attention()["tokens"]))
-    assert page.evaluate("kvlab.attention('  ').then(() => 'ran', (e) => e.message)") == "Type a prompt first."
+    assert warm_page.evaluate("kvlab.attention('  ').then(() => 'ran', (e) => e.message)") == "Type a prompt first."

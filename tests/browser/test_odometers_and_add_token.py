@@ -20,16 +20,16 @@ def test_static_odometers_show_the_moment_the_cache_finishes(built_site):
     ) in html
 
 
-def test_the_race_plays_both_odometers_to_the_end(page, site_url):
-    root = open_widget(page, site_url + PAGE, "race")
+def test_the_race_plays_both_odometers_to_the_end(warm_page, site_url):
+    root = open_widget(warm_page, site_url + PAGE, "race")
     activate(root)
     wait_ready(root)
     set_range(root, "n", 30)
     expect(root.locator('[data-field="odo-n"]')).to_have_text("30")
     wait_ready(root)
     seen = []
-    page.expose_function("kvSeen", lambda units, tokens: seen.append((units, tokens)))
-    page.evaluate("""() => { const el = document.querySelector('[data-field="odo-no_cache-units"]');
+    warm_page.expose_function("kvSeen", lambda units, tokens: seen.append((units, tokens)))
+    warm_page.evaluate("""() => { const el = document.querySelector('[data-field="odo-no_cache-units"]');
         new MutationObserver(() => window.kvSeen(el.textContent, document.querySelector('[data-field="odo-cache-tokens"]').textContent))
           .observe(el, {childList: true, characterData: true, subtree: true}); }""")
     root.get_by_role("button", name="Race").click()
@@ -64,8 +64,8 @@ def test_reduced_motion_shows_stills_instead(browser, site_url):
         context.close()
 
 
-def test_add_token_counts_with_and_without_the_cache(page, site_url):
-    root = open_widget(page, site_url + PAGE, "reprocessing")
+def test_add_token_counts_with_and_without_the_cache(warm_page, site_url):
+    root = open_widget(warm_page, site_url + PAGE, "reprocessing")
     activate(root)
     wait_ready(root)
     root.get_by_role("button", name="Start over").click()

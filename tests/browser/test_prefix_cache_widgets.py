@@ -47,8 +47,8 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
         assert f'data-field="radix_reused">{blocks["text"]["radix_reused"]}<' in html
 
 
-def test_prefix_cache_widget_recomputes_in_pyodide_and_clamps(page, site_url):
-    root = open_widget(page, site_url + PAGE, "prefix-cache")
+def test_prefix_cache_widget_recomputes_in_pyodide_and_clamps(warm_page, site_url):
+    root = open_widget(warm_page, site_url + PAGE, "prefix-cache")
     activate(root)
     wait_ready(root)
     set_range(root, "prefix_len", 64)
@@ -94,8 +94,8 @@ def test_prefix_cache_widget_recomputes_in_pyodide_and_clamps(page, site_url):
     assert plotted(root)[1]["y"] == small["token_granular"]["cumulative_computed"]
 
 
-def test_prefix_blocks_widget_shows_which_blocks_hit(page, site_url):
-    root = open_widget(page, site_url + PAGE, "prefix-blocks")
+def test_prefix_blocks_widget_shows_which_blocks_hit(warm_page, site_url):
+    root = open_widget(warm_page, site_url + PAGE, "prefix-blocks")
     activate(root)
     wait_ready(root)
     set_range(root, "prefix_len", 48)

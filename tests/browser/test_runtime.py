@@ -142,6 +142,8 @@ def test_navigation_keeps_the_same_runtime(page, site_url):
 
 
 def test_a_10000_level_json_paste_is_refused_and_the_widget_keeps_working(page, site_url):
+    # a fresh page, like the pasted-config test in test_memory_widgets.py: in the warm visit
+    # the kv-memory chart drawn as the widget mounts live covers the config form (issue 26)
     root = open_widget(page, site_url + "memory/", "kv-memory")
     activate(root)
     wait_ready(root)
@@ -182,11 +184,11 @@ def test_a_crashed_python_runtime_restarts_on_the_next_call(page_factory, site_u
     wait_ready(root)
 
 
-def test_python_imports_the_shipped_bytecode(page, site_url):
+def test_python_imports_the_shipped_bytecode(warm_page, site_url):
     """Every module the widgets import from site-packages (kvlab's, numpy's) comes with the
     unchecked-hash .pyc the build made (sitebuild/bytecode.py), so Pyodide compiles none."""
-    page.goto(site_url + "attention/")
-    missing = page.evaluate(
+    warm_page.goto(site_url + "attention/")
+    missing = warm_page.evaluate(
         """kvlab.runPython(`
 import importlib.util, os, sys, kvlab.bridge
 while kvlab.bridge.warm_one():
@@ -205,11 +207,11 @@ mods = [m.__file__ for m in list(sys.modules.values()) if (getattr(m, "__file__"
     assert missing[0] > 100 and missing[1] == []
 
 
-def test_python_errors_come_back_as_one_line(page, site_url):
-    page.goto(site_url + "attention/")
-    msg = page.evaluate("kvlab.call('attention_demo', {d: 'x'}).then(() => 'ran', (e) => e.message)")
+def test_python_errors_come_back_as_one_line(warm_page, site_url):
+    warm_page.goto(site_url + "attention/")
+    msg = warm_page.evaluate("kvlab.call('attention_demo', {d: 'x'}).then(() => 'ran', (e) => e.message)")
     assert msg.startswith("ValueError:") and "\n" not in msg and "Traceback" not in msg
-    msg = page.evaluate("kvlab.runPython('1/0').then(() => 'ran', (e) => e.message)")
+    msg = warm_page.evaluate("kvlab.runPython('1/0').then(() => 'ran', (e) => e.message)")
     assert msg == "ZeroDivisionError: division by zero"
 
 

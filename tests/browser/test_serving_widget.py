@@ -45,8 +45,8 @@ def test_static_figure_holds_the_computed_numbers(built_site):
     assert data["gpu_info"]["price_source"] in html and data["gpu_info"]["price_date"] in html
 
 
-def test_controls_recompute_speed_and_cost_in_pyodide(page, site_url):
-    root = open_widget(page, site_url + "serving/", "serving")
+def test_controls_recompute_speed_and_cost_in_pyodide(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "serving/", "serving")
     activate(root)
     wait_ready(root)
     assert shown(root) == expected(kvlab.serving_figure())
@@ -89,8 +89,8 @@ def test_controls_recompute_speed_and_cost_in_pyodide(page, site_url):
     assert shown(root) == expected(want)
 
 
-def test_vllm_share_and_block_size_by_keyboard_move_the_chats_that_fit(page, site_url):
-    root = open_widget(page, site_url + "serving/", "serving")
+def test_vllm_share_and_block_size_by_keyboard_move_the_chats_that_fit(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "serving/", "serving")
     activate(root)
     wait_ready(root)
     util = root.locator('input[name="gpu_memory_utilization"]')
@@ -108,10 +108,10 @@ def test_vllm_share_and_block_size_by_keyboard_move_the_chats_that_fit(page, sit
 
     # keyboard only: Tab from the engine to vLLM's share, type 0.5
     root.locator('select[name="engine"]').focus()
-    page.keyboard.press("Tab")
+    warm_page.keyboard.press("Tab")
     expect(util).to_be_focused()
-    page.keyboard.press("Control+A")
-    page.keyboard.type("0.5")
+    warm_page.keyboard.press("Control+A")
+    warm_page.keyboard.type("0.5")
     want = kvlab.serving_figure(gpu_memory_utilization=0.5)
     assert want["chats_that_fit_text"] != before["chats_that_fit_text"] and not want["fits"]
     expect(root.locator('[data-field="flags"]')).to_have_text(want["flags"])
@@ -121,10 +121,10 @@ def test_vllm_share_and_block_size_by_keyboard_move_the_chats_that_fit(page, sit
     expect(root.locator('[data-field="budget"]')).to_have_text(want["budget"]["human"])
 
     # one step up with the arrow key, then Tab to the block size and pick the next one with the arrow key
-    page.keyboard.press("ArrowUp")
-    page.keyboard.press("Tab")
+    warm_page.keyboard.press("ArrowUp")
+    warm_page.keyboard.press("Tab")
     expect(block).to_be_focused()
-    page.keyboard.press("ArrowDown")
+    warm_page.keyboard.press("ArrowDown")
     expect(block).to_have_value("32")
     want = kvlab.serving_figure(gpu_memory_utilization=0.51, block_size=32)
     assert want["flags"].endswith("--gpu-memory-utilization 0.51 --block-size 32")
@@ -134,8 +134,8 @@ def test_vllm_share_and_block_size_by_keyboard_move_the_chats_that_fit(page, sit
 
     # out of range: Python clamps it, the field shows what was used and the widget says so
     util.focus()
-    page.keyboard.press("Control+A")
-    page.keyboard.type("3")
+    warm_page.keyboard.press("Control+A")
+    warm_page.keyboard.type("3")
     want = kvlab.serving_figure(gpu_memory_utilization=3, block_size=32)
     expect(root.locator('[data-field="flags"]')).to_have_text(want["flags"])
     expect(util).to_have_value("1")

@@ -16,8 +16,8 @@ def test_static_figures_hold_the_build_time_numbers(built_site):
     assert f"<td>{top['p']:.3f}</td>" in html
 
 
-def test_typing_retokenizes_in_pyodide(page, site_url):
-    root = open_widget(page, site_url + "tokens/", "tokens")
+def test_typing_retokenizes_in_pyodide(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "tokens/", "tokens")
     activate(root)
     wait_ready(root)
     text = "Ünïcode ✓ and 안녕 with code 2024"
@@ -29,8 +29,8 @@ def test_typing_retokenizes_in_pyodide(page, site_url):
     assert shown == [t["text"] for t in want["tokens"]]
 
 
-def test_next_token_probabilities_equal_the_numpy_reference(page, site_url):
-    root = open_widget(page, site_url + "tokens/", "next-token")
+def test_next_token_probabilities_equal_the_numpy_reference(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "tokens/", "next-token")
     activate(root)
     wait_ready(root)
     prompt = "The dog ran to the"

@@ -54,15 +54,15 @@ def test_static_page_states_the_claims_from_kvlab(built_site):
     assert f'<strong data-field="first">{rep["no_cache"][0]}</strong>' in html
     assert f'<strong data-field="kth">{rep["no_cache"][9]}</strong>' in html
     wall = kvlab.quadratic_wall_figure(n=1024)
-    assert f'<td data-field="ac">{big(wall["last"]["cache"]["attention_macs"])}</td>' in html
-    assert f'<strong data-field="growth-attention">{times(wall["growth"]["cache"]["attention"])}</strong>' in html
+    assert f'data-field="ac">{big(wall["last"]["cache"]["attention_macs"])}</td>' in html
+    assert f'data-field="growth-attention">{times(wall["growth"]["cache"]["attention"])}</strong>' in html
 
 
-def test_three_widgets_recompute_in_pyodide(page, site_url):
-    page.goto(site_url + PAGE)
+def test_three_widgets_recompute_in_pyodide(warm_page, site_url):
+    warm_page.goto(site_url + PAGE)
 
     # race: drag n, readout and Plotly traces equal kvlab.race_figure
-    race = page.locator('[data-widget="race"]')
+    race = warm_page.locator('[data-widget="race"]')
     activate(race)
     wait_ready(race)
     expect(race.locator('[data-field="readout"]')).to_have_text(race_readout(kvlab.race_figure(n=19)))
@@ -75,7 +75,7 @@ def test_three_widgets_recompute_in_pyodide(page, site_url):
     assert race.locator(".kv-race-table tbody tr").count() == 37
 
     # reprocessing: bars and sentence for n = 7 (fewer than 10 tokens: the sentence names token 7)
-    rep = page.locator('[data-widget="reprocessing"]')
+    rep = warm_page.locator('[data-widget="reprocessing"]')
     rep.scroll_into_view_if_needed()
     activate(rep)
     wait_ready(rep)
@@ -89,7 +89,7 @@ def test_three_widgets_recompute_in_pyodide(page, site_url):
     expect(rep.locator(".kv-reprocessing-svg")).to_be_hidden()  # the static SVG gives way to the live chart
 
     # quadratic wall: a bigger model and a longer context
-    wall = page.locator('[data-widget="quadratic-wall"]')
+    wall = warm_page.locator('[data-widget="quadratic-wall"]')
     wall.scroll_into_view_if_needed()
     activate(wall)
     wait_ready(wall)

@@ -20,8 +20,8 @@ def test_wrap_up_is_in_the_nav_and_reads_without_javascript(built_site):
     assert 'href="wrap-up/"' in home
 
 
-def test_tradeoff_map_cell_click_and_memory_change(page, site_url):
-    root = open_widget(page, site_url + "wrap-up/", "tradeoff-map")
+def test_tradeoff_map_cell_click_and_memory_change(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "wrap-up/", "tradeoff-map")
     activate(root)
     wait_ready(root)
     root.locator("select[name=memory]").select_option("low")
@@ -40,8 +40,8 @@ def test_tradeoff_map_cell_click_and_memory_change(page, site_url):
     expect(root.locator("select[name=length]")).to_have_value("long")
 
 
-def test_prefix_cases_three_requests_per_case(page, site_url):
-    root = open_widget(page, site_url + "prefix-cache/", "prefix-cases")
+def test_prefix_cases_three_requests_per_case(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "prefix-cache/", "prefix-cases")
     activate(root)
     wait_ready(root)
     for case in ("multi_turn", "instructions_last", "code_template"):
@@ -59,8 +59,8 @@ def test_prefix_cases_three_requests_per_case(page, site_url):
         expect(root.locator('[data-field="what"]')).to_have_text(want["what"])
 
 
-def test_sequence_diagram_follows_the_readers_prompt(page, site_url):
-    root = open_widget(page, site_url + "kv-cache/", "prefill-decode")
+def test_sequence_diagram_follows_the_readers_prompt(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "kv-cache/", "prefill-decode")
     activate(root)
     wait_ready(root)
     root.locator("input[name=prompt]").fill("A dog ran to the")
@@ -72,8 +72,8 @@ def test_sequence_diagram_follows_the_readers_prompt(page, site_url):
     )
 
 
-def test_context_shift_shows_the_command_for_its_settings(page, site_url):
-    root = open_widget(page, site_url + "eviction/", "context-shift")
+def test_context_shift_shows_the_command_for_its_settings(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "eviction/", "context-shift")
     activate(root)
     wait_ready(root)
     set_range(root, "n_ctx", 64)
