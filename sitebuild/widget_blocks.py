@@ -53,6 +53,7 @@ def linked(text: str):
     'peak (source: <a href="https://www.nvidia.com/h100/" rel="noopener">nvidia.com</a> (spec)). &lt;b&gt;'
     """
     escape = jinja2.utils.markupsafe.escape
+    text = str(text)
     out, last = [], 0
     for m in URL_RE.finditer(text):
         out.append(str(escape(text[last : m.start()])))
@@ -139,6 +140,42 @@ def _typed(value: str):
     return value
 
 
+class Blank:
+    """The item a list's <template data-each> row is rendered with: every field of it is
+    empty, so the row's markup is written once in the widget's template (the `each`
+    macro in _bind.html) and the browser's binder fills its clones (kvlab.kit.bind).
+
+    >>> str(Blank().a.b[0]), "{:,}".format(Blank()), bool(Blank()), list(Blank())
+    ('', '', False, [])
+    """
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __getitem__(self, key):
+        return self
+
+    def __str__(self) -> str:
+        return ""
+
+    def __html__(self) -> str:
+        return ""
+
+    def __format__(self, spec: str) -> str:
+        return ""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
 class WidgetRenderer:
     """Renders widget blocks; counts instances so each gets a unique id on its page."""
 
@@ -154,6 +191,7 @@ class WidgetRenderer:
         self.env.filters["fmt"] = lambda x, n=3: f"{x:.{n}f}"
         self.env.filters["links"] = linked
         self.env.filters["runs"] = runs
+        self.env.globals["blank"] = Blank()
 
     def render(self, name: str, params: dict, *, uid: str, page_url: str, embed: bool = False) -> str:
         import kvlab  # imported late: the hook puts pycode/ on sys.path first

@@ -28,6 +28,29 @@
  *                                       (cell units), opts.title(row, first, last, v) a
  *                                       tooltip per run on grids of at most 4,096 cells
  *   kit.reducedMotion()                 the reader asked for less motion
+ *
+ * The binder: the widget's template is its only markup. The build fills it with
+ * Jinja; in the browser kit.bind fills the same elements from a call's result.
+ *   kit.bind(scope, data)               fills, in scope (not inside another list's item):
+ *     data-bind="path"                  textContent (null → "")
+ *     data-bind-links="path"            text whose web addresses become links (kit.linked)
+ *     data-bind-attr="name:path …"      attributes (null → removed; a boolean: "true"/"false" in data-*
+ *                                       and aria-*, else present and empty or removed)
+ *     data-bind-hidden="path …"         hidden when every value is falsy ("!path": when truthy);
+ *                                       Python's truth: "", 0, null, [] and {} are false
+ *     data-bind-class="prefix:path"     one class prefix + value (the last one replaced)
+ *     data-bind-style="prop:path unit"  a style property, e.g. "width:percent %"
+ *     <template data-each="path">       its one element (marked data-item) cloned per item of
+ *                                       the list, bound with the item as data (paths relative
+ *                                       to it; "." is the item itself); the items that follow
+ *                                       the template (the build's, or the last call's) replaced
+ *   path: names and list indexes with dots ("result.kinds.0.label"); in -attr and -hidden,
+ *         "path=text" is true when the value, as text, is that text ("open:status=differs")
+ *   kit.get(data, path)                 the value at a path
+ *   kit.readForm(form, params)          the form's controls named like params' keys, typed as
+ *                                       params' values (a number left blank or not a number:
+ *                                       params' value); checkboxes give booleans
+ *   kit.writeForm(form, values)         puts values in the controls (and <output>s) so named
  */
 (function () {
   "use strict";
@@ -256,7 +279,109 @@
     rasters.set(svg, { grid, prefix, title: opts.title });
   }
 
+  /* ---- the binder ---- */
+  function get(data, path) {
+    if (path === "." || path === "") return data;
+    let v = data;
+    for (const key of path.split(".")) {
+      if (v === null || v === undefined) return undefined;
+      v = v[key];
+    }
+    return v;
+  }
+
+  // "path" or "path=text" (true when the value, as text, is that text)
+  function value(data, spec) {
+    const eq = spec.indexOf("=");
+    return eq < 0 ? get(data, spec) : text(get(data, spec.slice(0, eq))) === spec.slice(eq + 1);
+  }
+
+  // Python's truth, as the templates' {% if %} reads it
+  const truthy = (v) => (Array.isArray(v) ? v.length > 0 : v && typeof v === "object" ? Object.keys(v).length > 0 : Boolean(v));
+  const text = (v) => (v === null || v === undefined ? "" : String(v));
+  const pairs = (spec) => spec.trim().split(/\s+(?=[\w-]+:)/).map((p) => [p.slice(0, p.indexOf(":")), p.slice(p.indexOf(":") + 1)]);
+  const BOUND = "[data-bind],[data-bind-links],[data-bind-attr],[data-bind-hidden],[data-bind-class],[data-bind-style]";
+
+  // an element belongs to scope's data unless it is inside (or is) an item of a list within scope
+  function owns(scope, node) {
+    const item = node.closest("[data-item]");
+    return !item || item === scope || !scope.contains(item);
+  }
+
+  function bindOne(node, data) {
+    const d = node.dataset;
+    if (d.bind !== undefined) node.textContent = text(get(data, d.bind));
+    if (d.bindLinks !== undefined) node.replaceChildren(...linked(text(get(data, d.bindLinks))));
+    if (d.bindAttr !== undefined) {
+      for (const [name, path] of pairs(d.bindAttr)) {
+        const v = value(data, path);
+        if (typeof v === "boolean" && /^(data|aria)-/.test(name)) node.setAttribute(name, String(v));
+        else if (v === null || v === undefined || v === false) node.removeAttribute(name);
+        else node.setAttribute(name, v === true ? "" : String(v));
+      }
+    }
+    if (d.bindHidden !== undefined) {
+      const not = d.bindHidden.startsWith("!");
+      const v = (not ? d.bindHidden.slice(1) : d.bindHidden).split(" ").some((spec) => truthy(value(data, spec)));
+      node.hidden = not ? v : !v;
+    }
+    if (d.bindClass !== undefined) {
+      for (const [prefix, path] of pairs(d.bindClass)) {
+        [...node.classList].filter((c) => c.startsWith(prefix)).forEach((c) => node.classList.remove(c));
+        const v = get(data, path);
+        if (v !== null && v !== undefined && v !== "") node.classList.add(prefix + v);
+      }
+    }
+    if (d.bindStyle !== undefined) {
+      for (const [prop, rest] of pairs(d.bindStyle)) {
+        const [path, unitText = ""] = rest.split(" ");
+        node.style.setProperty(prop, text(get(data, path)) + unitText);
+      }
+    }
+  }
+
+  function bindEach(tpl, data) {
+    const items = get(data, tpl.dataset.each) || [];
+    while (tpl.nextElementSibling && tpl.nextElementSibling.hasAttribute("data-item")) tpl.nextElementSibling.remove();
+    const proto = tpl.content.firstElementChild;
+    const clones = items.map((item) => {
+      const clone = proto.cloneNode(true);
+      bind(clone, item);
+      return clone;
+    });
+    tpl.after(...clones);
+  }
+
+  function bind(scope, data) {
+    if (scope.matches(BOUND)) bindOne(scope, data);
+    for (const node of scope.querySelectorAll(BOUND)) if (owns(scope, node)) bindOne(node, data);
+    for (const tpl of scope.querySelectorAll("template[data-each]")) if (owns(scope, tpl)) bindEach(tpl, data);
+  }
+
+  function readForm(form, params) {
+    const out = {};
+    for (const [name, fallback] of Object.entries(params)) {
+      const c = form.elements.namedItem(name);
+      if (!c) continue;
+      if (c.type === "checkbox") out[name] = c.checked;
+      else if (typeof fallback === "number") {
+        const v = Number.parseFloat(c.value);
+        out[name] = Number.isFinite(v) ? v : fallback;
+      } else out[name] = c.value;
+    }
+    return out;
+  }
+
+  function writeForm(form, values) {
+    for (const [name, v] of Object.entries(values)) {
+      const c = form.elements.namedItem(name);
+      if (!c || v === null || v === undefined) continue;
+      if (c.type === "checkbox") c.checked = Boolean(v);
+      else c.value = String(v);
+    }
+  }
+
   const reducedMotion = () => Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 
-  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion, TEXT };
+  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion, TEXT, bind, get, readForm, writeForm };
 })();

@@ -33,6 +33,7 @@ from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, lon
 from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
 from kvlab.wording import amount, human_bytes, params_billions, plural, token_count, trim
 from kvlab.widgets.results import GpuFitFigureResult, KvMemoryFigureResult
+from kvlab.widgets.views import gpu_fit_view, kv_memory_view, with_view
 
 # Context steps for the log-scale sliders and the curves: 1k, 1.5k, 2k, 3k ... 1M tokens.
 # Each is a multiple of 256, so llama.cpp's padding does not move it.
@@ -494,6 +495,7 @@ def _engine_text(v: dict) -> str:
     return text
 
 
+@with_view(kv_memory_view)
 def kv_memory_figure(
     model: str = "llama-2-7b",
     context: int = 4096,
@@ -635,6 +637,7 @@ def _verdict_row(v: dict) -> dict:
     }
 
 
+@with_view(gpu_fit_view)
 def gpu_fit_figure(
     model: str = "qwen3.6-27b",
     gpu: str = "rtx-4090",

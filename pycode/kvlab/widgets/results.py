@@ -25,6 +25,8 @@ lists. Functional syntax only where a key is not an identifier ("from", "llama.c
 
 from typing import NotRequired, TypedDict
 
+from kvlab.widgets.views import GpuFitView, KvMemoryView, ServingView, WallView
+
 # ---------------------------------------------------------------------------- shared by several pages
 
 
@@ -333,6 +335,7 @@ class QuadraticWallFigureResult(TypedDict):
     last_attention_share: FloatPerSide
     growth: GrowthPerSide
     ratio_cumulative_last: float
+    view: WallView  # display strings for the template (kvlab.widgets.views)
 
 
 # ---------------------------------------------------------------------------- KV cache (kv-cache.md)
@@ -1196,6 +1199,7 @@ class KvMemoryFigureResult(TypedDict):
     claim: SeedClaim
     status: str
     options: KvMemoryOptions
+    view: KvMemoryView  # display strings for the template (kvlab.widgets.views)
 
 
 class GpuFitParams(TypedDict):
@@ -1293,6 +1297,7 @@ class GpuFitFigureResult(TypedDict):
     gpus: list[GpuVerdictRow]
     status: str
     options: GpuFitOptions
+    view: GpuFitView  # display strings for the template (kvlab.widgets.views)
 
 
 class EngineLogParams(TypedDict):
@@ -1475,6 +1480,7 @@ class ServingFigureResult(TypedDict):
     curve: ServingCurve
     status: str
     options: ServingOptions
+    view: ServingView  # display strings for the template (kvlab.widgets.views)
 
 
 # ---------------------------------------------------------------------------- a quantized cache (memory.md)

@@ -35,6 +35,7 @@ from kvlab.widgets.memory import (
     weight_options,
 )
 from kvlab.widgets.results import ServingFigureResult
+from kvlab.widgets.views import serving_view, with_view
 
 
 # ---------------------------------------------------------------------------
@@ -55,6 +56,7 @@ def _price_label(card: dict) -> str:
     )
 
 
+@with_view(serving_view)
 def serving_figure(
     model: str = "llama-3.1-8b",
     gpu: str = "h100-sxm",

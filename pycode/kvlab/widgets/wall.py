@@ -25,6 +25,7 @@ from kvlab.widgets.results import (
     RaceResult,
     ReprocessingResult,
 )
+from kvlab.widgets.views import wall_view, with_view
 
 
 # ----------------------------------------------------------------------------
@@ -293,6 +294,7 @@ def _sample_steps(n: int, max_points: int) -> list[int]:
     return sorted({int(round(x)) for x in np.linspace(0, n - 1, max_points)})
 
 
+@with_view(wall_view)
 def quadratic_wall_figure(
     n: int = 1024,
     n_layers: int = 12,

@@ -1,5 +1,5 @@
 /* KV cache memory. State → kvlab.kv_memory_figure in Pyodide → render.
- * Every number and every formatted size comes from Python; JS handles input and draws. */
+ * Every number and every text comes from Python; kit.bind fills the template, JS draws the charts. */
 kvlab.register("kv-memory", {
   mount(root, ctx) {
     const form = root.querySelector("form.kv-controls");
@@ -8,24 +8,10 @@ kvlab.register("kv-memory", {
     const configForm = root.querySelector(".kv-config-form");
     const configArea = configForm.querySelector("textarea");
     const configError = configForm.querySelector(".kv-error");
-    const field = (name) => root.querySelector(`[data-field="${name}"]`);
     const steps = ctx.data.options.context_steps;
 
     let data = ctx.data;
     let config = ""; // the pasted config.json, while it is the one shown
-
-    const cell = (tag, text, title) => {
-      const el = document.createElement(tag);
-      el.textContent = text;
-      if (title) el.title = title;
-      if (tag === "th") el.scope = "row";
-      return el;
-    };
-    const row = (cells) => {
-      const tr = document.createElement("tr");
-      tr.append(...cells);
-      return tr;
-    };
 
     /* Cache types an engine does not take are disabled (Python would refuse them). */
     function syncKvOptions() {
@@ -39,134 +25,29 @@ kvlab.register("kv-memory", {
     function readForm(ev) {
       syncKvOptions();
       if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
-      const c = parseInt(form.context.value, 10);
-      const n = parseInt(form.n_seq.value, 10);
-      return {
-        model: form.model.value,
-        context: Number.isFinite(c) ? c : data.params.context,
-        kv: form.kv.value,
-        mode: form.mode.value,
-        n_seq: Number.isFinite(n) ? n : data.params.n_seq,
-        config,
-      };
+      return { ...kvlab.kit.readForm(form, data.params), config };
     }
 
     const compute = ctx.live(
       "kv_memory_figure",
       async (result) => {
         data = result;
-        // A config that could not be read comes back as a message naming the field, with the
-        // catalogue model's figure: show the message, forget the config.
-        configError.textContent = data.config_error || "";
-        configError.hidden = !data.config_error;
-        if (data.config_error) config = "";
+        if (data.config_error) config = ""; // a config that could not be read: its message is shown, the config forgotten
         ctx.reportClamped(data, { context: "context", n_seq: "sequences" });
-        form.context.value = data.params.context;
-        form.context_step.value = data.context_step;
-        form.context_step.setAttribute("aria-valuetext", data.context_text);
-        form.n_seq.value = data.params.n_seq;
+        kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
+        kvlab.kit.bind(root, data);
         await render();
       },
       (data) => data.status
     );
     const update = (args) => compute(args);
 
-    function renderText() {
-      const r = data.result;
-      const set = (name, text, title) => {
-        const el = field(name);
-        el.textContent = text;
-        if (title !== undefined) el.title = title;
-      };
-      const g = r.growth;
-      const head = g.bounded ? g.growth_per_token : r.per_token;
-      set("per-token", head.human, head.exact);
-      set("per-token-text", g.bounded ? g.text : "per token");
-      set("model", r.model);
-      set("kv", data.params.kv);
-      set("formula", g.bounded ? g.growth_formula : r.formula);
-      set("per-token-exact", head.exact);
-      set("context", data.context_text);
-      set("n-seq", data.sequences_text);
-      field("context-flag").hidden = !data.context_flag;
-      set("context-flag", data.context_flag ? data.context_flag.message : "");
-      set("total", r.total.human, r.total.exact);
-      set("total-exact", r.total.exact);
-      set("mode-label", data.mode_label);
-      field("kinds").tBodies[0].replaceChildren(
-        ...r.kinds.map((k) => row([cell("th", k.label), cell("td", k.layers), cell("td", k.holds),
-          cell("td", k.per_token.human, k.per_token.exact), cell("td", k.total.human, k.total.exact)]))
-      );
-      field("mla").hidden = !r.mla_expanded_per_token;
-      set("mla-expanded", r.mla_expanded_per_token ? r.mla_expanded_per_token.human : "");
-      field("log-box").hidden = !r.log_lines.length;
-      set("log", r.log_lines.join("\n"));
-      field("notes").replaceChildren(...r.notes.concat(r.engine_notes).map((n) => cell("li", n)));
-      const sv = data.server;
-      set("server-text", sv.text);
-      set("server-command", sv.command || "");
-      field("server-command").parentElement.hidden = !sv.command;
-      field("server-flags").replaceChildren(...sv.flags.map((f) => {
-        const li = document.createElement("li");
-        const code = document.createElement("code");
-        code.textContent = f.flag;
-        li.append(code, `: ${f.means}`);
-        return li;
-      }));
-      const info = data.model_info;
-      field("model-note").hidden = !info || info.confirmed;
-      set("model-note", info && !info.confirmed ? `Not confirmed: ${info.note}` : "");
-
-      const curve = field("curve");
-      const curveHead = curve.tHead.rows[0];
-      curveHead.replaceChildren(cell("th", "tokens"), ...data.curve.series.map((s) => cell("th", s.name)));
-      [...curveHead.cells].forEach((c) => (c.scope = "col"));
-      curve.tBodies[0].replaceChildren(
-        ...data.curve.contexts.map((c, i) =>
-          row([cell("th", c.toLocaleString("en-US")), ...data.curve.series.map((s) => cell("td", s.human[i], `${s.bytes[i].toLocaleString("en-US")} B`))])
-        )
-      );
-      field("kind-table").tBodies[0].replaceChildren(
-        ...data.kinds.map((k) => row([cell("th", k.kind_label), cell("td", k.model),
-          cell("td", k.per_token.human, `${k.per_token.exact}; ${k.formula}`), cell("td", k.total.human, k.total.exact)]))
-      );
-    }
-
     /* hybrid: a Falcon-H1 layer, attention and a Mamba-2 state together; none: an MLP-only layer (caches nothing) */
     const LAYER_COLORS = { full: "#5c6bc0", sliding: "#ef6c00", linear: "#26a69a", mla: "#d81b60", hybrid: "#7e57c2", none: "#9e9e9e" };
 
-    /* The layer map: per layer, what it needs (coloured by kind) and what the engine adds on top (grey). */
+    /* The layer map as a chart: per layer, what it needs (coloured by kind) and what the engine adds on top (grey). */
     function renderLayers() {
-      const lm = data.layer_map;
-      field("layer-engine").textContent = lm.engine;
-      field("layer-text").textContent = lm.text;
-      field("layer-legend").replaceChildren(
-        ...lm.kinds.map((k) => {
-          const li = document.createElement("li");
-          const sw = document.createElement("span");
-          sw.className = `kv-swatch kv-layer-${k.kind}`;
-          const need = document.createElement("strong");
-          need.textContent = k.ideal.human;
-          need.title = k.ideal.exact;
-          const alloc = document.createElement("strong");
-          alloc.textContent = k.allocated.human;
-          alloc.title = k.allocated.exact;
-          li.append(sw, `${k.label}, ${k.layers_text}: needs `, need, ", allocated ", alloc);
-          return li;
-        }),
-        (() => {
-          const li = document.createElement("li");
-          const sw = document.createElement("span");
-          sw.className = "kv-swatch kv-layer-padding";
-          const pad = document.createElement("strong");
-          pad.dataset.field = "layer-padding";
-          pad.textContent = lm.padding.human;
-          pad.title = lm.padding.exact;
-          li.append(sw, "allocated beyond the need: ", pad);
-          return li;
-        })()
-      );
-      const p = lm.plot;
+      const p = data.layer_map.plot;
       return kvlab.kit.plot(root, layerPlot, [
         { type: "bar", name: "needed", x: p.x, y: p.needed, text: p.hover, hoverinfo: "text", textposition: "none",
           marker: { color: p.kind.map((k) => LAYER_COLORS[k]) } },
@@ -181,7 +62,6 @@ kvlab.register("kv-memory", {
     }
 
     async function render() {
-      renderText();
       await renderLayers();
       const ticks = data.options.context_ticks;
       const colors = ["#5c6bc0", "#ef6c00", "#26a69a", "#d81b60", "#8d6e63"];

@@ -1,0 +1,175 @@
+"""Display strings a widget's template binds (kvlab.kit.bind in the browser, Jinja at build time)
+that its result does not already hold as text: a sentence picked by a condition, a list joined
+from two, a table whose rows cross two lists, a tooltip made of several values. Python writes
+them so that no widget.js formats text of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TypedDict
+
+
+class TitledCell(TypedDict):
+    human: str
+    title: str
+
+
+class CurveRow(TypedDict):
+    tokens: str
+    cells: list[TitledCell]
+
+
+class KvMemoryHead(TypedDict):
+    human: str
+    exact: str
+    text: str
+    formula: str
+
+
+class KvMemoryView(TypedDict):
+    head: KvMemoryHead
+    notes: list[str]
+    log: str
+    model_note: str
+    curve_rows: list[CurveRow]
+    kinds: list[dict]  # the result's `kinds`, each with its cell's `title`
+
+
+class GpuFitView(TypedDict):
+    segments: list[dict]  # the result's `segments`, each with its `title`
+    bar_label: str
+    limit_title: str
+    total_label: str
+    log: str
+    model_note: str
+
+
+class WallView(TypedDict):
+    n: str
+    shape: str
+    growth: dict[str, dict[str, str]]
+    share: str
+    first: dict[str, dict[str, str]]
+    last: dict[str, dict[str, str]]
+
+
+class ServingCurveRow(TypedDict):
+    tokens: str
+    ms_batch1: str
+    ms_batch: str
+
+
+class ServingView(TypedDict):
+    curve_rows: list[ServingCurveRow]
+
+
+def with_view(view):
+    """Adds `view` (view(result)) to a widget function's result."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def with_display_strings(*args, **kwargs):
+            out = fn(*args, **kwargs)
+            out["view"] = view(out)
+            return out
+
+        return with_display_strings
+
+    return decorate
+
+
+def _not_confirmed(info: dict | None) -> str:
+    return f"Not confirmed: {info['note']}" if info and not info["confirmed"] else ""
+
+
+def kv_memory_view(data: dict) -> KvMemoryView:
+    r = data["result"]
+    g = r["growth"]
+    head = g["growth_per_token"] if g["bounded"] else r["per_token"]
+    curve = data["curve"]
+    return {
+        "head": {
+            "human": head["human"],
+            "exact": head["exact"],
+            "text": g["text"] if g["bounded"] else "per token",
+            "formula": g["growth_formula"] if g["bounded"] else r["formula"],
+        },
+        "notes": r["notes"] + r["engine_notes"],
+        "log": "\n".join(r["log_lines"]),
+        "model_note": _not_confirmed(data["model_info"]),
+        "curve_rows": [
+            {
+                "tokens": f"{c:,}",
+                "cells": [{"human": s["human"][i], "title": f"{s['bytes'][i]:,} B"} for s in curve["series"]],
+            }
+            for i, c in enumerate(curve["contexts"])
+        ],
+        "kinds": [{**k, "title": f"{k['per_token']['exact']}; {k['formula']}"} for k in data["kinds"]],
+    }
+
+
+def gpu_fit_view(data: dict) -> GpuFitView:
+    segments = data["segments"]
+    return {
+        "segments": [{**s, "title": f"{s['label']}: {s['human']} ({s['exact']})"} for s in segments],
+        "bar_label": "".join(f"{s['label']} {s['human']}, " for s in segments)
+        + f"against {data['memory']['human']} of GPU memory",
+        "limit_title": f"{data['budget_label']}: {data['budget']['human']}",
+        "total_label": "total per GPU" if data["per_gpu"] else "total",
+        "log": "\n".join(data["log_lines"]),
+        "model_note": _not_confirmed(data["model_info"]),
+    }
+
+
+def big_number(x: float) -> str:
+    """A count of multiply-adds in words: 1.2 billion, 3.4 million, 812.
+
+    >>> big_number(1_234_567_890), big_number(2.5e12), big_number(812.7)
+    ('1.2 billion', '2.5 trillion', '812')
+    """
+    for v, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "thousand")):
+        if x >= v:
+            return f"{x / v:.1f} {word}"
+    return f"{int(x)}"
+
+
+def times(x: float) -> str:
+    """A growth factor: up to 2 decimals, no trailing zeros, thousands with commas.
+
+    >>> times(1.0), times(12.345), times(1536.5)
+    ('1', '12.35', '1,536.5')
+    """
+    return f"{x:,.2f}".rstrip("0").rstrip(".")
+
+
+def wall_view(data: dict) -> WallView:
+    p = data["params"]
+
+    def work(step: dict) -> dict[str, dict[str, str]]:
+        return {
+            side: {k: big_number(step[side][k]) for k in ("weight_macs", "attention_macs", "cumulative_macs")}
+            for side in ("cache", "no_cache")
+        }
+
+    return {
+        "n": f"{p['n']:,}",
+        "shape": (
+            f"{p['n_layers']} layers, d_model {p['d_model']}, {p['n_heads']} heads "
+            f"({p['n_kv_heads']} KV heads), d_ff {p['d_ff']}"
+        ),
+        "growth": {side: {k: times(v) for k, v in g.items()} for side, g in data["growth"].items()},
+        "share": f"{100 * data['last_attention_share']['cache']:.1f}",
+        "first": work(data["first"]),
+        "last": work(data["last"]),
+    }
+
+
+def serving_view(data: dict) -> ServingView:
+    c = data["curve"]
+    return {
+        "curve_rows": [
+            {"tokens": f"{x:,}", "ms_batch1": c["ms_batch1_text"][i], "ms_batch": c["ms_batch_text"][i]}
+            for i, x in enumerate(c["contexts"])
+        ]
+    }
