@@ -56,6 +56,7 @@ _WHERE = {
         "make_policy",
     ),
     "kvlab.reuse.prefix_cache": ("BlockPrefixCache", "RadixPrefixCache", "block_hashes", "run_requests"),
+    "kvlab.widgets.api_cache": ("api_cache_figure",),
     "kvlab.widgets.attention": ("attention_demo", "model_attention"),
     "kvlab.widgets.eviction": (
         "context_shift_timeline",
@@ -187,6 +188,8 @@ __all__ = [
     "kv_quant_demo",
     "kv_quant_table",
     "serving_figure",
+    # issue 27: prompt caching in the API
+    "api_cache_figure",
     # the tiny model on the pages
     "eviction_recall_demo",
     "generation_demo",
