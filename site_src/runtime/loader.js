@@ -96,12 +96,32 @@
     };
   }
 
+  /* Plotly puts its layout rules (.main-svg position: absolute, ...) in a <style id="plotly.js-style-global">
+     it adds to <head> once, when its bundle runs. Material's instant navigation replaces <head>'s content on
+     every page change, so on the next page the rules were gone and every chart's overlay (axis titles,
+     legend) fell below it, over the widget's text. The rules are kept here and put back when missing. */
+  const PLOTLY_STYLE = "plotly.js-style-global";
+  let plotlyRules = "";
+  function keepPlotlyStyle() {
+    const style = document.getElementById(PLOTLY_STYLE);
+    if (style && style.sheet && !plotlyRules) plotlyRules = Array.from(style.sheet.cssRules, (r) => r.cssText).join("\n");
+    if (!style && plotlyRules) {
+      const back = document.createElement("style");
+      back.id = PLOTLY_STYLE;
+      back.textContent = plotlyRules;
+      document.head.appendChild(back);
+    }
+  }
+
   let plotlyPromise = null;
   kv.plotly = function () {
     if (!plotlyPromise) {
       plotlyPromise = loadScript(kv.assets + "vendor/plotly/plotly-basic.min.js").then(() => window.Plotly);
       plotlyPromise.catch(() => (plotlyPromise = null));
     }
-    return plotlyPromise;
+    return plotlyPromise.then((Plotly) => {
+      keepPlotlyStyle();
+      return Plotly;
+    });
   };
 })();
