@@ -24,7 +24,7 @@ import importlib
 # (PEP 562 module __getattr__): `import kvlab` reads no module, and the browser's first
 # widget imports only what its function needs (importing everything took ~280 ms of
 # Pyodide's start-up, before any widget could go live).
-_WHERE = {
+MODULES = {
     "kvlab.core.attention": ("causal_mask", "multi_head_attention", "scaled_dot_product_attention", "softmax"),
     "kvlab.core.cache": ("KVCache", "cache_lengths"),
     "kvlab.core.decoding": ("DecoderConfig", "ToyDecoder", "decoding_costs", "step_cost", "times_processed"),
@@ -86,7 +86,7 @@ _WHERE = {
     ),
     "kvlab.widgets.wrapup": ("prefill_decode_sequence", "tradeoff_map"),
 }
-_HOME = {name: module for module, names in _WHERE.items() for name in names}
+_HOME = {name: module for module, names in MODULES.items() for name in names}
 
 
 def __getattr__(name: str):

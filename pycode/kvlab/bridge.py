@@ -63,7 +63,7 @@ def warm_one() -> bool:
     while it has nothing else to do, one module per call, so a later widget's first
     call finds its module ready without the first widget waiting for all of them.
     """
-    for module in kvlab._WHERE:
+    for module in kvlab.MODULES:
         if module not in sys.modules:
             importlib.import_module(module)
             return True

@@ -185,7 +185,7 @@ def dims(model) -> tuple[int, int, int]:
 
 @pytest.fixture(scope="module")
 def model_ids():
-    model, tok = tiny._model_and_tokenizer()
+    model, tok = tiny.model_and_tokenizer()
     return model, tok.encode(tiny.DEFAULT_PROMPT)
 
 

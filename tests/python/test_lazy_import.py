@@ -23,7 +23,7 @@ print(after_one)
 steps = 0
 while bridge.warm_one():
     steps += 1
-print(steps, sorted(set(kvlab._WHERE) - set(sys.modules)), bridge.warm_one())
+print(steps, sorted(set(kvlab.MODULES) - set(sys.modules)), bridge.warm_one())
 """
 
 

@@ -1,27 +1,34 @@
 """Every widget function's result has the shape its return annotation declares (issue 12, item 3).
 
-Each function the widgets call (test_snapshots.FUNCTIONS) is annotated with a TypedDict from
-kvlab.widgets.results. Its result, for the defaults and for the inputs in CALLS (the other
+Each function the widgets call (test_snapshots.FUNCTIONS) is annotated with a TypedDict from its
+page's kvlab/widgets/<page>_types.py (imported by the widget module for type checking only, so the
+annotation is resolved here against every *_types module). Its result, for the defaults and for the inputs in CALLS (the other
 branches: clamped values, null fields, optional keys, other models and engines), is checked
 against that annotation with typeguard, every item of every list included: a key the TypedDict
 does not declare, a required key that is missing, or a value of another type fails here, naming
 the path (e.g. "value of key 'steps' of dict ... item 0 ... is not an instance of int").
 
-A new shape is declared in kvlab/widgets/results.py; a new widget function without a TypedDict
+A new shape is declared in its page's kvlab/widgets/<page>_types.py; a new widget function without a TypedDict
 return annotation fails test_every_widget_function_returns_a_typed_dict.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
+import pkgutil
+import subprocess
+import sys
 import typing
+from pathlib import Path
 
 import pytest
 from typeguard import CollectionCheckStrategy, TypeCheckError, check_type
 
 import kvlab
 from kvlab.memory.catalogue import engine_log_examples
-from kvlab.widgets import results
+from kvlab import widgets
 from tests.python.test_inputs_every_function import PARAMETERS
 from tests.python.test_snapshots import FUNCTIONS
 
@@ -170,8 +177,22 @@ SLOW = {"eviction_recall_demo", "generation_demo", "kv_quant_demo", "kv_quant_ta
 EXTREMES = (1e308, -1e308, 2.5)
 
 
+# Every result shape, by name: the widget modules import their *_types module under TYPE_CHECKING
+# only, so get_type_hints resolves their annotations against this namespace.
+TYPE_MODULES = [
+    importlib.import_module(f"kvlab.widgets.{m.name}")
+    for m in pkgutil.iter_modules(widgets.__path__)
+    if m.name.endswith("_types")
+]
+TYPES = {k: v for mod in TYPE_MODULES for k, v in vars(mod).items() if not k.startswith("__")}
+
+
+def hints_of(fn) -> dict:
+    return typing.get_type_hints(fn, localns=TYPES)
+
+
 def return_type(name: str):
-    return typing.get_type_hints(getattr(kvlab, name))["return"]
+    return hints_of(getattr(kvlab, name))["return"]
 
 
 def check(value, hint) -> None:
@@ -180,16 +201,18 @@ def check(value, hint) -> None:
 
 
 def typed_dicts() -> list[type]:
-    return [v for v in vars(results).values() if typing.is_typeddict(v)]
+    return [
+        v for mod in TYPE_MODULES for v in vars(mod).values() if typing.is_typeddict(v) and v.__module__ == mod.__name__
+    ]
 
 
 def test_every_widget_function_returns_a_typed_dict():
     untyped = []
     for name in FUNCTIONS + sorted(HELPERS):
-        hint = typing.get_type_hints(getattr(kvlab, name)).get("return")
-        if not (typing.is_typeddict(hint) and hint.__module__ == results.__name__):
+        hint = hints_of(getattr(kvlab, name)).get("return")
+        if not (typing.is_typeddict(hint) and hint.__module__.endswith("_types")):
             untyped.append(f"{name} -> {hint}")
-    assert untyped == [], f"annotate with a TypedDict from kvlab/widgets/results.py: {untyped}"
+    assert untyped == [], f"annotate with a TypedDict from kvlab/widgets/<page>_types.py: {untyped}"
 
 
 def test_calls_name_widget_functions():
@@ -199,12 +222,35 @@ def test_calls_name_widget_functions():
 
 @pytest.mark.parametrize("td", typed_dicts(), ids=lambda td: td.__name__)
 def test_not_required_keys_are_optional(td):
-    """The annotations are evaluated (results.py has no `from __future__ import annotations`), so a
+    """The annotations are evaluated (no *_types module has `from __future__ import annotations`), so a
     NotRequired key is in __optional_keys__ and everything else in __required_keys__."""
     hints = typing.get_type_hints(td, include_extras=True)
     optional = {k for k, h in hints.items() if typing.get_origin(h) is typing.NotRequired}
     assert set(td.__optional_keys__) == optional
     assert set(td.__required_keys__) == set(hints) - optional
+
+
+def test_type_modules_evaluate_their_annotations():
+    """python/cpython#97727: with string annotations a NotRequired key would count as required."""
+    for mod in TYPE_MODULES:
+        tree = ast.parse(Path(mod.__file__).read_text(encoding="utf-8"))
+        future = [
+            a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__" for a in n.names
+        ]
+        assert "annotations" not in future, mod
+
+
+def test_widget_modules_import_their_types_for_type_checking_only():
+    """The browser's first widget pays for no TypedDict: importing every widget module loads no *_types module."""
+    pycode = Path(kvlab.__file__).resolve().parents[1]
+    script = (
+        f"import sys; sys.path.insert(0, {str(pycode)!r}); import pkgutil, importlib, kvlab.widgets as w\n"
+        "for m in pkgutil.iter_modules(w.__path__):\n"
+        "    if not m.name.endswith('_types'): importlib.import_module('kvlab.widgets.' + m.name)\n"
+        "print(sorted(m for m in sys.modules if m.endswith('_types') or m.endswith('.results')))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 CASES = [(name, {}) for name in FUNCTIONS] + [(name, kw) for name, calls in CALLS.items() for kw in calls]

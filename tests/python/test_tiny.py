@@ -11,7 +11,7 @@ from kvlab.core.decoding import DecoderConfig, step_cost
 
 
 def test_generation_demo_is_the_greedy_continuation_of_the_reference_model():
-    model, tok = tiny._model_and_tokenizer()
+    model, tok = tiny.model_and_tokenizer()
     data = kvlab.generation_demo(max_new_tokens=12)
     ids = tok.encode(tiny.DEFAULT_PROMPT)
     assert [s["token"] for s in data["steps"]] == model.generate(ids, 12, use_cache=False)

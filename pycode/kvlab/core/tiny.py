@@ -42,10 +42,13 @@ def tiny_tokenizer():
 
 
 @lru_cache(maxsize=1)
-def _model_and_tokenizer():
+def model_and_tokenizer():
     from kvlab.core.gpt import GPT
 
     return GPT.from_npz(str(TINY_DIR / "weights.npz")), tiny_tokenizer()
+
+
+_model_and_tokenizer = model_and_tokenizer  # the old name, still used by tests/browser
 
 
 # The card's recall bucket for "far" chats (models/evaluate.py writes ">=200": the code stated
@@ -84,7 +87,7 @@ def streaming_run(ids: list[int], sinks: int | None, window: int | None, n_new: 
 
     prompt_nll[i] = -ln p(ids[i+1] | what the cache still holds).
     """
-    model, _ = _model_and_tokenizer()
+    model, _ = model_and_tokenizer()
     budget = None if window is None else (sinks or 0) + window
     cache, cached, nll, out = None, [], [], []
     seq = list(ids)
@@ -108,7 +111,7 @@ def streaming_run(ids: list[int], sinks: int | None, window: int | None, n_new: 
 
 def episode_facts(ep: dict) -> dict:
     """An episode's token ids and the positions of its code's digits."""
-    _, tok = _model_and_tokenizer()
+    _, tok = model_and_tokenizer()
     ids = tok.encode(ep["prompt"])
     ends = np.cumsum([len(tok.vocab[i]) for i in ids])
     start_byte = ep["prompt"].encode("utf-8").index(ep["code"].encode("utf-8"))

@@ -6,6 +6,7 @@ wall        quadratic-wall.md  race, reprocessing, quadratic_wall, race_figure, 
 kv_cache    kv-cache.md        step_through, step_through_figure, cache_equivalence, cache_phases
 generate    generate.md        generation_demo, race_demo, race_theory
 memory      memory.md          kv_memory_figure, gpu_fit_figure
+engine_log  memory.md          engine_log_figure (a start-up log, rebuilt from the config)
 kv_quant    memory.md          kv_quant_demo, kv_quant_table (the cache stored quantized)
 serving     serving.md         serving_figure
 prefix      prefix-cache.md    prefix_cache_demo, prefix_cache_figure, prefix_blocks
@@ -14,5 +15,7 @@ eviction    eviction.md        eviction_timeline, eviction_view, context_shift_t
 
 Every one is exported from `kvlab` (the browser calls them by name through
 kvlab.bridge.call_json). Inputs are checked by kvlab.inputs; text is formatted
-by kvlab.wording; what each returns is a TypedDict in kvlab.widgets.results.
+by kvlab.wording; what each returns is a TypedDict in its page's <page>_types module
+(tokens_types, memory_types ...; shapes several pages share in shared_types), imported
+under `if TYPE_CHECKING:` only, so the browser's first widget builds no class it never uses.
 """

@@ -9,12 +9,16 @@ control. JS never computes a number of its own.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from kvlab.core import tiny
 from kvlab.core.attention import scaled_dot_product_attention
 from kvlab.inputs import clamp_quietly
-from kvlab.widgets.results import AttentionDemoResult, ModelAttentionResult, PronounHead
+
+if TYPE_CHECKING:
+    from kvlab.widgets.attention_types import AttentionDemoResult, ModelAttentionResult, PronounHead
 
 ATTENTION_SENTENCE = "The cat sat on the mat because it was tired"
 
@@ -106,7 +110,7 @@ def model_attention(
     """
     if not prompt.strip():
         raise ValueError("prompt is empty")
-    model, tok = tiny._model_and_tokenizer()
+    model, tok = tiny.model_and_tokenizer()
     ids = tok.encode(prompt)[: model.config.block_size]
     _, _, atts = model.forward(np.array([ids]), None, return_attention=True)
     weights = [np.asarray(a[0], dtype=np.float64) for a in atts]  # per layer (nh, T, T)

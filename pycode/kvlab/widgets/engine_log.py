@@ -6,11 +6,15 @@ Its own module so that the memory page's other widgets do not load the log reade
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvlab.memory.catalogue import engine_log_examples
 from kvlab.memory.engine_logs import MAX_LOG_CHARS, STATED_LLAMACPP, STATED_VLLM, explain_engine_log
 from kvlab.memory.verdict import ENGINE_NAMES
 from kvlab.widgets.memory import model_groups, model_info
-from kvlab.widgets.results import EngineLogFigureResult
+
+if TYPE_CHECKING:
+    from kvlab.widgets.engine_log_types import EngineLogFigureResult
 
 
 STATUS_LABELS = {

@@ -8,6 +8,8 @@ the first tokens and a window.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 import numpy as np
@@ -18,13 +20,15 @@ from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.wording import span_text
 from kvlab.inputs import clamp_int, clamp_rounded, clamp_view_int, one_of, view_limits
-from kvlab.widgets.results import (
-    ContextShiftViewResult,
-    DoorCodeChatResult,
-    DoorCodeScoreResult,
-    EvictionRecallDemoResult,
-    EvictionViewResult,
-)
+
+if TYPE_CHECKING:
+    from kvlab.widgets.eviction_types import (
+        ContextShiftViewResult,
+        DoorCodeChatResult,
+        DoorCodeScoreResult,
+        EvictionRecallDemoResult,
+        EvictionViewResult,
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -448,7 +452,7 @@ def eviction_recall_demo(
     window = clamp_rounded("window", window, *EVICTION_LIMITS["window"])
     sinks = clamp_rounded("sinks", sinks, *EVICTION_LIMITS["sinks"])
     n_new = clamp_rounded("n_new", n_new, *N_NEW_LIMITS)
-    _, tok = tiny._model_and_tokenizer()
+    _, tok = tiny.model_and_tokenizer()
     episodes = [tiny.episode_facts(e) for e in tiny.demo_episodes()]
     ep = episodes[episode]
     ids, code_positions = ep["ids"], ep["code_positions"]

@@ -6,13 +6,17 @@ race_theory needs no weights, so it also runs in Pyodide).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from kvlab.core import tiny
 from kvlab.core.sampling import top_k_probs
 from kvlab.core.decoding import DecoderConfig, decoding_costs
 from kvlab.inputs import LIMITS, clamp_quietly, finite_number
-from kvlab.widgets.results import GenerationDemoResult, RaceDemoResult, RaceMeasuredResult, RaceTheoryResult
+
+if TYPE_CHECKING:
+    from kvlab.widgets.generate_types import GenerationDemoResult, RaceDemoResult, RaceMeasuredResult, RaceTheoryResult
 
 GENERATE_LIMITS = {"max_new_tokens": (1, 200), "top_k": (1, 20)}
 RACE_LIMITS = {"prompt_len": (1, 511), "n_new": (1, 511)}
@@ -31,7 +35,7 @@ def generation_demo(
     top_k = clamp_quietly("top_k", top_k, *GENERATE_LIMITS["top_k"], integer=True)
     if not prompt.strip():
         raise ValueError("prompt is empty")
-    model, tok = tiny._model_and_tokenizer()
+    model, tok = tiny.model_and_tokenizer()
     ids = tok.encode(prompt)
     prompt_len = len(ids)
     steps, cache, feed = [], None, ids

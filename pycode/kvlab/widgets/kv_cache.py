@@ -7,12 +7,16 @@ clamped (kvlab.inputs), "params" echoes what was used.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from kvlab.core.cache import cache_lengths
 from kvlab.core.decoding import DecoderConfig, ToyDecoder, positions_processed
 from kvlab.inputs import clamp_int
-from kvlab.widgets.results import StepThroughFigureResult, StepThroughResult
+
+if TYPE_CHECKING:
+    from kvlab.widgets.kv_cache_types import StepThroughFigureResult, StepThroughResult
 
 
 def step_through(prompt_len: int = 4, steps: int = 4, layers: int = 2, seed: int = 0) -> StepThroughResult:

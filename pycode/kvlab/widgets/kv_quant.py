@@ -21,13 +21,17 @@ page and the card derive every number the same way:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 import numpy as np
 
 from kvlab.core import kv_quant, tiny
 from kvlab.inputs import clamp_quietly
-from kvlab.widgets.results import KvQuantDemoResult, KvQuantTableResult
+
+if TYPE_CHECKING:
+    from kvlab.widgets.kv_quant_types import KvQuantDemoResult, KvQuantTableResult
 
 KV_QUANT_PROMPT = tiny.DEFAULT_PROMPT
 KV_QUANT_LIMITS = {"n_new": (4, 64)}
@@ -72,7 +76,7 @@ def kv_quant_measure(prompt: str = KV_QUANT_PROMPT, n_new: int = 48, episodes: l
     is fed fp32's tokens (teacher forcing); each run's logits per step and cache bytes.
     recall: each chat answered (ANSWER_TOKENS greedy tokens) with the cache in each format.
     """
-    model, tok = tiny._model_and_tokenizer()
+    model, tok = tiny.model_and_tokenizer()
     ids = tok.encode(prompt)
     cfg = model.config
     runs = {}

@@ -9,6 +9,8 @@ steps, limits and pickers here are shared with the serving page.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 from dataclasses import replace
 
@@ -32,8 +34,10 @@ from kvlab.memory.llama_server import llama_server_command
 from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
 from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
 from kvlab.wording import amount, human_bytes, params_billions, plural, token_count, trim
-from kvlab.widgets.results import GpuFitFigureResult, KvMemoryFigureResult
 from kvlab.widgets.views import gpu_fit_view, kv_memory_view, with_view
+
+if TYPE_CHECKING:
+    from kvlab.widgets.memory_types import GpuFitFigureResult, KvMemoryFigureResult
 
 # Context steps for the log-scale sliders and the curves: 1k, 1.5k, 2k, 3k ... 1M tokens.
 # Each is a multiple of 256, so llama.cpp's padding does not move it.

@@ -9,11 +9,15 @@ exactly these strings and JavaScript only places them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 
 from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, run_requests, shared_prompt_requests
 from kvlab.wording import sci
 from kvlab.inputs import clamp_int, clamp_number, view_limits
-from kvlab.widgets.results import PrefixBlocksResult, PrefixCacheFigureResult, PrefixCasesResult
+
+if TYPE_CHECKING:
+    from kvlab.widgets.prefix_types import PrefixBlocksResult, PrefixCacheFigureResult, PrefixCasesResult
 
 GRANULARITY_BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64]
 

@@ -6,6 +6,8 @@ It reuses the memory page's context steps, limits and pickers (kvlab.widgets.mem
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 
 from kvlab.inputs import clamp_number, clamp_rounded
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
@@ -34,8 +36,10 @@ from kvlab.widgets.memory import (
     model_groups,
     weight_options,
 )
-from kvlab.widgets.results import ServingFigureResult
 from kvlab.widgets.views import serving_view, with_view
+
+if TYPE_CHECKING:
+    from kvlab.widgets.serving_types import ServingFigureResult
 
 
 # ---------------------------------------------------------------------------

@@ -5,12 +5,16 @@ of the tiny model's numpy reference).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from kvlab.core import tiny
 from kvlab.inputs import clamp_quietly
 from kvlab.core.sampling import top_k_probs
-from kvlab.widgets.results import NextTokenDemoResult, TokenizeDemoResult
+
+if TYPE_CHECKING:
+    from kvlab.widgets.tokens_types import NextTokenDemoResult, TokenizeDemoResult
 
 
 def tokenize_demo(text: str = "The cat sat on the mat. Its door code is 4719! 😀") -> TokenizeDemoResult:
@@ -58,7 +62,7 @@ def next_token_demo(prompt: str = "Mia had a red ball. She gave", top_k: int = 1
     if not prompt.strip():
         raise ValueError("prompt is empty")
     top_k = clamp_quietly("top_k", top_k, 1, 20, integer=True)
-    model, tok = tiny._model_and_tokenizer()
+    model, tok = tiny.model_and_tokenizer()
     ids = tok.encode(prompt)[-model.config.block_size :]
     logits, _ = model.forward(np.array([ids]), None)
     row = logits[0, -1]

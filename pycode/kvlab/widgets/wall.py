@@ -10,6 +10,8 @@ what was computed. The *_figure functions add what the page states in words
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 
 from itertools import accumulate
 
@@ -17,15 +19,17 @@ import numpy as np
 
 from kvlab.core.decoding import DecoderConfig, decoding_costs, decoding_steps, step_cost, times_processed
 from kvlab.inputs import clamp_int
-from kvlab.widgets.results import (
-    AddTokenCounters,
-    QuadraticWallFigureResult,
-    RaceFigureResult,
-    RaceOdometers,
-    RaceResult,
-    ReprocessingResult,
-)
 from kvlab.widgets.views import wall_view, with_view
+
+if TYPE_CHECKING:
+    from kvlab.widgets.wall_types import (
+        AddTokenCounters,
+        QuadraticWallFigureResult,
+        RaceFigureResult,
+        RaceOdometers,
+        RaceResult,
+        ReprocessingResult,
+    )
 
 
 # ----------------------------------------------------------------------------

@@ -11,12 +11,16 @@ decode steps) with the cache lengths of kvlab.cache_phases.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvlab.memory.catalogue import get_model, model_architecture
 from kvlab.memory.kv_bytes import kv_cache_bytes
 from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.prefix_cache import run_requests, shared_prompt_requests
 from kvlab.widgets.kv_cache import cache_phases
-from kvlab.widgets.results import PrefillDecodeSequenceResult, TradeoffMapResult
+
+if TYPE_CHECKING:
+    from kvlab.widgets.wrapup_types import PrefillDecodeSequenceResult, TradeoffMapResult
 
 GIB = 2**30
 LENGTHS = {"short": 1024, "medium": 8192, "long": 65536}  # tokens in the conversation

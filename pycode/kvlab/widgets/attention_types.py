@@ -1,0 +1,59 @@
+"""What the attention page's functions return (kvlab.widgets.attention).
+
+Imported by the widget module only under `if TYPE_CHECKING:` (the browser's first widget does
+not pay for class creation it never uses); tests/python/test_results_typed.py checks real results
+against them with typeguard. Conventions (all *_types modules): see kvlab.widgets.shared_types.
+"""
+
+from typing import TypedDict
+
+
+class AttentionDemoResult(TypedDict):
+    tokens: list[str]
+    d: int
+    temperature: float
+    seed: int
+    causal: bool
+    scale: float
+    weights: list[list[float]]  # [query][key]
+    outputs: list[list[float]]  # [token][d]
+
+
+class HeadScore(TypedDict):
+    layer: int
+    head: int
+    attention: float
+
+
+class PronounHead(TypedDict):
+    """kvlab.widgets.attention.pronoun_head: the model card's pronoun head and its figures."""
+
+    layer: int
+    head: int
+    it: float
+    he_she: float
+    best_he_she: HeadScore
+    best_he_she_other: float
+    best_it: HeadScore
+    sentences_it: int
+    sentences_he_she: int
+    bar: float
+    bar_reached: bool
+
+
+class AttentionView(TypedDict):
+    layer: int
+    head: int | str  # a head index, or "mean"
+    query: int
+
+
+class ModelAttentionResult(TypedDict):
+    prompt: str
+    ids: list[int]
+    tokens: list[str]
+    weights: list[list[list[list[float]]]]  # [layer][head][query][key]
+    mean_over_heads: list[list[list[float]]]  # [layer][query][key]
+    n_layer: int
+    n_head: int
+    view: AttentionView
+    pronoun_head: PronounHead | None  # None for a model card without that measurement

@@ -1,0 +1,57 @@
+"""What the kv-cache page's functions return (kvlab.widgets.kv_cache).
+
+Imported by the widget module only under `if TYPE_CHECKING:` (the browser's first widget does
+not pay for class creation it never uses); tests/python/test_results_typed.py checks real results
+against them with typeguard. Conventions (all *_types modules): see kvlab.widgets.shared_types.
+"""
+
+from typing import TypedDict
+
+from kvlab.widgets.shared_types import Clamped, IntPerSide
+
+
+class StepThroughParams(TypedDict):
+    prompt_len: int
+    steps: int
+    layers: int
+    seed: int
+
+
+class LayerAccess(TypedDict):
+    layer: int
+    computed: list[int]
+    read: list[int]
+
+
+class StepThroughStep(TypedDict):
+    step: int
+    phase: str  # "prefill" or "decode"
+    n_new: int
+    cache_len_before: int
+    cache_len_after: int
+    bytes_read: int
+    bytes_written: int
+    layers: list[LayerAccess]
+    without_cache_recomputed: list[int]
+
+
+class StepThroughResult(TypedDict):
+    """kvlab.step_through."""
+
+    params: StepThroughParams
+    clamped: Clamped
+    tokens: list[int]
+    steps: list[StepThroughStep]
+
+
+class CacheEquivalence(TypedDict):
+    tokens_no_cache: list[int]
+    tokens_cache: list[int]
+    same_tokens: bool
+    max_abs_logit_diff: float
+    tokens_processed: IntPerSide
+    total_macs: IntPerSide
+
+
+class StepThroughFigureResult(StepThroughResult):
+    equivalence: CacheEquivalence

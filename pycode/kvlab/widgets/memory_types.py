@@ -1,0 +1,367 @@
+"""What the memory page's kv-memory and gpu-fit widgets return (kvlab.widgets.memory); the pickers are shared with serving.
+
+Imported by the widget module only under `if TYPE_CHECKING:` (the browser's first widget does
+not pay for class creation it never uses); tests/python/test_results_typed.py checks real results
+against them with typeguard. Conventions (all *_types modules): see kvlab.widgets.shared_types.
+"""
+
+from typing import NotRequired, TypedDict
+
+from kvlab.widgets.views import GpuFitView, KvMemoryView
+from kvlab.widgets.shared_types import Amount, Clamped, IdLabel, ServerFlag
+
+
+class ModelInfo(TypedDict):
+    """A catalogue model as the memory, serving and engine-log widgets show it."""
+
+    id: str
+    hf_id: str
+    source: str
+    confirmed: bool
+    note: str
+    unconfirmed_fields: list[str]
+    params: float
+    params_human: str
+
+
+class ContextFlag(TypedDict):
+    """kvlab.memory.verdict.long_context_check plus the message for the chosen engine."""
+
+    trained: int
+    over_by_tokens: int
+    text: str
+    llamacpp: str
+    vllm: str
+    message: str
+
+
+class ModelGroup(TypedDict):
+    kind: str
+    label: str
+    models: list[IdLabel]
+
+
+class KvOption(TypedDict):
+    id: str
+    label: str
+    modes: list[str]
+
+
+class IntRange(TypedDict):
+    min: int
+    max: int
+
+
+class FloatRange(TypedDict):
+    min: float
+    max: float
+
+
+class WidgetLimits(TypedDict):
+    context: IntRange
+    n_seq: IntRange
+    batch: IntRange
+    answer: IntRange
+    gpu_memory_utilization: FloatRange
+    block_size: IntRange
+
+
+class ContextTicks(TypedDict):
+    values: list[int]
+    labels: list[str]
+
+
+class EngineLabels(TypedDict):
+    llamacpp: str
+    vllm: str
+
+
+class ModeLabels(EngineLabels):
+    exact: str
+
+
+class VllmDefaults(TypedDict):
+    gpu_memory_utilization: float
+    block_size: int
+
+
+class KvMemoryParams(TypedDict):
+    model: str | None  # None for a pasted config.json
+    context: int
+    kv: str
+    mode: str
+    n_seq: int
+    source: str  # "catalogue" or "config"
+
+
+class LayersByKind(TypedDict):
+    full: int
+    sliding: int
+    linear: int
+    none: NotRequired[int]  # only for configs with layers that hold nothing (Nemotron-H's MLP layers)
+
+
+class CacheGrowth(TypedDict):
+    bounded: bool
+    growth_per_token: Amount
+    fixed: Amount
+    growth_formula: str
+    text: str
+
+
+class LayerKindRow(TypedDict):
+    kind: str
+    label: str
+    layers: int
+    holds: str
+    per_token: Amount
+    total: Amount
+
+
+class KvMemorySummary(TypedDict):
+    model: str
+    attention: str
+    layers_by_kind: LayersByKind
+    kv_heads: list[int]
+    head_dim: list[int]
+    max_position_embeddings: int | None  # None when the config does not say
+    notes: list[str]
+    formula: str
+    per_token: Amount
+    per_token_beyond_windows: Amount
+    growth: CacheGrowth
+    total: Amount
+    kinds: list[LayerKindRow]
+    log_lines: list[str]
+    engine_notes: list[str]
+    mla_expanded_per_token: Amount | None  # only MLA models have one
+
+
+class KvMemorySeries(TypedDict):
+    id: str
+    name: str
+    chosen: bool
+    trained: int | None
+    bytes: list[int]
+    gib: list[float]
+    human: list[str]
+    beyond_trained: list[bool]
+
+
+class KvMemoryCurve(TypedDict):
+    contexts: list[int]
+    series: list[KvMemorySeries]
+
+
+class CacheKindRow(TypedDict):
+    id: str
+    model: str
+    kind: str
+    kind_label: str
+    formula: str
+    per_token: Amount
+    total: Amount
+
+
+class LayerMapLayer(TypedDict):
+    index: int
+    kind: str
+    label: str
+    holds: str
+    ideal: Amount
+    allocated: Amount
+    padding: Amount
+    ideal_pct: float
+    allocated_pct: float
+    need_pct: float
+
+
+class LayerMapKind(TypedDict):
+    kind: str
+    label: str
+    layers: int
+    layers_text: str
+    ideal: Amount
+    allocated: Amount
+    padding: Amount
+
+
+class LayerMapPlot(TypedDict):
+    unit: str
+    x: list[int]
+    kind: list[str]
+    needed: list[float]
+    padding: list[float]
+    hover: list[str]
+
+
+class LayerMap(TypedDict):
+    layers: list[LayerMapLayer]
+    kinds: list[LayerMapKind]
+    plot: LayerMapPlot
+    ideal: Amount
+    allocated: Amount
+    padding: Amount
+    padding_share: float
+    text: str
+    how: str
+    engine: str
+    note: str
+
+
+class KvMemoryServer(TypedDict):
+    command: str | None  # None for a cache type llama.cpp does not have (vLLM's fp8)
+    flags: list[ServerFlag]
+    text: str
+    kv_bytes: int | None
+
+
+class ClaimRow(TypedDict):
+    id: str
+    model: str
+    attention: str
+    formula: str
+    per_token: Amount
+    per_token_mb: str
+    total: Amount
+    total_gb: str
+    weights_f16: Amount
+    weights_f16_gb: str
+    trained: str
+    beyond_trained: bool
+    times_smaller: str
+
+
+class SeedClaim(TypedDict):
+    context: int
+    context_human: str
+    rows: list[ClaimRow]
+
+
+class KvMemoryOptions(TypedDict):
+    models: list[ModelGroup]
+    kv: list[KvOption]
+    modes: ModeLabels
+    context_steps: list[int]
+    context_ticks: ContextTicks
+    limits: WidgetLimits
+
+
+class KvMemoryFigureResult(TypedDict):
+    params: KvMemoryParams
+    clamped: Clamped
+    config_error: str | None
+    context_human: str
+    context_text: str
+    sequences_text: str
+    context_step: int
+    mode_label: str
+    model_info: ModelInfo | None  # None for a pasted config.json
+    result: KvMemorySummary
+    context_flag: ContextFlag | None  # None within the trained context
+    curve: KvMemoryCurve
+    kinds: list[CacheKindRow]
+    layer_map: LayerMap
+    server: KvMemoryServer
+    claim: SeedClaim
+    status: str
+    options: KvMemoryOptions
+    view: KvMemoryView  # display strings for the template (kvlab.widgets.views)
+
+
+class GpuFitParams(TypedDict):
+    model: str
+    gpu: str
+    weights: str
+    kv: str
+    context: int
+    mode: str
+    n_seq: int
+    n_gpus: int
+    gpu_memory_utilization: float
+    block_size: int
+
+
+class GpuFitGpuInfo(TypedDict):
+    id: str
+    name: str
+    spec_source: str
+    note: str
+    unconfirmed: list[str]
+
+
+class MemorySegment(Amount):
+    name: str
+    label: str
+    how: str
+    percent: float
+
+
+class GpuVerdictRow(TypedDict):
+    id: str
+    name: str
+    memory: Amount
+    fits: bool
+    verdict: str
+    binding: str | None
+    headroom: Amount
+    max_context: str
+    max_sequences: str
+
+
+class ServingOptions(TypedDict):
+    models: list[ModelGroup]
+    gpus: list[IdLabel]
+    weights: list[IdLabel]
+    kv: list[KvOption]
+    modes: EngineLabels
+    block_sizes: list[int]
+    gpu_memory_utilization_step: float
+    vllm_defaults: VllmDefaults
+    context_steps: list[int]
+    context_ticks: ContextTicks
+    limits: WidgetLimits
+
+
+class GpuFitOptions(ServingOptions):
+    n_gpus: list[int]
+
+
+class GpuFitFigureResult(TypedDict):
+    params: GpuFitParams
+    clamped: Clamped
+    context_human: str
+    context_text: str
+    sequences_text: str
+    context_step: int
+    mode_label: str
+    model_info: ModelInfo
+    gpu_info: GpuFitGpuInfo
+    where: str
+    flags: str
+    memory: Amount
+    budget: Amount
+    budget_label: str
+    budget_percent: float
+    memory_percent: float
+    segments: list[MemorySegment]
+    total: Amount
+    headroom: Amount
+    over: Amount
+    fits: bool
+    verdict: str
+    binding: str | None  # None when it fits
+    headline: str
+    engine_text: str
+    context_flag: ContextFlag | None
+    max_context: int | None  # None when not even the smallest context fits
+    max_context_text: str
+    max_sequences: int
+    max_sequences_text: str
+    per_gpu: bool
+    assumptions: list[str]
+    log_lines: list[str]
+    gpus: list[GpuVerdictRow]
+    status: str
+    options: GpuFitOptions
+    view: GpuFitView  # display strings for the template (kvlab.widgets.views)

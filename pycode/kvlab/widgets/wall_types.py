@@ -1,0 +1,173 @@
+"""What the quadratic-wall page's functions return (kvlab.widgets.wall).
+
+Imported by the widget module only under `if TYPE_CHECKING:` (the browser's first widget does
+not pay for class creation it never uses); tests/python/test_results_typed.py checks real results
+against them with typeguard. Conventions (all *_types modules): see kvlab.widgets.shared_types.
+"""
+
+from typing import TypedDict
+
+from kvlab.widgets.views import WallView
+from kvlab.widgets.shared_types import Clamped, FloatListPerSide, FloatPerSide, IntPerSide
+
+
+class NParams(TypedDict):
+    n: int
+
+
+class TokenCounts(TypedDict):
+    per_step: list[int]
+    cumulative: list[int]
+
+
+class RaceTotals(TypedDict):
+    no_cache: int
+    cache: int
+    ratio: float
+
+
+class RaceResult(TypedDict):
+    """kvlab.race."""
+
+    params: NParams
+    clamped: Clamped
+    tokens: list[int]
+    no_cache: TokenCounts
+    cache: TokenCounts
+    ratio: list[float]
+    totals: RaceTotals
+
+
+class RaceTarget(TypedDict):
+    ratio: int
+    n: int
+    no_cache: int
+    cache: int
+    exact: bool
+
+
+class RaceReply(TypedDict):
+    n: int
+    no_cache: int
+    cache: int
+    ratio: float
+
+
+class RaceLandmarks(TypedDict):
+    target: RaceTarget | None  # None when the ratio is never reached
+    reply: RaceReply
+
+
+class OdometerNoCache(TypedDict):
+    units: int
+    tokens: int
+
+
+class OdometerCache(TypedDict):
+    units: int
+    tokens: int
+    done: bool
+
+
+class OdometerFrame(TypedDict):
+    units: int
+    t: float
+    no_cache: OdometerNoCache
+    cache: OdometerCache
+
+
+class OdometerCacheDone(TypedDict):
+    units: int
+    no_cache_tokens: int
+
+
+class OdometerNoCacheDone(TypedDict):
+    units: int
+
+
+class RaceOdometers(TypedDict):
+    """kvlab.race_odometers."""
+
+    frames: list[OdometerFrame]
+    n: int
+    cache_done: OdometerCacheDone
+    no_cache_done: OdometerNoCacheDone
+
+
+class RaceFigureResult(RaceResult):
+    landmarks: RaceLandmarks
+    odometers: RaceOdometers
+
+
+class AddTokenCounters(TypedDict):
+    """kvlab.add_token_counters."""
+
+    token: int
+    reprocessed: IntPerSide
+    this_step: IntPerSide
+    total: IntPerSide
+    saved: int
+    ratio: float
+
+
+class ReprocessingResult(TypedDict):
+    params: NParams
+    clamped: Clamped
+    tokens: list[int]
+    no_cache: list[int]
+    cache: list[int]
+    counters: AddTokenCounters
+
+
+class QuadraticWallFigureParams(TypedDict):
+    n: int
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    d_ff: int
+    max_points: int
+
+
+class MacSeries(TypedDict):
+    weight_macs: list[float]
+    attention_macs: list[float]
+    total_macs: list[float]
+    cumulative_macs: list[float]
+
+
+class MacStep(TypedDict):
+    weight_macs: float
+    attention_macs: float
+    total_macs: float
+    cumulative_macs: float
+
+
+class MacStepPerSide(TypedDict):
+    no_cache: MacStep
+    cache: MacStep
+
+
+class Growth(TypedDict):
+    weight: float
+    attention: float
+
+
+class GrowthPerSide(TypedDict):
+    no_cache: Growth
+    cache: Growth
+
+
+class QuadraticWallFigureResult(TypedDict):
+    params: QuadraticWallFigureParams
+    clamped: Clamped
+    tokens: list[int]
+    no_cache: MacSeries
+    cache: MacSeries
+    attention_share: FloatListPerSide
+    first: MacStepPerSide
+    last: MacStepPerSide
+    last_attention_share: FloatPerSide
+    growth: GrowthPerSide
+    ratio_cumulative_last: float
+    view: WallView  # display strings for the template (kvlab.widgets.views)

@@ -1,0 +1,88 @@
+"""What the wrap-up page's functions return (kvlab.widgets.wrapup).
+
+Imported by the widget module only under `if TYPE_CHECKING:` (the browser's first widget does
+not pay for class creation it never uses); tests/python/test_results_typed.py checks real results
+against them with typeguard. Conventions (all *_types modules): see kvlab.widgets.shared_types.
+"""
+
+from typing import TypedDict
+
+from kvlab.widgets.shared_types import IntPerSide, KeyLabel, ServerCommand
+
+
+class TradeoffParams(TypedDict):
+    length: str
+    repetition: str
+    memory: str
+
+
+class TradeoffOptions(TypedDict):
+    length: list[KeyLabel]
+    repetition: list[KeyLabel]
+    memory: list[KeyLabel]
+
+
+class PerTechnique(TypedDict):
+    kv_cache: str
+    prefix_cache: str
+    kv_quant: str
+    eviction: str
+
+
+class WhereText(TypedDict):
+    where: str
+
+
+class KvBytesByFormat(TypedDict):
+    f16: int
+    q8_0: int
+    q4_0: int
+
+
+class TradeoffNumbers(TypedDict):
+    token_computations: IntPerSide
+    prefill_reused_share: float
+    kv_bytes: KvBytesByFormat
+    fits: list[str]
+    window_tokens: int
+
+
+class TradeoffCell(TypedDict):
+    length: str
+    repetition: str
+    memory: str
+    server: ServerCommand
+    text: WhereText
+    tokens: int
+    repeated_share: float
+    memory_bytes: int
+    helps: list[str]
+    main: str
+    why: PerTechnique
+    numbers: TradeoffNumbers
+
+
+class TradeoffMapResult(TypedDict):
+    params: TradeoffParams
+    options: TradeoffOptions
+    techniques: PerTechnique
+    model: str
+    cell: TradeoffCell
+    grid: list[list[TradeoffCell]]  # [length][repetition]
+    rows: list[str]
+    cols: list[str]
+
+
+SequenceMessage = TypedDict("SequenceMessage", {"from": str, "to": str, "text": str, "reply": bool})
+
+
+class SequenceStep(TypedDict):
+    step: int
+    phase: str
+    note: str
+    messages: list[SequenceMessage]
+
+
+class PrefillDecodeSequenceResult(TypedDict):
+    participants: list[KeyLabel]
+    steps: list[SequenceStep]
