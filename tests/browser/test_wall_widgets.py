@@ -37,7 +37,7 @@ def test_static_page_states_the_claims_from_kvlab(built_site):
     html = (built_site / "quadratic-wall" / "index.html").read_text()
     race = kvlab.race_figure(n=19)
     target, reply = race["landmarks"]["target"], race["landmarks"]["reply"]
-    # CLAIMS.md: exactly 10x at 19 tokens; a 1,000-token reply costs 500,500 vs 1,000
+    # docs/claims.md: exactly 10x at 19 tokens; a 1,000-token reply costs 500,500 vs 1,000
     assert (target["n"], target["ratio"], target["exact"]) == (19, 10, True)
     assert (reply["no_cache"], reply["cache"]) == (500500, 1000)
     assert (
@@ -109,7 +109,7 @@ def test_three_widgets_recompute_in_pyodide(warm_page, site_url):
         [want["tokens"], want["cache"]["weight_macs"]],
         [want["tokens"], want["cache"]["attention_macs"]],
     ]
-    # with a cache the weight line is flat while attention climbs (CLAIMS.md)
+    # with a cache the weight line is flat while attention climbs (docs/claims.md)
     assert len(set(want["cache"]["weight_macs"])) == 1
     assert want["cache"]["attention_macs"][-1] > want["cache"]["attention_macs"][0]
 

@@ -72,7 +72,7 @@ def test_cumulative_counts_match_brute_force_enumeration(use_cache, prompt_len, 
 
 
 def test_at_19_tokens_the_uncached_model_does_exactly_10x_the_token_computations():
-    # CLAIMS.md: (1 + ... + 19) / 19 = 190 / 19 = 10, measured on the running model
+    # docs/claims.md: (1 + ... + 19) / 19 = 190 / 19 = 10, measured on the running model
     model = ToyDecoder(DecoderConfig())
     plain = model.generate([7], 19, use_cache=False).steps[-1]["cumulative"]["tokens_processed"]
     cached = model.generate([7], 19, use_cache=True).steps[-1]["cumulative"]["tokens_processed"]

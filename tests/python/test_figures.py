@@ -84,7 +84,7 @@ def test_step_through_reads_the_past_and_computes_the_new_cells_in_every_layer()
     d = kvlab.step_through(prompt_len=p, steps=steps, layers=layers)
     assert len(d["steps"]) == steps + 1
     for k, s in enumerate(d["steps"]):
-        before, after = (0, p) if k == 0 else (p + k - 1, p + k)  # CLAIMS.md: cache length before/after
+        before, after = (0, p) if k == 0 else (p + k - 1, p + k)  # docs/claims.md: cache length before/after
         assert (s["phase"], s["cache_len_before"], s["cache_len_after"]) == (
             "prefill" if k == 0 else "decode",
             before,

@@ -1,4 +1,4 @@
-"""kvlab.widgets.wall and kv_cache (the *_figure functions): the page-level wrappers agree with the kvlab functions they wrap and with CLAIMS.md."""
+"""kvlab.widgets.wall and kv_cache (the *_figure functions): the page-level wrappers agree with the kvlab functions they wrap and with docs/claims.md."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_quadratic_wall_figure_samples_the_full_figure(n, max_points):
             assert fig[side]["attention_macs"][i] == full[side]["attention_macs"][t - 1]
             assert fig[side]["weight_macs"][i] == full[side]["weight_macs"][t - 1]
     assert fig["last"]["cache"]["cumulative_macs"] == full["cache"]["cumulative_macs"][-1]
-    # the cache flattens the weights; attention still grows with the context (CLAIMS.md)
+    # the cache flattens the weights; attention still grows with the context (docs/claims.md)
     assert fig["growth"]["cache"]["weight"] == 1.0
     assert fig["growth"]["cache"]["attention"] == n
 

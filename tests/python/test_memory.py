@@ -46,7 +46,7 @@ LLAMA3_8B = uniform_architecture("Llama-3-8B", n_layers=32, n_heads=32, n_kv_hea
 FALCON_7B = uniform_architecture("Falcon-7B", n_layers=32, n_heads=71, n_kv_heads=1, head_dim=64, hidden_size=4544)
 
 
-# --- the claims in CLAIMS.md -------------------------------------------------
+# --- the claims in docs/claims.md -------------------------------------------------
 
 
 def test_llama2_7b_mha_is_512_kib_per_token_in_f16():

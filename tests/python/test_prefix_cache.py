@@ -34,7 +34,7 @@ def reference_reuse(requests, block_size=None):
 
 
 def test_one_system_prompt_shared_by_1000_requests_saves_99900_prefill_token_computations():
-    # CLAIMS.md: the first request computes the prefix, the other 999 reuse it: 999 x 100
+    # docs/claims.md: the first request computes the prefix, the other 999 reuse it: 999 x 100
     requests = shared_prompt_requests(1000, prefix_len=100, suffix_len=20)
     for run in (run_requests(requests, mode="radix"), run_requests(requests, mode="blocks", block_size=1)):
         assert run["tokens_reused"] == 999 * 100 == 99_900

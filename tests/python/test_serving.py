@@ -116,7 +116,7 @@ def test_users_per_gpu_memory_and_speed_limits():
     assert s["users"] == min(s["users_by_memory"], s["users_by_speed"])
 
 
-# --- fit verdicts (CLAIMS.md: Llama-3-8B at 131,072 tokens) -------------------------------
+# --- fit verdicts (docs/claims.md: Llama-3-8B at 131,072 tokens) -------------------------------
 
 
 def test_llama3_8b_128k_f16_fits_80gb_not_24gb_unless_quantised():

@@ -8,7 +8,7 @@
 3. `vllm_kv_cache` / `vllm_capacity`: vLLM's PagedAttention accounting, and how
    many tokens and sequences fit on a GPU.
 
-Worked example (Llama-2-7B, f16; CLAIMS.md): 2 (K and V) x 32 layers x 32 KV
+Worked example (Llama-2-7B, f16; docs/claims.md): 2 (K and V) x 32 layers x 32 KV
 heads x 128 head_dim x 2 bytes = 524,288 B = 512 KiB per token.
 
 >>> from kvlab.memory.architecture import uniform_architecture
