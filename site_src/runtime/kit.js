@@ -44,6 +44,8 @@
  *                                       the list, bound with the item as data (paths relative
  *                                       to it; "." is the item itself); the items that follow
  *                                       the template (the build's, or the last call's) replaced
+ *     data-bind-scope="path"            the element and what it holds bound with that value (paths
+ *                                       inside relative to it): kit.bind(el, other) redraws just it
  *   path: names and list indexes with dots ("result.kinds.0.label"); in -attr and -hidden,
  *         "path=text" is true when the value, as text, is that text ("open:status=differs")
  *   kit.get(data, path)                 the value at a path
@@ -302,9 +304,10 @@
   const pairs = (spec) => spec.trim().split(/\s+(?=[\w-]+:)/).map((p) => [p.slice(0, p.indexOf(":")), p.slice(p.indexOf(":") + 1)]);
   const BOUND = "[data-bind],[data-bind-links],[data-bind-attr],[data-bind-hidden],[data-bind-class],[data-bind-style]";
 
-  // an element belongs to scope's data unless it is inside (or is) an item of a list within scope
+  // an element belongs to scope's data unless it is inside (or is) a list's item or a
+  // data-bind-scope within scope
   function owns(scope, node) {
-    const item = node.closest("[data-item]");
+    const item = node.closest("[data-item],[data-bind-scope]");
     return !item || item === scope || !scope.contains(item);
   }
 
@@ -356,6 +359,9 @@
     if (scope.matches(BOUND)) bindOne(scope, data);
     for (const node of scope.querySelectorAll(BOUND)) if (owns(scope, node)) bindOne(node, data);
     for (const tpl of scope.querySelectorAll("template[data-each]")) if (owns(scope, tpl)) bindEach(tpl, data);
+    for (const sub of scope.querySelectorAll("[data-bind-scope]")) {
+      if (sub !== scope && owns(scope, sub.parentElement)) bind(sub, get(data, sub.dataset.bindScope));
+    }
   }
 
   function readForm(form, params) {

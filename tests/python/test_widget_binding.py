@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WIDGETS = ROOT / "site_src" / "widgets"
 
 # the widgets whose markup is the template alone (kit.bind fills it)
-CONVERTED = ["kv-memory", "gpu-fit", "quadratic-wall", "serving", "engine-log"]
+CONVERTED = ["kv-memory", "gpu-fit", "quadratic-wall", "serving", "engine-log", "race", "reprocessing"]
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 BOUND = ("data-bind", "data-bind-links", "data-bind-attr", "data-bind-hidden", "data-bind-class", "data-bind-style")
@@ -119,6 +119,13 @@ def check(scope: Node, data, where: str, problems: list[str], *, own_scope: bool
     def visit(node: Node, top: bool) -> None:
         if not top and "data-item" in node.attrs:
             return  # an item of a list: checked with its item
+        if not top and "data-bind-scope" in node.attrs:
+            sub = get(data, node.attrs["data-bind-scope"])
+            if sub is MISSING:
+                problems.append(f"{where}: data-bind-scope={node.attrs['data-bind-scope']!r}: not in the result")
+            else:
+                check(node, sub, f"{where} {node.attrs['data-bind-scope']}", problems, own_scope=True)
+            return
         if node.tag == "template":
             return
         a = node.attrs

@@ -33,8 +33,8 @@ from kvlab.memory.llama_server import CACHE_TYPES as LLAMACPP_CACHE_TYPES
 from kvlab.memory.llama_server import llama_server_command
 from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
 from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
-from kvlab.wording import amount, human_bytes, params_billions, plural, token_count, trim
 from kvlab.widgets.views import gpu_fit_view, kv_memory_view, with_view
+from kvlab.wording import amount, human_bytes, params_billions, plural, token_count, trim
 
 if TYPE_CHECKING:
     from kvlab.widgets.memory_types import GpuFitFigureResult, KvMemoryFigureResult

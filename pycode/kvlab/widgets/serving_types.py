@@ -7,9 +7,9 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 
 from typing import TypedDict
 
-from kvlab.widgets.views import ServingView
 from kvlab.widgets.memory_types import ContextFlag, ModelInfo, ServingOptions
 from kvlab.widgets.shared_types import Amount, Clamped
+from kvlab.widgets.views import ServingView
 
 
 class ServingParams(TypedDict):

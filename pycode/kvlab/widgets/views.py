@@ -54,6 +54,47 @@ class WallView(TypedDict):
     last: dict[str, dict[str, str]]
 
 
+class OdometerSide(TypedDict):
+    units: str
+    tokens: int
+    done: bool
+
+
+class OdometerFrame(TypedDict):
+    n: int
+    no_cache: OdometerSide
+    cache: OdometerSide
+
+
+class RaceRow(TypedDict):
+    tokens: str
+    no_cache: str
+    cache: str
+    ratio: str
+
+
+class RaceView(TypedDict):
+    n: str
+    totals: dict[str, str]
+    rows: list[RaceRow]
+    readout: str
+    frames: list[OdometerFrame]
+    key_frame: OdometerFrame
+
+
+class ReprocessingRow(TypedDict):
+    token: int
+    no_cache: int
+    cache: int
+
+
+class ReprocessingView(TypedDict):
+    k: int
+    kth: int
+    counters: dict[str, str]
+    rows: list[ReprocessingRow]
+
+
 class ServingCurveRow(TypedDict):
     tokens: str
     ms_batch1: str
@@ -162,6 +203,57 @@ def wall_view(data: dict) -> WallView:
         "share": f"{100 * data['last_attention_share']['cache']:.1f}",
         "first": work(data["first"]),
         "last": work(data["last"]),
+    }
+
+
+def race_view(data: dict) -> RaceView:
+    od = data["odometers"]
+    n = od["n"]
+
+    def frame(f: dict) -> OdometerFrame:
+        side = lambda k: {"units": f"{f[k]['units']:,}", "tokens": f[k]["tokens"], "done": f[k]["tokens"] == n}  # noqa: E731
+        return {"n": n, "no_cache": side("no_cache"), "cache": side("cache")}
+
+    frames = [frame(f) for f in od["frames"]]
+    key = next(i for i, f in enumerate(od["frames"]) if f["units"] == od["cache_done"]["units"])
+    t = data["totals"]
+    return {
+        "n": f"{data['params']['n']:,}",
+        "totals": {"no_cache": f"{t['no_cache']:,}", "cache": f"{t['cache']:,}", "ratio": times(t["ratio"])},
+        "rows": [
+            {
+                "tokens": f"{x:,}",
+                "no_cache": f"{data['no_cache']['cumulative'][i]:,}",
+                "cache": f"{data['cache']['cumulative'][i]:,}",
+                "ratio": f"{times(data['ratio'][i])}×",
+            }
+            for i, x in enumerate(data["tokens"])
+        ],
+        "readout": (
+            f"When the cached model has written all {n} tokens ({od['cache_done']['units']:,} units), the other has "
+            f"written {od['cache_done']['no_cache_tokens']}; it needs {od['no_cache_done']['units']:,} units to finish."
+        ),
+        "frames": frames,
+        "key_frame": frames[key],
+    }
+
+
+def reprocessing_view(data: dict) -> ReprocessingView:
+    k = min(10, data["params"]["n"])  # the token the sentence names next to token 1
+    c = data["counters"]
+    return {
+        "k": k,
+        "kth": data["no_cache"][k - 1],
+        "counters": {
+            "token": f"{c['token']:,}",
+            "reprocessed": f"{c['reprocessed']['no_cache']:,}",
+            "total_no_cache": f"{c['total']['no_cache']:,}",
+            "total_cache": f"{c['total']['cache']:,}",
+        },
+        "rows": [
+            {"token": t, "no_cache": data["no_cache"][i], "cache": data["cache"][i]}
+            for i, t in enumerate(data["tokens"])
+        ],
     }
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from kvlab.core.decoding import DecoderConfig, decoding_costs, decoding_steps, step_cost, times_processed
 from kvlab.inputs import clamp_int
-from kvlab.widgets.views import wall_view, with_view
+from kvlab.widgets.views import race_view, reprocessing_view, wall_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.wall_types import (
@@ -68,6 +68,7 @@ def race(n: int = 19) -> RaceResult:
     }
 
 
+@with_view(reprocessing_view)
 def reprocessing(n: int = 50) -> ReprocessingResult:
     """How many times each token was pushed through the model by the time there are n tokens.
 
@@ -247,6 +248,7 @@ RACE_TARGET_RATIO = 10
 RACE_REPLY_TOKENS = 1000
 
 
+@with_view(race_view)
 def race_figure(n: int = 19, reply: int = RACE_REPLY_TOKENS, target_ratio: int = RACE_TARGET_RATIO) -> RaceFigureResult:
     """kvlab.race(n) plus two landmarks: where the saving first reaches `target_ratio`, and a `reply`-token reply.
 

@@ -7,8 +7,8 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 
 from typing import TypedDict
 
-from kvlab.widgets.views import WallView
 from kvlab.widgets.shared_types import Clamped, FloatListPerSide, FloatPerSide, IntPerSide
+from kvlab.widgets.views import RaceView, ReprocessingView, WallView
 
 
 class NParams(TypedDict):
@@ -97,6 +97,7 @@ class RaceOdometers(TypedDict):
 class RaceFigureResult(RaceResult):
     landmarks: RaceLandmarks
     odometers: RaceOdometers
+    view: RaceView  # display strings for the template (kvlab.widgets.views)
 
 
 class AddTokenCounters(TypedDict):
@@ -117,6 +118,7 @@ class ReprocessingResult(TypedDict):
     no_cache: list[int]
     cache: list[int]
     counters: AddTokenCounters
+    view: ReprocessingView  # display strings for the template (kvlab.widgets.views)
 
 
 class QuadraticWallFigureParams(TypedDict):

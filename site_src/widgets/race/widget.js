@@ -1,18 +1,16 @@
 /* The race: state {n} → kvlab.race_figure in Pyodide → readout, odometers, table, Plotly.
- * JS only renders, handles input and plays the odometers' frames (kvlab.race_odometers):
- * every number comes from Python. Under prefers-reduced-motion "Race" shows the
+ * kit.bind fills the template; JS handles input and plays the odometers' frames
+ * (kvlab.race_odometers, in words in data.view.frames): every number and text comes from Python. Under prefers-reduced-motion "Race" shows the
  * two telling moments (the cached model finishes; the other one finishes) without motion. */
 kvlab.register("race", {
   mount(root, ctx) {
     const kit = kvlab.kit;
     const form = root.querySelector(".kv-controls");
     const plot = root.querySelector(".kv-plot");
-    const tbody = root.querySelector(".kv-race-table tbody");
+    const odometers = root.querySelector(".kv-odometers");
     const details = root.querySelector(".kv-numbers");
     const raceButton = root.querySelector('[data-action="race"]');
-    const field = (name) => root.querySelector(`[data-field="${name}"]`);
-    const num = (x) => x.toLocaleString("en-US");
-    const times = (x) => x.toLocaleString("en-US", { maximumFractionDigits: 2 });
+    const readoutLine = root.querySelector('[data-field="odo-readout"]');
     const RACE_MS = 6000; // the whole race, at the same units per second for both
 
     let data = ctx.data;
@@ -33,25 +31,9 @@ kvlab.register("race", {
       return compute({ n: state.n });
     }
 
-    /* One frame of the odometers (a kvlab.race_odometers frame). */
-    function showFrame(f) {
-      const od = data.odometers;
-      for (const side of ["no_cache", "cache"]) {
-        field(`odo-${side}-units`).textContent = num(f[side].units);
-        field(`odo-${side}-tokens`).textContent = f[side].tokens;
-        const bar = field(`odo-${side}-bar`);
-        bar.max = od.n;
-        bar.value = f[side].tokens;
-        root.querySelector(`.kv-odo[data-side="${side}"]`).dataset.done = String(f[side].tokens === od.n);
-      }
-      field("odo-n").textContent = od.n;
-      field("odo-n2").textContent = od.n;
-    }
-    const keyFrame = () => data.odometers.frames.find((f) => f.units === data.odometers.cache_done.units);
-    function readout() {
-      const od = data.odometers;
-      field("odo-readout").textContent = `When the cached model has written all ${od.n} tokens (${num(od.cache_done.units)} units), the other has written ${od.cache_done.no_cache_tokens}; it needs ${num(od.no_cache_done.units)} units to finish.`;
-    }
+    /* One frame of the odometers (Python's frames, in words: data.view.frames), into the template's fields. */
+    const showFrame = (f) => kit.bind(odometers, f);
+    const readout = () => (readoutLine.textContent = data.view.readout);
 
     function stop() {
       if (anim) cancelAnimationFrame(anim.raf);
@@ -62,9 +44,10 @@ kvlab.register("race", {
     function race() {
       if (anim) return stop();
       const frames = data.odometers.frames;
+      const shown = data.view.frames;
       if (kit.reducedMotion()) {
         // two stills instead of motion: the cached model done, then both done
-        const f = stillStep === 0 ? keyFrame() : frames[frames.length - 1];
+        const f = stillStep === 0 ? data.view.key_frame : shown[shown.length - 1];
         showFrame(f);
         ctx.say(stillStep === 0
           ? "Reduced motion: the moment the cached model finishes. Press Race again for the end."
@@ -74,13 +57,13 @@ kvlab.register("race", {
       }
       raceButton.textContent = "Pause";
       raceButton.setAttribute("aria-pressed", "true");
-      field("odo-readout").textContent = "Racing…";
+      readoutLine.textContent = "Racing…";
       anim = { start: performance.now(), raf: 0 };
       let i = 0;
       const tick = (now) => {
         const t = (now - anim.start) / RACE_MS;
         while (i < frames.length - 1 && frames[i + 1].t <= t) i++;
-        showFrame(frames[i]);
+        showFrame(shown[i]);
         if (i >= frames.length - 1) {
           stop();
           readout();
@@ -93,29 +76,9 @@ kvlab.register("race", {
     }
     raceButton.addEventListener("click", race);
 
-    function renderText() {
-      form.n.value = data.params.n;
-      form["n-out"].value = data.params.n;
-      field("n").textContent = num(data.params.n);
-      field("n2").textContent = data.params.n;
-      field("no-cache").textContent = num(data.totals.no_cache);
-      field("cache").textContent = num(data.totals.cache);
-      field("ratio").textContent = times(data.totals.ratio);
-      showFrame(keyFrame());
-      readout();
-      tbody.replaceChildren(
-        ...data.tokens.map((t, i) => {
-          const tr = document.createElement("tr");
-          const th = Object.assign(document.createElement("th"), { scope: "row", textContent: num(t) });
-          const cells = [num(data.no_cache.cumulative[i]), num(data.cache.cumulative[i]), times(data.ratio[i]) + "×"];
-          tr.append(th, ...cells.map((text) => Object.assign(document.createElement("td"), { textContent: text })));
-          return tr;
-        })
-      );
-    }
-
     async function render() {
-      renderText();
+      form.n.value = data.params.n;
+      kit.bind(root, data);
       await kit.plot(root, plot,
         [
           { name: "without a cache", x: data.tokens, y: data.no_cache.cumulative, mode: "lines", line: { color: "#ef6c00", width: 3 },

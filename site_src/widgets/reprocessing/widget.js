@@ -1,11 +1,9 @@
 /* Times each token was processed: state {n} → kvlab.reprocessing in Pyodide → render.
- * JS only renders and handles input: every number comes from Python. */
+ * kit.bind fills the template from Python's result; JS handles input, the counters' flash and the chart. */
 kvlab.register("reprocessing", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
     const plot = root.querySelector(".kv-plot");
-    const tbody = root.querySelector(".kv-reprocessing-table tbody");
-    const field = (name) => root.querySelector(`[data-field="${name}"]`);
     const addButton = root.querySelector('[data-action="add"]');
 
     let data = ctx.data;
@@ -24,22 +22,9 @@ kvlab.register("reprocessing", {
     }
 
     function renderText() {
-      const n = data.params.n;
-      const k = Math.min(10, n); // the token the sentence names next to token 1
-      form.n.value = n;
-      form["n-out"].value = n;
-      field("n").textContent = n;
-      field("n2").textContent = n;
-      field("first").textContent = data.no_cache[0];
-      field("k").textContent = k;
-      field("kth").textContent = data.no_cache[k - 1];
-      field("cache-once").textContent = data.cache[0];
-      const c = data.counters;
-      field("c-token").textContent = c.token;
-      field("c-reprocessed").textContent = c.reprocessed.no_cache.toLocaleString("en-US");
-      field("c-total-nc").textContent = c.total.no_cache.toLocaleString("en-US");
-      field("c-total-c").textContent = c.total.cache.toLocaleString("en-US");
-      addButton.disabled = n >= Number(form.n.max);
+      form.n.value = data.params.n;
+      kvlab.kit.bind(root, data);
+      addButton.disabled = data.params.n >= Number(form.n.max);
       // the counters that changed flash once (not under reduced motion)
       if (!kvlab.kit.reducedMotion()) {
         root.querySelectorAll(".kv-counters dd").forEach((dd) => {
@@ -48,17 +33,6 @@ kvlab.register("reprocessing", {
           dd.classList.add("kv-tick");
         });
       }
-      tbody.replaceChildren(
-        ...data.tokens.map((t, i) => {
-          const tr = document.createElement("tr");
-          tr.append(
-            Object.assign(document.createElement("th"), { scope: "row", textContent: t }),
-            Object.assign(document.createElement("td"), { textContent: data.no_cache[i] }),
-            Object.assign(document.createElement("td"), { textContent: data.cache[i] })
-          );
-          return tr;
-        })
-      );
     }
 
     async function render() {
