@@ -277,7 +277,12 @@ def kvlab_zip() -> bytes:
     numpy modules it imports), zipped reproducibly for Pyodide."""
     buf = io.BytesIO()
     package = PYCODE / "kvlab"
-    paths = sorted(p for p in package.rglob("*") if p.is_file() and p.suffix in (".py", ".json"))
+    # widgets/*_types.py hold the results' TypedDicts, imported only under TYPE_CHECKING: the browser never needs them
+    paths = sorted(
+        p
+        for p in package.rglob("*")
+        if p.is_file() and p.suffix in (".py", ".json") and not p.name.endswith("_types.py")
+    )
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in paths:
             info = zipfile.ZipInfo(path.relative_to(PYCODE).as_posix(), date_time=(2020, 1, 1, 0, 0, 0))
