@@ -14,6 +14,7 @@ import numpy as np
 from kvlab.core.cache import cache_lengths
 from kvlab.core.decoding import DecoderConfig, ToyDecoder, positions_processed
 from kvlab.inputs import clamp_int
+from kvlab.widgets.views import step_through_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.kv_cache_types import StepThroughFigureResult, StepThroughResult
@@ -111,6 +112,7 @@ def cache_phases(prompt_len: int = 4, steps: int = 4) -> dict:
     }
 
 
+@with_view(step_through_view)
 def step_through_figure(prompt_len: int = 6, steps: int = 4, layers: int = 2, seed: int = 0) -> StepThroughFigureResult:
     """kvlab.step_through plus the check that caching changes nothing but the work.
 

@@ -8,6 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import Clamped, IntPerSide
+from kvlab.widgets.views import StepThroughView
 
 
 class StepThroughParams(TypedDict):
@@ -55,3 +56,4 @@ class CacheEquivalence(TypedDict):
 
 class StepThroughFigureResult(StepThroughResult):
     equivalence: CacheEquivalence
+    view: StepThroughView  # display strings for the template (kvlab.widgets.views)

@@ -95,6 +95,30 @@ class ReprocessingView(TypedDict):
     rows: list[ReprocessingRow]
 
 
+class GridCell(TypedDict):
+    state: str
+    text: str
+
+
+class GridRow(TypedDict):
+    layer: int
+    cells: list[GridCell]
+
+
+class StepView(TypedDict):
+    step: int
+    counter: str
+    phase: str
+    describe: str
+    positions: list[int]
+    rows: list[GridRow]
+
+
+class StepThroughView(TypedDict):
+    steps: list[StepView]
+    equivalence: dict[str, str]
+
+
 class ServingCurveRow(TypedDict):
     tokens: str
     ms_batch1: str
@@ -254,6 +278,61 @@ def reprocessing_view(data: dict) -> ReprocessingView:
             {"token": t, "no_cache": data["no_cache"][i], "cache": data["cache"][i]}
             for i, t in enumerate(data["tokens"])
         ],
+    }
+
+
+def _span(ps: list[int]) -> str:
+    return f"token {ps[0] + 1}" if len(ps) == 1 else f"tokens {ps[0] + 1}–{ps[-1] + 1}"
+
+
+def step_through_view(data: dict) -> StepThroughView:
+    p = data["params"]
+    width = data["steps"][-1]["cache_len_after"]
+    cell = {"computed": "computed", "read": "read", "empty": "not yet"}
+
+    def step(s: dict) -> StepView:
+        l0 = s["layers"][0]
+        if s["phase"] == "prefill":
+            phase = f"Prefill · step {s['step']} · cache empty before, {s['cache_len_after']} entries after"
+            describe = (
+                f"Every layer computes K and V for {_span(l0['computed'])} (the whole prompt, in one pass) and "
+                "writes them to its cache; nothing is read from the cache yet."
+            )
+        else:
+            phase = f"Decode · step {s['step']} · {s['cache_len_before']} entries read, {s['cache_len_after']} after the step"
+            describe = (
+                f"Every layer computes K and V for {_span(l0['computed'])} only, and reads {_span(l0['read'])} from "
+                f"its cache. Without a cache this step would push all {len(s['without_cache_recomputed'])} tokens "
+                "through every layer."
+            )
+        rows = []
+        for lay in s["layers"]:
+            states = [
+                "computed" if x in lay["computed"] else "read" if x in lay["read"] else "empty" for x in range(width)
+            ]
+            rows.append({"layer": lay["layer"] + 1, "cells": [{"state": st, "text": cell[st]} for st in states]})
+        return {
+            "step": s["step"],
+            "counter": f"step {s['step']} of {p['steps']}",
+            "phase": phase,
+            "describe": describe,
+            "positions": list(range(1, width + 1)),
+            "rows": rows,
+        }
+
+    eq = data["equivalence"]
+    mantissa, exponent = f"{eq['max_abs_logit_diff']:.1e}".split("e")
+    return {
+        "steps": [step(s) for s in data["steps"]],
+        "equivalence": {
+            "steps": str(p["steps"] + 1),
+            "tokens_no_cache": " ".join(str(t) for t in eq["tokens_no_cache"]),
+            "tokens_cache": " ".join(str(t) for t in eq["tokens_cache"]),
+            "same": "identical" if eq["same_tokens"] else "different",
+            "diff": f"{mantissa}e{int(exponent)}",
+            "work_no_cache": str(eq["tokens_processed"]["no_cache"]),
+            "work_cache": str(eq["tokens_processed"]["cache"]),
+        },
     }
 
 

@@ -1,6 +1,7 @@
 /* Step through a cached generation. Stepping between steps only re-renders
  * data already computed; changing prompt length, steps or layers calls
- * kvlab.step_through_figure in Pyodide. JS never computes a number itself. */
+ * kvlab.step_through_figure in Pyodide. Every number and sentence is Python's (data.view);
+ * kit.bind puts them in the template's markup. */
 kvlab.register("step-through", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
@@ -14,70 +15,14 @@ kvlab.register("step-through", {
     let timer = null;
     const state = { prompt_len: data.params.prompt_len, steps: data.params.steps, layers: data.params.layers };
 
-    // ---- text, the same wording as the template's macros
-    const span = (ps) => (ps.length === 1 ? `token ${ps[0] + 1}` : `tokens ${ps[0] + 1}–${ps[ps.length - 1] + 1}`);
-    const phase = (s) =>
-      s.phase === "prefill"
-        ? `Prefill · step ${s.step} · cache empty before, ${s.cache_len_after} entries after`
-        : `Decode · step ${s.step} · ${s.cache_len_before} entries read, ${s.cache_len_after} after the step`;
-    const describe = (s) => {
-      const l0 = s.layers[0];
-      return s.phase === "prefill"
-        ? `Every layer computes K and V for ${span(l0.computed)} (the whole prompt, in one pass) and writes them to its cache; nothing is read from the cache yet.`
-        : `Every layer computes K and V for ${span(l0.computed)} only, and reads ${span(l0.read)} from its cache. Without a cache this step would push all ${s.without_cache_recomputed.length} tokens through every layer.`;
-    };
-    const sci = (x) => {
-      const [m, e] = x.toExponential(1).split("e");
-      return `${m}e${parseInt(e, 10)}`;
-    };
+    const live = root.querySelector(".kv-st-live");
 
-    function el(tag, props, ...children) {
-      const node = Object.assign(document.createElement(tag), props || {});
-      node.append(...children);
-      return node;
-    }
-
-    function gridTable(s) {
-      const width = data.steps[data.steps.length - 1].cache_len_after;
-      const positions = [...Array(width).keys()];
-      const head = el("tr", null, el("th", { scope: "col", textContent: "layer" }), ...positions.map((p) => el("th", { scope: "col", textContent: p + 1 })));
-      const rows = s.layers.map((lay) => {
-        const computed = new Set(lay.computed);
-        const read = new Set(lay.read);
-        const cells = positions.map((p) => {
-          const [cls, text] = computed.has(p) ? ["kv-st-computed", "computed"] : read.has(p) ? ["kv-st-read", "read"] : ["kv-st-empty", "not yet"];
-          return el("td", { className: cls }, el("span", { className: "kv-st-sr", textContent: text }));
-        });
-        return el("tr", null, el("th", { scope: "row", textContent: lay.layer + 1 }), ...cells);
-      });
-      return el("table", { className: "kv-st-grid" }, el("caption", { className: "kv-st-sr", textContent: phase(s) }), el("thead", null, head), el("tbody", null, ...rows));
-    }
-
+    /* The step the reader is on: Python's words and grid for it (data.view.steps), into the live part. */
     function renderStep() {
-      const s = data.steps[step];
-      field("counter").textContent = `step ${s.step} of ${data.params.steps}`;
-      field("phase").textContent = phase(s);
-      gridWrap.replaceChildren(gridTable(s));
-      field("describe").textContent = describe(s);
+      kvlab.kit.bind(live, data.view.steps[step]);
       button("prev").disabled = step === 0;
       button("next").disabled = step === data.steps.length - 1;
-      root.dataset.step = String(s.step);
-    }
-
-    function renderEquivalence() {
-      const eq = data.equivalence;
-      field("tokens-no-cache").textContent = eq.tokens_no_cache.join(" ");
-      field("tokens-cache").textContent = eq.tokens_cache.join(" ");
-      field("same").textContent = eq.same_tokens ? "identical" : "different";
-      field("diff").textContent = sci(eq.max_abs_logit_diff);
-      field("work-no-cache").textContent = eq.tokens_processed.no_cache;
-      field("work-cache").textContent = eq.tokens_processed.cache;
-      const p = data.params;
-      for (const name of ["prompt_len", "steps", "layers"]) {
-        form[name].value = p[name];
-        form[`${name}-out`].value = p[name];
-      }
-      field("eq-steps").textContent = p.steps + 1;
+      root.dataset.step = String(data.steps[step].step);
     }
 
     function go(to) {
@@ -117,8 +62,9 @@ kvlab.register("step-through", {
       async (result) => {
         data = result;
         stop();
+        kvlab.kit.writeForm(form, data.params);
+        kvlab.kit.bind(root, data);
         go(step); // keep the step the reader was on, if it still exists
-        renderEquivalence();
       },
       (data) => `Computed in your browser by kvlab.step_through_figure (prompt ${data.params.prompt_len} tokens, ${data.params.steps} decode steps, ${data.params.layers} layers).`
     );
