@@ -8,7 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import Clamped, IntPerSide
-from kvlab.widgets.views import StepThroughView
+from kvlab.widgets.views_types import StepThroughView
 
 
 class StepThroughParams(TypedDict):

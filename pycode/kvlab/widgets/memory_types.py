@@ -8,7 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import NotRequired, TypedDict
 
 from kvlab.widgets.shared_types import Amount, Clamped, IdLabel, ServerFlag
-from kvlab.widgets.views import GpuFitView, KvMemoryView
+from kvlab.widgets.views_types import GpuFitView, KvMemoryView
 
 
 class ModelInfo(TypedDict):

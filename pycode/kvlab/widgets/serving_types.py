@@ -9,7 +9,7 @@ from typing import TypedDict
 
 from kvlab.widgets.memory_types import ContextFlag, ModelInfo, ServingOptions
 from kvlab.widgets.shared_types import Amount, Clamped
-from kvlab.widgets.views import ServingView
+from kvlab.widgets.views_types import ServingView
 
 
 class ServingParams(TypedDict):

@@ -7,126 +7,21 @@ them so that no widget.js formats text of its own.
 from __future__ import annotations
 
 import functools
-from typing import TypedDict
+from typing import TYPE_CHECKING
 
-
-class TitledCell(TypedDict):
-    human: str
-    title: str
-
-
-class CurveRow(TypedDict):
-    tokens: str
-    cells: list[TitledCell]
-
-
-class KvMemoryHead(TypedDict):
-    human: str
-    exact: str
-    text: str
-    formula: str
-
-
-class KvMemoryView(TypedDict):
-    head: KvMemoryHead
-    notes: list[str]
-    log: str
-    model_note: str
-    curve_rows: list[CurveRow]
-    kinds: list[dict]  # the result's `kinds`, each with its cell's `title`
-
-
-class GpuFitView(TypedDict):
-    segments: list[dict]  # the result's `segments`, each with its `title`
-    bar_label: str
-    limit_title: str
-    total_label: str
-    log: str
-    model_note: str
-
-
-class WallView(TypedDict):
-    n: str
-    shape: str
-    growth: dict[str, dict[str, str]]
-    share: str
-    first: dict[str, dict[str, str]]
-    last: dict[str, dict[str, str]]
-
-
-class OdometerSide(TypedDict):
-    units: str
-    tokens: int
-    done: bool
-
-
-class OdometerFrame(TypedDict):
-    n: int
-    no_cache: OdometerSide
-    cache: OdometerSide
-
-
-class RaceRow(TypedDict):
-    tokens: str
-    no_cache: str
-    cache: str
-    ratio: str
-
-
-class RaceView(TypedDict):
-    n: str
-    totals: dict[str, str]
-    rows: list[RaceRow]
-    readout: str
-    frames: list[OdometerFrame]
-    key_frame: OdometerFrame
-
-
-class ReprocessingRow(TypedDict):
-    token: int
-    no_cache: int
-    cache: int
-
-
-class ReprocessingView(TypedDict):
-    k: int
-    kth: int
-    counters: dict[str, str]
-    rows: list[ReprocessingRow]
-
-
-class GridCell(TypedDict):
-    state: str
-    text: str
-
-
-class GridRow(TypedDict):
-    layer: int
-    cells: list[GridCell]
-
-
-class StepView(TypedDict):
-    step: int
-    counter: str
-    phase: str
-    describe: str
-    positions: list[int]
-    rows: list[GridRow]
-
-
-class StepThroughView(TypedDict):
-    steps: list[StepView]
-    equivalence: dict[str, str]
-
-
-class ServingCurveRow(TypedDict):
-    tokens: str
-    ms_batch1: str
-    ms_batch: str
-
-
-class ServingView(TypedDict):
-    curve_rows: list[ServingCurveRow]
+if TYPE_CHECKING:
+    from kvlab.widgets.views_types import (
+        GpuFitView,
+        KvMemoryView,
+        OdometerFrame,
+        OdometerSide,
+        RaceView,
+        ReprocessingView,
+        ServingView,
+        StepThroughView,
+        StepView,
+        WallView,
+    )
 
 
 def with_view(view):
@@ -234,9 +129,11 @@ def race_view(data: dict) -> RaceView:
     od = data["odometers"]
     n = od["n"]
 
+    def side(f: dict) -> OdometerSide:
+        return {"units": f"{f['units']:,}", "tokens": f["tokens"], "done": f["tokens"] == n}
+
     def frame(f: dict) -> OdometerFrame:
-        side = lambda k: {"units": f"{f[k]['units']:,}", "tokens": f[k]["tokens"], "done": f[k]["tokens"] == n}  # noqa: E731
-        return {"n": n, "no_cache": side("no_cache"), "cache": side("cache")}
+        return {"n": n, "no_cache": side(f["no_cache"]), "cache": side(f["cache"])}
 
     frames = [frame(f) for f in od["frames"]]
     key = next(i for i, f in enumerate(od["frames"]) if f["units"] == od["cache_done"]["units"])

@@ -8,7 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import Clamped, FloatListPerSide, FloatPerSide, IntPerSide
-from kvlab.widgets.views import RaceView, ReprocessingView, WallView
+from kvlab.widgets.views_types import RaceView, ReprocessingView, WallView
 
 
 class NParams(TypedDict):

@@ -1,0 +1,126 @@
+"""The shapes of the display strings in kvlab.widgets.views (a widget result's `view`).
+
+Imported for type checking only (by views.py and the pages' *_types modules), like every
+*_types module: the browser never creates these classes.
+"""
+
+from typing import TypedDict
+
+
+class TitledCell(TypedDict):
+    human: str
+    title: str
+
+
+class CurveRow(TypedDict):
+    tokens: str
+    cells: list[TitledCell]
+
+
+class KvMemoryHead(TypedDict):
+    human: str
+    exact: str
+    text: str
+    formula: str
+
+
+class KvMemoryView(TypedDict):
+    head: KvMemoryHead
+    notes: list[str]
+    log: str
+    model_note: str
+    curve_rows: list[CurveRow]
+    kinds: list[dict]  # the result's `kinds`, each with its cell's `title`
+
+
+class GpuFitView(TypedDict):
+    segments: list[dict]  # the result's `segments`, each with its `title`
+    bar_label: str
+    limit_title: str
+    total_label: str
+    log: str
+    model_note: str
+
+
+class WallView(TypedDict):
+    n: str
+    shape: str
+    growth: dict[str, dict[str, str]]
+    share: str
+    first: dict[str, dict[str, str]]
+    last: dict[str, dict[str, str]]
+
+
+class OdometerSide(TypedDict):
+    units: str
+    tokens: int
+    done: bool
+
+
+class OdometerFrame(TypedDict):
+    n: int
+    no_cache: OdometerSide
+    cache: OdometerSide
+
+
+class RaceRow(TypedDict):
+    tokens: str
+    no_cache: str
+    cache: str
+    ratio: str
+
+
+class RaceView(TypedDict):
+    n: str
+    totals: dict[str, str]
+    rows: list[RaceRow]
+    readout: str
+    frames: list[OdometerFrame]
+    key_frame: OdometerFrame
+
+
+class ReprocessingRow(TypedDict):
+    token: int
+    no_cache: int
+    cache: int
+
+
+class ReprocessingView(TypedDict):
+    k: int
+    kth: int
+    counters: dict[str, str]
+    rows: list[ReprocessingRow]
+
+
+class GridCell(TypedDict):
+    state: str
+    text: str
+
+
+class GridRow(TypedDict):
+    layer: int
+    cells: list[GridCell]
+
+
+class StepView(TypedDict):
+    step: int
+    counter: str
+    phase: str
+    describe: str
+    positions: list[int]
+    rows: list[GridRow]
+
+
+class StepThroughView(TypedDict):
+    steps: list[StepView]
+    equivalence: dict[str, str]
+
+
+class ServingCurveRow(TypedDict):
+    tokens: str
+    ms_batch1: str
+    ms_batch: str
+
+
+class ServingView(TypedDict):
+    curve_rows: list[ServingCurveRow]
