@@ -18,6 +18,8 @@ def test_race_figure_is_race_plus_landmarks(n):
     fig = kvlab.race_figure(n)
     fig.pop("landmarks")
     odometers = fig.pop("odometers")
+    view = fig.pop("view")  # the widget's display strings (kvlab.widgets.views)
+    assert view["n"] == f"{n:,}"
     assert fig == kvlab.race(n)
     assert odometers == kvlab.race_odometers(fig["no_cache"]["cumulative"], fig["cache"]["cumulative"])
 
@@ -56,6 +58,8 @@ def test_step_through_figure_equivalence_is_cache_equivalence_for_the_default_mo
 def test_step_through_figure_matches_step_through_and_cache_lengths(layers):
     fig = kvlab.step_through_figure(prompt_len=5, steps=3, layers=layers)
     eq = fig.pop("equivalence")
+    view = fig.pop("view")  # the widget's display strings (kvlab.widgets.views): one per step
+    assert len(view["steps"]) == len(fig["steps"])
     assert fig == kvlab.step_through(prompt_len=5, steps=3, layers=layers)
     assert eq["same_tokens"] and eq["tokens_cache"] == fig["tokens"]
     for s in fig["steps"]:
