@@ -23,6 +23,9 @@ from pathlib import Path
 import kvlab, kvlab.bridge
 while kvlab.bridge.warm_one():
     pass
+# numpy imports these on first use, not with numpy: kvlab's functions use them (np.random in attention,
+# kv_cache, decoding, eviction), so a reader's first call would compile them in the browser
+import numpy.random, numpy.linalg
 # Node's Pyodide names site-packages "//lib/…": POSIX keeps a leading "//"
 site = Path("/" + ${JSON.stringify(site)}.lstrip("/"))
 buf = io.BytesIO()

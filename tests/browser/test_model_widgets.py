@@ -340,6 +340,9 @@ def test_eviction_page_shows_the_copy_head_reading_the_code(built_site):
 
 def test_copy_head_view_survives_going_live(warm_page, site_url):
     """The page's layer, head and query stay selected when the model runs in the browser."""
+    # in the warm visit the mouse rests where an earlier test left it: a token under it would be hovered,
+    # and hovering a token picks it as the query, as it should; park the mouse away from the page
+    warm_page.mouse.move(0, 0)
     root = open_widget(warm_page, site_url + "eviction/", "model-attention")
     copy = tiny.tiny_card()["copy_head"]
     expect(root.locator('select[name="head"]')).to_have_value(str(copy["head"]))
