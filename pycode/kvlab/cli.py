@@ -132,6 +132,14 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         choices=TENSOR_PARALLEL,
         help="GPUs (llama.cpp: layer split; vLLM: tensor parallel)",
     )
+    p.add_argument(
+        "--pipeline-parallel-size",
+        "--pp",
+        dest="pp",
+        type=int,
+        default=1,
+        help="vLLM mode: pipeline stages, each of --n-gpus GPUs (layers split as vLLM's get_pp_indices does)",
+    )
     p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vLLM mode only")
     p.add_argument(
         "--max-num-batched-tokens",
@@ -292,6 +300,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         max_num_batched_tokens=args.max_num_batched_tokens,
         max_num_seqs=args.max_num_seqs,
         engine_version=args.engine_version,
+        pipeline_parallel=args.pp,
     )
     if args.json:
         print(json.dumps(r, indent=1))
@@ -300,10 +309,12 @@ def _run_fit(args: argparse.Namespace) -> int:
         f"{r['model']} on {r['where']}, {plural(r['n_seq'], 'sequence')} of {plural(r['context'], 'token')}, "
         f"{r['weights_format']} weights, {r['kv_type']} KV ({r['engine_name']}: {r['flags']})"
     )
-    per = " per GPU" if r["n_gpus"] > 1 else ""
+    per = " (fullest GPU)" if r["stages"] else " per GPU" if r["n_gpus"] > 1 else ""
     for c in r["components"]:
         print(f"  {c['name']:18s} {_size(c['bytes']):>12s}   {c['how']}")
     print(f"  {'total' + per:18s} {_size(r['total_bytes']):>12s}   of {_size(r['budget_bytes'])} ({r['budget_how']})")
+    for stage in r["stages"]:
+        print(f"    {stage['text']}")
     print(f"  {r['headline'].upper()[:1] + r['headline'][1:]}")
     if r["long_context"] and r["binding"] != "trained_context":
         print(f"  note: {r['long_context']['text']}")

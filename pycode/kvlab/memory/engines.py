@@ -131,22 +131,28 @@ def reserve_features(arch: Architecture, max_num_batched_tokens: int, max_num_se
     }
 
 
-def vllm_reserve(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, n_gpus: int = 1) -> dict:
+def vllm_reserve(
+    arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, n_gpus: int = 1, pp: int = 1
+) -> dict:
     """An estimate of what vLLM's profiling run keeps besides the weights and KV, with its error band.
 
     reserve = fixed + a x sampler logits + b x activations (+ the tensor-parallel
-    extra for NCCL buffers when n_gpus > 1), coefficients fitted on real logs.
+    extra for NCCL buffers when n_gpus > 1 or pp > 1), coefficients fitted on real logs.
+    `n_gpus` is the tensor-parallel size (it shards the activations); under `pp`-way
+    pipeline parallel this is the last stage's reserve, the only one with a sampler
+    pass (`stage_bytes` is every other stage's).
     """
     fit = vllm_data()["reserve_fit"]
     feats = reserve_features(arch, max_num_batched_tokens, max_num_seqs, n_gpus)
     coef = fit["coefficients"]
     parts = {name: coef[name] * value for name, value in feats.items()}
-    if n_gpus > 1:
+    if n_gpus > 1 or pp > 1:
         parts["tensor_parallel"] = fit["tensor_parallel_extra_gib"]
     gib = sum(parts.values())
     return {
         "bytes": int(gib * GIB),
         "gib": gib,
+        "stage_bytes": int((gib - parts["sampler"]) * GIB),
         "parts_gib": parts,
         "band_bytes": int(fit["band_gib"] * GIB),
         "band_gib": fit["band_gib"],
@@ -154,7 +160,8 @@ def vllm_reserve(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: 
             f"estimate: {coef['fixed']:.2f} GiB + {coef['sampler']:.2f} x sampler logits "
             f"({max_num_seqs} seqs x vocab x 4 B) + {coef['activations']:.2f} x activations "
             f"({max_num_batched_tokens} tokens, bf16)"
-            + (f" + {fit['tensor_parallel_extra_gib']:g} GiB for tensor parallel" if n_gpus > 1 else "")
+            + (f" + {fit['tensor_parallel_extra_gib']:g} GiB for NCCL buffers" if n_gpus > 1 or pp > 1 else "")
+            + ("; stages before the last run no sampler pass" if pp > 1 else "")
             + f"; fitted on {fit['n_logs']} real vLLM logs, off by up to {fit['band_gib']:.2f} GiB on them"
         ),
     }
@@ -175,13 +182,6 @@ def vllm_loaded_weights(arch: Architecture, w: dict) -> dict:
     return dict(w, formula_bytes=w["bytes"])
 
 
-def vllm_setup_for_context(setup: dict, max_model_len: int) -> dict:
-    """The setup at another max_model_len: V0 sizes its batch (and so its reserve) by max_model_len."""
-    if setup["version_id"] != "v0" or setup["batched_given"]:
-        return setup
-    return vllm_setup(*setup["args"], max_model_len=max_model_len)
-
-
 def _measured_reserve(arch: Architecture, fmt: str, n_gpus: int) -> dict | None:
     for entry in vllm_data()["measured_reserve"]:
         if entry["model"] == arch.name and entry["format"] == fmt and entry["n_gpus"] == n_gpus:
@@ -199,13 +199,16 @@ def vllm_setup(
     max_num_seqs: int | None = None,
     version: str = "v1",
     max_model_len: int | None = None,
+    pp: int = 1,
 ) -> dict:
     """Everything the vLLM model needs besides the KV cache, for one card (or a memory size given by hand).
 
     The memory vLLM multiplies by gpu_memory_utilization, its batch defaults for
     the card, the weights as loaded and the reserve (measured on a real log of
     this model where kvlab has one, else the fitted estimate), each with how it
-    was counted.
+    was counted. `n_gpus` is the tensor-parallel size, `pp` the pipeline stages.
+    Under V0 the batch (and so the reserve) depends on `max_model_len`:
+    `context_dependent` says so, and the caller asks again per context.
     """
     if version not in VLLM_VERSIONS:
         raise ValueError(f"engine_version must be one of {', '.join(VLLM_VERSIONS)}, got {version!r}")
@@ -227,7 +230,7 @@ def vllm_setup(
         usable = {"bytes": memory_bytes, "exact": True, "how": "the memory given"}
     else:
         usable = driver_memory(card)
-    measured = _measured_reserve(arch, w["format"], n_gpus)
+    measured = _measured_reserve(arch, w["format"], n_gpus) if pp == 1 else None
     if measured:
         fit = vllm_data()["reserve_fit"]
         reserve = {
@@ -242,14 +245,14 @@ def vllm_setup(
             ],
             "fit_logs": fit["n_logs"],
         }
+        reserve["stage_bytes"] = reserve["bytes"]
     else:
-        reserve = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus)
+        reserve = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, pp)
     return {
         "engine": "vllm",
         "version_id": version,
         "version": vllm_data()["versions"][version]["label"],
-        "batched_given": max_num_batched_tokens is not None,
-        "args": (card, memory_bytes, w, arch, n_gpus, max_num_batched_tokens, max_num_seqs, version),
+        "context_dependent": version == "v0" and max_num_batched_tokens is None,
         "usable_bytes": usable["bytes"],
         "usable_exact": usable["exact"],
         "usable_how": usable["how"],

@@ -21,6 +21,8 @@ True
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kvlab.memory.architecture import (
     ATTENTION_KINDS,
     CHUNKED,
@@ -34,6 +36,7 @@ from kvlab.memory.architecture import (
 )
 from kvlab.dtypes import GIB, KIB, KV_TYPES, LLAMACPP_KV_TYPES, MIB, QUANTIZED, kv_type, row_bytes
 from kvlab.memory.catalogue import model_architecture
+from kvlab.wording import plural
 
 # ---------------------------------------------------------------------------
 # 1. What the model needs
@@ -581,12 +584,32 @@ def vllm_kv_layout(
         "state_page_bytes": state_page,
         "group_size": group_size,
         "n_groups": n_groups,
+        "n_layers": arch.n_layers,
         "padding_layers": padding,
         "types": groups,
         "memory_per_block": memory_per_block,
         "blocks_per_request": blocks_per_request,
         "bytes_per_request": blocks_per_request * memory_per_block,
     }
+
+
+def vllm_pipeline_stages(n_layers: int, pp: int) -> list[tuple[int, int]]:
+    """The [start, end) layers of each pipeline stage, as vLLM splits them (vllm/distributed/utils.py,
+    get_pp_indices, without VLLM_PP_LAYER_PARTITION): n // pp each, the remainder one by one to the stages
+    before the last, from the second-to-last backwards (the last also runs the final norm and LM head).
+
+    >>> vllm_pipeline_stages(22, 4)
+    [(0, 5), (5, 11), (11, 17), (17, 22)]
+    >>> vllm_pipeline_stages(61, 2)
+    [(0, 31), (31, 61)]
+    """
+    if pp < 1 or pp > n_layers:
+        raise ValueError(f"pipeline_parallel: {pp} stages for {plural(n_layers, 'layer')}; give 1 to {n_layers}")
+    sizes = [n_layers // pp] * pp
+    for i in range(2, n_layers % pp + 2):
+        sizes[-i] += 1
+    starts = [sum(sizes[:r]) for r in range(pp)]
+    return [(a, a + n) for a, n in zip(starts, sizes)]
 
 
 def vllm_blocks(layout: dict, available_bytes: float) -> dict:
@@ -612,8 +635,16 @@ def vllm_kv_cache(
     model_dtype: str = "bf16",
     block_size: int = VLLM_BLOCK_SIZE,
     max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS,
+    tp: int = 1,
+    pp: int = 1,
 ) -> dict:
-    """vLLM's per-layer pages and the most memory one sequence of max_model_len can take."""
+    """vLLM's per-layer pages and the most memory one sequence of max_model_len can take.
+
+    `layout` is the whole model's (one GPU); under `tp`-way tensor and `pp`-way pipeline parallel, `stages`
+    lists what each GPU holds: a stage's layers (vllm_pipeline_stages) and their layout with each GPU's share
+    of the KV heads (`gpu_stages` gives the list in every case). Under pipeline parallel kvlab groups a hybrid
+    model's layers per stage.
+    """
     if max_model_len < 1 or block_size < 1:
         raise ValueError("max_model_len and block_size must be at least 1")
     model_dtype = kv_type(model_dtype)
@@ -674,6 +705,18 @@ def vllm_kv_cache(
             by_kind[t["kind"]]["bytes_per_sequence"] += t["bytes_per_request"]
     per_seq = sum(row["bytes_per_sequence"] for row in by_kind.values())
     assert per_seq == layout["bytes_per_request"]
+    stages = []
+    for start, end in vllm_pipeline_stages(arch.n_layers, pp) if pp > 1 else [(0, arch.n_layers)]:
+        part = arch if (start, end) == (0, arch.n_layers) else replace(arch, layers=arch.layers[start:end])
+        shape = (max_model_len, dtype, KV_TYPES[model_dtype][1], ssm_state_bytes(arch), block_size)
+        stages.append(
+            {
+                "layers": (start, end),
+                "layout": layout
+                if part is arch and tp == 1
+                else vllm_kv_layout(part, *shape, max_num_batched_tokens, tp=tp),
+            }
+        )
     assumptions = [
         f"block_size {layout['block_size']} tokens (PagedAttention); a sequence holds whole blocks",
         f"KV dtype {dtype} ({'model dtype' if kv_cache_dtype == 'auto' else '--kv-cache-dtype'})",
@@ -723,6 +766,7 @@ def vllm_kv_cache(
         "kv_cache_dtype": dtype,
         "block_size": layout["block_size"],
         "layout": layout,
+        **({"stages": stages} if tp * pp > 1 else {}),
         "bytes_per_token": per_token,
         "kib_per_token": per_token / KIB,
         "by_kind": by_kind,
@@ -734,6 +778,11 @@ def vllm_kv_cache(
             "SlidingWindowSpec, MambaSpec max_memory_usage_bytes"
         ],
     }
+
+
+def gpu_stages(kv: dict) -> list[dict]:
+    """What each GPU of a vllm_kv_cache result holds: its `stages`, or the whole model on one GPU."""
+    return kv.get("stages") or [{"layers": (0, kv["layout"]["n_layers"]), "layout": kv["layout"]}]
 
 
 def vllm_activation_reserve(

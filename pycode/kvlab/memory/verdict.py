@@ -31,18 +31,19 @@ length (max_position_embeddings) binds too, unless `allow_long_context`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
 from kvlab.dtypes import GIB, KV_TYPES, kv_type
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
-from kvlab.memory.engines import vllm_setup, vllm_setup_for_context
+from kvlab.memory.engines import vllm_setup
 from kvlab.memory.kv_bytes import (
-    ssm_state_bytes,
-    vllm_kv_layout,
     LLAMACPP_PAD,
     RUNTIME_RESERVE_BYTES,
     VLLM_BLOCK_SIZE,
     VLLM_BLOCK_SIZES,
     VLLM_GPU_MEMORY_UTILIZATION,
+    gpu_stages,
     llamacpp_compute_buffer,
     llamacpp_kv_cache,
     vllm_kv_cache,
@@ -54,6 +55,7 @@ from kvlab.wording import human_bytes, plural
 ENGINES = ("llamacpp", "vllm")
 ENGINE_NAMES = {"llamacpp": "llama.cpp", "vllm": "vLLM"}
 TENSOR_PARALLEL = (1, 2, 4, 8)
+MAX_PIPELINE_STAGES = 16
 MAX_CONTEXT_SEARCH = 2**24  # 16M tokens: the most a search for the largest context tries
 MAX_SEQUENCES_SEARCH = 65536
 VLLM_LONG_CONTEXT_FLAG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
@@ -144,28 +146,61 @@ def _check_tp(arch: Architecture, n_gpus: int, engine: str) -> None:
             )
 
 
-def _per_gpu(
-    arch: Architecture,
-    engine: str,
-    context: int,
-    n_seq: int,
-    weights: dict,
-    k: str,
-    n_gpus: int,
-    memory: int,
-    utilization: float,
-    n_ubatch: int,
-    block_size: int = VLLM_BLOCK_SIZE,
-    engine_setup: dict | None = None,
-) -> dict:
-    """Components on one GPU (bytes), its budget, and how each was counted."""
-    if engine == "llamacpp":
-        kv = llamacpp_kv_cache(arch, context * n_seq, k, n_seq=n_seq, n_ubatch=n_ubatch, kv_unified=n_seq == 1)
-        compute = llamacpp_compute_buffer(arch, n_ubatch)
+@dataclass(frozen=True)
+class _Plan:
+    """What stays fixed while fit_verdict varies the context and the number of sequences."""
+
+    arch: Architecture
+    engine: str
+    weights: dict
+    k: str
+    tp: int  # n_gpus: the tensor-parallel size (llama.cpp: GPUs in its layer split)
+    pp: int  # vLLM pipeline stages
+    memory: int
+    utilization: float
+    n_ubatch: int
+    block_size: int
+    card: dict | None
+    max_num_batched_tokens: int | None
+    max_num_seqs: int | None
+    engine_version: str
+
+    def vllm(self, context: int) -> dict:
+        """vLLM's setup (memory seen, batch defaults, loaded weights, reserve) for this context."""
+        return _vllm_setup(self, context)
+
+
+def _vllm_setup(plan: _Plan, context: int) -> dict:
+    return vllm_setup(
+        plan.card,
+        plan.memory,
+        plan.weights,
+        plan.arch,
+        plan.tp,
+        plan.max_num_batched_tokens,
+        plan.max_num_seqs,
+        plan.engine_version,
+        context,
+        pp=plan.pp,
+    )
+
+
+def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -> dict:
+    """Components on one GPU (bytes), its budget, and how each was counted.
+
+    Under pipeline parallel, the GPU shown is the stage with the least room (vLLM gives every stage the
+    smallest stage's number of blocks), and `stages` lists each stage's totals.
+    """
+    arch, n_gpus, memory = plan.arch, plan.tp, plan.memory
+    if plan.engine == "llamacpp":
+        kv = llamacpp_kv_cache(
+            arch, context * n_seq, plan.k, n_seq=n_seq, n_ubatch=plan.n_ubatch, kv_unified=n_seq == 1
+        )
+        compute = llamacpp_compute_buffer(arch, plan.n_ubatch)
         split = "" if n_gpus == 1 else f" / {n_gpus} GPUs (layer split)"
         flags = f"-c {context * n_seq} -np {n_seq}" if n_seq > 1 else f"-c {context}"
         components = [
-            {"name": "weights", "bytes": -(-weights["bytes"] // n_gpus), "how": weights["how"] + split},
+            {"name": "weights", "bytes": -(-plan.weights["bytes"] // n_gpus), "how": plan.weights["how"] + split},
             {
                 "name": "kv_cache",
                 "bytes": -(-kv["total_bytes"] // n_gpus),
@@ -186,24 +221,52 @@ def _per_gpu(
             "flags": flags,
             "budget_how": "all of the GPU's memory",
             "band": compute["bytes"] // 2,  # the compute buffer estimate is good to about +-50%
+            "stages": [],
         }
-    engine_setup = vllm_setup_for_context(
-        engine_setup or vllm_setup(None, memory, weights, arch, n_gpus, max_model_len=context), context
+    if setup is None or setup["context_dependent"]:
+        setup = plan.vllm(context)
+    dtype = "auto" if plan.k in ("f16", "bf16") else plan.k
+    batched = setup["max_num_batched_tokens"]
+    block_size = plan.block_size
+    kv = vllm_kv_cache(
+        arch, context, dtype, block_size=block_size, max_num_batched_tokens=batched, tp=n_gpus, pp=plan.pp
     )
-    dtype = "auto" if k in ("f16", "bf16") else k
-    batched = engine_setup["max_num_batched_tokens"]
-    kv = vllm_kv_cache(arch, context, dtype, block_size=block_size, max_num_batched_tokens=batched)
     share, share_how = _kv_head_share(arch, n_gpus)
-    layout = vllm_kv_layout(
-        arch,
-        context,
-        kv["kv_cache_dtype"],
-        ssm_value_bytes=ssm_state_bytes(arch),
-        block_size=block_size,
-        max_num_batched_tokens=batched,
-        tp=n_gpus,
+    usable = setup["usable_bytes"]
+    budget = int(usable * plan.utilization)
+    loaded = setup["weights"]
+    reserve = setup["reserve"]
+    par = (f" / {n_gpus} GPUs (tensor parallel)" if n_gpus > 1 else "") + (
+        ", pipeline stage of {layers}" if plan.pp > 1 else ""
     )
-    kv_bytes = layout["bytes_per_request"] * n_seq
+    flags = (
+        f"--max-model-len {context} --gpu-memory-utilization {plan.utilization:g}"
+        + (f" --block-size {block_size}" if block_size != VLLM_BLOCK_SIZE else "")
+        + (f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else "")
+        + (f" --pipeline-parallel-size {plan.pp}" if plan.pp > 1 else "")
+    )
+    per_gpu = gpu_stages(kv)
+    stage_weights = _stage_weights(arch, loaded["bytes"], [s["layers"] for s in per_gpu])
+    stages = []
+    for rank, (stage, weight_bytes) in enumerate(zip(per_gpu, stage_weights)):
+        layout = stage["layout"]
+        last = rank == len(per_gpu) - 1
+        reserve_bytes = reserve["bytes"] if last else reserve["stage_bytes"]
+        kv_bytes = layout["bytes_per_request"] * n_seq
+        stages.append(
+            {
+                "rank": rank,
+                "layers": stage["layers"],
+                "layout": layout,
+                "weights": -(-weight_bytes // n_gpus),
+                "kv_cache": kv_bytes,
+                "reserve": reserve_bytes,
+                "total": -(-weight_bytes // n_gpus) + kv_bytes + reserve_bytes,
+            }
+        )
+    tight = max(stages, key=lambda st: st["total"])
+    layout = tight["layout"]
+    a, b = tight["layers"]
     grouping = (
         f"; hybrid layout: {layout['n_groups']} groups of {layout['group_size']} layers"
         + (f" ({layout['padding_layers']} padding layers)" if layout["padding_layers"] else "")
@@ -211,44 +274,56 @@ def _per_gpu(
         if layout["hybrid"]
         else ""
     )
-    usable = engine_setup["usable_bytes"]
-    budget = int(usable * utilization)
-    loaded = engine_setup["weights"]
-    reserve = engine_setup["reserve"]
-    tp = "" if n_gpus == 1 else f" / {n_gpus} GPUs (tensor parallel)"
-    flags = (
-        f"--max-model-len {context} --gpu-memory-utilization {utilization:g}"
-        + (f" --block-size {block_size}" if block_size != VLLM_BLOCK_SIZE else "")
-        + (f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else "")
-    )
+    layers_text = f"layers {a}-{b - 1} of {arch.n_layers}"
     components = [
-        {"name": "weights", "bytes": -(-loaded["bytes"] // n_gpus), "how": loaded["how"] + tp},
+        {
+            "name": "weights",
+            "bytes": tight["weights"],
+            "how": loaded["how"] + par.format(layers=layers_text),
+        },
         {
             "name": "kv_cache",
-            "bytes": kv_bytes,
+            "bytes": tight["kv_cache"],
             "how": f"vLLM {flags}: {plural(n_seq, 'sequence')} x {_size(layout['bytes_per_request'])} in blocks of "
             f"{layout['block_size']} tokens ({kv['kv_cache_dtype']}){grouping}"
-            + ("" if n_gpus == 1 else f"; {share_how}"),
+            + ("" if n_gpus == 1 else f"; {share_how}")
+            + (f"; pipeline stage {tight['rank'] + 1} of {plan.pp}: {layers_text}" if plan.pp > 1 else ""),
         },
-        {"name": "activation_reserve", "bytes": reserve["bytes"], "how": reserve["how"]},
+        {
+            "name": "activation_reserve",
+            "bytes": tight["reserve"],
+            "how": reserve["how"],
+        },
     ]
     return {
         "components": components,
         "budget": budget,
         "kv_detail": kv,
-        "kv_share": share,
+        "kv_share": share * (b - a) / arch.n_layers,  # of the KV heads, and of the layers under pipeline parallel
         "flags": flags,
-        "budget_how": f"gpu_memory_utilization {utilization:g} x {_size(usable)} ({engine_setup['usable_how']})",
+        "budget_how": f"gpu_memory_utilization {plan.utilization:g} x {_size(usable)} ({setup['usable_how']})",
         "band": reserve["band_bytes"],
+        "stages": stages if plan.pp > 1 else [],
+        "setup": setup,
     }
 
 
-def _total(
-    arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch, block_size, engine_setup
-) -> tuple[int, int]:
-    g = _per_gpu(
-        arch, engine, context, n_seq, weights, k, n_gpus, memory, utilization, n_ubatch, block_size, engine_setup
-    )
+def _stage_weights(arch: Architecture, loaded: int, stages: list[tuple[int, int]]) -> list[int]:
+    """Each pipeline stage's weights: its layers' share of the rest, the embedding on the first stage and the
+    LM head on the last (vLLM builds both there, a tied head too). Embedding and head in BF16, as vLLM's
+    quantized formats leave them; the rest spread evenly over the layers."""
+    if len(stages) == 1:
+        return [loaded]
+    table = (arch.vocab_size or 0) * arch.hidden_size * 2
+    body = max(0, loaded - 2 * table)
+    out = [body * (b - a) // arch.n_layers for a, b in stages]
+    out[0] += table
+    out[-1] += table
+    return out
+
+
+def _total(plan: _Plan, context: int, n_seq: int, setup: dict | None) -> tuple[int, int]:
+    g = _per_gpu(plan, context, n_seq, setup)
     return sum(c["bytes"] for c in g["components"]), g["budget"]
 
 
@@ -307,8 +382,11 @@ def fit_verdict(
     max_num_batched_tokens: int | None = None,
     max_num_seqs: int | None = None,
     engine_version: str = "v1",
+    pipeline_parallel: int = 1,
 ) -> dict:
     """Does `model` with `n_seq` sequences of `context` tokens fit on `n_gpus` x `gpu` under `engine`?
+
+    `n_gpus` is the tensor-parallel size; vLLM's `pipeline_parallel` stages multiply the GPUs.
 
     Returns the components on one GPU (bytes and how each was counted), the
     budget, `fits`, `binding` (None, "weights", "reserve", "kv_cache" or
@@ -336,11 +414,17 @@ def fit_verdict(
     if engine == "llamacpp" and k == "fp8":
         raise ValueError("kv fp8 is a vLLM cache type; llama.cpp takes f16, bf16, q8_0, q4_0 ...")
     _check_tp(arch, n_gpus, engine)
-    device = _device(gpu, memory_gib, n_gpus)
+    pp = finite_number("pipeline_parallel", pipeline_parallel, minimum=1, maximum=MAX_PIPELINE_STAGES, integer=True)
+    if pp > 1 and engine != "vllm":
+        raise ValueError(
+            "pipeline_parallel: llama.cpp already splits whole layers over its GPUs (--split-mode layer); "
+            "give the GPUs as n_gpus"
+        )
+    if pp > arch.n_layers:
+        raise ValueError(f"pipeline_parallel: {pp} stages for {plural(arch.n_layers, 'layer')}")
+    device = _device(gpu, memory_gib, n_gpus * pp)
     memory = device["memory_bytes"]
     w = model_weights_bytes(arch, weights)
-    args = (arch, engine)
-    setup = None
     if engine == "vllm":
         if max_num_batched_tokens is not None:
             max_num_batched_tokens = finite_number(
@@ -348,12 +432,24 @@ def fit_verdict(
             )
         if max_num_seqs is not None:
             max_num_seqs = finite_number("max_num_seqs", max_num_seqs, minimum=1, maximum=1 << 20, integer=True)
-        setup = vllm_setup(
-            device["card"], memory, w, arch, n_gpus, max_num_batched_tokens, max_num_seqs, engine_version, context
-        )
-    rest = (n_seq, w, k, n_gpus, memory, utilization, n_ubatch, block_size, setup)
-
-    g = _per_gpu(arch, engine, context, *rest)
+    plan = _Plan(
+        arch,
+        engine,
+        w,
+        k,
+        n_gpus,
+        pp,
+        memory,
+        utilization,
+        n_ubatch,
+        block_size,
+        device["card"],
+        max_num_batched_tokens,
+        max_num_seqs,
+        engine_version,
+    )
+    g = _per_gpu(plan, context, n_seq)
+    setup = g.get("setup")
     parts = {c["name"]: c["bytes"] for c in g["components"]}
     total = sum(parts.values())
     budget = g["budget"]
@@ -393,11 +489,11 @@ def fit_verdict(
         warnings.append(long_context_check(arch, context)["text"])
 
     def fits_at(ctx: int) -> bool:
-        t, b = _total(*args, ctx, *rest)
+        t, b = _total(plan, ctx, n_seq, setup)
         return t <= b
 
     def fits_with(n: int) -> bool:
-        t, b = _total(*args, context, n, *rest[1:])
+        t, b = _total(plan, context, n, setup)
         return t <= b
 
     step = LLAMACPP_PAD if engine == "llamacpp" else block_size
@@ -417,7 +513,10 @@ def fit_verdict(
         max_sequences = seq_cap
 
     engine_name = ENGINE_NAMES[engine]
-    where = device["name"] if n_gpus == 1 else f"{n_gpus} x {device['name']}"
+    gpus = n_gpus * pp
+    where = device["name"] if gpus == 1 else f"{gpus} x {device['name']}"
+    if pp > 1:
+        where += f" ({pp} pipeline stages" + (f" of {n_gpus} tensor-parallel GPUs)" if n_gpus > 1 else ")")
     long_context = long_context_check(arch, context)
     if binding == "trained_context":
         headline = (
@@ -428,8 +527,10 @@ def fit_verdict(
         label = "beyond the trained context"
     elif fits:
         headline = (
-            f"fits: {_size(total)} of {_size(budget)} on each GPU, {_size(budget - total)} to spare"
-            if n_gpus > 1
+            f"fits: {_size(total)} of {_size(budget)} on "
+            + ("the fullest GPU" if pp > 1 else "each GPU")
+            + f", {_size(budget - total)} to spare"
+            if gpus > 1
             else f"fits: {_size(total)} of {_size(budget)}, {_size(budget - total)} to spare"
         )
         if close:
@@ -440,7 +541,8 @@ def fit_verdict(
         if binding == "weights":
             headline = (
                 f"does not fit: the weights alone take {_size(parts['weights'])}"
-                f"{' per GPU' if n_gpus > 1 else ''}, more than the {_size(budget)} available"
+                f"{' on the fullest GPU' if pp > 1 else ' per GPU' if n_gpus > 1 else ''}, "
+                f"more than the {_size(budget)} available"
             )
         elif binding == "reserve":
             headline = (
@@ -480,6 +582,21 @@ def fit_verdict(
         "context": context,
         "n_seq": n_seq,
         "n_gpus": n_gpus,
+        "pipeline_parallel": pp,
+        "stages": [
+            {
+                "rank": st["rank"],
+                "layers": list(st["layers"]),
+                "weights_bytes": st["weights"],
+                "kv_cache_bytes": st["kv_cache"],
+                "reserve_bytes": st["reserve"],
+                "total_bytes": st["total"],
+                "free_bytes": budget - st["total"],
+                "text": f"stage {st['rank'] + 1}: layers {st['layers'][0]}-{st['layers'][1] - 1}, "
+                f"{_size(st['total'])} of {_size(budget)}",
+            }
+            for st in g["stages"]
+        ],
         "gpu": device["name"],
         "where": where,
         "weights_format": w["format"],
@@ -548,6 +665,7 @@ def fit_report(
     max_num_batched_tokens: int | None = None,
     max_num_seqs: int | None = None,
     engine_version: str = "v1",
+    pipeline_parallel: int = 1,
 ) -> dict:
     """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib`? `fit_verdict`'s answer, under the CLI's names.
 
@@ -568,4 +686,5 @@ def fit_report(
         max_num_batched_tokens=max_num_batched_tokens,
         max_num_seqs=max_num_seqs,
         engine_version=engine_version,
+        pipeline_parallel=pipeline_parallel,
     )
