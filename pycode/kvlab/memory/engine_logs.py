@@ -35,13 +35,12 @@ from kvlab.memory.architecture import ATTENTION_KINDS, FULL, LINEAR, SLIDING, Ar
 from kvlab.dtypes import GIB, KV_TYPES, MIB, kv_type, row_bytes
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.kv_bytes import (
-    ssm_state_bytes,
-    vllm_kv_layout,
     LLAMACPP_PAD,
     LLAMACPP_SWA_FAMILIES,
     VLLM_BLOCK_SIZE,
     VLLM_MAX_NUM_BATCHED_TOKENS,
     llamacpp_kv_cache,
+    gpu_stages,
     vllm_kv_cache,
 )
 from kvlab.memory.weights import model_weights_bytes
@@ -792,17 +791,9 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                 "state it (max_model_len) and the log can be rebuilt"
             ],
         }
-    kv = vllm_kv_cache(arch, max_len, dtype_key, block_size=block, max_num_batched_tokens=batched)
     # one GPU's layout: under tensor parallel each GPU holds its share of the KV heads (vLLM's figures are per GPU)
-    layout = vllm_kv_layout(
-        arch,
-        max_len,
-        kv["kv_cache_dtype"],
-        ssm_value_bytes=ssm_state_bytes(arch),
-        block_size=block,
-        max_num_batched_tokens=batched,
-        tp=tp,
-    )
+    kv = vllm_kv_cache(arch, max_len, dtype_key, block_size=block, max_num_batched_tokens=batched, tp=tp)
+    layout = gpu_stages(kv)[0]["layout"]
     if tp != 1:
         notes.append(
             f"tensor parallel {tp}: vLLM's figures are per GPU, and each GPU holds ceil(KV heads / {tp}) of the "
