@@ -266,6 +266,7 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
     return html.replace(HIGHLIGHT_CODE, HIGHLIGHT_CODE.replace("<code>", '<code tabindex="0">'))
 
 
+BROWSER_LEAVES_OUT = {"memory/calibration.py"}
 HIGHLIGHT_CODE = '<div class="highlight"><pre><span></span><code>'  # pymdownx.highlight's code block
 
 
@@ -277,11 +278,15 @@ def kvlab_zip() -> bytes:
     numpy modules it imports), zipped reproducibly for Pyodide."""
     buf = io.BytesIO()
     package = PYCODE / "kvlab"
-    # widgets/*_types.py hold the results' TypedDicts, imported only under TYPE_CHECKING: the browser never needs them
+    # widgets/*_types.py hold the results' TypedDicts, imported only under TYPE_CHECKING, and memory/calibration.py
+    # reads the repository's test logs: the browser needs neither
     paths = sorted(
         p
         for p in package.rglob("*")
-        if p.is_file() and p.suffix in (".py", ".json") and not p.name.endswith("_types.py")
+        if p.is_file()
+        and p.suffix in (".py", ".json")
+        and not p.name.endswith("_types.py")
+        and p.relative_to(package).as_posix() not in BROWSER_LEAVES_OUT
     )
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in paths:

@@ -149,6 +149,7 @@ def test_kvlab_zip_carries_the_browsers_bytecode(built_site):
         sources = [n for n in zf.namelist() if n.endswith(".py")]
     assert pycs and all(".cpython-312.pyc" in n and "/__pycache__/" in n for n in pycs)
     assert not [n for n in sources if n.endswith("_types.py")]  # type-checking only: not shipped
+    assert "kvlab/memory/calibration.py" not in sources and "kvlab/memory/engines.py" in sources  # repo tooling
     # 3.12's magic number (importlib/_bootstrap_external.py: 3531), flags 0b01: hash-based, unchecked
     assert {(p[:4], p[4:8]) for p in pycs.values()} == {((3531).to_bytes(2, "little") + b"\r\n", b"\x01\0\0\0")}
     cli = {"kvlab/cli.py", "kvlab/__main__.py"}  # `python -m kvlab`: never imported in the browser

@@ -3,18 +3,19 @@ its verdict from the model and card alone, the engine model's data, and one mean
 memory, fit, serve and explain-log.
 
 Data: tests/python/data/engine_logs/calibration.json (each log's URL, GPU, command, logged figures);
-bench/engine_calibration.py prints the same comparisons as tables and derives kvlab/data/engines.json.
+kvlab.memory.calibration makes the comparisons and derives kvlab/data/engines.json; bench/engine_calibration.py
+prints them as tables.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from kvlab.cli import main
+from kvlab.memory import calibration as bench
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.engine_logs import explain_engine_log
 from kvlab.memory.engines import GIB, vllm_batch_defaults, vllm_data
@@ -26,9 +27,6 @@ ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "python" / "data" / "engine_logs"
 CALIBRATION = json.loads((LOGS / "calibration.json").read_text(encoding="utf-8"))["logs"]
 
-spec = importlib.util.spec_from_file_location("engine_calibration", ROOT / "bench" / "engine_calibration.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
 
 # Figures kvlab does not rebuild, and why (each needs settings the excerpt does not show).
 NOT_REBUILT = {
