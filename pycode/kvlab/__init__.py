@@ -72,6 +72,7 @@ MODULES = {
     "kvlab.widgets.kv_cache": ("cache_equivalence", "cache_phases", "step_through", "step_through_figure"),
     "kvlab.widgets.engine_log": ("engine_log_figure",),
     "kvlab.widgets.memory": ("gpu_fit_figure", "kv_memory_figure"),
+    "kvlab.widgets.offload": ("offload_figure",),
     "kvlab.widgets.prefix": ("prefix_blocks", "prefix_cache_demo", "prefix_cache_figure", "prefix_cases"),
     "kvlab.widgets.serving": ("serving_figure",),
     "kvlab.widgets.tokens": ("next_token_demo", "tokenize_demo"),
@@ -190,6 +191,8 @@ __all__ = [
     "serving_figure",
     # issue 27: prompt caching in the API
     "api_cache_figure",
+    # issue 27: KV offload tiers
+    "offload_figure",
     # the tiny model on the pages
     "eviction_recall_demo",
     "generation_demo",

@@ -1,0 +1,402 @@
+"""The "KV offload tiers" page (kv-offload.md): the kv-offload widget.
+
+The reader's model, GPU, request mix and tier sizes go through kvlab.inputs (clamped with a notice,
+junk refused with the field's name); kvlab.reuse.offload computes how often each tier answers (the
+Che approximation, checked against a small sampled trace when the browser can afford one) and
+what a hit costs against prefilling again. Every readout comes back as text formatted here, so the
+page's JavaScript only binds strings and draws the chart.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvlab.inputs import clamp_number, clamp_rounded, one_of
+from kvlab.memory.catalogue import get_gpu, get_model
+from kvlab.reuse.offload import (
+    CURVE_TOKENS,
+    POLICIES,
+    TIERS,
+    offload_data,
+    offload_estimate,
+)
+from kvlab.widgets.memory import model_groups
+from kvlab.wording import human_bytes
+
+if TYPE_CHECKING:
+    from kvlab.widgets.offload_types import OffloadFigureResult
+
+# What the controls offer (the template reads them from the result's "limits").
+OFFLOAD_LIMITS = {
+    "prefix_tokens": (256, 1_048_576),
+    "n_prefixes": (1, 100_000),
+    "zipf": (0.0, 2.0),
+    "requests_per_second": (0.0, 1000.0),
+    "hbm_percent": (0, 100),
+    "dram_gib": (0, 8192),
+    "nvme_tib": (0, 256),
+    "nvme_drives": (1, 16),
+    "remote_tib": (0, 10_000),
+    "prefill_percent": (5, 100),
+}
+TRACE_MAX_PREFIXES = 20_000  # above this the page gives the closed form only
+TRACE_REQUESTS = 10_000  # a replay of this many requests stays well under 100 ms in CPython
+TIER_NAMES = {"hbm": "GPU HBM", "dram": "CPU DRAM", "nvme": "Local NVMe", "remote": "Remote store"}
+POLICY_LABELS = {
+    "write-through": "write-through: every tier keeps what the GPU computes (as LMCache and HiCache's write_through do)",
+    "evict-down": "evict-down: a tier holds only what fell out of the tier above",
+}
+CURVE_TICKS = [256, 1024, 4096, 16384, 65536, 262144, 1048576]
+
+
+def seconds_text(s: float) -> str:
+    """A duration for a reader: µs, ms or s, three significant digits.
+
+    >>> seconds_text(0.1507), seconds_text(0.0170535), seconds_text(2.5e-5), seconds_text(12.3456)
+    ('151 ms', '17.1 ms', '25 µs', '12.3 s')
+    """
+    if s >= 1:
+        return f"{s:,.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"
+
+
+def percent(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def tokens_text(n: int) -> str:
+    return f"{n:,} tokens" if n != 1 else "1 token"
+
+
+def tick_text(n: int) -> str:
+    """256 → '256', 4096 → '4k', 1048576 → '1M'."""
+    if n >= 2**20:
+        return f"{n // 2**20}M"
+    if n >= 1024:
+        return f"{n // 1024}k"
+    return str(n)
+
+
+def _gpu_options() -> list[dict]:
+    links = offload_data()["gpu_links"]
+    return [{"id": g, "label": get_gpu(g)["name"]} for g in links]
+
+
+def _link_options() -> list[dict]:
+    return [{"id": "auto", "label": "the GPU's own (PCIe)"}] + [
+        {"id": link["id"], "label": f"{link['name']}, {link['gb_s']:g} GB/s"} for link in offload_data()["links"]
+    ]
+
+
+def _crossover_text(n: int | None) -> str:
+    if n is None:
+        return f"never below {tokens_text(CURVE_TOKENS[-1] * 2)}"
+    return f"from {tokens_text(n)}"
+
+
+def offload_figure(
+    model: str = "llama-3.1-8b",
+    gpu: str = "h100-sxm",
+    prefix_tokens: int = 8192,
+    n_prefixes: int = 10_000,
+    zipf: float = 0.8,
+    requests_per_second: float = 5,
+    hbm_percent: int = 50,
+    dram_gib: float = 256,
+    nvme_tib: float = 2,
+    nvme_drives: int = 1,
+    remote_tib: float = 5,
+    link: str = "auto",
+    nvme: str = "gen4",
+    network: str = "100gbe",
+    policy: str = "write-through",
+    prefill_percent: int = 100,
+) -> OffloadFigureResult:
+    """Shared prefixes served from GPU HBM, CPU DRAM, local NVMe and a remote store: hit rates per
+    tier, what a hit costs against prefilling again, the crossover length per tier, and the prefix
+    time per request with and without offloading.
+
+    `n_prefixes` prefixes of `prefix_tokens` tokens, Zipf popularity `zipf`, `requests_per_second`;
+    HBM keeps `hbm_percent` of vLLM's KV space on `gpu` for them; `dram_gib`, `nvme_tib` (over
+    `nvme_drives` drives of kind `nvme`) and `remote_tib` (over `network`) size the others (0: none).
+    `link` is the CPU-GPU link ("auto": the GPU's own); `policy` "write-through" or "evict-down";
+    prefill runs at `prefill_percent` of the GPU's dense BF16 peak. Numbers are clamped into
+    OFFLOAD_LIMITS (what was clamped is under "clamped"); the choices must be among the options.
+
+    >>> d = offload_figure()
+    >>> [t["hit"] for t in d["tiers"]], d["per_request"][2]["seconds"]
+    (['6.6%', '18.2%', '32.4%', '22.6%'], '107 ms')
+    """
+    clamped: dict = {}
+    lim = OFFLOAD_LIMITS
+    prefix_tokens = clamp_rounded("prefix_tokens", prefix_tokens, *lim["prefix_tokens"], clamped)
+    n_prefixes = clamp_rounded("n_prefixes", n_prefixes, *lim["n_prefixes"], clamped)
+    zipf = round(clamp_number("zipf", zipf, *lim["zipf"], clamped), 2)
+    rate = clamp_number("requests_per_second", requests_per_second, *lim["requests_per_second"], clamped)
+    if float(rate).is_integer():
+        rate = int(rate)  # 5, not 5.0, in the page's number box
+    hbm_percent = clamp_rounded("hbm_percent", hbm_percent, *lim["hbm_percent"], clamped)
+    sizes = {}
+    for name, value in (("dram_gib", dram_gib), ("nvme_tib", nvme_tib), ("remote_tib", remote_tib)):
+        v = clamp_number(name, value, *lim[name], clamped)
+        sizes[name] = int(v) if float(v).is_integer() else v
+    nvme_drives = clamp_rounded("nvme_drives", nvme_drives, *lim["nvme_drives"], clamped)
+    prefill_percent = clamp_rounded("prefill_percent", prefill_percent, *lim["prefill_percent"], clamped)
+    if not isinstance(model, str):
+        raise ValueError(f"model must be a catalogue id, got {model!r}")
+    model = get_model(model)["id"]
+    gpu = one_of("gpu", gpu, list(offload_data()["gpu_links"]))
+    link = one_of("link", link, [o["id"] for o in _link_options()])
+    nvme = one_of("nvme", nvme, [d["id"] for d in offload_data()["nvme"]])
+    network = one_of("network", network, [d["id"] for d in offload_data()["networks"]])
+    policy = one_of("policy", policy, list(POLICIES))
+    params = {
+        "model": model,
+        "gpu": gpu,
+        "prefix_tokens": prefix_tokens,
+        "n_prefixes": n_prefixes,
+        "zipf": zipf,
+        "requests_per_second": rate,
+        "hbm_percent": hbm_percent,
+        **sizes,
+        "nvme_drives": nvme_drives,
+        "link": link,
+        "nvme": nvme,
+        "network": network,
+        "policy": policy,
+        "prefill_percent": prefill_percent,
+    }
+    traced = n_prefixes <= TRACE_MAX_PREFIXES
+    e = offload_estimate(
+        model,
+        gpu,
+        prefix_tokens,
+        n_prefixes,
+        zipf,
+        rate,
+        hbm_percent / 100,
+        sizes["dram_gib"],
+        sizes["nvme_tib"],
+        sizes["remote_tib"],
+        link_id=None if link == "auto" else link,
+        nvme_id=nvme,
+        nvme_drives=nvme_drives,
+        network_id=network,
+        policy=policy,
+        prefill_efficiency=prefill_percent / 100,
+        trace_requests=TRACE_REQUESTS if traced else 0,
+    )
+    return _figure(params, clamped, e, traced)
+
+
+def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
+    recompute = e["recompute_seconds"]
+    per = e["seconds_per_request"]
+    tiers = []
+    for t in e["tiers"]:
+        offload = t["tier"] != "hbm"
+        tiers.append(
+            {
+                "tier": t["tier"],
+                "name": TIER_NAMES[t["tier"]],
+                "size": human_bytes(t["bytes"]),
+                "prefixes": f"{t['prefixes']:,}",
+                "hit": percent(t["hit_rate"]),
+                "trace": percent(t["trace_rate"]) if t["trace_rate"] is not None else "—",
+                "via": t["via"],
+                "bandwidth": f"{t['gb_s']:g} GB/s" if offload else "—",
+                "load": seconds_text(t["load_seconds"]) if offload else "0 (no copy)",
+                "versus": (
+                    f"{recompute / t['load_seconds']:.1f}× faster than prefilling"
+                    if t["loading_wins"]
+                    else f"{t['load_seconds'] / recompute:.1f}× slower than prefilling"
+                )
+                if offload
+                else "no copy",
+                "wins": "load" if t["loading_wins"] else "recompute",
+                "crossover": _crossover_text(t["crossover_tokens"]) if offload else "always",
+            }
+        )
+    numbers = {
+        "prefix_bytes": e["prefix_bytes"],
+        "kv_space_bytes": e["kv_space_bytes"],
+        "recompute_seconds": recompute,
+        "miss_rate": e["miss_rate"],
+        "hit_rates": [t["hit_rate"] for t in e["tiers"]],
+        "trace_rates": e["trace"]["rates"] if e["trace"] else None,
+        "trace_miss": e["trace"]["miss"] if e["trace"] else None,
+        "load_seconds": [t["load_seconds"] for t in e["tiers"]],
+        "crossover_tokens": [t["crossover_tokens"] for t in e["tiers"]],
+        "seconds_no_cache": per["no_cache"],
+        "seconds_hbm_only": per["hbm_only"],
+        "seconds_with_tiers": per["with_tiers"],
+        "seconds_best": per["best"],
+        "gpu_seconds_saved_per_hour": e["gpu_seconds_saved_per_hour"],
+        "host_link_busy": e["host_link_busy"],
+    }
+    rate = params["requests_per_second"]
+    per_request = [
+        {"label": "no prefix cache", "seconds": seconds_text(per["no_cache"]), "busy": _busy(rate * per["no_cache"])},
+        {"label": "HBM only", "seconds": seconds_text(per["hbm_only"]), "busy": _busy(e["recompute_busy_hbm_only"])},
+        {
+            "label": "HBM + offload tiers (load every hit)",
+            "seconds": seconds_text(per["with_tiers"]),
+            "busy": _busy(e["recompute_busy"]),
+        },
+        {
+            "label": "… loading only where it beats prefilling",
+            "seconds": seconds_text(per["best"]),
+            "busy": _busy(e["recompute_busy_best"]),
+        },
+    ]
+    curve = e["curve"]
+    series = []
+    for i, t in enumerate(TIERS[1:], start=1):
+        series.append(
+            {
+                "tier": t,
+                "name": f"load from {TIER_NAMES[t]} ({e['paths'][t]['gb_s']:g} GB/s)",
+                "load": curve["load"][t],
+                "load_text": [seconds_text(s) for s in curve["load"][t]],
+                "crossover": e["tiers"][i]["crossover_tokens"],
+            }
+        )
+    curve_rows = [
+        {
+            "tokens": f"{n:,}",
+            "recompute": seconds_text(curve["recompute"][j]),
+            "loads": [s["load_text"][j] for s in series],
+        }
+        for j, n in enumerate(curve["tokens"])
+    ]
+    host = e["host_link"]
+    text = {
+        "verdict": _verdict(e, params),
+        "working": (
+            f"One prefix: {tokens_text(params['prefix_tokens'])} × {human_bytes(e['prefix_bytes'] / params['prefix_tokens'])}"
+            f" per token = {human_bytes(e['prefix_bytes'])} of KV. Prefilling it again: "
+            f"{e['prefill_flops'] / 1e12:,.1f} TFLOP / ({e['peak_tflops']:g} TFLOPS × {params['prefill_percent']}%) = "
+            f"{seconds_text(recompute)}. Loading it from tier t: {human_bytes(e['prefix_bytes'])} / bandwidth(t) + latency(t)."
+        ),
+        "capacity": (
+            f"{e['gpu']} keeps {human_bytes(e['kv_space_bytes'])} for the KV cache after {human_bytes(e['weights_bytes'])} "
+            f"of BF16 weights (vLLM, 0.9 of its memory); {params['hbm_percent']}% of it holds cached prefixes, the rest "
+            "the running requests."
+        ),
+        "trace": _trace_text(e, params, traced),
+        "links": (
+            f"Reloads cross {host['name']} at {e['host_link_gb_s_used']:,.2f} GB/s on average: "
+            f"{percent(e['host_link_busy'])} of its {host['gb_s']:g} GB/s"
+            + (
+                ". More than the link can carry: loads queue, and the times above are too low."
+                if e["host_link_busy"] > 1
+                else "."
+            )
+            + " Busy: "
+            + ", ".join(f"{TIER_NAMES[k]} {percent(v)}" for k, v in e["tier_busy"].items())
+            + "."
+        ),
+        "policy": POLICY_LABELS[params["policy"]],
+        "saved": (
+            f"{e['gpu_seconds_saved_per_hour']:,.0f} GPU-seconds of prefill saved per hour against HBM alone, "
+            f"at {rate:g} requests a second."
+        ),
+    }
+    d = offload_data()
+    link_src = e["gpu_link"]
+    assumptions = [
+        "Each prefix is cached whole and whole prefixes are evicted (LRU per tier; engines work in blocks or chunks "
+        "of 16–256 tokens, so a partly evicted prefix still saves its start).",
+        f"Requests pick prefix i with probability ∝ 1/i^{params['zipf']:g}, independently (Zipf popularity; real traffic "
+        "also comes in bursts, which helps LRU).",
+        f"{e['gpu']}'s host link: {link_src['link']} ({link_src['source']})"
+        + (f"; unconfirmed: {link_src['unconfirmed']}" if link_src.get("unconfirmed") else "")
+        + (f"; priced here with {host['name']} instead" if params["link"] != "auto" else "")
+        + ".",
+        f"{host['name']}: {host['gb_s']:g} GB/s each way ({host['note']}; {host['source']}).",
+        *[f"{n['name']}: {n['read_gb_s']:g} GB/s read ({n['note']}; {n['source']})." for n in d["nvme"]],
+        *[f"{n['name']}: {n['gb_s']:g} GB/s ({n['note']}; {n['source']})." for n in d["networks"]],
+        "Bandwidths are nominal peaks and latencies order-of-magnitude assumptions (offload_tiers.json); a copy "
+        "reaches less, and engines overlap loading layer by layer with compute, which hides part of it.",
+        "Prefill time is the prefix's FLOPs (2 × active parameters per token + causal attention) over the dense BF16 "
+        f"peak at {params['prefill_percent']}%: in a busy server the weights read each step serve the whole batch, so "
+        "a prefix's own cost is its compute. Copies run on the GPU's copy engines, not its SMs.",
+        "The remote store is this GPU's alone here; shared by many servers it also holds their prefixes, which "
+        "raises the hit rate.",
+    ]
+    return {
+        "params": params,
+        "clamped": clamped,
+        "limits": {k: list(v) for k, v in OFFLOAD_LIMITS.items()},
+        "options": {
+            "models": model_groups(),
+            "gpus": _gpu_options(),
+            "links": _link_options(),
+            "nvmes": [{"id": n["id"], "label": f"{n['name']}, {n['read_gb_s']:g} GB/s"} for n in d["nvme"]],
+            "networks": [{"id": n["id"], "label": f"{n['name']}, {n['gb_s']:g} GB/s"} for n in d["networks"]],
+            "policies": [{"id": k, "label": v} for k, v in POLICY_LABELS.items()],
+        },
+        "model_name": e["model"],
+        "gpu_name": e["gpu"],
+        "prefix_size": human_bytes(e["prefix_bytes"]),
+        "recompute": seconds_text(recompute),
+        "miss": {"hit": percent(e["miss_rate"]), "trace": percent(e["trace"]["miss"]) if e["trace"] else "—"},
+        "traced": traced,
+        "numbers": numbers,
+        "tiers": tiers,
+        "per_request": per_request,
+        "text": text,
+        "curve": {
+            "tokens": list(curve["tokens"]),
+            "recompute": curve["recompute"],
+            "recompute_text": [seconds_text(s) for s in curve["recompute"]],
+            "series": series,
+            "ticks": {"values": CURVE_TICKS, "labels": [tick_text(n) for n in CURVE_TICKS]},
+        },
+        "curve_rows": curve_rows,
+        "curve_names": [TIER_NAMES[t] for t in TIERS[1:]],
+        "assumptions": assumptions,
+        "status": f"Computed in your browser by kvlab.offload_figure ({e['model']} on {e['gpu']}).",
+    }
+
+
+def _busy(gpus: float) -> str:
+    return f"{gpus:,.2f} GPUs busy prefilling" if gpus else "no prefill"
+
+
+def _verdict(e: dict, params: dict) -> str:
+    t = e["tiers"]
+    offload_hits = sum(x["hit_rate"] for x in t[1:])
+    per = e["seconds_per_request"]
+    head = (
+        f"HBM alone answers {percent(e['hbm_hit_rate_alone'])} of requests; the offload tiers answer "
+        f"{percent(offload_hits)} more, and {percent(e['miss_rate'])} are prefilled again. A prefix costs "
+        f"{seconds_text(per['with_tiers'])} on average instead of {seconds_text(per['hbm_only'])} with HBM alone "
+        f"({seconds_text(per['no_cache'])} with no cache)."
+    )
+    losers = [x for x in t[1:] if x["prefixes"] and not x["loading_wins"]]
+    if losers:
+        head += " " + " ".join(
+            f"Loading from {TIER_NAMES[x['tier']]} ({seconds_text(x['load_seconds'])}) is slower than prefilling again "
+            f"({seconds_text(e['recompute_seconds'])}): it pays only {_crossover_text(x['crossover_tokens'])}."
+            for x in losers
+        )
+    return head
+
+
+def _trace_text(e: dict, params: dict, traced: bool) -> str:
+    if not traced:
+        return (
+            f"{params['n_prefixes']:,} prefixes is more than this page replays in your browser: the hit rates are "
+            f"the closed form alone (kvlab's tests check it against traces of up to 200,000 requests)."
+        )
+    tr = e["trace"]
+    shares = ", ".join(
+        f"{TIER_NAMES[x['tier']]} {percent(x['trace_rate'])} (closed form {percent(x['hit_rate'])})" for x in e["tiers"]
+    )
+    return (
+        f"Checked against a sampled trace: {tr['n_requests']:,} requests (seed {tr['seed']}) replayed through the "
+        f"same LRU tiers, started from their steady state, give {shares}, miss {percent(tr['miss'])}."
+    )

@@ -1,0 +1,155 @@
+"""What the kv-offload page's function returns (kvlab.widgets.offload).
+
+Imported by the widget module only under `if TYPE_CHECKING:`; tests/python/test_results_typed.py
+checks real results against them with typeguard. Conventions (all *_types modules): see
+kvlab.widgets.shared_types.
+"""
+
+from typing import TypedDict
+
+from kvlab.widgets.memory_types import ModelGroup
+from kvlab.widgets.shared_types import Clamped, IdLabel
+
+
+class OffloadParams(TypedDict):
+    model: str
+    gpu: str
+    prefix_tokens: int
+    n_prefixes: int
+    zipf: float
+    requests_per_second: float
+    hbm_percent: int
+    dram_gib: float
+    nvme_tib: float
+    remote_tib: float
+    nvme_drives: int
+    link: str
+    nvme: str
+    network: str
+    policy: str
+    prefill_percent: int
+
+
+class OffloadLimits(TypedDict):
+    prefix_tokens: list[float]
+    n_prefixes: list[float]
+    zipf: list[float]
+    requests_per_second: list[float]
+    hbm_percent: list[float]
+    dram_gib: list[float]
+    nvme_tib: list[float]
+    nvme_drives: list[float]
+    remote_tib: list[float]
+    prefill_percent: list[float]
+
+
+class OffloadOptions(TypedDict):
+    models: list[ModelGroup]
+    gpus: list[IdLabel]
+    links: list[IdLabel]
+    nvmes: list[IdLabel]
+    networks: list[IdLabel]
+    policies: list[IdLabel]
+
+
+class OffloadMiss(TypedDict):
+    hit: str
+    trace: str
+
+
+class OffloadNumbers(TypedDict):
+    prefix_bytes: int
+    kv_space_bytes: float
+    recompute_seconds: float
+    miss_rate: float
+    hit_rates: list[float]
+    trace_rates: list[float] | None
+    trace_miss: float | None
+    load_seconds: list[float]
+    crossover_tokens: list[int | None]
+    seconds_no_cache: float
+    seconds_hbm_only: float
+    seconds_with_tiers: float
+    seconds_best: float
+    gpu_seconds_saved_per_hour: float
+    host_link_busy: float
+
+
+class OffloadTierRow(TypedDict):
+    tier: str
+    name: str
+    size: str
+    prefixes: str
+    hit: str
+    trace: str
+    via: str
+    bandwidth: str
+    load: str
+    versus: str
+    wins: str
+    crossover: str
+
+
+class OffloadPerRequest(TypedDict):
+    label: str
+    seconds: str
+    busy: str
+
+
+class OffloadText(TypedDict):
+    verdict: str
+    working: str
+    capacity: str
+    trace: str
+    links: str
+    policy: str
+    saved: str
+
+
+class OffloadSeries(TypedDict):
+    tier: str
+    name: str
+    load: list[float]
+    load_text: list[str]
+    crossover: int | None
+
+
+class OffloadTicks(TypedDict):
+    values: list[int]
+    labels: list[str]
+
+
+class OffloadCurve(TypedDict):
+    tokens: list[int]
+    recompute: list[float]
+    recompute_text: list[str]
+    series: list[OffloadSeries]
+    ticks: OffloadTicks
+
+
+class OffloadCurveRow(TypedDict):
+    tokens: str
+    recompute: str
+    loads: list[str]
+
+
+class OffloadFigureResult(TypedDict):
+    params: OffloadParams
+    clamped: Clamped
+    limits: OffloadLimits
+    options: OffloadOptions
+    model_name: str
+    gpu_name: str
+    prefix_size: str
+    recompute: str
+    miss: OffloadMiss
+    traced: bool
+    numbers: OffloadNumbers
+    tiers: list[OffloadTierRow]
+    per_request: list[OffloadPerRequest]
+    text: OffloadText
+    curve: OffloadCurve
+    curve_rows: list[OffloadCurveRow]
+    curve_names: list[str]
+    assumptions: list[str]
+    status: str
