@@ -75,6 +75,7 @@ MODULES = {
     "kvlab.widgets.offload": ("offload_figure",),
     "kvlab.widgets.prefix": ("prefix_blocks", "prefix_cache_demo", "prefix_cache_figure", "prefix_cases"),
     "kvlab.widgets.serving": ("serving_figure",),
+    "kvlab.widgets.speculative": ("speculative_figure",),
     "kvlab.widgets.tokens": ("next_token_demo", "tokenize_demo"),
     "kvlab.widgets.wall": (
         "add_token_counters",
@@ -191,6 +192,8 @@ __all__ = [
     "serving_figure",
     # issue 27: prompt caching in the API
     "api_cache_figure",
+    # issue 27: speculative decoding and the cache
+    "speculative_figure",
     # issue 27: KV offload tiers
     "offload_figure",
     # the tiny model on the pages

@@ -92,6 +92,8 @@ CONTROLS = {
     "generate": {"temperature": (0.0, 2.0), "seed": LIMITS["seed"]},
     # the default prompt plus n must fit the tiny model's 512-token context; 16 so the timings mean something
     "model-race": {"n": (16, 448)},
+    # kvlab.widgets.speculative.SPEC_LIMITS; draft_layers below the tiny model's 4 (the target)
+    "spec-decode": {"k": (1, 8), "draft_layers": (1, 3), "n_new": (8, 48)},
 }
 
 
