@@ -58,6 +58,7 @@ MODULES = {
     "kvlab.reuse.prefix_cache": ("BlockPrefixCache", "RadixPrefixCache", "block_hashes", "run_requests"),
     "kvlab.widgets.api_cache": ("api_cache_figure",),
     "kvlab.widgets.attention": ("attention_demo", "model_attention"),
+    "kvlab.widgets.disagg": ("kv_routing_figure", "pd_transfer_figure"),
     "kvlab.widgets.eviction": (
         "context_shift_timeline",
         "context_shift_view",
@@ -192,6 +193,9 @@ __all__ = [
     "serving_figure",
     # issue 27: prompt caching in the API
     "api_cache_figure",
+    # issue 27: disaggregated prefill and decode, KV-aware routing
+    "kv_routing_figure",
+    "pd_transfer_figure",
     # issue 27: speculative decoding and the cache
     "speculative_figure",
     # issue 27: KV offload tiers

@@ -1,0 +1,204 @@
+"""What the disaggregated page's widgets return (kvlab.widgets.disagg).
+
+Imported by the widget module only under `if TYPE_CHECKING:`; tests/python/test_results_typed.py checks real
+results against them with typeguard. Conventions (all *_types modules): see kvlab.widgets.shared_types.
+"""
+
+from typing import TypedDict
+
+from kvlab.widgets.memory_types import ModelGroup
+from kvlab.widgets.shared_types import Amount, Clamped, IdLabel
+
+# ---------------------------------------------------------------------------
+# pd-transfer
+# ---------------------------------------------------------------------------
+
+
+class PdTransferParams(TypedDict):
+    model: str
+    gpu: str
+    link: str
+    prompt_tokens: int
+    batch: int
+    output_tokens: int
+
+
+class PdTransferLimits(TypedDict):
+    prompt_tokens: list[int]
+    batch: list[int]
+    output_tokens: list[int]
+
+
+class LinkInfo(TypedDict):
+    name: str
+    rate: str
+    how: str
+    note: str
+    status: str  # vendor | quoted | definition (interconnects.json)
+    source: str
+    read: str
+
+
+class CompareRow(TypedDict):
+    label: str
+    colocated: str
+    disaggregated: str
+
+
+class LinkRow(TypedDict):
+    id: str
+    name: str
+    chosen: bool
+    rate: str
+    seconds: float
+    time: str
+    share: str  # transfer time / prefill time; "—" when not timed
+    ttft: str
+    status: str
+    source: str
+
+
+class LinkCurve(TypedDict):
+    id: str
+    name: str
+    ms: list[float]
+
+
+class PdCurve(TypedDict):
+    prompts: list[int]
+    labels: list[str]
+    prefill_ms: list[float]
+    links: list[LinkCurve]
+
+
+class PdCurveRow(TypedDict):
+    prompt: str
+    kv: str
+    prefill: str
+    transfer: str
+
+
+class Throughput(TypedDict):
+    vllm: str
+    vllm_source: str
+    llmd: str
+    llmd_source: str
+
+
+class PdOptions(TypedDict):
+    models: list[ModelGroup]
+    gpus: list[IdLabel]
+    links: list[IdLabel]
+
+
+class PdTransferFigureResult(TypedDict):
+    params: PdTransferParams
+    clamped: Clamped
+    limits: PdTransferLimits
+    model_name: str
+    gpu_name: str
+    link_info: LinkInfo
+    fits: bool
+    kv: Amount
+    kv_per_token: str
+    transfer_seconds: float
+    transfer_text: str
+    prefill_seconds: float | None  # the timing fields are None when the decode batch does not fit
+    prefill_text: str
+    step_seconds: float | None
+    headline: str
+    rows: list[CompareRow]  # empty when not timed
+    working: str
+    link_rows: list[LinkRow]
+    curve: PdCurve
+    curve_rows: list[PdCurveRow]
+    throughput: Throughput
+    assumptions: list[str]
+    status: str
+    options: PdOptions
+
+
+# ---------------------------------------------------------------------------
+# kv-routing
+# ---------------------------------------------------------------------------
+
+
+class RoutingParams(TypedDict):
+    replicas: int
+    groups: int
+    skew: float
+    cache_blocks: int
+    requests: int
+    seed: int
+    prefix_tokens: int
+    own_tokens: int
+
+
+class RoutingLimits(TypedDict):
+    replicas: list[int]
+    groups: list[int]
+    skew: list[float]
+    cache_blocks: list[int]
+    requests: list[int]
+    seed: list[int]
+    prefix_tokens: list[int]
+    own_tokens: list[int]
+
+
+class Ceiling(TypedDict):
+    hit_rate: float
+    text: str
+    saved: str
+
+
+class PolicyRow(TypedDict):
+    policy: str  # round_robin | least_loaded | prefix_aware
+    label: str
+    hit_rate: float
+    hit_rate_text: str
+    computed: str
+    saved: str
+    busiest_share: float  # requests on the busiest replica / an even share
+    busiest_text: str
+    peak_in_flight: int
+    peak_text: str
+
+
+class ReplicaRow(TypedDict):
+    replica: str
+    counts: list[str]  # requests per policy, in the order of `policies`
+
+
+class CurveSeries(TypedDict):
+    label: str
+    percent: list[float]
+
+
+class RoutingCurve(TypedDict):
+    requests: list[int]
+    series: list[CurveSeries]
+    ceiling_percent: float
+
+
+class RouterInfo(TypedDict):
+    name: str
+    rule: str
+    source: str
+    status: str
+
+
+class KvRoutingFigureResult(TypedDict):
+    params: RoutingParams
+    clamped: Clamped
+    limits: RoutingLimits
+    headline: str
+    trace_text: str
+    cache_text: str
+    ceiling: Ceiling
+    policies: list[PolicyRow]
+    replica_rows: list[ReplicaRow]
+    curve: RoutingCurve
+    routers: list[RouterInfo]
+    assumptions: list[str]
+    status: str
+    policy_labels: list[str]
