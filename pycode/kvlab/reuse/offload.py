@@ -152,27 +152,24 @@ def tier_hit_rates(p: np.ndarray, capacities: list[int], policy: str) -> list[fl
     return rates
 
 
-def sampled_trace(p: np.ndarray, capacities: list[int], policy: str, n_requests: int = 20_000, seed: int = 0) -> dict:
-    """Replay `n_requests` requests drawn from `p` through LRU tiers; the share each tier answers.
+def replay(requests: list[int], capacities: list[int], policy: str, order: list[int] | None = None) -> list[int]:
+    """Send `requests` (prefix ids) through LRU tiers of `capacities` prefixes; how many each tier answered.
 
-    The tiers start in the stationary LRU order (sort the items by an Exp(p_i) time since their last
-    request: under independent requests that is the order an LRU list settles into), so no warm-up
-    is needed and cold misses do not bias the count.
+    `order`: prefixes already cached, most recently used first (filled into the tiers as the
+    policy would hold them); none by default (the tiers start empty).
     """
     policy = one_of("policy", policy, list(POLICIES))
-    rng = np.random.default_rng(seed)
-    n = len(p)
-    order = np.argsort(rng.exponential(size=n) / p).tolist()  # most recently used first
-    tiers: list[OrderedDict] = []
+    order = list(order or [])
+    tiers: list[OrderedDict] = []  # each: least recently used first
     start = 0
-    for c in capacities:  # each OrderedDict: least recently used first
+    for c in capacities:
         if policy == "evict-down":
             held, start = order[start : start + c], start + c
         else:
             held = order[:c]
         tiers.append(OrderedDict((x, None) for x in reversed(held)))
     answered = [0] * len(capacities)
-    for x in rng.choice(n, size=n_requests, p=p).tolist():
+    for x in requests:
         hit = next((t for t, tier in enumerate(tiers) if x in tier), None)
         if hit is not None:
             answered[hit] += 1
@@ -193,6 +190,20 @@ def sampled_trace(p: np.ndarray, capacities: list[int], policy: str, n_requests:
                     tier[x] = None
                     if len(tier) > capacities[t]:
                         tier.popitem(last=False)
+    return answered
+
+
+def sampled_trace(p: np.ndarray, capacities: list[int], policy: str, n_requests: int = 20_000, seed: int = 0) -> dict:
+    """Replay `n_requests` requests drawn from `p` through LRU tiers; the share each tier answers.
+
+    The tiers start in the stationary LRU order (sort the items by an Exp(p_i) time since their last
+    request: under independent requests that is the order an LRU list settles into), so no warm-up
+    is needed and cold misses do not bias the count.
+    """
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.exponential(size=len(p)) / p).tolist()  # most recently used first
+    requests = rng.choice(len(p), size=n_requests, p=p).tolist()
+    answered = replay(requests, capacities, policy, order)
     return {
         "n_requests": n_requests,
         "seed": seed,
@@ -328,9 +339,9 @@ def offload_estimate(
     kv_space = vllm["kv_available_bytes"]
     if kv_space <= 0:
         raise ValueError(
-            f"gpu: {arch.name}'s BF16 weights ({weights / GIB:,.1f} GiB) leave no room for a KV cache on "
-            f"{card['name']} ({VLLM_GPU_MEMORY_UTILIZATION:g} of {gpu_memory_bytes(card) / GIB:,.0f} GiB): "
-            "pick a larger GPU or a smaller model"
+            f"gpu {card['id']!r} has no room for a KV cache: {arch.name}'s BF16 weights "
+            f"({weights / GIB:,.1f} GiB) fill vLLM's {VLLM_GPU_MEMORY_UTILIZATION:g} of its "
+            f"{gpu_memory_bytes(card) / GIB:,.0f} GiB; pick a larger GPU or a smaller model"
         )
     sizes = {"hbm": hbm_share * kv_space, **sizes}
     one = prefix_bytes(arch, prefix_tokens)
@@ -343,6 +354,7 @@ def offload_estimate(
     for i, t in enumerate(TIERS):
         path = paths.get(t)
         load = 0.0 if path is None else load_seconds(one, path["gb_s"], path["latency_us"])
+        cross = None if path is None else crossover_tokens(arch, card, path["gb_s"], path["latency_us"], efficiency)
         tiers.append(
             {
                 "tier": t,
@@ -354,9 +366,8 @@ def offload_estimate(
                 "latency_us": None if path is None else path["latency_us"],
                 "via": "already in HBM" if path is None else path["via"],
                 "load_seconds": load,
-                "crossover_tokens": None
-                if path is None
-                else crossover_tokens(arch, card, path["gb_s"], path["latency_us"], efficiency),
+                "crossover_tokens": cross,
+                "crossover_seconds": None if cross is None else recompute_seconds(arch, cross, card, efficiency),
                 "loading_wins": load < recompute,
             }
         )

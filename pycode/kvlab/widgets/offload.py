@@ -261,13 +261,15 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
                 "load": curve["load"][t],
                 "load_text": [seconds_text(s) for s in curve["load"][t]],
                 "crossover": e["tiers"][i]["crossover_tokens"],
+                "crossover_seconds": e["tiers"][i]["crossover_seconds"],
+                "crossover_text": f"{TIER_NAMES[t]}: loading wins {_crossover_text(e['tiers'][i]['crossover_tokens'])}",
             }
         )
     curve_rows = [
         {
             "tokens": f"{n:,}",
             "recompute": seconds_text(curve["recompute"][j]),
-            "loads": [s["load_text"][j] for s in series],
+            **{s["tier"]: s["load_text"][j] for s in series},
         }
         for j, n in enumerate(curve["tokens"])
     ]
@@ -340,6 +342,7 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
         },
         "model_name": e["model"],
         "gpu_name": e["gpu"],
+        "prefix_text": tokens_text(params["prefix_tokens"]),
         "prefix_size": human_bytes(e["prefix_bytes"]),
         "recompute": seconds_text(recompute),
         "miss": {"hit": percent(e["miss_rate"]), "trace": percent(e["trace"]["miss"]) if e["trace"] else "—"},

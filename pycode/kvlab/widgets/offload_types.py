@@ -112,6 +112,8 @@ class OffloadSeries(TypedDict):
     load: list[float]
     load_text: list[str]
     crossover: int | None
+    crossover_seconds: float | None
+    crossover_text: str
 
 
 class OffloadTicks(TypedDict):
@@ -130,7 +132,9 @@ class OffloadCurve(TypedDict):
 class OffloadCurveRow(TypedDict):
     tokens: str
     recompute: str
-    loads: list[str]
+    dram: str
+    nvme: str
+    remote: str
 
 
 class OffloadFigureResult(TypedDict):
@@ -140,6 +144,7 @@ class OffloadFigureResult(TypedDict):
     options: OffloadOptions
     model_name: str
     gpu_name: str
+    prefix_text: str
     prefix_size: str
     recompute: str
     miss: OffloadMiss

@@ -1,0 +1,66 @@
+/* KV offload tiers. State → kvlab.offload_figure in Pyodide → render.
+ * Every number and sentence come from Python (kit.bind fills the template); JS reads the form
+ * and draws the chart: load time per tier and prefill time against prefix length. */
+kvlab.register("kv-offload", {
+  mount(root, ctx) {
+    const kit = kvlab.kit;
+    const form = root.querySelector("form.kv-controls");
+    const plot = root.querySelector(".kv-plot");
+    const COLORS = { dram: "#1e88e5", nvme: "#ef6c00", remote: "#8e24aa" };
+    const NAMES = {
+      prefix_tokens: "tokens per prefix", n_prefixes: "distinct prefixes", zipf: "popularity skew",
+      requests_per_second: "requests per second", hbm_percent: "HBM share", dram_gib: "CPU DRAM",
+      nvme_tib: "NVMe", nvme_drives: "NVMe drives", remote_tib: "remote store", prefill_percent: "prefill speed",
+    };
+    let data = ctx.data;
+
+    function readState() {
+      for (const name of ["zipf", "hbm_percent", "prefill_percent"]) form[`${name}-out`].value = form[name].value;
+      return kit.readForm(form, data.params);
+    }
+
+    const compute = ctx.live(
+      "offload_figure",
+      async (result) => {
+        data = result;
+        ctx.reportClamped(data, NAMES);
+        kit.writeForm(form, data.params);
+        kit.bind(root, data);
+        await render();
+      },
+      (d) => d.status
+    );
+
+    async function render() {
+      const c = data.curve;
+      const traces = [
+        { type: "scatter", mode: "lines+markers", name: "prefill again", x: c.tokens, y: c.recompute, text: c.recompute_text,
+          line: { color: kit.TEXT, width: 2.5 }, marker: { size: 5 }, hovertemplate: "%{x:,} tokens: %{text}<extra>prefill again</extra>" },
+      ];
+      for (const s of c.series) {
+        traces.push({ type: "scatter", mode: "lines", name: s.name, x: c.tokens, y: s.load, text: s.load_text,
+          line: { color: COLORS[s.tier], width: 2, dash: s.tier === "dram" ? "solid" : s.tier === "nvme" ? "dash" : "dot" },
+          hovertemplate: "%{x:,} tokens: %{text}<extra>" + s.name + "</extra>" });
+      }
+      const marks = c.series.filter((s) => s.crossover !== null && s.crossover >= c.tokens[0]);
+      if (marks.length) {
+        traces.push({ type: "scatter", mode: "markers", name: "crossover", x: marks.map((s) => s.crossover),
+          y: marks.map((s) => s.crossover_seconds), text: marks.map((s) => s.crossover_text),
+          marker: { size: 11, symbol: "diamond", color: marks.map((s) => COLORS[s.tier]), line: { color: kit.TEXT, width: 1 } },
+          hovertemplate: "%{text}<extra></extra>" });
+      }
+      await kit.plot(root, plot, traces, {
+        margin: { l: 60, r: 10, t: 10, b: 50 },
+        height: 380,
+        xaxis: { type: "log", title: { text: "prefix length (tokens, log scale)" }, tickvals: c.ticks.values, ticktext: c.ticks.labels },
+        yaxis: { type: "log", title: { text: "seconds (log scale)" } },
+        legend: { orientation: "h", y: -0.3 },
+        shapes: [{ type: "line", xref: "x", yref: "paper", x0: data.params.prefix_tokens, x1: data.params.prefix_tokens,
+          y0: 0, y1: 1, line: { color: kit.TEXT, width: 1, dash: "dash" } }],
+      });
+    }
+
+    form.addEventListener("input", () => compute(readState()));
+    return { activate: () => compute(readState()) };
+  },
+});
