@@ -191,6 +191,7 @@ class KvRoutingFigureResult(TypedDict):
     params: RoutingParams
     clamped: Clamped
     limits: RoutingLimits
+    skew_text: str
     headline: str
     trace_text: str
     cache_text: str

@@ -1,0 +1,53 @@
+/* Disaggregated prefill. State → kvlab.pd_transfer_figure in Pyodide → render.
+ * Every number and sentence come from Python (kit.bind fills the template); JS draws the chart:
+ * prefill time and each link's transfer time against prompt length. */
+kvlab.register("pd-transfer", {
+  mount(root, ctx) {
+    const kit = kvlab.kit;
+    const form = root.querySelector("form.kv-controls");
+    const plot = root.querySelector(".kv-plot");
+    const COLORS = ["#2e7d32", "#5c6bc0", "#00897b", "#8e24aa", "#ef6c00", "#c62828", "#6d4c41"];
+    let data = ctx.data;
+
+    const compute = ctx.live(
+      "pd_transfer_figure",
+      async (result) => {
+        data = result;
+        ctx.reportClamped(data, { prompt_tokens: "prompt length", batch: "requests decoding", output_tokens: "answer tokens" });
+        kit.writeForm(form, data.params);
+        kit.bind(root, data);
+        await render();
+      },
+      (d) => d.status
+    );
+
+    async function render() {
+      const c = data.curve;
+      const traces = [
+        { type: "scatter", mode: "lines+markers", name: "prefill (compute roofline)", x: c.prompts, y: c.prefill_ms,
+          line: { color: kit.TEXT, width: 3 }, marker: { size: 5 }, hovertemplate: "%{x:,} tokens: %{y:.3~g} ms<extra>prefill</extra>" },
+        ...c.links.map((l, i) => ({
+          type: "scatter", mode: "lines", name: l.name, x: c.prompts, y: l.ms,
+          line: { color: COLORS[i % COLORS.length], width: l.id === data.params.link ? 3 : 1.5, dash: l.id === data.params.link ? "solid" : "dot" },
+          hovertemplate: "%{x:,} tokens: %{y:.3~g} ms<extra>" + l.name + "</extra>",
+        })),
+      ];
+      await kit.plot(root, plot, traces, {
+        margin: { l: 60, r: 10, t: 10, b: 50 },
+        height: 380,
+        xaxis: { type: "log", title: { text: "prompt tokens (log scale)" }, tickvals: c.prompts, ticktext: c.labels },
+        yaxis: { type: "log", title: { text: "ms (log scale)" } },
+        legend: { orientation: "h", y: -0.25 },
+        shapes: [{ type: "line", xref: "x", yref: "paper", x0: data.params.prompt_tokens, x1: data.params.prompt_tokens, y0: 0, y1: 1,
+          line: { color: kit.TEXT, width: 1, dash: "dash" } }],
+      });
+    }
+
+    const update = () => compute(kit.readForm(form, data.params));
+    form.addEventListener("input", (ev) => {
+      if (ev.target === form.batch) form["batch-out"].value = form.batch.value;
+      update();
+    });
+    return { activate: update };
+  },
+});
