@@ -50,7 +50,7 @@ import widget_blocks  # noqa: E402
 ASSETS = "assets/kvlab"  # our own generated assets
 MODELS = "assets/models/tiny"  # the tiny transformer, as exported (models/tiny/)
 MODEL_DIR = ROOT / "models" / "tiny"
-MODEL_FILES = ("model.onnx", "tokenizer.json")
+MODEL_FILES = ("model.onnx", "tokenizer.json", "weights.npz")  # weights.npz: for Pyodide (kvlab.bridge.BROWSER_FILES)
 VENDOR = "assets/vendor"  # third-party runtimes, copied as they are
 # site_src/runtime/ files that make the page's runtime.js, in load order; worker.js
 # and model.js run in the worker and are served on their own

@@ -24,6 +24,14 @@ import json
 import sys
 
 import kvlab
+from kvlab.core.tiny import PACKED_WEIGHTS
+
+# Files a function reads that the kvlab zip leaves out: what they are (the progress line) and
+# {site asset path: where kvlab reads it}. In the browser the worker downloads them on the
+# function's first call and writes them there (site_src/runtime/worker.js); the build serves
+# them (sitebuild/kvlab_hooks.py, MODEL_FILES).
+TINY_WEIGHTS = {"what": "The tiny model's weights", "files": {"models/tiny/weights.npz": str(PACKED_WEIGHTS)}}
+BROWSER_FILES = {"speculative_figure": TINY_WEIGHTS}
 
 
 def _error(exc: BaseException) -> str:
@@ -41,6 +49,17 @@ def call_json(name: str, kwargs_json: str) -> str:
         return json.dumps({"result": result}, allow_nan=False)
     except (Exception, RecursionError, MemoryError) as exc:  # one line for the page, never a traceback
         return _error(exc)
+
+
+def files_json(name: str) -> str:
+    """The files kvlab.<name> needs beyond the zip: JSON {"what", "files": {asset path: file path}}.
+
+    >>> json.loads(files_json("speculative_figure"))["files"]
+    {'models/tiny/weights.npz': '...weights.npz'}
+    >>> json.loads(files_json("attention_demo"))
+    {'what': '', 'files': {}}
+    """
+    return json.dumps(BROWSER_FILES.get(name, {"what": "", "files": {}}))
 
 
 def run_json(code: str) -> str:

@@ -42,7 +42,8 @@
     const ops = {
       python: {
         load: () => loadPython(env),
-        call: (py, { fn, kwargs }) => {
+        call: async (py, { fn, kwargs }) => {
+          await filesFor(py, fn);
           const bridge = py.pyimport("kvlab.bridge");
           try {
             return JSON.parse(bridge.call_json(fn, JSON.stringify(kwargs || {})));
@@ -90,6 +91,30 @@
         config: (model) => model.config,
       },
     }[env.role];
+
+    /* Files a Python function reads that kvlab's zip leaves out (the tiny model's weights, for
+     * the one widget that runs the numpy model): kvlab.bridge.files_json names them; they
+     * download on the function's first call, with progress, and go where kvlab reads them. */
+    const written = new Set();
+    async function filesFor(py, fn) {
+      const bridge = py.pyimport("kvlab.bridge");
+      let what, need;
+      try {
+        const spec = JSON.parse(bridge.files_json(fn));
+        what = spec.what;
+        need = Object.entries(spec.files).filter(([asset]) => !written.has(asset));
+      } finally {
+        bridge.destroy();
+      }
+      if (!need.length) return;
+      const got = await env.bytes("python-files", what, need.map(([asset]) => asset));
+      for (const [asset, path] of need) {
+        py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+        py.FS.writeFile(path, got[asset]);
+        written.add(asset);
+      }
+      env.progress("python-files", { what, done: true });
+    }
 
     function ensureLoaded() {
       if (!runtime) runtime = Promise.resolve().then(() => {

@@ -5,7 +5,9 @@ models/tiny/ holds the committed files (weights.npz, model.onnx, tokenizer.json,
 card.json, episodes.json); the build packs the tokenizer into the kvlab zip under
 kvlab/data/tiny/ so tokenizing also works in Pyodide. The weights are not packed:
 in the browser the model runs on onnxruntime-web (site_src/runtime/model.js), and
-the tests check that both give the same tokens and attention weights. The widget
+the tests check that both give the same tokens and attention weights. The one
+widget that runs the numpy model in Pyodide (speculative decoding, which needs the
+model cut after its first layers) has the worker fetch them (PACKED_WEIGHTS). The widget
 functions that use the model live with their pages in kvlab.widgets.
 """
 
@@ -22,6 +24,9 @@ from kvlab.core.sampling import token_nll
 TINY_DIR = Path(__file__).resolve().parents[3] / "models" / "tiny"
 # In the browser (Pyodide) the build packs the tokenizer into the kvlab zip here:
 PACKED_TOKENIZER = Path(__file__).resolve().parents[1] / "data" / "tiny" / "tokenizer.json"
+# The weights stay out of the zip (5 MB): the worker downloads them on the first call of a
+# function that runs the numpy model in the browser (kvlab.bridge.BROWSER_FILES) and writes them here.
+PACKED_WEIGHTS = PACKED_TOKENIZER.with_name("weights.npz")
 DEFAULT_PROMPT = "Mia had a red ball. She gave it to the dog, and the dog"
 ATTENTION_PROMPT = "My cat was tired. It slept on the bed all day."
 
@@ -45,7 +50,8 @@ def tiny_tokenizer():
 def model_and_tokenizer():
     from kvlab.core.gpt import GPT
 
-    return GPT.from_npz(str(TINY_DIR / "weights.npz")), tiny_tokenizer()
+    path = TINY_DIR / "weights.npz"
+    return GPT.from_npz(str(path if path.is_file() else PACKED_WEIGHTS)), tiny_tokenizer()
 
 
 _model_and_tokenizer = model_and_tokenizer  # the old name, still used by tests/browser

@@ -65,10 +65,13 @@ def spec_decode_view(data: dict) -> SpecDecodeView:
     def step(s: dict) -> dict:
         tc = s["target_cache"]
         chips = [
-            {"text": x["text"], "state": "accepted" if j < s["accepted"] else "rejected"}
+            {"text": x["text"], "state": "accepted", "sr": "(accepted)"}
+            if j < s["accepted"]
+            else {"text": x["text"], "state": "rejected", "sr": "(rejected, rolled back)"}
             for j, x in enumerate(s["proposed"])
         ]
-        chips.append({"text": s["emitted"][-1]["text"], "state": "target"})
+        own = "bonus" if s["bonus"] else "correction" if s["k"] else "decoded"
+        chips.append({"text": s["emitted"][-1]["text"], "state": "target", "sr": f"(the target's token: {own})"})
         cells = [
             {"state": "kept" if pos < tc["before"] else "dropped" if pos in s["dropped"] else "new"}
             for pos in range(tc["after_verify"])
@@ -96,6 +99,7 @@ def spec_decode_view(data: dict) -> SpecDecodeView:
                 f"({s['state_restored'] + 1} of {s['k'] + 1})."
             )
         return {
+            "number": s["step"],
             "counter": f"Step {s['step']} of {n}",
             "headline": headline,
             "chips": chips,
@@ -193,6 +197,7 @@ def speculative_figure(prompt: str = "chat", k: int = 4, draft_layers: int = 2, 
     return {
         "params": {"prompt": prompt, "k": k, "draft_layers": draft_layers, "n_new": n_new},
         "clamped": clamped,
+        "prompts": [{"key": key, "label": PROMPT_LABELS[key]} for key in PROMPTS],
         "prompt_text": PROMPTS[prompt],
         "prompt_tokens": len(ids),
         "n_layer": target.config.n_layer,

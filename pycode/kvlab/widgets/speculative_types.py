@@ -86,6 +86,12 @@ class SpecHybrid(TypedDict):
 class Chip(TypedDict):
     text: str
     state: str  # "accepted" | "rejected" | "target"
+    sr: str  # the state in words, for screen readers
+
+
+class PromptChoice(TypedDict):
+    key: str
+    label: str
 
 
 class Cell(TypedDict):
@@ -93,6 +99,7 @@ class Cell(TypedDict):
 
 
 class SpecStepView(TypedDict):
+    number: int
     counter: str
     headline: str
     chips: list[Chip]
@@ -116,6 +123,7 @@ class SpecDecodeResult(TypedDict):
 
     params: SpecDecodeParams
     clamped: Clamped
+    prompts: list[PromptChoice]
     prompt_text: str
     prompt_tokens: int
     n_layer: int
