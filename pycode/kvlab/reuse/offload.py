@@ -42,9 +42,10 @@ from functools import cache
 import numpy as np
 
 from kvlab.inputs import finite_number, one_of
-from kvlab.memory.architecture import Architecture
+from kvlab.dtypes import KV_TYPES, kv_type, row_bytes
+from kvlab.memory.architecture import CHUNKED, FULL, SLIDING, Architecture
 from kvlab.memory.catalogue import DATA_DIR, get_gpu, gpu_memory_bytes, model_architecture
-from kvlab.memory.kv_bytes import VLLM_GPU_MEMORY_UTILIZATION, kv_cache_bytes, vllm_capacity
+from kvlab.memory.kv_bytes import VLLM_GPU_MEMORY_UTILIZATION, kv_bytes_per_token, kv_cache_bytes, vllm_capacity
 from kvlab.memory.serving import prefill_flops
 from kvlab.memory.weights import model_weights_bytes
 
@@ -170,9 +171,12 @@ def replay(requests: list[int], capacities: list[int], policy: str, order: list[
         tiers.append(OrderedDict((x, None) for x in reversed(held)))
     answered = [0] * len(capacities)
     for x in requests:
-        hit = next((t for t, tier in enumerate(tiers) if x in tier), None)
-        if hit is not None:
-            answered[hit] += 1
+        hit = None
+        for t, tier in enumerate(tiers):
+            if x in tier:
+                hit = t
+                answered[t] += 1
+                break
         if policy == "evict-down":
             if hit is not None:
                 del tiers[hit][x]
@@ -222,6 +226,29 @@ def prefix_bytes(arch: Architecture, tokens: int, kv: str = "f16") -> int:
     return int(kv_cache_bytes(arch, tokens, kv, state_type="bf16")["total_bytes"])
 
 
+def prefix_bytes_function(arch: Architecture, kv: str = "f16"):
+    """prefix_bytes as a function of the length, worked out once: full layers grow with every token,
+    sliding and chunked layers up to their window, recurrent state not at all (as kv_cache_bytes
+    counts them). Takes an int or an array of lengths."""
+    kv = kv_type(kv)
+    full = kv_bytes_per_token(arch, kv)["by_kind"][FULL]["bytes_per_token"]
+    capped = [
+        (row_bytes(kv, layer.k_values) + (row_bytes(kv, layer.v_values) if layer.v_values else 0), layer.window)
+        for layer in arch.layers
+        if layer.kind in (SLIDING, CHUNKED)
+    ]
+    state = sum(layer.state_values for layer in arch.state_layers) * KV_TYPES["bf16"][1]
+
+    def nbytes(tokens):
+        n = np.asarray(tokens, dtype=np.int64)
+        total = full * n + state
+        for per, window in capped:
+            total = total + per * np.minimum(n, window)
+        return total
+
+    return nbytes
+
+
 def recompute_seconds(arch: Architecture, tokens: int, card: dict, efficiency: float = 1.0) -> float:
     """Prefilling `tokens` tokens again: prefill FLOPs / (dense BF16 peak x efficiency)."""
     peak = card.get("bf16_dense_tflops")
@@ -245,8 +272,10 @@ def crossover_tokens(
     at 0 (the latency), so it changes sign at most once: a doubling search, then bisection.
     """
 
+    nbytes = prefix_bytes_function(arch, kv)
+
     def wins(n: int) -> bool:
-        return load_seconds(prefix_bytes(arch, n, kv), gb_s, latency_us) < recompute_seconds(arch, n, card, efficiency)
+        return load_seconds(int(nbytes(n)), gb_s, latency_us) < recompute_seconds(arch, n, card, efficiency)
 
     hi = 1
     while not wins(hi):
@@ -382,7 +411,10 @@ def offload_estimate(
         "tokens": CURVE_TOKENS,
         "recompute": [recompute_seconds(arch, n, card, efficiency) for n in CURVE_TOKENS],
         "load": {
-            t: [load_seconds(prefix_bytes(arch, n), paths[t]["gb_s"], paths[t]["latency_us"]) for n in CURVE_TOKENS]
+            t: [
+                load_seconds(int(b), paths[t]["gb_s"], paths[t]["latency_us"])
+                for b in prefix_bytes_function(arch)(CURVE_TOKENS)
+            ]
             for t in TIERS[1:]
         },
     }
