@@ -184,6 +184,8 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-num-seqs", type=int, default=None, help="vLLM: sequences run at once (default: vLLM's for the GPU)"
     )
+    p.add_argument("--n-gpus", type=int, default=1, help="GPUs in tensor parallel")
+    p.add_argument("--pipeline-parallel-size", "--pp", dest="pp", type=int, default=1, help="vLLM: pipeline stages")
     p.set_defaults(func=_run_serve)
 
     p = sub.add_parser("explain-log", help="a llama.cpp or vLLM start-up log, rebuilt term by term from the config")
@@ -339,12 +341,14 @@ def _run_serve(args: argparse.Namespace) -> int:
         engine=args.engine,
         answer_tokens=args.answer,
         max_num_seqs=args.max_num_seqs,
+        n_gpus=args.n_gpus,
+        pipeline_parallel=args.pp,
     )
     if args.json:
         print(json.dumps(r, indent=1))
         return 0
     v = r["verdict"]
-    print(f"{r['model']} on {r['gpu']}: {plural(r['batch'], 'chat')} of {plural(r['context_per_chat'], 'token')}")
+    print(f"{r['model']} on {r['where']}: {plural(r['batch'], 'chat')} of {plural(r['context_per_chat'], 'token')}")
     print(f"  memory ({v['engine_name']}): {v['headline']}; at most {v['max_sequences_text']}")
     if r["fits"]:
         print(

@@ -116,7 +116,12 @@ _VLLM_INT = {
     "tensor_parallel_size": re.compile(
         r"['\"]tensor_parallel_size['\"]:\s*(\d+)|--tensor-parallel-size[ =](\d+)|\s-tp[ =](\d+)"
     ),
+    "pipeline_parallel_size": re.compile(
+        r"['\"]pipeline_parallel_size['\"]:\s*(\d+)|pipeline_parallel_size=(\d+)|--pipeline-parallel-size[ =](\d+)"
+        r"|\s-pp[ =](\d+)"
+    ),
 }
+_PP_PARTITION = re.compile(r"VLLM_PP_LAYER_PARTITION=['\"]?([\d,]+)")
 _VLLM_DTYPE = re.compile(r"['\"]kv_cache_dtype['\"]:\s*['\"](\w+)['\"]|--kv-cache-dtype[ =](\w+)")
 _CONCURRENCY = re.compile(r"Maximum concurrency for\s*([\d,]+)\s*tokens per request:\s*([\d.]+)x")
 _NEEDED = re.compile(
@@ -231,6 +236,9 @@ def parse_engine_log(text: str) -> dict:
                 "line": number,
                 "text": m.group(0),
             }
+        if "pp_partition" not in vllm and (m := _PP_PARTITION.search(line)):
+            sizes = tuple(int(n) for n in m.group(1).split(",") if n)
+            vllm["pp_partition"] = {"value": sizes, "line": number, "text": m.group(0)}
         if "too_long" not in vllm and (m := _TOO_LONG.search(line)):
             vllm["too_long"] = {
                 "max_model_len": int(m.group(1)),
@@ -791,9 +799,41 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                 "state it (max_model_len) and the log can be rebuilt"
             ],
         }
+    pp = 1  # shown only where the log or the caller gives it
+    if v.get("pipeline_parallel_size") or "pipeline_parallel_size" in stated:
+        pp = _pick(
+            "pipeline_parallel_size", v.get("pipeline_parallel_size"), stated, 1, settings, "pipeline parallel (-pp)"
+        )
     # one GPU's layout: under tensor parallel each GPU holds its share of the KV heads (vLLM's figures are per GPU)
     kv = vllm_kv_cache(arch, max_len, dtype_key, block_size=block, max_num_batched_tokens=batched, tp=tp)
     layout = gpu_stages(kv)[0]["layout"]
+    stage_layouts = []
+    if pp > 1:
+        partition = v["pp_partition"]["value"] if v.get("pp_partition") else None
+        staged = vllm_kv_cache(
+            arch,
+            max_len,
+            dtype_key,
+            block_size=block,
+            max_num_batched_tokens=batched,
+            tp=tp,
+            pp=pp,
+            pp_partition=partition,
+        )
+        stage_layouts = [st["layout"] for st in gpu_stages(staged)]
+        notes.append(
+            f"pipeline parallel {pp}: the stages hold layers "
+            + ", ".join(f"{a}-{b - 1}" for a, b in (st["layers"] for st in gpu_stages(staged)))
+            + (
+                " (VLLM_PP_LAYER_PARTITION in the log)"
+                if partition
+                else " (vLLM's get_pp_indices; VLLM_PP_LAYER_PARTITION moves them)"
+            )
+            + ", each logs its own available memory, "
+            "and every stage gets the smallest stage's block count. Up to vLLM 0.15 the start-up check compared the "
+            "smallest stage's memory with the whole model's KV for one request (vllm#34076: it refuses what would "
+            "fit); later releases check each stage against its own layers"
+        )
     if tp != 1:
         notes.append(
             f"tensor parallel {tp}: vLLM's figures are per GPU, and each GPU holds ceil(KV heads / {tp}) of the "
@@ -815,6 +855,22 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     if v.get("needed"):
         nd = v["needed"]
         ok = _gib(per_request) == f"{float(nd['needed']):.2f}"
+        rebuilt_request = per_request
+        if ok and stage_layouts:
+            per_request_how += "; all the model's layers, as vLLM up to 0.15 checks under pipeline parallel"
+        stage = next(
+            (
+                i
+                for i, lay in enumerate(stage_layouts)
+                if _gib(lay["bytes_per_request"]) == f"{float(nd['needed']):.2f}"
+            ),
+            None,
+        )
+        if not ok and stage is not None:
+            ok, rebuilt_request = True, stage_layouts[stage]["bytes_per_request"]
+            per_request_how = f"pipeline stage {stage + 1}'s layers only, as later vLLM checks each stage; " + (
+                per_request_how
+            )
         why = None
         if not ok and kv["by_kind"][SLIDING]["layers"] and not batched_known:
             lo, hi = _batched_range(arch, max_len, dtype_key, block, float(nd["needed"]))
@@ -839,13 +895,13 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                 "figure": "KV memory one max-length request needs",
                 "line": nd["line"],
                 "logged": f"{nd['needed']} GiB",
-                "rebuilt": f"{_gib(per_request)} GiB",
+                "rebuilt": f"{_gib(rebuilt_request)} GiB",
                 "status": "exact" if ok else "differs",
                 "terms": [
                     {
                         "term": "per request",
                         "logged": f"{nd['needed']} GiB",
-                        "rebuilt": f"{_gib(per_request)} GiB",
+                        "rebuilt": f"{_gib(rebuilt_request)} GiB",
                         "how": per_request_how,
                         "ok": ok,
                     }
@@ -894,7 +950,8 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                 "why": None if ok else "a block size other than the one assumed",
             }
         )
-    kv_gib = v.get("kv_cache_size_gib") or v.get("available_gib")
+    # under pipeline parallel each stage logs its own memory and blocks are per stage: no single page to divide by
+    kv_gib = None if stage_layouts else v.get("kv_cache_size_gib") or v.get("available_gib")
     if blocks and kv_gib:
         rebuilt = blocks["value"] * page_all
         ok = _gib(rebuilt) == f"{kv_gib['value']:.2f}"
@@ -1261,6 +1318,7 @@ _STATED_INTS = {
     "block_size": 1024,
     "max_num_batched_tokens": 1 << 24,
     "tensor_parallel_size": 64,
+    "pipeline_parallel_size": 64,
 }
 STATED_LLAMACPP = ("n_ctx", "n_seq", "type_k", "type_v", "n_ubatch", "kv_unified", "swa_full", "flash_attn")
 STATED_VLLM = (
@@ -1269,6 +1327,7 @@ STATED_VLLM = (
     "block_size",
     "max_num_batched_tokens",
     "tensor_parallel_size",
+    "pipeline_parallel_size",
     "gpu_memory_gib",
     "weights",
 )
@@ -1281,7 +1340,8 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
     JSON text) or an Architecture. `engine`: "llama.cpp" or "vllm" (read from the log when
     None). `stated`: settings the log does not show (llama.cpp: n_ctx, n_seq, type_k, type_v,
     n_ubatch, kv_unified, swa_full, flash_attn; vLLM: max_model_len, kv_cache_dtype,
-    block_size, max_num_batched_tokens, tensor_parallel_size, gpu_memory_gib, weights (a format such as BF16)).
+    block_size, max_num_batched_tokens, tensor_parallel_size, pipeline_parallel_size, gpu_memory_gib, weights (a
+    format such as BF16)).
     """
     unknown = sorted(set(stated) - set(STATED_LLAMACPP) - set(STATED_VLLM))
     if unknown:

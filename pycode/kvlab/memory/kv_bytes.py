@@ -593,10 +593,11 @@ def vllm_kv_layout(
     }
 
 
-def vllm_pipeline_stages(n_layers: int, pp: int) -> list[tuple[int, int]]:
+def vllm_pipeline_stages(n_layers: int, pp: int, partition: tuple[int, ...] | None = None) -> list[tuple[int, int]]:
     """The [start, end) layers of each pipeline stage, as vLLM splits them (vllm/distributed/utils.py,
     get_pp_indices, without VLLM_PP_LAYER_PARTITION): n // pp each, the remainder one by one to the stages
     before the last, from the second-to-last backwards (the last also runs the final norm and LM head).
+    `partition`: the layers per stage as VLLM_PP_LAYER_PARTITION gives them.
 
     >>> vllm_pipeline_stages(22, 4)
     [(0, 5), (5, 11), (11, 17), (17, 22)]
@@ -605,9 +606,17 @@ def vllm_pipeline_stages(n_layers: int, pp: int) -> list[tuple[int, int]]:
     """
     if pp < 1 or pp > n_layers:
         raise ValueError(f"pipeline_parallel: {pp} stages for {plural(n_layers, 'layer')}; give 1 to {n_layers}")
-    sizes = [n_layers // pp] * pp
-    for i in range(2, n_layers % pp + 2):
-        sizes[-i] += 1
+    if partition is not None:
+        if len(partition) != pp or sum(partition) != n_layers or min(partition) < 1:
+            raise ValueError(
+                f"VLLM_PP_LAYER_PARTITION {','.join(map(str, partition))}: {pp} stages of at least 1 layer "
+                f"summing to {n_layers}"
+            )
+        sizes = list(partition)
+    else:
+        sizes = [n_layers // pp] * pp
+        for i in range(2, n_layers % pp + 2):
+            sizes[-i] += 1
     starts = [sum(sizes[:r]) for r in range(pp)]
     return [(a, a + n) for a, n in zip(starts, sizes)]
 
@@ -637,6 +646,7 @@ def vllm_kv_cache(
     max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS,
     tp: int = 1,
     pp: int = 1,
+    pp_partition: tuple[int, ...] | None = None,
 ) -> dict:
     """vLLM's per-layer pages and the most memory one sequence of max_model_len can take.
 
@@ -706,7 +716,7 @@ def vllm_kv_cache(
     per_seq = sum(row["bytes_per_sequence"] for row in by_kind.values())
     assert per_seq == layout["bytes_per_request"]
     stages = []
-    for start, end in vllm_pipeline_stages(arch.n_layers, pp) if pp > 1 else [(0, arch.n_layers)]:
+    for start, end in vllm_pipeline_stages(arch.n_layers, pp, pp_partition) if pp > 1 else [(0, arch.n_layers)]:
         part = arch if (start, end) == (0, arch.n_layers) else replace(arch, layers=arch.layers[start:end])
         shape = (max_model_len, dtype, KV_TYPES[model_dtype][1], ssm_state_bytes(arch), block_size)
         stages.append(

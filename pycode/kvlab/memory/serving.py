@@ -353,6 +353,7 @@ def serving_estimate(
     gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
     block_size: int = VLLM_BLOCK_SIZE,
     max_num_seqs: int | None = None,
+    pipeline_parallel: int = 1,
 ) -> dict:
     """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
@@ -367,6 +368,12 @@ def serving_estimate(
     tokens includes prefill: each chat's prompt of context - answer_tokens tokens is prefilled
     once (at the roofline), then answer_tokens are decoded (every step timed at the full
     context: an upper bound). `bounds_text` says both bounds in words.
+
+    `n_gpus` is the tensor-parallel size (bandwidth and compute add up); vLLM's `pipeline_parallel`
+    stages multiply the GPUs and the price but not one chat's speed: a token passes the stages in turn,
+    each reading its own layers. vLLM keeps up to one batch per stage in flight, so the running chats
+    split into min(stages, chats) micro-batches that keep every stage busy (transfers between stages
+    are not counted).
     """
     arch = model_architecture(model)
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
@@ -390,6 +397,7 @@ def serving_estimate(
         "engine": engine,
         "gpu_memory_utilization": gpu_memory_utilization,
         "block_size": block_size,
+        "pipeline_parallel": pipeline_parallel,
     }
     cap = None
     running = batch
@@ -399,8 +407,10 @@ def serving_estimate(
         running = min(batch, cap["value"])
     queued = batch - running
     v = fit_verdict(arch, context, n_seq=running, solve=solve, **settings)
+    pp = v["pipeline_parallel"]
+    micro = -(-running // min(pp, running))  # chats in one micro-batch: one per stage in flight
     if bandwidth_efficiency is None:
-        eff = calibrated_efficiency(running)
+        eff = calibrated_efficiency(micro)
     else:
         eff = {
             "value": bandwidth_efficiency,
@@ -413,19 +423,20 @@ def serving_estimate(
     peak = card.get("bf16_dense_tflops")
     peak = peak * n_gpus if peak else None
     price = price_per_hour if price_per_hour is not None else card.get("price_per_hour_usd")
-    price = price * n_gpus if price is not None and price_per_hour is None else price
+    price = price * n_gpus * pp if price is not None and price_per_hour is None else price
 
     kv_seq = kv_cache_bytes(arch, context, kv, state_type=_state_type(engine))["total_bytes"]
-    w_read, w_total, w_note = weights_read(arch, weights_format, running)
-    flops = decode_flops(arch, context, running)
-    roof = decode_time_per_token(w_read, kv_seq, bandwidth, running, 1.0, flops, peak)
+    w_read, w_total, w_note = weights_read(arch, weights_format, micro)
+    flops = decode_flops(arch, context, micro)
+    roof = decode_time_per_token(w_read, kv_seq, bandwidth, micro, 1.0, flops, peak)
     step = roof["seconds_per_token"] / efficiency
     pre_flops = prefill_flops(arch, prompt) if prompt else 0.0
     pre_seconds = max(pre_flops / (peak * 1e12) if peak else 0.0, (w_total / (bandwidth * 1e9)) if prompt else 0.0)
-    round_seconds = running * pre_seconds + answer * step
+    in_flight = min(pp, running)  # pipeline stages prefill different chats at once
+    round_seconds = running * pre_seconds / in_flight + answer * step
     tokens_per_second_with_prefill = running * answer / round_seconds
-    roof_round = running * pre_seconds + answer * roof["seconds_per_token"]
-    where = card.get("name", card.get("id", "custom")) + (f" x {n_gpus}" if n_gpus > 1 else "")
+    roof_round = running * pre_seconds / in_flight + answer * roof["seconds_per_token"]
+    where = card.get("name", card.get("id", "custom")) + (f" x {n_gpus * pp}" if n_gpus * pp > 1 else "")
     cap_text = f"; vLLM runs at most {cap['value']:,} sequences at once (max_num_seqs; {cap['source']})" if cap else ""
     memory_bound_text = (
         f"memory bound: {v['max_sequences_text']} fit ({v['engine_name']}){cap_text}"
@@ -436,6 +447,9 @@ def serving_estimate(
         "model": arch.name,
         "gpu": card.get("name", card.get("id", "custom")),
         "n_gpus": n_gpus,
+        "where": where,
+        "pipeline_parallel": pp,
+        "micro_batch": micro,
         "engine": engine,
         "context_per_chat": context,
         "prompt_tokens": prompt,
@@ -494,6 +508,13 @@ def serving_estimate(
             "tokens decoded at the full context (upper bound on decode time)",
         ],
     }
+    if pp > 1:
+        result["notes"].append(
+            f"pipeline parallel {pp}: a token passes the {pp} stages in turn, so one chat is no faster than on "
+            f"{'one GPU' if n_gpus == 1 else f'{n_gpus} GPUs'}; vLLM keeps up to {pp} micro-batches in flight, here "
+            f"{min(pp, running)} of {plural_chats(micro)}, so the throughput grows with the stages only once there "
+            f"are at least {pp} chats (transfers between stages not counted)"
+        )
     if queued:
         result["notes"].append(
             f"{plural_chats(batch)} asked, but vLLM decodes at most {cap['value']:,} at once (max_num_seqs): "
@@ -523,8 +544,9 @@ def serving_estimate(
         else "not known (no peak compute in the catalogue)"
     )
     speed_text = (
-        f"speed bound: a step of {running:,} {'chat' if running == 1 else 'chats'} reads "
-        f"{w_read / 1e9:,.3g} GB of weights + {running * kv_seq / 1e9:,.3g} GB of KV: at {bandwidth:,g} GB/s "
+        f"speed bound: a step of {micro:,} {'chat' if micro == 1 else 'chats'}"
+        + (f" (one of {min(pp, running)} micro-batches in the {pp}-stage pipeline)" if pp > 1 else "")
+        + f" reads {w_read / 1e9:,.3g} GB of weights + {micro * kv_seq / 1e9:,.3g} GB of KV: at {bandwidth:,g} GB/s "
         f"{roof['memory_seconds'] * 1000:.3g} ms (bandwidth); compute {compute_text}; the {roof['bound']} "
         f"bound binds, {roof['seconds_per_token'] * 1000:.3g} ms at the roofline; at efficiency {efficiency:.2f} "
         f"({eff['regime']}) a step takes {step * 1000:.3g} ms: {1 / step:,.1f} tokens/s per chat, "
@@ -547,7 +569,6 @@ def serving_estimate(
                 f"price {card.get('price_provider')} ({card.get('price_kind')}, {card.get('price_date')}); "
                 f"source: {card.get('price_source')}"
             )
-    result["where"] = where
     return result
 
 

@@ -308,6 +308,25 @@ def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -
     }
 
 
+def _whole_model_check(g: dict, budget: int) -> str | None:
+    """vLLM up to 0.15 checks pipeline stages against the whole model's KV: what it refuses that later versions start.
+
+    Its start-up check compared the smallest stage's free memory with one max-length request over all the layers
+    (vllm/v1/core/kv_cache_utils.py, get_kv_cache_configs; vllm#34076, #32105); later releases check each stage
+    against its own layers."""
+    if not g["stages"]:
+        return None
+    free = min(budget - st["weights"] - st["reserve"] for st in g["stages"])
+    need = sum(st["layout"]["bytes_per_request"] for st in g["stages"])  # every layer, one GPU's share of heads
+    if free >= need:
+        return None
+    return (
+        f"vLLM up to 0.15 refuses this: under pipeline parallel it compared the smallest stage's free memory "
+        f"({_size(free)}) with one request over all {g['kv_detail']['layout']['n_layers']} layers ({_size(need)}) "
+        "(vllm#34076); later releases check each stage against its own layers, as kvlab does"
+    )
+
+
 def _stage_weights(arch: Architecture, loaded: int, stages: list[tuple[int, int]]) -> list[int]:
     """Each pipeline stage's weights: its layers' share of the rest, the embedding on the first stage and the
     LM head on the last (vLLM builds both there, a tied head too). Embedding and head in BF16, as vLLM's
@@ -484,6 +503,10 @@ def fit_verdict(
             f"vLLM has no backend for the {device['name']}'s GPU (it runs on CUDA and ROCm cards); this is the "
             "memory arithmetic only"
         )
+        confidence = "low"
+    strict = _whole_model_check(g, budget)
+    if strict:
+        warnings.append(strict)
         confidence = "low"
     if long_context_check(arch, context) and allow_long_context:
         warnings.append(long_context_check(arch, context)["text"])

@@ -1,0 +1,168 @@
+"""Pipeline parallel in vLLM (issue 25, item 4): how the layers split over stages, what each stage holds, and two
+real refusals read and predicted (tests/python/data/engine_logs/calibration.json has their URLs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvlab.cli import main
+from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.engine_logs import explain_engine_log
+from kvlab.memory.kv_bytes import vllm_kv_cache, vllm_pipeline_stages
+from kvlab.memory.serving import serving_estimate
+from kvlab.memory.verdict import fit_verdict
+
+LOGS = Path(__file__).resolve().parent / "data" / "engine_logs"
+CALIBRATION = {e["file"]: e for e in json.loads((LOGS / "calibration.json").read_text(encoding="utf-8"))["logs"]}
+GLM = "calibration/vllm_pp_glm47_fp8_a100_error.txt"
+QWEN_CODER = "calibration/vllm_qwen3_coder_30b_a3b_fp8_rtx5070ti_rtx5090_pp2_error.txt"
+# GLM-4.7's config.json (https://huggingface.co/zai-org/GLM-4.7/blob/main/config.json): the shape the log's
+# 71.16 GiB implies (92 layers x 8 KV heads x 128), its width, heads and vocabulary
+GLM_CONFIG = {
+    "model_type": "glm4_moe",
+    "architectures": ["Glm4MoeForCausalLM"],
+    "num_hidden_layers": 92,
+    "num_attention_heads": 96,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "hidden_size": 5120,
+    "intermediate_size": 12288,
+    "vocab_size": 151552,
+    "max_position_embeddings": 202752,
+}
+
+
+def sizes(stages):
+    return [b - a for a, b in stages]
+
+
+@pytest.mark.parametrize(
+    ("n", "pp", "expected"),
+    [
+        (20, 4, [5, 5, 5, 5]),
+        (22, 4, [5, 6, 6, 5]),
+        (5, 3, [2, 2, 1]),
+        (4, 3, [1, 2, 1]),
+        (3, 2, [2, 1]),
+        (61, 2, [31, 30]),
+    ],
+)
+def test_stages_split_the_layers_as_vllm_get_pp_indices(n, pp, expected):
+    stages = vllm_pipeline_stages(n, pp)
+    assert sizes(stages) == expected
+    assert stages[0][0] == 0 and stages[-1][1] == n and all(a[1] == b[0] for a, b in zip(stages, stages[1:]))
+
+
+def test_the_calibration_logs_layer_split_is_reproduced():
+    for entry in CALIBRATION.values():
+        split = (entry.get("pp_arithmetic") or {}).get("layers_per_rank")
+        layers = (entry.get("config") or {}).get("num_hidden_layers")
+        if split and layers and not entry["args"].get("VLLM_PP_LAYER_PARTITION"):
+            assert sizes(vllm_pipeline_stages(layers, entry["args"]["pp"])) == split, entry["file"]
+
+
+def test_a_partition_must_cover_every_layer_once():
+    assert sizes(vllm_pipeline_stages(48, 2, (16, 32))) == [16, 32]
+    for bad in ((16, 16), (48,), (0, 48)):
+        with pytest.raises(ValueError, match="VLLM_PP_LAYER_PARTITION"):
+            vllm_pipeline_stages(48, 2, bad)
+    with pytest.raises(ValueError, match="pipeline_parallel"):
+        vllm_pipeline_stages(4, 5)
+
+
+def test_each_stage_holds_its_layers_kv_and_weights():
+    one = fit_verdict("llama-3.1-8b", 65536, weights="BF16", kv="bf16", gpu="rtx-4090", engine="vllm")
+    two = fit_verdict(
+        "llama-3.1-8b", 65536, weights="BF16", kv="bf16", gpu="rtx-4090", engine="vllm", pipeline_parallel=2
+    )
+    per_request = vllm_kv_cache(model_architecture("llama-3.1-8b"), 65536)["bytes_per_sequence"]
+    assert [s["layers"] for s in two["stages"]] == [[0, 16], [16, 32]]
+    assert [s["kv_cache_bytes"] for s in two["stages"]] == [per_request // 2] * 2
+    weights = {c["name"]: c["bytes"] for c in one["components"]}["weights"]
+    table = 128256 * 4096 * 2  # the embedding on the first stage, the LM head on the last
+    assert sum(s["weights_bytes"] for s in two["stages"]) == pytest.approx(weights, abs=2)
+    assert two["stages"][0]["weights_bytes"] == pytest.approx(weights / 2, abs=table)
+    # only the last stage runs the sampler's dummy pass
+    assert two["stages"][0]["reserve_bytes"] < two["stages"][1]["reserve_bytes"]
+    # 16 GB of BF16 weights and a 64k cache do not fit one 24 GB card; two stages do
+    assert not one["fits"] and two["fits"]
+    assert two["total_bytes"] == max(s["total_bytes"] for s in two["stages"])
+    assert "--pipeline-parallel-size 2" in two["flags"] and "2 pipeline stages" in two["where"]
+    assert two["max_sequences"] > 1 and two["kv_share_per_gpu"] == 0.5
+
+
+def test_bad_pipeline_settings_are_refused_by_name():
+    with pytest.raises(ValueError, match="pipeline_parallel: llama.cpp already splits"):
+        fit_verdict("llama-3.1-8b", 4096, gpu="rtx-4090", pipeline_parallel=2)
+    with pytest.raises(ValueError, match="pipeline_parallel"):
+        fit_verdict("qwen3-0.6b", 4096, gpu="rtx-4090", engine="vllm", kv="bf16", pipeline_parallel=0)
+    with pytest.raises(ValueError, match="pipeline_parallel"):
+        fit_verdict("qwen3-0.6b", 4096, gpu="rtx-4090", engine="vllm", kv="bf16", pipeline_parallel=2.5)
+
+
+def test_glm47_on_eight_a100s_refusal_is_read_and_predicted():
+    entry = CALIBRATION[GLM]
+    logged = entry["logged"]
+    r = explain_engine_log((LOGS / GLM).read_text(encoding="utf-8"), GLM_CONFIG)
+    needed = next(c for c in r["checks"] if c["figure"] == "KV memory one max-length request needs")
+    assert needed["status"] == "exact" and needed["rebuilt"] == f"{logged['kv_needed_gib']:.2f} GiB"
+    longest = next(n for n in r["notes"] if "longest context" in n)
+    tokens = int(longest.split("about ")[1].split(" tokens")[0].replace(",", ""))
+    assert abs(tokens - logged["estimated_max_model_len"]) <= 0.02 * logged["estimated_max_model_len"]
+    assert any("pipeline parallel 8" in n for n in r["notes"])
+    # from the model and card alone: later vLLM starts it, 0.15 refused it, and kvlab says both
+    v = fit_verdict(
+        GLM_CONFIG,
+        entry["args"]["max_model_len"],
+        weights="FP8",
+        kv="bf16",
+        gpu="a100-80gb",
+        engine="vllm",
+        gpu_memory_utilization=entry["args"]["gpu_memory_utilization"],
+        max_num_seqs=entry["args"]["max_num_seqs"],
+        pipeline_parallel=entry["args"]["pp"],
+        params=355e9,
+    )
+    assert v["fits"] and v["confidence"] == "low"
+    warning = next(w for w in v["warnings"] if "vLLM up to 0.15 refuses" in w)
+    free = min(v["budget_bytes"] - s["weights_bytes"] - s["reserve_bytes"] for s in v["stages"]) / 2**30
+    assert abs(free - logged["available_kv_gib"]) <= 1.5  # the reserve estimate's band
+    assert f"({logged['kv_needed_gib']:.2f} GiB)" in warning
+
+
+def test_a_partition_in_the_log_is_used():
+    r = explain_engine_log((LOGS / QWEN_CODER).read_text(encoding="utf-8"), "qwen3-30b-a3b")
+    logged = CALIBRATION[QWEN_CODER]["logged"]
+    assert any("layers 0-15, 16-47 (VLLM_PP_LAYER_PARTITION in the log)" in n for n in r["notes"])
+    assert r["checks"][0]["status"] == "exact" and r["checks"][0]["rebuilt"] == "24.00 GiB"
+    longest = next(n for n in r["notes"] if "longest context" in n)
+    tokens = int(longest.split("about ")[1].split(" tokens")[0].replace(",", ""))
+    assert abs(tokens - logged["estimated_max_model_len"]) <= 0.02 * logged["estimated_max_model_len"]
+
+
+def test_cli_prints_every_stage(capsys):
+    args = ["fit", "--model", "llama-3.1-8b", "--context", "32768", "--gpu", "rtx-4090", "--mode", "vllm"]
+    assert main([*args, "--weights", "BF16", "--kv-type", "bf16", "--pp", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "stage 1: layers 0-15" in out and "stage 2: layers 16-31" in out and "(fullest GPU)" in out
+    assert main([*args, "--weights", "BF16", "--kv-type", "bf16", "--pp", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pipeline_parallel"] == 2
+
+
+def test_serving_with_stages_is_no_faster_per_chat_and_costs_each_gpu():
+    kw = {"weights_format": "FP8", "kv": "fp8"}
+    one = serving_estimate("llama-3.1-70b", "h100-sxm", 8192, batch=1, **kw)
+    two = serving_estimate("llama-3.1-70b", "h100-sxm", 8192, batch=1, pipeline_parallel=2, **kw)
+    assert two["tokens_per_second_per_chat"] == pytest.approx(one["tokens_per_second_per_chat"], rel=1e-9)
+    assert two["usd_per_million_tokens"] == pytest.approx(2 * one["usd_per_million_tokens"], rel=1e-6)
+    assert two["where"].endswith("x 2") and two["micro_batch"] == 1
+    # eight chats on two stages: two micro-batches of four, each as fast as four chats on one GPU, twice the tokens
+    eight = serving_estimate("llama-3.1-8b", "h100-sxm", 8192, batch=8, pipeline_parallel=2, **kw)
+    four = serving_estimate("llama-3.1-8b", "h100-sxm", 8192, batch=4, **kw)
+    assert eight["micro_batch"] == 4 and eight["efficiency"] == four["efficiency"]
+    assert eight["tokens_per_second_per_chat"] == pytest.approx(four["tokens_per_second_per_chat"], rel=1e-9)
+    assert eight["total_tokens_per_second"] == pytest.approx(2 * four["total_tokens_per_second"], rel=1e-9)
+    assert any("pipeline parallel 2" in n for n in eight["notes"])
