@@ -43,7 +43,9 @@
  *     <template data-each="path">       its one element (marked data-item) cloned per item of
  *                                       the list, bound with the item as data (paths relative
  *                                       to it; "." is the item itself); the items that follow
- *                                       the template (the build's, or the last call's) replaced
+ *                                       the template (the build's, or the last call's) replaced; in a
+ *                                       mounted widget a clone's data-live-only parts are shown and its
+ *                                       data-static-only parts hidden, as mounting does
  *     data-bind-scope="path"            the element and what it holds bound with that value (paths
  *                                       inside relative to it): kit.bind(el, other) redraws just it
  *   path: names and list indexes with dots ("result.kinds.0.label"); in -attr and -hidden,
@@ -343,24 +345,34 @@
     }
   }
 
-  function bindEach(tpl, data) {
+  // a row cloned into a mounted widget shows its live-only parts and hides its static-only
+  // ones, as mounting did for the build's rows (context.js mountOne)
+  function asMounted(node) {
+    for (const n of [node, ...node.querySelectorAll("[data-live-only],[data-static-only]")]) {
+      if (n.hasAttribute("data-live-only")) n.removeAttribute("hidden");
+      if (n.hasAttribute("data-static-only")) n.setAttribute("hidden", "");
+    }
+  }
+
+  function bindEach(tpl, data, mounted) {
     const items = get(data, tpl.dataset.each) || [];
     while (tpl.nextElementSibling && tpl.nextElementSibling.hasAttribute("data-item")) tpl.nextElementSibling.remove();
     const proto = tpl.content.firstElementChild;
     const clones = items.map((item) => {
       const clone = proto.cloneNode(true);
-      bind(clone, item);
+      if (mounted) asMounted(clone);
+      bind(clone, item, mounted); // a list in the row: its clones are not in the page yet, so mounted is passed on
       return clone;
     });
     tpl.after(...clones);
   }
 
-  function bind(scope, data) {
+  function bind(scope, data, mounted = Boolean(scope.closest("[data-widget][data-mounted]"))) {
     if (scope.matches(BOUND)) bindOne(scope, data);
     for (const node of scope.querySelectorAll(BOUND)) if (owns(scope, node)) bindOne(node, data);
-    for (const tpl of scope.querySelectorAll("template[data-each]")) if (owns(scope, tpl)) bindEach(tpl, data);
+    for (const tpl of scope.querySelectorAll("template[data-each]")) if (owns(scope, tpl)) bindEach(tpl, data, mounted);
     for (const sub of scope.querySelectorAll("[data-bind-scope]")) {
-      if (sub !== scope && owns(scope, sub.parentElement)) bind(sub, get(data, sub.dataset.bindScope));
+      if (sub !== scope && owns(scope, sub.parentElement)) bind(sub, get(data, sub.dataset.bindScope), mounted);
     }
   }
 

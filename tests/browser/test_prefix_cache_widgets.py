@@ -103,7 +103,7 @@ def test_prefix_blocks_widget_shows_which_blocks_hit(warm_page, site_url):
     expect(root.locator('[data-field="tokens_reused"]')).to_have_text(want["text"]["tokens_reused"])
     wait_ready(root)
     statuses = root.locator(".kv-blocks").evaluate_all(
-        "lists => lists.map(l => Array.from(l.children).map(li => li.dataset.status))"
+        "lists => lists.map(l => Array.from(l.querySelectorAll(':scope > li')).map(li => li.dataset.status))"
     )
     assert statuses == [[b["status"] for b in r["blocks"]] for r in want["requests"]]
     sentence = {k: root.locator(f'.kv-sentence [data-field="{k}"]').text_content() for k in want["text"]}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, run_requests, shared_prompt_requests
 from kvlab.wording import sci
 from kvlab.inputs import clamp_int, clamp_number, view_limits
+from kvlab.widgets.views import prefix_blocks_view, prefix_cases_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.prefix_types import PrefixBlocksResult, PrefixCacheFigureResult, PrefixCasesResult
@@ -235,6 +236,7 @@ def prefix_cache_figure(
     }
 
 
+@with_view(prefix_blocks_view)
 def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 16) -> PrefixBlocksResult:
     """Two requests that share a prefix, cut into blocks: which blocks of the second one hit.
 
@@ -371,6 +373,7 @@ PREFIX_CASES = {
 }
 
 
+@with_view(prefix_cases_view)
 def prefix_cases(
     case: str = "system_prompt", shared_len: int = 40, own_len: int = 12, block_size: int = 16
 ) -> PrefixCasesResult:

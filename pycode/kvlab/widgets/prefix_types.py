@@ -8,6 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import Clamped, KeyLabel
+from kvlab.widgets.views_types import PrefixBlocksView, PrefixCasesView
 
 
 class PrefixCacheParams(TypedDict):
@@ -135,6 +136,7 @@ class PrefixBlocksResult(TypedDict):
     requests: list[PrefixBlocksRequest]
     token_granular_reused: int
     text: PrefixBlocksText
+    view: PrefixBlocksView  # display strings for the template (kvlab.widgets.views)
 
 
 class PrefixCasesParams(TypedDict):
@@ -198,3 +200,4 @@ class PrefixCasesResult(TypedDict):
     requests: list[CaseRequest]
     totals: CaseTotals
     text: SummaryText
+    view: PrefixCasesView  # display strings for the template (kvlab.widgets.views)

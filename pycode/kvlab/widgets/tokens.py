@@ -12,11 +12,13 @@ import numpy as np
 from kvlab.core import tiny
 from kvlab.inputs import clamp_quietly
 from kvlab.core.sampling import top_k_probs
+from kvlab.widgets.views import tokens_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.tokens_types import NextTokenDemoResult, TokenizeDemoResult
 
 
+@with_view(tokens_view)
 def tokenize_demo(text: str = "The cat sat on the mat. Its door code is 4719! 😀") -> TokenizeDemoResult:
     """How text becomes tokens: each token's text, id and UTF-8 bytes.
 

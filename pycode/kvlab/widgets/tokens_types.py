@@ -8,6 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import TokenProbability
+from kvlab.widgets.views_types import TokensView
 
 
 class TokenPiece(TypedDict):
@@ -25,6 +26,7 @@ class TokenizeDemoResult(TypedDict):
     n_bytes: int
     bytes_per_token: float
     vocab_size: int
+    view: TokensView  # display strings for the template (kvlab.widgets.views)
 
 
 class NextTokenDemoResult(TypedDict):

@@ -15,11 +15,16 @@ if TYPE_CHECKING:
         KvMemoryView,
         OdometerFrame,
         OdometerSide,
+        PrefixBlocksView,
+        PrefixCasesView,
         RaceView,
         ReprocessingView,
+        SequenceView,
         ServingView,
         StepThroughView,
         StepView,
+        TokensView,
+        TradeoffView,
         WallView,
     )
 
@@ -243,4 +248,123 @@ def serving_view(data: dict) -> ServingView:
             {"tokens": f"{x:,}", "ms_batch1": c["ms_batch1_text"][i], "ms_batch": c["ms_batch_text"][i]}
             for i, x in enumerate(c["contexts"])
         ]
+    }
+
+
+def tokens_view(data: dict) -> TokensView:
+    return {
+        "tokens": [
+            {**t, "title": f"token id {t['id']}, {t['bytes']} byte{'' if t['bytes'] == 1 else 's'}"}
+            for t in data["tokens"]
+        ],
+        "bytes_per_token": f"{data['bytes_per_token']:g}",
+    }
+
+
+SEQUENCE_COLUMNS = {"input": 1, "model": 2, "cache": 3}  # the diagram's lifelines, left to right
+
+
+def sequence_view(data: dict) -> SequenceView:
+    col = SEQUENCE_COLUMNS
+    return {
+        "participants": [{**p, "col": col[p["key"]]} for p in data["participants"]],
+        "steps": [
+            {
+                "phase": s["phase"],
+                "note": s["note"],
+                "messages": [
+                    {
+                        "text": m["text"],
+                        "from_col": col[m["from"]],
+                        "to_col": col[m["to"]],
+                        "reply": m["reply"],
+                        "sr": f"{m['from']} to {m['to']}",
+                    }
+                    for m in s["messages"]
+                ],
+            }
+            for s in data["steps"]
+        ],
+    }
+
+
+def tradeoff_view(data: dict) -> TradeoffView:
+    p, names, cell = data["params"], data["techniques"], data["cell"]
+    lengths = data["options"]["length"]
+    return {
+        "memory": next(o["label"] for o in data["options"]["memory"] if o["key"] == p["memory"]),
+        "rows": [
+            {
+                "label": lengths[i]["label"],
+                "cells": [
+                    {
+                        "main": c["main"],
+                        "name": names[c["main"]],
+                        "length": c["length"],
+                        "repetition": c["repetition"],
+                        "current": c["length"] == p["length"] and c["repetition"] == p["repetition"],
+                        "label": f"{lengths[i]['label']}, repeats {c['repetition']}: "
+                        + ", ".join(names[h] for h in c["helps"]),
+                    }
+                    for c in row
+                ],
+            }
+            for i, row in enumerate(data["grid"])
+        ],
+        "why": [
+            {
+                "helps": key in cell["helps"],
+                "head": f"{label} helps." if key in cell["helps"] else f"{label}: not needed.",
+                "text": cell["why"][key],
+            }
+            for key, label in names.items()
+        ],
+    }
+
+
+def prefix_blocks_view(data: dict) -> PrefixBlocksView:
+    prefix_len = data["params"]["prefix_len"]
+    return {
+        "requests": [
+            {
+                "label": f"Request {i}",
+                "aria": f"Request {i}: {r['n_tokens']} tokens in {len(r['blocks'])} blocks",
+                "prefix": f"{100 * prefix_len / r['n_tokens']:.4f}",
+                "blocks": [
+                    {
+                        "status": b["status"],
+                        "grow": b["end"] - b["start"],
+                        "what": f"tokens {b['start']}–{b['end'] - 1}: {b['status']}",
+                    }
+                    for b in r["blocks"]
+                ],
+            }
+            for i, r in enumerate(data["requests"], start=1)
+        ]
+    }
+
+
+def prefix_cases_view(data: dict) -> PrefixCasesView:
+    return {
+        "case": next(c["label"] for c in data["cases"] if c["key"] == data["params"]["case"]).lower(),
+        "requests": [
+            {
+                "label": f"Request {i} · {r['n_tokens']} tokens · reused: {r['radix_reused']} token-granular, "
+                f"{r['blocks_reused']} in blocks",
+                "aria": f"Request {i}: its parts",
+                "segments": [
+                    {
+                        "label": sg["label"],
+                        "kind": sg["kind"],
+                        "reuse": sg["reuse"],
+                        "tokens": sg["tokens"],
+                        "count": f"{sg['reused']}/{sg['tokens']}",
+                        "title": f"{sg['label']}: {sg['reused']} of {sg['tokens']} tokens reused",
+                    }
+                    for sg in r["segments"]
+                ],
+                "blocks": [{"status": b["status"], "tokens": b["tokens"]} for b in r["blocks"]],
+            }
+            for i, r in enumerate(data["requests"], start=1)
+        ],
     }

@@ -124,3 +124,109 @@ class ServingCurveRow(TypedDict):
 
 class ServingView(TypedDict):
     curve_rows: list[ServingCurveRow]
+
+
+class TitledToken(TypedDict):
+    id: int
+    text: str
+    bytes: int
+    title: str
+
+
+class TokensView(TypedDict):
+    tokens: list[TitledToken]
+    bytes_per_token: str
+
+
+class SequenceHead(TypedDict):
+    key: str
+    label: str
+    col: int
+
+
+class SequenceArrow(TypedDict):
+    text: str
+    from_col: int
+    to_col: int
+    reply: bool
+    sr: str
+
+
+class SequenceStepView(TypedDict):
+    phase: str
+    note: str
+    messages: list[SequenceArrow]
+
+
+class SequenceView(TypedDict):
+    participants: list[SequenceHead]
+    steps: list[SequenceStepView]
+
+
+class TradeoffCellView(TypedDict):
+    main: str
+    name: str
+    length: str
+    repetition: str
+    current: bool
+    label: str
+
+
+class TradeoffRowView(TypedDict):
+    label: str
+    cells: list[TradeoffCellView]
+
+
+class TradeoffWhy(TypedDict):
+    helps: bool
+    head: str
+    text: str
+
+
+class TradeoffView(TypedDict):
+    memory: str
+    rows: list[TradeoffRowView]
+    why: list[TradeoffWhy]
+
+
+class BlockView(TypedDict):
+    status: str
+    grow: int
+    what: str
+
+
+class BlocksRequestView(TypedDict):
+    label: str
+    aria: str
+    prefix: str  # the shared prefix's share of the request's width, in percent
+    blocks: list[BlockView]
+
+
+class PrefixBlocksView(TypedDict):
+    requests: list[BlocksRequestView]
+
+
+class CaseSegmentView(TypedDict):
+    label: str
+    kind: str
+    reuse: str
+    tokens: int
+    count: str
+    title: str
+
+
+class CaseBlockView(TypedDict):
+    status: str
+    tokens: int
+
+
+class CaseRequestView(TypedDict):
+    label: str
+    aria: str
+    segments: list[CaseSegmentView]
+    blocks: list[CaseBlockView]
+
+
+class PrefixCasesView(TypedDict):
+    case: str  # the case's label, for the status line
+    requests: list[CaseRequestView]

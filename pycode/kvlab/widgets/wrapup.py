@@ -18,6 +18,7 @@ from kvlab.memory.kv_bytes import kv_cache_bytes
 from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.prefix_cache import run_requests, shared_prompt_requests
 from kvlab.widgets.kv_cache import cache_phases
+from kvlab.widgets.views import sequence_view, tradeoff_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.wrapup_types import PrefillDecodeSequenceResult, TradeoffMapResult
@@ -123,6 +124,7 @@ def _cell(length: str, repetition: str, memory: str) -> dict:
     }
 
 
+@with_view(tradeoff_view)
 def tradeoff_map(length: str = "medium", repetition: str = "medium", memory: str = "medium") -> TradeoffMapResult:
     """Which technique helps at a conversation length × prefix repetition × memory setting, computed.
 
@@ -155,6 +157,7 @@ def tradeoff_map(length: str = "medium", repetition: str = "medium", memory: str
     }
 
 
+@with_view(sequence_view)
 def prefill_decode_sequence(prompt: str = "The cat sat", replies: str = "on the") -> PrefillDecodeSequenceResult:
     """The messages of a sequence diagram: one prefill step, then one decode step per reply word.
 

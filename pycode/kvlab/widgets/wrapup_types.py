@@ -8,6 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import IntPerSide, KeyLabel, ServerCommand
+from kvlab.widgets.views_types import SequenceView, TradeoffView
 
 
 class TradeoffParams(TypedDict):
@@ -71,6 +72,7 @@ class TradeoffMapResult(TypedDict):
     grid: list[list[TradeoffCell]]  # [length][repetition]
     rows: list[str]
     cols: list[str]
+    view: TradeoffView  # display strings for the template (kvlab.widgets.views)
 
 
 SequenceMessage = TypedDict("SequenceMessage", {"from": str, "to": str, "text": str, "reply": bool})
@@ -86,3 +88,4 @@ class SequenceStep(TypedDict):
 class PrefillDecodeSequenceResult(TypedDict):
     participants: list[KeyLabel]
     steps: list[SequenceStep]
+    view: SequenceView  # display strings for the template (kvlab.widgets.views)
