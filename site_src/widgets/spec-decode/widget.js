@@ -35,16 +35,19 @@ kvlab.register("spec-decode", {
       if (ev.key === "ArrowRight") { go(step + 1); ev.preventDefault(); }
       if (ev.key === "ArrowLeft") { go(step - 1); ev.preventDefault(); }
     });
+    const update = () => compute(kvlab.kit.readForm(form, data.params));
     form.addEventListener("input", (ev) => {
       if (ev.target.type === "range") form[`${ev.target.name}-out`].value = ev.target.value;
-      compute(kvlab.kit.readForm(form, data.params));
+      update();
     });
 
     go(0);
     return {
       // Stepping needs no Python: the build-time data (the same function, the same inputs)
-      // is already here. Python and the model's weights load when a setting changes.
+      // is already here. Python and the model's weights load when a setting changes
+      // (or at once on an embed page whose link sets the controls).
       activate() {
+        if (root.dataset.embedApplied === "true") return update(); // an embed link's settings
         ctx.say("Step with Previous/Next (or ← → on the step). Changing a setting runs kvlab.speculative_figure in your browser.");
         ctx.setState("ready");
       },
