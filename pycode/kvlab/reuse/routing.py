@@ -69,7 +69,8 @@ def request_trace(n_requests: int, groups: int, skew: float, replicas: int, seed
     """The trace, from a seeded generator: each request's prefix group (drawn with `group_weights`) and how
     long it stays on its replica (exponential, mean IN_FLIGHT x replicas arrival gaps)."""
     rng = np.random.default_rng(seed)
-    group = rng.choice(groups, size=n_requests, p=group_weights(groups, skew))
+    # the generator gives int64; bincount wants the platform's integer (int32 in Pyodide)
+    group = rng.choice(groups, size=n_requests, p=group_weights(groups, skew)).astype(np.intp)
     hold = rng.exponential(IN_FLIGHT * replicas, size=n_requests)
     return group, hold
 

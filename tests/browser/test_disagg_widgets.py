@@ -1,0 +1,55 @@
+"""Disaggregated prefill page: pd-transfer and kv-routing, static and live in Chromium, equal CPython's kvlab."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+import kvlab
+from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+
+PAGE = "disaggregated/"
+
+
+def test_static_page_holds_the_numbers_kvlab_computes(built_site):
+    html = (built_site / "disaggregated" / "index.html").read_text()
+    pd = kvlab.pd_transfer_figure()
+    assert pd["headline"] in html
+    for row in pd["link_rows"]:
+        assert f'data-bind="time">{row["time"]}<' in html
+    rt = kvlab.kv_routing_figure()
+    assert rt["headline"] in html
+    for p in rt["policies"]:
+        assert f'data-bind="hit_rate_text">{p["hit_rate_text"]}<' in html
+
+
+def test_pd_transfer_recomputes_in_pyodide(warm_page, site_url):
+    root = open_widget(warm_page, site_url + PAGE, "pd-transfer")
+    activate(root)
+    wait_ready(root)
+    root.locator('select[name="link"]').select_option("tcp-25")
+    set_range(root, "prompt_tokens", 20000)
+    want = kvlab.pd_transfer_figure(link="tcp-25", prompt_tokens=20000)
+    expect(root.locator(".kv-pd-headline")).to_have_text(want["headline"], timeout=60_000)
+    wait_ready(root)
+    rows = root.locator("table.kv-pd-compare tbody tr[data-item]")
+    expect(rows).to_have_count(len(want["rows"]))
+    expect(rows.nth(0).locator("td").nth(1)).to_have_text(want["rows"][0]["disaggregated"])
+    expect(root.locator('table.kv-pd-links tr[data-chosen="true"] th')).to_have_text(want["link_info"]["name"])
+    # prefill plus one line per link
+    expect(root.locator(".kv-plot .scatterlayer .trace")).to_have_count(1 + len(want["curve"]["links"]))
+
+
+def test_kv_routing_simulates_in_pyodide(warm_page, site_url):
+    root = open_widget(warm_page, site_url + PAGE, "kv-routing")
+    activate(root)
+    wait_ready(root)
+    set_range(root, "skew", 2)
+    set_range(root, "replicas", 6)
+    want = kvlab.kv_routing_figure(skew=2, replicas=6)
+    expect(root.locator(".kv-rt-headline")).to_have_text(want["headline"], timeout=60_000)
+    wait_ready(root)
+    cells = root.locator("table.kv-rt-policies tbody tr[data-item] td:first-child")
+    expect(cells).to_have_text([p["hit_rate_text"] for p in want["policies"]])
+    expect(root.locator("table.kv-rt-replicas tbody tr[data-item]")).to_have_count(6)
+    expect(root.locator('output[name="replicas-out"]')).to_have_text("6")
+    expect(root.locator(".kv-plot .scatterlayer .trace")).to_have_count(len(want["policies"]))
