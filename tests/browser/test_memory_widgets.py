@@ -333,3 +333,30 @@ def test_pasted_falcon_h1_and_mamba_configs_draw_their_state(page, site_url):
         assert colors and all(colors), colors  # every bar has a colour: no kind is missing from LAYER_COLORS
     expect(root.locator('[data-field="per-token"]')).to_have_text("0 B")
     expect(root.locator('[data-field="per-token-text"]')).to_contain_text("nothing grows with the context")
+
+
+def test_gpu_fit_pipeline_stages_list_each_stage(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "memory/", "gpu-fit")
+    root.scroll_into_view_if_needed()
+    activate(root)
+    wait_ready(root)
+    stages = root.locator('select[name="pipeline_parallel"]')
+    expect(stages).to_be_disabled()  # llama.cpp has no pipeline stages: it splits layers over n_gpus
+    expect(root.locator('[data-field="stages"]')).to_be_hidden()
+    root.locator('select[name="model"]').select_option("llama-3.1-70b")
+    root.locator('select[name="gpu"]').select_option("h100-sxm")
+    root.locator('select[name="weights"]').select_option("FP8")
+    root.locator('select[name="mode"]').select_option("vllm")
+    root.locator('select[name="kv"]').select_option("fp8")
+    set_range(root, "context", 131072)
+    expect(stages).to_be_enabled()
+    stages.select_option("2")
+    want = kvlab.gpu_fit_figure(
+        model="llama-3.1-70b", gpu="h100-sxm", weights="FP8", kv="fp8", context=131072, mode="vllm", pipeline_parallel=2
+    )
+    expect(root.locator('[data-field="flags"]')).to_have_text(want["flags"])
+    wait_ready(root)
+    assert "--pipeline-parallel-size 2" in want["flags"] and len(want["stages"]) == 2
+    expect(root.locator('[data-field="stages"] li')).to_have_text(want["stages"])
+    expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
+    expect(root.locator('[data-field="gpu"]')).to_have_text(want["where"])

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kvlab import gpu_fit_figure
 from kvlab.cli import main
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.engine_logs import explain_engine_log
@@ -166,3 +167,18 @@ def test_serving_with_stages_is_no_faster_per_chat_and_costs_each_gpu():
     assert eight["tokens_per_second_per_chat"] == pytest.approx(four["tokens_per_second_per_chat"], rel=1e-9)
     assert eight["total_tokens_per_second"] == pytest.approx(2 * four["total_tokens_per_second"], rel=1e-9)
     assert any("pipeline parallel 2" in n for n in eight["notes"])
+
+
+def test_the_gpu_fit_widget_offers_stages_under_vllm_only():
+    kw = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "weights": "FP8", "kv": "fp8", "context": 131072}
+    two = gpu_fit_figure(**kw, mode="vllm", pipeline_parallel=2)
+    same = fit_verdict(
+        "llama-3.1-70b", 131072, weights="FP8", kv="fp8", gpu="h100-sxm", engine="vllm", pipeline_parallel=2
+    )
+    assert two["stages"] == [s["text"] for s in same["stages"]] and two["headline"] == same["headline"]
+    assert two["params"]["pipeline_parallel"] == 2 and "2 pipeline stages" in two["where"]
+    llama = gpu_fit_figure(**{**kw, "kv": "q8_0", "weights": "Q4_K_M"}, mode="llamacpp", pipeline_parallel=2)
+    assert llama["params"]["pipeline_parallel"] == 1 and llama["stages"] == []
+    with pytest.raises(ValueError, match="pipeline_parallel must be one of 1, 2, 4, 8"):
+        gpu_fit_figure(**kw, mode="vllm", pipeline_parallel=3)
+    assert gpu_fit_figure(**kw, mode="vllm", pipeline_parallel=99)["clamped"]["pipeline_parallel"]

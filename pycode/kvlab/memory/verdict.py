@@ -55,6 +55,7 @@ from kvlab.wording import human_bytes, plural
 ENGINES = ("llamacpp", "vllm")
 ENGINE_NAMES = {"llamacpp": "llama.cpp", "vllm": "vLLM"}
 TENSOR_PARALLEL = (1, 2, 4, 8)
+PIPELINE_STAGES = (1, 2, 4, 8)  # the choices the widgets offer; fit_verdict takes any count up to MAX_PIPELINE_STAGES
 MAX_PIPELINE_STAGES = 16
 MAX_CONTEXT_SEARCH = 2**24  # 16M tokens: the most a search for the largest context tries
 MAX_SEQUENCES_SEARCH = 65536

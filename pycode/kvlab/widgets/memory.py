@@ -31,7 +31,7 @@ from kvlab.memory.kv_bytes import (
 )
 from kvlab.memory.llama_server import CACHE_TYPES as LLAMACPP_CACHE_TYPES
 from kvlab.memory.llama_server import llama_server_command
-from kvlab.memory.verdict import ENGINE_NAMES, TENSOR_PARALLEL, fit_verdict, long_context_check
+from kvlab.memory.verdict import ENGINE_NAMES, PIPELINE_STAGES, TENSOR_PARALLEL, fit_verdict, long_context_check
 from kvlab.memory.weights import list_weight_formats, weight_format, weights_bytes
 from kvlab.widgets.views import gpu_fit_view, kv_memory_view, with_view
 from kvlab.wording import amount, human_bytes, params_billions, plural, token_count, trim
@@ -653,13 +653,14 @@ def gpu_fit_figure(
     n_gpus: int = 1,
     gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
     block_size: int = VLLM_BLOCK_SIZE,
+    pipeline_parallel: int = 1,
 ) -> GpuFitFigureResult:
     """The gpu-fit widget: kvlab.memory.verdict.fit_verdict for one GPU (weights + KV cache + compute buffer or
     activation reserve against its memory), what binds, the largest context and the most sequences that fit,
     and the same verdict for every catalogue GPU.
 
     `gpu_memory_utilization` and `block_size` are vLLM's (`--gpu-memory-utilization`, `--block-size`);
-    llama.cpp ignores them. Out-of-range values are clamped and say so; a block size vLLM does not take
+    llama.cpp ignores them, and vLLM's `pipeline_parallel` stages (each of `n_gpus` GPUs). Out-of-range values are clamped and say so; a block size vLLM does not take
     (after clamping into its range) is a ValueError naming the field."""
     clamped: dict = {}
     context = clamp_rounded("context", context, *CONTEXT_LIMITS, clamped)
@@ -671,6 +672,11 @@ def gpu_fit_figure(
         clamp_number("gpu_memory_utilization", gpu_memory_utilization, *GPU_MEMORY_UTILIZATION_LIMITS, clamped), 2
     )
     block_size = clamp_rounded("block_size", block_size, *BLOCK_SIZE_LIMITS, clamped)
+    pp = clamp_rounded("pipeline_parallel", pipeline_parallel, 1, max(PIPELINE_STAGES), clamped)
+    if pp not in PIPELINE_STAGES:
+        raise ValueError(
+            f"pipeline_parallel must be one of {', '.join(map(str, PIPELINE_STAGES))}, got {pipeline_parallel}"
+        )
     if block_size not in VLLM_BLOCK_SIZES:
         raise ValueError(f"block_size must be one of {', '.join(map(str, VLLM_BLOCK_SIZES))}, got {block_size}")
     if mode not in ENGINE_LABELS:
@@ -683,7 +689,11 @@ def gpu_fit_figure(
     settings = {"n_seq": n_seq, "weights": weights, "kv": kv, "engine": mode}
     if mode == "vllm":
         settings.update(gpu_memory_utilization=utilization, block_size=block_size)
-    v = fit_verdict(arch, context, gpu=card["id"], n_gpus=n_gpus if not card.get("unified_memory") else 1, **settings)
+    single = bool(card.get("unified_memory"))  # one chip: no tensor or pipeline parallel
+    stages = pp if mode == "vllm" and not single else 1
+    v = fit_verdict(
+        arch, context, gpu=card["id"], n_gpus=1 if single else n_gpus, pipeline_parallel=stages, **settings
+    )
 
     memory = v["memory_bytes"]
     scale = max(v["total_bytes"], memory)
@@ -706,7 +716,10 @@ def gpu_fit_figure(
         other = fit_verdict(arch, context, gpu=g["id"], **settings)
         table.append({"id": g["id"], "name": g["name"], "memory": amount(other["memory_bytes"]), **_verdict_row(other)})
 
-    where = card["name"] if v["n_gpus"] == 1 else f"{v['n_gpus']} × {card['name']}"
+    gpus = v["n_gpus"] * v["pipeline_parallel"]
+    where = card["name"] if gpus == 1 else f"{gpus} × {card['name']}"
+    if v["pipeline_parallel"] > 1:
+        where += f" ({v['pipeline_parallel']} pipeline stages)"
     return {
         "params": {
             "model": info["id"],
@@ -717,6 +730,7 @@ def gpu_fit_figure(
             "mode": mode,
             "n_seq": n_seq,
             "n_gpus": v["n_gpus"],
+            "pipeline_parallel": v["pipeline_parallel"],
             "gpu_memory_utilization": utilization,
             "block_size": block_size,
         },
@@ -755,7 +769,8 @@ def gpu_fit_figure(
         "max_context_text": v["max_context_text"],
         "max_sequences": v["max_sequences"],
         "max_sequences_text": v["max_sequences_text"],
-        "per_gpu": v["n_gpus"] > 1,
+        "stages": [s["text"] for s in v["stages"]],
+        "per_gpu": gpus > 1,
         "assumptions": v["assumptions"],
         "log_lines": log_lines,
         "gpus": table,
@@ -767,6 +782,7 @@ def gpu_fit_figure(
             "kv": kv_options(),
             "modes": ENGINE_LABELS,
             "n_gpus": list(TENSOR_PARALLEL),
+            "pipeline_parallel": list(PIPELINE_STAGES),
             "block_sizes": list(VLLM_BLOCK_SIZES),
             "gpu_memory_utilization_step": GPU_MEMORY_UTILIZATION_STEP,
             "vllm_defaults": {"gpu_memory_utilization": VLLM_GPU_MEMORY_UTILIZATION, "block_size": VLLM_BLOCK_SIZE},

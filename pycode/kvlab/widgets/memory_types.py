@@ -278,6 +278,7 @@ class GpuFitParams(TypedDict):
     mode: str
     n_seq: int
     n_gpus: int
+    pipeline_parallel: int
     gpu_memory_utilization: float
     block_size: int
 
@@ -325,6 +326,7 @@ class ServingOptions(TypedDict):
 
 class GpuFitOptions(ServingOptions):
     n_gpus: list[int]
+    pipeline_parallel: list[int]
 
 
 class GpuFitFigureResult(TypedDict):
@@ -358,6 +360,7 @@ class GpuFitFigureResult(TypedDict):
     max_context_text: str
     max_sequences: int
     max_sequences_text: str
+    stages: list[str]
     per_gpu: bool
     assumptions: list[str]
     log_lines: list[str]

@@ -12,7 +12,7 @@ kvlab.register("gpu-fit", {
       for (const opt of form.kv.options) opt.disabled = !opt.dataset.modes.split(" ").includes(mode);
       if (form.kv.selectedOptions[0].disabled) form.kv.value = mode === "vllm" ? "fp8" : "q8_0";
       // vLLM's own settings: llama.cpp has no such flags, so they are off (Python ignores them there)
-      form.gpu_memory_utilization.disabled = form.block_size.disabled = mode !== "vllm";
+      form.gpu_memory_utilization.disabled = form.block_size.disabled = form.pipeline_parallel.disabled = mode !== "vllm";
     }
 
     function readState(ev) {
@@ -27,7 +27,7 @@ kvlab.register("gpu-fit", {
       async (result) => {
         data = result;
         ctx.reportClamped(data, {
-          context: "context", n_seq: "sequences", n_gpus: "GPUs",
+          context: "context", n_seq: "sequences", n_gpus: "GPUs", pipeline_parallel: "pipeline stages",
           gpu_memory_utilization: "vLLM's share of GPU memory", block_size: "block size",
         });
         kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
