@@ -35,6 +35,11 @@ PROXIES = {
         "(max_position_embeddings, https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json)",
     ),
 }
+PROXIES["Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8"] = (
+    "qwen3-30b-a3b",
+    "same layers (48), KV heads (4) and head_dim (128) as Qwen3-30B-A3B; its own context is 262,144 tokens, "
+    "which the log states (https://huggingface.co/Qwen/Qwen3-Coder-30B-A3B-Instruct/blob/main/config.json)",
+)
 PROXY_CONTEXT = {"meta-llama/Meta-Llama-3-8B": 8192}
 # models whose reserve is kept as measured (their MXFP4 MoE kernels take ~7.5 GiB, far outside the dense fit)
 MEASURED_MODELS = ("openai/gpt-oss-120b",)
@@ -51,7 +56,9 @@ def log_text(entry: dict) -> str:
 
 
 def model_of(entry: dict):
-    """A catalogue id (or proxy) for the log's model, or None."""
+    """A catalogue id (or proxy, or the entry's own config.json) for the log's model, or None."""
+    if entry.get("hf_config"):
+        return entry["hf_config"]["config"], entry["hf_config"]["source"]
     if entry.get("model_id"):
         try:
             model_architecture(entry["model_id"])
@@ -109,6 +116,8 @@ def reading_table() -> tuple[list[dict], int, int]:
         }
         if entry["engine"] == "vllm" and (entry.get("args", {}).get("tensor_parallel_size") or 1) > 1:
             stated["tensor_parallel_size"] = entry["args"]["tensor_parallel_size"]
+        if entry["engine"] == "vllm" and (entry.get("args", {}).get("pp") or 1) > 1:
+            stated["pipeline_parallel_size"] = entry["args"]["pp"]
         try:
             r = explain_engine_log(log_text(entry), model, **stated)
         except ValueError as exc:
@@ -343,5 +352,3 @@ def derive() -> dict:
         "loaded_weights": loaded,
         "general": general,
     }
-
-
