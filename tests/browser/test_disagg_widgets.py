@@ -28,13 +28,16 @@ def test_pd_transfer_recomputes_in_pyodide(warm_page, site_url):
     wait_ready(root)
     root.locator('select[name="link"]').select_option("tcp-25")
     set_range(root, "prompt_tokens", 20000)
-    want = kvlab.pd_transfer_figure(link="tcp-25", prompt_tokens=20000)
+    set_range(root, "batch", 8)
+    want = kvlab.pd_transfer_figure(link="tcp-25", prompt_tokens=20000, batch=8)
+    assert want["fits"]
     expect(root.locator(".kv-pd-headline")).to_have_text(want["headline"], timeout=60_000)
     wait_ready(root)
     rows = root.locator("table.kv-pd-compare tbody tr[data-item]")
     expect(rows).to_have_count(len(want["rows"]))
     expect(rows.nth(0).locator("td").nth(1)).to_have_text(want["rows"][0]["disaggregated"])
     expect(root.locator('table.kv-pd-links tr[data-chosen="true"] th')).to_have_text(want["link_info"]["name"])
+    expect(root.locator('output[name="batch-out"]')).to_have_text("8")
     # prefill plus one line per link
     expect(root.locator(".kv-plot .scatterlayer .trace")).to_have_count(1 + len(want["curve"]["links"]))
 
@@ -48,7 +51,7 @@ def test_kv_routing_simulates_in_pyodide(warm_page, site_url):
     want = kvlab.kv_routing_figure(skew=2, replicas=6)
     expect(root.locator(".kv-rt-headline")).to_have_text(want["headline"], timeout=60_000)
     wait_ready(root)
-    cells = root.locator("table.kv-rt-policies tbody tr[data-item] td:first-child")
+    cells = root.locator("table.kv-rt-policies tbody tr[data-item] td:first-of-type")
     expect(cells).to_have_text([p["hit_rate_text"] for p in want["policies"]])
     expect(root.locator("table.kv-rt-replicas tbody tr[data-item]")).to_have_count(6)
     expect(root.locator('output[name="replicas-out"]')).to_have_text("6")
