@@ -52,7 +52,7 @@ def seconds_text(s: float | None) -> str:
 
 
 def _percent(x: float) -> str:
-    return f"{100 * x:.1f}%" if x < 0.1 else f"{100 * x:,.0f}%"
+    return f"{100 * x:.1f}%" if x < 10 else f"{100 * x:,.0f}%"
 
 
 def link_options() -> list[dict]:
@@ -190,6 +190,7 @@ def pd_transfer_figure(
         },
         "clamped": clamped,
         "limits": {k: list(v) for k, v in PD_LIMITS.items()},
+        "prompt_text": f"{prompt_tokens:,}",
         "model_name": info["hf_id"],
         "gpu_name": card["name"],
         "link_info": {

@@ -95,6 +95,7 @@ class PdTransferFigureResult(TypedDict):
     params: PdTransferParams
     clamped: Clamped
     limits: PdTransferLimits
+    prompt_text: str
     model_name: str
     gpu_name: str
     link_info: LinkInfo

@@ -32,12 +32,14 @@ kvlab.register("pd-transfer", {
           hovertemplate: "%{x:,} tokens: %{y:.3~g} ms<extra>" + l.name + "</extra>",
         })),
       ];
+      // a phone's width puts the eight legend entries on as many rows: room below the axis for them
+      const narrow = plot.clientWidth < 560;
       await kit.plot(root, plot, traces, {
         margin: { l: 60, r: 10, t: 10, b: 50 },
-        height: 380,
+        height: narrow ? 560 : 400,
         xaxis: { type: "log", title: { text: "prompt tokens (log scale)" }, tickvals: c.prompts, ticktext: c.labels },
         yaxis: { type: "log", title: { text: "ms (log scale)" } },
-        legend: { orientation: "h", y: -0.25 },
+        legend: { orientation: "h", x: 0, xanchor: "left", y: narrow ? -0.18 : -0.22, yanchor: "top" },
         shapes: [{ type: "line", xref: "x", yref: "paper", x0: data.params.prompt_tokens, x1: data.params.prompt_tokens, y0: 0, y1: 1,
           line: { color: kit.TEXT, width: 1, dash: "dash" } }],
       });
