@@ -22,14 +22,16 @@ import ast
 import importlib
 import json
 import sys
+from pathlib import Path
 
 import kvlab
-from kvlab.core.tiny import PACKED_WEIGHTS
 
 # Files a function reads that the kvlab zip leaves out: what they are (the progress line) and
 # {site asset path: where kvlab reads it}. In the browser the worker downloads them on the
 # function's first call and writes them there (site_src/runtime/worker.js); the build serves
-# them (sitebuild/kvlab_hooks.py, MODEL_FILES).
+# them (sitebuild/kvlab_hooks.py, MODEL_FILES). The path is kvlab.core.tiny.PACKED_WEIGHTS, spelled
+# out so that importing the bridge imports nothing more (tests/python/test_lazy_import.py).
+PACKED_WEIGHTS = Path(kvlab.__file__).resolve().parent / "data" / "tiny" / "weights.npz"
 TINY_WEIGHTS = {"what": "The tiny model's weights", "files": {"models/tiny/weights.npz": str(PACKED_WEIGHTS)}}
 BROWSER_FILES = {"speculative_figure": TINY_WEIGHTS}
 

@@ -11,6 +11,7 @@ import pytest
 
 import kvlab
 from kvlab.bridge import call_json
+from kvlab.bridge import files_json as call_json_files
 from kvlab.core import tiny
 from kvlab.core.speculative import (
     draft_model,
@@ -231,3 +232,11 @@ def test_spec_decode_template_binds_paths_of_the_result_and_jinja_agrees():
     """The widget is drawn by its template alone (kvlab.kit.bind), checked as the converted widgets are."""
     binding.test_template_binds_paths_of_the_result_and_jinja_agrees("spec-decode")
     binding.test_converted_widget_js_builds_no_rows_or_list_items("spec-decode")
+
+
+def test_the_worker_writes_the_weights_where_kvlab_reads_them():
+    """kvlab.bridge names the file for the browser's worker; kvlab.core.tiny reads it from the same path."""
+    spec = json.loads(call_json_files("speculative_figure"))
+    assert spec["files"] == {"models/tiny/weights.npz": str(tiny.PACKED_WEIGHTS)}
+    assert spec["what"]
+    assert json.loads(call_json_files("race_figure")) == {"what": "", "files": {}}
