@@ -18,6 +18,7 @@ from kvlab.core.speculative import (
     greedy_check,
     greedy_generate,
     recurrent_rollback,
+    rejection_rule,
     speculative_generate,
     truncate_cache,
 )
@@ -240,3 +241,24 @@ def test_the_worker_writes_the_weights_where_kvlab_reads_them():
     assert spec["files"] == {"models/tiny/weights.npz": str(tiny.PACKED_WEIGHTS)}
     assert spec["what"]
     assert json.loads(call_json_files("race_figure")) == {"what": "", "files": {}}
+
+
+def test_the_rejection_rule_gives_the_targets_distribution_exactly(model, prompts):
+    """Speculative sampling: whatever the draft's q, the token that comes out follows the target's p,
+    and the proposal is kept with probability 1 - TV(p, q); here with the tiny model's own p and q."""
+    ids = prompts["chat"]
+    draft = draft_model(model, 1)
+    p = np.exp(model.forward(np.array([ids]))[0][0, -1].astype(np.float64))
+    q = np.exp(draft.forward(np.array([ids]))[0][0, -1].astype(np.float64))
+    p, q = p / p.sum(), q / q.sum()
+    r = rejection_rule(p, q)
+    assert np.abs(r["output"] - p).max() < 1e-12
+    assert r["accept"] == pytest.approx(1 - 0.5 * np.abs(p - q).sum(), abs=1e-12)
+    assert 0 < r["accept"] < 1
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        p, q = rng.dirichlet(np.ones(6) * 0.5), rng.dirichlet(np.ones(6) * 0.5)
+        assert np.abs(rejection_rule(p, q)["output"] - p).max() < 1e-12
+    assert rejection_rule(p, p)["accept"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="^p and q"):
+        rejection_rule([0.5, 0.5], [1.0])

@@ -42,6 +42,7 @@ __all__ = [
     "speculative_generate",
     "greedy_generate",
     "greedy_check",
+    "rejection_rule",
     "recurrent_rollback",
 ]
 
@@ -148,6 +149,29 @@ def speculative_generate(target: GPT, draft_layers: int, prompt: list[int], n_ne
         )
         seq += emitted
     return {"first": seq[len(prompt)], "tokens": seq[len(prompt) :], "cache": t_cache, "steps": steps}
+
+
+def rejection_rule(p: np.ndarray, q: np.ndarray) -> dict:
+    """One proposal under speculative *sampling*, worked out exactly instead of sampled.
+
+    The draft samples x from q; the target keeps it with probability min(1, p(x) / q(x)),
+    else samples from the leftover max(0, p - q), normalised (Leviathan et al. 2023,
+    https://arxiv.org/abs/2211.17192, section 2.3; Chen et al. 2023, algorithm 2).
+    Returns the probability that the proposal is kept (1 minus the total variation
+    distance between p and q) and the distribution of the token that comes out: p itself.
+
+    >>> r = rejection_rule([0.5, 0.5, 0.0], [0.25, 0.25, 0.5])
+    >>> r["accept"], [float(x) for x in r["output"]]
+    (0.5, [0.5, 0.5, 0.0])
+    """
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    if p.shape != q.shape or p.ndim != 1:
+        raise ValueError(f"p and q must be two distributions over the same tokens, got shapes {p.shape} and {q.shape}")
+    kept = np.minimum(p, q)  # P(the draft proposes x and the target keeps it)
+    accept = float(kept.sum())
+    leftover = np.maximum(p - q, 0.0)
+    output = kept + (1.0 - accept) * leftover / leftover.sum() if leftover.sum() > 0 else kept
+    return {"accept": accept, "output": output}
 
 
 def recurrent_rollback(k: int, accepted: int, state_bytes: int) -> dict:
