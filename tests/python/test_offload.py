@@ -241,9 +241,21 @@ def test_bad_input_names_the_field(kwargs, field):
     assert reply["error"].startswith(f"ValueError: {field} ")
 
 
-def test_weights_that_do_not_fit_name_the_gpu():
-    with pytest.raises(ValueError, match="^gpu 'l4' has no room for a KV cache"):
-        offload_figure(model="llama-3.1-70b", gpu="l4")
+def test_weights_that_do_not_fit_even_eight_gpus_name_the_gpu():
+    with pytest.raises(ValueError, match="^gpu 'l4' has no room for a KV cache: .* FP8 weights"):
+        offload_figure(model="deepseek-v3", gpu="l4")
+
+
+def test_a_model_too_big_for_one_gpu_runs_tensor_parallel_on_the_fewest_that_hold_it():
+    one = offload_estimate("llama-3.1-70b", "h100-sxm", 8192, 1000, 0.8, 5, 0.5, 256, 2, 5)
+    assert one["n_gpus"] == 2  # 131 GiB of BF16 weights: not one 80 GB card, but two
+    card = get_gpu("h100-sxm")
+    arch = model_architecture("llama-3.1-70b")
+    assert one["recompute_seconds"] == pytest.approx(recompute_seconds(arch, 8192, card) / 2)
+    assert one["tiers"][1]["gb_s"] == 2 * link("pcie5")["gb_s"]  # each GPU loads its share over its own link
+    assert offload_estimate("llama-3.1-70b", "b200", 8192, 1000, 0.8, 5, 0.5, 256, 2, 5)["n_gpus"] == 1
+    d = offload_figure(model="llama-3.1-70b")
+    assert d["gpu_name"].startswith("2 × ") and "tensor parallel" in d["text"]["capacity"]
 
 
 def test_out_of_range_is_clamped_and_said():

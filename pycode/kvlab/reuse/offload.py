@@ -44,10 +44,11 @@ import numpy as np
 from kvlab.inputs import finite_number, one_of
 from kvlab.dtypes import KV_TYPES, kv_type, row_bytes
 from kvlab.memory.architecture import CHUNKED, FULL, SLIDING, Architecture
-from kvlab.memory.catalogue import DATA_DIR, get_gpu, gpu_memory_bytes, model_architecture
+from kvlab.memory.catalogue import DATA_DIR, get_gpu, get_model, gpu_memory_bytes, model_architecture
 from kvlab.memory.kv_bytes import VLLM_GPU_MEMORY_UTILIZATION, kv_bytes_per_token, kv_cache_bytes, vllm_capacity
 from kvlab.memory.serving import prefill_flops
-from kvlab.memory.weights import model_weights_bytes
+from kvlab.memory.verdict import TENSOR_PARALLEL
+from kvlab.memory.weights import model_weights_bytes, weight_format
 
 POLICIES = ("write-through", "evict-down")
 TIERS = ("hbm", "dram", "nvme", "remote")
@@ -341,10 +342,13 @@ def offload_estimate(
 ) -> dict:
     """Hit rates per tier and what each hit saves, for `n_prefixes` shared prefixes of `prefix_tokens`.
 
-    HBM's tier is `hbm_share` of what vLLM leaves for the KV cache on `gpu` after the BF16 weights
-    (the rest holds the running requests); the others are the sizes given (0: no such tier). The
-    link back into HBM is the GPU's own unless `link_id` names another. `trace_requests` > 0 also
-    replays that many requests through the tiers (`sampled_trace`) to check the closed form.
+    The model runs on the fewest `gpu`s (1, 2, 4 or 8, tensor parallel) whose memory holds its weights
+    (in the catalogue's format) and leaves room for a KV cache; each GPU holds its share of every
+    prefix and loads it over its own host link, so the group prefills and loads n times as fast.
+    HBM's tier is `hbm_share` of what vLLM leaves for the KV cache after the weights (the rest holds
+    the running requests); the others are the sizes given (0: no such tier). The link back into HBM
+    is the GPU's own unless `link_id` names another. `trace_requests` > 0 also replays that many
+    requests through the tiers (`sampled_trace`) to check the closed form.
     """
     arch = model_architecture(model)
     card = get_gpu(gpu)
@@ -359,31 +363,39 @@ def offload_estimate(
     efficiency = finite_number("prefill_efficiency", prefill_efficiency, minimum=0.01, maximum=1)
     nvme_drives = finite_number("nvme_drives", nvme_drives, minimum=1, maximum=64, integer=True)
     own = gpu_link(card["id"])
-    host = link(link_id or own["link"])
-    paths = _tier_paths(host, nvme_drive(nvme_id), nvme_drives, network(network_id))
+    one_link = link(link_id or own["link"])
     p = zipf_popularity(n_prefixes, zipf)
 
-    weights = model_weights_bytes(arch, "BF16")["bytes"]
-    vllm = vllm_capacity(arch, gpu_memory_bytes(card), weights, prefix_tokens)
-    kv_space = vllm["kv_available_bytes"]
-    if kv_space <= 0:
+    fmt = weight_format(get_model(model)["weights_dtype"]) if isinstance(model, str) else "BF16"
+    weights = model_weights_bytes(arch, fmt)["bytes"]
+    for n_gpus in TENSOR_PARALLEL:
+        per_gpu = vllm_capacity(arch, gpu_memory_bytes(card), weights // n_gpus, prefix_tokens)["kv_available_bytes"]
+        if per_gpu > 0:
+            break
+    else:
         raise ValueError(
-            f"gpu {card['id']!r} has no room for a KV cache: {arch.name}'s BF16 weights "
-            f"({weights / GIB:,.1f} GiB) fill vLLM's {VLLM_GPU_MEMORY_UTILIZATION:g} of its "
-            f"{gpu_memory_bytes(card) / GIB:,.0f} GiB; pick a larger GPU or a smaller model"
+            f"gpu {card['id']!r} has no room for a KV cache: {arch.name}'s {fmt} weights "
+            f"({weights / GIB:,.1f} GiB) fill vLLM's {VLLM_GPU_MEMORY_UTILIZATION:g} of even "
+            f"{TENSOR_PARALLEL[-1]} x {gpu_memory_bytes(card) / GIB:,.0f} GiB; pick a larger GPU or a smaller model"
         )
+    kv_space = n_gpus * per_gpu
+    group = {**card, "bf16_dense_tflops": card["bf16_dense_tflops"] * n_gpus}  # prefill split n ways
+    host = {**one_link, "gb_s": one_link["gb_s"] * n_gpus}  # each GPU loads its share over its own link
+    if n_gpus > 1:
+        host["name"] = f"{n_gpus} x {one_link['name']}"
+    paths = _tier_paths(host, nvme_drive(nvme_id), nvme_drives, network(network_id))
     sizes = {"hbm": hbm_share * kv_space, **sizes}
     one = prefix_bytes(arch, prefix_tokens)
     capacities = [int(sizes[t] // one) for t in TIERS]
     rates = tier_hit_rates(p, capacities, policy)
     trace = sampled_trace(p, capacities, policy, trace_requests, seed) if trace_requests else None
-    recompute = recompute_seconds(arch, prefix_tokens, card, efficiency)
+    recompute = recompute_seconds(arch, prefix_tokens, group, efficiency)
 
     tiers = []
     for i, t in enumerate(TIERS):
         path = paths.get(t)
         load = 0.0 if path is None else load_seconds(one, path["gb_s"], path["latency_us"])
-        cross = None if path is None else crossover_tokens(arch, card, path["gb_s"], path["latency_us"], efficiency)
+        cross = None if path is None else crossover_tokens(arch, group, path["gb_s"], path["latency_us"], efficiency)
         tiers.append(
             {
                 "tier": t,
@@ -396,7 +408,7 @@ def offload_estimate(
                 "via": "already in HBM" if path is None else path["via"],
                 "load_seconds": load,
                 "crossover_tokens": cross,
-                "crossover_seconds": None if cross is None else recompute_seconds(arch, cross, card, efficiency),
+                "crossover_seconds": None if cross is None else recompute_seconds(arch, cross, group, efficiency),
                 "loading_wins": load < recompute,
             }
         )
@@ -409,7 +421,7 @@ def offload_estimate(
     host_bytes_per_s = rate * one * sum(r["hit_rate"] for r in offloaded)
     curve = {
         "tokens": CURVE_TOKENS,
-        "recompute": [recompute_seconds(arch, n, card, efficiency) for n in CURVE_TOKENS],
+        "recompute": [recompute_seconds(arch, n, group, efficiency) for n in CURVE_TOKENS],
         "load": {
             t: [
                 load_seconds(int(b), paths[t]["gb_s"], paths[t]["latency_us"])
@@ -421,6 +433,8 @@ def offload_estimate(
     return {
         "model": arch.name,
         "gpu": card["name"],
+        "n_gpus": n_gpus,
+        "weights_format": fmt,
         "policy": policy,
         "prefix_tokens": prefix_tokens,
         "prefix_bytes": one,
@@ -434,7 +448,7 @@ def offload_estimate(
         "trace": trace,
         "recompute_seconds": recompute,
         "prefill_flops": prefill_flops(arch, prefix_tokens),
-        "peak_tflops": card["bf16_dense_tflops"],
+        "peak_tflops": group["bf16_dense_tflops"],
         "prefill_efficiency": efficiency,
         "seconds_per_request": {
             "no_cache": recompute,
@@ -443,10 +457,15 @@ def offload_estimate(
             "best": best,
         },
         "hbm_hit_rate_alone": 1 - hbm_only / recompute if recompute else 0.0,
-        "gpu_seconds_saved_per_hour": rate * 3600 * (hbm_only - miss * recompute),
-        "recompute_busy": rate * miss * recompute,  # GPUs kept busy prefilling missed prefixes
-        "recompute_busy_hbm_only": rate * hbm_only,
-        "recompute_busy_best": rate * recompute * (miss + sum(r["hit_rate"] for r in tiers if not r["loading_wins"])),
+        "gpu_seconds_saved_per_hour": n_gpus * rate * 3600 * (hbm_only - miss * recompute),
+        # GPUs kept busy prefilling the prefixes that are not loaded (all n of the group for each)
+        "recompute_busy": n_gpus * rate * miss * recompute,
+        "recompute_busy_hbm_only": n_gpus * rate * hbm_only,
+        "recompute_busy_no_cache": n_gpus * rate * recompute,
+        "recompute_busy_best": n_gpus
+        * rate
+        * recompute
+        * (miss + sum(r["hit_rate"] for r in tiers if not r["loading_wins"])),
         "host_link_gb_s_used": host_bytes_per_s / 1e9,
         "host_link_busy": host_bytes_per_s / (host["gb_s"] * 1e9),
         "tier_busy": {t["tier"]: rate * t["hit_rate"] * one / (t["gb_s"] * 1e9) for t in offloaded},

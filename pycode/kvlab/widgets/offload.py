@@ -238,7 +238,11 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
     }
     rate = params["requests_per_second"]
     per_request = [
-        {"label": "no prefix cache", "seconds": seconds_text(per["no_cache"]), "busy": _busy(rate * per["no_cache"])},
+        {
+            "label": "no prefix cache",
+            "seconds": seconds_text(per["no_cache"]),
+            "busy": _busy(e["recompute_busy_no_cache"]),
+        },
         {"label": "HBM only", "seconds": seconds_text(per["hbm_only"]), "busy": _busy(e["recompute_busy_hbm_only"])},
         {
             "label": "HBM + offload tiers (load every hit)",
@@ -282,11 +286,7 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
             f"{e['prefill_flops'] / 1e12:,.1f} TFLOP / ({e['peak_tflops']:g} TFLOPS × {params['prefill_percent']}%) = "
             f"{seconds_text(recompute)}. Loading it from tier t: {human_bytes(e['prefix_bytes'])} / bandwidth(t) + latency(t)."
         ),
-        "capacity": (
-            f"{e['gpu']} keeps {human_bytes(e['kv_space_bytes'])} for the KV cache after {human_bytes(e['weights_bytes'])} "
-            f"of BF16 weights (vLLM, 0.9 of its memory); {params['hbm_percent']}% of it holds cached prefixes, the rest "
-            "the running requests."
-        ),
+        "capacity": _capacity_text(e, params),
         "trace": _trace_text(e, params, traced),
         "links": (
             f"Reloads cross {host['name']} at {e['host_link_gb_s_used']:,.2f} GB/s on average: "
@@ -341,7 +341,7 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
             "policies": [{"id": k, "label": v} for k, v in POLICY_LABELS.items()],
         },
         "model_name": e["model"],
-        "gpu_name": e["gpu"],
+        "gpu_name": _gpus(e),
         "prefix_text": tokens_text(params["prefix_tokens"]),
         "prefix_size": human_bytes(e["prefix_bytes"]),
         "recompute": seconds_text(recompute),
@@ -361,8 +361,27 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
         "curve_rows": curve_rows,
         "curve_names": [TIER_NAMES[t] for t in TIERS[1:]],
         "assumptions": assumptions,
-        "status": f"Computed in your browser by kvlab.offload_figure ({e['model']} on {e['gpu']}).",
+        "status": f"Computed in your browser by kvlab.offload_figure ({e['model']} on {_gpus(e)}).",
     }
+
+
+def _gpus(e: dict) -> str:
+    return e["gpu"] if e["n_gpus"] == 1 else f"{e['n_gpus']} × {e['gpu']}"
+
+
+def _capacity_text(e: dict, params: dict) -> str:
+    n = e["n_gpus"]
+    where = (
+        e["gpu"]
+        if n == 1
+        else f"Its {e['weights_format']} weights need {n} × {e['gpu']} (tensor parallel: each GPU holds and loads its "
+        f"share of every prefix over its own link, and they prefill together). Together they"
+    )
+    return (
+        f"{where} keep{'s' if n == 1 else ''} {human_bytes(e['kv_space_bytes'])} for the KV cache after {human_bytes(e['weights_bytes'])} "
+        f"of {e['weights_format']} weights (vLLM, 0.9 of the memory); {params['hbm_percent']}% of it holds cached "
+        "prefixes, the rest the running requests."
+    )
 
 
 def _busy(gpus: float) -> str:
