@@ -22,7 +22,24 @@ ROOT = Path(__file__).resolve().parents[2]
 WIDGETS = ROOT / "site_src" / "widgets"
 
 # the widgets whose markup is the template alone (kit.bind fills it)
-CONVERTED = ["kv-memory", "gpu-fit", "quadratic-wall", "serving", "engine-log", "race", "reprocessing", "step-through", "tokens", "prefill-decode", "tradeoff-map", "prefix-blocks", "prefix-cases"]
+CONVERTED = [
+    "kv-memory",
+    "gpu-fit",
+    "quadratic-wall",
+    "serving",
+    "engine-log",
+    "race",
+    "reprocessing",
+    "step-through",
+    "tokens",
+    "prefill-decode",
+    "tradeoff-map",
+    "prefix-blocks",
+    "prefix-cases",
+    "prefix-cache",
+    "context-shift",
+    "api-cache",
+]
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 BOUND = ("data-bind", "data-bind-links", "data-bind-attr", "data-bind-hidden", "data-bind-class", "data-bind-style")

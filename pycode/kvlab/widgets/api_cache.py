@@ -20,6 +20,7 @@ from kvlab.reuse.api_cache_cost import (
     api_price_table,
     break_even,
 )
+from kvlab.widgets.views import api_cache_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.api_cache_types import ApiCacheFigureResult
@@ -162,6 +163,7 @@ def _working(c: dict, m: dict, p: dict) -> str:
     )
 
 
+@with_view(api_cache_view)
 def api_cache_figure(
     prefix_tokens: int = 10_000,
     unique_tokens: int = 500,

@@ -8,6 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import Clamped, IdLabel, KeyLabel
+from kvlab.widgets.views_types import ApiCacheView
 
 
 class ApiCacheParams(TypedDict):
@@ -125,3 +126,4 @@ class ApiCacheFigureResult(TypedDict):
     compare: list[ApiCacheCompareRow]
     curve: ApiCacheCurve
     status: str
+    view: ApiCacheView  # display strings for the template (kvlab.widgets.views)

@@ -20,6 +20,7 @@ from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.wording import span_text
 from kvlab.inputs import clamp_int, clamp_rounded, clamp_view_int, one_of, view_limits
+from kvlab.widgets.views import context_shift_display, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.eviction_types import (
@@ -193,6 +194,7 @@ def eviction_view(
 KEPT, VISIBLE, DISCARDED = 3, 2, 1
 
 
+@with_view(context_shift_display)
 def context_shift_view(
     prompt_len: int = 8, n_generate: int = 40, n_ctx: int = 32, n_keep: int = 4, mode: str = "shift"
 ) -> ContextShiftViewResult:

@@ -8,6 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import NotRequired, TypedDict
 
 from kvlab.widgets.shared_types import Clamped, ServerCommand
+from kvlab.widgets.views_types import ContextShiftDisplay
 
 
 class EvictionParams(TypedDict):
@@ -148,6 +149,7 @@ class ContextShiftViewResult(TypedDict):
     grid: list[list[int]]  # [step][token]: 0 not fed yet, 1 discarded, 2 seen, 3 seen and kept
     n_past: list[int]
     text: ContextShiftText
+    view: ContextShiftDisplay  # display strings for the template (kvlab.widgets.views)
 
 
 class DoorCodeChatText(TypedDict):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, run_requests, shared_prompt_requests
 from kvlab.wording import sci
 from kvlab.inputs import clamp_int, clamp_number, view_limits
-from kvlab.widgets.views import prefix_blocks_view, prefix_cases_view, with_view
+from kvlab.widgets.views import prefix_blocks_view, prefix_cache_view, prefix_cases_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.prefix_types import PrefixBlocksResult, PrefixCacheFigureResult, PrefixCasesResult
@@ -120,6 +120,7 @@ def _cumulative(values: list[int]) -> list[int]:
 # ---------------------------------------------------------------------------- prefix_cache_figure, prefix_blocks
 
 
+@with_view(prefix_cache_view)
 def prefix_cache_figure(
     n_requests: int = 1000,
     prefix_len: int = 100,

@@ -8,7 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import Clamped, KeyLabel
-from kvlab.widgets.views_types import PrefixBlocksView, PrefixCasesView
+from kvlab.widgets.views_types import PrefixBlocksView, PrefixCacheView, PrefixCasesView
 
 
 class PrefixCacheParams(TypedDict):
@@ -89,6 +89,7 @@ class PrefixCacheFigureResult(TypedDict):
     blocks: BlockPrefixCacheRun
     granularity: list[GranularityRow]
     text: PrefixCacheText
+    view: PrefixCacheView  # display strings for the template (kvlab.widgets.views)
 
 
 class PrefixBlocksParams(TypedDict):

@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kvlab.widgets.views_types import (
+        ApiCacheView,
+        ContextShiftDisplay,
         GpuFitView,
         KvMemoryView,
         OdometerFrame,
         OdometerSide,
         PrefixBlocksView,
+        PrefixCacheView,
         PrefixCasesView,
         RaceView,
         ReprocessingView,
@@ -366,5 +369,57 @@ def prefix_cases_view(data: dict) -> PrefixCasesView:
                 "blocks": [{"status": b["status"], "tokens": b["tokens"]} for b in r["blocks"]],
             }
             for i, r in enumerate(data["requests"], start=1)
+        ],
+    }
+
+
+def prefix_cache_view(data: dict) -> PrefixCacheView:
+    block_size = data["params"]["block_size"]
+    return {
+        "blocks_name": f"{block_size}-token blocks (vLLM)",
+        "granularity": [
+            {
+                "block_size": g["block_size"],
+                "row": "current" if g["block_size"] == block_size else None,
+                "reused_per_request": f"{g['tokens_reused_per_request']:,}",
+                "recomputed_of_prefix": f"{g['tokens_recomputed_of_prefix']:,}",
+                "reused": f"{g['tokens_reused']:,}",
+            }
+            for g in data["granularity"]
+        ],
+    }
+
+
+CONTEXT_SHIFT_CELLS = ["not written yet", "discarded", "seen by the model", "seen, protected by n_keep"]
+
+
+def context_shift_display(data: dict) -> ContextShiftDisplay:
+    grid = data["grid"]
+    return {
+        "last_step": len(grid) - 1,
+        "last_token": len(grid[0]) - 1 if grid else 0,
+        "cells": CONTEXT_SHIFT_CELLS,
+    }
+
+
+def api_cache_view(data: dict) -> ApiCacheView:
+    m, c = data["model_info"], data["curve"]
+    return {
+        "model": f"{m['vendor_name']} · {m['name']}",
+        "curve_heads": [f"{s['name']}, {kind}" for s in c["series"] for kind in ("cached", "not cached")],
+        "curve_rows": [
+            {
+                "rate": rate,
+                "cells": [text for s in c["series"] for text in (s["cached_text"][i], s["uncached_text"][i])],
+            }
+            for i, rate in enumerate(c["rate_labels"])
+        ],
+        "compare": [
+            {
+                "name": f"{o['vendor_name']} · {o['name']}",
+                "row": "chosen" if o["chosen"] else None,
+                "cells": [o[k] for k in ("uncached_per_day", "cached_per_day", "saving", "hit_rate", "break_even", "status")],
+            }
+            for o in data["compare"]
         ],
     }

@@ -230,3 +230,40 @@ class CaseRequestView(TypedDict):
 class PrefixCasesView(TypedDict):
     case: str  # the case's label, for the status line
     requests: list[CaseRequestView]
+
+
+class GranularityRowView(TypedDict):
+    block_size: int
+    row: str | None  # "current": the block size chosen
+    reused_per_request: str
+    recomputed_of_prefix: str
+    reused: str
+
+
+class PrefixCacheView(TypedDict):
+    blocks_name: str
+    granularity: list[GranularityRowView]
+
+
+class ContextShiftDisplay(TypedDict):
+    last_step: int
+    last_token: int
+    cells: list[str]  # a raster cell's meaning, by its value (0..3)
+
+
+class ApiCacheCurveRow(TypedDict):
+    rate: str
+    cells: list[str]  # per series: cached, not cached
+
+
+class ApiCacheCompareView(TypedDict):
+    name: str
+    row: str | None  # "chosen": the model picked
+    cells: list[str]
+
+
+class ApiCacheView(TypedDict):
+    model: str
+    curve_heads: list[str]
+    curve_rows: list[ApiCacheCurveRow]
+    compare: list[ApiCacheCompareView]

@@ -1,36 +1,17 @@
-/* Prompt caching on the API. State → kvlab.api_cache_figure in Pyodide → render.
- * Every number and every sentence come from Python; JS reads the form, places the
- * strings and draws the curve (cost per request against requests per hour, per vendor). */
+/* Prompt caching on the API. State → kvlab.api_cache_figure in Pyodide → kit.bind fills the
+ * template's sentences and tables from Python's result; JS reads the form and draws the curve
+ * (cost per request against requests per hour, per vendor). */
 kvlab.register("api-cache", {
   mount(root, ctx) {
     const kit = kvlab.kit;
     const form = root.querySelector("form.kv-controls");
     const plot = root.querySelector(".kv-plot");
-    const field = (name) => root.querySelector(`[data-field="${name}"]`);
     const COLORS = { anthropic: "#d84315", openai: "#2e7d32", google: "#1e88e5" };
     const NAMES = {
       prefix_tokens: "shared prefix", unique_tokens: "own tokens", output_tokens: "output tokens",
       requests_per_hour: "requests per hour", hours: "hours a day",
     };
     let data = ctx.data;
-
-    const num = (name, fallback) => {
-      const v = Number(form[name].value);
-      return form[name].value !== "" && Number.isFinite(v) ? v : fallback;
-    };
-    function readForm() {
-      form["hours-out"].value = form.hours.value;
-      const p = data.params;
-      return {
-        model: form.model.value,
-        ttl: form.ttl.value,
-        prefix_tokens: num("prefix_tokens", p.prefix_tokens),
-        unique_tokens: num("unique_tokens", p.unique_tokens),
-        output_tokens: num("output_tokens", p.output_tokens),
-        requests_per_hour: num("requests_per_hour", p.requests_per_hour),
-        hours: num("hours", p.hours),
-      };
-    }
 
     const compute = ctx.live(
       "api_cache_figure",
@@ -40,48 +21,17 @@ kvlab.register("api-cache", {
         for (const k of Object.keys(NAMES)) if (k in data.clamped) form[k].value = data.params[k];
         form["hours-out"].value = data.params.hours;
         form.ttl.disabled = !data.ttl_applies;
-        await render();
+        kit.bind(root, data);
+        await draw();
       },
       (d) => d.status
     );
+    const update = () => {
+      form["hours-out"].value = form.hours.value;
+      return compute(kit.readForm(form, data.params));
+    };
 
-    function renderText() {
-      const t = data.text;
-      for (const k of ["verdict", "break_even", "working", "gap", "requests_per_day", "hit_rate", "month",
-        "uncached_per_request", "cached_per_request", "uncached_per_day", "cached_per_day",
-        "uncached_per_month", "cached_per_month"]) field(k).textContent = t[k];
-      const m = data.model_info;
-      field("model").textContent = `${m.vendor_name} · ${m.name}`;
-      field("prices").textContent = m.prices;
-      field("status").textContent = m.status_text;
-      field("read").textContent = m.read;
-      field("source-link").href = m.source;
-      const curve = field("curve");
-      const head = kit.el("tr");
-      head.append(kit.el("th", null, "requests per hour"));
-      for (const s of data.curve.series) head.append(kit.el("th", null, `${s.name}, cached`), kit.el("th", null, `${s.name}, not cached`));
-      head.querySelectorAll("th").forEach((th) => th.setAttribute("scope", "col"));
-      curve.tHead.replaceChildren(head);
-      curve.tBodies[0].replaceChildren(...data.curve.rate_labels.map((r, i) => {
-        const tr = kit.el("tr");
-        const th = kit.el("th", null, r);
-        th.setAttribute("scope", "row");
-        tr.append(th);
-        for (const s of data.curve.series) tr.append(kit.el("td", null, s.cached_text[i]), kit.el("td", null, s.uncached_text[i]));
-        return tr;
-      }));
-      field("compare").tBodies[0].replaceChildren(...data.compare.map((c) => {
-        const tr = kit.el("tr", c.chosen ? "kv-ac-chosen" : null);
-        const th = kit.el("th", null, `${c.vendor_name} · ${c.name}`);
-        th.setAttribute("scope", "row");
-        tr.append(th);
-        for (const v of [c.uncached_per_day, c.cached_per_day, c.saving, c.hit_rate, c.break_even, c.status]) tr.append(kit.el("td", null, v));
-        return tr;
-      }));
-    }
-
-    async function render() {
-      renderText();
+    function draw() {
       const c = data.curve;
       const traces = [];
       for (const s of c.series) {
@@ -93,7 +43,7 @@ kvlab.register("api-cache", {
             line: { color, width: 1.5, dash: "dot" }, hovertemplate: "%{x} per hour: %{text}<extra>" + s.name + "</extra>" }
         );
       }
-      await kit.plot(root, plot, traces, {
+      return kit.plot(root, plot, traces, {
         margin: { l: 60, r: 10, t: 10, b: 50 },
         height: 360,
         xaxis: { type: "log", title: { text: "requests per hour (log scale)" }, tickvals: c.ticks.values, ticktext: c.ticks.labels },
@@ -104,7 +54,7 @@ kvlab.register("api-cache", {
       });
     }
 
-    form.addEventListener("input", () => compute(readForm()));
-    return { activate: () => compute(readForm()) };
+    form.addEventListener("input", update);
+    return { activate: update };
   },
 });
