@@ -211,6 +211,13 @@ def test_the_widget_shows_the_estimate_and_says_which_tier_loses():
     assert d["text"]["trace"].startswith("Checked against a sampled trace")
 
 
+def test_a_prefix_longer_than_the_models_context_is_said():
+    assert (
+        "longer than the model's context of 131,072 tokens" in offload_figure(prefix_tokens=262144)["text"]["verdict"]
+    )
+    assert "context" not in offload_figure()["text"]["verdict"]
+
+
 def test_above_the_trace_limit_the_page_says_closed_form_only():
     d = offload_figure(n_prefixes=TRACE_MAX_PREFIXES + 1)
     assert not d["traced"] and d["numbers"]["trace_rates"] is None

@@ -435,6 +435,7 @@ def offload_estimate(
         "gpu": card["name"],
         "n_gpus": n_gpus,
         "weights_format": fmt,
+        "max_context": arch.max_position_embeddings,
         "policy": policy,
         "prefix_tokens": prefix_tokens,
         "prefix_bytes": one,

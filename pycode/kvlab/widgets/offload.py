@@ -398,6 +398,8 @@ def _verdict(e: dict, params: dict) -> str:
         f"{seconds_text(per['with_tiers'])} on average instead of {seconds_text(per['hbm_only'])} with HBM alone "
         f"({seconds_text(per['no_cache'])} with no cache)."
     )
+    if e["max_context"] and params["prefix_tokens"] > e["max_context"]:
+        head += f" (A prefix of {tokens_text(params['prefix_tokens'])} is longer than the model's context of {tokens_text(e['max_context'])}.)"
     losers = [x for x in t[1:] if x["prefixes"] and not x["loading_wins"]]
     if losers:
         head += " " + " ".join(
