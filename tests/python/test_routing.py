@@ -40,6 +40,9 @@ def test_block_lru_hits_what_vllm_style_block_prefix_cache_hits(capacity, prefix
         got = fast.process(g, ids)
         assert got == want["blocks_hit"]
         assert len(fast.blocks) == len(ref.blocks)
+        for h in range(groups):  # the tracked run is what a scan of the cache finds
+            run = next((j for j in range(prefix_blocks) if h * prefix_blocks + j not in fast.blocks), prefix_blocks)
+            assert fast.match(h) == run
 
 
 def test_one_replica_with_room_for_everything_reaches_the_closed_form_ceiling():

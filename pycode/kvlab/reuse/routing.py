@@ -37,7 +37,6 @@ True
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import OrderedDict
 from heapq import heappop, heappush
 
@@ -87,29 +86,34 @@ class BlockLRU:
         self.capacity = capacity
         self.prefix_blocks = prefix_blocks
         self.blocks: OrderedDict[int, None] = OrderedDict()  # first = least recently used
+        # per group, its prefix blocks cached: always a leading run (the head is freed last, so the tail
+        # goes first), so evicting block j of a group cuts its run to j
+        self.cached: dict[int, int] = {}
 
     def match(self, group: int) -> int:
-        """Leading prefix blocks of `group` cached. The cached part of a prefix is always a leading run
-        (the head is freed last), so a bisection finds its end."""
-        base = group * self.prefix_blocks
-        blocks = self.blocks
-        return bisect_left(range(self.prefix_blocks), True, key=lambda j: base + j not in blocks)
+        """Leading prefix blocks of `group` cached."""
+        return self.cached.get(group, 0)
 
     def process(self, group: int, own_ids: list[int]) -> int:
-        """Prefill one request (its group's prefix, then its own blocks); returns the prefix blocks hit."""
-        blocks = self.blocks
-        base = group * self.prefix_blocks
+        """Prefill one request (its group's prefix, then its own blocks); returns the prefix blocks hit.
+
+        As vLLM does it: the hit blocks are in use (never evicted under the request), misses take the least
+        recently used blocks' places, and the finished request's blocks are freed tail first, so they end
+        up most recently used in the order: own blocks (last first), then the prefix, its head last.
+        """
+        blocks, n, cached = self.blocks, self.prefix_blocks, self.cached
+        base = group * n
         hit = self.match(group)
-        for j in range(hit):  # hits are in use: out of the eviction's way
-            blocks.move_to_end(base + j)
-        for key in [base + j for j in range(hit, self.prefix_blocks)] + own_ids:
-            if len(blocks) >= self.capacity:
-                blocks.popitem(last=False)
-            blocks[key] = None
-        for key in reversed(own_ids):  # the request finishes: freed tail first, the prefix head last
-            blocks.move_to_end(key)
-        for j in range(self.prefix_blocks - 1, -1, -1):
-            blocks.move_to_end(base + j)
+        for key in range(base, base + hit):  # in use: out of the eviction's way (put back below)
+            del blocks[key]
+        for _ in range(len(blocks) + n + len(own_ids) - self.capacity):
+            victim = blocks.popitem(last=False)[0]
+            if victim >= 0:  # a prefix block: its group's run now ends before it
+                g, j = divmod(victim, n)
+                cached[g] = min(cached[g], j)
+        blocks.update(dict.fromkeys(own_ids[::-1] + list(range(base + n - 1, base - 1, -1))))
+        if n:
+            cached[group] = n
         return hit
 
 
