@@ -46,6 +46,7 @@ POLICY_LABELS = {
     "write-through": "write-through: every tier keeps what the GPU computes (as LMCache and HiCache's write_through do)",
     "evict-down": "evict-down: a tier holds only what fell out of the tier above",
 }
+POLICY_SHORT = {"write-through": "write-through (every tier keeps a copy)", "evict-down": "evict-down (victim cache)"}
 CURVE_TICKS = [256, 1024, 4096, 16384, 65536, 262144, 1048576]
 
 
@@ -338,7 +339,7 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
             "links": _link_options(),
             "nvmes": [{"id": n["id"], "label": f"{n['name']}, {n['read_gb_s']:g} GB/s"} for n in d["nvme"]],
             "networks": [{"id": n["id"], "label": f"{n['name']}, {n['gb_s']:g} GB/s"} for n in d["networks"]],
-            "policies": [{"id": k, "label": v} for k, v in POLICY_LABELS.items()],
+            "policies": [{"id": k, "label": POLICY_SHORT[k]} for k in POLICIES],
         },
         "model_name": e["model"],
         "gpu_name": _gpus(e),
