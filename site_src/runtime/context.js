@@ -120,6 +120,8 @@
               await render(data);
               ctx.say(describe ? describe(data) : `Computed in your browser by kvlab.${fn}.`);
               ctx.setState("ready");
+              // drawn: the form holds the values used (embed.js keeps the address bar in step)
+              root.dispatchEvent(new CustomEvent("kvlab:rendered"));
             } catch (err) {
               ctx.fail(err);
             } finally {
@@ -196,8 +198,10 @@
     root.querySelectorAll("[data-static-only]").forEach((el) => el.setAttribute("hidden", ""));
     root.querySelectorAll("form.kv-controls").forEach((f) => f.addEventListener("submit", (ev) => ev.preventDefault()));
     const ctx = makeContext(root);
-    // an embed's ?name=value settings go into the form first, so mount() reads them
+    // a link's settings go into the form first, so mount() reads them: an embed's
+    // ?name=value, a content page's ?<key>.name=value (embed.js)
     if (root.dataset.embed === "true") kv.mountEmbedPage(root, ctx);
+    else kv.mountLinkedSettings(root, ctx);
     let instance;
     try {
       instance = def.mount(root, ctx) || {};
@@ -205,7 +209,10 @@
       ctx.fail(err);
       return;
     }
-    if (root.dataset.embed !== "true") kv.mountEmbedControl(root);
+    if (root.dataset.embed !== "true") {
+      kv.mountEmbedControl(root);
+      kv.mountLinkControl(root);
+    }
     const runtimes = (root.dataset.runtimes || "python").split(" ").filter(Boolean);
     let activated = false;
     const activate = (explicit) => {
@@ -217,18 +224,20 @@
       if (root.querySelector(".kv-plot:not(.kv-hm)")) kv.plotly().catch(() => {});
       const button = root.querySelector(".kv-live-button");
       if (button) button.remove();
-      // an embed link's settings: the widget reads its form on "input", as when a
-      // reader moves a control; then activate() computes from them
+      // a link's settings (an embed's or a content page's): the widget reads its form on
+      // "input", as when a reader moves a control; then activate() computes from them
       const form = root.querySelector("form.kv-controls");
       if (root.dataset.embedApplied && form) form.dispatchEvent(new Event("input", { bubbles: true }));
       delete root.dataset.embedApplied;
+      ["embed-applied", "link-applied"].forEach((key) => ctx.notice("", key)); // the figure follows them now
       Promise.resolve(instance.activate && instance.activate())
         .then(() => root.dataset.embed !== "true" && !saveData() && whenIdle(() => kv.plotly().catch(() => {})))
         .catch((err) => ctx.fail(err));
     };
     root.kvActivate = activate;
-    // intent: any control of the widget; not its embed panel, its live button (which
-    // says what it downloads), a link, or a code block (copying or scrolling a command)
+    // intent: any control of the widget; not its Embed or Link button or panel (.kv-embed-*),
+    // its live button (which says what it downloads), a link, or a code block (copying or
+    // scrolling a command)
     ["pointerdown", "focusin", "keydown"].forEach((type) =>
       root.addEventListener(type, (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, pre, a") && activate(false))
     );

@@ -5,7 +5,13 @@
  *                                                    only the widget's own controls, numbers
  *                                                    decimal only and clamped (with a notice),
  *                                                    choices checked against the options
+ *   kvlab.widgetSettings(root, prefix)               the widget's current settings as a query (the
+ *                                                    Embed snippet's, the Link's and the address bar's)
+ *   kvlab.widgetKey(root)                            its key in a page's address: the widget's name,
+ *                                                    "-2", "-3" … for later ones of the same name
  *   kvlab.mountEmbedControl(root)                    the Embed button on a content page
+ *   kvlab.mountLinkControl(root)                     the Link button, and the address bar following the reader
+ *   kvlab.mountLinkedSettings(root, ctx)             a content page's ?<key>.name=value settings for this widget
  *   kvlab.mountEmbedPage(root, ctx)                  an embed page: resize messages, URL settings, copy buttons
  *   kvlab.fillGallerySnippets()                      the gallery's snippets, with absolute URLs
  */
@@ -35,41 +41,142 @@
     );
   };
 
-  /* The Embed button: show the snippet (with the widget's current settings). */
-  kv.mountEmbedControl = function (root) {
-    const button = root.querySelector(".kv-embed-button");
-    const panel = button && root.querySelector(".kv-embed-panel");
-    if (!panel) return;
+  /* A form element that is a setting: a named control, not a button or an <output>. */
+  const isSetting = (el) =>
+    Boolean(el && el.name) && !["BUTTON", "FIELDSET", "OUTPUT", "OBJECT"].includes(el.tagName) && !["submit", "button", "reset", "image"].includes(el.type);
+
+  /* The widget's current settings as a query: each setting of its form, name=value (a
+   * checkbox true or false), each name after `prefix`. The one source of "these settings"
+   * for the Embed snippet (no prefix: an embed page holds one widget), the Link and the
+   * address bar (prefix "<key>.": a content page may hold several). */
+  kv.widgetSettings = function (root, prefix = "") {
+    const query = new URLSearchParams();
+    const form = root.querySelector("form.kv-controls");
+    if (!form) return query;
+    for (const el of form.elements) {
+      if (!isSetting(el) || (el.type === "radio" && !el.checked)) continue;
+      query.set(prefix + el.name, el.type === "checkbox" ? String(el.checked) : el.value);
+    }
+    return query;
+  };
+
+  /* The widget's key in a content page's address: its name, and for a later widget of the
+   * same name on the page "-2", "-3" … (prefix-cache.md holds prefix-blocks twice). Derived
+   * here only, from the page's order, and kept on the root (data-kv-key). */
+  kv.widgetKey = function (root) {
+    if (!root.dataset.kvKey) {
+      const name = root.dataset.widget;
+      const same = [...document.querySelectorAll("[data-widget]")].filter((r) => r.dataset.widget === name);
+      const n = same.indexOf(root) + 1;
+      root.dataset.kvKey = n > 1 ? `${name}-${n}` : name;
+    }
+    return root.dataset.kvKey;
+  };
+
+  /* A link to this page with this widget's current settings (and no other widget's),
+   * scrolled to the widget (its frame's id). */
+  kv.widgetLink = function (root) {
+    const url = new URL(location.href);
+    url.search = kv.widgetSettings(root, kv.widgetKey(root) + ".").toString();
+    url.hash = root.id;
+    return url.href;
+  };
+
+  /* The Embed and Link buttons share a pattern: the button opens its panel (one panel
+   * at a time) with the text selected, "Copy" copies it, or selects it where the
+   * clipboard is refused. Returns a function that refreshes the text of an open panel. */
+  function sharePanel(root, button, panel, text, what) {
     const area = panel.querySelector("textarea");
-    const copied = panel.querySelector(".kv-embed-copied");
-    const title = root.querySelector(".kv-widget-title").textContent;
-    const currentQuery = () => {
-      const form = root.querySelector("form.kv-controls");
-      if (!form) return "";
-      const q = new URLSearchParams();
-      for (const el of form.elements) {
-        if (!el.name || el.type === "submit" || el.tagName === "OUTPUT") continue;
-        q.set(el.name, el.type === "checkbox" ? String(el.checked) : el.value);
-      }
-      return "?" + q.toString();
+    const copied = panel.querySelector("[role='status']");
+    const close = (b, p) => {
+      p.hidden = true;
+      b.setAttribute("aria-expanded", "false");
+    };
+    // the text box as tall as its text (a stylesheet's max-height caps it; it scrolls past that)
+    const show = (value) => {
+      area.value = value;
+      area.style.height = "auto";
+      area.style.height = `${area.scrollHeight + area.offsetHeight - area.clientHeight}px`;
+      copied.textContent = "";
     };
     button.addEventListener("click", () => {
       const open = panel.hidden;
-      panel.hidden = !open;
-      button.setAttribute("aria-expanded", String(open));
-      if (open) {
-        area.value = kv.embedSnippet(root.dataset.widget, title, root.dataset.embedHeight, currentQuery());
-        area.focus();
-        area.select();
-      }
+      if (!open) return close(button, panel);
+      root.querySelectorAll(".kv-embed-button[aria-expanded='true']").forEach((b) => {
+        const other = document.getElementById(b.getAttribute("aria-controls"));
+        if (other) close(b, other);
+      });
+      panel.hidden = false;
+      button.setAttribute("aria-expanded", "true");
+      show(text());
+      area.focus();
+      area.select();
     });
     panel.querySelector(".kv-embed-copy").addEventListener("click", async () => {
       const done = await copyOrSelect(area.value, () => (area.focus(), area.select()));
-      copied.textContent = done ? "Copied." : "Press Ctrl+C (⌘C) to copy the selected snippet.";
+      copied.textContent = done ? "Copied." : `Press Ctrl+C (⌘C) to copy the selected ${what}.`;
     });
+    return () => {
+      if (!panel.hidden && area.value !== text()) show(text());
+    };
+  }
+
+  /* The Embed button: show the snippet (with the widget's current settings). */
+  kv.mountEmbedControl = function (root) {
+    const button = root.querySelector(".kv-embed-button:not(.kv-link-button)");
+    const panel = button && root.querySelector(".kv-embed-panel:not(.kv-link-panel)");
+    if (!panel) return;
+    const title = root.querySelector(".kv-widget-title").textContent;
+    const snippet = () => kv.embedSnippet(root.dataset.widget, title, root.dataset.embedHeight, "?" + kv.widgetSettings(root));
+    root.kvRefreshEmbed = sharePanel(root, button, panel, snippet, "snippet");
   };
 
-  /* ?name=value settings on an embed page: only the widget's own controls,
+  /* The address bar, for this widget: the other widgets' settings and the hash as they
+   * are, this one's as its form holds them now. replaceState: no new history entry (the
+   * back button leaves the page, as before), and material's scroll offset in the state kept. */
+  function followInAddress(root) {
+    const key = kv.widgetKey(root);
+    const url = new URL(location.href);
+    const query = new URLSearchParams([...url.searchParams].filter(([k]) => !k.startsWith(key + ".")));
+    for (const [k, v] of kv.widgetSettings(root, key + ".")) query.append(k, v);
+    url.search = query.toString();
+    if (url.href !== location.href) history.replaceState(history.state, "", url.href);
+  }
+
+  /* The Link button (a link to this page with this widget's settings), and the address
+   * bar kept in step once the reader has changed a control of the live widget: 300 ms
+   * after their last change (a dragged slider writes it once), and again after each
+   * figure drawn (Python's clamped values back in the form). */
+  kv.mountLinkControl = function (root) {
+    const button = root.querySelector(".kv-link-button");
+    const panel = button && root.querySelector(".kv-link-panel");
+    const refreshLink = panel ? sharePanel(root, button, panel, () => kv.widgetLink(root), "link") : () => {};
+    const form = root.querySelector("form.kv-controls");
+    if (!form) return;
+    const page = location.pathname;
+    let changed = false;
+    let timer = null;
+    const follow = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        if (!root.isConnected || location.pathname !== page) return; // the reader has left the page
+        followInAddress(root);
+        refreshLink();
+        if (root.kvRefreshEmbed) root.kvRefreshEmbed();
+      }, 300);
+    };
+    const onChange = (ev) => {
+      // not the form's own "input" that hands a link's settings to the widget as it goes live
+      if (ev.target === form || root.dataset.activated !== "true") return;
+      changed = true;
+      follow();
+    };
+    form.addEventListener("input", onChange);
+    form.addEventListener("change", onChange);
+    root.addEventListener("kvlab:rendered", () => changed && follow());
+  };
+
+  /* ?name=value settings (an embed page's, or a content page's for one widget): only the widget's own controls,
    * numbers clamped to the control's min/max and step, choices checked
    * against the options. Returns what was ignored, to be told to the reader. */
   kv.applyQueryParams = function (root, search) {
@@ -79,7 +186,7 @@
     let applied = 0;
     for (const [key, raw] of new URLSearchParams(search)) {
       const el = form && form.elements.namedItem(key);
-      if (!el || !el.name || el.tagName === "OUTPUT") {
+      if (!isSetting(el)) {
         ignored.push(key);
         continue;
       }
@@ -179,15 +286,32 @@
     if ("ResizeObserver" in window) new ResizeObserver(postHeight).observe(root);
     window.addEventListener("load", postHeight);
     postHeight();
-    if (!location.search) return;
-    const { applied, ignored, clamped } = kv.applyQueryParams(root, location.search);
-    if (ignored.length) ctx.notice(`Ignored ${ignored.map((k) => `“${k}”`).join(", ")}: not a setting of this widget, or not a valid value.`, "embed");
-    if (clamped.length) ctx.notice(`Out of range, so clamped: ${clamped.join("; ")}.`, "embed-clamped");
-    // Nothing starts without the reader: the settings apply when the widget goes live.
+    if (location.search) applySettings(root, ctx, location.search, "embed", (k) => k);
+  };
+
+  /* A link's settings into the widget's form (kv.applyQueryParams: its validation), the
+   * reader told what was ignored or clamped, in notes keyed `notes`, `notes`-clamped and
+   * `notes`-applied. Nothing starts without the reader: root.dataset.embedApplied makes
+   * the form's values reach the widget when it goes live (context.js). */
+  function applySettings(root, ctx, search, notes, label) {
+    const { applied, ignored, clamped } = kv.applyQueryParams(root, search);
+    if (ignored.length) ctx.notice(`Ignored ${ignored.map((k) => `“${label(k)}”`).join(", ")}: not a setting of this widget, or not a valid value.`, notes);
+    if (clamped.length) ctx.notice(`Out of range, so clamped: ${clamped.join("; ")}.`, `${notes}-clamped`);
     if (applied) {
       root.dataset.embedApplied = "true";
-      ctx.notice("This link sets some of the controls: the figure follows them when you make it live.", "embed-applied");
+      ctx.notice("This link sets some of the controls: the figure follows them when you make it live.", `${notes}-applied`);
     }
+  }
+
+  /* A content page's address may carry settings for its widgets, each name after the
+   * widget's key (kv.widgetKey): ?gpu-fit.model=llama-3.1-70b&gpu-fit.context=32768.
+   * This widget takes its own; another widget's, or a name with no key of this page, is
+   * not its business (said nowhere). Runs before the widget mounts, so mount() reads them. */
+  kv.mountLinkedSettings = function (root, ctx) {
+    const key = kv.widgetKey(root);
+    const mine = new URLSearchParams();
+    for (const [k, v] of new URLSearchParams(location.search)) if (k.startsWith(key + ".")) mine.append(k.slice(key.length + 1), v);
+    if ([...mine.keys()].length) applySettings(root, ctx, mine, "link", (k) => `${key}.${k}`);
   };
 
   /* The gallery page: snippets with this site's absolute URLs, and previews on
