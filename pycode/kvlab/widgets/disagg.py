@@ -353,6 +353,7 @@ def kv_routing_figure(
         "clamped": clamped,
         "limits": {k: list(v) for k, v in ROUTING_LIMITS.items()},
         "skew_text": trim(skew),
+        "block_tokens": VLLM_BLOCK_SIZE,
         "headline": headline,
         "trace_text": (
             f"{requests:,} requests, each {prefix_tokens:,} tokens of its group's prefix + {own_tokens:,} of its own "

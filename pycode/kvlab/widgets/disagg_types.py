@@ -193,6 +193,7 @@ class KvRoutingFigureResult(TypedDict):
     clamped: Clamped
     limits: RoutingLimits
     skew_text: str
+    block_tokens: int  # vLLM's default block size (kvlab.memory.kv_bytes)
     headline: str
     trace_text: str
     cache_text: str
