@@ -176,6 +176,17 @@
     root.addEventListener("kvlab:rendered", () => changed && follow());
   };
 
+  /* A slider's readout (<output name="<name>-out">, the widgets' convention) shows the value a
+   * link set before the widget goes live, where it echoes the number plainly (with as many
+   * decimals as it shows); a readout in words waits for the widget. */
+  function echo(form, el, before) {
+    const out = form.elements.namedItem(`${el.name}-out`);
+    if (!out || out.tagName !== "OUTPUT") return;
+    const shown = out.value.trim();
+    if (!/^-?\d+(\.\d+)?$/.test(shown) || Number(shown) !== Number(before)) return;
+    out.value = Number(el.value).toFixed((shown.split(".")[1] || "").length);
+  }
+
   /* ?name=value settings (an embed page's, or a content page's for one widget): only the widget's own controls,
    * numbers clamped to the control's min/max and step, choices checked
    * against the options. Returns what was ignored, to be told to the reader. */
@@ -208,10 +219,15 @@
         const max = el.max === "" ? Infinity : Number(el.max);
         let v = Math.min(max, Math.max(min, asked));
         const step = Number(el.step);
-        if (step > 0 && Number.isFinite(min)) v = min + Math.round((v - min) / step) * step;
+        if (step > 0 && Number.isFinite(min)) {
+          v = min + Math.round((v - min) / step) * step;
+          if (v > max) v -= step; // the last step at or under max
+        }
         v = Number(v.toFixed(6));
         if (v !== asked) clamped.push(`${key}: asked ${raw}, used ${v}`);
+        const before = el.value;
         el.value = String(v);
+        echo(form, el, before);
       } else if (el.tagName === "SELECT") {
         if (![...el.options].some((o) => o.value === raw)) {
           ignored.push(key);

@@ -132,6 +132,7 @@ def test_instant_navigation_applies_settings_and_the_second_widget_has_its_own_k
     expect(first).to_have_attribute("data-kv-key", "prefix-blocks")
     expect(second).to_have_attribute("data-kv-key", "prefix-blocks-2")
     expect(second.locator('input[name="prefix_len"]')).to_have_value("500")
+    expect(second.locator('output[name="prefix_len-out"]')).to_have_text("500")  # the slider's readout too
     hi = kvlab.prefix_blocks()["limits"]["suffix_len"][1]
     expect(second.locator('input[name="suffix_len"]')).to_have_value(str(hi))
     expect(second.locator(".kv-link-clamped")).to_have_text(
