@@ -15,6 +15,9 @@ each number goes through one of these before any arithmetic:
 - `one_of(name, value, choices)`: one of a fixed list of options.
 - `finite_number(name, value, minimum, maximum, integer)`: refuse, never clamp
   (the public calculators: out of range is an error, not a slider's end).
+- `Param` / `Spec`: a widget function's inputs declared once, beside the function: the checker
+  (`Spec.check`) and the template (`Spec.limits`, the controls' min, max, step and choices) read the
+  same declaration.
 
 A clamped value is recorded as `clamped[name] = {"requested": ..., "used": ...}`
 (`note_clamped`); the widget returns that dict and the runtime shows it.
@@ -34,6 +37,7 @@ ValueError: context must be a finite number, got nan
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -213,3 +217,49 @@ def finite_number(name: str, value, minimum: float | None = None, maximum: float
     if integer:
         return int(value) if isinstance(value, int) else int(number)
     return number
+
+
+@dataclass(frozen=True)
+class Param:
+    """One number a widget takes from its controls: clamped into [lo, hi] with a notice, rounded to `step`
+    (1: a whole number), and, where `choices` are given, one of them after clamping (else a ValueError
+    naming the field)."""
+
+    lo: float
+    hi: float
+    step: float = 1
+    choices: tuple = ()
+
+    def check(self, name: str, value, clamped: dict | None):
+        if self.step == 1:
+            used = clamp_rounded(name, value, self.lo, self.hi, clamped)
+        else:
+            digits = max(0, -math.floor(math.log10(self.step)))
+            used = round(clamp_number(name, value, self.lo, self.hi, clamped if clamped is not None else {}), digits)
+        if self.choices and used not in self.choices:
+            raise ValueError(f"{name} must be one of {', '.join(map(str, self.choices))}, got {value}")
+        return used
+
+    def limits(self) -> dict:
+        out = {"min": self.lo, "max": self.hi, "step": self.step}
+        if self.choices:
+            out["choices"] = list(self.choices)
+        return out
+
+
+class Spec(dict):
+    """A widget function's numeric inputs by name: `check` them all at once, hand `limits` to the template.
+
+    >>> spec = Spec(context=Param(1, 1024), share=Param(0.1, 1.0, step=0.01), block=Param(1, 64, choices=(16, 32)))
+    >>> clamped = {}
+    >>> spec.check({"context": 4096, "share": 0.955, "block": 16}, clamped), clamped
+    ({'context': 1024, 'share': 0.95, 'block': 16}, {'context': {'requested': 4096, 'used': 1024}})
+    >>> spec.limits()["block"]
+    {'min': 1, 'max': 64, 'step': 1, 'choices': [16, 32]}
+    """
+
+    def check(self, values: dict, clamped: dict | None = None) -> dict:
+        return {name: self[name].check(name, values[name], clamped) for name in values}
+
+    def limits(self) -> dict:
+        return {name: param.limits() for name, param in self.items()}

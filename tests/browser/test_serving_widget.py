@@ -99,8 +99,8 @@ def test_vllm_share_and_block_size_by_keyboard_move_the_chats_that_fit(warm_page
     options = kvlab.serving_figure()["options"]
     limits = options["limits"]["gpu_memory_utilization"]
     assert util.get_attribute("min") == str(limits["min"]) and util.get_attribute("max") == str(limits["max"])
-    assert util.get_attribute("step") == str(options["gpu_memory_utilization_step"])
-    assert block.locator("option").all_text_contents() == [str(b) for b in options["block_sizes"]]
+    assert util.get_attribute("step") == str(options["limits"]["gpu_memory_utilization"]["step"])
+    assert block.locator("option").all_text_contents() == [str(b) for b in options["limits"]["block_size"]["choices"]]
     expect(util).to_be_enabled()
     expect(util).to_have_value("0.9")
     before = kvlab.serving_figure()

@@ -174,7 +174,7 @@ def test_context_and_n_seq_are_clamped_and_say_so():
     for bad in (float("nan"), float("inf"), "lots"):
         with pytest.raises(ValueError, match="context"):
             kvlab.kv_memory_figure(context=bad)
-    assert data["options"]["limits"]["context"] == {"min": 1, "max": 2**20}
+    assert data["options"]["limits"]["context"] == {"min": 1, "max": 2**20, "step": 1}
 
 
 def test_model_groups_cover_the_catalogue_once():
@@ -287,8 +287,8 @@ def test_gpu_fit_vllm_settings_are_clamped_with_a_notice_or_refused():
     low = kvlab.gpu_fit_figure(mode="vllm", kv="fp8", gpu_memory_utilization=0)
     assert low["clamped"]["gpu_memory_utilization"]["used"] == fm.GPU_MEMORY_UTILIZATION_LIMITS[0]
     limits = data["options"]["limits"]
-    assert limits["gpu_memory_utilization"] == {"min": 0.1, "max": 1.0} and limits["block_size"]["max"] == 128
-    assert data["options"]["block_sizes"] == [1, 8, 16, 32, 64, 128]
+    assert limits["gpu_memory_utilization"] == {"min": 0.1, "max": 1.0, "step": 0.01}
+    assert limits["block_size"] == {"min": 1, "max": 128, "step": 1, "choices": [1, 8, 16, 32, 64, 128]}
     with pytest.raises(ValueError, match="^block_size must be one of 1, 8, 16, 32, 64, 128, got 24"):
         kvlab.gpu_fit_figure(mode="vllm", kv="fp8", block_size=24)
     with pytest.raises(ValueError, match="^gpu_memory_utilization must be a finite number"):

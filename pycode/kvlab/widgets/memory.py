@@ -15,7 +15,7 @@ import math
 from dataclasses import replace
 
 from kvlab.dtypes import GIB, bits_per_value, kv_type
-from kvlab.inputs import clamp_number, clamp_rounded
+from kvlab.inputs import Param, Spec
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.kv_bytes import (
@@ -56,14 +56,18 @@ ANSWER_LIMITS = (1, 32768)
 GPU_MEMORY_UTILIZATION_LIMITS = (0.1, 1.0)
 GPU_MEMORY_UTILIZATION_STEP = 0.01
 BLOCK_SIZE_LIMITS = (min(VLLM_BLOCK_SIZES), max(VLLM_BLOCK_SIZES))
-LIMITS = {
-    "context": CONTEXT_LIMITS,
-    "n_seq": N_SEQ_LIMITS,
-    "batch": BATCH_LIMITS,
-    "answer": ANSWER_LIMITS,
-    "gpu_memory_utilization": GPU_MEMORY_UTILIZATION_LIMITS,
-    "block_size": BLOCK_SIZE_LIMITS,
-}
+# The numbers the memory and serving widgets take, declared once: the checks (Spec.check) and the
+# controls' min, max and step in the templates (options.limits) both read this.
+INPUTS = Spec(
+    context=Param(*CONTEXT_LIMITS),
+    n_seq=Param(*N_SEQ_LIMITS),
+    batch=Param(*BATCH_LIMITS),
+    answer=Param(*ANSWER_LIMITS),
+    gpu_memory_utilization=Param(*GPU_MEMORY_UTILIZATION_LIMITS, step=GPU_MEMORY_UTILIZATION_STEP),
+    block_size=Param(*BLOCK_SIZE_LIMITS, choices=VLLM_BLOCK_SIZES),
+    n_gpus=Param(1, max(TENSOR_PARALLEL), choices=TENSOR_PARALLEL),
+    pipeline_parallel=Param(1, max(PIPELINE_STAGES), choices=PIPELINE_STAGES),
+)
 
 # How a model's cache is built, for grouping the model picker and the comparison table.
 CACHE_KINDS = {
@@ -156,8 +160,8 @@ def weight_options() -> list[dict]:
 
 
 def input_limits() -> dict:
-    """Input limits for the templates (min and max of each number field)."""
-    return {name: {"min": lo, "max": hi} for name, (lo, hi) in LIMITS.items()}
+    """Input limits for the templates (min, max and step of each number field, and its choices)."""
+    return INPUTS.limits()
 
 
 def check_kv_mode(kv: str, mode: str) -> str:
@@ -517,8 +521,8 @@ def kv_memory_figure(
     be read is not an exception: the figure is the catalogue model's, and `config_error` names the field.
     """
     clamped: dict = {}
-    context = clamp_rounded("context", context, *CONTEXT_LIMITS, clamped)
-    n_seq = clamp_rounded("n_seq", n_seq, *N_SEQ_LIMITS, clamped)
+    p = INPUTS.check({"context": context, "n_seq": n_seq}, clamped)
+    context, n_seq = p["context"], p["n_seq"]
     kv = check_kv_mode(kv, mode)
     config = (config or "").strip()
     config_error = None
@@ -663,22 +667,19 @@ def gpu_fit_figure(
     llama.cpp ignores them, and vLLM's `pipeline_parallel` stages (each of `n_gpus` GPUs). Out-of-range values are clamped and say so; a block size vLLM does not take
     (after clamping into its range) is a ValueError naming the field."""
     clamped: dict = {}
-    context = clamp_rounded("context", context, *CONTEXT_LIMITS, clamped)
-    n_seq = clamp_rounded("n_seq", n_seq, *N_SEQ_LIMITS, clamped)
-    n_gpus = clamp_rounded("n_gpus", n_gpus, 1, max(TENSOR_PARALLEL), clamped)
-    if n_gpus not in TENSOR_PARALLEL:
-        raise ValueError(f"n_gpus must be one of {', '.join(map(str, TENSOR_PARALLEL))}, got {n_gpus}")
-    utilization = round(
-        clamp_number("gpu_memory_utilization", gpu_memory_utilization, *GPU_MEMORY_UTILIZATION_LIMITS, clamped), 2
+    p = INPUTS.check(
+        {
+            "context": context,
+            "n_seq": n_seq,
+            "n_gpus": n_gpus,
+            "gpu_memory_utilization": gpu_memory_utilization,
+            "block_size": block_size,
+            "pipeline_parallel": pipeline_parallel,
+        },
+        clamped,
     )
-    block_size = clamp_rounded("block_size", block_size, *BLOCK_SIZE_LIMITS, clamped)
-    pp = clamp_rounded("pipeline_parallel", pipeline_parallel, 1, max(PIPELINE_STAGES), clamped)
-    if pp not in PIPELINE_STAGES:
-        raise ValueError(
-            f"pipeline_parallel must be one of {', '.join(map(str, PIPELINE_STAGES))}, got {pipeline_parallel}"
-        )
-    if block_size not in VLLM_BLOCK_SIZES:
-        raise ValueError(f"block_size must be one of {', '.join(map(str, VLLM_BLOCK_SIZES))}, got {block_size}")
+    context, n_seq, n_gpus, pp = p["context"], p["n_seq"], p["n_gpus"], p["pipeline_parallel"]
+    utilization, block_size = p["gpu_memory_utilization"], p["block_size"]
     if mode not in ENGINE_LABELS:
         raise ValueError(f"mode must be llamacpp or vllm, got {mode!r}")
     kv = check_kv_mode(kv, mode)
@@ -781,10 +782,6 @@ def gpu_fit_figure(
             "weights": weight_options(),
             "kv": kv_options(),
             "modes": ENGINE_LABELS,
-            "n_gpus": list(TENSOR_PARALLEL),
-            "pipeline_parallel": list(PIPELINE_STAGES),
-            "block_sizes": list(VLLM_BLOCK_SIZES),
-            "gpu_memory_utilization_step": GPU_MEMORY_UTILIZATION_STEP,
             "vllm_defaults": {"gpu_memory_utilization": VLLM_GPU_MEMORY_UTILIZATION, "block_size": VLLM_BLOCK_SIZE},
             "context_steps": CONTEXT_STEPS,
             "context_ticks": CONTEXT_TICKS,

@@ -50,20 +50,30 @@ class KvOption(TypedDict):
 class IntRange(TypedDict):
     min: int
     max: int
+    step: int
+
+
+class ChoiceRange(IntRange):
+    choices: list[int]
 
 
 class FloatRange(TypedDict):
     min: float
     max: float
+    step: float
 
 
 class WidgetLimits(TypedDict):
+    """kvlab.widgets.memory.INPUTS.limits(): each control's range, step and choices."""
+
     context: IntRange
     n_seq: IntRange
     batch: IntRange
     answer: IntRange
     gpu_memory_utilization: FloatRange
-    block_size: IntRange
+    block_size: ChoiceRange
+    n_gpus: ChoiceRange
+    pipeline_parallel: ChoiceRange
 
 
 class ContextTicks(TypedDict):
@@ -316,8 +326,6 @@ class ServingOptions(TypedDict):
     weights: list[IdLabel]
     kv: list[KvOption]
     modes: EngineLabels
-    block_sizes: list[int]
-    gpu_memory_utilization_step: float
     vllm_defaults: VllmDefaults
     context_steps: list[int]
     context_ticks: ContextTicks
@@ -325,8 +333,7 @@ class ServingOptions(TypedDict):
 
 
 class GpuFitOptions(ServingOptions):
-    n_gpus: list[int]
-    pipeline_parallel: list[int]
+    """The same pickers and limits as the serving widget's (kvlab.widgets.memory.INPUTS)."""
 
 
 class GpuFitFigureResult(TypedDict):

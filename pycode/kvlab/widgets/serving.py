@@ -9,22 +9,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 
-from kvlab.inputs import clamp_number, clamp_rounded
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
-from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_BLOCK_SIZES, VLLM_GPU_MEMORY_UTILIZATION
+from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION
 from kvlab.memory.serving import serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
 from kvlab.widgets.memory import (
-    ANSWER_LIMITS,
-    BATCH_LIMITS,
-    BLOCK_SIZE_LIMITS,
-    CONTEXT_LIMITS,
     CONTEXT_STEPS,
     CONTEXT_TICKS,
     ENGINE_LABELS,
-    GPU_MEMORY_UTILIZATION_LIMITS,
-    GPU_MEMORY_UTILIZATION_STEP,
+    INPUTS,
     check_kv_mode,
     context_flag,
     context_step,
@@ -81,15 +75,18 @@ def serving_figure(
     as the gpu-fit widget checks them; llama.cpp ignores them. Out-of-range values are clamped and say so; a
     block size vLLM does not take (after clamping into its range) is a ValueError naming the field."""
     clamped: dict = {}
-    context = clamp_rounded("context", context, *CONTEXT_LIMITS, clamped)
-    batch = clamp_rounded("batch", batch, *BATCH_LIMITS, clamped)
-    answer = clamp_rounded("answer", answer, *ANSWER_LIMITS, clamped)
-    utilization = round(
-        clamp_number("gpu_memory_utilization", gpu_memory_utilization, *GPU_MEMORY_UTILIZATION_LIMITS, clamped), 2
+    p = INPUTS.check(
+        {
+            "context": context,
+            "batch": batch,
+            "answer": answer,
+            "gpu_memory_utilization": gpu_memory_utilization,
+            "block_size": block_size,
+        },
+        clamped,
     )
-    block_size = clamp_rounded("block_size", block_size, *BLOCK_SIZE_LIMITS, clamped)
-    if block_size not in VLLM_BLOCK_SIZES:
-        raise ValueError(f"block_size must be one of {', '.join(map(str, VLLM_BLOCK_SIZES))}, got {block_size}")
+    context, batch, answer = p["context"], p["batch"], p["answer"]
+    utilization, block_size = p["gpu_memory_utilization"], p["block_size"]
     if engine not in ENGINE_LABELS:
         raise ValueError(f"engine must be llamacpp or vllm, got {engine!r}")
     weights = weight_format(weights)
@@ -258,8 +255,6 @@ def serving_figure(
             "weights": weight_options(),
             "kv": kv_options(),
             "modes": ENGINE_LABELS,
-            "block_sizes": list(VLLM_BLOCK_SIZES),
-            "gpu_memory_utilization_step": GPU_MEMORY_UTILIZATION_STEP,
             "vllm_defaults": {"gpu_memory_utilization": VLLM_GPU_MEMORY_UTILIZATION, "block_size": VLLM_BLOCK_SIZE},
             "context_steps": CONTEXT_STEPS,
             "context_ticks": CONTEXT_TICKS,
