@@ -39,6 +39,8 @@ CONVERTED = [
     "prefix-cache",
     "context-shift",
     "api-cache",
+    "eviction",
+    "attention",
 ]
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}

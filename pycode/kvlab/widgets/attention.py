@@ -16,6 +16,7 @@ import numpy as np
 from kvlab.core import tiny
 from kvlab.core.attention import scaled_dot_product_attention
 from kvlab.inputs import clamp_quietly
+from kvlab.widgets.views import attention_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.attention_types import AttentionDemoResult, ModelAttentionResult, PronounHead
@@ -30,6 +31,7 @@ ATTENTION_LIMITS = {
 }
 
 
+@with_view(attention_view)
 def attention_demo(
     d: int = 8,
     temperature: float = 1.0,

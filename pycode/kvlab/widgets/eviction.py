@@ -20,7 +20,7 @@ from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.wording import span_text
 from kvlab.inputs import clamp_int, clamp_rounded, clamp_view_int, one_of, view_limits
-from kvlab.widgets.views import context_shift_display, with_view
+from kvlab.widgets.views import context_shift_display, eviction_display, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.eviction_types import (
@@ -120,6 +120,7 @@ POLICY_NAMES = {
 NOT_YET, EVICTED, CACHED, NEW = 0, 1, 2, 3
 
 
+@with_view(eviction_display)
 def eviction_view(
     policy: str = "sinks",
     n: int = 32,

@@ -8,7 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import NotRequired, TypedDict
 
 from kvlab.widgets.shared_types import Clamped, ServerCommand
-from kvlab.widgets.views_types import ContextShiftDisplay
+from kvlab.widgets.views_types import ContextShiftDisplay, EvictionDisplay
 
 
 class EvictionParams(TypedDict):
@@ -86,6 +86,7 @@ class EvictionViewResult(TypedDict):
     grid: list[list[int]]  # [step][position]: 0 not seen yet, 1 evicted, 2 cached, 3 new
     compare: PolicyComparison
     text: EvictionViewText
+    view: EvictionDisplay  # display strings for the template (kvlab.widgets.views)
 
 
 class ContextShiftParams(TypedDict):

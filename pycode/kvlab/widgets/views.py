@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from kvlab.widgets.views_types import (
         ApiCacheView,
+        AttentionView,
         ContextShiftDisplay,
+        EvictionDisplay,
         GpuFitView,
         KvMemoryView,
         OdometerFrame,
@@ -422,4 +424,38 @@ def api_cache_view(data: dict) -> ApiCacheView:
             }
             for o in data["compare"]
         ],
+    }
+
+
+EVICTION_CELLS = ["not written yet", "evicted", "cached", "added at this step"]
+
+
+def eviction_display(data: dict) -> EvictionDisplay:
+    grid = data["grid"]
+    return {
+        "last_step": len(grid) - 1,
+        "last_token": len(grid[0]) - 1 if grid else 0,
+        "cells": EVICTION_CELLS,
+        "step": data["steps"][-1],  # the step read out at first: the last
+    }
+
+
+def attention_view(data: dict) -> AttentionView:
+    tokens, weights = data["tokens"], data["weights"]
+
+    def readout(q: int) -> dict:
+        row = weights[q]
+        return {
+            "token": tokens[q],
+            "d": data["d"],
+            "top": tokens[row.index(max(row))],
+            "outputs": [f"{x:.3f}" for x in data["outputs"][q]],
+        }
+
+    return {
+        "temperature": f"{data['temperature']}",
+        "mask": ", causal" if data["causal"] else ", no mask",
+        "rows": [{"token": tokens[i], "cells": [f"{w:.3f}" for w in row]} for i, row in enumerate(weights)],
+        "readouts": [readout(q) for q in range(len(tokens))],
+        "readout": readout(len(tokens) - 1),
     }

@@ -267,3 +267,30 @@ class ApiCacheView(TypedDict):
     curve_heads: list[str]
     curve_rows: list[ApiCacheCurveRow]
     compare: list[ApiCacheCompareView]
+
+
+class EvictionDisplay(TypedDict):
+    last_step: int
+    last_token: int
+    cells: list[str]  # a raster cell's meaning, by its value (0..3)
+    step: dict  # the step read out at first (the last of the result's `steps`)
+
+
+class AttentionReadout(TypedDict):
+    token: str
+    d: int
+    top: str
+    outputs: list[str]
+
+
+class AttentionRow(TypedDict):
+    token: str
+    cells: list[str]
+
+
+class AttentionView(TypedDict):
+    temperature: str
+    mask: str
+    rows: list[AttentionRow]
+    readouts: list[AttentionReadout]  # per query token
+    readout: AttentionReadout  # the last token's, shown first

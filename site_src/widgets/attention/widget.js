@@ -1,100 +1,54 @@
-/* Attention on a sentence. State → kvlab.attention_demo in Pyodide → render.
- * JS only renders and handles input: every number comes from Python. */
+/* Attention on a sentence. State → kvlab.attention_demo in Pyodide → kit.bind fills the
+ * template's table and readout from Python's result (every number formatted there); JS draws
+ * the heatmap and picks which query token's readout (a data-bind-scope) is shown. */
 kvlab.register("attention", {
   mount(root, ctx) {
+    const kit = kvlab.kit;
     const form = root.querySelector(".kv-controls");
     const plot = root.querySelector(".kv-plot");
-    const table = root.querySelector(".kv-heatmap");
     const details = root.querySelector(".kv-numbers");
     const querySelect = root.querySelector("select[name=query]");
-    const field = (name) => root.querySelector(`[data-field="${name}"]`);
-    const fmt = (x) => x.toFixed(3);
-
+    const readout = root.querySelector('[data-bind-scope="view.readout"]');
     let data = ctx.data;
-    const state = {
-      d: data.d,
-      temperature: data.temperature,
-      seed: data.seed,
-      causal: data.causal,
-      query: data.tokens.length - 1,
-    };
-    function readForm() {
-      state.d = parseInt(form.d.value, 10);
-      state.temperature = parseFloat(form.temperature.value);
-      const seed = parseInt(form.seed.value, 10);
-      state.seed = Number.isFinite(seed) ? seed : 0;
-      state.causal = form.causal.checked;
-      form["d-out"].value = state.d;
-      form["temperature-out"].value = state.temperature.toFixed(1);
-    }
+    let query = data.tokens.length - 1;
 
     const compute = ctx.live(
       "attention_demo",
       (result) => {
         data = result;
         form.seed.value = data.seed; // Python clamps out-of-range input: show what was computed
-        render();
-      },
-      (d) => `Computed in your browser by kvlab.attention_demo (d = ${d.d}, temperature = ${d.temperature}).`
-    );
-    const update = () => compute({ d: state.d, temperature: state.temperature, seed: state.seed, causal: state.causal });
-
-    function renderTable() {
-      field("d").textContent = data.d;
-      field("temperature").textContent = data.temperature;
-      field("seed").textContent = data.seed;
-      const rows = table.tBodies[0].rows;
-      data.weights.forEach((row, i) => {
-        row.forEach((w, j) => {
-          const cell = rows[i].cells[j + 1];
-          cell.textContent = fmt(w);
-          cell.style.setProperty("--w", fmt(w));
+        kit.bind(root, data);
+        showQuery(query);
+        // the heatmap (kit.heatmap: no chart library); a click on a cell reads its query row
+        const rows = data.view.rows;
+        kit.heatmap(plot, {
+          // future keys under the causal mask are not "weight 0": they don't exist yet
+          z: data.weights.map((row, i) => row.map((w, j) => (data.causal && j > i ? null : w))),
+          x: data.tokens,
+          y: data.tokens,
+          xTitle: "key (what is read)",
+          yTitle: "query",
+          title: (i, j) => `query “${data.tokens[i]}” → key “${data.tokens[j]}”: weight ${rows[i].cells[j]}`,
+          onCell: showQuery,
         });
-      });
-      field("causal").textContent = data.causal ? ", causal" : ", no mask";
+        details.open = false;
+      },
+      (d) => `Computed in your browser by kvlab.attention_demo (d = ${d.d}, temperature = ${d.view.temperature}).`
+    );
+    const update = () => {
+      form["d-out"].value = form.d.value;
+      form["temperature-out"].value = Number(form.temperature.value).toFixed(1); // the control's own value, echoed
+      return compute(kit.readForm(form, { d: data.d, temperature: data.temperature, seed: 0, causal: data.causal }));
+    };
+
+    function showQuery(q) {
+      query = q;
+      querySelect.value = String(q);
+      kit.bind(readout, data.view.readouts[q]);
     }
 
-    function renderReadout() {
-      const q = state.query;
-      const row = data.weights[q];
-      const top = row.indexOf(Math.max(...row));
-      field("query-token").textContent = data.tokens[q];
-      field("top-token").textContent = data.tokens[top];
-      field("d2").textContent = data.d;
-      const list = field("output");
-      list.replaceChildren(...data.outputs[q].map((x) => Object.assign(document.createElement("li"), { textContent: fmt(x) })));
-    }
-
-    function render() {
-      renderTable();
-      renderReadout();
-      // the heatmap (kit.heatmap: no chart library); a click on a cell reads its query row
-      kvlab.kit.heatmap(plot, {
-        // future keys under the causal mask are not "weight 0": they don't exist yet
-        z: data.weights.map((row, i) => row.map((w, j) => (data.causal && j > i ? null : w))),
-        x: data.tokens,
-        y: data.tokens,
-        xTitle: "key (what is read)",
-        yTitle: "query",
-        title: (i, j, w) => `query “${data.tokens[i]}” → key “${data.tokens[j]}”: weight ${fmt(w)}`,
-        onCell: (i) => {
-          state.query = i;
-          querySelect.value = String(i);
-          renderReadout();
-        },
-      });
-      details.open = false;
-    }
-
-    form.addEventListener("input", () => {
-      readForm();
-      update();
-    });
-    querySelect.addEventListener("change", () => {
-      state.query = parseInt(querySelect.value, 10);
-      renderReadout();
-    });
-
+    form.addEventListener("input", update);
+    querySelect.addEventListener("change", () => showQuery(parseInt(querySelect.value, 10)));
     return { activate: () => update() };
   },
 });
