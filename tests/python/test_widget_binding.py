@@ -41,6 +41,7 @@ CONVERTED = [
     "api-cache",
     "eviction",
     "attention",
+    "kv-quant",
 ]
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}

@@ -29,6 +29,7 @@ import numpy as np
 
 from kvlab.core import kv_quant, tiny
 from kvlab.inputs import clamp_quietly
+from kvlab.widgets.views import kv_quant_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.kv_quant_types import KvQuantDemoResult, KvQuantTableResult
@@ -102,6 +103,7 @@ def kv_quant_measure(prompt: str = KV_QUANT_PROMPT, n_new: int = 48, episodes: l
     }
 
 
+@with_view(kv_quant_view)
 def kv_quant_table(measurements: dict | None = None) -> KvQuantTableResult:
     """The table from raw measurements (the browser's, or the numpy reference's when None).
 

@@ -7,6 +7,8 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 
 from typing import TypedDict
 
+from kvlab.widgets.views_types import KvQuantView
+
 
 class KvQuantRecallAnswer(TypedDict):
     said: str
@@ -33,6 +35,7 @@ class KvQuantTableResult(TypedDict):
     distances: list[int]
     codes: list[str]
     rows: list[KvQuantRow]
+    view: KvQuantView  # display strings for the template (kvlab.widgets.views)
 
 
 class KvQuantEpisode(TypedDict):

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         EvictionDisplay,
         GpuFitView,
         KvMemoryView,
+        KvQuantView,
         OdometerFrame,
         OdometerSide,
         PrefixBlocksView,
@@ -458,4 +459,35 @@ def attention_view(data: dict) -> AttentionView:
         "rows": [{"token": tokens[i], "cells": [f"{w:.3f}" for w in row]} for i, row in enumerate(weights)],
         "readouts": [readout(q) for q in range(len(tokens))],
         "readout": readout(len(tokens) - 1),
+    }
+
+
+# where a kv-quant table was measured (kv_quant_measure's source, or the browser's), in the caption's words
+KV_QUANT_MEASURED = {
+    "numpy reference (kvlab.core.gpt)": "when the page was built, on kvlab's numpy reference of the tiny model",
+    "your browser (onnxruntime-web)": "in your browser just now (onnxruntime-web)",
+}
+
+
+def kv_quant_view(data: dict) -> KvQuantView:
+    measured = KV_QUANT_MEASURED.get(data["source"], f"by {data['source']}")
+    return {
+        "caption": (
+            f"Measured {measured}: {data['n_steps']} tokens after a {data['prompt_len']}-token prompt, "
+            "then the door-code chats below."
+        ),
+        "rows": [
+            {
+                "format": r["format"],
+                "bytes": f"{r['bytes_per_token']:,}",
+                "share": f"({100 * r['vs_fp32']:.1f}%)",
+                "dlogit": f"{r['max_abs_dlogit']:.3g}",
+                "top1": f"{100 * r['top1_agreement']:.1f}%",
+                "diverge": f"never ({data['n_steps']} steps)"
+                if r["first_divergence"] is None
+                else f"token {r['first_divergence']}",
+                "recall": [{"said": s["said"] or "–", "correct": s["correct"]} for s in r["recall"]],
+            }
+            for r in data["rows"]
+        ],
     }

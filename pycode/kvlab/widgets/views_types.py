@@ -294,3 +294,23 @@ class AttentionView(TypedDict):
     rows: list[AttentionRow]
     readouts: list[AttentionReadout]  # per query token
     readout: AttentionReadout  # the last token's, shown first
+
+
+class KvQuantAnswer(TypedDict):
+    said: str
+    correct: bool
+
+
+class KvQuantRowView(TypedDict):
+    format: str
+    bytes: str
+    share: str
+    dlogit: str
+    top1: str
+    diverge: str
+    recall: list[KvQuantAnswer]
+
+
+class KvQuantView(TypedDict):
+    caption: str
+    rows: list[KvQuantRowView]

@@ -1,15 +1,14 @@
 /* A quantized cache, measured in the reader's browser: the tiny model (kvlab.generate,
  * onnxruntime-web) generates with its cache stored as fp32, then as each other format
  * fed fp32's tokens (teacher forcing), and answers the door-code chats in every format.
- * JS only gathers the raw measurements (logits per step, cache bytes, answer texts)
- * and renders; kvlab.kv_quant_table (Pyodide) derives every number of the table.
+ * JS only gathers the raw measurements (logits per step, cache bytes, answer texts);
+ * kvlab.kv_quant_table (Pyodide) derives every number of the table and its strings, and
+ * kit.bind fills the template's rows with them.
  * Static figure: kvlab.kv_quant_demo (numpy reference). */
 kvlab.register("kv-quant", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    const caption = root.querySelector('[data-field="caption"]');
     const { formats, episodes, n_new: nNew, answer_tokens: answerTokens } = ctx.data;
-    const el = kvlab.kit.el;
     let busy = false;
 
     async function measure(prompt) {
@@ -39,22 +38,7 @@ kvlab.register("kv-quant", {
     }
 
     function render(table) {
-      caption.textContent = `Measured in your browser just now (onnxruntime-web): ${table.n_steps} tokens after a ${table.prompt_len}-token prompt, then the door-code chats below.`;
-      for (const r of table.rows) {
-        const row = root.querySelector(`tr[data-format="${r.format}"]`);
-        const set = (col, text) => (row.querySelector(`[data-col="${col}"]`).textContent = text);
-        const bytes = row.querySelector('[data-col="bytes"]');
-        bytes.replaceChildren(`${r.bytes_per_token.toLocaleString("en-US")} `, el("span", "kv-muted", `(${(r.vs_fp32 * 100).toFixed(1)}%)`));
-        set("dlogit", Number(r.max_abs_dlogit.toPrecision(3)).toString());
-        set("top1", `${(r.top1_agreement * 100).toFixed(1)}%`);
-        set("diverge", r.first_divergence === null ? `never (${table.n_steps} steps)` : `token ${r.first_divergence}`);
-        row.querySelectorAll('[data-col="recall"]').forEach((td, i) => {
-          const s = r.recall[i];
-          const mark = s.correct ? el("span", "kv-kq-ok", "✓") : el("span", "kv-kq-bad", "✗");
-          mark.setAttribute("aria-label", s.correct ? "right" : "wrong");
-          td.replaceChildren(`${s.said || "–"} `, mark);
-        });
-      }
+      kvlab.kit.bind(root, { table }); // the template binds table.view (Python's strings)
       root.dataset.table = JSON.stringify(table);
     }
 
