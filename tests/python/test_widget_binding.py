@@ -42,6 +42,7 @@ CONVERTED = [
     "eviction",
     "attention",
     "kv-quant",
+    "model-eviction",
 ]
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}

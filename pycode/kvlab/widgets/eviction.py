@@ -20,7 +20,7 @@ from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.wording import span_text
 from kvlab.inputs import clamp_int, clamp_rounded, clamp_view_int, one_of, view_limits
-from kvlab.widgets.views import context_shift_display, eviction_display, with_view
+from kvlab.widgets.views import context_shift_display, door_code_view, eviction_display, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.eviction_types import (
@@ -357,6 +357,7 @@ def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | No
 POLICY_LABELS = {"full": "Full cache", "window": "Sliding window", "sinks": "Sinks + window"}
 
 
+@with_view(door_code_view)
 def door_code_score(
     code: str | None = "3457",
     code_positions: list[int] | None = None,

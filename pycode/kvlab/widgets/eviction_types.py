@@ -8,7 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import NotRequired, TypedDict
 
 from kvlab.widgets.shared_types import Clamped, ServerCommand
-from kvlab.widgets.views_types import ContextShiftDisplay, EvictionDisplay
+from kvlab.widgets.views_types import ContextShiftDisplay, DoorCodeView, EvictionDisplay
 
 
 class EvictionParams(TypedDict):
@@ -226,6 +226,7 @@ class DoorCodeScoreResult(TypedDict):
     chart: DoorCodeChart
     code_gone_at: CodeGoneAt
     text: LinesText
+    view: DoorCodeView  # display strings for the template (kvlab.widgets.views)
 
 
 class RecallEpisode(TypedDict):

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         ApiCacheView,
         AttentionView,
         ContextShiftDisplay,
+        DoorCodeView,
         EvictionDisplay,
         GpuFitView,
         KvMemoryView,
@@ -491,3 +492,22 @@ def kv_quant_view(data: dict) -> KvQuantView:
             for r in data["rows"]
         ],
     }
+
+
+def door_code_view(data: dict) -> DoorCodeView:
+    n_digits = len(data["code"] or "")
+
+    def row(key: str, p: dict) -> dict:
+        sizes = "" if p["window"] is None else f"({p['sinks']} + {p['window']})" if p["sinks"] else f"({p['window']})"
+        return {
+            "key": key,
+            "label": p["label"],
+            "sizes": sizes,
+            "kept": p["cache_len"],
+            "in_cache": "yes" if p["code_in_cache"] else "no",
+            "answer": p["answer"],
+            "right": f"{p['digits_right']} of {n_digits}",
+            "loss": "–" if p["mean_nll_last"] is None else f"{p['mean_nll_last']:.3f}",
+        }
+
+    return {"rows": [row(key, p) for key, p in data["policies"].items()]}

@@ -314,3 +314,18 @@ class KvQuantRowView(TypedDict):
 class KvQuantView(TypedDict):
     caption: str
     rows: list[KvQuantRowView]
+
+
+class DoorCodeRow(TypedDict):
+    key: str
+    label: str
+    sizes: str  # "(sinks + window)", "(window)", or "" for the full cache
+    kept: int
+    in_cache: str
+    answer: str
+    right: str
+    loss: str
+
+
+class DoorCodeView(TypedDict):
+    rows: list[DoorCodeRow]

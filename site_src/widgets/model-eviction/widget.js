@@ -108,19 +108,7 @@ kvlab.register("model-eviction", {
     }
 
     async function render(score, runs) {
-      for (const [name, p] of Object.entries(score.policies)) {
-        const row = root.querySelector(`tr[data-policy="${name}"]`);
-        const set = (col, text) => (row.querySelector(`[data-col="${col}"]`).textContent = text);
-        const th = row.querySelector("th");
-        th.replaceChildren(p.label);
-        if (p.window) th.append(" ", kit.el("span", "kv-muted", `(${p.sinks ? `${p.sinks} + ` : ""}${p.window})`));
-        set("kept", p.cache_len);
-        set("in-cache", p.code_in_cache ? "yes" : "no");
-        row.querySelector('[data-col="answer"]').replaceChildren(kit.el("code", null, p.answer));
-        set("right", `${p.digits_right} of ${score.code.length}`);
-        set("loss", p.mean_nll_last === null ? "–" : p.mean_nll_last.toFixed(3));
-      }
-      field("lines").replaceChildren(...score.text.lines.map((l) => kit.el("li", null, l)));
+      kit.bind(root, { score }); // the table's rows and the lines: score.view and score.text, from Python
       root.dataset.results = JSON.stringify({ score, runs });
       const traces = Object.entries(score.chart).map(([name, c]) => ({
         type: "scatter", mode: "lines", name: score.policies[name].label, line: { color: COLORS[name], width: 2 },
