@@ -7,7 +7,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 
 from typing import TypedDict
 
-from kvlab.widgets.views_types import AttentionView
+from kvlab.widgets.views_types import AttentionDemoView
 
 
 class AttentionDemoResult(TypedDict):
@@ -19,7 +19,7 @@ class AttentionDemoResult(TypedDict):
     scale: float
     weights: list[list[float]]  # [query][key]
     outputs: list[list[float]]  # [token][d]
-    view: AttentionView  # display strings for the template (kvlab.widgets.views)
+    view: AttentionDemoView  # display strings for the template (kvlab.widgets.views)
 
 
 class HeadScore(TypedDict):

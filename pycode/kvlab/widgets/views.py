@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from kvlab.widgets.views_types import (
         ApiCacheView,
-        AttentionView,
+        AttentionDemoView,
         ContextShiftDisplay,
         DoorCodeView,
         EvictionDisplay,
@@ -442,7 +442,7 @@ def eviction_display(data: dict) -> EvictionDisplay:
     }
 
 
-def attention_view(data: dict) -> AttentionView:
+def attention_view(data: dict) -> AttentionDemoView:
     tokens, weights = data["tokens"], data["weights"]
 
     def readout(q: int) -> dict:

@@ -288,7 +288,7 @@ class AttentionRow(TypedDict):
     cells: list[str]
 
 
-class AttentionView(TypedDict):
+class AttentionDemoView(TypedDict):
     temperature: str
     mask: str
     rows: list[AttentionRow]
