@@ -272,10 +272,11 @@ def lint() -> None:
 
 
 def run_tests(pytest_args: list[str], fast: bool = False) -> None:
-    """Lint, then pytest. `fast`: everything but tests/browser/ (the inner loop; CI runs all)."""
+    """Lint, then pytest. `fast`: everything but tests/browser/ and the tests marked slow (the inner loop;
+    CI runs all)."""
     lint()
     if fast:
-        pytest_args = ["--ignore=tests/browser", *pytest_args]
+        pytest_args = ["--ignore=tests/browser", "-m", "not slow", *pytest_args]
     else:
         ensure_chromium()
     cmd = [sys.executable, "-m", "pytest", *pytest_args]
