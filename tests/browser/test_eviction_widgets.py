@@ -69,7 +69,7 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
     cs = kvlab.context_shift_view(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4, mode="shift")
     assert cs["shifts"], "the default settings must show a shift"
     for s in cs["shifts"]:
-        assert f"<li data-item data-bind=\"text\">{s['text']}</li>" in html
+        assert f'<li data-item data-bind="text">{s["text"]}</li>' in html
     assert f'data-field="outcome">{cs["text"]["outcome"]}<' in html
     assert 'data-widget="model-eviction"' in html  # the real-model demo took the marked spot
     # the static rasters (for readers without JavaScript) draw one rect per run of written cells

@@ -17,7 +17,7 @@ def test_static_table_is_the_numpy_reference(built_site):
     html = (built_site / "eviction" / "index.html").read_text()
     data = kvlab.eviction_recall_demo()
     for p in data["policies"].values():
-        assert f"<code data-bind=\"answer\">{p['answer']}</code>" in html
+        assert f'<code data-bind="answer">{p["answer"]}</code>' in html
         assert f">{p['mean_nll_last']:.3f}</td>" in html
     # one tail length, named the same in the table's header and its caption
     tail = data["score"]["loss_tail"]

@@ -11,7 +11,7 @@ from tests.browser.widgets import activate, open_widget, wait_ready
 def test_static_figures_hold_the_build_time_numbers(built_site):
     html = (built_site / "tokens" / "index.html").read_text()
     data = kvlab.tokenize_demo()
-    assert f"<strong><span data-bind=\"n_tokens\">{data['n_tokens']}</span> tokens</strong>" in html
+    assert f'<strong><span data-bind="n_tokens">{data["n_tokens"]}</span> tokens</strong>' in html
     top = kvlab.next_token_demo()["top"][0]
     assert f"<td>{top['p']:.3f}</td>" in html
 

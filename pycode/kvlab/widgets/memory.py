@@ -692,9 +692,7 @@ def gpu_fit_figure(
         settings.update(gpu_memory_utilization=utilization, block_size=block_size)
     single = bool(card.get("unified_memory"))  # one chip: no tensor or pipeline parallel
     stages = pp if mode == "vllm" and not single else 1
-    v = fit_verdict(
-        arch, context, gpu=card["id"], n_gpus=1 if single else n_gpus, pipeline_parallel=stages, **settings
-    )
+    v = fit_verdict(arch, context, gpu=card["id"], n_gpus=1 if single else n_gpus, pipeline_parallel=stages, **settings)
 
     memory = v["memory_bytes"]
     scale = max(v["total_bytes"], memory)

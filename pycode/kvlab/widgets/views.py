@@ -422,7 +422,9 @@ def api_cache_view(data: dict) -> ApiCacheView:
             {
                 "name": f"{o['vendor_name']} · {o['name']}",
                 "row": "chosen" if o["chosen"] else None,
-                "cells": [o[k] for k in ("uncached_per_day", "cached_per_day", "saving", "hit_rate", "break_even", "status")],
+                "cells": [
+                    o[k] for k in ("uncached_per_day", "cached_per_day", "saving", "hit_rate", "break_even", "status")
+                ],
             }
             for o in data["compare"]
         ],
