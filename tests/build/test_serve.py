@@ -62,7 +62,8 @@ def test_serve_rebuilds_when_pages_or_kvlab_change(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for(lambda: fetch(base), what="the first build")
+        # the first build shares two cores with the run's own site build and the unit tests: minutes under load
+        wait_for(lambda: fetch(base), timeout=360, what="the first build")
         manifest = wait_for(lambda: fetch(base + "assets/kvlab/manifest.js"), what="the manifest")
         page.write_text("# Serve probe\n\nWritten by a test.\n")
         wait_for(
