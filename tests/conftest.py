@@ -60,15 +60,17 @@ class SiteBuild:
             self.proc.wait()
 
 
-# The tests that run the tiny model over whole episodes, or a demo built on it at every input: 5-65 s each
-# on this machine, about 300 of the ~400 s tests/python takes. They are marked `slow`: `build.py test --fast`
-# (the inner loop) leaves them out, the full run (CI) keeps them.
+# The tests that run the tiny model over whole episodes, or a demo built on it at every input (5-65 s each
+# on this machine, about 300 of the ~400 s tests/python takes), and `build.py serve`'s rebuild test (a build of
+# its own, 1-2 min). They are marked `slow`: `build.py test --fast` (the inner loop) leaves them out, the full
+# run (CI) keeps them.
 SLOW_FUNCTIONS = ("eviction_recall_demo", "kv_quant_demo", "kv_quant_table")
 SLOW_TESTS = (
     "test_the_full_cache_recalls_every_demo_code_and_a_short_window_forgets_it",
     "test_template_binds_paths_of_the_result_and_jinja_agrees[kv-quant]",
     "test_numpy_cached_and_uncached_generation_agree_for_200_steps",
     "test_eviction_recall_demo_is_scored_like_the_browser_runs",
+    "test_serve_rebuilds_when_pages_or_kvlab_change",
 )
 
 
