@@ -144,4 +144,5 @@ def model_attention(
         "n_head": H,
         "view": view,
         "pronoun_head": best,
+        "pronouns": list(PRONOUNS),  # the tokens the first query is picked from (the widget does the same live)
     }

@@ -60,3 +60,4 @@ class ModelAttentionResult(TypedDict):
     n_head: int
     view: AttentionView
     pronoun_head: PronounHead | None  # None for a model card without that measurement
+    pronouns: list[str]

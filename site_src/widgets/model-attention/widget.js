@@ -21,10 +21,9 @@ kvlab.register("model-attention", {
       mean: ctx.data.mean_over_heads,
       source: "the numpy reference of the model (kvlab.model_attention), computed when this page was built",
     };
-    // as kvlab.model_attention: the last pronoun of the sentence, else its last token
-    const PRONOUNS = [" it", " It", " he", " He", " she", " She", " they", " They"];
+    // as kvlab.model_attention: the last pronoun of the sentence (its list: ctx.data.pronouns), else its last token
     const pronoun = (tokens) => {
-      for (let i = tokens.length - 1; i >= 0; i--) if (PRONOUNS.includes(tokens[i])) return i;
+      for (let i = tokens.length - 1; i >= 0; i--) if (ctx.data.pronouns.includes(tokens[i])) return i;
       return tokens.length - 1;
     };
     const view = ctx.data.view; // what the page asked to show first (model_attention's layer, head, query)
