@@ -397,13 +397,13 @@ def prefix_cache_view(data: dict) -> PrefixCacheView:
 CONTEXT_SHIFT_CELLS = ["not written yet", "discarded", "seen by the model", "seen, protected by n_keep"]
 
 
+def raster_display(grid: list, cells: list[str]) -> dict:
+    """What a step-by-position raster's readout needs: its last step and token, and each cell state in words."""
+    return {"last_step": len(grid) - 1, "last_token": len(grid[0]) - 1 if grid else 0, "cells": cells}
+
+
 def context_shift_display(data: dict) -> ContextShiftDisplay:
-    grid = data["grid"]
-    return {
-        "last_step": len(grid) - 1,
-        "last_token": len(grid[0]) - 1 if grid else 0,
-        "cells": CONTEXT_SHIFT_CELLS,
-    }
+    return raster_display(data["grid"], CONTEXT_SHIFT_CELLS)
 
 
 def api_cache_view(data: dict) -> ApiCacheView:
@@ -435,13 +435,8 @@ EVICTION_CELLS = ["not written yet", "evicted", "cached", "added at this step"]
 
 
 def eviction_display(data: dict) -> EvictionDisplay:
-    grid = data["grid"]
-    return {
-        "last_step": len(grid) - 1,
-        "last_token": len(grid[0]) - 1 if grid else 0,
-        "cells": EVICTION_CELLS,
-        "step": data["steps"][-1],  # the step read out at first: the last
-    }
+    # the step read out at first: the last
+    return {**raster_display(data["grid"], EVICTION_CELLS), "step": data["steps"][-1]}
 
 
 def attention_view(data: dict) -> AttentionDemoView:
