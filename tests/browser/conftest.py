@@ -173,7 +173,8 @@ INSTANT_NAV_JS = """async ([href, spacers]) => {
   let sub;
   const swapped = new Promise((resolve) => {
     let seen = 0;  // document$ replays the current page at once
-    sub = window.document$.subscribe(() => ++seen > 1 && resolve(true));
+    // the target's page, not the spacer's that a same-page visit passes through first
+    sub = window.document$.subscribe(() => ++seen > 1 && location.pathname === target.pathname && resolve(true));
   });
   const again = target.pathname === location.pathname;
   for (let tries = 0; ; tries++) {
