@@ -155,9 +155,12 @@ def page(page_factory, site_url):
 # routes, viewports) keep `page` or `page_factory`.
 
 # Click a link to `href` as a reader would; material's handler on <body> takes it (instant
-# navigation) once it has the sitemap. Resolves when document$ emits the swapped-in page.
-# Material fetches again only when the path changes, so a visit to the page already shown
-# goes by way of another (its fetch is cancelled at once: switchMap): home, or the gallery.
+# navigation) once it has the sitemap. Resolves when document$ emits a page whose content
+# is new (material swaps the container, so the <article> is another element) at the
+# target's path. Material fetches again only when the path changes, so a visit to the page
+# already shown goes by way of another (home, or the gallery), one hop after the other:
+# firing both at once let a stray emission resolve the visit with the previous page's
+# widget still in the document (a test then drove the old widget).
 INSTANT_NAV_JS = """async ([href, spacers]) => {
   const follow = (url) => {
     const a = document.createElement("a");
@@ -169,26 +172,35 @@ INSTANT_NAV_JS = """async ([href, spacers]) => {
     a.remove();
     return taken;
   };
-  const target = new URL(href, location.href);
-  let sub;
-  const swapped = new Promise((resolve) => {
-    let seen = 0;  // document$ replays the current page at once
-    // the target's page, not the spacer's that a same-page visit passes through first
-    sub = window.document$.subscribe(() => ++seen > 1 && location.pathname === target.pathname && resolve(true));
-  });
-  const again = target.pathname === location.pathname;
-  for (let tries = 0; ; tries++) {
-    if ((!again || follow(spacers.find((u) => new URL(u).pathname !== target.pathname))) && follow(target)) break;
-    if (tries > 30) {  // its sitemap names another site (a build for another port): never again
-      sub.unsubscribe();
-      window.kvNoInstantNav = true;
-      return "not taken";
+  const hop = async (url) => {
+    const path = new URL(url, location.href).pathname;
+    const old = document.querySelector("article");
+    let sub;
+    const arrived = new Promise((resolve) => {
+      sub = window.document$.subscribe(() => {
+        const now = document.querySelector("article");
+        if (location.pathname === path && now && now !== old) resolve(true);
+      });
+    });
+    for (let tries = 0; !follow(url); tries++) {
+      if (tries > 30) {  // its sitemap names another site (a build for another port): never again
+        sub.unsubscribe();
+        window.kvNoInstantNav = true;
+        return "not taken";
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 100));
+    const timeout = new Promise((r) => setTimeout(() => r(`no new page at ${path} within 60 s`), 60000));
+    const done = await Promise.race([arrived, timeout]);
+    sub.unsubscribe();
+    return done;
+  };
+  const target = new URL(href, location.href);
+  if (target.pathname === location.pathname) {
+    const done = await hop(spacers.find((u) => new URL(u).pathname !== target.pathname));
+    if (done !== true) return done;
   }
-  const timeout = new Promise((r) => setTimeout(() => r("no document$ within 60 s"), 60000));
-  const done = await Promise.race([swapped, timeout]);
-  sub.unsubscribe();
+  const done = await hop(target.href);
   return done === true ? location.href : done;
 }"""
 
