@@ -105,7 +105,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_HOME))
 
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     # issue 14: playable
