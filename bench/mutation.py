@@ -2,7 +2,7 @@
 """Mutation testing of kvlab's numeric modules with mutmut; prints the score table.
 
     pip install -r bench/requirements-mutation.txt     # once, into .venv (bench only)
-    nice -n 19 .venv/bin/python bench/mutation.py      # every module: about 25 min on 2 busy cores
+    nice -n 19 .venv/bin/python bench/mutation.py      # every module (the long run)
     .venv/bin/python bench/mutation.py --modules eviction   # one module (memory: kv_bytes verdict serving)
 
 mutmut changes one thing at a time in a module (a `<` into `<=`, a `+ 1` into `+ 2`,
@@ -11,8 +11,9 @@ function; a mutant the tests still pass on "survived": a wrong number nobody wou
 notice. The run happens in a scratch copy (the working tree is never touched), with
 a flat layout mutmut understands: kvlab/ and the unit tests of these modules.
 
-Score = killed / (killed + survived + timeouts + no tests). Record the table in
-bench/README.md when it changes. `--survivors` prints every surviving mutant's diff.
+Score = killed / (killed + survived + timeouts + no tests). Record a run in
+bench/results/YYYY-MM-DD-mutation-<modules>.md (with its machine, load and wall time) and its
+score in bench/README.md's summary table. `--survivors` prints every surviving mutant's diff.
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# the numeric modules in scope (issue 12): name -> path under kvlab/; and the unit tests that exercise them
+# the numeric modules in scope: name -> path under kvlab/; and the unit tests that exercise them
 MODULE_PATHS = {
     "eviction": "reuse/eviction",
     "cache": "core/cache",
     "prefix_cache": "reuse/prefix_cache",
     "context": "reuse/context",
-    # memory and serving (issue 12): KV sizes, the one fit verdict, serving times and prices
+    # memory and serving: KV sizes, the one fit verdict, serving times and prices
     "kv_bytes": "memory/kv_bytes",
     "verdict": "memory/verdict",
     "serving": "memory/serving",

@@ -1,4 +1,4 @@
-"""The browser runtime, as a reader meets it (issue 11's targets), in headless Chromium.
+"""The browser runtime, as a reader meets it, in headless Chromium.
 
 Prints one table:
   bytes before intent   every page and embed loaded and scrolled, untouched: what it
@@ -136,7 +136,8 @@ def first_widget(browser, base: str, read_s: float = 0) -> tuple[float, float, f
     page.locator('[data-widget="attention"] input[name="d"]').first.focus()  # intent, as a reader tabbing to a control
     page.wait_for_function("() => window.benchLive.ready", timeout=300_000, polling=20)
     # timed in the page, from the focus event to data-state="ready", as the bare page times itself
-    # (the driver's wait noticed "ready" 10-440 ms late here, all of it counted against the widget)
+    # (the driver's wait notices "ready" late, by a varying amount that would count against the widget:
+    # bench/results/2026-12-02-runtime.md)
     live = page.evaluate("() => (benchLive.ready - benchLive.focus) / 1000")
     page.wait_for_timeout(read_s * 1000)
     long_ms = long_ms_since(page, t_click)

@@ -1,9 +1,9 @@
 """Python bytecode for the browser, so Pyodide does not compile source on a reader's machine.
 
-Measured (bench/README.md, "Session 10"): in the browser's worker, the first `import numpy`
-took ~600 ms, almost all of it compiling numpy's 3.6 MB of .py files (the wheel carries no
-.pyc), and kvlab's own modules ~40 ms more. With .pyc files beside the sources it is
-~160-200 ms. The reader's first widget waits on exactly that.
+In the browser's worker, the first `import numpy` is mostly compiling numpy's .py files (the
+wheel carries no .pyc), and kvlab's own modules add to it; .pyc files beside the sources cut
+that to a fraction (bench/results/2026-12-02-runtime.md). The reader's first widget waits on
+exactly that.
 
 Only the Python that runs in the browser can make its .pyc (the magic number and bytecode are
 CPython 3.12's; the build's Python may be another), so `bytecode.mjs` boots Pyodide from
@@ -13,7 +13,7 @@ modules they pull in). The .pyc files are unchecked-hash ones (PEP 552): the imp
 them without comparing the source's mtime, which unzipping in the browser does not keep.
 The sources stay in the zip (tracebacks and `inspect` still read them).
 
-The result is cached (~/.cache/kvlab, by the inputs' hashes): a Node run takes ~5 s.
+The result is cached (~/.cache/kvlab, by the inputs' hashes): a Node run takes seconds.
 """
 
 from __future__ import annotations

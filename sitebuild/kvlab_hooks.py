@@ -163,7 +163,8 @@ MATERIAL_RULES_DROPPED = {
     # main CSS: no margin above the first (below the last) child of a Markdown table's cell. With
     # `table:not([class])` above a bare `:first-child`, a change of any element's class (the class
     # attribute) made Chromium restyle everything below that element: material's `no-js` → `js`
-    # on <html> at start-up was a restyle of every element of the page (1,449 on /memory/). Our
+    # on <html> at start-up was a restyle of every element of the page
+    # (bench/results/2026-12-02-lighthouse-session9.md). Our
     # Markdown tables' cells hold inline content only, on which a vertical margin does nothing.
     "assets/stylesheets/main.": [
         ".md-typeset table:not([class]) td>:first-child,.md-typeset table:not([class]) th>:first-child{margin-top:0}",
@@ -203,8 +204,8 @@ def with_compile_hint(files: Files, config: MkDocsConfig) -> None:
     The bundle runs most of its functions at load (RxJS pipelines set up every component),
     and V8 compiled each lazily, on the main thread, in the bundle's evaluation task and in
     the DOMContentLoaded task after it. With the hint it compiles them while the script
-    streams in, off the main thread (bench/README.md: those two tasks on /memory/ ~25 %
-    shorter). Its source map gets an empty first line, so it still points at the sources.
+    streams in, off the main thread, and those two tasks get shorter
+    (bench/results/2026-12-02-lighthouse-session8.md). Its source map gets an empty first line, so it still points at the sources.
     """
     bundle = material_asset(files, "assets/javascripts/bundle.", ".min.js")
     source_map = material_asset(files, bundle.src_uri, ".map")
@@ -404,8 +405,8 @@ def gallery_markdown(page: Page, files: Files, config: MkDocsConfig) -> str:
             f"({get_relative_url(widget.page, page.file.src_uri)}).\n\n"
             f'<div class="kv-gallery-item" data-embed-name="{name}" data-embed-src="{src}" '
             f'data-embed-height="{widget.height}" data-embed-title="{html.escape(widget.title)}" markdown="0">\n'
-            # a facade, not an iframe: scrolling the gallery fetches nothing (23 embed pages were
-            # ~190 KB gzip); with JavaScript the link opens the preview in place, without it, the page
+            # a facade, not an iframe: scrolling the gallery fetches nothing (an iframe per embed page
+            # would fetch them all: bench/results/2026-12-02-runtime.md); with JavaScript the link opens the preview in place, without it, the page
             f'<p class="kv-gallery-preview"><a class="md-button" href="{src}" data-embed-preview '
             f'aria-label="Show the preview here: {html.escape(widget.title)}">Show the preview here</a> '
             '<span class="kv-gallery-note">(loads the widget’s page; nothing runs until you use it)</span></p>\n'

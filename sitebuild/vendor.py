@@ -12,8 +12,8 @@ another origin by a reader's browser, and nothing unverified is served.
   4.8 MB full one, with V8's explicit compile hint on its first line (below).
   The attention heatmaps and eviction rasters are drawn without Plotly
   (kit.heatmap, kit.raster): the cartesian bundle that holds Plotly's heatmap
-  cost a 250-300 ms main-thread task to start, the basic one none over 50 ms
-  (bench/README.md).
+  costs a long main-thread task to start, the basic one none
+  (bench/results/2026-12-02-runtime.md).
 """
 
 from __future__ import annotations
@@ -171,8 +171,8 @@ def ensure_ort_bundle(log=print) -> Path:
 # V8's explicit compile hint (https://v8.dev/blog/explicit-compile-hints, Chrome 136+): the
 # magic comment on a script's first line makes V8 compile all its functions eagerly while the
 # script streams in, off the main thread, instead of lazily on the main thread when Plotly's
-# bundle runs them at load. Measured (bench/README.md, runtime.py): the long tasks of loading
-# Plotly and drawing the first figure fall from ~330 ms to ~180 ms; other engines ignore a comment.
+# bundle runs them at load, which shortens the long tasks of loading Plotly and drawing the first
+# figure (bench/results/2026-12-02-runtime.md); other engines ignore a comment.
 COMPILE_HINT = "//# allFunctionsCalledOnLoad\n"
 
 

@@ -23,7 +23,7 @@
   const formatMB = (bytes) => (bytes / 1e6).toFixed(1) + " MB";
   const saveData = () => Boolean(navigator.connection && navigator.connection.saveData);
   /* Plotly draws most widgets' charts. Once a reader has made one widget live, its
-   * bundle (basic: ~370 KB gzip, started in one task of under 50 ms) is fetched and
+   * bundle (the basic one, which starts without a long task) is fetched and
    * started when the page is next idle, so the next page's chart draws at once
    * (instant navigation keeps it). Not in an embed (one widget, no next page), not
    * with Save-Data on. */
@@ -248,7 +248,7 @@
 
   // Each widget mounts in a task of its own: on a first load document$ emits inside material's
   // DOMContentLoaded handler, a long task already on a big page, and the page's widgets together
-  // were one more (27 ms on /eviction/ here, a phone's 4x that: bench/README.md). A widget's
+  // were one more (bench/results/2026-12-02-lighthouse-session9.md). A widget's
   // static figure and reserved controls are on screen before it mounts.
   function start() {
     const roots = Array.from(document.querySelectorAll("[data-widget]"));

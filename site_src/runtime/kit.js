@@ -140,8 +140,8 @@
     });
   }
 
-  /* An attention heatmap without Plotly (whose heatmap-capable bundle cost a
-   * 250-300 ms main-thread task to start on a 2-core machine): one grid cell per
+  /* An attention heatmap without Plotly (whose heatmap-capable bundle costs a long
+   * main-thread task to start: bench/results/2026-12-02-runtime.md): one grid cell per
    * weight, coloured by the stylesheet from --w (kvlab.css, .kv-hm-cell), labels as
    * text. opts: z (rows of weights or null), x, y (labels), xTitle, yTitle,
    * every (label every k-th row and column), title(i, j, w) (a cell's tooltip),

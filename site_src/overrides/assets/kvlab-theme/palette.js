@@ -19,7 +19,8 @@ if (!(palette && palette.color)) {
 }
 
 /* kvlab: two of material's palette steps restyle the whole page on every load; on a long
- * page that was a third of the main thread's work after the first paint (bench/README.md).
+ * page that is much of the main thread's work after the first paint
+ * (bench/results/2026-12-02-lighthouse-session7.md).
  * - Material sets, then clears, data-md-color-switching on <body> to stop transitions while
  *   colours change: two full restyles. The build drops that rule from material's palette
  *   CSS (sitebuild/kvlab_hooks.py); kvlab.css has it on kv-color-switching, which is set

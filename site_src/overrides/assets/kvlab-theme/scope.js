@@ -9,8 +9,8 @@ __md_set = (e, _, t = localStorage, a = __md_scope) => { try { t.setItem(a.pathn
 /* Material's instant navigation makes every relative href and src of the page absolute when
  * it starts (integrations/instant/index.ts, `resolve`), so that on a navigation it can compare
  * this page's <head> with the next one's. For a stylesheet <link>, writing the href loads the
- * sheet again, and when it came back Chromium restyled every element of the page (bench/README.md,
- * "Session 9"). Done here, right after the stylesheets and before <body> exists, the sheets come
+ * sheet again, and when it comes back Chromium restyles every element of the page
+ * (bench/results/2026-12-02-lighthouse-session9.md). Done here, right after the stylesheets and before <body> exists, the sheets come
  * again from the memory cache with nothing yet to restyle, and material then finds their hrefs
  * absolute and leaves them. Not from file://, where material's instant navigation is off. */
 if (location.protocol !== "file:") {
@@ -20,8 +20,8 @@ if (location.protocol !== "file:") {
 /* Code-block toolbars are <nav> landmarks that material leaves unnamed: give each
  * a distinct name (axe: landmark-unique). Material adds them from its bundle, after
  * the page is parsed, and again after each instant navigation, so the observer starts
- * at DOMContentLoaded (watching the parser add every node of a long page cost three
- * 60-70 ms tasks under Lighthouse's slowdown) and first names any already there. */
+ * at DOMContentLoaded (watching the parser add every node of a long page costs long tasks:
+ * bench/results/2026-12-02-lighthouse-session5.md) and first names any already there. */
 (() => {
   let n = 0;
   const name = (nav) => {
