@@ -22,8 +22,8 @@ import importlib
 
 # Every public name and the module it lives in. They are imported on first use
 # (PEP 562 module __getattr__): `import kvlab` reads no module, and the browser's first
-# widget imports only what its function needs (importing everything took ~280 ms of
-# Pyodide's start-up, before any widget could go live).
+# widget imports only what its function needs (importing everything would hold up Pyodide's
+# start-up before any widget could go live: bench/results/2026-12-02-runtime.md).
 MODULES = {
     "kvlab.core.attention": ("causal_mask", "multi_head_attention", "scaled_dot_product_attention", "softmax"),
     "kvlab.core.cache": ("KVCache", "cache_lengths"),
@@ -108,7 +108,7 @@ def __dir__() -> list[str]:
 __version__ = "0.2.0"
 
 __all__ = [
-    # issue 14: playable
+    # the interactive helpers: odometers, counters, the door-code chat, commands, diagrams, maps
     "add_token_counters",
     "door_code_chat",
     "door_code_score",
@@ -191,14 +191,14 @@ __all__ = [
     "kv_quant_demo",
     "kv_quant_table",
     "serving_figure",
-    # issue 27: prompt caching in the API
+    # prompt caching in the API
     "api_cache_figure",
-    # issue 27: disaggregated prefill and decode, KV-aware routing
+    # disaggregated prefill and decode, KV-aware routing
     "kv_routing_figure",
     "pd_transfer_figure",
-    # issue 27: speculative decoding and the cache
+    # speculative decoding and the cache
     "speculative_figure",
-    # issue 27: KV offload tiers
+    # KV offload tiers
     "offload_figure",
     # the tiny model on the pages
     "eviction_recall_demo",

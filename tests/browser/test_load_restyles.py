@@ -2,12 +2,12 @@
 
 - No color-scheme meta is inserted into <head> after the page's content. Chromium restyles every element of the page when a `<meta name="color-scheme">` is
 inserted, even one that is not the first (the one that counts). Material's bundle appends
-its own when it starts, after the page is parsed: on /memory/ a restyle of ~1,450 elements
-in material's start-up task (bench/README.md, session 8). palette.js adds the one meta
+its own when it starts, after the page is parsed: a restyle of the whole page in material's
+start-up task (bench/results/2026-12-02-lighthouse-session8.md). palette.js adds the one meta
 before the content and skips material's append; material's writes reach it on a change.
 - No stylesheet is loaded again. Material's instant navigation writes every relative href
   again when it starts; for a stylesheet that is a new sheet and a restyle of every element
-  (~1,060 on /memory/). scope.js makes the stylesheets' hrefs absolute before <body> exists.
+  (bench/results/2026-12-02-lighthouse-session9.md). scope.js makes the stylesheets' hrefs absolute before <body> exists.
 - Code blocks get material's copy button when they come into view (content.lazy), not each
   with a forced layout at DOMContentLoaded (23 on the embed gallery); the block keeps the
   button's room from the start.

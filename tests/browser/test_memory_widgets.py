@@ -152,7 +152,7 @@ def test_kv_memory_llama_server_command_follows_the_controls_and_copies(warm_pag
 
 def test_pasted_config_json_is_read_by_python(page, site_url):
     # a fresh page: in the warm visit the chart the widget draws as it mounts live covers this
-    # form (bench/README.md, issue 26), and the clicks below land on the chart
+    # form (bench/results/2026-12-03-test-loop.md), and the clicks below land on the chart
     root = open_widget(page, site_url + "memory/", "kv-memory")
     activate(root)
     wait_ready(root)
@@ -310,7 +310,7 @@ def test_pasted_falcon_h1_and_mamba_configs_draw_their_state(page, site_url):
     """A Falcon-H1 layer holds KV and a Mamba-2 state (one colour of its own in the layer map); a Mamba holds
     only a state: 0 B per token, said in words."""
     # a fresh page, like the pasted-config test in test_memory_widgets.py: in the warm visit
-    # the kv-memory chart drawn as the widget mounts live covers the config form (issue 26)
+    # the kv-memory chart drawn as the widget mounts live covers the config form
     ssm = json.loads((Path(__file__).resolve().parents[1] / "python/data/state_space_configs.json").read_text())
     root = open_widget(page, site_url + "memory/", "kv-memory")
     activate(root)

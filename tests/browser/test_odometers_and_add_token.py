@@ -1,4 +1,4 @@
-"""Motion that shows a process (issue 14): the race's two odometers and the quadratic
+"""Motion that shows a process: the race's two odometers and the quadratic
 wall's "Add token" counters. Python returns the frames and the counters; the page plays them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""At 375 px no page scrolls sideways, with its widgets live (issue 14): the document's
+"""At 375 px no page scrolls sideways, with its widgets live: the document's
 scrollWidth stays within the viewport, and a table wider than the column sits in a
 scroll container (overflow-x auto) instead of widening the page."""
 

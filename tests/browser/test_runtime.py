@@ -1,4 +1,4 @@
-"""The runtime's promises to the reader (issue 11), in real Chromium:
+"""The runtime's promises to the reader, in real Chromium:
 
 - nothing heavy downloads until the reader shows intent (scrolling is not intent),
 - intent starts it, with progress shown, and the work runs in Web Workers,
@@ -67,8 +67,8 @@ def test_scrolling_every_page_downloads_no_runtime(page, site_url, built_site):
 )
 def test_mounting_a_widget_moves_nothing(page, site_url, path):
     """The parts a widget shows when it mounts hold their space from the first paint
-    (kvlab.css, "kv-js"): layout shift, the metric Lighthouse scores, was 0.31 on embeds; it is
-    0-0.02 now at this width (what is left: widgets that fill in text at mount). 0.1 is "good"."""
+    (kvlab.css, "kv-js"): layout shift, the metric Lighthouse scores, stays near 0 at this width
+    (what is left: widgets that fill in text at mount). 0.1 is "good"."""
     page.add_init_script(
         """window.kvShifts = [];
         new PerformanceObserver((l) => l.getEntries().forEach((e) => e.hadRecentInput || kvShifts.push(e.value)))
@@ -143,7 +143,7 @@ def test_navigation_keeps_the_same_runtime(page, site_url):
 
 def test_a_10000_level_json_paste_is_refused_and_the_widget_keeps_working(page, site_url):
     # a fresh page, like the pasted-config test in test_memory_widgets.py: in the warm visit
-    # the kv-memory chart drawn as the widget mounts live covers the config form (issue 26)
+    # the kv-memory chart drawn as the widget mounts live covers the config form
     root = open_widget(page, site_url + "memory/", "kv-memory")
     activate(root)
     wait_ready(root)

@@ -1,4 +1,4 @@
-"""Issue 14: the wrap-up page's trade-off map, the prefix-cache cases (three requests),
+"""The wrap-up page's trade-off map, the prefix-cache cases (three requests),
 the prefill/decode sequence diagram and the llama-server command, live in Chromium:
 what the page shows is what CPython's kvlab computes for the same inputs."""
 

@@ -137,7 +137,7 @@ def test_kvlab_zip_holds_the_package(built_site):
 
 
 def test_kvlab_zip_carries_the_browsers_bytecode(built_site):
-    """Pyodide would compile kvlab's and numpy's sources on the reader's machine (~450 ms
+    """Pyodide would compile kvlab's and numpy's sources on the reader's machine (a wait
     before the first widget is live, sitebuild/bytecode.py): the zip carries CPython 3.12
     unchecked-hash .pyc files (PEP 552) for every kvlab module and the numpy ones it imports,
     and nothing from the build machine's own Python."""

@@ -80,7 +80,7 @@ def test_serve_rebuilds_when_pages_or_kvlab_change(tmp_path):
         module.unlink(missing_ok=True)
         proc.terminate()
         proc.wait(timeout=30)
-    # stopping build.py stops the server (a child mkdocs used to outlive it, rebuilding on every edit)
+    # stopping build.py stops the server (a child mkdocs that outlived it would keep rebuilding on every edit)
     wait_for(lambda: port_is_free(port), timeout=15, what="the server to stop with build.py")
 
 

@@ -1,4 +1,4 @@
-"""The calculators against real engine start-ups (issue 25): the calibration logs, kvlab's reading of each,
+"""The calculators against real engine start-ups: the calibration logs, kvlab's reading of each,
 its verdict from the model and card alone, the engine model's data, and one meaning per setup across
 memory, fit, serve and explain-log.
 

@@ -1,4 +1,4 @@
-"""Engine logs explained (issue 13, item 4): real llama.cpp and vLLM start-up logs, each with
+"""Engine logs explained: real llama.cpp and vLLM start-up logs, each with
 the URL it was copied from, rebuilt term by term from the model's config.
 
 Each file in data/engine_logs/ starts with a header (`# source:`, `# model:` a catalogue id or

@@ -1,4 +1,4 @@
-"""The families issue 25 found refused: one real config each (data/family_configs.json, with URLs), its
+"""Model families beyond the common layouts: one real config each (data/family_configs.json, with URLs), its
 bytes per token worked out by hand, layer by layer, and refusals that name the missing field."""
 
 from __future__ import annotations

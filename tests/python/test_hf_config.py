@@ -264,7 +264,7 @@ def test_state_space_families_not_read_are_refused_by_name_with_the_missing_piec
         parse_hf_config(base(model_type=family))
 
 
-# --- Mamba + attention hybrids (issue 13, item 3) ------------------------------------------
+# --- Mamba + attention hybrids -----------------------------------------------------------
 # Real configs with their URLs: data/state_space_configs.json. The state sizes are llama.cpp's
 # (src/llama-hparams.cpp n_embd_r / n_embd_s, f32 in src/llama-memory-recurrent.cpp) over the
 # GGUF hparams convert_hf_to_gguf.py writes (JambaModel, GraniteHybridModel, NemotronHModel).

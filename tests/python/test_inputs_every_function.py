@@ -1,5 +1,5 @@
 """Every widget function, every numeric parameter, junk in: a result, or one line that
-names the field (issue 16: no raw tracebacks for any input; absurd numbers name the
+names the field (no raw tracebacks for any input; absurd numbers name the
 field). What the page and an embed's query string can send reaches these functions
 through kvlab.bridge, so that is the door tested here."""
 

@@ -1,4 +1,4 @@
-"""The per-layer memory map (issue 13, item 2): every layer by kind, what it needs and what the engine allocates."""
+"""The per-layer memory map: every layer by kind, what it needs and what the engine allocates."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pipeline parallel in vLLM (issue 25, item 4): how the layers split over stages, what each stage holds, and two
+"""Pipeline parallel in vLLM: how the layers split over stages, what each stage holds, and two
 real refusals read and predicted (tests/python/data/engine_logs/calibration.json has their URLs)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14 (playable): the functions behind the odometers, the Add-token counters, the
+"""The functions behind the odometers, the Add-token counters, the
 door-code chat, the prefix-cache cases, the llama-server command and the trade-off map."""
 
 from __future__ import annotations

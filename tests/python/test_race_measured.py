@@ -1,4 +1,4 @@
-"""kvlab.race_measured: the model-race's numbers from the browser's raw runs (issue 12, item 2)."""
+"""kvlab.race_measured: the model-race's numbers from the browser's raw runs."""
 
 from __future__ import annotations
 

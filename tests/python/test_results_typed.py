@@ -1,4 +1,4 @@
-"""Every widget function's result has the shape its return annotation declares (issue 12, item 3).
+"""Every widget function's result has the shape its return annotation declares.
 
 Each function the widgets call (test_snapshots.FUNCTIONS) is annotated with a TypedDict from its
 page's kvlab/widgets/<page>_types.py (imported by the widget module for type checking only, so the

@@ -78,8 +78,8 @@ class Cost:
     cache_bytes_written: int = 0  # new K/V entries appended
 
     # __dict__ holds exactly the fields (no slots, no extras): summing and copying it is
-    # 3-4x faster than getattr/setattr per field, which the widgets feel (a 1,000-step
-    # race in Pyodide took ~50 ms, most of it here)
+    # 3-4x faster than getattr/setattr per field, which the widgets feel (a long race in
+    # Pyodide spends most of its time here)
     def __iadd__(self, other: Cost) -> Cost:
         mine = self.__dict__
         for k, v in other.__dict__.items():

@@ -460,7 +460,8 @@ VLLM_GPU_MEMORY_UTILIZATION = 0.9
 # vLLM's default `--max-num-batched-tokens` for its OpenAI-compatible server
 # (vllm/engine/arg_utils.py, EngineArgs' batch defaults: UsageContext.OPENAI_API_SERVER: 2048),
 # which also sizes a sliding layer's pages. Newer vLLM raises it to 8192 on GPUs with at least
-# 70 GiB that are not A100s (same function); kvlab keeps 2048 everywhere for now.
+# 70 GiB that are not A100s (same function): kvlab.memory.engines.vllm_batch_defaults picks per card;
+# this is the default where no card is given.
 VLLM_MAX_NUM_BATCHED_TOKENS = 2048
 # DeepSeek-V3.2's fp8 MLA cache ("fp8_ds_mla"): 512 fp8 latent values + 4 fp32 scales + 64 bf16 RoPE
 # values = 656 B per token (vllm/v1/kv_cache_interface.py MLAAttentionSpec.real_page_size_bytes,
