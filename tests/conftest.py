@@ -60,9 +60,9 @@ class SiteBuild:
             self.proc.wait()
 
 
-# The tests that run the tiny model over whole episodes, or a demo built on it at every input (5-65 s each
-# on this machine, about 300 of the ~400 s tests/python takes), and `build.py serve`'s rebuild test (a build of
-# its own, 1-2 min). They are marked `slow`: `build.py test --fast` (the inner loop) leaves them out, the full
+# The tests that run the tiny model over whole episodes, or a demo built on it at every input (most of
+# tests/python's wall time: bench/results/2026-12-03-test-loop.md), and `build.py serve`'s rebuild test (a
+# build of its own). They are marked `slow`: `build.py test --fast` (the inner loop) leaves them out, the full
 # run (CI) keeps them.
 SLOW_FUNCTIONS = ("eviction_recall_demo", "kv_quant_demo", "kv_quant_table")
 SLOW_TESTS = (

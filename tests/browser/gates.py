@@ -148,7 +148,7 @@ def run_axe(page, context: str = "document") -> list[dict]:
 
 # Focused (or hovered: material styles both alike) a widget's button takes material's
 # accent fill; its text must still read on it. Transitions are finished first: axe
-# measured a colour half-way (issue 28: #82a4f2 on #fa0, 1.28:1, only in the dark scheme).
+# measured a colour half-way (#82a4f2 on #fa0, 1.28:1, only in the dark scheme).
 FOCUSED_AXE_JS = """async (selector) => {
   const found = {};
   for (const el of document.querySelectorAll(selector)) {

@@ -65,7 +65,7 @@ kvlab.register("generate", {
     }
 
     /* The top guesses as a table with a bar in each row: no chart library, so it
-     * can follow every token as it streams in (a Plotly draw was a ~60 ms task). */
+     * can follow every token as it streams in (a Plotly draw per token is a long task). */
     function renderTop(s) {
       field("topk-which").textContent = `new token ${s.step + 1}`;
       const body = field("topk");
