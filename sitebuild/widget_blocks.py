@@ -11,7 +11,8 @@ status line, controls hidden until JS mounts, link to its embed page).
 
 A widget is a folder site_src/widgets/<name>/ with
     widget.json    title, kvlab function, page it lives on, embed height
-    template.html  the markup + static fallback, rendered from `data`
+    template.html  the markup + static fallback, rendered from `data` (and `limits`:
+                   the controls' min, max, step and choices, from the function's Spec)
     widget.js      behaviour: kvlab.register("<name>", {mount(root, ctx)})
     widget.css     optional styles
 """
@@ -193,17 +194,25 @@ class WidgetRenderer:
         self.env.filters["runs"] = runs
         self.env.globals["blank"] = Blank()
 
+    def render_template(self, name: str, data: dict, params: dict, *, uid: str) -> str:
+        """The widget's own template, filled from `data` (its function's result for `params`)."""
+        import kvlab  # imported late: the hook puts pycode/ on sys.path first
+
+        widget = self.widgets[name]
+        # the controls' min, max, step and choices: the Spec beside the function (kvlab.inputs.takes)
+        spec = getattr(getattr(kvlab, widget.function), "inputs", None)
+        return self.env.get_template(f"{name}/template.html").render(
+            data=data, params=params, widget=widget, uid=uid, kvlab=kvlab, limits=spec.limits() if spec else {}
+        )
+
     def render(self, name: str, params: dict, *, uid: str, page_url: str, embed: bool = False) -> str:
         import kvlab  # imported late: the hook puts pycode/ on sys.path first
 
         widget = self.widgets.get(name)
         if widget is None:
             raise ValueError(f"unknown widget {name!r}; known: {', '.join(sorted(self.widgets))}")
-        function = getattr(kvlab, widget.function)
-        data = function(**params)
-        inner = self.env.get_template(f"{name}/template.html").render(
-            data=data, params=params, widget=widget, uid=uid, kvlab=kvlab
-        )
+        data = getattr(kvlab, widget.function)(**params)
+        inner = self.render_template(name, data, params, uid=uid)
         return self.env.get_template("_frame.html").render(
             widget=widget,
             uid=uid,

@@ -1,32 +1,27 @@
-"""Every check of a reader's input, in one place: the limits, clamping with a notice,
-and errors that name the field.
+"""Every check of a reader's input, in one place: a widget function's inputs declared once
+beside it (`Param`, `Spec`), clamping with a notice, and errors that name the field.
 
-A widget function takes what the page (or an embed's query string) sends, so
-each number goes through one of these before any arithmetic:
+Each widget module declares the numbers its functions take as a `Spec` of `Param`s, beside the
+function (`@takes(SPEC)` hands it to the site build). The same declaration is read by:
 
-- `clamp_int(name, value, clamped, limits_key=None)`: a whole number (text such as
-  "12" is accepted, 2.5 is refused), clamped into LIMITS[limits_key or name].
-- `clamp_view_int(...)`: the same, then into the tighter VIEW_LIMITS range.
-- `clamp_number(name, value, lo, hi, clamped)`: a finite number, clamped into [lo, hi].
-- `clamp_rounded(name, value, lo, hi, clamped=None)`: a finite number, rounded to a
-  whole number, then clamped (the memory and serving calculators).
-- `clamp_quietly(name, value, lo, hi, integer)`: clamped with no notice (the attention demo and the
-  tiny model's widgets, whose pages show the value used instead).
-- `one_of(name, value, choices)`: one of a fixed list of options.
-- `finite_number(name, value, minimum, maximum, integer)`: refuse, never clamp
-  (the public calculators: out of range is an error, not a slider's end).
-- `Param` / `Spec`: a widget function's inputs declared once, beside the function: the checker
-  (`Spec.check`) and the template (`Spec.limits`, the controls' min, max, step and choices) read the
-  same declaration.
+- the function: `SPEC.check(values, clamped)` clamps each number into [lo, hi] and records what
+  it clamped; `SPEC.require(values)` refuses what is out of range instead;
+- the template: `limits[name]` holds the control's min, max, step and choices
+  (`SPEC.limits()`, which the site build passes to the widget's template);
+- tests/python/test_controls.py: both ends of every control reach the function unchanged.
+
+Other checks: `one_of(name, value, choices)`: one of a fixed list of options;
+`finite_number(name, value, minimum, maximum, integer)`: refuse, never clamp (the public
+calculators: out of range is an error, not a slider's end).
 
 A clamped value is recorded as `clamped[name] = {"requested": ..., "used": ...}`
 (`note_clamped`); the widget returns that dict and the runtime shows it.
 Every refusal is a ValueError whose message starts with the field's name.
 
 >>> clamped = {}
->>> clamp_int("steps", "40", clamped), clamped
+>>> Param(1, 32, fractions="refuse").check("steps", "40", clamped), clamped
 (32, {'steps': {'requested': 40, 'used': 32}})
->>> clamp_rounded("context", 2.6, 1, 10)
+>>> Param(1, 10).check("context", 2.6, None)
 3
 >>> finite_number("context", float("nan"))
 Traceback (most recent call last):
@@ -41,142 +36,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Ranges shared by the page controls, the embed query-string parser and this code.
-LIMITS = {
-    "n": (1, 4096),
-    "eviction_n": (1, 512),  # eviction_timeline's n: the timeline lists every cached position at every step
-    "prompt_len": (1, 32),
-    "steps": (1, 32),
-    "layers": (1, 8),
-    "n_layers": (1, 128),
-    "d_model": (8, 16384),
-    "n_heads": (1, 256),
-    "n_kv_heads": (1, 256),
-    "d_ff": (8, 65536),
-    "window": (1, 512),
-    "n_sink": (0, 64),
-    "budget": (1, 1024),
-    "recent": (1, 512),
-    "seed": (0, 2**31 - 1),
-    "n_requests": (1, 1000),
-    "prefix_len": (0, 1024),
-    "suffix_len": (1, 256),
-    "block_size": (1, 256),
-    "capacity": (0, 1_000_000),
-    "n_ctx": (4, 8192),
-    "n_generate": (0, 8192),
-    "n_keep": (-1, 8192),
-    "context_prompt_len": (1, 8191),
-}
-
-
-# Tighter than LIMITS where a raster grows with the square of the inputs:
-# these views list every position at every step, and the page must stay quick.
-VIEW_LIMITS = {
-    "eviction_n": (1, 256),
-    "n_ctx": (4, 256),
-    "n_generate": (0, 256),
-    "n_keep": (-1, 253),
-    "context_prompt_len": (1, 255),
-}
-
-
-# The range each page's slider or number box offers, per widget (site_src/widgets/<name>/):
-# a range a reader can move through in sensible steps, inside what the widget's function
-# accepts (LIMITS or the module's own limits; tests/python/test_controls.py checks both
-# ends). Templates read their min/max from here, never from literals in the markup.
-CONTROLS = {
-    "attention": {"d": (2, 64), "temperature": (0.1, 5.0), "seed": LIMITS["seed"]},
-    "race": {"n": (1, 1000)},
-    "reprocessing": {"n": (1, 100)},
-    "quadratic-wall": {"n": (16, 4096)},
-    "step-through": {"prompt_len": (1, 12), "steps": (1, 12), "layers": (1, 8)},
-    "eviction": {"window": (1, 64), "n_sink": (0, 16), "budget": (1, 128), "recent": (1, 64)},
-    # sampling happens in the browser (model.js); temperature 0 is greedy
-    "generate": {"temperature": (0.0, 2.0), "seed": LIMITS["seed"]},
-    # the default prompt plus n must fit the tiny model's 512-token context; 16 so the timings mean something
-    "model-race": {"n": (16, 448)},
-    # kvlab.widgets.speculative.SPEC_LIMITS; draft_layers below the tiny model's 4 (the target)
-    "spec-decode": {"k": (1, 8), "draft_layers": (1, 3), "n_new": (8, 48)},
-}
+SEED = (0, 2**31 - 1)  # the seeds every widget takes
 
 
 def note_clamped(clamped: dict | None, name: str, requested, used) -> None:
     """Record in `clamped` that `name` asked for `requested` and got `used` (if they differ)."""
     if clamped is not None and used != requested:
         clamped[name] = {"requested": requested, "used": used}
-
-
-def view_limits(*names: str, key: dict | None = None) -> dict:
-    """[lo, hi] of each name for a template: VIEW_LIMITS where it is tighter, else LIMITS."""
-    key = key or {}
-    return {n: list(VIEW_LIMITS.get(key.get(n, n), LIMITS[key.get(n, n)])) for n in names}
-
-
-def clamp_int(name: str, value, clamped: dict, limits_key: str | None = None) -> int:
-    """`value` as an int within LIMITS[limits_key or name]; non-integers raise, out-of-range values are clamped."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise ValueError(f"{name} must be an integer, got {value!r}") from None
-    if isinstance(value, float) or isinstance(value, np.floating):
-        if not math.isfinite(value) or not float(value).is_integer():
-            raise ValueError(f"{name} must be a whole number, got {value!r}")
-    try:
-        v = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
-    lo, hi = LIMITS[limits_key or name]
-    used = min(max(v, lo), hi)
-    note_clamped(clamped, name, v, used)
-    return used
-
-
-def clamp_view_int(name: str, value, clamped: dict, limits_key: str | None = None) -> int:
-    """clamp_int, then the tighter VIEW_LIMITS range (one "clamped" entry with the reader's own value)."""
-    v = clamp_int(name, value, clamped, limits_key)
-    lo, hi = VIEW_LIMITS[limits_key or name]
-    used = min(max(v, lo), hi)
-    note_clamped(clamped, name, clamped.get(name, {}).get("requested", v), used)
-    return used
-
-
-def clamp_number(name: str, value, lo: float, hi: float, clamped: dict) -> float:
-    """`value` as a finite float within [lo, hi], clamped."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(v):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    used = min(max(v, lo), hi)
-    note_clamped(clamped, name, v, used)
-    return used
-
-
-def clamp_rounded(name: str, value, lo, hi, clamped: dict | None = None):
-    """`value` as a whole number within [lo, hi]; NaN, infinity and text are a ValueError naming `name`.
-
-    Non-integers are rounded; out-of-range values are clamped, and `clamped[name]` records what was
-    asked (as given) and what was used (the runtime's reportClamped shows it)."""
-    v = finite_number(name, value)
-    used = int(min(hi, max(lo, round(v))))
-    if used != v:
-        note_clamped(clamped, name, value, used)
-    return used
-
-
-def clamp_quietly(name: str, value, lo, hi, integer: bool = False):
-    """`value` as a finite number (cut to a whole number if `integer`) within [lo, hi], with no
-    notice: for widgets that show the value they used. Text, NaN and infinity are a ValueError
-    that names `name`, as everywhere else."""
-    v = finite_number(name, value)
-    if integer:
-        v = int(v)
-    return min(max(v, lo), hi)
 
 
 def one_of(name: str, value, choices: list[str]) -> str:
@@ -219,29 +85,88 @@ def finite_number(name: str, value, minimum: float | None = None, maximum: float
     return number
 
 
+def _integer(name: str, value) -> int:
+    """`value` as an int: whole numbers and their text ("12"); fractions, bools and other text raise."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise ValueError(f"{name} must be an integer, got {value!r}") from None
+    if isinstance(value, float) or isinstance(value, np.floating):
+        if not math.isfinite(value) or not float(value).is_integer():
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+
+
 @dataclass(frozen=True)
 class Param:
-    """One number a widget takes from its controls: clamped into [lo, hi] with a notice, rounded to `step`
-    (1: a whole number), and, where `choices` are given, one of them after clamping (else a ValueError
-    naming the field)."""
+    """One number a widget function takes from a control.
+
+    lo, hi    what the function accepts: a number outside is clamped into [lo, hi] (with a notice)
+    step      the control's step. A whole-number step (1, 5, 16) makes a whole-number input; a
+              fraction (0.1) or "any" a fractional one
+    choices   where given, the value must be one of them after clamping (else a ValueError)
+    control   the (min, max) the page's control offers, where narrower than [lo, hi]
+    fractions what a whole-number input does with a fraction: "round" it (and say so when it
+              changed), "cut" it toward zero, or "refuse" it (a ValueError; text such as "12" is
+              accepted, and the notice shows the number read)
+    digits    a fractional input is rounded to this many digits after clamping (None: kept as given)
+
+    >>> Param(1, 64, fractions="cut").check("d", 70.9, None), Param(0.0, 3.0, step=0.1, digits=2).check("skew", 1.234, None)
+    (64, 1.23)
+    >>> Param(1, 4096, step=16, control=(16, 4096)).limits()
+    {'min': 16, 'max': 4096, 'step': 16}
+    """
 
     lo: float
     hi: float
-    step: float = 1
+    step: float | str = 1
     choices: tuple = ()
+    control: tuple | None = None
+    fractions: str = "round"
+    digits: int | None = None
+
+    def __post_init__(self):
+        if self.fractions not in ("round", "cut", "refuse"):
+            raise ValueError(f"fractions must be 'round', 'cut' or 'refuse', got {self.fractions!r}")
+
+    @property
+    def whole(self) -> bool:
+        return isinstance(self.step, int) and not isinstance(self.step, bool)
 
     def check(self, name: str, value, clamped: dict | None):
-        if self.step == 1:
-            used = clamp_rounded(name, value, self.lo, self.hi, clamped)
+        """`value` within [lo, hi]; what was clamped (or rounded) goes into `clamped` (None: say nothing)."""
+        requested = value
+        if not self.whole:
+            number = v = requested = finite_number(name, value)
+        elif self.fractions == "refuse":
+            number = v = requested = _integer(name, value)
         else:
-            digits = max(0, -math.floor(math.log10(self.step)))
-            used = round(clamp_number(name, value, self.lo, self.hi, clamped if clamped is not None else {}), digits)
+            number = finite_number(name, value)
+            v = round(number) if self.fractions == "round" else int(number)
+        used = min(max(v, self.lo), self.hi)
+        if self.whole:
+            used = int(used)
+        if used != number:
+            note_clamped(clamped, name, requested, used)
+        if self.digits is not None:
+            used = round(used, self.digits)
         if self.choices and used not in self.choices:
             raise ValueError(f"{name} must be one of {', '.join(map(str, self.choices))}, got {value}")
         return used
 
+    def require(self, name: str, value, lo: float | None = None):
+        """`value` within [lo, hi] (`lo` given: a bound that depends on another input), else a ValueError."""
+        return finite_number(name, value, self.lo if lo is None else lo, self.hi, integer=self.whole)
+
     def limits(self) -> dict:
-        out = {"min": self.lo, "max": self.hi, "step": self.step}
+        lo, hi = self.control or (self.lo, self.hi)
+        out = {"min": lo, "max": hi, "step": self.step}
         if self.choices:
             out["choices"] = list(self.choices)
         return out
@@ -250,16 +175,39 @@ class Param:
 class Spec(dict):
     """A widget function's numeric inputs by name: `check` them all at once, hand `limits` to the template.
 
-    >>> spec = Spec(context=Param(1, 1024), share=Param(0.1, 1.0, step=0.01), block=Param(1, 64, choices=(16, 32)))
+    >>> spec = Spec(context=Param(1, 1024), share=Param(0.1, 1.0, step=0.01, digits=2), block=Param(1, 64, choices=(16, 32)))
     >>> clamped = {}
     >>> spec.check({"context": 4096, "share": 0.955, "block": 16}, clamped), clamped
     ({'context': 1024, 'share': 0.95, 'block': 16}, {'context': {'requested': 4096, 'used': 1024}})
     >>> spec.limits()["block"]
     {'min': 1, 'max': 64, 'step': 1, 'choices': [16, 32]}
+    >>> spec.ranges("context")
+    {'context': [1, 1024]}
     """
 
     def check(self, values: dict, clamped: dict | None = None) -> dict:
+        """Each value clamped into its range, in the order given (`clamped`: see Param.check)."""
         return {name: self[name].check(name, values[name], clamped) for name in values}
 
+    def require(self, values: dict) -> dict:
+        """Each value, or a ValueError naming the first one out of range (nothing is clamped)."""
+        return {name: self[name].require(name, values[name]) for name in values}
+
     def limits(self) -> dict:
+        """The controls' min, max, step (and choices) by name, for the template."""
         return {name: param.limits() for name, param in self.items()}
+
+    def ranges(self, *names: str) -> dict:
+        """[lo, hi] of each name (all by default): what the function accepts."""
+        return {name: [self[name].lo, self[name].hi] for name in names or self}
+
+
+def takes(spec: Spec):
+    """Decorator: `spec` is what the widget function accepts (`function.inputs`); the site build
+    passes `spec.limits()` to the widget's template as `limits`."""
+
+    def declare(function):
+        function.inputs = spec
+        return function
+
+    return declare

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from kvlab.inputs import clamp_number, clamp_rounded, one_of
+from kvlab.inputs import Param, Spec, one_of, takes
 from kvlab.reuse.api_cache_cost import (
     TTL_CHOICES,
     api_cache_cost,
@@ -25,14 +25,14 @@ from kvlab.widgets.views import api_cache_view, with_view
 if TYPE_CHECKING:
     from kvlab.widgets.api_cache_types import ApiCacheFigureResult
 
-# What the controls offer (the template reads them from the result's "limits").
-API_CACHE_LIMITS = {
-    "prefix_tokens": (0, 1_000_000),
-    "unique_tokens": (0, 200_000),
-    "output_tokens": (0, 100_000),
-    "requests_per_hour": (0.1, 3600),
-    "hours": (1, 24),
-}
+# What api_cache_figure accepts (token counts rounded; clamped with a notice); the page's controls offer the same.
+INPUTS = Spec(
+    prefix_tokens=Param(0, 1_000_000),
+    unique_tokens=Param(0, 200_000),
+    output_tokens=Param(0, 100_000),
+    requests_per_hour=Param(0.1, 3600, step="any"),
+    hours=Param(1, 24),
+)
 # The curve's request rates (per hour): from one every 4 hours to ten a minute.
 CURVE_RATES = [0.25, 0.5, 1, 2, 3, 4, 6, 8, 10, 12, 15, 20, 30, 60, 120, 240, 600]
 CURVE_TICKS = [0.25, 1, 4, 12, 60, 600]  # the axis labels (every rate is too many at 375 px)
@@ -163,6 +163,7 @@ def _working(c: dict, m: dict, p: dict) -> str:
     )
 
 
+@takes(INPUTS)
 @with_view(api_cache_view)
 def api_cache_figure(
     prefix_tokens: int = 10_000,
@@ -177,7 +178,7 @@ def api_cache_figure(
 
     The shared prefix, each request's own tokens and its output, the request rate (evenly spaced:
     the gap is 60 / requests_per_hour minutes) over `hours` hours a day, and for Anthropic the
-    cache lifetime ("5m" or "1h"). Numbers are clamped into API_CACHE_LIMITS (what was clamped is
+    cache lifetime ("5m" or "1h"). Numbers are clamped into INPUTS (what was clamped is
     under "clamped"); the model and ttl must be among the choices. Also: every other model under the
     same workload ("compare"), and cost per request against the request rate per vendor ("curve").
 
@@ -186,14 +187,19 @@ def api_cache_figure(
     ('$2.19', '$8.64', 1)
     """
     clamped: dict = {}
-    lim = API_CACHE_LIMITS
-    prefix_tokens = clamp_rounded("prefix_tokens", prefix_tokens, *lim["prefix_tokens"], clamped)
-    unique_tokens = clamp_rounded("unique_tokens", unique_tokens, *lim["unique_tokens"], clamped)
-    output_tokens = clamp_rounded("output_tokens", output_tokens, *lim["output_tokens"], clamped)
-    requests_per_hour = clamp_number("requests_per_hour", requests_per_hour, *lim["requests_per_hour"], clamped)
+    p = INPUTS.check(
+        {
+            "prefix_tokens": prefix_tokens,
+            "unique_tokens": unique_tokens,
+            "output_tokens": output_tokens,
+            "requests_per_hour": requests_per_hour,
+            "hours": hours,
+        },
+        clamped,
+    )
+    prefix_tokens, unique_tokens, output_tokens, requests_per_hour, hours = p.values()
     if float(requests_per_hour).is_integer():
         requests_per_hour = int(requests_per_hour)  # 30, not 30.0, in the page's number box
-    hours = clamp_rounded("hours", hours, *lim["hours"], clamped)
     model = one_of("model", model, [m["id"] for m in api_models()])
     ttl = one_of("ttl", ttl, list(TTL_CHOICES))
     m = api_model(model)
@@ -291,7 +297,7 @@ def api_cache_figure(
     return {
         "params": params,
         "clamped": clamped,
-        "limits": {k: list(v) for k, v in API_CACHE_LIMITS.items()},
+        "limits": INPUTS.ranges(),
         "models": [{"id": o["id"], "label": f"{o['vendor_name']} · {o['name']}"} for o in api_models()],
         "ttls": [{"key": k, "label": TTL_LABELS[k]} for k in TTL_CHOICES],
         "ttl_applies": m["mode"] == "explicit_ttl",

@@ -15,7 +15,7 @@ import numpy as np
 
 from kvlab.core import tiny
 from kvlab.core.attention import scaled_dot_product_attention
-from kvlab.inputs import clamp_quietly
+from kvlab.inputs import SEED, Param, Spec, takes
 from kvlab.widgets.views import attention_view, with_view
 
 if TYPE_CHECKING:
@@ -23,14 +23,16 @@ if TYPE_CHECKING:
 
 ATTENTION_SENTENCE = "The cat sat on the mat because it was tired"
 
-# Limits shared by the page controls, the embed query-string parser and this code.
-ATTENTION_LIMITS = {
-    "d": (2, 64),
-    "temperature": (0.1, 5.0),
-    "seed": (0, 2**31 - 1),
-}
+# What attention_demo accepts, clamped with no notice (the widget shows the values it used);
+# a fraction of d or seed is cut toward zero.
+INPUTS = Spec(
+    d=Param(2, 64, fractions="cut"),
+    temperature=Param(0.1, 5.0, step=0.1),
+    seed=Param(*SEED, fractions="cut"),
+)
 
 
+@takes(INPUTS)
 @with_view(attention_view)
 def attention_demo(
     d: int = 8,
@@ -44,9 +46,8 @@ def attention_demo(
     Returns the tokens, the (T, T) attention weights, the (T, d) outputs and the
     inputs after clamping, so the page can show exactly what was computed.
     """
-    d = clamp_quietly("d", d, *ATTENTION_LIMITS["d"], integer=True)
-    temperature = float(clamp_quietly("temperature", temperature, *ATTENTION_LIMITS["temperature"]))
-    seed = clamp_quietly("seed", seed, *ATTENTION_LIMITS["seed"], integer=True)
+    d, temperature, seed = INPUTS.check({"d": d, "temperature": temperature, "seed": seed}).values()
+    temperature = float(temperature)
     tokens = sentence.split()
     if not tokens:
         raise ValueError("attention_demo needs at least one word")

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvlab.inputs import clamp_number, clamp_rounded, note_clamped
+from dataclasses import replace
+
+from kvlab.inputs import SEED, Param, Spec, note_clamped, takes
 from kvlab.memory.catalogue import get_gpu, model_architecture
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE
 from kvlab.reuse.disagg import (
@@ -33,7 +35,8 @@ if TYPE_CHECKING:
 # pd-transfer
 # ---------------------------------------------------------------------------
 
-PD_LIMITS = {"prompt_tokens": (16, 2**17), "batch": (1, 256), "output_tokens": (1, 8192)}
+# What pd_transfer_figure accepts (rounded, clamped with a notice); the page's controls offer the same.
+PD_INPUTS = Spec(prompt_tokens=Param(16, 2**17), batch=Param(1, 256), output_tokens=Param(1, 8192))
 CURVE_PROMPTS = [2**k for k in range(9, 18)]  # 512 .. 131,072 tokens
 
 
@@ -59,6 +62,7 @@ def link_options() -> list[dict]:
     return [{"id": x["id"], "label": f"{x['name']} · {trim(x['gb_per_s'])} GB/s"} for x in links()]
 
 
+@takes(PD_INPUTS)
 def pd_transfer_figure(
     model: str = "llama-3.1-8b",
     gpu: str = "h100-sxm",
@@ -72,9 +76,8 @@ def pd_transfer_figure(
 
     Numbers out of range are clamped and say so; an unknown model, GPU or link is a ValueError naming it."""
     clamped: dict = {}
-    prompt_tokens = clamp_rounded("prompt_tokens", prompt_tokens, *PD_LIMITS["prompt_tokens"], clamped)
-    batch = clamp_rounded("batch", batch, *PD_LIMITS["batch"], clamped)
-    output_tokens = clamp_rounded("output_tokens", output_tokens, *PD_LIMITS["output_tokens"], clamped)
+    p = PD_INPUTS.check({"prompt_tokens": prompt_tokens, "batch": batch, "output_tokens": output_tokens}, clamped)
+    prompt_tokens, batch, output_tokens = p.values()
     info = model_info(model)
     arch = model_architecture(info["id"])
     card = get_gpu(gpu)
@@ -189,7 +192,7 @@ def pd_transfer_figure(
             "output_tokens": output_tokens,
         },
         "clamped": clamped,
-        "limits": {k: list(v) for k, v in PD_LIMITS.items()},
+        "limits": PD_INPUTS.ranges(),
         "prompt_text": f"{prompt_tokens:,}",
         "model_name": info["hf_id"],
         "gpu_name": card["name"],
@@ -242,16 +245,17 @@ def pd_transfer_figure(
 # kv-routing
 # ---------------------------------------------------------------------------
 
-ROUTING_LIMITS = {
-    "replicas": (1, 16),
-    "groups": (1, 64),
-    "skew": (0.0, 3.0),
-    "cache_blocks": (16, 4096),
-    "requests": (100, 2000),
-    "seed": (0, 2**31 - 1),
-    "prefix_tokens": (0, 1024),
-    "own_tokens": (VLLM_BLOCK_SIZE, 256),
-}
+# What kv_routing_figure accepts (rounded, clamped with a notice); the page's controls offer the same.
+ROUTING_INPUTS = Spec(
+    replicas=Param(1, 16),
+    groups=Param(1, 64),
+    skew=Param(0.0, 3.0, step=0.1, digits=2),
+    cache_blocks=Param(16, 4096),  # and at least one request's blocks
+    requests=Param(100, 2000, step=100),
+    seed=Param(*SEED),
+    prefix_tokens=Param(0, 1024),  # then to whole vLLM blocks
+    own_tokens=Param(VLLM_BLOCK_SIZE, 256),
+)
 
 
 def _to_block(name: str, value: int, clamped: dict) -> int:
@@ -262,6 +266,7 @@ def _to_block(name: str, value: int, clamped: dict) -> int:
     return used
 
 
+@takes(ROUTING_INPUTS)
 def kv_routing_figure(
     replicas: int = 4,
     groups: int = 8,
@@ -278,20 +283,16 @@ def kv_routing_figure(
 
     Numbers out of range are clamped (token counts to whole 16-token blocks; the cache to at least one request)."""
     clamped: dict = {}
-    lim = ROUTING_LIMITS
-    replicas = clamp_rounded("replicas", replicas, *lim["replicas"], clamped)
-    groups = clamp_rounded("groups", groups, *lim["groups"], clamped)
-    skew = round(clamp_number("skew", skew, *lim["skew"], clamped), 2)
-    requests = clamp_rounded("requests", requests, *lim["requests"], clamped)
-    seed = clamp_rounded("seed", seed, *lim["seed"], clamped)
+    spec = ROUTING_INPUTS
+    p = spec.check({"replicas": replicas, "groups": groups, "skew": skew, "requests": requests, "seed": seed}, clamped)
+    replicas, groups, skew, requests, seed = p.values()
     prefix_tokens = _to_block(
-        "prefix_tokens", clamp_rounded("prefix_tokens", prefix_tokens, *lim["prefix_tokens"], clamped), clamped
+        "prefix_tokens", spec["prefix_tokens"].check("prefix_tokens", prefix_tokens, clamped), clamped
     )
-    own_tokens = _to_block("own_tokens", clamp_rounded("own_tokens", own_tokens, *lim["own_tokens"], clamped), clamped)
+    own_tokens = _to_block("own_tokens", spec["own_tokens"].check("own_tokens", own_tokens, clamped), clamped)
     request_blocks = (prefix_tokens + own_tokens) // VLLM_BLOCK_SIZE
-    cache_blocks = clamp_rounded(
-        "cache_blocks", cache_blocks, max(lim["cache_blocks"][0], request_blocks), lim["cache_blocks"][1], clamped
-    )
+    at_least_one_request = replace(spec["cache_blocks"], lo=max(spec["cache_blocks"].lo, request_blocks))
+    cache_blocks = at_least_one_request.check("cache_blocks", cache_blocks, clamped)
     routers = interconnects()["routers"]
     sglang = next(r for r in routers if r["id"] == "sglang")
     rule = {k: sglang[k] for k in ("cache_threshold", "balance_abs_threshold", "balance_rel_threshold")}
@@ -351,7 +352,7 @@ def kv_routing_figure(
             "own_tokens": own_tokens,
         },
         "clamped": clamped,
-        "limits": {k: list(v) for k, v in ROUTING_LIMITS.items()},
+        "limits": ROUTING_INPUTS.ranges(),
         "skew_text": trim(skew),
         "block_tokens": VLLM_BLOCK_SIZE,
         "headline": headline,

@@ -19,7 +19,7 @@ from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.wording import span_text
-from kvlab.inputs import clamp_int, clamp_rounded, clamp_view_int, one_of, view_limits
+from kvlab.inputs import SEED, Param, Spec, one_of, takes
 from kvlab.widgets.views import context_shift_display, door_code_view, eviction_display, with_view
 
 if TYPE_CHECKING:
@@ -35,7 +35,40 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------
 # Forgetting: eviction and context shift
 
+# What the functions accept: whole numbers (a fraction is refused), clamped into these ranges.
+TIMELINE_INPUTS = Spec(
+    n=Param(1, 512, fractions="refuse"),  # the timeline lists every cached position at every step
+    window=Param(1, 512, fractions="refuse"),
+    n_sink=Param(0, 64, fractions="refuse"),
+    budget=Param(1, 1024, fractions="refuse"),
+    recent=Param(1, 512, fractions="refuse"),
+    seed=Param(*SEED, fractions="refuse"),
+)
+CONTEXT_SHIFT_INPUTS = Spec(
+    n_ctx=Param(4, 8192, fractions="refuse"),
+    prompt_len=Param(1, 8191, fractions="refuse"),
+    n_generate=Param(0, 8192, fractions="refuse"),
+    n_keep=Param(-1, 8192, fractions="refuse"),
+)
+# The views are rasters of every position at every step, which grow with the square of the
+# inputs: tighter ranges, so the page stays quick. `control`: what the page's slider offers.
+EVICTION_VIEW_INPUTS = Spec(
+    TIMELINE_INPUTS,
+    n=Param(1, 256, fractions="refuse"),
+    window=Param(1, 512, fractions="refuse", control=(1, 64)),
+    n_sink=Param(0, 64, fractions="refuse", control=(0, 16)),
+    budget=Param(1, 1024, fractions="refuse", control=(1, 128)),
+    recent=Param(1, 512, fractions="refuse", control=(1, 64)),
+)
+CONTEXT_SHIFT_VIEW_INPUTS = Spec(
+    n_ctx=Param(4, 256, fractions="refuse"),
+    prompt_len=Param(1, 255, fractions="refuse"),
+    n_generate=Param(0, 256, fractions="refuse"),
+    n_keep=Param(-1, 253, fractions="refuse"),
+)
 
+
+@takes(TIMELINE_INPUTS)
 def eviction_timeline(
     policy: str = "sinks",
     n: int = 32,
@@ -55,12 +88,10 @@ def eviction_timeline(
     """
     clamped: dict = {}
     policy = one_of("policy", policy, ["full", "window", "sinks", "h2o"])
-    n = clamp_int("n", n, clamped, "eviction_n")
-    window = clamp_int("window", window, clamped)
-    n_sink = clamp_int("n_sink", n_sink, clamped)
-    budget = clamp_int("budget", budget, clamped)
-    recent = clamp_int("recent", recent, clamped)
-    seed = clamp_int("seed", seed, clamped)
+    p = TIMELINE_INPUTS.check(
+        {"n": n, "window": window, "n_sink": n_sink, "budget": budget, "recent": recent, "seed": seed}, clamped
+    )
+    n, window, n_sink, budget, recent, seed = p.values()
     if policy == "h2o" and budget < recent:
         raise ValueError(f"budget ({budget}) must be >= recent ({recent})")
     p = make_policy(policy, window=window, n_sink=n_sink, budget=budget, recent=recent)
@@ -82,6 +113,7 @@ def eviction_timeline(
     }
 
 
+@takes(CONTEXT_SHIFT_INPUTS)
 def context_shift_timeline(
     prompt_len: int = 8, n_generate: int = 40, n_ctx: int = 32, n_keep: int = 4, mode: str = "shift"
 ) -> dict:
@@ -95,10 +127,10 @@ def context_shift_timeline(
     """
     clamped: dict = {}
     mode = one_of("mode", mode, ["shift", "stop"])
-    n_ctx = clamp_int("n_ctx", n_ctx, clamped)
-    prompt_len = clamp_int("prompt_len", prompt_len, clamped, "context_prompt_len")
-    n_generate = clamp_int("n_generate", n_generate, clamped)
-    n_keep = clamp_int("n_keep", n_keep, clamped)
+    p = CONTEXT_SHIFT_INPUTS.check(
+        {"n_ctx": n_ctx, "prompt_len": prompt_len, "n_generate": n_generate, "n_keep": n_keep}, clamped
+    )
+    n_ctx, prompt_len, n_generate, n_keep = p.values()
     if prompt_len >= n_ctx:
         raise ValueError(f"prompt_len ({prompt_len}) must be smaller than n_ctx ({n_ctx})")
     data = run_out_of_context(prompt_len, n_generate, n_ctx, n_keep, mode)
@@ -120,6 +152,7 @@ POLICY_NAMES = {
 NOT_YET, EVICTED, CACHED, NEW = 0, 1, 2, 3
 
 
+@takes(EVICTION_VIEW_INPUTS)
 @with_view(eviction_display)
 def eviction_view(
     policy: str = "sinks",
@@ -141,12 +174,11 @@ def eviction_view(
     """
     clamped: dict = {}
     policy = one_of("policy", policy, list(POLICY_NAMES))
-    budget = clamp_int("budget", budget, clamped)
-    recent = clamp_int("recent", recent, clamped)
+    budget, recent = EVICTION_VIEW_INPUTS.check({"budget": budget, "recent": recent}, clamped).values()
     if recent > budget:
         clamped["recent"] = {"requested": recent, "used": budget}
         recent = budget
-    n = clamp_view_int("n", n, clamped, "eviction_n")
+    n = EVICTION_VIEW_INPUTS["n"].check("n", n, clamped)
     kw = {"n": n, "window": window, "n_sink": n_sink, "budget": budget, "recent": recent, "seed": seed}
     base = eviction_timeline(policy, **kw)
     clamped.update(base["clamped"])
@@ -180,7 +212,7 @@ def eviction_view(
     return {
         **base,
         "clamped": clamped,
-        "limits": view_limits("n", "window", "n_sink", "budget", "recent", key={"n": "eviction_n"}),
+        "limits": EVICTION_VIEW_INPUTS.ranges("n", "window", "n_sink", "budget", "recent"),
         "policy_name": POLICY_NAMES[policy],
         "grid": grid,
         "compare": compare,
@@ -195,6 +227,7 @@ def eviction_view(
 KEPT, VISIBLE, DISCARDED = 3, 2, 1
 
 
+@takes(CONTEXT_SHIFT_VIEW_INPUTS)
 @with_view(context_shift_display)
 def context_shift_view(
     prompt_len: int = 8, n_generate: int = 40, n_ctx: int = 32, n_keep: int = 4, mode: str = "shift"
@@ -210,10 +243,10 @@ def context_shift_view(
     """
     clamped: dict = {}
     mode = one_of("mode", mode, ["shift", "stop"])
-    n_ctx = clamp_view_int("n_ctx", n_ctx, clamped)
-    prompt_len = clamp_view_int("prompt_len", prompt_len, clamped, "context_prompt_len")
-    n_generate = clamp_view_int("n_generate", n_generate, clamped)
-    n_keep = clamp_view_int("n_keep", n_keep, clamped)
+    p = CONTEXT_SHIFT_VIEW_INPUTS.check(
+        {"n_ctx": n_ctx, "prompt_len": prompt_len, "n_generate": n_generate, "n_keep": n_keep}, clamped
+    )
+    n_ctx, prompt_len, n_generate, n_keep = p.values()
     if prompt_len > n_ctx - 1:
         clamped["prompt_len"] = {
             "requested": clamped.get("prompt_len", {}).get("requested", prompt_len),
@@ -261,7 +294,7 @@ def context_shift_view(
         **data,
         "server": {"command": server["command"], "flags": server["flags"]},
         "params": {**data["params"], "n_keep": n_keep},
-        "limits": view_limits("n_ctx", "prompt_len", "n_generate", "n_keep", key={"prompt_len": "context_prompt_len"}),
+        "limits": CONTEXT_SHIFT_VIEW_INPUTS.ranges(),
         "n_text": n_text,
         "grid": grid,
         "n_past": [s["n_past_after"] for s in data["steps"]],
@@ -278,8 +311,13 @@ def context_shift_view(
 # ---------------------------------------------------------------------------- eviction, on the real model
 
 
-EVICTION_LIMITS = {"window": (8, 512), "sinks": (0, 32), "episode": (0, 3)}
-N_NEW_LIMITS = (1, 16)  # tokens generated after the door question
+# Rounded to whole numbers and clamped with no notice: the widget shows the values it used.
+RECALL_INPUTS = Spec(
+    window=Param(8, 512, step=8),
+    sinks=Param(0, 32),
+    episode=Param(0, 3),  # and at most the last of the demo episodes
+    n_new=Param(1, 16),  # tokens generated after the door question
+)
 LOSS_TAIL = 100  # the table's loss is the mean over the chat's last LOSS_TAIL tokens
 LOSS_SMOOTH = 25  # the chart's running mean
 DOOR_QUESTION = "user: i forgot how to open the door. can you help?\nbot:"
@@ -318,7 +356,7 @@ def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | No
         raise ValueError(f"the chat is {len(chat):,} characters; at most {CHAT_MAX_CHARS:,} fit here")
     if not chat.strip():
         raise ValueError("the chat is empty: write a few lines, one of them with a door code")
-    n_new = clamp_rounded("n_new", n_new, *N_NEW_LIMITS)
+    n_new = RECALL_INPUTS["n_new"].check("n_new", n_new, None)
     block = int(block_size) if block_size is not None else int(tiny.tiny_card()["config"]["block_size"])
     tok = tiny.tiny_tokenizer()
     prompt = chat.rstrip("\n") + "\n" + DOOR_QUESTION
@@ -377,8 +415,7 @@ def door_code_score(
     """
     runs = runs or {}
     code_positions = [int(p) for p in (code_positions or [])]
-    window = clamp_rounded("window", window, *EVICTION_LIMITS["window"])
-    sinks = clamp_rounded("sinks", sinks, *EVICTION_LIMITS["sinks"])
+    window, sinks = RECALL_INPUTS.check({"window": window, "sinks": sinks}).values()
     full_nll = np.asarray(runs.get("full", {}).get("prompt_nll", []), dtype=np.float64)
     policies, chart = {}, {}
     for name in ("full", "window", "sinks"):
@@ -440,6 +477,7 @@ def door_code_score(
     }
 
 
+@takes(RECALL_INPUTS)
 def eviction_recall_demo(
     episode: int = 0, window: int = 64, sinks: int = 4, n_new: int = 8
 ) -> EvictionRecallDemoResult:
@@ -451,11 +489,9 @@ def eviction_recall_demo(
     each token of the chat (its loss) as it read it (scored by door_code_score,
     as the browser's runs are).
     """
-    lo, hi = EVICTION_LIMITS["episode"]
-    episode = clamp_rounded("episode", episode, lo, min(hi, len(tiny.demo_episodes()) - 1))
-    window = clamp_rounded("window", window, *EVICTION_LIMITS["window"])
-    sinks = clamp_rounded("sinks", sinks, *EVICTION_LIMITS["sinks"])
-    n_new = clamp_rounded("n_new", n_new, *N_NEW_LIMITS)
+    p = RECALL_INPUTS.check({"episode": episode, "window": window, "sinks": sinks, "n_new": n_new})
+    episode, window, sinks, n_new = p.values()
+    episode = min(episode, len(tiny.demo_episodes()) - 1)
     _, tok = tiny.model_and_tokenizer()
     episodes = [tiny.episode_facts(e) for e in tiny.demo_episodes()]
     ep = episodes[episode]
@@ -490,6 +526,6 @@ def eviction_recall_demo(
         "sinks": sinks,
         "policies": policies,
         "score": score,
-        "limits": EVICTION_LIMITS,
+        "limits": RECALL_INPUTS.ranges("window", "sinks", "episode"),
         "measured": tiny.measured_recall(),
     }

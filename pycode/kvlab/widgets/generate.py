@@ -13,15 +13,31 @@ import numpy as np
 from kvlab.core import tiny
 from kvlab.core.sampling import top_k_probs
 from kvlab.core.decoding import DecoderConfig, decoding_costs
-from kvlab.inputs import LIMITS, clamp_quietly, finite_number
+from kvlab.inputs import SEED, Param, Spec, finite_number, takes
 
 if TYPE_CHECKING:
     from kvlab.widgets.generate_types import GenerationDemoResult, RaceDemoResult, RaceMeasuredResult, RaceTheoryResult
 
-GENERATE_LIMITS = {"max_new_tokens": (1, 200), "top_k": (1, 20)}
-RACE_LIMITS = {"prompt_len": (1, 511), "n_new": (1, 511)}
+# What generation_demo accepts, clamped with no notice (the widget shows the steps it ran).
+GENERATE_INPUTS = Spec(
+    max_new_tokens=Param(1, 200, fractions="cut"),
+    top_k=Param(1, 20, fractions="cut"),
+    # the page's sampling controls: model.js samples in the browser (temperature 0 is greedy); no Python takes them
+    temperature=Param(0.0, 2.0, step=0.1),
+    seed=Param(*SEED),
+)
+# What the race functions accept: out of range is refused (a ValueError), never clamped.
+RACE_INPUTS = Spec(
+    prompt_len=Param(1, 511),
+    # the page's slider: the default prompt plus n must fit the tiny model's 512-token context; 16 so the timings mean something
+    n_new=Param(1, 511, control=(16, 448)),
+    n_layer=Param(1, 128),
+    n_head=Param(1, 256),
+    n_embd=Param(1, 16384),  # and at least n_head
+)
 
 
+@takes(GENERATE_INPUTS)
 def generation_demo(
     prompt: str = tiny.DEFAULT_PROMPT, max_new_tokens: int = 24, top_k: int = 5
 ) -> GenerationDemoResult:
@@ -30,9 +46,7 @@ def generation_demo(
     Per step: phase, the token chosen, the top-k next-token probabilities
     (softmax at temperature 1) and the cache length before and after the step.
     """
-    lo, hi = GENERATE_LIMITS["max_new_tokens"]
-    max_new_tokens = clamp_quietly("max_new_tokens", max_new_tokens, lo, hi, integer=True)
-    top_k = clamp_quietly("top_k", top_k, *GENERATE_LIMITS["top_k"], integer=True)
+    max_new_tokens, top_k = GENERATE_INPUTS.check({"max_new_tokens": max_new_tokens, "top_k": top_k}).values()
     if not prompt.strip():
         raise ValueError("prompt is empty")
     model, tok = tiny.model_and_tokenizer()
@@ -64,11 +78,12 @@ def generation_demo(
         "text": tok.decode([s["token"] for s in steps]),
         "n_layer": model.config.n_layer,
         "block_size": model.config.block_size,
-        "limits": GENERATE_LIMITS,
+        "limits": GENERATE_INPUTS.ranges("max_new_tokens", "top_k"),
         "card": tiny.card_facts(),
     }
 
 
+@takes(RACE_INPUTS)
 def race_demo(n_new: int = 128) -> RaceDemoResult:
     """race_theory for the default prompt (its length counted by the tokenizer),
     with the prompt itself: the static figure of the model-race widget."""
@@ -93,11 +108,9 @@ def race_theory(
     """
     if vocab_size is None:
         vocab_size = tiny.tiny_tokenizer().vocab_size
-    prompt_len = finite_number("prompt_len", prompt_len, *RACE_LIMITS["prompt_len"], integer=True)
-    n_new = finite_number("n_new", n_new, *RACE_LIMITS["n_new"], integer=True)
-    n_layer = finite_number("n_layer", n_layer, *LIMITS["n_layers"], integer=True)
-    n_head = finite_number("n_head", n_head, *LIMITS["n_heads"], integer=True)
-    n_embd = finite_number("n_embd", n_embd, n_head, LIMITS["d_model"][1], integer=True)
+    p = RACE_INPUTS.require({"prompt_len": prompt_len, "n_new": n_new, "n_layer": n_layer, "n_head": n_head})
+    prompt_len, n_new, n_layer, n_head = p.values()
+    n_embd = RACE_INPUTS["n_embd"].require("n_embd", n_embd, lo=n_head)
     if prompt_len + n_new > 512:
         raise ValueError(f"prompt_len + n_new must fit the 512-token context, got {prompt_len + n_new}")
     config = DecoderConfig(
@@ -140,8 +153,8 @@ def _race_run(name: str, run) -> dict:
     tokens, ms = run.get("tokens"), run.get("ms")
     if not isinstance(tokens, list) or not isinstance(ms, list) or len(tokens) != len(ms):
         raise ValueError(f"{name} needs lists tokens and ms of one length")
-    if len(ms) > RACE_LIMITS["n_new"][1]:
-        raise ValueError(f"{name} has {len(ms)} steps, more than {RACE_LIMITS['n_new'][1]}")
+    if len(ms) > RACE_INPUTS["n_new"].hi:
+        raise ValueError(f"{name} has {len(ms)} steps, more than {RACE_INPUTS['n_new'].hi}")
     return {
         "tokens": [finite_number(f"{name}.tokens", t, 0, integer=True) for t in tokens],
         "ms": [finite_number(f"{name}.ms", x, 0) for x in ms],
@@ -162,8 +175,7 @@ def race_measured(
     Defaults: an illustration, not a measurement: both runs' step times proportional to
     race_theory's multiply-adds (1 ms per 10 M), so measured and theory agree.
     """
-    n_new = finite_number("n_new", n_new, *RACE_LIMITS["n_new"], integer=True)
-    prompt_len = finite_number("prompt_len", prompt_len, *RACE_LIMITS["prompt_len"], integer=True)
+    n_new, prompt_len = RACE_INPUTS.require({"n_new": n_new, "prompt_len": prompt_len}).values()
     if cached is None:
         theory = race_theory(prompt_len=prompt_len, n_new=n_new)
         cached, uncached = (

@@ -13,13 +13,23 @@ import numpy as np
 
 from kvlab.core.cache import cache_lengths
 from kvlab.core.decoding import DecoderConfig, ToyDecoder, positions_processed
-from kvlab.inputs import clamp_int
+from kvlab.inputs import SEED, Param, Spec, takes
 from kvlab.widgets.views import step_through_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.kv_cache_types import StepThroughFigureResult, StepThroughResult
 
+# What the functions accept: whole numbers (a fraction is refused), clamped into these ranges.
+# `control`: the range the page's slider offers, where narrower.
+INPUTS = Spec(
+    prompt_len=Param(1, 32, fractions="refuse", control=(1, 12)),
+    steps=Param(1, 32, fractions="refuse", control=(1, 12)),
+    layers=Param(1, 8, fractions="refuse"),
+    seed=Param(*SEED, fractions="refuse"),
+)
 
+
+@takes(INPUTS)
 def step_through(prompt_len: int = 4, steps: int = 4, layers: int = 2, seed: int = 0) -> StepThroughResult:
     """Run the toy decoder with a cache, step by step: what each layer computes and reads.
 
@@ -34,10 +44,8 @@ def step_through(prompt_len: int = 4, steps: int = 4, layers: int = 2, seed: int
     "without_cache_recomputed": [0, 1, 2, 3, 4]}, ...]}
     """
     clamped: dict = {}
-    prompt_len = clamp_int("prompt_len", prompt_len, clamped)
-    steps = clamp_int("steps", steps, clamped)
-    layers = clamp_int("layers", layers, clamped)
-    seed = clamp_int("seed", seed, clamped)
+    p = INPUTS.check({"prompt_len": prompt_len, "steps": steps, "layers": layers, "seed": seed}, clamped)
+    prompt_len, steps, layers, seed = p.values()
     config = DecoderConfig(n_layers=layers, seed=seed)
     prompt = [int(t) for t in np.random.default_rng(seed).integers(0, config.vocab_size, prompt_len)]
     run = ToyDecoder(config).generate(prompt, steps + 1, use_cache=True)
@@ -78,9 +86,7 @@ def cache_equivalence(prompt_len: int = 4, steps: int = 8, seed: int = 0) -> dic
     "same_tokens": true, "max_abs_logit_diff": 1e-15, "totals": {"no_cache": {cost...}, "cache": {cost...}}}
     """
     clamped: dict = {}
-    prompt_len = clamp_int("prompt_len", prompt_len, clamped)
-    steps = clamp_int("steps", steps, clamped)
-    seed = clamp_int("seed", seed, clamped)
+    prompt_len, steps, seed = INPUTS.check({"prompt_len": prompt_len, "steps": steps, "seed": seed}, clamped).values()
     model = ToyDecoder(DecoderConfig(seed=seed))
     prompt = [int(t) for t in np.random.default_rng(seed).integers(0, model.config.vocab_size, prompt_len)]
     a = model.generate(prompt, steps, use_cache=False)
@@ -103,8 +109,7 @@ def cache_phases(prompt_len: int = 4, steps: int = 4) -> dict:
     "cache_len_before": 0, "cache_len_after": 4}, ...]}
     """
     clamped: dict = {}
-    prompt_len = clamp_int("prompt_len", prompt_len, clamped)
-    steps = clamp_int("steps", steps, clamped)
+    prompt_len, steps = INPUTS.check({"prompt_len": prompt_len, "steps": steps}, clamped).values()
     return {
         "params": {"prompt_len": prompt_len, "steps": steps},
         "clamped": clamped,
@@ -112,6 +117,7 @@ def cache_phases(prompt_len: int = 4, steps: int = 4) -> dict:
     }
 
 
+@takes(INPUTS)
 @with_view(step_through_view)
 def step_through_figure(prompt_len: int = 6, steps: int = 4, layers: int = 2, seed: int = 0) -> StepThroughFigureResult:
     """kvlab.step_through plus the check that caching changes nothing but the work.

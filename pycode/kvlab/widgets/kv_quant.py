@@ -28,14 +28,15 @@ import re
 import numpy as np
 
 from kvlab.core import kv_quant, tiny
-from kvlab.inputs import clamp_quietly
+from kvlab.inputs import Param, Spec, takes
 from kvlab.widgets.views import kv_quant_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.kv_quant_types import KvQuantDemoResult, KvQuantTableResult
 
 KV_QUANT_PROMPT = tiny.DEFAULT_PROMPT
-KV_QUANT_LIMITS = {"n_new": (4, 64)}
+# What kv_quant_demo accepts, clamped with no notice (the widget shows the value it used).
+INPUTS = Spec(n_new=Param(4, 64, fractions="cut"))
 ANSWER_TOKENS = 8  # the answer "the door has code NNNN." fits in 8 tokens
 _CODE = re.compile(r"code (\d{4})")
 
@@ -167,12 +168,13 @@ def kv_quant_table(measurements: dict | None = None) -> KvQuantTableResult:
     }
 
 
+@takes(INPUTS)
 def kv_quant_demo(prompt: str = KV_QUANT_PROMPT, n_new: int = 48) -> KvQuantDemoResult:
     """The kv-quant widget's static figure: the table measured on the numpy reference,
     the chats it asks about, and the model card's recall by distance per format."""
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError("prompt is empty")
-    n_new = clamp_quietly("n_new", n_new, *KV_QUANT_LIMITS["n_new"], integer=True)
+    n_new = INPUTS["n_new"].check("n_new", n_new, None)
     episodes = recall_episodes()
     table = kv_quant_table(kv_quant_measure(prompt, n_new, episodes))
     card = tiny.tiny_card().get("kv_quant", {})
@@ -184,5 +186,5 @@ def kv_quant_demo(prompt: str = KV_QUANT_PROMPT, n_new: int = 48) -> KvQuantDemo
         "episodes": episodes,
         "table": table,
         "card_recall": card.get("recall_by_distance"),
-        "limits": KV_QUANT_LIMITS,
+        "limits": INPUTS.ranges(),
     }

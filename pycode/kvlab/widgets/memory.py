@@ -15,7 +15,7 @@ import math
 from dataclasses import replace
 
 from kvlab.dtypes import GIB, bits_per_value, kv_type
-from kvlab.inputs import Param, Spec
+from kvlab.inputs import Param, Spec, takes
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.kv_bytes import (
@@ -63,7 +63,7 @@ INPUTS = Spec(
     n_seq=Param(*N_SEQ_LIMITS),
     batch=Param(*BATCH_LIMITS),
     answer=Param(*ANSWER_LIMITS),
-    gpu_memory_utilization=Param(*GPU_MEMORY_UTILIZATION_LIMITS, step=GPU_MEMORY_UTILIZATION_STEP),
+    gpu_memory_utilization=Param(*GPU_MEMORY_UTILIZATION_LIMITS, step=GPU_MEMORY_UTILIZATION_STEP, digits=2),
     block_size=Param(*BLOCK_SIZE_LIMITS, choices=VLLM_BLOCK_SIZES),
     n_gpus=Param(1, max(TENSOR_PARALLEL), choices=TENSOR_PARALLEL),
     pipeline_parallel=Param(1, max(PIPELINE_STAGES), choices=PIPELINE_STAGES),
@@ -503,6 +503,7 @@ def _engine_text(v: dict) -> str:
     return text
 
 
+@takes(INPUTS)
 @with_view(kv_memory_view)
 def kv_memory_figure(
     model: str = "llama-2-7b",
@@ -645,6 +646,7 @@ def _verdict_row(v: dict) -> dict:
     }
 
 
+@takes(INPUTS)
 @with_view(gpu_fit_view)
 def gpu_fit_figure(
     model: str = "qwen3.6-27b",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvlab.inputs import clamp_number, clamp_rounded, one_of
+from kvlab.inputs import Param, Spec, one_of, takes
 from kvlab.memory.catalogue import get_gpu, get_model
 from kvlab.reuse.offload import (
     CURVE_TOKENS,
@@ -26,19 +26,19 @@ from kvlab.wording import human_bytes
 if TYPE_CHECKING:
     from kvlab.widgets.offload_types import OffloadFigureResult
 
-# What the controls offer (the template reads them from the result's "limits").
-OFFLOAD_LIMITS = {
-    "prefix_tokens": (256, 1_048_576),
-    "n_prefixes": (1, 100_000),
-    "zipf": (0.0, 2.0),
-    "requests_per_second": (0.0, 1000.0),
-    "hbm_percent": (0, 100),
-    "dram_gib": (0, 8192),
-    "nvme_tib": (0, 256),
-    "nvme_drives": (1, 16),
-    "remote_tib": (0, 10_000),
-    "prefill_percent": (5, 100),
-}
+# What offload_figure accepts (whole numbers rounded; clamped with a notice); the page's controls offer the same.
+INPUTS = Spec(
+    prefix_tokens=Param(256, 1_048_576),
+    n_prefixes=Param(1, 100_000),
+    zipf=Param(0.0, 2.0, step=0.05, digits=2),
+    requests_per_second=Param(0.0, 1000.0, step="any"),
+    hbm_percent=Param(0, 100, step=5),
+    dram_gib=Param(0, 8192, step="any"),
+    nvme_tib=Param(0, 256, step="any"),
+    nvme_drives=Param(1, 16),
+    remote_tib=Param(0, 10_000, step="any"),
+    prefill_percent=Param(5, 100, step=5),
+)
 TRACE_MAX_PREFIXES = 20_000  # above this the page gives the closed form only
 TRACE_REQUESTS = 10_000  # a replay of this many requests stays well under 100 ms in CPython
 TIER_NAMES = {"hbm": "GPU HBM", "dram": "CPU DRAM", "nvme": "Local NVMe", "remote": "Remote store"}
@@ -97,6 +97,7 @@ def _crossover_text(n: int | None) -> str:
     return f"from {tokens_text(n)}"
 
 
+@takes(INPUTS)
 def offload_figure(
     model: str = "llama-3.1-8b",
     gpu: str = "h100-sxm",
@@ -124,27 +125,34 @@ def offload_figure(
     `nvme_drives` drives of kind `nvme`) and `remote_tib` (over `network`) size the others (0: none).
     `link` is the CPU-GPU link ("auto": the GPU's own); `policy` "write-through" or "evict-down";
     prefill runs at `prefill_percent` of the GPU's dense BF16 peak. Numbers are clamped into
-    OFFLOAD_LIMITS (what was clamped is under "clamped"); the choices must be among the options.
+    INPUTS (what was clamped is under "clamped"); the choices must be among the options.
 
     >>> d = offload_figure()
     >>> [t["hit"] for t in d["tiers"]], d["per_request"][2]["seconds"]
     (['6.6%', '18.2%', '32.4%', '22.6%'], '107 ms')
     """
     clamped: dict = {}
-    lim = OFFLOAD_LIMITS
-    prefix_tokens = clamp_rounded("prefix_tokens", prefix_tokens, *lim["prefix_tokens"], clamped)
-    n_prefixes = clamp_rounded("n_prefixes", n_prefixes, *lim["n_prefixes"], clamped)
-    zipf = round(clamp_number("zipf", zipf, *lim["zipf"], clamped), 2)
-    rate = clamp_number("requests_per_second", requests_per_second, *lim["requests_per_second"], clamped)
+    p = INPUTS.check(
+        {
+            "prefix_tokens": prefix_tokens,
+            "n_prefixes": n_prefixes,
+            "zipf": zipf,
+            "requests_per_second": requests_per_second,
+            "hbm_percent": hbm_percent,
+            "dram_gib": dram_gib,
+            "nvme_tib": nvme_tib,
+            "remote_tib": remote_tib,
+            "nvme_drives": nvme_drives,
+            "prefill_percent": prefill_percent,
+        },
+        clamped,
+    )
+    prefix_tokens, n_prefixes, zipf, hbm_percent = p["prefix_tokens"], p["n_prefixes"], p["zipf"], p["hbm_percent"]
+    rate = p["requests_per_second"]
     if float(rate).is_integer():
         rate = int(rate)  # 5, not 5.0, in the page's number box
-    hbm_percent = clamp_rounded("hbm_percent", hbm_percent, *lim["hbm_percent"], clamped)
-    sizes = {}
-    for name, value in (("dram_gib", dram_gib), ("nvme_tib", nvme_tib), ("remote_tib", remote_tib)):
-        v = clamp_number(name, value, *lim[name], clamped)
-        sizes[name] = int(v) if float(v).is_integer() else v
-    nvme_drives = clamp_rounded("nvme_drives", nvme_drives, *lim["nvme_drives"], clamped)
-    prefill_percent = clamp_rounded("prefill_percent", prefill_percent, *lim["prefill_percent"], clamped)
+    sizes = {k: int(p[k]) if float(p[k]).is_integer() else p[k] for k in ("dram_gib", "nvme_tib", "remote_tib")}
+    nvme_drives, prefill_percent = p["nvme_drives"], p["prefill_percent"]
     if not isinstance(model, str):
         raise ValueError(f"model must be a catalogue id, got {model!r}")
     model = get_model(model)["id"]
@@ -332,7 +340,7 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
     return {
         "params": params,
         "clamped": clamped,
-        "limits": {k: list(v) for k, v in OFFLOAD_LIMITS.items()},
+        "limits": INPUTS.ranges(),
         "options": {
             "models": model_groups(),
             "gpus": _gpu_options(),

@@ -1,7 +1,7 @@
 """The "Prefix caching" page (prefix-cache.md): the prefix-cache and prefix-blocks widgets.
 
 One function per widget, plain JSON-able data, inputs validated (a ValueError names
-the bad parameter), numbers clamped into kvlab.inputs.LIMITS, and what was used
+the bad parameter), numbers clamped into the ranges of INPUTS, and what was used
 echoed under "params" (what was clamped under "clamped"). Each function also
 returns "text": the readouts already formatted in Python, so the page shows
 exactly these strings and JavaScript only places them.
@@ -14,19 +14,32 @@ from typing import TYPE_CHECKING
 
 from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, run_requests, shared_prompt_requests
 from kvlab.wording import sci
-from kvlab.inputs import clamp_int, clamp_number, view_limits
+from kvlab.inputs import Param, Spec, takes
 from kvlab.widgets.views import prefix_blocks_view, prefix_cache_view, prefix_cases_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.prefix_types import PrefixBlocksResult, PrefixCacheFigureResult, PrefixCasesResult
 
 GRANULARITY_BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64]
+# What the functions accept: token counts are whole numbers (a fraction is refused), clamped into these ranges.
+INPUTS = Spec(
+    n_requests=Param(1, 1000, fractions="refuse"),
+    prefix_len=Param(0, 1024, fractions="refuse"),
+    suffix_len=Param(1, 256, fractions="refuse"),
+    block_size=Param(1, 256, fractions="refuse"),
+    capacity=Param(0, 1_000_000, fractions="refuse"),
+    flops_per_token=Param(0.0, 1e15, step="any"),
+    bytes_per_token=Param(0, 2**30, step="any"),
+    shared_len=Param(1, 256, fractions="refuse"),  # prefix_cases: the shared and the own segments
+    own_len=Param(1, 256, fractions="refuse"),
+)
 
 
 # ----------------------------------------------------------------------------
 # Across requests: prefix caching
 
 
+@takes(INPUTS)
 def prefix_cache_demo(
     n_requests: int = 1000,
     prefix_len: int = 100,
@@ -52,14 +65,16 @@ def prefix_cache_demo(
       "tokens_reused_per_request": ..., "partial_block_tokens": ...}, ...]}
     """
     clamped: dict = {}
-    n_requests = clamp_int("n_requests", n_requests, clamped)
-    prefix_len = clamp_int("prefix_len", prefix_len, clamped)
-    suffix_len = clamp_int("suffix_len", suffix_len, clamped)
-    block_size = clamp_int("block_size", block_size, clamped)
+    n_requests, prefix_len, suffix_len, block_size = INPUTS.check(
+        {"n_requests": n_requests, "prefix_len": prefix_len, "suffix_len": suffix_len, "block_size": block_size},
+        clamped,
+    ).values()
     if capacity is not None:
-        capacity = clamp_int("capacity", capacity, clamped)
-    flops_per_token = clamp_number("flops_per_token", flops_per_token, 0.0, 1e15, clamped)
-    bytes_per_token = int(clamp_number("bytes_per_token", bytes_per_token, 0, 2**30, clamped))
+        capacity = INPUTS["capacity"].check("capacity", capacity, clamped)
+    flops_per_token, bytes_per_token = INPUTS.check(
+        {"flops_per_token": flops_per_token, "bytes_per_token": bytes_per_token}, clamped
+    ).values()
+    bytes_per_token = int(bytes_per_token)
     requests = shared_prompt_requests(n_requests, prefix_len, suffix_len)
 
     def summary(run: dict) -> dict:
@@ -120,6 +135,7 @@ def _cumulative(values: list[int]) -> list[int]:
 # ---------------------------------------------------------------------------- prefix_cache_figure, prefix_blocks
 
 
+@takes(INPUTS)
 @with_view(prefix_cache_view)
 def prefix_cache_figure(
     n_requests: int = 1000,
@@ -145,12 +161,19 @@ def prefix_cache_figure(
     (99900, 95904)
     """
     clamped: dict = {}
-    n_requests = clamp_int("n_requests", n_requests, clamped)
-    prefix_len = clamp_int("prefix_len", prefix_len, clamped)
-    suffix_len = clamp_int("suffix_len", suffix_len, clamped)
-    block_size = clamp_int("block_size", block_size, clamped)
-    flops_per_token = clamp_number("flops_per_token", flops_per_token, 0.0, 1e15, clamped)
-    bytes_per_token = int(clamp_number("bytes_per_token", bytes_per_token, 0, 2**30, clamped))
+    p = INPUTS.check(
+        {
+            "n_requests": n_requests,
+            "prefix_len": prefix_len,
+            "suffix_len": suffix_len,
+            "block_size": block_size,
+            "flops_per_token": flops_per_token,
+            "bytes_per_token": bytes_per_token,
+        },
+        clamped,
+    )
+    n_requests, prefix_len, suffix_len, block_size, flops_per_token, bytes_per_token = p.values()
+    bytes_per_token = int(bytes_per_token)
     requests = shared_prompt_requests(n_requests, prefix_len, suffix_len)
     kw = {"flops_per_token": flops_per_token, "bytes_per_token": bytes_per_token}
 
@@ -226,7 +249,7 @@ def prefix_cache_figure(
             "bytes_per_token": bytes_per_token,
         },
         "clamped": clamped,
-        "limits": view_limits("n_requests", "prefix_len", "suffix_len"),
+        "limits": INPUTS.ranges("n_requests", "prefix_len", "suffix_len"),
         "block_sizes": sorted(set(GRANULARITY_BLOCK_SIZES + [block_size])),
         "requests": list(range(1, n_requests + 1)),
         "no_cache": no_cache,
@@ -237,6 +260,7 @@ def prefix_cache_figure(
     }
 
 
+@takes(INPUTS)
 @with_view(prefix_blocks_view)
 def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 16) -> PrefixBlocksResult:
     """Two requests that share a prefix, cut into blocks: which blocks of the second one hit.
@@ -252,9 +276,8 @@ def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 
     "partial" (computed, never cached).
     """
     clamped: dict = {}
-    prefix_len = clamp_int("prefix_len", prefix_len, clamped)
-    suffix_len = clamp_int("suffix_len", suffix_len, clamped)
-    block_size = clamp_int("block_size", block_size, clamped)
+    p = INPUTS.check({"prefix_len": prefix_len, "suffix_len": suffix_len, "block_size": block_size}, clamped)
+    prefix_len, suffix_len, block_size = p.values()
     pair = shared_prompt_requests(2, prefix_len, suffix_len)
     cache = BlockPrefixCache(block_size)
     out = []
@@ -307,7 +330,7 @@ def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 
     return {
         "params": {"prefix_len": prefix_len, "suffix_len": suffix_len, "block_size": block_size},
         "clamped": clamped,
-        "limits": view_limits("prefix_len", "suffix_len"),
+        "limits": INPUTS.ranges("prefix_len", "suffix_len"),
         "block_sizes": sorted(set(GRANULARITY_BLOCK_SIZES + [block_size])),
         "requests": out,
         "token_granular_reused": radix_reused,
@@ -374,6 +397,7 @@ PREFIX_CASES = {
 }
 
 
+@takes(INPUTS)
 @with_view(prefix_cases_view)
 def prefix_cases(
     case: str = "system_prompt", shared_len: int = 40, own_len: int = 12, block_size: int = 16
@@ -389,9 +413,8 @@ def prefix_cases(
     if case not in PREFIX_CASES:
         raise ValueError(f"case must be one of {sorted(PREFIX_CASES)}, got {case!r}")
     clamped: dict = {}
-    shared_len = clamp_int("shared_len", shared_len, clamped, "suffix_len")
-    own_len = clamp_int("own_len", own_len, clamped, "suffix_len")
-    block_size = clamp_int("block_size", block_size, clamped)
+    p = INPUTS.check({"shared_len": shared_len, "own_len": own_len, "block_size": block_size}, clamped)
+    shared_len, own_len, block_size = p.values()
     spec = PREFIX_CASES[case]
     lengths = {"shared": shared_len, "own": own_len}
     next_id = iter(range(1, 10**9))
@@ -449,7 +472,7 @@ def prefix_cases(
     return {
         "params": {"case": case, "shared_len": shared_len, "own_len": own_len, "block_size": block_size},
         "clamped": clamped,
-        "limits": {"shared_len": list(LIMITS_PREFIX_CASES), "own_len": list(LIMITS_PREFIX_CASES)},
+        "limits": INPUTS.ranges("shared_len", "own_len"),
         "cases": [{"key": key, "label": c["label"]} for key, c in PREFIX_CASES.items()],
         "block_sizes": GRANULARITY_BLOCK_SIZES,
         "what": spec["what"],
@@ -469,6 +492,3 @@ def prefix_cases(
             ),
         },
     }
-
-
-LIMITS_PREFIX_CASES = (1, 256)

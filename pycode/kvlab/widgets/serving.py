@@ -13,6 +13,7 @@ from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_a
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION
 from kvlab.memory.serving import serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
+from kvlab.inputs import takes
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
 from kvlab.widgets.memory import (
     CONTEXT_STEPS,
@@ -54,6 +55,7 @@ def _price_label(card: dict) -> str:
     )
 
 
+@takes(INPUTS)
 @with_view(serving_view)
 def serving_figure(
     model: str = "llama-3.1-8b",

@@ -14,7 +14,7 @@ import numpy as np
 
 from kvlab.core import tiny
 from kvlab.core.speculative import greedy_check, recurrent_rollback, speculative_generate
-from kvlab.inputs import clamp_rounded, one_of
+from kvlab.inputs import Param, Spec, one_of, takes
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.kv_bytes import kv_bytes_per_token, kv_cache_bytes
 from kvlab.widgets.views import with_view
@@ -23,8 +23,12 @@ from kvlab.wording import human_bytes, plural, span_text
 if TYPE_CHECKING:
     from kvlab.widgets.speculative_types import SpecDecodeResult, SpecDecodeView
 
-# What the function accepts; the page's sliders offer kvlab.inputs.CONTROLS["spec-decode"].
-SPEC_LIMITS = {"k": (1, 8), "draft_layers": (1, 3), "n_new": (1, 64)}
+# What speculative_figure accepts (rounded, clamped with a notice); `control`: what the page's slider offers.
+INPUTS = Spec(
+    k=Param(1, 8),
+    draft_layers=Param(1, 3),  # below the tiny model's 4 (the target)
+    n_new=Param(1, 64, control=(8, 48)),
+)
 PROMPTS = {
     "chat": "user: hello!\nbot: hello! how can i help you?\nuser: my door code is 4921.\nbot:",
     "story": tiny.DEFAULT_PROMPT,
@@ -143,6 +147,7 @@ def spec_decode_view(data: dict) -> SpecDecodeView:
     }
 
 
+@takes(INPUTS)
 @with_view(spec_decode_view)
 def speculative_figure(prompt: str = "chat", k: int = 4, draft_layers: int = 2, n_new: int = 20) -> SpecDecodeResult:
     """Greedy speculative decoding on the tiny model, step by step, against plain greedy decoding.
@@ -158,9 +163,7 @@ def speculative_figure(prompt: str = "chat", k: int = 4, draft_layers: int = 2, 
     """
     clamped: dict = {}
     prompt = one_of("prompt", prompt, list(PROMPTS))
-    k = clamp_rounded("k", k, *SPEC_LIMITS["k"], clamped)
-    draft_layers = clamp_rounded("draft_layers", draft_layers, *SPEC_LIMITS["draft_layers"], clamped)
-    n_new = clamp_rounded("n_new", n_new, *SPEC_LIMITS["n_new"], clamped)
+    k, draft_layers, n_new = INPUTS.check({"k": k, "draft_layers": draft_layers, "n_new": n_new}, clamped).values()
     target, tok = tiny.model_and_tokenizer()
     ids = tok.encode(PROMPTS[prompt])
     run = speculative_generate(target, draft_layers, ids, n_new, k)

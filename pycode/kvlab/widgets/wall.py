@@ -2,7 +2,7 @@
 quadratic-wall widgets.
 
 Each function validates its inputs (a ValueError names the bad parameter), clamps
-numbers into the ranges in kvlab.inputs.LIMITS, and echoes what it used under
+numbers into the ranges declared beside it (a kvlab.inputs.Spec), and echoes what it used under
 "params" (and what it had to clamp under "clamped"), so the page can show exactly
 what was computed. The *_figure functions add what the page states in words
 (landmarks, a summary of the last step).
@@ -18,7 +18,7 @@ from itertools import accumulate
 import numpy as np
 
 from kvlab.core.decoding import DecoderConfig, decoding_costs, decoding_steps, step_cost, times_processed
-from kvlab.inputs import clamp_int
+from kvlab.inputs import Param, Spec, takes
 from kvlab.widgets.views import race_view, reprocessing_view, wall_view, with_view
 
 if TYPE_CHECKING:
@@ -32,10 +32,28 @@ if TYPE_CHECKING:
     )
 
 
+# What the functions accept: whole numbers (a fraction is refused), clamped into these ranges.
+# `control`: the range the page's slider offers, where narrower.
+TOKENS = Param(1, 4096, fractions="refuse")  # a count of tokens (also the landmarks and the plotted points)
+RACE_INPUTS = Spec(n=Param(1, 4096, fractions="refuse", control=(1, 1000)))
+RACE_FIGURE_INPUTS = Spec(RACE_INPUTS, reply=TOKENS, target_ratio=TOKENS)
+REPROCESSING_INPUTS = Spec(n=Param(1, 4096, fractions="refuse", control=(1, 100)))
+WALL_INPUTS = Spec(
+    n=Param(1, 4096, step=16, fractions="refuse", control=(16, 4096)),
+    n_layers=Param(1, 128, fractions="refuse"),
+    d_model=Param(8, 16384, fractions="refuse"),
+    n_heads=Param(1, 256, fractions="refuse"),
+    n_kv_heads=Param(1, 256, fractions="refuse"),
+    d_ff=Param(8, 65536, fractions="refuse"),
+)
+WALL_FIGURE_INPUTS = Spec(WALL_INPUTS, max_points=TOKENS)
+
+
 # ----------------------------------------------------------------------------
 # Without vs with a cache
 
 
+@takes(RACE_INPUTS)
 def race(n: int = 19) -> RaceResult:
     """Token-computations of both models while generating n tokens (one-token prompt).
 
@@ -49,7 +67,7 @@ def race(n: int = 19) -> RaceResult:
     {'no_cache': 190, 'cache': 19, 'ratio': 10.0}
     """
     clamped: dict = {}
-    n = clamp_int("n", n, clamped)
+    n = RACE_INPUTS["n"].check("n", n, clamped)
     config = DecoderConfig()  # token counts do not depend on the model's size
     sides = {}
     for key, use_cache in (("no_cache", False), ("cache", True)):
@@ -68,6 +86,7 @@ def race(n: int = 19) -> RaceResult:
     }
 
 
+@takes(REPROCESSING_INPUTS)
 @with_view(reprocessing_view)
 def reprocessing(n: int = 50) -> ReprocessingResult:
     """How many times each token was pushed through the model by the time there are n tokens.
@@ -76,7 +95,7 @@ def reprocessing(n: int = 50) -> ReprocessingResult:
     "no_cache": [50, 49, ..., 1], "cache": [1, 1, ..., 1]}
     """
     clamped: dict = {}
-    n = clamp_int("n", n, clamped)
+    n = REPROCESSING_INPUTS["n"].check("n", n, clamped)
     return {
         "params": {"n": n},
         "clamped": clamped,
@@ -172,6 +191,7 @@ WALL_SHAPES = {
 }
 
 
+@takes(WALL_INPUTS)
 def quadratic_wall(
     n: int = 1024,
     n_layers: int = 12,
@@ -191,12 +211,11 @@ def quadratic_wall(
     "cache": {same keys}, "ratio_cumulative": [...], "attention_share": {"no_cache": [...], "cache": [...]}}
     """
     clamped: dict = {}
-    n = clamp_int("n", n, clamped)
-    n_layers = clamp_int("n_layers", n_layers, clamped)
-    d_model = clamp_int("d_model", d_model, clamped)
-    n_heads = clamp_int("n_heads", n_heads, clamped)
-    n_kv_heads = clamp_int("n_kv_heads", n_kv_heads, clamped)
-    d_ff = clamp_int("d_ff", d_ff, clamped)
+    p = WALL_INPUTS.check(
+        {"n": n, "n_layers": n_layers, "d_model": d_model, "n_heads": n_heads, "n_kv_heads": n_kv_heads, "d_ff": d_ff},
+        clamped,
+    )
+    n, n_layers, d_model, n_heads, n_kv_heads, d_ff = p.values()
     if d_model % n_heads:
         raise ValueError(f"n_heads ({n_heads}) must divide d_model ({d_model})")
     if n_heads % n_kv_heads:
@@ -248,6 +267,7 @@ RACE_TARGET_RATIO = 10
 RACE_REPLY_TOKENS = 1000
 
 
+@takes(RACE_FIGURE_INPUTS)
 @with_view(race_view)
 def race_figure(n: int = 19, reply: int = RACE_REPLY_TOKENS, target_ratio: int = RACE_TARGET_RATIO) -> RaceFigureResult:
     """kvlab.race(n) plus two landmarks: where the saving first reaches `target_ratio`, and a `reply`-token reply.
@@ -262,8 +282,7 @@ def race_figure(n: int = 19, reply: int = RACE_REPLY_TOKENS, target_ratio: int =
     {'n': 1000, 'no_cache': 500500, 'cache': 1000, 'ratio': 500.5}
     """
     clamped: dict = {}
-    reply = clamp_int("reply", reply, clamped, "n")
-    target_ratio = clamp_int("target_ratio", target_ratio, clamped, "n")
+    reply, target_ratio = RACE_FIGURE_INPUTS.check({"reply": reply, "target_ratio": target_ratio}, clamped).values()
     data = race(n)
     longest = race(max(reply, data["params"]["n"]))
     cum_nc, cum_c = longest["no_cache"]["cumulative"], longest["cache"]["cumulative"]
@@ -300,6 +319,7 @@ def _sample_steps(n: int, max_points: int) -> list[int]:
     return sorted({int(round(x)) for x in np.linspace(0, n - 1, max_points)})
 
 
+@takes(WALL_FIGURE_INPUTS)
 @with_view(wall_view)
 def quadratic_wall_figure(
     n: int = 1024,
@@ -320,7 +340,7 @@ def quadratic_wall_figure(
     "attention_share": {...}, "first": {...}, "last": {...}, "growth": {...}, "ratio_cumulative_last": float}
     """
     clamped: dict = {}
-    max_points = clamp_int("max_points", max_points, clamped, "n")
+    max_points = WALL_FIGURE_INPUTS["max_points"].check("max_points", max_points, clamped)
     full = quadratic_wall(n=n, n_layers=n_layers, d_model=d_model, n_heads=n_heads, n_kv_heads=n_kv_heads, d_ff=d_ff)
     idx = _sample_steps(len(full["tokens"]), max(max_points, 2))
     keys = ("weight_macs", "attention_macs", "total_macs", "cumulative_macs")
