@@ -248,9 +248,9 @@ class RecallPolicies(TypedDict):
 
 
 class EvictionLimits(TypedDict):
-    window: tuple[int, int]
-    sinks: tuple[int, int]
-    episode: tuple[int, int]
+    window: list[int]
+    sinks: list[int]
+    episode: list[int]
 
 
 class MeasuredRecall(TypedDict):

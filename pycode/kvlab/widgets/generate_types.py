@@ -22,8 +22,8 @@ class GenerationStep(TypedDict):
 
 
 class GenerateLimits(TypedDict):
-    max_new_tokens: tuple[int, int]
-    top_k: tuple[int, int]
+    max_new_tokens: list[int]
+    top_k: list[int]
 
 
 class TinyConfig(TypedDict):

@@ -54,7 +54,7 @@ class CardRecall(TypedDict):
 
 
 class KvQuantLimits(TypedDict):
-    n_new: tuple[int, int]
+    n_new: list[int]
 
 
 class KvQuantDemoResult(TypedDict):

@@ -12,8 +12,7 @@ several pages share. kvlab.bridge.call_json is the one place that turns a result
 
 Conventions: `float` means any number (an int is a float too, PEP 484), `int` a whole number,
 `X | None` a key that is always there but may be null, `NotRequired[X]` a key that is only
-there on some inputs. Tuples stay tuples here (limits such as `(1, 200)`); JSON makes them
-lists. Functional syntax only where a key is not an identifier ("from", "llama.cpp").
+there on some inputs. A tuple in a result is declared a tuple here; JSON makes it a list. Functional syntax only where a key is not an identifier ("from", "llama.cpp").
 """
 
 from typing import TypedDict
