@@ -88,10 +88,10 @@ def eviction_timeline(
     """
     clamped: dict = {}
     policy = one_of("policy", policy, ["full", "window", "sinks", "h2o"])
-    p = TIMELINE_INPUTS.check(
+    checked = TIMELINE_INPUTS.check(
         {"n": n, "window": window, "n_sink": n_sink, "budget": budget, "recent": recent, "seed": seed}, clamped
     )
-    n, window, n_sink, budget, recent, seed = p.values()
+    n, window, n_sink, budget, recent, seed = checked.values()
     if policy == "h2o" and budget < recent:
         raise ValueError(f"budget ({budget}) must be >= recent ({recent})")
     p = make_policy(policy, window=window, n_sink=n_sink, budget=budget, recent=recent)
