@@ -15,6 +15,9 @@
   the widget) and wait until it has rendered live data.
 - `drive_by_keyboard(page, root)`: Tab to one of the widget's controls and use
   it, keyboard only, until the widget shows something new.
+- `sideways(page)`: at a phone's width, what makes the page scroll sideways (the
+  document wider than the viewport, or a table wider than its column outside a
+  scroll container).
 """
 
 from __future__ import annotations
@@ -88,11 +91,12 @@ class GateWatch:
 
     @staticmethod
     def csp_events(page) -> list[str]:
-        """The securitypolicyviolation events every frame of the page has seen so far."""
+        """The securitypolicyviolation events every frame of the page has seen since the last
+        call (read once: a page swapped in by instant navigation keeps the window's list)."""
         found = []
         for frame in page.frames:
             try:
-                found += frame.evaluate("window.__kvCsp || []")
+                found += frame.evaluate("(window.__kvCsp || []).splice(0)")
             except Exception:  # a frame that navigated away meanwhile
                 pass
         return found
@@ -163,6 +167,8 @@ FOCUSED_AXE_JS = """async (selector) => {
       (found[v.id] ||= {...v, nodes: []}).nodes.push(...v.nodes);
     }
     el.blur();
+    // back to rest at once: the next check (axe on the whole page) must not see the fade
+    for (const a of document.getAnimations()) if (a instanceof CSSTransition) a.finish();
   }
   return Object.values(found);
 }"""
@@ -262,13 +268,28 @@ AT_END_JS = """(key) => {
 }"""
 
 
-def changes(page, root, before: str, timeout_ms: int = 10_000) -> bool:
-    """Whether what the widget shows differs from `before` within the timeout (the
-    runtime is loaded by then: one kvlab call or the first generated token)."""
-    for _ in range(timeout_ms // 250):
-        if root.evaluate(SHOWN_JS) != before:
+# After a key: what the widget shows changed ("changed"), a call it started is still
+# running ("busy": the change comes when it is drawn), or neither ("quiet").
+ANSWER_JS = f"""(root, before) => {{
+  if (({SHOWN_JS})(root) !== before) return "changed";
+  return root.dataset.state === "loading" ? "busy" : "quiet";
+}}"""
+
+
+def changes(page, root, before: str, quiet_ms: int = 2_500, timeout_ms: int = LOAD_TIMEOUT_MS) -> bool:
+    """Whether what the widget shows differs from `before` after a key. A widget that
+    started a call has until the call is drawn (a kvlab call, or the model's next token);
+    one that stays quiet for `quiet_ms` did not answer this key (a prompt box waiting for
+    its Generate button), and the next control is tried."""
+    quiet = 0
+    for _ in range(timeout_ms // 100):
+        answer = root.evaluate(ANSWER_JS, before)
+        if answer == "changed":
             return True
-        page.wait_for_timeout(250)
+        quiet = quiet + 100 if answer == "quiet" else 0
+        if quiet >= quiet_ms:
+            return False
+        page.wait_for_timeout(100)
     return False
 
 
@@ -306,3 +327,31 @@ def drive_by_keyboard(page, root) -> tuple[str | None, str | None]:
             return label, None
         tried.append(label)
     return None, f"no control changed the widget within {MAX_TABS} Tabs (tried {tried})"
+
+
+# ------------------------------------------------------------ a phone's width
+
+WIDER_JS = """(width) => [...document.querySelectorAll('body *')]
+  .filter((e) => e.getBoundingClientRect().right > width + 1).slice(0, 5).map((e) => e.tagName + '.' + e.className)"""
+
+# a table wider than its column is fine inside a container that scrolls (overflow-x auto)
+LOOSE_TABLES_JS = """() => [...document.querySelectorAll('.md-content table')].filter((t) => {
+  if (t.closest('.kv-visually-hidden, .kv-sr-only, [hidden]')) return false;  // for screen readers only
+  if (t.getBoundingClientRect().width <= t.parentElement.getBoundingClientRect().width + 1) return false;
+  for (let p = t.parentElement; p && p !== document.body; p = p.parentElement)
+    if (/(auto|scroll)/.test(getComputedStyle(p).overflowX)) return false;
+  return true;
+}).map((t) => t.className)"""
+
+
+def sideways(page) -> list[str]:
+    """What makes the page, as it is now, scroll sideways in its viewport: the document
+    wider than the viewport (the widest elements named), or a table wider than its column
+    with no scroll container."""
+    width = page.viewport_size["width"]
+    problems = []
+    if (scroll := page.evaluate("document.documentElement.scrollWidth")) > width:
+        problems.append(f"{scroll} px wide at {width} px: {page.evaluate(WIDER_JS, width)}")
+    if loose := page.evaluate(LOOSE_TABLES_JS):
+        problems.append(f"tables wider than the column with no scroll container: {loose}")
+    return problems

@@ -11,7 +11,12 @@
   iframes) violates it,
 - keyboard: in the light pass, each embed page's widget is reached with Tab
   and one of its controls used, keyboard only, before axe runs,
+- the content pages' widgets are checked live in one warm visit (instant navigation,
+  the runtimes started once per pass, as a reader moving through the site has them),
+  the embed pages' widgets live in the light pass (after the keyboard),
 - no uncaught page error,
+- at a phone's width (the dark pass) no content page scrolls sideways with its widgets
+  live, and a table wider than the column sits in a scroll container,
 - the step-through's Play does not animate under prefers-reduced-motion.
 
 Pages are found on disk (tests/browser/gates.py: site_pages), so a page added
@@ -31,7 +36,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import QuietHandler
+from tests.browser.conftest import QuietHandler, swap_to
 from tests.browser.gates import (
     LOAD_TIMEOUT_MS,
     LIVE_BUTTONS,
@@ -45,6 +50,7 @@ from tests.browser.gates import (
     is_embed,
     run_axe,
     run_axe_focused,
+    sideways,
     site_pages,
 )
 
@@ -88,9 +94,38 @@ def test_every_page_carries_the_csp_and_no_inline_script_or_handler(built_site):
         assert not re.search(r"\son[a-z]+=\"", html), f"{path}: inline event handler"
 
 
+def check_live(page, roots, path: str, where: str, failures: list[str]) -> None:
+    """Make every widget live, then the checks of `check_axe`."""
+    for root in roots:
+        state = go_live(root)
+        if state not in ("ready", "idle"):
+            status = root.locator(".kv-status").inner_text()
+            failures.append(f"{where}: {root.get_attribute('data-widget')} is {state}: {status}")
+    if not is_embed(path):
+        page.wait_for_timeout(300)  # the last render's layout settles
+    check_axe(page, path, where, failures)
+
+
+def check_axe(page, path: str, where: str, failures: list[str]) -> None:
+    """axe on the page and on each widget button while focused, the CSP events every frame
+    has seen, and at a phone's width whether the page scrolls sideways."""
+    failures += [f"{where}: {line}" for line in describe(run_axe(page))]
+    failures += [f"{where}: focused {line}" for line in describe(run_axe_focused(page, WIDGET_BUTTONS))]
+    failures += [f"{where}: CSP {line}" for line in GateWatch.csp_events(page)]
+    if page.viewport_size["width"] < 400 and not is_embed(path):
+        failures += [f"{where}: sideways: {line}" for line in sideways(page)]
+
+
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("mode", list(SCHEMES))
 def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_url, mode):
+    """Two rounds in one browser context. First every page as a reader's first visit (a
+    real load): the scheme of the first paint, "Make it live" while focused, axe on pages
+    without widgets, and each embed page (its widget alone) driven by keyboard and live, in
+    the light pass; in the dark pass the embed pages are checked as they load, their
+    widgets live on the content pages. Then the content pages with widgets in one warm
+    visit, as a reader moves through the site (instant navigation: the runtimes start once,
+    not once a page): every widget live, axe, focused buttons, CSP."""
     scheme, viewport = SCHEMES[mode]
     keyboard = mode == "light-desktop"  # once is enough: the same widgets, the same keys
     driven: dict[str, str | None] = {}
@@ -101,6 +136,7 @@ def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_u
     page = context.new_page()
     page.set_default_timeout(90_000)
     failures: list[str] = []
+    with_widgets: list[str] = []
     try:
         for path in pages_to_check(built_site):
             page.goto(site_url + path)
@@ -115,27 +151,28 @@ def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_u
                 )
                 for line in describe(run_axe_focused(page, LIVE_BUTTONS)):
                     failures.append(f"{where}: focused {line}")
-            if keyboard and is_embed(path):
+            if not roots:
+                check_axe(page, path, where, failures)
+            elif not is_embed(path):
+                with_widgets.append(path)
+            elif keyboard:
                 # one widget alone on the page: reached with Tab and used, keyboard only
                 name = roots[0].get_attribute("data-widget")
                 driven[name], problem = drive_by_keyboard(page, roots[0])
                 if problem:
-                    failures.append(f"{mode} {path}: keyboard: {problem}")
-            for root in roots:
-                state = go_live(root)
-                if state not in ("ready", "idle"):
-                    status = root.locator(".kv-status").inner_text()
-                    failures.append(
-                        f"{mode} {path or 'home'}: {root.get_attribute('data-widget')} is {state}: {status}"
-                    )
-            if roots and not is_embed(path):
-                page.wait_for_timeout(300)  # the last render's layout settles
-            for line in describe(run_axe(page)):
-                failures.append(f"{mode} {path or 'home'}: {line}")
-            for line in describe(run_axe_focused(page, WIDGET_BUTTONS)):
-                failures.append(f"{where}: focused {line}")
-            for line in GateWatch.csp_events(page):
-                failures.append(f"{mode} {path or 'home'}: CSP {line}")
+                    failures.append(f"{where}: keyboard: {problem}")
+                check_live(page, roots, path, where, failures)
+            else:
+                check_axe(page, path, where, failures)
+        # the warm visit: the first page loads for real, the others are swapped in
+        for i, path in enumerate(with_widgets):
+            if not (i and swap_to(page, site_url + path, site_url)):
+                page.goto(site_url + path)
+            roots = page.locator("[data-widget]").all()
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('[data-widget]')].every((r) => r.dataset.mounted)"
+            )
+            check_live(page, roots, path, f"{mode} {path} (warm)", failures)
     finally:
         context.close()
     failures += [f"{mode}: CSP (console) {t}" for t in watch.console_csp]
