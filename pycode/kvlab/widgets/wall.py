@@ -71,7 +71,7 @@ def race(n: int = 19) -> RaceResult:
     config = DecoderConfig()  # token counts do not depend on the model's size
     sides = {}
     for key, use_cache in (("no_cache", False), ("cache", True)):
-        # only the token counts: decoding_costs' full accounting of 1,000 steps took ~50 ms in Pyodide
+        # only the token counts: decoding_costs' full accounting per step is far slower in Pyodide
         per_step = [step_cost(config, b, k, use_cache).tokens_processed for b, k in decoding_steps(1, n)]
         sides[key] = {"per_step": per_step, "cumulative": list(accumulate(per_step))}
     ratio = [a / b for a, b in zip(sides["no_cache"]["cumulative"], sides["cache"]["cumulative"])]
@@ -232,7 +232,7 @@ def quadratic_wall(
     sides = {}
     for key, use_cache in (("no_cache", False), ("cache", True)):
         # step_cost per step, summed in ints (as decoding_costs does, without its dicts:
-        # a 2,048-step wall took ~70 ms in Pyodide with them)
+        # they were most of a long wall's time in Pyodide: bench/results/2026-12-02-runtime.md)
         cost = [step_cost(config, b, k, use_cache) for b, k in decoding_steps(1, n)]
         weight_int = [c.projection_macs + c.mlp_macs + c.lm_head_macs for c in cost]
         weight = [float(w) for w in weight_int]
