@@ -293,8 +293,19 @@ def changes(page, root, before: str, quiet_ms: int = 2_500, timeout_ms: int = LO
     return False
 
 
-def drive_by_keyboard(page, root) -> tuple[str | None, str | None]:
-    """Reach one of the widget's controls with Tab from the top of the page and use it.
+# Tab starts from here: a point just before the widget (not in the tab order itself).
+TAB_START_JS = """(r) => {
+  const s = document.createElement("span");
+  s.tabIndex = -1;
+  s.className = "kv-test-tab-start";
+  r.before(s);
+  s.focus();
+}"""
+
+
+def drive_by_keyboard(page, root, from_top: bool = True) -> tuple[str | None, str | None]:
+    """Reach one of the widget's controls with Tab from the top of the page (or, on a page
+    with several widgets, from just before this one) and use it.
 
     "Make it live" is pressed with Enter if Tab meets it first; focus on a
     control is the reader's intent. The key is the one a reader would press (an
@@ -303,7 +314,17 @@ def drive_by_keyboard(page, root) -> tuple[str | None, str | None]:
     (a prompt box waiting for its Generate button) is left for the next one.
     Returns (what was pressed, None) or (None, what went wrong).
     """
-    page.locator("body").focus()
+    if from_top:
+        page.locator("body").focus()
+    else:
+        root.evaluate(TAB_START_JS)
+    try:
+        return use_by_keyboard(page, root)
+    finally:
+        page.evaluate("() => document.querySelectorAll('.kv-test-tab-start').forEach((s) => s.remove())")
+
+
+def use_by_keyboard(page, root) -> tuple[str | None, str | None]:
     tried = []
     for _ in range(MAX_TABS):
         page.keyboard.press("Tab")
