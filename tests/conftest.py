@@ -71,6 +71,10 @@ SLOW_TESTS = (
     "test_numpy_cached_and_uncached_generation_agree_for_200_steps",
     "test_eviction_recall_demo_is_scored_like_the_browser_runs",
     "test_serve_rebuilds_when_pages_or_kvlab_change",
+    "test_template_binds_paths_of_the_result_and_jinja_agrees[model-eviction]",
+    "test_onnx_cached_and_uncached_generation_agree_for_200_steps",
+    # collects the whole suite again in a subprocess (its point is the full run's layout)
+    "test_every_test_folder_contributes_tests",
 )
 
 
