@@ -28,6 +28,10 @@
  *                                       (cell units), opts.title(row, first, last, v) a
  *                                       tooltip per run on grids of at most 4,096 cells
  *   kit.reducedMotion()                 the reader asked for less motion
+ *   kit.fixed(x, digits, grouping)      x with that many decimals, as Python's f"{x:.{digits}f}"
+ *                                       (grouping: f"{x:,.{digits}f}") writes it: the one number
+ *                                       formatter of the model widgets' views (their Python
+ *                                       twins in kvlab.widgets.views use those f-strings)
  *
  * The binder: the widget's template is its only markup. The build fills it with
  * Jinja; in the browser kit.bind fills the same elements from a call's result.
@@ -399,7 +403,35 @@
     }
   }
 
+  /* Python's f"{x:.{digits}f}" (|x| < 1e21). toFixed rounds the exact binary value, as Python
+   * does, but an exact tie (0.0625 to 3 decimals) away from zero; Python rounds a tie to even. */
+  function fixed(x, digits, grouping = false) {
+    let s = x.toFixed(digits);
+    const y = Math.abs(x) * 10 ** digits;
+    if (y - Math.floor(y) === 0.5 && isTie(Math.abs(x), digits)) {
+      const down = BigInt(Math.floor(y));
+      const n = String(down % 2n === 0n ? down : down + 1n).padStart(digits + 1, "0");
+      s = (x < 0 ? "-" : "") + (digits ? `${n.slice(0, -digits)}.${n.slice(-digits)}` : n);
+    } else if (Object.is(x, -0)) s = "-" + s;
+    return grouping ? s.replace(/^(-?\d+)/, (int) => int.replace(/\B(?=(\d{3})+$)/g, ",")) : s;
+  }
+
+  // exactly: is 2·y·10^digits an odd integer? (y = m·2^e, read from its bits)
+  function isTie(y, digits) {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, y);
+    const bits = view.getBigUint64(0);
+    const exp = Number((bits >> 52n) & 0x7ffn);
+    let m = bits & ((1n << 52n) - 1n);
+    if (exp) m |= 1n << 52n;
+    let n = m * 5n ** BigInt(digits);
+    let k = (exp ? exp - 1075 : -1074) + digits + 1;
+    if (n === 0n) return false;
+    while ((n & 1n) === 0n) { n >>= 1n; k++; }
+    return k === 0;
+  }
+
   const reducedMotion = () => Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 
-  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion, TEXT, bind, get, readForm, writeForm };
+  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion, TEXT, bind, get, readForm, writeForm, fixed };
 })();

@@ -46,7 +46,10 @@ def test_static_figure_is_the_reference_models_greedy_continuation(built_site):
         f"{last['cache_len_after']} after the step"
     ) in html
     assert "cache empty before" not in html
-    assert f"<td>{first['cache_len_before']}</td><td>{first['cache_len_after']}</td>" in html
+    assert (
+        f'<td data-bind="before">{first["cache_len_before"]}</td><td data-bind="after">{first["cache_len_after"]}</td>'
+        in html
+    )
     # the controls start where the run shown was made: its number of new tokens and its top-k
     n_new, top_k = len(data["steps"]), len(first["top"])
     assert f"then {n_new} new ones" in html

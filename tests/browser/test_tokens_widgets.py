@@ -13,7 +13,7 @@ def test_static_figures_hold_the_build_time_numbers(built_site):
     data = kvlab.tokenize_demo()
     assert f'<strong><span data-bind="n_tokens">{data["n_tokens"]}</span> tokens</strong>' in html
     top = kvlab.next_token_demo()["top"][0]
-    assert f"<td>{top['p']:.3f}</td>" in html
+    assert f'<td data-bind="p">{top["p"]:.3f}</td>' in html
 
 
 def test_typing_retokenizes_in_pyodide(warm_page, site_url):

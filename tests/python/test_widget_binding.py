@@ -43,7 +43,24 @@ CONVERTED = [
     "attention",
     "kv-quant",
     "model-eviction",
+    "next-token",
+    "generate",
+    "model-race",
+    "model-attention",
 ]
+
+
+def model_views(name: str, data: dict) -> dict:
+    """What a model widget's template binds besides its result: the view it renders with its
+    Python view function (the browser binds widget.js's JS twin of it)."""
+    from kvlab.widgets import views
+
+    if name == "model-attention":
+        s = data["view"]
+        return {"display": views.model_attention_display(data, s["layer"], s["head"], s["query"])}
+    fn = {"next-token": views.next_token_view, "generate": views.generate_view, "model-race": views.model_race_view}
+    return {"view": fn[name](data)} if name in fn else {}
+
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 BOUND = ("data-bind", "data-bind-links", "data-bind-attr", "data-bind-hidden", "data-bind-class", "data-bind-style")
@@ -171,7 +188,14 @@ def check(scope: Node, data, where: str, problems: list[str], *, own_scope: bool
                         f"{where}: data-bind={path!r}: Jinja wrote {node.text()!r}, the binder writes {shown(v)!r}"
                     )
                 data_attr = key.startswith(("data-", "aria-"))
-                if name == "data-bind-attr" and (data_attr or v not in (None, False, True)) and a.get(key) != shown(v):
+                if name == "data-bind-attr" and v is None and key in a:
+                    problems.append(f"{where}: {key} from {path!r}: the binder removes it (null), Jinja wrote it")
+                if (
+                    name == "data-bind-attr"
+                    and v is not None
+                    and (data_attr or v not in (False, True))
+                    and a.get(key) != shown(v)
+                ):
                     problems.append(
                         f"{where}: {key} from {path!r}: Jinja wrote {a.get(key)!r}, the binder {shown(v)!r}"
                     )
@@ -219,7 +243,7 @@ def render(name: str):
 
     data = json.loads(json.dumps(getattr(kvlab, widgets[name].function)()))
     html = renderer.render(name, {}, uid="w", page_url="/")
-    return parse(html), data
+    return parse(html), {**data, **json.loads(json.dumps(model_views(name, data)))}
 
 
 @pytest.mark.parametrize("name", CONVERTED)

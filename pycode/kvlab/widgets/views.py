@@ -7,6 +7,7 @@ them so that no widget.js formats text of its own.
 from __future__ import annotations
 
 import functools
+import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,9 +17,14 @@ if TYPE_CHECKING:
         ContextShiftDisplay,
         DoorCodeView,
         EvictionDisplay,
+        GenerateStepView,
+        GenerateView,
         GpuFitView,
         KvMemoryView,
         KvQuantView,
+        ModelAttentionDisplay,
+        ModelRaceView,
+        NextTokenView,
         OdometerFrame,
         OdometerSide,
         PrefixBlocksView,
@@ -508,3 +514,167 @@ def door_code_view(data: dict) -> DoorCodeView:
         }
 
     return {"rows": [row(key, p) for key, p in data["policies"].items()]}
+
+
+# ---- the model widgets (next-token, generate, model-attention, model-race)
+# Their live numbers come from the tiny model in the browser (onnxruntime-web), not from
+# Pyodide, so each has a JS twin of its view beside it (site_src/widgets/<name>/widget.js,
+# `view`), formatting numbers with kvlab.kit.fixed as these f-strings do. The template calls
+# the Python view for the build-time page; tests/browser/test_model_js_parity.py holds the
+# two equal for the same numbers.
+
+
+def token_text(text: str) -> str:
+    """A token as a table cell shows it: quotes, backslashes and control characters escaped
+    (JSON.stringify's escapes, without the quotes around it).
+
+    >>> token_text(' a'), token_text('\\n'), token_text('"')
+    (' a', '\\\\n', '\\\\"')
+    """
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def next_token_view(data: dict) -> NextTokenView:
+    return {"n_tokens": data["n_tokens"], "top": [{"text": t["text"], "p": f"{t['p']:.3f}"} for t in data["top"]]}
+
+
+def generate_view(data: dict, at: int | None = None, use_cache: bool = True, built: bool = True) -> GenerateView:
+    """The generate widget's run shown at step `at` (None: its last). `data`: generation_demo's
+    result, or a run in the browser in its shape (steps may carry `position` and `ms`);
+    `built`: the run the page was built with."""
+    steps, n_layer = data["steps"], data["n_layer"]
+    at = len(steps) - 1 if at is None else at
+    if built:
+        shown = (
+            "The run below was computed when the page was built (the same weights, in numpy): "
+            f"{data['prompt_len']} prompt tokens, then {len(steps)} new ones."
+        )
+    else:
+        shown = "Your run: the text so far, the cache and the top guesses of each step, as the model computes them."
+
+    def chosen_p(s: dict) -> str:
+        p = next((t["p"] for t in s["top"] if t["token"] == s["token"]), None)
+        return "–" if p is None else f"{p:.3f}"
+
+    def step_view(s: dict) -> GenerateStepView:
+        total = s.get("position", s["cache_len_after"])
+        before, after = s["cache_len_before"], s["cache_len_after"]
+        if not use_cache:
+            phase = (
+                f"No cache · step {s['step']} · all {s['tokens_in']} tokens computed again, nothing kept after the step"
+            )
+        elif s["phase"] == "prefill":
+            phase = f"Prefill · step 0 · cache empty before, {after} entries after the step"
+        else:
+            phase = f"Decode · step {s['step']} · {before} entries read from the cache, {after} after the step"
+        return {
+            "phase": phase,
+            "which": f"new token {s['step'] + 1}",
+            "top": [
+                {
+                    "text": token_text(t["text"]),
+                    "p": f"{t['p']:.3f}",
+                    "mark": "chosen" if t["token"] == s["token"] else None,
+                }
+                for t in s["top"]
+            ],
+            "cells": ["new" if i >= before else "read" for i in range(total)],
+            "grid_label": (
+                f"{n_layer} layers × {total} tokens; this step computed {s['tokens_in']} and read {before} from the cache"
+            ),
+        }
+
+    empty: GenerateStepView = {
+        "phase": "Press Generate.",
+        "which": "the next token",
+        "top": [],
+        "cells": [],
+        "grid_label": f"{n_layer} layers, no tokens yet",
+    }
+    return {
+        "shown": shown,
+        "shown_more": " Step back through it, or press Generate for your own." if built else "",
+        "prompt": data["prompt"],
+        "tokens": [
+            {"text": s["text"], "at": "now" if i == at else "later" if i > at else None} for i, s in enumerate(steps)
+        ],
+        "rows": [
+            {
+                "step": s["step"],
+                "phase": s["phase"],
+                "tokens_in": s["tokens_in"],
+                "before": s["cache_len_before"],
+                "after": s["cache_len_after"],
+                "text": token_text(s["text"]),
+                "p": chosen_p(s),
+                "ms": None if s.get("ms") is None else f"{s['ms']:.1f}",
+                "current": "step" if i == at else None,
+            }
+            for i, s in enumerate(steps)
+        ],
+        "step": step_view(steps[at]) if steps else empty,
+        "scrub": f"step {steps[at]['step']} of {steps[-1]['step']}" if steps else "no steps yet",
+    }
+
+
+MODEL_ATTENTION_SOURCES = {
+    "built": "the numpy reference of the model (kvlab.model_attention), computed when this page was built",
+    "live": "the tiny model running in your browser (onnxruntime-web)",
+}
+
+
+def model_attention_display(
+    data: dict, layer: int, head: int | str, query: int, source: str = "built"
+) -> ModelAttentionDisplay:
+    """What the model-attention widget shows of `data` (model_attention's result, or the
+    browser's kvlab.attention in its shape): layer, head (or "mean") and query token."""
+    tokens = data["tokens"]
+    m = data["mean_over_heads"][layer] if head == "mean" else data["weights"][layer][head]
+    row = m[query]
+    which = f"average of the {data['n_head']} heads" if head == "mean" else f"head {head + 1}"
+    order = sorted(range(query + 1), key=lambda j: (-row[j], j))
+    parts = ", ".join(f"“{tokens[j]}” {row[j]:.2f}" for j in order[:3])
+    return {
+        "readout": f"“{tokens[query]}” reads: {parts}{', …' if len(order) > 3 else ''}",
+        "where": f"Layer {layer + 1}, {which}; numbers from {MODEL_ATTENTION_SOURCES[source]}.",
+        "table_where": f"layer {layer + 1}, {which}",
+        "tokens": [
+            {
+                "text": t,
+                "weight": row[j] if j <= query else None,
+                "w": f"{row[j]:.3f}" if j <= query else None,
+                "small": f"{row[j]:.2f}" if j <= query else "\u00a0",
+                "state": "query" if j == query else "future" if j > query else None,
+                "ink": "strong" if j <= query and row[j] >= 0.5 else None,
+                "pressed": j == query,
+            }
+            for j, t in enumerate(tokens)
+        ],
+        "rows": [
+            {"token": tokens[i], "cells": [{"w": f"{w:.3f}" if j <= i else None} for j, w in enumerate(r)]}
+            for i, r in enumerate(m)
+        ],
+    }
+
+
+def model_race_view(data: dict) -> ModelRaceView:
+    """The model-race widget before a race: race_demo's theory (the widget's JS writes the
+    measured race's lines with the same number formats)."""
+    return {
+        "identical": "",
+        "verdict": None,
+        "same": None,
+        "measured": "–",
+        "measured_value": None,
+        "measured_note": "Press Run to race on your machine.",
+        "theory": f"{data['speedup_decode']:,.1f}×",
+        "theory_value": data["speedup_decode"],
+        "theory_note": (
+            f"Multiply-adds of the {data['n_new'] - 1} decode steps for the prompt above ({data['prompt_len']} tokens) "
+            f"and n = {data['n_new']}, computed when this page was built: without the cache ÷ with it. Over the whole "
+            f"run, prefill included: {data['speedup_total']:,.1f}×. A race computes it again in your browser, for its "
+            "own prompt length and n."
+        ),
+        "prompt": "",
+        "wrote": "",
+    }

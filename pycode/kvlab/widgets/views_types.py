@@ -329,3 +329,95 @@ class DoorCodeRow(TypedDict):
 
 class DoorCodeView(TypedDict):
     rows: list[DoorCodeRow]
+
+
+class NextTokenRow(TypedDict):
+    text: str
+    p: str
+
+
+class NextTokenView(TypedDict):
+    n_tokens: int
+    top: list[NextTokenRow]
+
+
+class GenerateTopRow(TypedDict):
+    text: str
+    p: str
+    mark: str | None  # "chosen": the step's token
+
+
+class GenerateStepView(TypedDict):
+    phase: str
+    which: str
+    top: list[GenerateTopRow]
+    cells: list[str]  # per token of the step: "new" (computed) or "read" (from the cache)
+    grid_label: str
+
+
+class GenerateToken(TypedDict):
+    text: str
+    at: str | None  # "now": the step shown; "later": after it
+
+
+class GenerateRow(TypedDict):
+    step: int
+    phase: str
+    tokens_in: int
+    before: int
+    after: int
+    text: str
+    p: str
+    ms: str | None
+    current: str | None  # "step": the step shown
+
+
+class GenerateView(TypedDict):
+    shown: str
+    shown_more: str
+    prompt: str
+    tokens: list[GenerateToken]
+    rows: list[GenerateRow]
+    step: GenerateStepView
+    scrub: str
+
+
+class ModelAttentionToken(TypedDict):
+    text: str
+    weight: float | None
+    w: str | None
+    small: str
+    state: str | None  # "query" or "future"
+    ink: str | None  # "strong": light text on a dark cell
+    pressed: bool
+
+
+class ModelAttentionCell(TypedDict):
+    w: str | None
+
+
+class ModelAttentionRow(TypedDict):
+    token: str
+    cells: list[ModelAttentionCell]
+
+
+class ModelAttentionDisplay(TypedDict):
+    readout: str
+    where: str
+    table_where: str
+    tokens: list[ModelAttentionToken]
+    rows: list[ModelAttentionRow]
+
+
+class ModelRaceView(TypedDict):
+    identical: str
+    verdict: str | None  # "ok": the two runs wrote the same tokens; "bad": they differ
+    same: bool | None
+    measured: str
+    measured_value: float | None
+    measured_note: str
+    theory: str
+    theory_value: float | None
+    theory_note: str
+    prompt: str
+    wrote: str  # the model's text

@@ -1,37 +1,75 @@
 /* Try it: the tiny model generating in the browser (kvlab.generate on
  * onnxruntime-web), token by token, with or without the KV cache.
  * Everything shown comes from the model's own outputs (or, before the first
- * run, from kvlab.generation_demo at build time); text from the reader and
- * from the model is always inserted as text, never as HTML.
+ * run, from kvlab.generation_demo at build time); the template draws it, bound
+ * by kit.bind as text, never as HTML.
  *
  * A run is a list of recorded steps; the view shows one step of it (the
  * latest while it streams). "Step back" / "Step forward" and the slider move
  * through the recorded steps: the text up to that token, the phase, the cache
- * grid and the top guesses of that step. Nothing is recomputed. */
+ * grid and the top guesses of that step. Nothing is recomputed.
+ * `view` is the JS twin of kvlab.widgets.views.generate_view (the template's):
+ * a run in the shape of generation_demo's result → the bound strings. */
 kvlab.register("generate", {
+  view(data, at = data.steps.length - 1, useCache = true, built = true) {
+    const f = kvlab.kit.fixed;
+    const steps = data.steps;
+    const text = (t) => JSON.stringify(t).slice(1, -1); // views.token_text
+    const chosenP = (s) => {
+      const t = s.top.find((c) => c.token === s.token);
+      return t ? f(t.p, 3) : "–";
+    };
+    const stepView = (s) => {
+      const total = s.position ?? s.cache_len_after;
+      const before = s.cache_len_before;
+      const phase = !useCache
+        ? `No cache · step ${s.step} · all ${s.tokens_in} tokens computed again, nothing kept after the step`
+        : s.phase === "prefill"
+          ? `Prefill · step 0 · cache empty before, ${s.cache_len_after} entries after the step`
+          : `Decode · step ${s.step} · ${before} entries read from the cache, ${s.cache_len_after} after the step`;
+      return {
+        phase,
+        which: `new token ${s.step + 1}`,
+        top: s.top.map((t) => ({ text: text(t.text), p: f(t.p, 3), mark: t.token === s.token ? "chosen" : null })),
+        cells: Array.from({ length: total }, (_, i) => (i >= before ? "new" : "read")),
+        grid_label: `${data.n_layer} layers × ${total} tokens; this step computed ${s.tokens_in} and read ${before} from the cache`,
+      };
+    };
+    const empty = { phase: "Press Generate.", which: "the next token", top: [], cells: [], grid_label: `${data.n_layer} layers, no tokens yet` };
+    return {
+      shown: built
+        ? `The run below was computed when the page was built (the same weights, in numpy): ${data.prompt_len} prompt tokens, then ${steps.length} new ones.`
+        : "Your run: the text so far, the cache and the top guesses of each step, as the model computes them.",
+      shown_more: built ? " Step back through it, or press Generate for your own." : "",
+      prompt: data.prompt,
+      tokens: steps.map((s, i) => ({ text: s.text, at: i === at ? "now" : i > at ? "later" : null })),
+      rows: steps.map((s, i) => ({
+        step: s.step, phase: s.phase, tokens_in: s.tokens_in, before: s.cache_len_before, after: s.cache_len_after,
+        text: text(s.text), p: chosenP(s), ms: s.ms === undefined || s.ms === null ? null : f(s.ms, 1), current: i === at ? "step" : null,
+      })),
+      step: steps.length ? stepView(steps[at]) : empty,
+      scrub: steps.length ? `step ${steps[at].step} of ${steps[steps.length - 1].step}` : "no steps yet",
+    };
+  },
   mount(root, ctx) {
     const kit = kvlab.kit;
+    const view = kvlab.widgets.generate.view;
     const form = root.querySelector(".kv-gen-controls");
-    const field = (name) => root.querySelector(`[data-field="${name}"]`);
     const btn = (action) => root.querySelector(`[data-action="${action}"]`);
     const scrub = root.querySelector('.kv-gen-scrub input[name="at"]');
-    const fmt = (x) => x.toFixed(3);
-    const el = kit.el;
+    const grid = root.querySelector(".kv-gen-grid");
     let controller = null;
-    let nLayer = ctx.data.n_layer;
 
-    // The build-time run, in the shape kvlab.generate's steps have.
-    const fromPython = (s) => ({
-      step: s.step, phase: s.phase, token: s.token, text: s.text, top: s.top,
-      tokensIn: s.tokens_in, cacheLenBefore: s.cache_len_before, cacheLenAfter: s.cache_len_after,
-      position: s.position !== undefined ? s.position : s.cache_len_after, ms: null,
+    // The run shown: generation_demo's result, or the reader's run in its shape.
+    let run = { data: ctx.data, useCache: true, built: true, at: ctx.data.steps.length - 1 };
+    // a step of kvlab.generate, in the shape of generation_demo's steps
+    const fromModel = (s) => ({
+      step: s.step, phase: s.phase, token: s.token, text: s.text, top: s.top, tokens_in: s.tokensIn,
+      cache_len_before: s.cacheLenBefore, cache_len_after: s.cacheLenAfter, position: s.position, ms: s.ms,
     });
-    let run = { useCache: true, promptText: ctx.data.prompt, steps: ctx.data.steps.map(fromPython), at: ctx.data.steps.length - 1 };
 
     function syncOutputs() {
-      form["max_new_tokens-out"].value = form.max_new_tokens.value;
-      form["temperature-out"].value = Number(form.temperature.value).toFixed(1);
-      form["top_k-out"].value = form.top_k.value;
+      kit.writeForm(form, { "max_new_tokens-out": form.max_new_tokens.value, "temperature-out": kit.fixed(Number(form.temperature.value), 1), "top_k-out": form.top_k.value });
     }
     form.addEventListener("input", syncOutputs);
     syncOutputs();
@@ -43,90 +81,21 @@ kvlab.register("generate", {
       syncScrub();
     }
 
-    function phaseText(s, useCache) {
-      if (!useCache) return `No cache · step ${s.step} · all ${s.tokensIn} tokens computed again, nothing kept after the step`;
-      if (s.phase === "prefill") return `Prefill · step 0 · cache empty before, ${s.cacheLenAfter} entries after the step`;
-      return `Decode · step ${s.step} · ${s.cacheLenBefore} entries read from the cache, ${s.cacheLenAfter} after the step`;
-    }
-
-    /* The grid: one row per layer, one cell per token the step saw; gold where
-     * the step computed K and V, grey where it read them from the cache. */
-    function renderGrid(s) {
-      const grid = field("grid");
-      const total = s.position;
-      const room = grid.clientWidth - 70;
-      grid.style.setProperty("--cell", Math.max(1, Math.min(7, Math.floor(room / Math.max(total, 1)) - 1)) + "px");
-      grid.querySelectorAll(".kv-gen-cells").forEach((cells) => {
-        while (cells.children.length < total) cells.appendChild(el("span", "kv-cell"));
-        while (cells.children.length > total) cells.lastChild.remove();
-        for (let i = 0; i < total; i++) cells.children[i].className = "kv-cell " + (i >= s.cacheLenBefore ? "kv-cell-new" : "kv-cell-read");
-      });
-      grid.setAttribute("aria-label", `${nLayer} layers × ${total} tokens; this step computed ${s.tokensIn} and read ${s.cacheLenBefore} from the cache`);
-    }
-
-    /* The top guesses as a table with a bar in each row: no chart library, so it
-     * can follow every token as it streams in (a Plotly draw per token is a long task). */
-    function renderTop(s) {
-      field("topk-which").textContent = `new token ${s.step + 1}`;
-      const body = field("topk");
-      kit.fillRows(body, s.top.map((t) => {
-        const word = el("span");
-        word.append(el("code", null, JSON.stringify(t.text).slice(1, -1)));
-        if (t.token === s.token) word.append(el("span", "kv-sr-only", " (chosen)"));
-        const cell = el("span", "kv-gen-p");
-        const bar = el("span", "kv-gen-bar");
-        bar.style.setProperty("--p", fmt(t.p));
-        cell.append(bar, fmt(t.p));
-        return [word, cell];
-      }));
-      s.top.forEach((t, i) => body.children[i].classList.toggle("kv-gen-chosen", t.token === s.token));
-    }
-
-    function stepRow(s) {
-      const p = s.top.find((t) => t.token === s.token);
-      const cells = [s.step, s.phase, s.tokensIn, s.cacheLenBefore, s.cacheLenAfter, el("code", null, JSON.stringify(s.text).slice(1, -1)), p ? fmt(p.p) : "–"];
-      if (s.ms !== null) cells.push(s.ms.toFixed(1));
-      const tr = el("tr");
-      cells.forEach((c) => {
-        const td = el("td");
-        if (c instanceof Node) td.appendChild(c);
-        else td.textContent = String(c);
-        tr.appendChild(td);
-      });
-      return tr;
-    }
-
-    /* The text: the prompt, then every new token of the run; tokens after the
-     * step shown are hidden, the step's own token is marked. */
-    function renderText() {
-      const out = field("output");
-      const promptSpan = el("span", "kv-gen-prompt-text", run.promptText);
-      const newSpan = el("span", "kv-gen-new");
-      run.steps.forEach((s) => newSpan.appendChild(el("span", "kv-tok", s.text)));
-      out.replaceChildren(promptSpan, newSpan);
-    }
-
+    /* The step `at` of the run: the template's text, phase, top guesses, cache grid and steps table. */
     function show(at) {
-      if (!run.steps.length) return;
-      run.at = Math.max(0, Math.min(run.steps.length - 1, at));
-      const s = run.steps[run.at];
-      const toks = field("output").querySelectorAll(".kv-gen-new .kv-tok");
-      toks.forEach((t, i) => {
-        t.classList.toggle("kv-tok-later", i > run.at);
-        t.classList.toggle("kv-tok-now", i === run.at);
-      });
-      field("phase").textContent = phaseText(s, run.useCache);
-      renderGrid(s);
-      renderTop(s);
-      field("steps").querySelectorAll("tr").forEach((tr, i) => (i === run.at ? tr.setAttribute("aria-current", "step") : tr.removeAttribute("aria-current")));
+      const n = run.data.steps.length;
+      run.at = Math.max(0, Math.min(n - 1, at));
+      const v = view(run.data, run.at, run.useCache, run.built);
+      kit.bind(root, { view: v });
+      // the grid's cells as wide as the grid allows (up to 7 px)
+      grid.style.setProperty("--cell", Math.max(1, Math.min(7, Math.floor((grid.clientWidth - 70) / Math.max(v.step.cells.length, 1)) - 1)) + "px");
       syncScrub();
     }
 
     function syncScrub() {
-      const n = run.steps.length;
+      const n = run.data.steps.length;
       scrub.max = String(Math.max(0, n - 1));
       scrub.value = String(run.at);
-      scrub.setAttribute("aria-valuetext", n ? `step ${run.steps[run.at].step} of ${run.steps[n - 1].step}` : "no steps yet");
       const busy = Boolean(controller);
       scrub.disabled = busy || n < 2;
       btn("back").disabled = busy || run.at <= 0;
@@ -137,13 +106,9 @@ kvlab.register("generate", {
     btn("forward").addEventListener("click", () => show(run.at + 1));
     scrub.addEventListener("input", () => show(Number(scrub.value)));
 
-    function clearRun(promptText) {
-      run = { useCache: form.use_cache.checked, promptText: promptText || "", steps: [], at: 0 };
-      renderText();
-      field("steps").replaceChildren();
-      field("phase").textContent = "Press Generate.";
-      field("shown").textContent = "Your run: the text so far, the cache and the top guesses of each step, as the model computes them.";
-      syncScrub();
+    function clearRun(prompt) {
+      run = { data: { prompt: prompt || "", prompt_len: 0, steps: [], n_layer: ctx.data.n_layer }, useCache: form.use_cache.checked, built: false, at: 0 };
+      show(0);
     }
 
     async function generate() {
@@ -159,10 +124,9 @@ kvlab.register("generate", {
       controller = new AbortController();
       clearRun(prompt);
       setRunning(true);
-      const newSpan = field("output").querySelector(".kv-gen-new");
       try {
         const model = await ctx.model();
-        nLayer = model.config.n_layer;
+        run.data.n_layer = model.config.n_layer;
         ctx.say(useCache ? "Generating with the KV cache…" : "Generating without a cache: every step recomputes the whole sequence…");
         const result = await kvlab.generate({
           prompt,
@@ -174,21 +138,19 @@ kvlab.register("generate", {
           signal: controller.signal,
           onToken(s) {
             // tokens arrive from the model's worker; show each step as it comes
-            run.steps.push(s);
-            newSpan.appendChild(el("span", "kv-tok", s.text));
-            field("steps").appendChild(stepRow(s));
-            show(run.steps.length - 1);
+            run.data.steps.push(fromModel(s));
+            show(run.data.steps.length - 1);
             // one token per frame: the reader sees them arrive (the worker waits; step times exclude it)
             return new Promise((r) => requestAnimationFrame(() => r()));
           },
         });
         if (result.truncated) {
           ctx.notice(`Your prompt was ${result.truncated + result.promptLen} tokens; the model sees at most ${model.config.block_size} including the new ones, so the first ${result.truncated} were dropped and the last ${result.promptLen} kept.`);
-          run.promptText = "…" + result.promptText;
-          field("output").querySelector(".kv-gen-prompt-text").textContent = run.promptText;
+          run.data.prompt = "…" + result.promptText;
         }
+        run.data.prompt_len = result.promptLen;
         const ms = result.steps.reduce((a, s) => a + s.ms, 0);
-        ctx.say(`${result.stopped ? "Stopped after" : "Generated"} ${result.steps.length} tokens in ${ms.toFixed(0)} ms of model time (${useCache ? "with" : "without"} the cache). Step back through the run with ◀.`);
+        ctx.say(`${result.stopped ? "Stopped after" : "Generated"} ${result.steps.length} tokens in ${kit.fixed(ms, 0)} ms of model time (${useCache ? "with" : "without"} the cache). Step back through the run with ◀.`);
         root.dataset.tokens = JSON.stringify(result.steps.map((s) => s.token));
         controller = null;
         setRunning(false);
@@ -198,7 +160,7 @@ kvlab.register("generate", {
         ctx.fail(err);
       } finally {
         controller = null;
-        syncScrub();
+        show(run.at);
       }
     }
 
@@ -215,7 +177,6 @@ kvlab.register("generate", {
     window.addEventListener("pagehide", () => controller && controller.abort());
 
     // The build-time run, browsable at once (no runtime needed to step through it).
-    field("steps").replaceChildren(...run.steps.map(stepRow));
     show(run.at);
 
     // The model loads when the reader shows intent (a control, or “Make it live”).

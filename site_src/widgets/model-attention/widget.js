@@ -1,126 +1,92 @@
 /* A real model's attention: the tiny transformer's attention weights for a
  * sentence, live from onnxruntime-web (kvlab.attention); the page was built
  * with the numpy reference (kvlab.model_attention), which gives the same
- * numbers. Tokens are buttons: hover or focus one to light up what it reads. */
+ * numbers. Tokens are buttons: hover or focus one to light up what it reads.
+ * `display` is the JS twin of kvlab.widgets.views.model_attention_display (the
+ * template's): model_attention's result, or the model's numbers in its shape → the bound strings. */
 kvlab.register("model-attention", {
+  SOURCES: {
+    built: "the numpy reference of the model (kvlab.model_attention), computed when this page was built",
+    live: "the tiny model running in your browser (onnxruntime-web)",
+  },
+  display(data, layer, head, query, source = "built") {
+    const f = kvlab.kit.fixed;
+    const tokens = data.tokens;
+    const m = head === "mean" ? data.mean_over_heads[layer] : data.weights[layer][head];
+    const row = m[query];
+    const which = head === "mean" ? `average of the ${data.n_head} heads` : `head ${head + 1}`;
+    const order = row.slice(0, query + 1).map((w, j) => j).sort((a, b) => row[b] - row[a] || a - b);
+    const parts = order.slice(0, 3).map((j) => `“${tokens[j]}” ${f(row[j], 2)}`).join(", ");
+    return {
+      readout: `“${tokens[query]}” reads: ${parts}${order.length > 3 ? ", …" : ""}`,
+      where: `Layer ${layer + 1}, ${which}; numbers from ${kvlab.widgets["model-attention"].SOURCES[source]}.`,
+      table_where: `layer ${layer + 1}, ${which}`,
+      tokens: tokens.map((text, j) => ({
+        text,
+        weight: j <= query ? row[j] : null,
+        w: j <= query ? f(row[j], 3) : null,
+        small: j <= query ? f(row[j], 2) : "\u00a0",
+        state: j === query ? "query" : j > query ? "future" : null,
+        ink: j <= query && row[j] >= 0.5 ? "strong" : null,
+        pressed: j === query,
+      })),
+      rows: m.map((r, i) => ({ token: tokens[i], cells: r.map((w, j) => ({ w: j <= i ? f(w, 3) : null })) })),
+    };
+  },
   mount(root, ctx) {
+    const kit = kvlab.kit;
+    const display = kvlab.widgets["model-attention"].display;
     const form = root.querySelector(".kv-controls");
     const tokensBox = root.querySelector(".kv-ma-tokens");
     const plot = root.querySelector(".kv-plot");
     const details = root.querySelector(".kv-numbers");
-    const table = root.querySelector(".kv-ma-table");
-    const field = (name) => root.querySelector(`[data-field="${name}"]`);
-    const f2 = (x) => x.toFixed(2);
-    const f3 = (x) => x.toFixed(3);
+    const readout = root.querySelector(".kv-ma-readout");
 
-    // What is shown: {tokens, weights[layer][head][q][k], mean[layer][q][k], source}
-    let shown = {
-      prompt: ctx.data.prompt,
-      tokens: ctx.data.tokens,
-      weights: ctx.data.weights,
-      mean: ctx.data.mean_over_heads,
-      source: "the numpy reference of the model (kvlab.model_attention), computed when this page was built",
-    };
+    // What is shown: model_attention's result (or the model's numbers in its shape), and where it came from
+    let shown = { data: ctx.data, source: "built" };
     // as kvlab.model_attention: the last pronoun of the sentence (its list: ctx.data.pronouns), else its last token
     const pronoun = (tokens) => {
       for (let i = tokens.length - 1; i >= 0; i--) if (ctx.data.pronouns.includes(tokens[i])) return i;
       return tokens.length - 1;
     };
-    const view = ctx.data.view; // what the page asked to show first (model_attention's layer, head, query)
-    const state = { layer: view.layer, head: view.head, query: view.query };
+    const state = { ...ctx.data.view }; // what the page asked to show first (model_attention's layer, head, query)
     let live = false;
+    const now = () => display(shown.data, state.layer, state.head, state.query, shown.source);
+    const buttons = () => [...tokensBox.querySelectorAll(".kv-ma-token")];
 
-    const matrix = () => (state.head === "mean" ? shown.mean[state.layer] : shown.weights[state.layer][state.head]);
-    const where = () =>
-      `Layer ${state.layer + 1}, ${state.head === "mean" ? `average of the ${shown.weights[0].length} heads` : `head ${state.head + 1}`}`;
-
-    /* The sentence as focusable buttons. */
-    function buildTokens() {
-      const buttons = shown.tokens.map((t, i) => {
-        const b = document.createElement("button");
-        b.type = "button";
-        b.className = "kv-ma-token";
-        b.dataset.index = String(i);
-        b.append(Object.assign(document.createElement("span"), { className: "kv-ma-text", textContent: t }), document.createElement("small"));
-        b.setAttribute("aria-describedby", field("readout").id || (field("readout").id = root.id + "-readout"));
-        return b;
-      });
-      tokensBox.replaceChildren(...buttons);
-    }
-
+    /* The query token: the token buttons and the readout are bound again in place (focus stays). */
     function showQuery(q) {
       state.query = q;
-      const row = matrix()[q];
-      tokensBox.querySelectorAll(".kv-ma-token").forEach((b, j) => {
-        const small = b.querySelector("small");
-        b.classList.toggle("kv-ma-query", j === q);
-        b.classList.toggle("kv-ma-future", j > q);
-        b.setAttribute("aria-pressed", String(j === q));
-        if (j <= q) {
-          b.style.setProperty("--w", f3(row[j]));
-          b.dataset.weight = String(row[j]);
-          b.classList.toggle("kv-ma-strong", row[j] >= 0.5);
-          small.textContent = f2(row[j]);
-        } else {
-          b.style.removeProperty("--w");
-          delete b.dataset.weight;
-          b.classList.remove("kv-ma-strong");
-          small.textContent = "\u00a0";
-        }
-      });
-      const order = row.slice(0, q + 1).map((w, j) => [w, j]).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
-      const parts = order.slice(0, 3).map(([w, j]) => `“${shown.tokens[j]}” ${f2(w)}`);
-      field("readout").textContent = `“${shown.tokens[q]}” reads: ${parts.join(", ")}${order.length > 3 ? ", …" : ""}`;
-    }
-
-    function renderTable() {
-      const m = matrix();
-      field("table-where").textContent = where().replace(/^Layer/, "layer");
-      const head = document.createElement("tr");
-      head.append(Object.assign(document.createElement("th"), { scope: "col", textContent: "query ↓ key →" }),
-        ...shown.tokens.map((t) => Object.assign(document.createElement("th"), { scope: "col", textContent: t })));
-      table.tHead.replaceChildren(head);
-      table.tBodies[0].replaceChildren(...m.map((r, i) => {
-        const tr = document.createElement("tr");
-        tr.append(Object.assign(document.createElement("th"), { scope: "row", textContent: shown.tokens[i] }));
-        r.forEach((w, j) => {
-          const td = document.createElement("td");
-          if (j <= i) {
-            td.textContent = f3(w);
-            td.style.setProperty("--w", f3(w));
-          } else td.className = "kv-ma-na";
-          tr.append(td);
-        });
-        return tr;
-      }));
+      const d = now();
+      buttons().forEach((b, j) => kit.bind(b, d.tokens[j]));
+      kit.bind(readout, { display: d });
     }
 
     /* Axis labels: every token while they fit; past LABELS_MAX tokens only every
      * k-th one is labelled (hover and the token boxes still name them all). */
     const LABELS_MAX = 40;
     function renderPlot() {
-      const m = matrix();
-      const T = shown.tokens.length;
-      const narrow = plot.clientWidth < 520;
-      const every = T > LABELS_MAX ? Math.ceil(T / (narrow ? LABELS_MAX / 2 : LABELS_MAX)) : 1;
+      const { tokens, weights, mean_over_heads: mean } = shown.data;
+      const m = state.head === "mean" ? mean[state.layer] : weights[state.layer][state.head];
+      const T = tokens.length;
+      const every = T > LABELS_MAX ? Math.ceil(T / (plot.clientWidth < 520 ? LABELS_MAX / 2 : LABELS_MAX)) : 1;
       const label = (t, i) => `${t.trim() || "\u2423"} ${i + 1}`; // " cat" → "cat 2"; the token boxes show the spaces
       ctx.notice(every > 1 ? `${T} tokens: the axes label every ${every}th token; hover a cell, or use the token boxes above, for the others.` : "", "labels");
-      kvlab.kit.heatmap(plot, {
+      kit.heatmap(plot, {
         z: m.map((row, i) => row.map((w, j) => (j > i ? null : w))),
-        x: shown.tokens.map(label),
-        y: shown.tokens.map(label),
+        x: tokens.map(label),
+        y: tokens.map(label),
         every,
         xTitle: "key (what is read)",
         yTitle: "query",
-        title: (i, j, w) => `“${shown.tokens[i]}” reads “${shown.tokens[j]}”: ${f3(w)}`,
+        title: (i, j, w) => `“${tokens[i]}” reads “${tokens[j]}”: ${kit.fixed(w, 3)}`,
         onCell: (i) => showQuery(i),
       });
     }
 
-    async function render() {
-      field("where").textContent = `${where()}; numbers from ${shown.source}.`;
-      showQuery(Math.min(state.query, shown.tokens.length - 1));
-      renderTable();
+    function render() {
+      state.query = Math.min(state.query, shown.data.tokens.length - 1);
+      kit.bind(root, { display: now() });
       if (live) {
         renderPlot();
         details.open = false;
@@ -131,14 +97,13 @@ kvlab.register("model-attention", {
     const compute = ctx.live(
       (text) => kvlab.attention(text).then((res) => ({ text, res })),
       async ({ text, res }) => {
-        const changed = text !== shown.prompt;
-        shown = { prompt: text, tokens: res.tokens, weights: res.weights, mean: res.mean, source: "the tiny model running in your browser (onnxruntime-web)" };
-        if (changed) state.query = pronoun(shown.tokens);
+        if (text !== shown.data.prompt) state.query = pronoun(res.tokens);
+        const data = { prompt: text, tokens: res.tokens, weights: res.weights, mean_over_heads: res.mean, n_head: res.weights[0].length };
+        shown = { data, source: "live" };
         live = true;
-        buildTokens();
-        await render();
+        render();
       },
-      () => `Live: the tiny model ran this sentence in your browser (${shown.tokens.length} tokens). Hover or focus a token.`
+      () => `Live: the tiny model ran this sentence in your browser (${shown.data.tokens.length} tokens). Hover or focus a token.`
     );
 
     function update(prompt) {
@@ -153,26 +118,17 @@ kvlab.register("model-attention", {
       return compute(prompt);
     }
 
-    // Interactive at once with the build-time numbers; live numbers replace them.
-    buildTokens();
-    showQuery(state.query);
-    tokensBox.addEventListener("mouseover", (ev) => {
+    // Interactive at once with the build-time numbers (the template's buttons); live numbers replace them.
+    render();
+    const pick = (ev) => {
       const b = ev.target.closest(".kv-ma-token");
-      if (b) showQuery(parseInt(b.dataset.index, 10));
-    });
-    tokensBox.addEventListener("focusin", (ev) => {
-      const b = ev.target.closest(".kv-ma-token");
-      if (b) showQuery(parseInt(b.dataset.index, 10));
-    });
-    tokensBox.addEventListener("click", (ev) => {
-      const b = ev.target.closest(".kv-ma-token");
-      if (b) showQuery(parseInt(b.dataset.index, 10));
-    });
+      if (b) showQuery(buttons().indexOf(b));
+    };
+    for (const type of ["mouseover", "focusin", "click"]) tokensBox.addEventListener(type, pick);
     tokensBox.addEventListener("keydown", (ev) => {
-      const b = ev.target.closest(".kv-ma-token");
-      if (!b) return;
-      const all = [...tokensBox.querySelectorAll(".kv-ma-token")];
-      const i = all.indexOf(b);
+      const all = buttons();
+      const i = all.indexOf(ev.target.closest(".kv-ma-token"));
+      if (i < 0) return;
       const next = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: all.length - 1 }[ev.key];
       if (next === undefined) return;
       ev.preventDefault();

@@ -3,8 +3,32 @@
  * cache, greedily. The chart plots the measured milliseconds of every decode
  * step. JS times and renders: kvlab.race_measured (Pyodide) turns the two runs'
  * raw tokens and step times into every number shown (the speed-up, the first
- * differing token, the theory for the same steps). */
+ * differing token, the theory for the same steps); `view` writes them as the
+ * template's lines (kvlab.widgets.views.model_race_view writes the page's, before a race). */
 kvlab.register("model-race", {
+  // r: race_measured's result; run: {n, prompt_len, prompt_cut, text} of the cached run
+  view(r, run) {
+    const f = (x, digits) => kvlab.kit.fixed(x, digits, true);
+    const m = r.compared;
+    const t = r.theory;
+    return {
+      identical: m === 0 ? "Stopped before both runs had a token to compare."
+        : r.first_difference === null ? `✓ identical tokens: both runs wrote the same ${m === run.n ? "" : "first "}${m} tokens.`
+          : `✗ the tokens differ: first at new token ${r.first_difference} (of ${m} compared).`,
+      verdict: r.first_difference !== null ? "bad" : m > 0 ? "ok" : null,
+      same: r.identical,
+      measured: r.speedup_decode === null ? "–" : `${f(r.speedup_decode, 1)}×`,
+      measured_value: r.speedup_decode,
+      measured_note: r.speedup_decode === null ? "Stopped too early to compare decode steps."
+        : `Sum of the ${m - 1} decode steps: ${f(r.decode_ms.no_cache, 2)} ms without the cache ÷ ${f(r.decode_ms.cache, 2)} ms with it (prefill left out: ${f(r.prefill_ms, 2)} ms, the same work in both runs).`,
+      theory: t ? `${f(t.speedup_decode, 1)}×` : "–",
+      theory_value: t ? t.speedup_decode : null,
+      theory_note: t ? `Multiply-adds of the same ${t.n_new - 1} decode steps (prompt ${t.prompt_len} tokens): without the cache ÷ with it. Over the whole run, prefill included: ${f(t.speedup_total, 1)}×. It leaves out the fixed cost of each step.`
+        : "Nothing to compare yet: run the race to the end.",
+      prompt: `Prompt: ${run.prompt_len} tokens${run.prompt_cut ? ` (the first ${run.prompt_cut} cut off to fit the context)` : ""}. The model wrote: `,
+      wrote: run.text,
+    };
+  },
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
     const runButton = form.elements.run;
@@ -12,11 +36,9 @@ kvlab.register("model-race", {
     const plot = root.querySelector(".kv-plot");
     const field = (name) => root.querySelector(`[data-field="${name}"]`);
     const lanes = {
-      cache: { bar: field("progress-cache"), text: field("progress-cache-text"), label: "with the cache" },
-      noCache: { bar: field("progress-no-cache"), text: field("progress-no-cache-text"), label: "without the cache" },
+      cache: { bar: field("progress-cache"), text: field("progress-cache-text") },
+      noCache: { bar: field("progress-no-cache"), text: field("progress-no-cache-text") },
     };
-    const fmt1 = (x) => x.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
-    const fmtMs = (x) => x.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
     // errors get this widget's own wording; progress comes from ctx.call / ctx.model
     const status = root.querySelector(".kv-status");
     const bar = status.querySelector("progress");
@@ -53,7 +75,6 @@ kvlab.register("model-race", {
       else setLane(lane, n, n, `done: ${n} of ${n} steps`);
       return res;
     }
-
 
     /* A readable error in the status line (the static table is not shown live). */
     function showError(msg) {
@@ -115,51 +136,9 @@ kvlab.register("model-race", {
       // Every number below comes from kvlab.race_measured (Python): JS sends the raw tokens and step times.
       const raw = (res) => ({ tokens: res.steps.map((s) => s.token), ms: res.steps.map((s) => s.ms) });
       const promptLen = cached.promptLen;
-      const r = await ctx.call("race_measured", {
-        cached: raw(cached),
-        uncached: uncached ? raw(uncached) : null,
-        n_new: n,
-        prompt_len: promptLen,
-      });
+      const r = await ctx.call("race_measured", { cached: raw(cached), uncached: uncached ? raw(uncached) : null, n_new: n, prompt_len: promptLen });
+      kvlab.kit.bind(root, { view: kvlab.widgets["model-race"].view(r, { n, prompt_len: promptLen, prompt_cut: cached.truncated, text: cached.text }) });
       const m = r.compared;
-      const identical = field("identical");
-      identical.classList.toggle("kv-mr-ok", m > 0 && r.first_difference === null);
-      identical.classList.toggle("kv-mr-bad", r.first_difference !== null);
-      identical.dataset.identical = String(r.identical);
-      if (m === 0) identical.textContent = "Stopped before both runs had a token to compare.";
-      else if (r.first_difference === null) identical.textContent = `✓ identical tokens: both runs wrote the same ${m === n ? "" : "first "}${m} tokens.`;
-      else identical.textContent = `✗ the tokens differ: first at new token ${r.first_difference} (of ${m} compared).`;
-      const tokensText = cached.text;
-      field("text").replaceChildren(
-        document.createTextNode(`Prompt: ${promptLen} tokens${cached.truncated ? ` (the first ${cached.truncated} cut off to fit the context)` : ""}. The model wrote: `),
-        Object.assign(document.createElement("q"), { textContent: tokensText })
-      );
-
-      // Measured: the decode steps (the prefill is the same work in both runs).
-      const measured = field("measured");
-      if (r.speedup_decode !== null) {
-        measured.textContent = fmt1(r.speedup_decode) + "×";
-        measured.dataset.value = String(r.speedup_decode);
-        field("measured-note").textContent =
-          `Sum of the ${m - 1} decode steps: ${fmtMs(r.decode_ms.no_cache)} ms without the cache ÷ ${fmtMs(r.decode_ms.cache)} ms with it (prefill left out: ${fmtMs(r.prefill_ms)} ms, the same work in both runs).`;
-      } else {
-        measured.textContent = "–";
-        delete measured.dataset.value;
-        field("measured-note").textContent = "Stopped too early to compare decode steps.";
-      }
-
-      // Theory: kvlab.race_theory for the same prompt length and the steps compared.
-      const theory = r.theory;
-      if (theory) {
-        field("theory").textContent = fmt1(theory.speedup_decode) + "×";
-        field("theory").dataset.value = String(theory.speedup_decode);
-        field("theory-note").textContent =
-          `Multiply-adds of the same ${theory.n_new - 1} decode steps (prompt ${theory.prompt_len} tokens): without the cache ÷ with it. Over the whole run, prefill included: ${fmt1(theory.speedup_total)}×. It leaves out the fixed cost of each step.`;
-      } else {
-        field("theory").textContent = "–";
-        delete field("theory").dataset.value;
-        field("theory-note").textContent = "Nothing to compare yet: run the race to the end.";
-      }
       ctx.say(
         stopped
           ? `Stopped: compared the ${m} steps both runs finished.`
@@ -167,32 +146,17 @@ kvlab.register("model-race", {
       );
 
       plot.hidden = false;
-      const trace = (res, name, color, dash) => {
-        const steps = res.steps.slice(1);
-        return {
-          type: "scatter",
-          mode: "lines",
-          name,
-          x: steps.map((s) => s.position),
-          y: steps.map((s) => s.ms),
-          line: { color, width: 2, dash },
-          hovertemplate: `${name}<br>new token at position %{x}<br>%{y:.2f} ms<extra></extra>`,
-        };
-      };
-      const traces = [trace(cached, "with the cache", "#1e88e5", "solid")];
-      if (uncached) traces.push(trace(uncached, "without the cache", "#e65100", "solid"));
-      await kvlab.kit.plot(
-        root,
-        plot,
-        traces,
-        {
-          margin: { l: 60, r: 10, t: 10, b: 50 },
-          height: 340,
-          legend: { orientation: "h", x: 0, y: 1.12 },
-          xaxis: { title: { text: "position of the new token (decode steps)" } },
-          yaxis: { title: { text: "ms per token" }, rangemode: "tozero" },
-        }
-      );
+      const trace = (res, name, color) => ({
+        type: "scatter", mode: "lines", name, x: res.steps.slice(1).map((s) => s.position), y: res.steps.slice(1).map((s) => s.ms),
+        line: { color, width: 2 }, hovertemplate: `${name}<br>new token at position %{x}<br>%{y:.2f} ms<extra></extra>`,
+      });
+      const traces = [trace(cached, "with the cache", "#1e88e5")];
+      if (uncached) traces.push(trace(uncached, "without the cache", "#e65100"));
+      await kvlab.kit.plot(root, plot, traces, {
+        margin: { l: 60, r: 10, t: 10, b: 50 }, height: 340, legend: { orientation: "h", x: 0, y: 1.12 },
+        xaxis: { title: { text: "position of the new token (decode steps)" } },
+        yaxis: { title: { text: "ms per token" }, rangemode: "tozero" },
+      });
     }
 
     form.addEventListener("submit", (ev) => {

@@ -1,21 +1,23 @@
 /* One forward pass of the tiny model (onnxruntime-web): the top next tokens.
  * Static figure: kvlab.next_token_demo, the numpy reference of the same weights.
+ * `view` is the JS twin of kvlab.widgets.views.next_token_view (the template's):
+ * the model's numbers in the shape of next_token_demo's result → the bound strings.
  * A prompt longer than the model's context is cut from the front, and the
  * widget says so in a note that stays; an empty prompt clears the chart. */
 kvlab.register("next-token", {
+  view: (data) => ({ n_tokens: data.n_tokens, top: data.top.map((t) => ({ text: t.text, p: kvlab.kit.fixed(t.p, 3) })) }),
   mount(root, ctx) {
     const kit = kvlab.kit;
+    const view = kvlab.widgets["next-token"].view;
     const form = root.querySelector("form");
     const plot = root.querySelector(".kv-next-plot");
     const tableBox = root.querySelector(".kv-next-table-box");
-    const field = (n) => root.querySelector(`[data-field="${n}"]`);
     const K = ctx.data.top.length;
     let timer = null;
 
     async function render(r) {
       const top = r.steps[0].top;
-      field("n").textContent = r.promptLen;
-      kit.fillRows(field("top"), top.map((t) => [kit.el("code", null, t.text), t.p.toFixed(3)]));
+      kit.bind(root, { view: view({ n_tokens: r.promptLen, top }) });
       ctx.notice(r.truncated
         ? `Your text is ${r.truncated + r.promptLen} tokens, more than the model can read at once: it sees only the last ${r.promptLen}, so the first ${r.truncated} were left out of this prediction.`
         : "", "truncated");
