@@ -49,7 +49,10 @@
  *                                       to it; "." is the item itself); the items that follow
  *                                       the template (the build's, or the last call's) replaced; in a
  *                                       mounted widget a clone's data-live-only parts are shown and its
- *                                       data-static-only parts hidden, as mounting does
+ *                                       data-static-only parts hidden, as mounting does; with
+ *                                       data-each-keep, the items it cloned before are bound again in
+ *                                       place (those whose value changed) and only the new ones cloned
+ *                                       (a list that grows by one item a frame, as a generation's steps do)
  *     data-bind-scope="path"            the element and what it holds bound with that value (paths
  *                                       inside relative to it): kit.bind(el, other) redraws just it
  *   path: names and list indexes with dots ("result.kinds.0.label"); in -attr and -hidden,
@@ -317,16 +320,27 @@
     return !item || item === scope || !scope.contains(item);
   }
 
+  // what is already there is left alone: no needless DOM change (a list bound again in place)
+  function setText(node, t) {
+    const f = node.firstChild;
+    if (f ? f === node.lastChild && f.nodeType === 3 && f.data === t : t === "") return;
+    node.textContent = t;
+  }
+  function setAttr(node, name, v) {
+    if (v === null) node.removeAttribute(name);
+    else if (node.getAttribute(name) !== v) node.setAttribute(name, v);
+  }
+
   function bindOne(node, data) {
     const d = node.dataset;
-    if (d.bind !== undefined) node.textContent = text(get(data, d.bind));
+    if (d.bind !== undefined) setText(node, text(get(data, d.bind)));
     if (d.bindLinks !== undefined) node.replaceChildren(...linked(text(get(data, d.bindLinks))));
     if (d.bindAttr !== undefined) {
       for (const [name, path] of pairs(d.bindAttr)) {
         const v = value(data, path);
-        if (typeof v === "boolean" && /^(data|aria)-/.test(name)) node.setAttribute(name, String(v));
-        else if (v === null || v === undefined || v === false) node.removeAttribute(name);
-        else node.setAttribute(name, v === true ? "" : String(v));
+        if (typeof v === "boolean" && /^(data|aria)-/.test(name)) setAttr(node, name, String(v));
+        else if (v === null || v === undefined || v === false) setAttr(node, name, null);
+        else setAttr(node, name, v === true ? "" : String(v));
       }
     }
     if (d.bindHidden !== undefined) {
@@ -336,15 +350,19 @@
     }
     if (d.bindClass !== undefined) {
       for (const [prefix, path] of pairs(d.bindClass)) {
-        [...node.classList].filter((c) => c.startsWith(prefix)).forEach((c) => node.classList.remove(c));
         const v = get(data, path);
-        if (v !== null && v !== undefined && v !== "") node.classList.add(prefix + v);
+        const want = v !== null && v !== undefined && v !== "" ? prefix + v : null;
+        const have = [...node.classList].filter((c) => c.startsWith(prefix));
+        if (have.length === (want ? 1 : 0) && (!want || have[0] === want)) continue;
+        have.forEach((c) => node.classList.remove(c));
+        if (want) node.classList.add(want);
       }
     }
     if (d.bindStyle !== undefined) {
       for (const [prop, rest] of pairs(d.bindStyle)) {
         const [path, unitText = ""] = rest.split(" ");
-        node.style.setProperty(prop, text(get(data, path)) + unitText);
+        const v = text(get(data, path)) + unitText;
+        if (node.style.getPropertyValue(prop) !== v) node.style.setProperty(prop, v);
       }
     }
   }
@@ -358,17 +376,31 @@
     }
   }
 
+  const clonedBy = new WeakMap(); // a list's item → the <template> it was cloned from
+  const boundWith = new WeakMap(); // a kept item → the JSON of the value it was last bound with
+
   function bindEach(tpl, data, mounted) {
     const items = get(data, tpl.dataset.each) || [];
-    while (tpl.nextElementSibling && tpl.nextElementSibling.hasAttribute("data-item")) tpl.nextElementSibling.remove();
+    const old = [];
+    for (let n = tpl.nextElementSibling; n && n.hasAttribute("data-item"); n = n.nextElementSibling) old.push(n);
+    // data-each-keep: the items this template cloned are bound again in place (the build's are replaced)
+    const kept = tpl.hasAttribute("data-each-keep") && old.every((n) => clonedBy.get(n) === tpl) ? old.slice(0, items.length) : [];
+    old.slice(kept.length).forEach((n) => n.remove());
+    kept.forEach((n, i) => {
+      const json = JSON.stringify(items[i]);
+      if (boundWith.get(n) !== json) bind(n, items[i], mounted); // unchanged: nothing to do
+      boundWith.set(n, json);
+    });
     const proto = tpl.content.firstElementChild;
-    const clones = items.map((item) => {
+    const clones = items.slice(kept.length).map((item) => {
       const clone = proto.cloneNode(true);
+      clonedBy.set(clone, tpl);
+      if (tpl.hasAttribute("data-each-keep")) boundWith.set(clone, JSON.stringify(item));
       if (mounted) asMounted(clone);
       bind(clone, item, mounted); // a list in the row: its clones are not in the page yet, so mounted is passed on
       return clone;
     });
-    tpl.after(...clones);
+    (kept.length ? kept[kept.length - 1] : tpl).after(...clones);
   }
 
   function bind(scope, data, mounted = Boolean(scope.closest("[data-widget][data-mounted]"))) {
