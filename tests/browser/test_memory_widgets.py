@@ -150,10 +150,8 @@ def test_kv_memory_llama_server_command_follows_the_controls_and_copies(warm_pag
     expect(root.locator('[data-field="server-text"]')).to_contain_text("no fp8 cache type")
 
 
-def test_pasted_config_json_is_read_by_python(page, site_url):
-    # a fresh page: in the warm visit the chart the widget draws as it mounts live covers this
-    # form (bench/results/2026-12-03-test-loop.md), and the clicks below land on the chart
-    root = open_widget(page, site_url + "memory/", "kv-memory")
+def test_pasted_config_json_is_read_by_python(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "memory/", "kv-memory")
     activate(root)
     wait_ready(root)
     root.locator(".kv-config summary").click()
@@ -306,13 +304,11 @@ def test_gpu_fit_never_contradicts_itself_on_llama_2_7b_at_128k(warm_page, site_
     expect(root.locator('[data-field="context-flag"]')).to_contain_text("llama.cpp warns")
 
 
-def test_pasted_falcon_h1_and_mamba_configs_draw_their_state(page, site_url):
+def test_pasted_falcon_h1_and_mamba_configs_draw_their_state(warm_page, site_url):
     """A Falcon-H1 layer holds KV and a Mamba-2 state (one colour of its own in the layer map); a Mamba holds
     only a state: 0 B per token, said in words."""
-    # a fresh page, like the pasted-config test in test_memory_widgets.py: in the warm visit
-    # the kv-memory chart drawn as the widget mounts live covers the config form
     ssm = json.loads((Path(__file__).resolve().parents[1] / "python/data/state_space_configs.json").read_text())
-    root = open_widget(page, site_url + "memory/", "kv-memory")
+    root = open_widget(warm_page, site_url + "memory/", "kv-memory")
     activate(root)
     wait_ready(root)
     root.locator(".kv-config summary").click()
