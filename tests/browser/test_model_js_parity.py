@@ -130,7 +130,8 @@ def test_generate_view_in_js_is_pythons(widgets_page):
 
 
 def test_model_attention_display_in_js_is_pythons(widgets_page):
-    for prompt in (tiny.ATTENTION_PROMPT, 'Tom lost his key, so "he" looked for it.'):
+    # the last prompt has tokens that are only whitespace (a newline, a space): shown as ↵ and ␣
+    for prompt in (tiny.ATTENTION_PROMPT, 'Tom lost his key, so "he" looked for it.', "Alice:\nThe code.\n\nBob:  ok"):
         data = kvlab.model_attention(prompt)
         T, heads = len(data["tokens"]), ["mean", *range(data["n_head"])]
         cases = [

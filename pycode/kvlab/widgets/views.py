@@ -628,7 +628,8 @@ def model_attention_display(
 ) -> ModelAttentionDisplay:
     """What the model-attention widget shows of `data` (model_attention's result, or the
     browser's kvlab.attention in its shape): layer, head (or "mean") and query token."""
-    tokens = data["tokens"]
+    # a token that is only whitespace would be an empty box (and a button with no name): ↵ / ␣
+    tokens = [t.replace("\n", "↵") if t.strip() or "\n" in t else "␣" for t in data["tokens"]]
     m = data["mean_over_heads"][layer] if head == "mean" else data["weights"][layer][head]
     row = m[query]
     which = f"average of the {data['n_head']} heads" if head == "mean" else f"head {head + 1}"

@@ -11,7 +11,8 @@ kvlab.register("model-attention", {
   },
   display(data, layer, head, query, source = "built") {
     const f = kvlab.kit.fixed;
-    const tokens = data.tokens;
+    // a token that is only whitespace would be an empty box (and a button with no name): ↵ / ␣
+    const tokens = data.tokens.map((t) => (t.trim() || t.includes("\n") ? t.replaceAll("\n", "↵") : "␣"));
     const m = head === "mean" ? data.mean_over_heads[layer] : data.weights[layer][head];
     const row = m[query];
     const which = head === "mean" ? `average of the ${data.n_head} heads` : `head ${head + 1}`;
