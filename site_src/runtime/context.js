@@ -238,9 +238,24 @@
     // intent: any control of the widget; not its Embed or Link button or panel (.kv-embed-*),
     // its live button (which says what it downloads), a link, or a code block (copying or
     // scrolling a command)
-    ["pointerdown", "focusin", "keydown"].forEach((type) =>
-      root.addEventListener(type, (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, pre, a") && activate(false))
-    );
+    // A press goes live when it ends: going live rewrites the status line above the controls,
+    // and a button that moved between pointerdown and pointerup never got its click (Reset,
+    // Generate: the reader's first click did nothing but make the widget live).
+    const intent = (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, pre, a");
+    let pressing = false;
+    root.addEventListener("pointerdown", (ev) => {
+      if (!intent(ev) || activated || pressing) return;
+      pressing = true;
+      const done = () => {
+        if (!pressing) return;
+        pressing = false;
+        ["pointerup", "pointercancel"].forEach((t) => window.removeEventListener(t, done, true));
+        activate(false);
+      };
+      ["pointerup", "pointercancel"].forEach((t) => window.addEventListener(t, done, true));
+      setTimeout(done, 2000); // a press held (or lost) that long: live anyway
+    });
+    ["focusin", "keydown"].forEach((type) => root.addEventListener(type, (ev) => intent(ev) && !pressing && activate(false)));
     if (runtimes.every((r) => kv.runtimeState(r) === "ready")) activate(true);
     else offerLive(root, ctx, runtimes, activate);
   }

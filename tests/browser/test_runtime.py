@@ -124,6 +124,30 @@ def test_intent_starts_python_in_a_worker_with_progress(page, site_url):
     assert page.evaluate("typeof window.loadPyodide") == "undefined"
 
 
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_first_press_on_a_cold_widget_gets_its_click(page_factory, site_url, width):
+    """Going live rewrites the status line above the controls (the offer and its button go,
+    progress comes). A press goes live when it ends, so the button under the pointer stays
+    put from pointerdown to pointerup and gets its click: the reader's first click on Reset
+    used to do nothing but make the widget live (the button had moved 14 px at 1280, 63 px at 375)."""
+    page, _ = page_factory(allowed=[site_url], viewport={"width": width, "height": 900})
+    root = open_widget(page, site_url + "embed/generate/", "generate")
+    page.wait_for_function("r => r.dataset.mounted === 'true'", arg=root.element_handle())
+    tokens = root.locator(".kv-gen-new .kv-tok")
+    assert tokens.count() > 0  # the build-time run
+    reset = root.locator('[data-action="reset"]')
+    reset.scroll_into_view_if_needed()
+    before = reset.bounding_box()
+    page.mouse.move(before["x"] + before["width"] / 2, before["y"] + before["height"] / 2)
+    page.mouse.down()
+    page.wait_for_timeout(200)  # a reader's press
+    during = reset.bounding_box()
+    page.mouse.up()
+    assert during["y"] == before["y"], (before, during)
+    expect(root).to_have_attribute("data-activated", "true")
+    expect(tokens).to_have_count(0)  # Reset did what it says
+
+
 def test_navigation_keeps_the_same_runtime(page, site_url):
     root = open_widget(page, site_url + "attention/", "attention")
     activate(root)
