@@ -80,6 +80,14 @@ class Widget:
         return (self.folder / "widget.js").read_text(encoding="utf-8")
 
     @property
+    def files(self) -> list[str]:
+        """Site assets its function fetches beyond the runtimes (kvlab.bridge.BROWSER_FILES), so
+        that "Make it live" can say what going live downloads in all."""
+        from kvlab.bridge import BROWSER_FILES
+
+        return sorted(BROWSER_FILES.get(self.function, {}).get("files", {}))
+
+    @property
     def css(self) -> str:
         path = self.folder / "widget.css"
         return path.read_text(encoding="utf-8") if path.is_file() else ""

@@ -163,7 +163,9 @@
     const status = root.querySelector(".kv-status");
     if (!status) return;
     const cold = runtimes.filter((r) => kv.runtimeState(r) !== "ready");
-    const bytes = cold.reduce((n, r) => n + kv.runtimeBytes(r), 0);
+    // the runtimes not yet running, and the files the widget's function fetches on its first call
+    const files = (root.dataset.files || "").split(" ").filter(Boolean);
+    const bytes = cold.reduce((n, r) => n + kv.runtimeBytes(r), 0) + kv.assetBytes(files);
     const names = runtimes.map((r) => RUNTIME_NAMES[r]).join(" and ");
     ctx.say(
       saveData()

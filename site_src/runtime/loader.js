@@ -46,6 +46,8 @@
   };
 
   /* Bytes a runtime downloads, for the "make it live" offer. */
+  /* The bytes of site assets by their manifest paths (a widget's data-files). */
+  kv.assetBytes = (paths) => paths.reduce((n, p) => n + ((manifest.files[p] || {}).size || 0), 0);
   kv.runtimeBytes = function (role) {
     const size = (p) => (manifest.files[p] || {}).size || 0;
     const dir = "vendor/pyodide/";

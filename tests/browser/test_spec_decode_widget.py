@@ -5,6 +5,7 @@ CPython's kvlab computes, and the numpy tiny model runs in Pyodide once the read
 from __future__ import annotations
 
 import html as htmllib
+import json
 
 from playwright.sync_api import expect
 
@@ -89,3 +90,21 @@ def test_an_embed_link_sets_the_widget_when_it_goes_live(page, site_url):
     want = kvlab.speculative_figure(k=8, prompt="repeat")
     expect(root.locator('[data-field="summary"]')).to_have_text(want["view"]["summary"], timeout=180_000)
     expect(root.locator('input[name="k"]')).to_have_value("8")
+
+
+def test_make_it_live_counts_the_weights_it_will_fetch(page, site_url, built_site):
+    """The offer names what going live downloads in all: Python's runtime and the tiny model's
+    weights, which the widget's function fetches on its first call (it said 18.4 MB, not 23.5)."""
+    manifest = json.loads(
+        (built_site / "assets" / "kvlab" / "manifest.js").read_text().split("=", 1)[1].strip().rstrip(";")
+    )
+    weights = manifest["files"][WEIGHTS]["size"]
+    root = open_widget(page, site_url + PAGE, "spec-decode")
+    assert root.get_attribute("data-files") == WEIGHTS
+    python = page.evaluate("kvlab.runtimeBytes('python')")
+    offer = root.locator(".kv-status-text")
+    expect(offer).to_contain_text(f"({(python + weights) / 1e6:.1f} MB, once per visit)")
+    # a widget whose function needs no file: the runtime alone
+    other = open_widget(page, site_url + "attention/", "attention")
+    expect(other.locator(".kv-status-text")).to_contain_text(f"({python / 1e6:.1f} MB, once per visit)")
+    assert other.get_attribute("data-files") is None
