@@ -271,18 +271,40 @@ def lint() -> None:
         )
 
 
+# The full run in two layers side by side: the unit layer (CPython alone) keeps the second
+# core busy while the browser layer waits on Chromium. Each is a pytest session of its own.
+UNIT_LAYER = ["tests/python", "pycode", "sitebuild"]
+SITE_LAYER = ["tests/build", "tests/browser"]
+
+
 def run_tests(pytest_args: list[str], fast: bool = False) -> None:
     """Lint, then pytest. `fast`: everything but tests/browser/ and the tests marked slow (the inner loop;
-    CI runs all)."""
+    CI runs all). The full run with no arguments runs the unit layer and the site layer (build and
+    browser) at once, the unit layer's report printed after the site layer's; with arguments
+    (`-k name`, a path, -x) one pytest session runs them as given."""
     lint()
+    pytest = [sys.executable, "-m", "pytest"]
     if fast:
         pytest_args = ["--ignore=tests/browser", "-m", "not slow", *pytest_args]
     else:
         ensure_chromium()
-    cmd = [sys.executable, "-m", "pytest", *pytest_args]
-    say("running the tests: " + " ".join(cmd[1:]))
-    done = subprocess.run(cmd, cwd=ROOT)
-    raise SystemExit(done.returncode)
+    if fast or pytest_args:
+        say("running the tests: " + " ".join(["pytest", *pytest_args]))
+        raise SystemExit(subprocess.run([*pytest, *pytest_args], cwd=ROOT).returncode)
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "unit.log"
+        say(f"running the tests: pytest {' '.join(UNIT_LAYER)} (alongside) and pytest {' '.join(SITE_LAYER)}")
+        with log.open("w") as out:
+            unit = subprocess.Popen([*pytest, *UNIT_LAYER], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+            site = subprocess.run([*pytest, *SITE_LAYER], cwd=ROOT).returncode
+            unit_code = unit.wait()
+        say(f"the unit layer ({' '.join(UNIT_LAYER)}), run alongside:")
+        sys.stdout.write(log.read_text())
+        sys.stdout.flush()
+    for name, code in (("unit", unit_code), ("site (build and browser)", site)):
+        if code:
+            say(f"the {name} layer failed (pytest exit status {code})")
+    raise SystemExit(1 if unit_code or site else 0)
 
 
 # ---------------------------------------------------------------------------- CLI
