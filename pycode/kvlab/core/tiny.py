@@ -14,6 +14,7 @@ functions that use the model live with their pages in kvlab.widgets.
 from __future__ import annotations
 
 import json
+import copy
 from functools import lru_cache
 from pathlib import Path
 
@@ -92,7 +93,16 @@ def streaming_run(ids: list[int], sinks: int | None, window: int | None, n_new: 
     the browser (site_src/runtime/model.js, streamPrompt).
 
     prompt_nll[i] = -ln p(ids[i+1] | what the cache still holds).
+
+    A run is deterministic and costs a forward pass per token: the last few are kept
+    (a reader going back to a setting, and every window's full-cache run, reuse them);
+    each caller gets its own copy.
     """
+    return copy.deepcopy(_streaming_run(tuple(ids), sinks, window, n_new))
+
+
+@lru_cache(maxsize=16)
+def _streaming_run(ids: tuple[int, ...], sinks: int | None, window: int | None, n_new: int) -> dict:
     model, _ = model_and_tokenizer()
     budget = None if window is None else (sinks or 0) + window
     cache, cached, nll, out = None, [], [], []

@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import copy
+import functools
+import json
 import re
 
 import numpy as np
@@ -77,7 +80,17 @@ def kv_quant_measure(prompt: str = KV_QUANT_PROMPT, n_new: int = 48, episodes: l
     generation: fp32 decodes greedily from `prompt` for n_new steps; every other format
     is fed fp32's tokens (teacher forcing); each run's logits per step and cache bytes.
     recall: each chat answered (ANSWER_TOKENS greedy tokens) with the cache in each format.
+
+    Deterministic, and a few seconds of model runs: the last few are kept (a reader going
+    back to a setting reuses them); each caller gets its own copy.
     """
+    key = None if episodes is None else json.dumps(episodes, sort_keys=True)
+    return copy.deepcopy(_measure(prompt, n_new, key))
+
+
+@functools.lru_cache(maxsize=4)
+def _measure(prompt: str, n_new: int, episodes_json: str | None) -> dict:
+    episodes = None if episodes_json is None else json.loads(episodes_json)
     model, tok = tiny.model_and_tokenizer()
     ids = tok.encode(prompt)
     cfg = model.config
