@@ -169,20 +169,46 @@ def without_not(selector: str) -> str:
     return selector
 
 
+def notice_classes(js: str) -> set[str]:
+    """`ctx.notice(text, "clamped")` writes a note of class `kv-clamped` (runtime/context.js: `kv-${key}`)."""
+    found = set()
+    for m in re.finditer(r"\bnotice\(", js):
+        i = j = m.end()
+        depth = 1
+        while j < len(js) and depth:
+            if js[j] in "\"'`":
+                j = skip_string(js, j)
+                continue
+            depth += js[j] in "([{"
+            depth -= js[j] in ")]}"
+            j += 1
+        key = re.search(r",\s*([\"'])([\w-]+)\1\s*$", js[i : j - 1])
+        found.add(f"kv-{key[2] if key else 'main'}")
+    return found
+
+
+def words_in(texts: list[str]) -> tuple[set[str], set[str]]:
+    words, prefixes = set(), set()
+    for text in texts:
+        words |= set(WORD.findall(text)) | notice_classes(text)
+        prefixes |= {a or b for a, b in PREFIX.findall(text)}
+    # "kv-" alone (`kv-{{ row }}`, `kv-${key}`) would claim every class: such classes are named elsewhere
+    return words, {p for p in prefixes if len(p) > len("kv-")}
+
+
+# what the page's runtime writes into every widget (the frame's notes, kit's heatmaps, controls)
+RUNTIME = words_in([p.read_text(encoding="utf-8") for p in sorted((ROOT / "site_src" / "runtime").glob("*.js"))])
+
+
 def markup_words(folder: Path) -> tuple[set[str], tuple[str, ...]]:
-    """The kv- words a widget's markup writes (its files and the partials its template uses) and built prefixes."""
+    """The kv- words a widget's markup writes (its files, the partials its template uses, the runtime) and built prefixes."""
     texts = [(folder / f).read_text(encoding="utf-8") for f in ("template.html", "widget.js") if (folder / f).exists()]
     partials = {"_frame.html"}  # the frame every widget is rendered in
     for text in texts:
         partials |= set(PARTIAL.findall(text))
     texts += [(WIDGETS / p).read_text(encoding="utf-8") for p in sorted(partials) if (WIDGETS / p).exists()]
-    words, prefixes = set(), set()
-    for text in texts:
-        words |= set(WORD.findall(text))
-        for a, b in PREFIX.findall(text):
-            prefixes.add(a or b)
-    # "kv-" alone ("kv-{{ row }}") would claim every class: such a row's classes are listed by name elsewhere
-    return words, tuple(sorted(p for p in prefixes if len(p) > len("kv-")))
+    words, prefixes = words_in(texts)
+    return words | RUNTIME[0], tuple(sorted(prefixes | RUNTIME[1]))
 
 
 def uses(markup: tuple[set[str], tuple[str, ...]], cls: str) -> bool:
