@@ -233,8 +233,13 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     rendered = []
     renderer = _state["renderer"]
 
+    seen: dict[str, int] = {}
+
     def block(name: str, params: dict, index: int) -> str:
-        uid = f"kv-{name}-{index}"
+        # the anchor counts this widget's name on the page, as its key in a link does
+        # (kvlab.widgetKey): gpu-fit's settings and #kv-gpu-fit, prefix-blocks-2's and #kv-prefix-blocks-2
+        seen[name] = n = seen.get(name, 0) + 1
+        uid = f"kv-{name}" if n == 1 else f"kv-{name}-{n}"
         embed = bool(params.pop("embed", False))
         try:
             widget = _state["widgets"].get(name)

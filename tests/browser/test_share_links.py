@@ -1,5 +1,5 @@
 """Shareable state: a content page's address carries its widgets' settings, namespaced by
-each widget's key (`?gpu-fit.model=…&gpu-fit.context=32768#kv-gpu-fit-2`), validated as
+each widget's key (`?gpu-fit.model=…&gpu-fit.context=32768#kv-gpu-fit`), validated as
 strictly as an embed's (kvlab.applyQueryParams), applied without starting anything before
 the reader's intent, and kept in step with the live widget (site_src/runtime/embed.js)."""
 
@@ -42,9 +42,9 @@ def test_a_link_sets_gpu_fit_and_the_figure_follows_once_live(page_factory, site
     page, _ = page_factory(allowed=[site_url])
     page.set_default_timeout(90_000)
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    root = open_widget(page, site_url + LINK + "#kv-gpu-fit-2", "gpu-fit")
+    root = open_widget(page, site_url + LINK + "#kv-gpu-fit", "gpu-fit")
     expect(root).to_have_attribute("data-mounted", "true")
-    assert root.get_attribute("id") == "kv-gpu-fit-2" and root.get_attribute("data-kv-key") == "gpu-fit"
+    assert root.get_attribute("id") == "kv-gpu-fit" and root.get_attribute("data-kv-key") == "gpu-fit"
     form = root.locator("form.kv-controls")
     expect(form.locator('select[name="model"]')).to_have_value("llama-3.1-70b")
     expect(form.locator('select[name="gpu"]')).to_have_value("h100-sxm")
@@ -81,7 +81,7 @@ def test_a_link_sets_gpu_fit_and_the_figure_follows_once_live(page_factory, site
     assert area.evaluate("el => el === document.activeElement && el.selectionEnd === el.value.length")
     link = area.input_value()
     parts = urlsplit(link)
-    assert link.startswith(site_url + "memory/?") and parts.fragment == "kv-gpu-fit-2"
+    assert link.startswith(site_url + "memory/?") and parts.fragment == "kv-gpu-fit"
     assert {k.split(".")[0] for k, _ in parse_qsl(parts.query)} == {"gpu-fit"}
     mine = settings(link, "gpu-fit")
     assert mine["model"] == "llama-3.1-70b" and mine["gpu"] == "h100-sxm" and mine["context"] == "32768"
@@ -106,7 +106,7 @@ def test_a_link_sets_gpu_fit_and_the_figure_follows_once_live(page_factory, site
     assert (
         settings(page.url, "kv-memory") == {"n_seq": "4"} and "nosuch.context=1" in page.url and "plain=1" in page.url
     )
-    assert urlsplit(page.url).fragment == "kv-gpu-fit-2"
+    assert urlsplit(page.url).fragment == "kv-gpu-fit"
 
     # the copied link round-trips: a fresh load of it sets the same controls
     page.goto(link)
@@ -178,14 +178,14 @@ def test_a_link_works_from_the_offline_zip(page_factory, unzipped):
     page, _ = page_factory(allowed=["file:///"])
     page.set_default_timeout(120_000)
     memory = (unzipped / "memory.html").as_uri()
-    root = open_widget(page, memory + "?gpu-fit.model=llama-3.1-70b&gpu-fit.context=99999999#kv-gpu-fit-2", "gpu-fit")
+    root = open_widget(page, memory + "?gpu-fit.model=llama-3.1-70b&gpu-fit.context=99999999#kv-gpu-fit", "gpu-fit")
     expect(root).to_have_attribute("data-mounted", "true")
     expect(root.locator('select[name="model"]')).to_have_value("llama-3.1-70b")
     hi = kvlab.gpu_fit_figure()["options"]["limits"]["context"]["max"]
     expect(root.locator(".kv-link-clamped")).to_contain_text(f"context: asked 99999999, used {hi}")
     root.get_by_role("button", name="Link", exact=True).click()
     link = root.locator("textarea.kv-link-url").input_value()
-    assert link.startswith(memory + "?gpu-fit.model=llama-3.1-70b&") and link.endswith("#kv-gpu-fit-2")
+    assert link.startswith(memory + "?gpu-fit.model=llama-3.1-70b&") and link.endswith("#kv-gpu-fit")
     history = page.evaluate("history.length")
     root.locator('select[name="weights"]').focus()  # intent: the widget goes live
     root.locator('select[name="weights"]').select_option("BF16")
