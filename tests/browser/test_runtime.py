@@ -128,8 +128,8 @@ def test_intent_starts_python_in_a_worker_with_progress(page, site_url):
 def test_the_first_press_on_a_cold_widget_gets_its_click(page_factory, site_url, width):
     """Going live rewrites the status line above the controls (the offer and its button go,
     progress comes). A press goes live when it ends, so the button under the pointer stays
-    put from pointerdown to pointerup and gets its click: the reader's first click on Reset
-    used to do nothing but make the widget live (the button had moved 14 px at 1280, 63 px at 375)."""
+    put from pointerdown to pointerup and gets its click; going live on pointerdown moved Reset
+    out from under the pointer, so the reader's first click only made the widget live."""
     page, _ = page_factory(allowed=[site_url], viewport={"width": width, "height": 900})
     root = open_widget(page, site_url + "embed/generate/", "generate")
     page.wait_for_function("r => r.dataset.mounted === 'true'", arg=root.element_handle())
