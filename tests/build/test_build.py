@@ -222,7 +222,8 @@ def test_a_wrong_numpy_wheel_stops_the_build(tmp_path, monkeypatch):
     assert not (tmp_path / vendor.NUMPY_WHEEL).exists()
 
 
-def test_a_corrupt_cached_wheel_is_replaced(tmp_path, monkeypatch):
+def test_a_corrupt_cached_wheel_is_replaced(built_site, tmp_path, monkeypatch):
+    # the session's build has put the verified wheel in the cache (a fresh cache has none before)
     good = (Path(vendor.cache_dir()) / vendor.NUMPY_WHEEL).read_bytes()
     monkeypatch.setenv("KVLAB_CACHE", str(tmp_path))
     (tmp_path / vendor.NUMPY_WHEEL).write_bytes(b"corrupt")
