@@ -242,20 +242,23 @@
     // scrolling a command)
     // A press goes live when it ends: going live rewrites the status line above the controls,
     // and a button that moved between pointerdown and pointerup never got its click (Reset,
-    // Generate: the reader's first click did nothing but make the widget live).
+    // Generate: the reader's first click did nothing but make the widget live). A touch the
+    // browser takes for scrolling ends in pointercancel: scrolling is not intent.
     const intent = (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, pre, a");
     let pressing = false;
     root.addEventListener("pointerdown", (ev) => {
       if (!intent(ev) || activated || pressing) return;
       pressing = true;
-      const done = () => {
+      let timer = null;
+      const done = (end) => {
         if (!pressing) return;
         pressing = false;
+        clearTimeout(timer);
         ["pointerup", "pointercancel"].forEach((t) => window.removeEventListener(t, done, true));
-        activate(false);
+        if (!end || end.type !== "pointercancel") activate(false);
       };
       ["pointerup", "pointercancel"].forEach((t) => window.addEventListener(t, done, true));
-      setTimeout(done, 2000); // a press held (or lost) that long: live anyway
+      timer = setTimeout(done, 2000); // a press held (or lost) that long: live anyway
     });
     ["focusin", "keydown"].forEach((type) => root.addEventListener(type, (ev) => intent(ev) && !pressing && activate(false)));
     if (runtimes.every((r) => kv.runtimeState(r) === "ready")) activate(true);

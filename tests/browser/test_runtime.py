@@ -148,6 +148,25 @@ def test_the_first_press_on_a_cold_widget_gets_its_click(page_factory, site_url,
     expect(tokens).to_have_count(0)  # Reset did what it says
 
 
+def test_a_touch_taken_for_scrolling_is_not_intent(page_factory, site_url):
+    """On a phone a finger that lands on a widget to scroll the page ends in pointercancel
+    (the browser took the touch): nothing loads. A tap (pointerdown, pointerup) is intent."""
+    page, _ = page_factory(allowed=[site_url], viewport={"width": 375, "height": 812})
+    heavy = heavy_requests(page)
+    root = open_widget(page, site_url + "attention/", "attention")
+    page.wait_for_function("r => r.dataset.mounted === 'true'", arg=root.element_handle())
+    target = root.locator(".kv-heatmap").first
+    press = """(el, type) => el.dispatchEvent(new PointerEvent(type, {bubbles: true, pointerType: "touch", isPrimary: true}))"""
+    target.evaluate(press, "pointerdown")
+    target.evaluate(press, "pointercancel")
+    page.wait_for_timeout(2500)  # past the held-press fallback
+    assert root.get_attribute("data-activated") is None and heavy == []
+    target.evaluate(press, "pointerdown")
+    target.evaluate(press, "pointerup")
+    expect(root).to_have_attribute("data-activated", "true")
+    wait_ready(root)
+
+
 def test_navigation_keeps_the_same_runtime(page, site_url):
     root = open_widget(page, site_url + "attention/", "attention")
     activate(root)
