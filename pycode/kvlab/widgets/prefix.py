@@ -172,8 +172,8 @@ def prefix_cache_figure(
         },
         clamped,
     )
+    p["bytes_per_token"] = int(p["bytes_per_token"])
     n_requests, prefix_len, suffix_len, block_size, flops_per_token, bytes_per_token = p.values()
-    bytes_per_token = int(bytes_per_token)
     requests = shared_prompt_requests(n_requests, prefix_len, suffix_len)
     kw = {"flops_per_token": flops_per_token, "bytes_per_token": bytes_per_token}
 
@@ -240,14 +240,7 @@ def prefix_cache_figure(
         "kib_per_token": f"{bytes_per_token / 1024:,.0f}",
     }
     return {
-        "params": {
-            "n_requests": n_requests,
-            "prefix_len": prefix_len,
-            "suffix_len": suffix_len,
-            "block_size": block_size,
-            "flops_per_token": flops_per_token,
-            "bytes_per_token": bytes_per_token,
-        },
+        "params": p,
         "clamped": clamped,
         "limits": INPUTS.ranges("n_requests", "prefix_len", "suffix_len"),
         "block_sizes": sorted(set(GRANULARITY_BLOCK_SIZES + [block_size])),
