@@ -15,6 +15,7 @@
   the widget) and wait until it has rendered live data.
 - `drive_by_keyboard(page, root)`: Tab to one of the widget's controls and use
   it, keyboard only, until the widget shows something new.
+- `heavy_requests(page)`, `SCROLL_THROUGH_JS`: scrolling a page must download no runtime.
 - `sideways(page)`: at a phone's width, what makes the page scroll sideways (the
   document wider than the viewport, or a table wider than its column outside a
   scroll container).
@@ -22,6 +23,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -151,27 +153,32 @@ def run_axe(page, context: str = "document") -> list[dict]:
 
 
 # Focused (or hovered: material styles both alike) a widget's button takes material's
-# accent fill; its text must still read on it. Transitions are finished first: axe
-# measured a colour half-way (#82a4f2 on #fa0, 1.28:1, only in the dark scheme).
-FOCUSED_AXE_JS = """async (selector) => {
-  const found = {};
-  for (const el of document.querySelectorAll(selector)) {
-    if (el.disabled || !el.checkVisibility()) continue;
-    el.focus();
-    for (const a of document.getAnimations()) if (a instanceof CSSTransition) a.finish();
-    const result = await axe.run(el, {runOnly: ["color-contrast"], resultTypes: ["violations"]});
-    // named by the control (axe's selector while focused is material's ".focus-visible")
-    const name = `${el.tagName.toLowerCase()}.${[...el.classList].filter((c) => c !== "focus-visible").join(".")} "${el.textContent.trim().slice(0, 24)}"`;
-    for (const v of result.violations) {
-      for (const n of v.nodes) n.target = [name, ...n.target.filter((t) => t !== ".focus-visible")];
-      (found[v.id] ||= {...v, nodes: []}).nodes.push(...v.nodes);
-    }
-    el.blur();
-    // back to rest at once: the next check (axe on the whole page) must not see the fade
-    for (const a of document.getAnimations()) if (a instanceof CSSTransition) a.finish();
-  }
-  return Object.values(found);
+# accent fill; its text must still read on it. Every visible, enabled match is put in that
+# state at once (DevTools' forced :focus, as its Elements panel does), transitions are
+# finished (axe measured a colour half-way, #82a4f2 on #fa0, 1.28:1, only in the dark
+# scheme), and one axe color-contrast run checks them all: a button's fill depends on its
+# own state alone (material: `.md-button:focus, .md-button:hover`).
+MARK_FOCUS_JS = """(selector) => {
+  let n = 0;
+  for (const el of document.querySelectorAll(selector))
+    if (!el.disabled && el.checkVisibility()) (el.dataset.kvFocusCheck = "1"), n++;
+  return n;
 }"""
+
+FOCUSED_AXE_JS = """async () => {
+  const els = [...document.querySelectorAll("[data-kv-focus-check]")];
+  for (const a of document.getAnimations()) if (a instanceof CSSTransition) a.finish();
+  const result = await axe.run(els, {runOnly: ["color-contrast"], resultTypes: ["violations"], elementRef: true});
+  const name = (el) => `${el.tagName.toLowerCase()}.${[...el.classList].join(".")} "${el.textContent.trim().slice(0, 24)}"`;
+  const found = result.violations.map((v) => ({...v, nodes: v.nodes.map(({element, ...n}) => ({...n, target: [name(element), ...n.target.map((t) => String(t).replace('[data-kv-focus-check="1"]', ""))]}))}));
+  els.forEach((el) => delete el.dataset.kvFocusCheck);
+  return found;
+}"""
+
+# back to rest at once: the next check (axe on the whole page) must not see the fade
+FINISH_TRANSITIONS_JS = (
+    "() => { for (const a of document.getAnimations()) if (a instanceof CSSTransition) a.finish(); }"
+)
 
 # A widget's buttons (the site's content pages: Embed and the widgets' own; the embed
 # gallery's previews). "Make it live" goes once the widget is live: LIVE_BUTTONS, before.
@@ -180,14 +187,58 @@ LIVE_BUTTONS = ".kv-widget .kv-live-button"
 
 
 def run_axe_focused(page, selector: str = WIDGET_BUTTONS) -> list[dict]:
-    """axe's color-contrast violations of each visible, enabled match while it has focus.
+    """axe's color-contrast violations of each visible, enabled match in its focused state.
 
-    Focus on "Make it live" or Embed is not intent; on a widget's own button it is, so
-    call it for those once the widget is live.
+    The state is forced through the DevTools protocol (CSS.forcePseudoState), not given by
+    focus: focus on "Make it live" or Embed is not intent, and on a widget's own button it
+    would be, so this changes nothing the page knows of.
     """
+    if not page.evaluate(MARK_FOCUS_JS, selector):
+        return []
     if not page.evaluate("typeof window.axe === 'object'"):
         page.evaluate(AXE_JS.read_text(encoding="utf-8") + "\n;0")
-    return page.evaluate(FOCUSED_AXE_JS, selector)
+    cdp = page.context.new_cdp_session(page)
+    try:
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        nodes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-kv-focus-check]"})["nodeIds"]
+        for node in nodes:
+            cdp.send("CSS.forcePseudoState", {"nodeId": node, "forcedPseudoClasses": ["focus", "focus-visible"]})
+        found = page.evaluate(FOCUSED_AXE_JS)
+        for node in nodes:
+            cdp.send("CSS.forcePseudoState", {"nodeId": node, "forcedPseudoClasses": []})
+        page.evaluate(FINISH_TRANSITIONS_JS)
+    finally:
+        cdp.detach()
+    return found
+
+
+# What "a runtime" is, by URL: the workers' scripts, Pyodide, onnxruntime-web, the model, kvlab's zip.
+HEAVY = re.compile(
+    r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)"
+)
+
+# Top to bottom, as a reader skimming the page would, without touching anything: a step
+# of 600 px, two frames each (the widgets' IntersectionObservers report in between).
+SCROLL_THROUGH_JS = """async () => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  for (let y = 0; y < document.documentElement.scrollHeight + 900; y += 600) {
+    window.scrollTo(0, y);
+    await frame();
+  }
+}"""
+
+# An idle moment (the old runtime started the widgets in view after one), then: are all static?
+ALL_STATIC_AFTER_IDLE_JS = """() => new Promise((resolve) => requestIdleCallback(() => resolve(
+  [...document.querySelectorAll("[data-widget]")].every((w) => w.dataset.state === "static")), {timeout: 2000}))"""
+
+
+def heavy_requests(page) -> list[str]:
+    """The runtime downloads the page starts from now on (a list that fills as they happen)."""
+    got: list[str] = []
+    page.on("request", lambda r: HEAVY.search(r.url) and got.append(r.url))
+    return got
 
 
 # When the page's content starts to arrive, which scheme is the body in? (The scheme of
@@ -268,29 +319,31 @@ AT_END_JS = """(key) => {
 }"""
 
 
-# After a key: what the widget shows changed ("changed"), a call it started is still
-# running ("busy": the change comes when it is drawn), or neither ("quiet").
-ANSWER_JS = f"""(root, before) => {{
-  if (({SHOWN_JS})(root) !== before) return "changed";
-  return root.dataset.state === "loading" ? "busy" : "quiet";
-}}"""
+# After a key: resolves true once what the widget shows differs from `before`, false once
+# the widget has been quiet (not "loading", nothing new shown) for `quietMs`: a call the key
+# started sets "loading" at once (ctx.live), a debounced one within 200 ms (next-token,
+# prefill-decode), so a control that has not answered by then answers nothing by itself (a
+# prompt box waiting for its Generate button) and the next control is tried. Waits in the
+# page: no round trip per look.
+CHANGES_JS = f"""(root, [before, quietMs, timeoutMs]) => new Promise((resolve) => {{
+  const shown = {SHOWN_JS};
+  const t0 = Date.now();
+  let quietSince = t0;
+  const look = () => {{
+    if (shown(root) !== before) return resolve(true);
+    if (root.dataset.state === "loading") quietSince = Date.now();
+    if (Date.now() - quietSince >= quietMs || Date.now() - t0 > timeoutMs) return resolve(false);
+    setTimeout(look, 50);
+  }};
+  look();
+}})"""
 
 
-def changes(page, root, before: str, quiet_ms: int = 2_500, timeout_ms: int = LOAD_TIMEOUT_MS) -> bool:
-    """Whether what the widget shows differs from `before` after a key. A widget that
-    started a call has until the call is drawn (a kvlab call, or the model's next token);
-    one that stays quiet for `quiet_ms` did not answer this key (a prompt box waiting for
-    its Generate button), and the next control is tried."""
-    quiet = 0
-    for _ in range(timeout_ms // 100):
-        answer = root.evaluate(ANSWER_JS, before)
-        if answer == "changed":
-            return True
-        quiet = quiet + 100 if answer == "quiet" else 0
-        if quiet >= quiet_ms:
-            return False
-        page.wait_for_timeout(100)
-    return False
+def changes(root, before: str, quiet_ms: int = 1_200, timeout_ms: int = LOAD_TIMEOUT_MS) -> bool:
+    """Whether what the widget shows differs from `before` after a key: a widget that started
+    a call has until the call is drawn (a kvlab call, or the model's next token); one quiet
+    for `quiet_ms` did not answer this key."""
+    return root.evaluate(CHANGES_JS, [before, quiet_ms, timeout_ms])
 
 
 # Tab starts from here: a point just before the widget (not in the tab order itself).
@@ -344,7 +397,7 @@ def use_by_keyboard(page, root) -> tuple[str | None, str | None]:
         before = root.evaluate(SHOWN_JS)
         page.keyboard.press(key)
         label = f"{key} on {control['tag']}[{control['name'] or control['type'] or control['text']}]"
-        if changes(page, root, before):
+        if changes(root, before):
             return label, None
         tried.append(label)
     return None, f"no control changed the widget within {MAX_TABS} Tabs (tried {tried})"

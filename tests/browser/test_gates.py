@@ -9,6 +9,8 @@
 - Content-Security-Policy: the meta tag is on every page and nothing the page
   does (material, Plotly, Pyodide, onnxruntime-web, the embed gallery's
   iframes) violates it,
+- scrolling is not intent: in the light pass, every page scrolled top to bottom on its
+  first load downloads no runtime and leaves its widgets static,
 - keyboard: in the light pass, every widget is reached with Tab and one of its
   controls used, keyboard only, before axe runs: one embed page from a cold start
   (the runtime started by keyboard alone), the others on their content pages,
@@ -39,7 +41,9 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import QuietHandler, swap_to
 from tests.browser.gates import (
+    ALL_STATIC_AFTER_IDLE_JS,
     LOAD_TIMEOUT_MS,
+    SCROLL_THROUGH_JS,
     LIVE_BUTTONS,
     SCHEME_AT_CONTENT_JS,
     WAIT_LIVE_JS,
@@ -47,6 +51,7 @@ from tests.browser.gates import (
     GateWatch,
     describe,
     drive_by_keyboard,
+    heavy_requests,
     go_live,
     is_embed,
     run_axe,
@@ -127,7 +132,8 @@ COLD_KEYBOARD = "embed/attention/"
 @pytest.mark.parametrize("mode", list(SCHEMES))
 def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_url, mode):
     """Two rounds in one browser context. First every page as a reader's first visit (a
-    real load): the scheme of the first paint, "Make it live" while focused, axe on pages
+    real load): the scheme of the first paint, in the light pass a scroll to the bottom that
+    starts nothing, "Make it live" while focused, axe on pages
     without widgets and on the embed pages as they load (one of them, in the light pass,
     driven by keyboard from a cold start and checked live). Then the content pages with
     widgets in one warm visit, as a reader moves through the site (instant navigation: the
@@ -153,13 +159,23 @@ def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_u
         if problem:
             failures.append(f"{where}: keyboard: {name}: {problem}")
 
+    heavy = heavy_requests(page)
+
+    def scrolled_to_no_avail(where: str) -> None:
+        """After the scroll and the checks that are not intent: no runtime downloaded, every widget static."""
+        if heavy or not page.evaluate(ALL_STATIC_AFTER_IDLE_JS):
+            failures.append(f"{where}: scrolling started a runtime: {heavy or 'a widget left static'}")
+
     try:
         for path in pages_to_check(built_site):
+            heavy.clear()
             page.goto(site_url + path)
             where = f"{mode} {path or 'home'}"
             first = page.evaluate("window.__schemeAtContent")
             assert first == MATERIAL_SCHEME[scheme], f"{where}: the content arrived in {first}"
             assert page.evaluate("document.body.dataset.mdColorScheme") == MATERIAL_SCHEME[scheme], path
+            if keyboard:  # scrolling is not intent (once is enough: the same pages)
+                page.evaluate(SCROLL_THROUGH_JS)
             roots = page.locator("[data-widget]").all()
             if roots:  # widgets mount one per task after the page's scripts ran
                 page.wait_for_function(
@@ -170,10 +186,14 @@ def test_axe_and_csp_on_every_page_with_widgets_live(browser, built_site, site_u
             if roots and not is_embed(path):
                 with_widgets.append(path)
             elif keyboard and path == COLD_KEYBOARD:
+                scrolled_to_no_avail(where)
                 drive(roots[0], where, from_top=True)
                 check_live(page, roots, path, where, failures)
+                continue
             else:
                 check_axe(page, path, where, failures)
+            if keyboard:
+                scrolled_to_no_avail(where)
         # the warm visit: the first page loads for real, the others are swapped in
         for i, path in enumerate(with_widgets):
             if not (i and swap_to(page, site_url + path, site_url)):

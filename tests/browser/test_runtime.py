@@ -1,6 +1,7 @@
 """The runtime's promises to the reader, in real Chromium:
 
-- nothing heavy downloads until the reader shows intent (scrolling is not intent),
+- nothing heavy downloads until the reader shows intent (scrolling is not intent: every
+  page is scrolled so in the gate, test_gates.py),
 - intent starts it, with progress shown, and the work runs in Web Workers,
 - instant navigation keeps the same workers: the next page's widget is live at once,
 - a hostile paste is refused before Python, and a crashed runtime restarts,
@@ -14,52 +15,21 @@ import functools
 import http.server
 import re
 import threading
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import QuietHandler, serve_directory
+from tests.browser.gates import SCROLL_THROUGH_JS, heavy_requests
 from tests.browser.widgets import LOAD_TIMEOUT_MS, activate, open_widget, set_range, wait_ready
-
-# What "a runtime" is, by URL: the workers' scripts, Pyodide, onnxruntime-web, the model, kvlab's zip.
-HEAVY = re.compile(
-    r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)"
-)
-
-
-def site_pages(site: Path) -> list[str]:
-    """Every page of the built site, content and embeds, as paths relative to its root."""
-    pages = sorted(p.relative_to(site).parent.as_posix() for p in site.rglob("index.html"))
-    return [("" if p == "." else p + "/") for p in pages if not p.startswith(("assets", "search"))]
-
-
-def heavy_requests(page) -> list[str]:
-    got: list[str] = []
-    page.on("request", lambda r: HEAVY.search(r.url) and got.append(r.url))
-    return got
 
 
 def scroll_through(page) -> None:
-    """Top to bottom, as a reader skimming the page would, without touching anything."""
-    height = page.evaluate("document.documentElement.scrollHeight")
-    for y in range(0, height + 900, 600):
-        page.evaluate("(y) => window.scrollTo(0, y)", y)
-        page.wait_for_timeout(40)
-    page.wait_for_timeout(600)  # the old runtime started widgets in view after an idle moment
-
-
-def test_scrolling_every_page_downloads_no_runtime(page, site_url, built_site):
-    pages = site_pages(built_site)
-    assert "attention/" in pages and "embed/attention/" in pages and "embed/" in pages
-    heavy = heavy_requests(page)
-    for path in pages:
-        page.goto(site_url + path, wait_until="load")
-        scroll_through(page)
-        assert heavy == [], f"{path}: {heavy}"
-        assert page.evaluate(
-            "[...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'static')"
-        ), path
+    """Top to bottom, as a reader skimming the page would, without touching anything, then an
+    idle moment (the old runtime started widgets in view after one). Every page is scrolled
+    so, on its first load, in the gate's light pass (test_gates.py)."""
+    page.evaluate(SCROLL_THROUGH_JS)
+    page.wait_for_timeout(600)
 
 
 @pytest.mark.parametrize(
