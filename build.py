@@ -20,13 +20,16 @@ This file uses only the standard library until it has re-started itself inside
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
+import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,13 +143,17 @@ def mkdocs_env(offline: bool = False) -> dict:
     return env
 
 
-def build_site(site_dir: Path, offline: bool = False) -> Path:
-    """mkdocs build --strict: any warning (a broken link, a bad widget) fails it."""
+def build_site(site_dir: Path, offline: bool = False, url: str | None = None) -> Path:
+    """mkdocs build --strict: any warning (a broken link, a bad widget) fails it. `url`: where it
+    will be served (its sitemap, which instant navigation follows, names it)."""
     say(f"building the site into {site_dir}" + (" (offline variant)" if offline else ""))
+    env = mkdocs_env(offline)
+    if url:
+        env["KVLAB_SITE_URL"] = url
     run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean", "--site-dir", str(site_dir)],
         "mkdocs build",
-        env=mkdocs_env(offline),
+        env=env,
     )
     pages = [p for p in site_dir.rglob("*.html") if p.name != "404.html"]
     say(f"built {len(pages)} pages into {site_dir}")
@@ -271,17 +278,43 @@ def lint() -> None:
         )
 
 
-# The full run in two layers side by side: the unit layer (CPython alone) keeps the second
-# core busy while the browser layer waits on Chromium. Each is a pytest session of its own.
+# The full run: the unit layer (CPython alone) and the site layer in two shards, side by side
+# on the machine's two cores (a browser test waits on Chromium, a unit test on nothing). The
+# site is built once and served once, here, for both shards: its URL is in its sitemap, which
+# instant navigation follows. Each is a pytest session of its own; a test file added to
+# tests/browser lands in the second shard.
 UNIT_LAYER = ["tests/python", "pycode", "sitebuild"]
-SITE_LAYER = ["tests/build", "tests/browser"]
+SITE_SHARDS = (
+    ["tests/build", "tests/browser/test_gates.py", "tests/browser/test_distribution.py"],
+    ["tests/browser", "--ignore=tests/browser/test_gates.py", "--ignore=tests/browser/test_distribution.py"],
+)
+
+
+class StaticHandler(http.server.SimpleHTTPRequestHandler):
+    """A built site over http, as GitHub Pages serves it (the tests' servers too)."""
+
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+    }
+
+    def log_message(self, *args):  # keep the test output readable
+        pass
+
+
+def serve_static(directory: Path, port: int = 0, handler=StaticHandler) -> http.server.ThreadingHTTPServer:
+    """Serve `directory` on 127.0.0.1:`port` (0: the OS picks) from a thread; `server_address[1]` is the port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(directory)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def run_tests(pytest_args: list[str], fast: bool = False) -> None:
     """Lint, then pytest. `fast`: everything but tests/browser/ and the tests marked slow (the inner loop;
-    CI runs all). The full run with no arguments runs the unit layer and the site layer (build and
-    browser) at once, the unit layer's report printed after the site layer's; with arguments
-    (`-k name`, a path, -x) one pytest session runs them as given."""
+    CI runs all). The full run with no arguments builds the site, then runs the unit layer and the two
+    site shards at once (SITE_SHARDS, above), the first shard's report as it goes, the others' after it;
+    with arguments (`-k name`, a path, -x) one pytest session runs them as given."""
     lint()
     pytest = [sys.executable, "-m", "pytest"]
     if fast:
@@ -292,19 +325,37 @@ def run_tests(pytest_args: list[str], fast: bool = False) -> None:
         say("running the tests: " + " ".join(["pytest", *pytest_args]))
         raise SystemExit(subprocess.run([*pytest, *pytest_args], cwd=ROOT).returncode)
     with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "unit.log"
-        say(f"running the tests: pytest {' '.join(UNIT_LAYER)} (alongside) and pytest {' '.join(SITE_LAYER)}")
-        with log.open("w") as out:
-            unit = subprocess.Popen([*pytest, *UNIT_LAYER], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-            site = subprocess.run([*pytest, *SITE_LAYER], cwd=ROOT).returncode
-            unit_code = unit.wait()
-        say(f"the unit layer ({' '.join(UNIT_LAYER)}), run alongside:")
-        sys.stdout.write(log.read_text())
-        sys.stdout.flush()
-    for name, code in (("unit", unit_code), ("site (build and browser)", site)):
+        logs = {name: Path(tmp) / f"{name}.log" for name in ("unit", "site-2")}
+        say(f"running the unit tests: pytest {' '.join(UNIT_LAYER)} (alongside the site's build and tests)")
+        unit = subprocess.Popen(
+            [*pytest, *UNIT_LAYER], cwd=ROOT, stdout=logs["unit"].open("w"), stderr=subprocess.STDOUT
+        )
+        server = serve_static(Path(tmp) / "site")  # the port first: the build writes the site's URL
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        try:
+            build_site(Path(tmp) / "site", url=url)
+        except StepFailed:
+            unit.kill()
+            raise
+        env = dict(os.environ, KVLAB_SITE_DIR=str(Path(tmp) / "site"), KVLAB_SITE_SERVED=url)
+        say(
+            f"running the site tests in two shards: pytest {' '.join(SITE_SHARDS[0])} | pytest {' '.join(SITE_SHARDS[1])}"
+        )
+        second = subprocess.Popen(
+            [*pytest, *SITE_SHARDS[1]], cwd=ROOT, env=env, stdout=logs["site-2"].open("w"), stderr=subprocess.STDOUT
+        )
+        codes = {"site shard 1": subprocess.run([*pytest, *SITE_SHARDS[0]], cwd=ROOT, env=env).returncode}
+        codes["site shard 2"] = second.wait()
+        codes["unit"] = unit.wait()
+        server.shutdown()
+        for name, log in (("site shard 2", logs["site-2"]), ("unit", logs["unit"])):
+            say(f"the {name} tests, run alongside:")
+            sys.stdout.write(log.read_text())
+            sys.stdout.flush()
+    for name, code in codes.items():
         if code:
-            say(f"the {name} layer failed (pytest exit status {code})")
-    raise SystemExit(1 if unit_code or site else 0)
+            say(f"the {name} tests failed (pytest exit status {code})")
+    raise SystemExit(1 if any(codes.values()) else 0)
 
 
 # ---------------------------------------------------------------------------- CLI

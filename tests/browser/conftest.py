@@ -7,11 +7,9 @@ Every test that uses `page` gets these checks for free, at teardown:
 
 from __future__ import annotations
 
-import functools
-import http.server
+import importlib.util
 import os
 import re
-import threading
 import zipfile
 import sys
 import subprocess
@@ -33,27 +31,30 @@ CHROMIUM_ARGS = [
 ]
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm",
-        ".js": "text/javascript",
-    }
-
-    def log_message(self, *args):  # keep pytest output readable
-        pass
+def _load_build_py():
+    spec = importlib.util.spec_from_file_location("kvlab_build_py", Path(__file__).resolve().parents[2] / "build.py")
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up there
+    spec.loader.exec_module(module)
+    return module
 
 
-def serve_directory(directory: Path, port: int = 0):
+# build.py's static server (`build.py test` serves the site's build with it): tests that
+# need other headers subclass the handler.
+BUILD_PY = _load_build_py()
+QuietHandler = BUILD_PY.StaticHandler
+
+
+def serve_directory(directory: Path, port: int = 0, handler=QuietHandler):
     """A static server on 127.0.0.1 (port 0: chosen by the OS); returns (server, base_url)."""
-    handler = functools.partial(QuietHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = BUILD_PY.serve_static(directory, port, handler)
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 @pytest.fixture(scope="session")
 def site_url(built_site, site_port):
+    if served := os.environ.get("KVLAB_SITE_SERVED"):  # `build.py test` serves its build to both site shards
+        yield served
+        return
     server, url = serve_directory(built_site, site_port)
     yield url
     server.shutdown()
