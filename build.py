@@ -303,16 +303,23 @@ class StaticHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def serve_static(directory: Path, port: int = 0, handler=StaticHandler) -> http.server.ThreadingHTTPServer:
+class StaticServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # a browser that navigates away drops its downloads: not worth a traceback
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
+def serve_static(directory: Path, port: int = 0, handler=StaticHandler) -> StaticServer:
     """Serve `directory` on 127.0.0.1:`port` (0: the OS picks) from a thread; `server_address[1]` is the port."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(directory)))
+    server = StaticServer(("127.0.0.1", port), functools.partial(handler, directory=str(directory)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
 def run_tests(pytest_args: list[str], fast: bool = False) -> None:
     """Lint, then pytest. `fast`: everything but tests/browser/ and the tests marked slow (the inner loop;
-    CI runs all). The full run with no arguments builds the site, then runs the unit layer and the two
+    CI runs all). The full run with no arguments builds the site and the offline zip, then runs the unit layer and the two
     site shards at once (SITE_SHARDS, above), the first shard's report as it goes, the others' after it;
     with arguments (`-k name`, a path, -x) one pytest session runs them as given."""
     lint()
@@ -328,19 +335,35 @@ def run_tests(pytest_args: list[str], fast: bool = False) -> None:
     # (the unit layer alone: 104 CPU-s with it, 76 without, in the same 75 s)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory() as tmp:
-        logs = {name: Path(tmp) / f"{name}.log" for name in ("unit", "site-2")}
+        logs = {name: Path(tmp) / f"{name}.log" for name in ("unit", "site-2", "zip")}
         say(f"running the unit tests: pytest {' '.join(UNIT_LAYER)} (alongside the site's build and tests)")
         unit = subprocess.Popen(
             [*pytest, *UNIT_LAYER], cwd=ROOT, stdout=logs["unit"].open("w"), stderr=subprocess.STDOUT
         )
         server = serve_static(Path(tmp) / "site")  # the port first: the build writes the site's URL
         url = f"http://127.0.0.1:{server.server_address[1]}/"
+        # the offline zip, built beside the site: both shards test it (file://)
+        zipping = subprocess.Popen(
+            [sys.executable, str(ROOT / "build.py"), "zip", "--dist-dir", str(Path(tmp) / "dist")],
+            cwd=ROOT,
+            stdout=logs["zip"].open("w"),
+            stderr=subprocess.STDOUT,
+        )
         try:
             build_site(Path(tmp) / "site", url=url)
+            if zipping.wait():
+                raise StepFailed(f"build.py zip failed:\n{logs['zip'].read_text()}")
         except StepFailed:
             unit.kill()
+            zipping.kill()
             raise
-        env = dict(os.environ, KVLAB_SITE_DIR=str(Path(tmp) / "site"), KVLAB_SITE_SERVED=url)
+        (offline_zip,) = (Path(tmp) / "dist").glob("kvlab-offline-*.zip")
+        env = dict(
+            os.environ,
+            KVLAB_SITE_DIR=str(Path(tmp) / "site"),
+            KVLAB_SITE_SERVED=url,
+            KVLAB_OFFLINE_ZIP=str(offline_zip),
+        )
         say(
             f"running the site tests in two shards: pytest {' '.join(SITE_SHARDS[0])} | pytest {' '.join(SITE_SHARDS[1])}"
         )

@@ -123,9 +123,7 @@ def ensure_numpy_wheel(log=print) -> Path:
                 f"numpy wheel from {label} has sha256 {got}, but pyodide {PYODIDE_VERSION}'s "
                 f"pyodide-lock.json pins {want}. Refusing to serve an unverified file."
             )
-        tmp = cached.with_suffix(".part")
-        tmp.write_bytes(data)
-        tmp.replace(cached)
+        write_cached(cached, data)
         log(f"kvlab: numpy wheel for Pyodide from {label}, sha256 verified, cached at {cached}")
         return cached
     raise VendorError(
@@ -150,7 +148,7 @@ def ensure_ort_bundle(log=print) -> Path:
         entry.write_text(
             f'import * as ort from "{(ORT_DIR / "ort.wasm.bundle.min.mjs").as_posix()}";\nglobalThis.ort = ort;\n'
         )
-        part = out.with_suffix(".part")
+        part = part_of(out)
         cmd = [
             str(esbuild),
             str(entry),
@@ -176,9 +174,15 @@ def ensure_ort_bundle(log=print) -> Path:
 COMPILE_HINT = "//# allFunctionsCalledOnLoad\n"
 
 
+def part_of(out: Path) -> Path:
+    """Where this process writes `out` before moving it into place: a name of its own, as two
+    builds may fill the cache at once (`build.py test` builds the site and the offline zip)."""
+    return out.with_name(f"{out.name}.{os.getpid()}.part")
+
+
 def write_cached(out: Path, data: bytes) -> None:
     """Write a cache file whole or not at all (another build may be reading the cache)."""
-    part = out.with_suffix(".part")
+    part = part_of(out)
     part.write_bytes(data)
     part.replace(out)
 

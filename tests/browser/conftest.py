@@ -318,6 +318,9 @@ def make_zip(dist: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def offline_zip(tmp_path_factory) -> Path:
+    """`build.py zip`, or KVLAB_OFFLINE_ZIP as it is (`build.py test` builds it once for both site shards)."""
+    if given := os.environ.get("KVLAB_OFFLINE_ZIP"):
+        return Path(given)
     return make_zip(tmp_path_factory.mktemp("dist"))
 
 
