@@ -278,20 +278,15 @@ def lint() -> None:
         )
 
 
-# The full run: the site and the offline zip are built (side by side), the site is served
-# once, then three pytest sessions share the machine's two cores (a browser test waits on
-# Chromium, a unit test on nothing): the tests without a browser (unit, doctests, the build
-# checks) and the browser tests in two shards. A test file added to tests/browser lands in the
-# second shard. The site's URL is in its sitemap, which instant navigation follows.
-NO_BROWSER = ["tests/python", "pycode", "sitebuild", "tests/build"]
-BROWSER_SHARDS = (
-    ["tests/browser/test_gates.py", "tests/browser/test_distribution.py", "tests/browser/test_pyodide_parity.py"],
-    [
-        "tests/browser",
-        "--ignore=tests/browser/test_gates.py",
-        "--ignore=tests/browser/test_distribution.py",
-        "--ignore=tests/browser/test_pyodide_parity.py",
-    ],
+# The full run: the unit layer (CPython alone) and the site layer in two shards, side by side
+# on the machine's two cores (a browser test waits on Chromium, a unit test on nothing). The
+# site is built once and served once, here, for both shards: its URL is in its sitemap, which
+# instant navigation follows. Each is a pytest session of its own; a test file added to
+# tests/browser lands in the second shard.
+UNIT_LAYER = ["tests/python", "pycode", "sitebuild"]
+SITE_SHARDS = (
+    ["tests/build", "tests/browser/test_gates.py", "tests/browser/test_distribution.py"],
+    ["tests/browser", "--ignore=tests/browser/test_gates.py", "--ignore=tests/browser/test_distribution.py"],
 )
 
 
@@ -324,9 +319,9 @@ def serve_static(directory: Path, port: int = 0, handler=StaticHandler) -> Stati
 
 def run_tests(pytest_args: list[str], fast: bool = False) -> None:
     """Lint, then pytest. `fast`: everything but tests/browser/ and the tests marked slow (the inner loop;
-    CI runs all). The full run with no arguments builds the site and the offline zip, then runs the
-    tests without a browser and the two browser shards at once (above), the first shard's report as it
-    goes, the others' after it; with arguments (`-k name`, a path, -x) one pytest session runs them as given."""
+    CI runs all). The full run with no arguments builds the site and the offline zip, then runs the unit layer and the two
+    site shards at once (SITE_SHARDS, above), the first shard's report as it goes, the others' after it;
+    with arguments (`-k name`, a path, -x) one pytest session runs them as given."""
     lint()
     pytest = [sys.executable, "-m", "pytest"]
     if fast:
@@ -337,52 +332,55 @@ def run_tests(pytest_args: list[str], fast: bool = False) -> None:
         say("running the tests: " + " ".join(["pytest", *pytest_args]))
         raise SystemExit(subprocess.run([*pytest, *pytest_args], cwd=ROOT).returncode)
     # three sessions on two cores: numpy's second BLAS thread would spin waiting for a core
-    # (the unit tests alone: 104 CPU-s with it, 76 without, in the same 75 s)
+    # (the unit layer alone: 104 CPU-s with it, 76 without, in the same 75 s)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        logs = {name: tmp / f"{name}.log" for name in ("zip", "no browser", "browser shard 2")}
-        server = serve_static(tmp / "site")  # the port first: the build writes the site's URL
+        logs = {name: Path(tmp) / f"{name}.log" for name in ("unit", "site-2", "zip")}
+        say(f"running the unit tests: pytest {' '.join(UNIT_LAYER)} (alongside the site's build and tests)")
+        unit = subprocess.Popen(
+            [*pytest, *UNIT_LAYER], cwd=ROOT, stdout=logs["unit"].open("w"), stderr=subprocess.STDOUT
+        )
+        server = serve_static(Path(tmp) / "site")  # the port first: the build writes the site's URL
         url = f"http://127.0.0.1:{server.server_address[1]}/"
+        # the offline zip, built beside the site: both shards test it (file://)
         zipping = subprocess.Popen(
-            [sys.executable, str(ROOT / "build.py"), "zip", "--dist-dir", str(tmp / "dist")],
+            [sys.executable, str(ROOT / "build.py"), "zip", "--dist-dir", str(Path(tmp) / "dist")],
             cwd=ROOT,
             stdout=logs["zip"].open("w"),
             stderr=subprocess.STDOUT,
         )
         try:
-            build_site(tmp / "site", url=url)
-        finally:
+            build_site(Path(tmp) / "site", url=url)
             if zipping.wait():
                 raise StepFailed(f"build.py zip failed:\n{logs['zip'].read_text()}")
-        (offline_zip,) = (tmp / "dist").glob("kvlab-offline-*.zip")
+        except StepFailed:
+            unit.kill()
+            zipping.kill()
+            raise
+        (offline_zip,) = (Path(tmp) / "dist").glob("kvlab-offline-*.zip")
         env = dict(
-            os.environ, KVLAB_SITE_DIR=str(tmp / "site"), KVLAB_SITE_SERVED=url, KVLAB_OFFLINE_ZIP=str(offline_zip)
+            os.environ,
+            KVLAB_SITE_DIR=str(Path(tmp) / "site"),
+            KVLAB_SITE_SERVED=url,
+            KVLAB_OFFLINE_ZIP=str(offline_zip),
         )
-        sessions = {
-            "no browser": NO_BROWSER,
-            "browser shard 2": BROWSER_SHARDS[1],
-        }
         say(
-            "running the tests in three sessions side by side: "
-            + " | ".join("pytest " + " ".join(args) for args in (NO_BROWSER, *BROWSER_SHARDS))
+            f"running the site tests in two shards: pytest {' '.join(SITE_SHARDS[0])} | pytest {' '.join(SITE_SHARDS[1])}"
         )
-        running = {
-            name: subprocess.Popen(
-                [*pytest, *args], cwd=ROOT, env=env, stdout=logs[name].open("w"), stderr=subprocess.STDOUT
-            )
-            for name, args in sessions.items()
-        }
-        codes = {"browser shard 1": subprocess.run([*pytest, *BROWSER_SHARDS[0]], cwd=ROOT, env=env).returncode}
-        codes.update({name: proc.wait() for name, proc in running.items()})
+        second = subprocess.Popen(
+            [*pytest, *SITE_SHARDS[1]], cwd=ROOT, env=env, stdout=logs["site-2"].open("w"), stderr=subprocess.STDOUT
+        )
+        codes = {"site shard 1": subprocess.run([*pytest, *SITE_SHARDS[0]], cwd=ROOT, env=env).returncode}
+        codes["site shard 2"] = second.wait()
+        codes["unit"] = unit.wait()
         server.shutdown()
-        for name in sessions:
-            say(f"the tests of {name}, run alongside:")
-            sys.stdout.write(logs[name].read_text())
+        for name, log in (("site shard 2", logs["site-2"]), ("unit", logs["unit"])):
+            say(f"the {name} tests, run alongside:")
+            sys.stdout.write(log.read_text())
             sys.stdout.flush()
     for name, code in codes.items():
         if code:
-            say(f"the tests of {name} failed (pytest exit status {code})")
+            say(f"the {name} tests failed (pytest exit status {code})")
     raise SystemExit(1 if any(codes.values()) else 0)
 
 

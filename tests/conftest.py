@@ -13,7 +13,6 @@ import os
 import socket
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -62,9 +61,9 @@ class SiteBuild:
 
 
 # The tests that run the tiny model over whole episodes, or a demo built on it at every input (most of
-# tests/python's wall time: bench/results/2026-12-03-test-loop.md), `build.py serve`'s rebuild test (a
-# build of its own) and the offline zip's (two builds). They are marked `slow`: `build.py test --fast`
-# (the inner loop) leaves them out, the full run (CI) keeps them.
+# tests/python's wall time: bench/results/2026-12-03-test-loop.md), and `build.py serve`'s rebuild test (a
+# build of its own). They are marked `slow`: `build.py test --fast` (the inner loop) leaves them out, the full
+# run (CI) keeps them.
 SLOW_FUNCTIONS = ("eviction_recall_demo", "kv_quant_demo", "kv_quant_table")
 SLOW_TESTS = (
     "test_the_full_cache_recalls_every_demo_code_and_a_short_window_forgets_it",
@@ -76,9 +75,6 @@ SLOW_TESTS = (
     "test_onnx_cached_and_uncached_generation_agree_for_200_steps",
     # collects the whole suite again in a subprocess (its point is the full run's layout)
     "test_every_test_folder_contributes_tests",
-    # build the offline zip (once for both; the second test once more)
-    "test_zip_has_a_readme_for_teachers_at_the_top",
-    "test_zip_is_deterministic",
 )
 
 
@@ -132,35 +128,3 @@ def pytest_sessionfinish(session, exitstatus):
             red=True,
             bold=True,
         )
-
-
-# ---------------------------------------------------------------- the offline zip
-
-
-def make_zip(dist: Path) -> Path:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), "zip", "--dist-dir", str(dist)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    (zip_path,) = dist.glob("kvlab-offline-*.zip")
-    return zip_path
-
-
-@pytest.fixture(scope="session")
-def offline_zip(tmp_path_factory) -> Path:
-    """`build.py zip`, or KVLAB_OFFLINE_ZIP as it is (`build.py test` builds it once for both site shards)."""
-    if given := os.environ.get("KVLAB_OFFLINE_ZIP"):
-        return Path(given)
-    return make_zip(tmp_path_factory.mktemp("dist"))
-
-
-@pytest.fixture(scope="session")
-def unzipped(offline_zip, tmp_path_factory) -> Path:
-    where = tmp_path_factory.mktemp("unzipped")
-    with zipfile.ZipFile(offline_zip) as zf:
-        zf.extractall(where)
-    (top,) = where.iterdir()
-    return top

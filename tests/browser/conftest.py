@@ -10,7 +10,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import zipfile
 import sys
+import subprocess
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -295,3 +297,37 @@ def warm_page(warm_visits, browser, site_url, request):
         warm_visits.remove(visit)
         visit.close()
     problems.assert_clean()
+
+
+# ---------------------------------------------------------------- the offline zip
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_zip(dist: Path) -> Path:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "build.py"), "zip", "--dist-dir", str(dist)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (zip_path,) = dist.glob("kvlab-offline-*.zip")
+    return zip_path
+
+
+@pytest.fixture(scope="session")
+def offline_zip(tmp_path_factory) -> Path:
+    """`build.py zip`, or KVLAB_OFFLINE_ZIP as it is (`build.py test` builds it once for both site shards)."""
+    if given := os.environ.get("KVLAB_OFFLINE_ZIP"):
+        return Path(given)
+    return make_zip(tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="session")
+def unzipped(offline_zip, tmp_path_factory) -> Path:
+    where = tmp_path_factory.mktemp("unzipped")
+    with zipfile.ZipFile(offline_zip) as zf:
+        zf.extractall(where)
+    (top,) = where.iterdir()
+    return top

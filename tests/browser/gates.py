@@ -339,7 +339,7 @@ CHANGES_JS = f"""(root, [before, quietMs, timeoutMs]) => new Promise((resolve) =
 }})"""
 
 
-def changes(root, before: str, quiet_ms: int = 800, timeout_ms: int = LOAD_TIMEOUT_MS) -> bool:
+def changes(root, before: str, quiet_ms: int = 1_200, timeout_ms: int = LOAD_TIMEOUT_MS) -> bool:
     """Whether what the widget shows differs from `before` after a key: a widget that started
     a call has until the call is drawn (a kvlab call, or the model's next token); one quiet
     for `quiet_ms` did not answer this key."""

@@ -5,14 +5,16 @@ from __future__ import annotations
 import functools
 import re
 import json
+import hashlib
 import http.server
 import threading
+import zipfile
 from pathlib import Path
 
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.conftest import QuietHandler, serve_directory
+from tests.browser.conftest import QuietHandler, make_zip, serve_directory
 from tests.browser.widgets import activate, open_widget, set_range, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +30,20 @@ def cells(data):
     return [[f"{w:.3f}" for w in row] for row in data["weights"]]
 
 
-# ---------------------------------------------------------------- offline zip (its build: tests/build/test_zip.py)
+# ---------------------------------------------------------------- offline zip
+
+
+def test_zip_has_a_readme_for_teachers_at_the_top(offline_zip):
+    with zipfile.ZipFile(offline_zip) as zf:
+        names = zf.namelist()
+    top = names[0].split("/")[0]
+    assert f"{top}/README.txt" in names and f"{top}/index.html" in names
+    assert all(n.startswith(top + "/") for n in names)
+
+
+def test_zip_is_deterministic(offline_zip, tmp_path):
+    again = make_zip(tmp_path)
+    assert hashlib.sha256(again.read_bytes()).hexdigest() == hashlib.sha256(offline_zip.read_bytes()).hexdigest()
 
 
 def test_offline_site_runs_python_from_file_url(page_factory, unzipped):
