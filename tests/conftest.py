@@ -9,6 +9,8 @@ skip). KVLAB_ALLOW_SKIPS=1 lets a local run through.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import socket
 import subprocess
@@ -18,6 +20,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def build_py():
+    """build.py as a module (it is a script at the repository's root, not a package)."""
+    spec = importlib.util.spec_from_file_location("kvlab_build_py", ROOT / "build.py")
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up there
+    spec.loader.exec_module(module)
+    return module
 
 
 def free_port() -> int:

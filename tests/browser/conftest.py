@@ -7,7 +7,6 @@ Every test that uses `page` gets these checks for free, at teardown:
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import zipfile
@@ -17,6 +16,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+
+from tests.conftest import build_py
 
 CHROMIUM = os.environ.get("KVLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -31,22 +32,14 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _load_build_py():
-    spec = importlib.util.spec_from_file_location("kvlab_build_py", Path(__file__).resolve().parents[2] / "build.py")
-    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up there
-    spec.loader.exec_module(module)
-    return module
-
-
 # build.py's static server (`build.py test` serves the site's build with it): tests that
 # need other headers subclass the handler.
-BUILD_PY = _load_build_py()
-QuietHandler = BUILD_PY.StaticHandler
+QuietHandler = build_py().StaticHandler
 
 
 def serve_directory(directory: Path, port: int = 0, handler=QuietHandler):
     """A static server on 127.0.0.1 (port 0: chosen by the OS); returns (server, base_url)."""
-    server = BUILD_PY.serve_static(directory, port, handler)
+    server = build_py().serve_static(directory, port, handler)
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 

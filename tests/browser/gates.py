@@ -167,7 +167,6 @@ MARK_FOCUS_JS = """(selector) => {
 
 FOCUSED_AXE_JS = """async () => {
   const els = [...document.querySelectorAll("[data-kv-focus-check]")];
-  for (const a of document.getAnimations()) if (a instanceof CSSTransition) a.finish();
   const result = await axe.run(els, {runOnly: ["color-contrast"], resultTypes: ["violations"], elementRef: true});
   const name = (el) => `${el.tagName.toLowerCase()}.${[...el.classList].join(".")} "${el.textContent.trim().slice(0, 24)}"`;
   const found = result.violations.map((v) => ({...v, nodes: v.nodes.map(({element, ...n}) => ({...n, target: [name(element), ...n.target.map((t) => String(t).replace('[data-kv-focus-check="1"]', ""))]}))}));
@@ -175,7 +174,7 @@ FOCUSED_AXE_JS = """async () => {
   return found;
 }"""
 
-# back to rest at once: the next check (axe on the whole page) must not see the fade
+# before axe measures, and back at rest after: no colour half-way through a fade
 FINISH_TRANSITIONS_JS = (
     "() => { for (const a of document.getAnimations()) if (a instanceof CSSTransition) a.finish(); }"
 )
@@ -205,6 +204,7 @@ def run_axe_focused(page, selector: str = WIDGET_BUTTONS) -> list[dict]:
         nodes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-kv-focus-check]"})["nodeIds"]
         for node in nodes:
             cdp.send("CSS.forcePseudoState", {"nodeId": node, "forcedPseudoClasses": ["focus", "focus-visible"]})
+        page.evaluate(FINISH_TRANSITIONS_JS)
         found = page.evaluate(FOCUSED_AXE_JS)
         for node in nodes:
             cdp.send("CSS.forcePseudoState", {"nodeId": node, "forcedPseudoClasses": []})

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import build_py
 import vendor  # sitebuild/ is on pytest's pythonpath (pyproject.toml)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -239,15 +240,9 @@ def test_help_explains_each_command():
 
 
 def test_missing_node_is_a_clear_message(monkeypatch):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("kvlab_build", ROOT / "build.py")
-    build = importlib.util.module_from_spec(spec)
-    sys.modules["kvlab_build"] = build  # dataclasses look their module up
-    spec.loader.exec_module(build)
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(SystemExit, match="Node 20\\+ and npm are needed"):
-        build.ensure_node_modules()
+        build_py().ensure_node_modules()
 
 
 def test_a_broken_widget_block_fails_the_build(tmp_path):

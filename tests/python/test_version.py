@@ -4,14 +4,13 @@ pyproject.toml reads it (setuptools dynamic version), build.py reads it for the 
 name, and package.json / package-lock.json repeat it because npm needs a literal.
 """
 
-import importlib.util
 import json
 import re
-import sys
 import tomllib
 from pathlib import Path
 
 import kvlab
+from tests.conftest import build_py
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,11 +34,7 @@ def test_package_json_repeats_the_same_version():
 
 
 def test_build_py_reads_the_same_version():
-    spec = importlib.util.spec_from_file_location("kvlab_build_version", ROOT / "build.py")
-    build = importlib.util.module_from_spec(spec)
-    sys.modules["kvlab_build_version"] = build  # dataclasses look their module up
-    spec.loader.exec_module(build)
-    assert build.kvlab_version() == kvlab.__version__
+    assert build_py().kvlab_version() == kvlab.__version__
 
 
 def test_the_changelog_has_an_unreleased_section():
