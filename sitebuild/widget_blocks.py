@@ -201,6 +201,9 @@ class WidgetRenderer:
         self.env.filters["links"] = linked
         self.env.filters["runs"] = runs
         self.env.globals["blank"] = Blank()
+        # each call's result, by function and parameters: a widget's content page and its embed
+        # page show the same call, and a widget function is deterministic (its page is its result)
+        self.results: dict[tuple[str, str], dict] = {}
 
     def render_template(self, name: str, data: dict, params: dict, *, uid: str) -> str:
         """The widget's own template, filled from `data` (its function's result for `params`)."""
@@ -219,7 +222,10 @@ class WidgetRenderer:
         widget = self.widgets.get(name)
         if widget is None:
             raise ValueError(f"unknown widget {name!r}; known: {', '.join(sorted(self.widgets))}")
-        data = getattr(kvlab, widget.function)(**params)
+        key = (widget.function, json.dumps(params, sort_keys=True))
+        if key not in self.results:
+            self.results[key] = getattr(kvlab, widget.function)(**params)
+        data = self.results[key]
         inner = self.render_template(name, data, params, uid=uid)
         return self.env.get_template("_frame.html").render(
             widget=widget,

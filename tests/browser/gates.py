@@ -322,9 +322,11 @@ AT_END_JS = """(key) => {
 # After a key: resolves true once what the widget shows differs from `before`, false once
 # the widget has been quiet (not "loading", nothing new shown) for `quietMs`: a call the key
 # started sets "loading" at once (ctx.live), a debounced one within 200 ms (next-token,
-# prefill-decode), so a control that has not answered by then answers nothing by itself (a
-# prompt box waiting for its Generate button) and the next control is tried. Waits in the
-# page: no round trip per look.
+# prefill-decode), so a control that has not answered 700 ms on (the debounce and half a second
+# for a loaded machine) answers nothing by itself (a prompt box waiting for its Generate
+# button) and the next control is tried. An answer later than that lands while the next
+# control is tried: the run goes on, under that control's name. Waits in the page: no round
+# trip per look.
 CHANGES_JS = f"""(root, [before, quietMs, timeoutMs]) => new Promise((resolve) => {{
   const shown = {SHOWN_JS};
   const t0 = Date.now();
@@ -339,7 +341,7 @@ CHANGES_JS = f"""(root, [before, quietMs, timeoutMs]) => new Promise((resolve) =
 }})"""
 
 
-def changes(root, before: str, quiet_ms: int = 1_200, timeout_ms: int = LOAD_TIMEOUT_MS) -> bool:
+def changes(root, before: str, quiet_ms: int = 700, timeout_ms: int = LOAD_TIMEOUT_MS) -> bool:
     """Whether what the widget shows differs from `before` after a key: a widget that started
     a call has until the call is drawn (a kvlab call, or the model's next token); one quiet
     for `quiet_ms` did not answer this key."""

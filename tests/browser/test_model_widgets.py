@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 import kvlab
 from kvlab.core import tiny
-from tests.browser.widgets import activate, heatmap_weights, open_widget
+from tests.browser.widgets import activate, heatmap_weights, open_widget, set_range
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -183,10 +183,19 @@ def test_model_race_static_figure_is_race_theory_for_the_default_prompt(built_si
     assert f'data-value="{data["speedup_decode"]}">{data["speedup_decode"]:,.1f}×' in theory
 
 
-def test_model_race_widget_runs_and_agrees_with_the_theory(page, site_url):
-    n = 16
-    root = open_widget(page, site_url + f"embed/model-race/?n={n}", "model-race")
+def race_with(page, site_url: str, n: int):
+    """The model-race widget on its content page (the warm visit: the model may be running
+    already), set to `n` new tokens as a reader's slider would."""
+    root = open_widget(page, site_url + "generate/", "model-race")
+    expect(root).to_have_attribute("data-mounted", "true")
+    set_range(root, "n", n)
     expect(root.locator('output[name="n-out"]')).to_have_text(str(n))
+    return root
+
+
+def test_model_race_widget_runs_and_agrees_with_the_theory(warm_page, site_url):
+    n = 16
+    root = race_with(warm_page, site_url, n)
     run = root.locator('button[name="run"]')
     run.evaluate("b => b.click()")
     expect(run).to_be_disabled()  # no overlapping runs
@@ -213,8 +222,8 @@ def test_model_race_widget_runs_and_agrees_with_the_theory(page, site_url):
     print(f"\nmodel-race n={n}: measured {measured:.2f}x, theory {theory['speedup_decode']:.2f}x (decode steps)")
 
 
-def test_model_race_stop_and_readable_error(page, site_url):
-    root = open_widget(page, site_url + "embed/model-race/?n=448", "model-race")
+def test_model_race_stop_and_readable_error(warm_page, site_url):
+    root = race_with(warm_page, site_url, 448)
     root.locator('button[name="run"]').evaluate("b => b.click()")
     expect(root.locator('[data-field="progress-cache-text"]')).to_contain_text("step", timeout=GEN_TIMEOUT_MS)
     root.locator('button[name="stop"]').evaluate("b => b.click()")

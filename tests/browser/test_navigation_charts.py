@@ -17,8 +17,9 @@ OVERLAY_POSITIONS = """root => Array.from(root.querySelectorAll('.js-plotly-plot
     svg => getComputedStyle(svg).position)"""
 
 
-def test_charts_on_the_next_page_keep_plotlys_layout(page, site_url):
-    # a fresh visit: start the runtime on one page (its chart loads Plotly), then go on by instant navigation
+def test_charts_on_the_next_page_keep_plotlys_layout(warm_page, site_url):
+    page = warm_page
+    # start the runtime on one page (its chart loads Plotly, if no page of the visit did), then go on by instant navigation
     first = open_widget(page, site_url + "quadratic-wall/", "race")
     activate(first)
     wait_ready(first)

@@ -242,7 +242,7 @@ def test_help_explains_each_command():
 def test_missing_node_is_a_clear_message(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(SystemExit, match="Node 20\\+ and npm are needed"):
-        build_py().ensure_node_modules()
+        build_py().start_npm_ci()
 
 
 def test_a_broken_widget_block_fails_the_build(tmp_path):
