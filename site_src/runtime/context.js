@@ -133,12 +133,13 @@
       },
       /* Python clamps out-of-range input and says so in data.clamped
        * ({name: {requested, used}}): put the values used back into the form
-       * and tell the reader, in a note of its own (.kv-clamped). */
-      reportClamped(data, names = {}) {
+       * and tell the reader, in a note of its own (.kv-clamped), naming each
+       * control as its label does (fieldName). */
+      reportClamped(data) {
         const form = root.querySelector("form.kv-controls");
         const clamped = Object.entries(data.clamped || {});
         for (const [k] of clamped) if (form && form.elements.namedItem(k)) form.elements.namedItem(k).value = data.params[k];
-        const list = clamped.map(([k, c]) => `${names[k] || k}: asked ${c.requested}, used ${c.used}`);
+        const list = clamped.map(([k, c]) => `${fieldName(form, k)}: asked ${c.requested}, used ${c.used}`);
         ctx.notice(list.length ? `Out of range, so clamped: ${list.join("; ")}.` : "", "clamped");
       },
       /* kvlab.model() with its loading progress shown in this widget. */
@@ -156,6 +157,17 @@
       }
     }
     return ctx;
+  }
+
+  /* What the reader calls a control: its label's text up to any "(" (the label says
+   * "Shared prefix (tokens)", the note "Shared prefix"), else its aria-label, else its name. */
+  function fieldName(form, name) {
+    const el = form && form.elements.namedItem(name);
+    if (!(el instanceof Element)) return name;
+    const label = el.closest("label");
+    const span = label && label.querySelector(":scope > span");
+    const text = (span ? span.textContent : el.getAttribute("aria-label") || "").split(" (")[0].trim();
+    return text || name;
   }
 
   /* The offer in the status line: what going live downloads, and a button. */

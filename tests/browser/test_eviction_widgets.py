@@ -125,8 +125,8 @@ def test_eviction_widget_recomputes_in_pyodide(warm_page, site_url):
         """form => { form.policy.value = 'h2o'; form.budget.value = '5'; form.recent.value = '9'; form.n.value = '1000';
                     form.dispatchEvent(new Event('input', {bubbles: true})); }"""
     )
-    expect(root.locator(".kv-clamped")).to_contain_text("tokens n: asked 1000, used 256")
-    expect(root.locator(".kv-clamped")).to_contain_text("recent: asked 9, used 5")
+    expect(root.locator(".kv-clamped")).to_contain_text("Tokens n: asked 1000, used 256")
+    expect(root.locator(".kv-clamped")).to_contain_text("Recent: asked 9, used 5")
     wait_ready(root)
     expect(root.locator('input[name="n"]')).to_have_value("256")
     clamped = kvlab.eviction_view(policy="h2o", n=256, window=6, n_sink=4, budget=5, recent=5)
@@ -161,7 +161,7 @@ def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
 
     # bad input: a prompt longer than the context is clamped to n_ctx - 1, and the page says so
     set_range(root, "prompt_len", 40)
-    expect(root.locator(".kv-clamped")).to_contain_text("prompt tokens: asked 40, used 19")
+    expect(root.locator(".kv-clamped")).to_contain_text("Prompt tokens: asked 40, used 19")
     wait_ready(root)
     expect(root.locator('input[name="prompt_len"]')).to_have_value("19")
     clamped = kvlab.context_shift_view(prompt_len=19, n_generate=40, n_ctx=20, n_keep=2, mode="stop")
@@ -173,7 +173,7 @@ def test_embed_page_applies_settings_and_keeps_both_notes(page, site_url):
     activate(root)  # the runtime goes live on the reader's intent, on an embed page too
     wait_ready(root)
     expect(root.locator(".kv-embed")).to_contain_text("bogus")
-    expect(root.locator(".kv-clamped")).to_contain_text("recent: asked 9, used 5")
+    expect(root.locator(".kv-clamped")).to_contain_text("Recent: asked 9, used 5")
     want = kvlab.eviction_view(policy="h2o", n=32, window=8, n_sink=4, budget=5, recent=5)
     expect(root.locator('[data-field="policy_name"]')).to_have_text(want["policy_name"])
     expect(root.locator('[data-field="cached_text"]')).to_have_text(want["steps"][-1]["cached_text"])

@@ -85,7 +85,7 @@ def test_prefix_cache_widget_recomputes_in_pyodide_and_clamps(warm_page, site_ur
 
     # out of range: Python clamps, the page says what it used
     set_range(root, "n_requests", 5000)
-    expect(root.locator(".kv-clamped")).to_contain_text("requests: asked 5000, used 1000")
+    expect(root.locator(".kv-clamped")).to_contain_text("Requests: asked 5000, used 1000")
     wait_ready(root)
     expect(root.locator('input[name="n_requests"]')).to_have_value("1000")
     expect(root.locator('[data-field="n_requests"]')).to_have_text("1,000")
@@ -118,7 +118,7 @@ def test_prefix_blocks_widget_shows_which_blocks_hit(warm_page, site_url):
     assert more["text"]["shared_not_reused"] == "1"
     # bad input: suffix 0 is below the minimum; Python clamps it to 1 and the page says so
     set_range(root, "suffix_len", 0)
-    expect(root.locator(".kv-clamped")).to_contain_text("own tokens: asked 0, used 1")
+    expect(root.locator(".kv-clamped")).to_contain_text("Own tokens: asked 0, used 1")
     wait_ready(root)
     expect(root.locator('input[name="suffix_len"]')).to_have_value("1")
     clamped = kvlab.prefix_blocks(prefix_len=49, suffix_len=1, block_size=16)

@@ -7,18 +7,13 @@ kvlab.register("api-cache", {
     const form = root.querySelector("form.kv-controls");
     const plot = root.querySelector(".kv-plot");
     const COLORS = { anthropic: "#d84315", openai: "#2e7d32", google: "#1e88e5" };
-    const NAMES = {
-      prefix_tokens: "shared prefix", unique_tokens: "own tokens", output_tokens: "output tokens",
-      requests_per_hour: "requests per hour", hours: "hours a day",
-    };
     let data = ctx.data;
 
     const compute = ctx.live(
       "api_cache_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data, NAMES);
-        for (const k of Object.keys(NAMES)) if (k in data.clamped) form[k].value = data.params[k];
+        ctx.reportClamped(data);
         form["hours-out"].value = data.params.hours;
         form.ttl.disabled = !data.ttl_applies;
         kit.bind(root, data);

@@ -7,7 +7,6 @@ kvlab.register("context-shift", {
     const raster = root.querySelector(".kv-static-raster");
     const details = root.querySelector(".kv-numbers");
     const RANGES = ["n_ctx", "prompt_len", "n_generate"];
-    const NAMES = { n_ctx: "n_ctx", prompt_len: "prompt tokens", n_generate: "tokens to generate", n_keep: "n_keep" };
     const showRanges = () => RANGES.forEach((k) => (form[`${k}-out`].value = form[k].value));
     let data = ctx.data;
 
@@ -16,7 +15,7 @@ kvlab.register("context-shift", {
       "context_shift_view",
       (result) => {
         data = result;
-        ctx.reportClamped(data, NAMES);
+        ctx.reportClamped(data);
         showRanges();
         kvlab.kit.bind(root, data);
         const cells = data.view.cells;

@@ -13,7 +13,6 @@ kvlab.register("eviction", {
     const stepOut = root.querySelector('output[name="step-out"]');
     const stepScope = root.querySelector('[data-bind-scope="view.step"]');
     const RANGES = ["window", "n_sink", "budget", "recent"];
-    const NAMES = { n: "tokens n", window: "window", n_sink: "sink tokens", budget: "budget", recent: "recent" };
     const LINE = { full: "#9e9e9e", window: "#ef5350", sinks: "#5c6bc0", h2o: "#26a69a" };
     const showRanges = () => RANGES.forEach((k) => (form[`${k}-out`].value = form[k].value));
     let data = ctx.data;
@@ -30,7 +29,7 @@ kvlab.register("eviction", {
       "eviction_view",
       async (result) => {
         data = result;
-        ctx.reportClamped(data, NAMES);
+        ctx.reportClamped(data);
         showRanges();
         kit.bind(root, data);
         showStep();

@@ -26,10 +26,7 @@ kvlab.register("gpu-fit", {
       "gpu_fit_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data, {
-          context: "context", n_seq: "sequences", n_gpus: "GPUs", pipeline_parallel: "pipeline stages",
-          gpu_memory_utilization: "vLLM's share of GPU memory", block_size: "block size",
-        });
+        ctx.reportClamped(data);
         kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
         kvlab.kit.bind(root, data);
       },

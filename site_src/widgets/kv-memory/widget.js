@@ -33,7 +33,7 @@ kvlab.register("kv-memory", {
       async (result) => {
         data = result;
         if (data.config_error) config = ""; // a config that could not be read: its message is shown, the config forgotten
-        ctx.reportClamped(data, { context: "context", n_seq: "sequences" });
+        ctx.reportClamped(data);
         kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
         kvlab.kit.bind(root, data);
         await render();

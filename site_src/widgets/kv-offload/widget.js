@@ -7,11 +7,6 @@ kvlab.register("kv-offload", {
     const form = root.querySelector("form.kv-controls");
     const plot = root.querySelector(".kv-plot");
     const COLORS = { dram: "#1e88e5", nvme: "#ef6c00", remote: "#8e24aa" };
-    const NAMES = {
-      prefix_tokens: "tokens per prefix", n_prefixes: "distinct prefixes", zipf: "popularity skew",
-      requests_per_second: "requests per second", hbm_percent: "HBM share", dram_gib: "CPU DRAM",
-      nvme_tib: "NVMe", nvme_drives: "NVMe drives", remote_tib: "remote store", prefill_percent: "prefill speed",
-    };
     let data = ctx.data;
 
     function readState() {
@@ -23,7 +18,7 @@ kvlab.register("kv-offload", {
       "offload_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data, NAMES);
+        ctx.reportClamped(data);
         kit.writeForm(form, data.params);
         kit.bind(root, data);
         await render();

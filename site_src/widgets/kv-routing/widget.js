@@ -13,10 +13,7 @@ kvlab.register("kv-routing", {
       "kv_routing_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data, {
-          replicas: "replicas", groups: "prefix groups", skew: "skew", cache_blocks: "cache blocks",
-          requests: "requests", seed: "seed", prefix_tokens: "prefix tokens", own_tokens: "own tokens",
-        });
+        ctx.reportClamped(data);
         kit.writeForm(form, data.params);
         kit.bind(root, data);
         await render();

@@ -13,7 +13,7 @@ kvlab.register("pd-transfer", {
       "pd_transfer_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data, { prompt_tokens: "prompt length", batch: "requests decoding", output_tokens: "answer tokens" });
+        ctx.reportClamped(data);
         kit.writeForm(form, data.params);
         kit.bind(root, data);
         await render();

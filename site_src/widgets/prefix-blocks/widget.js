@@ -3,7 +3,6 @@
 kvlab.register("prefix-blocks", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    const NAMES = { prefix_len: "shared prefix", suffix_len: "own tokens", block_size: "block size" };
     let data = ctx.data;
 
     // latest input wins (ctx.live): Python clamps out-of-range input, so show what was really computed
@@ -12,7 +11,7 @@ kvlab.register("prefix-blocks", {
       (result) => {
         data = result;
         form["prefix_len-out"].value = data.params.prefix_len;
-        ctx.reportClamped(data, NAMES);
+        ctx.reportClamped(data);
         kvlab.kit.bind(root, data);
       },
       (data) => `Computed in your browser by kvlab.prefix_blocks (block size ${data.params.block_size}).`

@@ -4,7 +4,6 @@ kvlab.register("prefix-cache", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
     const plot = root.querySelector(".kv-plot");
-    const NAMES = { n_requests: "requests", prefix_len: "shared prompt", suffix_len: "own tokens", block_size: "block size" };
     let data = ctx.data;
 
     const showRanges = (values) => {
@@ -18,7 +17,7 @@ kvlab.register("prefix-cache", {
       async (result) => {
         data = result;
         showRanges(data.params);
-        ctx.reportClamped(data, NAMES);
+        ctx.reportClamped(data);
         kvlab.kit.bind(root, data);
         const line = (name, y, color, dash) => ({
           type: "scatter", mode: "lines", name, x: data.requests, y, line: { color, width: 2.5, dash },

@@ -6,7 +6,6 @@ kvlab.register("prefix-cases", {
     const kit = kvlab.kit;
     const form = root.querySelector(".kv-controls");
     const list = root.querySelector('[data-field="requests"]');
-    const NAMES = { shared_len: "repeated part", own_len: "new part", block_size: "block size" };
     let data = ctx.data;
 
     const compute = ctx.live(
@@ -14,7 +13,7 @@ kvlab.register("prefix-cases", {
       (result) => {
         const caseChanged = result.params.case !== data.params.case;
         data = result;
-        ctx.reportClamped(data, NAMES);
+        ctx.reportClamped(data);
         kit.bind(root, data);
         list.classList.remove("kv-pc-enter");
         if (caseChanged && !kit.reducedMotion()) {

@@ -28,10 +28,7 @@ kvlab.register("serving", {
       "serving_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data, {
-          context: "context", batch: "batch", answer: "answer tokens",
-          gpu_memory_utilization: "vLLM's share of GPU memory", block_size: "block size",
-        });
+        ctx.reportClamped(data);
         kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
         kvlab.kit.bind(root, data);
         await render();
