@@ -169,6 +169,7 @@
     const text = (span ? span.textContent : el.getAttribute("aria-label") || "").split(" (")[0].trim();
     return text || name;
   }
+  kv.fieldName = fieldName; // embed.js names a link's clamped settings the same way
 
   /* The offer in the status line: what going live downloads, and a button. */
   function offerLive(root, ctx, runtimes, activate) {

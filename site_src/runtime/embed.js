@@ -224,7 +224,7 @@
           if (v > max) v -= step; // the last step at or under max
         }
         v = Number(v.toFixed(6));
-        if (v !== asked) clamped.push(`${key}: asked ${raw}, used ${v}`);
+        if (v !== asked) clamped.push(`${kv.fieldName(form, key)}: asked ${raw}, used ${v}`); // by its label, as the reader sees it
         const before = el.value;
         el.value = String(v);
         echo(form, el, before);

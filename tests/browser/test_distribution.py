@@ -127,7 +127,7 @@ def test_embed_query_params_are_validated_and_clamped(page, site_url):
     expect(root.locator(".kv-embed")).to_contain_text("“temperature”")
     expect(root.locator(".kv-embed")).to_contain_text("“colour”")
     expect(root.locator(".kv-embed")).to_contain_text("“seed”")  # decimal only: 0x10 is not 16
-    expect(root.locator(".kv-embed-clamped")).to_contain_text("d: asked 999, used 64")
+    expect(root.locator(".kv-embed-clamped")).to_contain_text("Head dimension d: asked 999, used 64")
     activate(root)
     wait_ready(root)
     expect(root.locator('[data-field="d"]')).to_have_text("64")

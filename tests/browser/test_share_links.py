@@ -136,7 +136,7 @@ def test_instant_navigation_applies_settings_and_the_second_widget_has_its_own_k
     hi = kvlab.prefix_blocks()["limits"]["suffix_len"][1]
     expect(second.locator('input[name="suffix_len"]')).to_have_value(str(hi))
     expect(second.locator(".kv-link-clamped")).to_have_text(
-        f"Out of range, so clamped: suffix_len: asked 99999, used {hi}."
+        f"Out of range, so clamped: Own tokens: asked 99999, used {hi}."  # the control's label, not the key
     )
     expect(first.locator('input[name="prefix_len"]')).to_have_value("40")  # the first keeps its own
     expect(first.locator(".kv-link")).to_contain_text("“prefix-blocks.nosuch”")
@@ -182,7 +182,7 @@ def test_a_link_works_from_the_offline_zip(page_factory, unzipped):
     expect(root).to_have_attribute("data-mounted", "true")
     expect(root.locator('select[name="model"]')).to_have_value("llama-3.1-70b")
     hi = kvlab.gpu_fit_figure()["options"]["limits"]["context"]["max"]
-    expect(root.locator(".kv-link-clamped")).to_contain_text(f"context: asked 99999999, used {hi}")
+    expect(root.locator(".kv-link-clamped")).to_contain_text(f"Context in tokens: asked 99999999, used {hi}")
     root.get_by_role("button", name="Link", exact=True).click()
     link = root.locator("textarea.kv-link-url").input_value()
     assert link.startswith(memory + "?gpu-fit.model=llama-3.1-70b&") and link.endswith("#kv-gpu-fit")
