@@ -4,6 +4,7 @@ real refusals read and predicted (tests/python/data/engine_logs/calibration.json
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from kvlab import gpu_fit_figure
 from kvlab.cli import main
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.engine_logs import explain_engine_log
-from kvlab.memory.kv_bytes import vllm_kv_cache, vllm_pipeline_stages
+from kvlab.memory.kv_bytes import vllm_kv_cache, vllm_kv_layout, vllm_pipeline_stages
 from kvlab.memory.serving import serving_estimate
 from kvlab.memory.verdict import fit_verdict
 
@@ -93,6 +94,46 @@ def test_each_stage_holds_its_layers_kv_and_weights():
     assert two["total_bytes"] == max(s["total_bytes"] for s in two["stages"])
     assert "--pipeline-parallel-size 2" in two["flags"] and "2 pipeline stages" in two["where"]
     assert two["max_sequences"] > 1 and two["kv_share_per_gpu"] == 0.5
+
+
+def test_a_hybrid_is_grouped_over_the_whole_model_and_each_stage_pays_for_every_group():
+    """vLLM groups a hybrid's layers over the whole model, a type's layers dealt out to its groups in turn, and
+    projects the groups onto each stage (kv_cache_utils.py: _get_kv_cache_groups_uniform_page_size,
+    _project_kv_cache_groups_to_worker). Gemma-3-27B: 62 layers, every 6th full attention (10), 52 sliding."""
+    arch = model_architecture("gemma-3-27b-it")
+    full = [i for i, layer in enumerate(arch.layers) if layer.kind == "full"]
+    sliding = [i for i, layer in enumerate(arch.layers) if layer.kind == "sliding"]
+    assert (len(full), len(sliding)) == (10, 52)
+    whole = vllm_kv_cache(arch, 32768)["layout"]
+    assert (whole["n_groups"], whole["group_size"]) == (7, 10)  # 1 full group, cdiv(52, 10) = 6 sliding ones
+    sliding_groups = [sliding[j::6] for j in range(6)]
+    staged = vllm_kv_cache(arch, 32768, pp=8)
+    assert sizes(st["layers"] for st in staged["stages"]) == sizes(vllm_pipeline_stages(62, 8))
+    for st in staged["stages"]:
+        a, b = st["layers"]
+        layout = st["layout"]
+        on_stage = [sum(a <= i < b for i in group) for group in [full, *sliding_groups]]
+        width = max(on_stage)
+        # every request takes blocks in all 7 groups, from one pool shared by every stage
+        assert layout["n_groups"] == 7 and layout["blocks_per_request"] == whole["blocks_per_request"]
+        # a block holds as many pages as the stage's fullest group has layers; the rest is padding
+        assert layout["group_size"] == width and layout["padding_layers"] == 7 * width - (b - a)
+        assert layout["bytes_per_request"] == whole["blocks_per_request"] * whole["page_bytes"] * width
+    # the second stage (layers 7-14): 1 full layer and 7 sliding ones, two in one sliding group. Grouping the
+    # stage's own layers would give 8 groups of 1 layer and about half the bytes: too optimistic
+    second = staged["stages"][1]["layout"]
+    assert staged["stages"][1]["layers"] == (7, 15) and second["group_size"] == 2
+    own = vllm_kv_layout(replace(arch, layers=arch.layers[7:15]), 32768, "bf16")
+    assert second["bytes_per_request"] > 1.8 * own["bytes_per_request"]
+
+
+def test_one_kind_of_layer_splits_its_cache_by_the_stages_layers():
+    arch = model_architecture("qwen3-32b")
+    whole = vllm_kv_cache(arch, 32768)
+    for st in vllm_kv_cache(arch, 32768, pp=3)["stages"]:
+        a, b = st["layers"]
+        assert st["layout"]["n_groups"] == 1 and st["layout"]["padding_layers"] == 0
+        assert st["layout"]["bytes_per_request"] * arch.n_layers == whole["bytes_per_sequence"] * (b - a)
 
 
 def test_bad_pipeline_settings_are_refused_by_name():

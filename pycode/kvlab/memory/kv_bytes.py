@@ -21,7 +21,6 @@ True
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from kvlab.memory.architecture import (
     ATTENTION_KINDS,
@@ -490,6 +489,7 @@ def vllm_kv_layout(
     block_size: int = 16,
     max_num_batched_tokens: int = 2048,
     tp: int = 1,
+    stage: tuple[int, int] | None = None,
 ) -> dict:
     """How vLLM lays one GPU's KV cache out for `arch`: its groups, page, block size and one request's blocks.
 
@@ -505,19 +505,27 @@ def vllm_kv_layout(
       cdiv(min(chunk + max_num_batched_tokens, max_model_len), block), a state's one block.
     `tp`: the tensor-parallel size (KV heads split per GPU, replicated below one head each; an MLA
     latent is not split; a state splits by heads).
+    `stage`: the [start, end) layers of one pipeline stage. vLLM groups the whole model's layers, a type's
+    layers dealt out to its groups in turn (layers[i::n]), and projects the groups onto each stage
+    (vllm/v1/core/kv_cache_utils.py: get_kv_cache_configs, _get_kv_cache_groups_uniform_page_size,
+    _project_kv_cache_groups_to_worker). A request still takes blocks in every group, from one pool, and a
+    stage's block holds as many pages as its fullest projected group has layers: a stage with few layers
+    of a type pays for that type's blocks all the same.
     """
     dtype = kv_type(kv_cache_dtype)
     kv_value_bytes = KV_TYPES[dtype][1]
     ssm_value_bytes = ssm_value_bytes or model_value_bytes
     types: dict[tuple, dict] = {}
     attn_token = 0
-    for layer in arch.layers:
+    at: dict[tuple, list[int]] = {}  # each type's layer indices, in order
+    for i, layer in enumerate(arch.layers):
         if layer.kind == NONE:
             continue
         if layer.state_values:
             state = (layer.conv_state_values * model_value_bytes + layer.ssm_state_values * ssm_value_bytes) // tp
             t = types.setdefault(("state",), {"kind": LINEAR, "layers": 0, "state_bytes": state})
             t["layers"] += 1
+            at.setdefault(("state",), []).append(i)
         if layer.kind == LINEAR:
             continue
         if arch.attention == "mla":
@@ -535,6 +543,7 @@ def vllm_kv_layout(
         key = (layer.kind, layer.window if layer.kind in (SLIDING, CHUNKED) else None)
         t = types.setdefault(key, {"kind": layer.kind, "window": key[1], "layers": 0})
         t["layers"] += 1
+        at.setdefault(key, []).append(i)
     if not types:
         raise ValueError(f"{arch.name} keeps no cache in any layer")
 
@@ -552,10 +561,20 @@ def vllm_kv_layout(
         group_size, hybrid = min(counts), True
         if max(counts) < min(counts) * VLLM_GROUP_SIZE_SLACK:
             group_size = max(counts)
+    # the layers of each group on this GPU: all of them, or a stage's share of each (see `stage`)
+    start, end = stage or (0, arch.n_layers)
+    on_gpu = {
+        key: [
+            sum(start <= i < end for i in at[key][j :: _cdiv(len(at[key]), group_size)])
+            for j in range(_cdiv(len(at[key]), group_size))
+        ]
+        for key in types
+    }
+    width = max(max(counts) for counts in on_gpu.values())  # pages per block: the fullest group's layers
     groups, blocks_per_request, padding = [], 0, 0
-    for t in types.values():
+    for key, t in types.items():
         n_groups = _cdiv(t["layers"], group_size)
-        padding += n_groups * group_size - t["layers"]
+        padding += n_groups * width - sum(on_gpu[key])
         if t["kind"] == FULL:
             need = _cdiv(max_model_len, block)
         elif t["kind"] == SLIDING:
@@ -569,23 +588,23 @@ def vllm_kv_layout(
             {
                 "kind": t["kind"],
                 "window": t.get("window"),
-                "layers": t["layers"],
+                "layers": sum(on_gpu[key]),
                 "groups": n_groups,
                 "blocks_per_request": need * n_groups,
-                "bytes_per_request": need * n_groups * page * group_size,
+                "bytes_per_request": need * n_groups * page * width,
             }
         )
     n_groups = sum(g["groups"] for g in groups)
-    memory_per_block = page * group_size
+    memory_per_block = page * width
     return {
         "hybrid": hybrid,
         "block_size": block,
         "page_bytes": page,
         "attention_bytes_per_token_per_layer": attn_token,
         "state_page_bytes": state_page,
-        "group_size": group_size,
+        "group_size": width,
         "n_groups": n_groups,
-        "n_layers": arch.n_layers,
+        "n_layers": end - start,
         "padding_layers": padding,
         "types": groups,
         "memory_per_block": memory_per_block,
@@ -653,8 +672,8 @@ def vllm_kv_cache(
 
     `layout` is the whole model's (one GPU); under `tp`-way tensor and `pp`-way pipeline parallel, `stages`
     lists what each GPU holds: a stage's layers (vllm_pipeline_stages) and their layout with each GPU's share
-    of the KV heads (`gpu_stages` gives the list in every case). Under pipeline parallel kvlab groups a hybrid
-    model's layers per stage.
+    of the KV heads (`gpu_stages` gives the list in every case). Under pipeline parallel a hybrid model's
+    layers are grouped over the whole model, as vLLM does, and each stage holds its share of every group.
     """
     if max_model_len < 1 or block_size < 1:
         raise ValueError("max_model_len and block_size must be at least 1")
@@ -718,14 +737,13 @@ def vllm_kv_cache(
     assert per_seq == layout["bytes_per_request"]
     stages = []
     for start, end in vllm_pipeline_stages(arch.n_layers, pp, pp_partition) if pp > 1 else [(0, arch.n_layers)]:
-        part = arch if (start, end) == (0, arch.n_layers) else replace(arch, layers=arch.layers[start:end])
         shape = (max_model_len, dtype, KV_TYPES[model_dtype][1], ssm_state_bytes(arch), block_size)
         stages.append(
             {
                 "layers": (start, end),
                 "layout": layout
-                if part is arch and tp == 1
-                else vllm_kv_layout(part, *shape, max_num_batched_tokens, tp=tp),
+                if (start, end) == (0, arch.n_layers) and tp == 1
+                else vllm_kv_layout(arch, *shape, max_num_batched_tokens, tp=tp, stage=(start, end)),
             }
         )
     assumptions = [

@@ -318,7 +318,12 @@ def _whole_model_check(g: dict, budget: int) -> str | None:
     if not g["stages"]:
         return None
     free = min(budget - st["weights"] - st["reserve"] for st in g["stages"])
-    need = sum(st["layout"]["bytes_per_request"] for st in g["stages"])  # every layer, one GPU's share of heads
+    # every layer's own blocks for one request (no group padding), one GPU's share of the heads
+    need = sum(
+        t["blocks_per_request"] // t["groups"] * t["layers"] * st["layout"]["page_bytes"]
+        for st in g["stages"]
+        for t in st["layout"]["types"]
+    )
     if free >= need:
         return None
     return (
