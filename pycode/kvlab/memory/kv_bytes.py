@@ -752,7 +752,7 @@ def vllm_kv_cache(
     ]
     if layout["hybrid"]:
         assumptions.append(
-            f"vLLM's layer groups: {layout['n_groups']} groups of {layout['group_size']} layers"
+            f"vLLM's layer groups: {layout['n_groups']} groups of {plural(layout['group_size'], 'layer')}"
             + (
                 f", {layout['padding_layers']} of them padding that costs as much as a real layer"
                 if layout["padding_layers"]
@@ -764,6 +764,12 @@ def vllm_kv_cache(
                 else ""
             )
             + " (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size)"
+        )
+    if layout["hybrid"] and pp > 1:
+        assumptions.append(
+            "pipeline stages: the layers are grouped over the whole model and each stage holds its share of every "
+            "group; a request takes blocks in every group (get_kv_cache_configs merges the stages' layers, then "
+            "_project_kv_cache_groups_to_worker; releases before that grouped each stage's own layers)"
         )
     if by_kind[SLIDING]["layers"]:
         assumptions.append(
@@ -1039,7 +1045,7 @@ def layer_memory_map(
         ),
         "vllm": f"vLLM: blocks of {block_size} tokens; sliding layers keep window - 1 + {max_num_batched_tokens:,} tokens + 1 block"
         + (
-            f"; {layout['n_groups']} groups of {layout['group_size']} layers"
+            f"; {layout['n_groups']} groups of {plural(layout['group_size'], 'layer')}"
             + (f", {layout['padding_layers']} padding layers" if layout["padding_layers"] else "")
             if mode == "vllm" and layout["hybrid"]
             else ""

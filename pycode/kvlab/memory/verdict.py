@@ -269,7 +269,7 @@ def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -
     layout = tight["layout"]
     a, b = tight["layers"]
     grouping = (
-        f"; hybrid layout: {layout['n_groups']} groups of {layout['group_size']} layers"
+        f"; hybrid layout: {layout['n_groups']} groups of {plural(layout['group_size'], 'layer')}"
         + (f" ({layout['padding_layers']} padding layers)" if layout["padding_layers"] else "")
         + (f", blocks of {layout['block_size']} tokens to hold a state page" if layout["state_page_bytes"] else "")
         if layout["hybrid"]
