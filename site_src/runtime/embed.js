@@ -88,12 +88,21 @@
   function sharePanel(root, button, panel, text, what) {
     const area = panel.querySelector("textarea");
     const copied = panel.querySelector("[role='status']");
+    // what the widget shows that no setting carries (root.dataset.shareMisses, set by the widget)
+    const note = panel.querySelector(".kv-share-note");
+    const sayMissing = () => {
+      if (!note) return;
+      const missing = root.dataset.shareMisses || "";
+      note.textContent = missing ? `Not in this ${what}: ${missing}.` : "";
+      note.hidden = !missing;
+    };
     const close = (b, p) => {
       p.hidden = true;
       b.setAttribute("aria-expanded", "false");
     };
     // the text box as tall as its text (a stylesheet's max-height caps it; it scrolls past that)
     const show = (value) => {
+      sayMissing();
       area.value = value;
       area.style.height = "auto";
       area.style.height = `${area.scrollHeight + area.offsetHeight - area.clientHeight}px`;
@@ -118,6 +127,7 @@
     });
     return () => {
       if (!panel.hidden && area.value !== text()) show(text());
+      else sayMissing();
     };
   }
 
@@ -173,7 +183,13 @@
     };
     form.addEventListener("input", onChange);
     form.addEventListener("change", onChange);
-    root.addEventListener("kvlab:rendered", () => changed && follow());
+    // after each figure: the address bar once the reader has changed a control; the open panels always
+    // (a widget's shareMisses may have changed with it)
+    root.addEventListener("kvlab:rendered", () => {
+      if (changed) return follow();
+      refreshLink();
+      if (root.kvRefreshEmbed) root.kvRefreshEmbed();
+    });
   };
 
   /* A slider's readout (<output name="<name>-out">, the widgets' convention) shows the value a

@@ -169,6 +169,13 @@ def test_pasted_config_json_is_read_by_python(warm_page, site_url):
     expect(root.locator('[data-field="model"]')).to_have_text("your config.json (qwen3_5_text)")
     expect(error).to_be_hidden()
     before = table(root, "kinds"), root.locator(".kv-plot").evaluate("el => el.data.map(t => t.y)")
+    # a link carries the controls, not the pasted config: the Link panel says so
+    root.get_by_role("button", name="Link", exact=True).click()
+    note = root.locator(".kv-link-panel .kv-share-note")
+    expect(note).to_have_text(
+        "Not in this link: the pasted config.json (it opens on the model chosen in the Model menu)."
+    )
+    root.get_by_role("button", name="Link", exact=True).click()  # closed again
 
     # broken JSON: a readable message from Python, and the catalogue model's figure again
     catalogue = kvlab.kv_memory_figure()
@@ -192,11 +199,13 @@ def test_pasted_config_json_is_read_by_python(warm_page, site_url):
     wait_ready(root)
     assert text(root, "total") == catalogue["result"]["total"]["human"]
 
-    # back to the catalogue model
+    # back to the catalogue model: a link holds everything shown again
     root.locator(".kv-config-clear").click()
     expect(error).to_be_hidden()
     wait_ready(root)
     assert_kv_memory_shows(root, kvlab.kv_memory_figure())
+    root.get_by_role("button", name="Link", exact=True).click()
+    expect(note).to_be_hidden()
 
 
 def test_gpu_fit_shows_the_sum_and_the_verdict(warm_page, site_url):

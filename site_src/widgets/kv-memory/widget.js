@@ -12,6 +12,12 @@ kvlab.register("kv-memory", {
 
     let data = ctx.data;
     let config = ""; // the pasted config.json, while it is the one shown
+    /* The pasted config, or none; a Link or Embed says it does not carry one (embed.js). */
+    function useConfig(text) {
+      config = text;
+      if (text) root.dataset.shareMisses = "the pasted config.json (it opens on the model chosen in the Model menu)";
+      else delete root.dataset.shareMisses;
+    }
 
     /* Cache types an engine does not take are disabled (Python would refuse them). */
     function syncKvOptions() {
@@ -32,7 +38,7 @@ kvlab.register("kv-memory", {
       "kv_memory_figure",
       async (result) => {
         data = result;
-        if (data.config_error) config = ""; // a config that could not be read: its message is shown, the config forgotten
+        if (data.config_error) useConfig(""); // a config that could not be read: its message is shown, the config forgotten
         ctx.reportClamped(data);
         kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
         kvlab.kit.bind(root, data);
@@ -101,11 +107,11 @@ kvlab.register("kv-memory", {
         configError.hidden = false;
         return;
       }
-      config = configArea.value; // Python reads it: a bad one comes back as a message naming the field
+      useConfig(configArea.value); // Python reads it: a bad one comes back as a message naming the field
       update(readForm());
     });
     configForm.querySelector(".kv-config-clear").addEventListener("click", () => {
-      config = "";
+      useConfig("");
       configArea.value = "";
       configError.hidden = true;
       update(readForm());
