@@ -11,6 +11,7 @@ import pytest
 
 from kvlab import gpu_fit_figure
 from kvlab.cli import main
+from kvlab.memory.architecture import no_cache_layer
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.engine_logs import explain_engine_log
 from kvlab.memory.kv_bytes import vllm_kv_cache, vllm_kv_layout, vllm_pipeline_stages
@@ -134,6 +135,15 @@ def test_one_kind_of_layer_splits_its_cache_by_the_stages_layers():
         a, b = st["layers"]
         assert st["layout"]["n_groups"] == 1 and st["layout"]["padding_layers"] == 0
         assert st["layout"]["bytes_per_request"] * arch.n_layers == whole["bytes_per_sequence"] * (b - a)
+
+
+def test_a_stage_without_a_cache_of_its_own_is_refused_by_name():
+    # gemma-3n's last layers reuse earlier layers' K/V (num_kv_shared_layers): a stage of only those has no cache
+    arch = model_architecture("llama-3.1-8b")
+    arch = replace(arch, layers=arch.layers[:24] + tuple(no_cache_layer() for _ in range(8)))
+    assert vllm_kv_cache(arch, 4096, pp=2)["stages"][1]["layout"]["group_size"] == 8
+    with pytest.raises(ValueError, match="pipeline stage of layers 24-31 keeps no KV cache of its own"):
+        fit_verdict(arch, 4096, gpu="rtx-4090", engine="vllm", pipeline_parallel=4)
 
 
 def test_bad_pipeline_settings_are_refused_by_name():

@@ -571,6 +571,11 @@ def vllm_kv_layout(
         for key in types
     }
     width = max(max(counts) for counts in on_gpu.values())  # pages per block: the fullest group's layers
+    if not width:
+        raise ValueError(
+            f"pipeline stage of layers {start}-{end - 1} keeps no KV cache of its own (its layers reuse others' "
+            "or keep none): kvlab cannot size it; use fewer stages or move the boundary (VLLM_PP_LAYER_PARTITION)"
+        )
     groups, blocks_per_request, padding = [], 0, 0
     for key, t in types.items():
         n_groups = _cdiv(t["layers"], group_size)
