@@ -300,3 +300,43 @@ def test_recurrent_line_prints_every_layer_and_plain_seqs():
         assert rec["status"] == "exact", rec
         layers = next(t for t in rec["terms"] if t["term"] == "layers")
         assert layers["rebuilt"] == "52" and "24 of them keep a state" in layers["how"]
+
+
+def test_what_the_log_runs_that_kvlab_does_not_model_is_named():
+    """A club-3090 Qwen3.6-27B log runs MTP speculative decoding with prefix caching: both are named in a
+    note, and the differing concurrency's reason names them (calibration.json has the log's URL)."""
+    log = (LOGS / "calibration" / "vllm_qwen36_27b_int4_rtx3090_tp2_mtp.txt").read_text(encoding="utf-8")
+    out = explain_engine_log(log, "qwen3.6-27b")
+    notes = [n for n in out["notes"] if n.startswith("not modelled: ")]
+    assert [n.split(" (")[0] for n in notes] == [
+        "not modelled: speculative decoding",
+        "not modelled: prefix caching on a model with recurrent layers",
+    ]
+    assert notes[0].startswith("not modelled: speculative decoding (mtp, 3 tokens; log line 3)")
+    conc = next(c for c in out["checks"] if c["figure"] == "maximum concurrency")
+    assert conc["status"] == "differs"
+    assert conc["why"].endswith(
+        "; or what kvlab does not model: speculative decoding; prefix caching on a model with recurrent layers"
+    )
+    # a stock log says nothing of the kind
+    plain = explain_engine_log((LOGS / "vllm_qwen35_27b_h20.txt").read_text(encoding="utf-8"), "qwen3.6-27b")
+    assert not [n for n in plain["notes"] if n.startswith("not modelled")]
+
+
+@pytest.mark.parametrize(
+    ("line", "spec", "caching"),
+    [
+        ("non-default args: {'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 3}}", ("mtp", 3), None),
+        (
+            """vllm serve m --speculative-config '{"method": "eagle3", "num_speculative_tokens": 2}' --no-enable-prefix-caching""",
+            ("eagle3", 2),
+            False,
+        ),
+        ("non-default args: {'enable_prefix_caching': True}", None, True),
+        ("vllm serve m --enable-prefix-caching", None, True),
+    ],
+)
+def test_speculative_decoding_and_prefix_caching_are_read_from_args_and_commands(line, spec, caching):
+    v = parse_engine_log(line)["vllm"]
+    assert (None if "speculative" not in v else (v["speculative"]["method"], v["speculative"]["tokens"])) == spec
+    assert (v["prefix_caching"]["value"] if "prefix_caching" in v else None) == caching

@@ -122,6 +122,12 @@ _VLLM_INT = {
     ),
 }
 _PP_PARTITION = re.compile(r"VLLM_PP_LAYER_PARTITION=['\"]?([\d,]+)")
+# speculative decoding, as vLLM echoes it ('speculative_config': {'method': 'mtp', 'num_speculative_tokens': 3})
+# or as a command gives it (--speculative-config '{"method": "eagle3", ...}')
+_SPECULATIVE = re.compile(r"speculative[_-]config['\"]?\s*[:=]?\s*['\"]?\{([^}]*)")
+_SPEC_METHOD = re.compile(r"['\"]method['\"]:\s*['\"]([\w.-]+)['\"]")
+_SPEC_TOKENS = re.compile(r"['\"]num_speculative_tokens['\"]:\s*(\d+)")
+_PREFIX_CACHING = re.compile(r"['\"]enable_prefix_caching['\"]:\s*(True|False)|--(no-)?enable-prefix-caching\b")
 _VLLM_DTYPE = re.compile(r"['\"]kv_cache_dtype['\"]:\s*['\"](\w+)['\"]|--kv-cache-dtype[ =](\w+)")
 _CONCURRENCY = re.compile(r"Maximum concurrency for\s*([\d,]+)\s*tokens per request:\s*([\d.]+)x")
 _NEEDED = re.compile(
@@ -235,6 +241,18 @@ def parse_engine_log(text: str) -> dict:
                 "available": m.group(3),
                 "line": number,
                 "text": m.group(0),
+            }
+        if "speculative" not in vllm and (m := _SPECULATIVE.search(line)):
+            method, tokens = _SPEC_METHOD.search(m.group(1)), _SPEC_TOKENS.search(m.group(1))
+            vllm["speculative"] = {
+                "method": method.group(1) if method else None,
+                "tokens": int(tokens.group(1)) if tokens else None,
+                "line": number,
+            }
+        if "prefix_caching" not in vllm and (m := _PREFIX_CACHING.search(line)):
+            vllm["prefix_caching"] = {
+                "value": m.group(1) == "True" or (m.group(1) is None and not m.group(2)),
+                "line": number,
             }
         if "pp_partition" not in vllm and (m := _PP_PARTITION.search(line)):
             sizes = tuple(int(n) for n in m.group(1).split(",") if n)
@@ -1189,6 +1207,30 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
             f"weights: {weights['value']:g} GiB as logged (vLLM's older 'GB' is the same GiB figure); state "
             "the weights format to compare it with the parameter count"
         )
+    # what the log runs that kvlab's layout leaves out: said once, and named where a figure differs
+    unmodelled = []
+    if spec := v.get("speculative"):
+        what = ", ".join(x for x in (spec["method"], spec["tokens"] and plural(spec["tokens"], "token")) if x)
+        unmodelled.append(
+            f"speculative decoding ({what}; log line {spec['line']}): a drafter's own KV layers join the groups, "
+            "and recurrent layers keep a state per speculative token (MambaSpec num_speculative_blocks); kvlab's "
+            "layout has neither"
+        )
+    if hybrid and kv["by_kind"][LINEAR]["layers"] and (v.get("prefix_caching") or {}).get("value"):
+        unmodelled.append(
+            f"prefix caching on a model with recurrent layers (log line {v['prefix_caching']['line']}): vLLM may keep "
+            "more than one state per request (MambaSpec.max_memory_usage_bytes: 2 in mamba_cache_mode 'align', one "
+            "per block in 'all', by version); "
+            "kvlab counts one"
+        )
+    notes.extend(f"not modelled: {u}" for u in unmodelled)
+    for check in checks:
+        if check["status"] == "differs" and unmodelled:
+            check["why"] = (
+                (check["why"] or "")
+                + "; or what kvlab does not model: "
+                + "; ".join(u.split(" (", 1)[0] for u in unmodelled)
+            )
     return {"settings": settings, "checks": checks, "notes": notes}
 
 
