@@ -21,7 +21,6 @@ True
 
 from __future__ import annotations
 
-
 from kvlab.memory.architecture import (
     ATTENTION_KINDS,
     CHUNKED,
