@@ -58,6 +58,8 @@ MEMORY_TESTS = (
     "test_layer_map.py",
     "test_engine_logs.py",
     "test_memory_golden.py",
+    "test_pipeline_parallel.py",
+    "test_families.py",
 )
 TESTS_FOR = {m: (MEMORY_TESTS if MODULE_PATHS[m].startswith("memory/") else REUSE_TESTS) for m in MODULE_PATHS}
 

@@ -116,6 +116,7 @@ def test_a_hybrid_is_grouped_over_the_whole_model_and_each_stage_pays_for_every_
         on_stage = [sum(a <= i < b for i in group) for group in [full, *sliding_groups]]
         width = max(on_stage)
         # every request takes blocks in all 7 groups, from one pool shared by every stage
+        assert layout["n_layers"] == b - a
         assert layout["n_groups"] == 7 and layout["blocks_per_request"] == whole["blocks_per_request"]
         # a block holds as many pages as the stage's fullest group has layers; the rest is padding
         assert layout["group_size"] == width and layout["padding_layers"] == 7 * width - (b - a)
