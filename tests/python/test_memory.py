@@ -348,3 +348,23 @@ def test_cache_equals_layer_by_layer_sum(arch, context, kv):
 def test_llamacpp_never_allocates_less_than_needed(arch, context):
     need = kv_cache_bytes(arch, context)["total_bytes"]
     assert llamacpp_kv_cache(arch, context)["total_bytes"] >= need
+
+
+@pytest.mark.parametrize(
+    ("full", "sliding", "groups", "size"),
+    [
+        # within vLLM's 1.25x (gpt-oss-20b + an EAGLE layer is 12 sw + 13 full): one group per type, as
+        # wide as the larger one, the smaller padded (kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size)
+        (8, 9, 2, 9),
+        # at 1.25x exactly ("max < min * 1.25" is false): groups of the smaller count, the larger split in two
+        (4, 5, 3, 4),
+        # 5:1 (Gemma 3): groups of the smaller count
+        (2, 10, 6, 2),
+    ],
+)
+def test_vllm_groups_a_hybrid_by_its_smaller_type_unless_the_counts_are_close(full, sliding, groups, size):
+    layers = [attention_layer(FULL, 8, 128)] * full + [attention_layer(SLIDING, 8, 128, window=1024)] * sliding
+    arch = Architecture(name="hybrid", family="gemma3", layers=tuple(layers), n_heads=32, hidden_size=4096)
+    layout = vllm_kv_cache(arch, 8192)["layout"]
+    assert (layout["n_groups"], layout["group_size"]) == (groups, size)
+    assert layout["padding_layers"] == groups * size - full - sliding
