@@ -1207,30 +1207,35 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
             f"weights: {weights['value']:g} GiB as logged (vLLM's older 'GB' is the same GiB figure); state "
             "the weights format to compare it with the parameter count"
         )
-    # what the log runs that kvlab's layout leaves out: said once, and named where a figure differs
+    # what the log runs that kvlab's layout leaves out (name, where, what): said once, and named where a figure differs
     unmodelled = []
     if spec := v.get("speculative"):
-        what = ", ".join(x for x in (spec["method"], spec["tokens"] and plural(spec["tokens"], "token")) if x)
+        how = ", ".join(x for x in (spec["method"], spec["tokens"] and plural(spec["tokens"], "token")) if x)
         unmodelled.append(
-            f"speculative decoding ({what}; log line {spec['line']}): a drafter's own KV layers join the groups, "
-            "and recurrent layers keep a state per speculative token (MambaSpec num_speculative_blocks); kvlab's "
-            "layout has neither"
-        )
-    if hybrid and kv["by_kind"][LINEAR]["layers"] and (v.get("prefix_caching") or {}).get("value"):
-        unmodelled.append(
-            f"prefix caching on a model with recurrent layers (log line {v['prefix_caching']['line']}): vLLM may keep "
-            "more than one state per request (MambaSpec.max_memory_usage_bytes: 2 in mamba_cache_mode 'align', one "
-            "per block in 'all', by version); "
-            "kvlab counts one"
-        )
-    notes.extend(f"not modelled: {u}" for u in unmodelled)
-    for check in checks:
-        if check["status"] == "differs" and unmodelled:
-            check["why"] = (
-                (check["why"] or "")
-                + "; or what kvlab does not model: "
-                + "; ".join(u.split(" (", 1)[0] for u in unmodelled)
+            (
+                "speculative decoding",
+                f"{how}; log line {spec['line']}",
+                "a drafter's own KV layers join the groups, and recurrent "
+                "layers keep a state per speculative token (MambaSpec num_speculative_blocks); kvlab's layout "
+                "has neither",
             )
+        )
+    if kv["by_kind"][LINEAR]["layers"] and (v.get("prefix_caching") or {}).get("value"):
+        unmodelled.append(
+            (
+                "prefix caching on a model with recurrent layers",
+                f"log line {v['prefix_caching']['line']}",
+                "vLLM may keep more than one state per request "
+                "(MambaSpec.max_memory_usage_bytes: 2 in mamba_cache_mode 'align', one per block in 'all', by "
+                "version); kvlab counts one",
+            )
+        )
+    notes.extend(f"not modelled: {name} ({where}): {what}" for name, where, what in unmodelled)
+    if unmodelled:
+        names = "; ".join(name for name, _, _ in unmodelled)
+        for check in checks:
+            if check["status"] == "differs":
+                check["why"] = (check["why"] or "") + f"; or what kvlab does not model: {names}"
     return {"settings": settings, "checks": checks, "notes": notes}
 
 
