@@ -111,17 +111,21 @@
           ctx.setState("loading");
           running = (async () => {
             try {
-              let data;
+              // input that comes while a result is drawn is computed and drawn next (it was dropped)
               while (pending) {
-                const next = pending.args;
-                pending = null;
-                data = await compute(next);
+                let data;
+                while (pending) {
+                  const next = pending.args;
+                  pending = null;
+                  data = await compute(next);
+                }
+                await render(data);
+                if (data && data.clamped && data.params) ctx.reportClamped(data);
+                ctx.say(describe ? describe(data) : `Computed in your browser by kvlab.${fn}.`);
+                // drawn: the form holds the values used (embed.js keeps the address bar in step)
+                root.dispatchEvent(new CustomEvent("kvlab:rendered"));
               }
-              await render(data);
-              ctx.say(describe ? describe(data) : `Computed in your browser by kvlab.${fn}.`);
               ctx.setState("ready");
-              // drawn: the form holds the values used (embed.js keeps the address bar in step)
-              root.dispatchEvent(new CustomEvent("kvlab:rendered"));
             } catch (err) {
               ctx.fail(err);
             } finally {
@@ -132,14 +136,20 @@
         };
       },
       /* Python clamps out-of-range input and says so in data.clamped
-       * ({name: {requested, used}}): put the values used back into the form
-       * and tell the reader, in a note of its own (.kv-clamped), naming each
-       * control as its label does (fieldName). */
+       * ({name: {requested, used}}): put the values used back into the form (kit.writeForm:
+       * never into the field the reader is typing in; it shows the value used once they press
+       * Enter or leave it), say "clamped to …" beside each such field (.kv-field-note, the
+       * field's description), and tell the reader in a note of the widget's own (.kv-clamped),
+       * naming each control as its label does (fieldName). ctx.live calls it after every
+       * drawn result that carries data.clamped, so every widget does it alike. */
       reportClamped(data) {
         const form = root.querySelector("form.kv-controls");
         const clamped = Object.entries(data.clamped || {});
-        for (const [k] of clamped) if (form && form.elements.namedItem(k)) form.elements.namedItem(k).value = data.params[k];
-        const list = clamped.map(([k, c]) => `${fieldName(form, k)}: asked ${c.requested}, used ${c.used}`);
+        if (form) {
+          kv.kit.writeForm(form, Object.fromEntries(clamped.map(([k]) => [k, data.params[k]])));
+          fieldNotes(form, data.clamped || {});
+        }
+        const list = clamped.map(([k, c]) => `${fieldName(form, k)}: asked ${short(c.requested)}, used ${short(c.used)}`);
         ctx.notice(list.length ? `Out of range, so clamped: ${list.join("; ")}.` : "", "clamped");
       },
       /* kvlab.model() with its loading progress shown in this widget. */
@@ -157,6 +167,36 @@
       }
     }
     return ctx;
+  }
+
+  /* A value as the reader reads it in a note: a pasted 5,000-digit number is not repeated in full. */
+  const short = (v) => {
+    const t = String(v);
+    return t.length > 24 ? `${t.slice(0, 12)}…${t.slice(-6)} (${t.length} characters)` : t;
+  };
+
+  /* "clamped to 256" beside each clamped field of the form (after the field, in its label; the
+   * field's aria-describedby names it), and no such note beside the others. */
+  function fieldNotes(form, clamped) {
+    for (const c of form.querySelectorAll("input, select, textarea")) {
+      let note = c.parentElement && c.parentElement.querySelector(`:scope > .kv-field-note[data-for="${CSS.escape(c.name)}"]`);
+      const entry = c.name ? clamped[c.name] : undefined;
+      if (!entry) {
+        if (note) note.hidden = true;
+        continue;
+      }
+      if (!note) {
+        note = document.createElement("small");
+        note.className = "kv-field-note";
+        note.dataset.for = c.name;
+        note.id = `kv-${kv.widgetKey(form.closest("[data-widget]"))}-${c.name}-clamped`;
+        note.setAttribute("aria-hidden", "true"); // not part of the field's name: its description
+        c.after(note);
+        c.setAttribute("aria-describedby", [c.getAttribute("aria-describedby"), note.id].filter(Boolean).join(" "));
+      }
+      note.hidden = false;
+      note.textContent = `clamped to ${short(entry.used)}`;
+    }
   }
 
   /* What the reader calls a control: its label's text up to any "(" (the label says
@@ -211,7 +251,10 @@
     // attributes, not the .hidden property: SVG elements have no .hidden
     root.querySelectorAll("[data-live-only]").forEach((el) => el.removeAttribute("hidden"));
     root.querySelectorAll("[data-static-only]").forEach((el) => el.setAttribute("hidden", ""));
-    root.querySelectorAll("form.kv-controls").forEach((f) => f.addEventListener("submit", (ev) => ev.preventDefault()));
+    root.querySelectorAll("form.kv-controls").forEach((f) => {
+      f.addEventListener("submit", (ev) => ev.preventDefault());
+      kv.kit.watchForm(f); // what the reader types is theirs from the first key (kit.writeForm)
+    });
     const ctx = makeContext(root);
     // a link's settings go into the form first, so mount() reads them: an embed's
     // ?name=value, a content page's ?<key>.name=value (embed.js)

@@ -61,7 +61,13 @@
  *   kit.readForm(form, params)          the form's controls named like params' keys, typed as
  *                                       params' values (a number left blank or not a number:
  *                                       params' value); checkboxes give booleans
- *   kit.writeForm(form, values)         puts values in the controls (and <output>s) so named
+ *   kit.writeForm(form, values)         puts values in the controls (and <output>s) so named; never
+ *                                       into a field the reader is typing in: held back until it settles
+ *                                       (Enter or blur), and shown then if the text is still the one
+ *                                       the value answered; a value equal as a number is not written
+ *   kit.watchForm(form)                 starts following what the reader types in it (mounting does, for
+ *                                       every widget's form; writeForm does too)
+ *   kit.isTyping(control)               the reader is typing in it now (focused, typed since its last change)
  */
 (function () {
   "use strict";
@@ -426,14 +432,54 @@
     return out;
   }
 
+  /* A field is the reader's while they type in it. A call is made after every key, and
+   * Python clamps what it gets ("8" of "8192" is below a minimum of 256): writing the value it
+   * used back into the focused field made the next keys land after it ("256192"). So a value
+   * for a field the reader has typed in since it last settled (its last "change": Enter, a
+   * blur, an arrow key, a spinner) is held back, and put in the field when it settles, if the
+   * reader's text is still the one it answered. A value equal to the field's as a number is
+   * never written ("0.50" stays as typed). One mechanism for every control that writeForm fills. */
+  const typing = new WeakSet(); // fields typed in since their last "change"
+  const held = new WeakMap(); // field -> {text, from}: the value to show once it settles
+  const watched = new WeakSet(); // forms with the listeners below
+
+  function watch(form) {
+    if (watched.has(form)) return;
+    watched.add(form);
+    form.addEventListener("input", (ev) => typing.add(ev.target), true);
+    const settle = (ev) => {
+      const c = ev.target;
+      typing.delete(c);
+      const h = held.get(c);
+      held.delete(c);
+      if (h && c.value === h.from) put(c, h.text);
+    };
+    form.addEventListener("change", settle, true);
+    form.addEventListener("focusout", settle, true);
+  }
+
+  const same = (c, text) => (c.type === "number" || c.type === "range" ? c.value !== "" && Number(c.value) === Number(text) : c.value === text);
+
+  function put(c, text) {
+    if (same(c, text)) return held.delete(c);
+    if (typing.has(c) && c === document.activeElement) return held.set(c, { text, from: c.value });
+    held.delete(c);
+    c.value = text;
+  }
+
   function writeForm(form, values) {
+    watch(form);
     for (const [name, v] of Object.entries(values)) {
       const c = form.elements.namedItem(name);
       if (!c || v === null || v === undefined) continue;
       if (c.type === "checkbox") c.checked = Boolean(v);
-      else c.value = String(v);
+      else if (c instanceof RadioNodeList) c.value = String(v);
+      else put(c, String(v));
     }
   }
+
+  /* Whether the reader is typing in this control now (writeForm holds values back from it). */
+  const isTyping = (c) => typing.has(c) && c === document.activeElement;
 
   /* Python's f"{x:.{digits}f}" (|x| < 1e21). toFixed rounds the exact binary value, as Python
    * does, but an exact tie (0.0625 to 3 decimals) away from zero; Python rounds a tie to even. */
@@ -465,5 +511,5 @@
 
   const reducedMotion = () => Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 
-  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion, TEXT, bind, get, readForm, writeForm, fixed };
+  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion, TEXT, bind, get, readForm, writeForm, watchForm: watch, isTyping, fixed };
 })();

@@ -16,7 +16,7 @@ kvlab.register("attention", {
       "attention_demo",
       (result) => {
         data = result;
-        form.seed.value = data.seed; // Python clamps out-of-range input: show what was computed
+        kit.writeForm(form, { seed: data.seed }); // Python clamps out-of-range input: show what was computed (kit: not while the reader types)
         kit.bind(root, data);
         showQuery(query);
         // the heatmap (kit.heatmap: no chart library); a click on a cell reads its query row

@@ -13,7 +13,7 @@ kvlab.register("quadratic-wall", {
       "quadratic_wall_figure",
       async (result) => {
         data = result;
-        form.n.value = data.params.n;
+        kvlab.kit.writeForm(form, { n: data.params.n });
         kvlab.kit.bind(root, data);
         await render();
       },

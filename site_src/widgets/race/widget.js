@@ -77,7 +77,7 @@ kvlab.register("race", {
     raceButton.addEventListener("click", race);
 
     async function render() {
-      form.n.value = data.params.n;
+      kit.writeForm(form, { n: data.params.n });
       kit.bind(root, data);
       await kit.plot(root, plot,
         [

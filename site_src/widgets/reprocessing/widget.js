@@ -22,7 +22,7 @@ kvlab.register("reprocessing", {
     }
 
     function renderText() {
-      form.n.value = data.params.n;
+      kvlab.kit.writeForm(form, { n: data.params.n });
       kvlab.kit.bind(root, data);
       addButton.disabled = data.params.n >= Number(form.n.max);
       // the counters that changed flash once (not under reduced motion)
