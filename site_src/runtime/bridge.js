@@ -19,8 +19,13 @@
  * running generation at its next step. If a worker dies (a fatal Pyodide
  * error, a stack overflow, out of memory), the job that killed it rejects with
  * a RuntimeCrashed error, the worker is dropped, and the next job starts a
- * fresh one. Where no worker can start, the runtime runs on the page (and
- * says so in the console).
+ * fresh one. A worker can also die without a word (the browser kills it for
+ * memory, or it is terminated): while a job is open the page pings it every
+ * PING_MS, and a worker not heard from for `silentMs` (pong, progress, a
+ * token or an answer) is taken for dead, the same way, so no job waits for
+ * ever. (A synchronous Python call answers no ping until it returns: silentMs
+ * is far above the longest call a widget makes.) Where no worker can start,
+ * the runtime runs on the page (and says so in the console).
  */
 (function () {
   "use strict";
@@ -104,6 +109,8 @@
     return channel.port1;
   }
 
+  const PING_MS = 1000;
+
   class Runtime {
     constructor(role) {
       this.role = role;
@@ -112,6 +119,22 @@
       this.jobs = new Map(); // id → {resolve, reject, onEvent}
       this.nextId = 1;
       this.state = "idle";
+      this.silentMs = 45_000; // the watchdog's patience (tests set it lower)
+      this.heard = 0; // when the worker last said anything
+      this.watchdog = null;
+    }
+
+    /* While a job is open: ping the worker, and take it for dead when it has been silent too long. */
+    watch() {
+      if (this.watchdog) return;
+      this.watchdog = setInterval(() => {
+        if (!this.jobs.size || !this.port) {
+          clearInterval(this.watchdog);
+          this.watchdog = null;
+        } else if (performance.now() - this.heard > this.silentMs) {
+          this.crashed(`it did not answer for ${Math.round(this.silentMs / 1000)} s`);
+        } else this.port.postMessage({ type: "ping" });
+      }, PING_MS);
     }
 
     start() {
@@ -136,6 +159,8 @@
 
     receive(msg) {
       if (!msg) return;
+      this.heard = performance.now();
+      if (msg.type === "pong") return;
       if (msg.type === "progress") {
         kv.reportProgress(this.role, msg.update);
         if (msg.update.done) this.state = "ready";
@@ -183,7 +208,9 @@
       if (signal && signal.aborted) return { cancelled: true }; // aborted while the worker started
       const id = this.nextId++;
       return new Promise((resolve, reject) => {
+        if (!this.jobs.size) this.heard = performance.now(); // the watchdog counts from the first open job
         this.jobs.set(id, { resolve, reject, onEvent, port });
+        this.watch();
         if (signal) signal.addEventListener("abort", () => this.port === port && port.postMessage({ type: "cancel", id }), { once: true });
         port.postMessage({ type: "job", id, op, args });
       });

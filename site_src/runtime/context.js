@@ -100,11 +100,23 @@
        * replace older ones and only the newest runs next, so dragging a slider
        * never queues a backlog. The state goes loading → ready (or error, with
        * the figure kept; the next update tries again, on a fresh runtime if
-       * the last one broke). */
+       * the last one broke). A call whose runtime died under it is made again, once,
+       * on a fresh runtime. */
       live(fn, render, describe) {
         let pending = null;
         let running = null;
-        const compute = typeof fn === "string" ? (args) => ctx.call(fn, args) : (args) => withProgress(() => fn(args));
+        const once = typeof fn === "string" ? (args) => ctx.call(fn, args) : (args) => withProgress(() => fn(args));
+        // a runtime that died under this call (bridge.js: a crash, or the watchdog) is started
+        // again and the call made once more: no widget is left waiting; a second crash is shown
+        const compute = async (args) => {
+          try {
+            return await once(args);
+          } catch (err) {
+            if (!(err instanceof kv.RuntimeCrashed)) throw err;
+            ctx.say(`The ${err.role === "python" ? "Python" : "model"} runtime stopped, so it is starting again…`);
+            return await once(args);
+          }
+        };
         return function update(args) {
           pending = { args };
           if (running) return running;

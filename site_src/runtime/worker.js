@@ -10,7 +10,9 @@
  *                  {type: "cancel", id}             a queued job is dropped, a running one stops
  *                                                   at its next step
  *                  {type: "bytes", path, b64 | error}   answer to "need" (offline build)
+ *                  {type: "ping"}                   the page's watchdog, while a job is open
  *   worker → page  {type: "hello"}                  the script runs (else the page falls back)
+ *                  {type: "pong"}                   answer to "ping" (when no job holds the thread)
  *                  {type: "progress", task, update} bytes received, phases
  *                  {type: "event", id, event}       onToken / onPromptToken of a job
  *                  {type: "done", id, value} | {type: "failed", id, message, fatal}
@@ -183,6 +185,7 @@
         if (ack) ack();
       }
       else if (msg.type === "bytes" && env.onBytes) env.onBytes(msg);
+      else if (msg.type === "ping") post({ type: "pong" }); // the page's watchdog: still here
     };
   }
 

@@ -197,6 +197,41 @@ def test_a_crashed_python_runtime_restarts_on_the_next_call(page_factory, site_u
     wait_ready(root)
 
 
+def test_a_worker_killed_during_a_call_leaves_no_widget_waiting(page_factory, site_url):
+    """The worker dies without a word while three widgets wait on it (terminated, as a browser
+    does for memory): the watchdog (bridge.js) takes it for dead, every waiting widget's call is
+    made again on a fresh runtime, and each shows a figure for what the reader asked."""
+    page, _ = page_factory(allowed=[site_url])
+    page.goto(site_url + "quadratic-wall/")
+    roots = [page.locator(f'[data-widget="{name}"]') for name in ("race", "reprocessing", "quadratic-wall")]
+    for root in roots:
+        activate(root)
+        wait_ready(root)
+    page.evaluate("kvlab.runtimes.python.silentMs = 3000")
+    # three changes, then the worker is gone before it can answer any of them
+    page.evaluate(
+        """() => {
+            const set = (name, v) => {
+                const el = document.querySelector(`[data-widget="${name}"] input[name="n"]`);
+                el.value = String(v);
+                el.dispatchEvent(new Event("input", {bubbles: true}));
+            };
+            set("race", 7);
+            set("reprocessing", 9);
+            set("quadratic-wall", 40);
+            kvlab.runtimes.python.port.terminate();
+        }"""
+    )
+    for root in roots:
+        expect(root).to_have_attribute("data-state", "loading")
+    for root in roots:
+        wait_ready(root, 60_000)  # was: "loading" for good
+    assert roots[0].locator('input[name="n"]').input_value() == "7"
+    for root in roots:
+        expect(root.locator(".kv-status-text")).to_contain_text("Computed in your browser")
+    assert page.evaluate("kvlab.runPython('6 * 7')") == 42
+
+
 def test_python_imports_the_shipped_bytecode(warm_page, site_url):
     """Every module the widgets import from site-packages (kvlab's, numpy's) comes with the
     unchecked-hash .pyc the build made (sitebuild/bytecode.py), so Pyodide compiles none."""
