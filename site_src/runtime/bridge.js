@@ -225,7 +225,7 @@
   kv.python = () => python.run("load");
 
   /* Checked before anything reaches Python: a pasted text is bounded in size,
-   * and JSON in it in nesting (a 10,000-level paste would overflow the wasm
+   * and a JSON text (one that starts with "{") in nesting (a 10,000-level paste would overflow the wasm
    * stack inside json.loads, a crash rather than an error). A config.json is a
    * few levels deep and a few KB. */
   const LIMITS = { textBytes: 256 * 1024, jsonDepth: 64 };
@@ -254,6 +254,9 @@
       const bytes = new TextEncoder().encode(value).length;
       if (bytes > LIMITS.textBytes)
         throw new Error(`${name}: ${(bytes / 1024).toFixed(0)} KB is more than the ${LIMITS.textBytes / 1024} KB this widget reads`);
+      // only JSON is parsed as JSON (hf_config.load_config: a text that starts with "{"): a log's
+      // colour codes ("\x1b[0;36m") open brackets that never close, and a log is no JSON
+      if (!value.trimStart().startsWith("{")) continue;
       const depth = nestingDepth(value);
       if (depth > LIMITS.jsonDepth)
         throw new Error(`${name}: nested ${depth.toLocaleString("en-US")} levels deep; a config.json has a few levels (at most ${LIMITS.jsonDepth} are read)`);

@@ -184,8 +184,9 @@
   /* A value as the reader reads it in a note: a pasted 5,000-digit number is not repeated in full. */
   const short = (v) => {
     const t = String(v);
-    return t.length > 24 ? `${t.slice(0, 12)}…${t.slice(-6)} (${t.length} characters)` : t;
+    return t.length > 24 ? `${t.slice(0, 12)}…${t.slice(-6)} (${t.length.toLocaleString("en-US")} characters)` : t;
   };
+  kv.shortText = short; // embed.js names a link's values the same way
 
   /* "clamped to 256" beside each clamped field of the form (after the field, in its label; the
    * field's aria-describedby names it), and no such note beside the others. */

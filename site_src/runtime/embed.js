@@ -208,26 +208,27 @@
    * against the options. Returns what was ignored, to be told to the reader. */
   kv.applyQueryParams = function (root, search) {
     const form = root.querySelector("form.kv-controls");
-    const ignored = [];
+    const unknown = new Set(); // names that are no setting of this widget
+    const invalid = new Set(); // settings whose value is not one the control takes
     const clamped = [];
     let applied = 0;
     for (const [key, raw] of new URLSearchParams(search)) {
       const el = form && form.elements.namedItem(key);
       if (!isSetting(el)) {
-        ignored.push(key);
+        unknown.add(key);
         continue;
       }
       if (el.type === "checkbox") {
         if (/^(1|true|yes|on)$/i.test(raw)) el.checked = true;
         else if (/^(0|false|no|off)$/i.test(raw)) el.checked = false;
         else {
-          ignored.push(key);
+          invalid.add(key);
           continue;
         }
       } else if (el.type === "range" || el.type === "number") {
         // decimal only: "0x10", "1e3", " 5" and "" are not numbers a reader typed
         if (!/^-?\d+(\.\d+)?$/.test(raw)) {
-          ignored.push(key);
+          invalid.add(key);
           continue;
         }
         const asked = Number(raw);
@@ -240,23 +241,29 @@
           if (v > max) v -= step; // the last step at or under max
         }
         v = Number(v.toFixed(6));
-        if (v !== asked) clamped.push(`${kv.fieldName(form, key)}: asked ${raw}, used ${v}`); // by its label, as the reader sees it
+        if (v !== asked) clamped.push(`${kv.fieldName(form, key)}: asked ${kv.shortText(raw)}, used ${v}`); // by its label, as the reader sees it
         const before = el.value;
         el.value = String(v);
         echo(form, el, before);
       } else if (el.tagName === "SELECT") {
         if (![...el.options].some((o) => o.value === raw)) {
-          ignored.push(key);
+          invalid.add(key);
           continue;
         }
         el.value = raw;
       } else {
-        el.value = raw.slice(0, Number(el.maxLength) > 0 ? Number(el.maxLength) : 2000);
+        // a text: as long as the control takes (its maxlength), else LINK_TEXT_CHARS; a cut is said
+        const most = Number(el.maxLength) > 0 ? Number(el.maxLength) : LINK_TEXT_CHARS;
+        el.value = raw.slice(0, most);
+        if (raw.length > most)
+          clamped.push(`${kv.fieldName(form, key)}: the link holds ${raw.length.toLocaleString("en-US")} characters, the first ${most.toLocaleString("en-US")} are used`);
       }
       applied += 1;
     }
-    return { applied, ignored, clamped };
+    for (const key of invalid) unknown.delete(key);
+    return { applied, unknown: [...unknown], invalid: [...invalid], clamped };
   };
+  const LINK_TEXT_CHARS = 2000; // a link's text setting (a pasted log) beyond this is cut, and said
 
   /* On an embed page: tell the host page our height whenever it changes. */
   function postHeight() {
@@ -326,8 +333,13 @@
    * `notes`-applied. Nothing starts without the reader: root.dataset.embedApplied makes
    * the form's values reach the widget when it goes live (context.js). */
   function applySettings(root, ctx, search, notes, label) {
-    const { applied, ignored, clamped } = kv.applyQueryParams(root, search);
-    if (ignored.length) ctx.notice(`Ignored ${ignored.map((k) => `“${label(k)}”`).join(", ")}: not a setting of this widget, or not a valid value.`, notes);
+    const { applied, unknown, invalid, clamped } = kv.applyQueryParams(root, search);
+    const named = (keys) => keys.map((k) => `“${kv.shortText(label(k))}”`).join(", ");
+    const ignored = [
+      unknown.length ? `${named(unknown)}: not ${unknown.length > 1 ? "settings" : "a setting"} of this widget` : "",
+      invalid.length ? `${named(invalid)}: not a value ${invalid.length > 1 ? "these controls take" : "this control takes"}` : "",
+    ].filter(Boolean);
+    if (ignored.length) ctx.notice(`Ignored ${ignored.join("; ")}.`, notes);
     if (clamped.length) ctx.notice(`Out of range, so clamped: ${clamped.join("; ")}.`, `${notes}-clamped`);
     if (applied) {
       root.dataset.embedApplied = "true";

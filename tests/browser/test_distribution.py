@@ -10,6 +10,7 @@ import http.server
 import threading
 import zipfile
 from pathlib import Path
+from urllib.parse import urlencode
 
 from playwright.sync_api import expect
 
@@ -122,11 +123,12 @@ def test_host_script_ignores_messages_of_the_wrong_shape_or_source(page_factory,
 
 def test_embed_query_params_are_validated_and_clamped(page, site_url):
     root = open_widget(
-        page, site_url + "embed/attention/?d=999&temperature=abc&causal=false&colour=red&seed=0x10", "attention"
+        page, site_url + "embed/attention/?d=999&temperature=abc&causal=false&colour=red&seed=0x10&colour=blue", "attention"
     )
-    expect(root.locator(".kv-embed")).to_contain_text("“temperature”")
-    expect(root.locator(".kv-embed")).to_contain_text("“colour”")
-    expect(root.locator(".kv-embed")).to_contain_text("“seed”")  # decimal only: 0x10 is not 16
+    # an unknown name and an invalid value are told apart, and a repeated name is named once
+    expect(root.locator(".kv-embed")).to_have_text(
+        "Ignored “colour”: not a setting of this widget; “temperature”, “seed”: not a value these controls take."
+    )  # decimal only: 0x10 is not 16
     expect(root.locator(".kv-embed-clamped")).to_contain_text("Head dimension d: asked 999, used 64")
     activate(root)
     wait_ready(root)
@@ -219,3 +221,12 @@ def test_offline_site_generates_with_the_tiny_model(page_factory, unzipped):
     page.wait_for_function("el => el.dataset.tokens !== undefined", arg=root.element_handle())
     model, tok = tiny._model_and_tokenizer()
     assert json.loads(root.get_attribute("data-tokens")) == model.generate(tok.encode("The cat sat on the mat."), 8)
+
+
+def test_a_link_that_cuts_a_pasted_log_says_so(page, site_url):
+    """A link carries a text setting (engine-log's pasted log) up to 2,000 characters: the rest is cut,
+    and the note says how much the link held and how much is used (it was cut without a word)."""
+    log = ("INFO 08-01 12:00:00 [gpu_worker.py:276] Available KV cache memory: 20.50 GiB\n" * 40)[:3000]
+    root = open_widget(page, site_url + "embed/engine-log/?" + urlencode({"log": log}), "engine-log")
+    expect(root.locator('textarea[name="log"]')).to_have_value(log[:2000])
+    expect(root.locator(".kv-embed-clamped")).to_contain_text("the link holds 3,000 characters, the first 2,000 are used")

@@ -66,3 +66,34 @@ def test_live_examples_and_a_pasted_log(warm_page, site_url):
     assert rows(root) == want_rows(data)
     assert root.locator('[data-field="summary"]').inner_text() == data["summary"]
     assert root.locator('[data-field="example-source"]').is_hidden()
+
+
+def test_a_log_with_terminal_colours_is_read_as_a_log(warm_page, site_url):
+    """vLLM's log as a terminal shows it, colour codes and all ("\\x1b[1;36m(EngineCore_DP0 pid=…)"):
+    explained as CPython explains it; it was refused as JSON "nested 88 levels deep" (the nesting
+    check, meant for a pasted config.json, ran on the log)."""
+    root = open_widget(warm_page, site_url + "memory/", "engine-log")
+    activate(root)
+    wait_ready(root)
+    example = kvlab.engine_log_figure()["example"]
+    # a start-up as a terminal shows it: vLLM's lines before the memory report (their form, from
+    # vLLM 0.10's start-up), then the example's real lines; every line with its coloured prefix
+    before = [
+        "INFO 08-01 12:00:00 [__init__.py:241] Automatically detected platform cuda.",
+        "INFO 08-01 12:00:03 [api_server.py:1805] vLLM API server version 0.10.0",
+        "INFO 08-01 12:00:03 [utils.py:326] non-default args: {'max_model_len': 20000}",
+        "INFO 08-01 12:00:09 [config.py:1604] Using max model len 20000",
+        "INFO 08-01 12:00:12 [core.py:654] Waiting for init message from front-end.",
+        "INFO 08-01 12:00:14 [gpu_model_runner.py:1913] Starting to load model",
+    ] * 4
+    log = "".join(
+        "\x1b[1;36m(EngineCore_DP0 pid=4242)\x1b[0;0m " + line.replace("INFO", "\x1b[32mINFO\x1b[0m") + "\n"
+        for line in before + kvlab.engine_log_figure()["log"].splitlines()
+    )
+    assert log.count("[") - log.count("]") > 64  # deeper than the JSON check allows, were it JSON
+    root.locator('select[name="model"]').select_option(example["model"])
+    root.locator('textarea[name="log"]').fill(log)
+    root.locator('form.kv-controls button[type="submit"]').click()
+    wait_ready(root)
+    assert root.locator('[data-field="error"]').is_hidden()
+    assert rows(root) == want_rows(kvlab.engine_log_figure(log=log, model=example["model"]))

@@ -340,3 +340,23 @@ def test_speculative_decoding_and_prefix_caching_are_read_from_args_and_commands
     v = parse_engine_log(line)["vllm"]
     assert (None if "speculative" not in v else (v["speculative"]["method"], v["speculative"]["tokens"])) == spec
     assert (v["prefix_caching"]["value"] if "prefix_caching" in v else None) == caching
+
+
+def _coloured(log: str, esc: str = "\x1b") -> str:
+    """A log as vLLM's logger colours it on a terminal: each line's process prefix in cyan, INFO in green."""
+    return "".join(
+        f"{esc}[1;36m(EngineCore_DP0 pid=4242){esc}[0;0m " + line.replace("INFO", f"{esc}[32mINFO{esc}[0m") + "\n"
+        for line in log.splitlines()
+    )
+
+
+@pytest.mark.parametrize("esc", ["\x1b", ""], ids=["escape", "escape-lost-in-a-paste"])
+@pytest.mark.parametrize("example", [e for e in engine_log_examples() if e["engine"] == "vllm"], ids=lambda e: e["id"])
+def test_a_coloured_log_reads_as_the_plain_one(example, esc):
+    """Terminal colour codes (kept in a copied terminal, or left as "[1;36m" in an issue) change nothing:
+    the parser searches each line, so the codes around a figure do not hide it (the widget refused
+    such a log before it reached Python: tests/browser/test_engine_log_widget.py)."""
+    plain = engine_log_figure(log=example["log"], model=example["model"], config=example.get("config") or "")
+    coloured = engine_log_figure(log=_coloured(example["log"], esc), model=example["model"], config=example.get("config") or "")
+    assert not coloured["error"]
+    assert coloured["checks"] == plain["checks"] and coloured["summary"] == plain["summary"]
