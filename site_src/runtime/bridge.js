@@ -11,6 +11,7 @@
  *   kvlab.model()               loads the model (if needed) → {config}
  *   kvlab.python()              loads Python (if needed)
  *   kvlab.runtimeState(role)    "idle" | "loading" | "ready"
+ *   kvlab.cancelLoading()       stops the runtimes still loading (their jobs reject with RuntimeCancelled)
  *
  * Each role runs in a Web Worker of its own (worker.js), started on first use
  * and kept for the visit: Python's computations never delay the model's timed
@@ -42,6 +43,16 @@
     }
   }
   kv.RuntimeCrashed = RuntimeCrashed;
+
+  /* The reader cancelled the download (kvlab.cancelLoading): nothing broke. */
+  class RuntimeCancelled extends Error {
+    constructor(role) {
+      super(`the ${role === "python" ? "Python" : "model"} download was cancelled`);
+      this.name = "RuntimeCancelled";
+      this.role = role;
+    }
+  }
+  kv.RuntimeCancelled = RuntimeCancelled;
 
   function supportsWasm() {
     return typeof WebAssembly === "object" && typeof WebAssembly.instantiate === "function";
@@ -122,6 +133,23 @@
       this.silentMs = 45_000; // the watchdog's patience (tests set it lower)
       this.heard = 0; // when the worker last said anything
       this.watchdog = null;
+      this.epoch = 0; // a worker started before a cancel is not this runtime's
+    }
+
+    /* The reader cancelled while it loads: its worker goes (its downloads with it), every open
+     * job rejects with RuntimeCancelled, and the next job starts afresh. */
+    cancel() {
+      if (this.state !== "loading") return false;
+      this.epoch++;
+      const err = new RuntimeCancelled(this.role);
+      for (const [, job] of this.jobs) job.reject(err);
+      this.jobs.clear();
+      if (this.port) this.port.terminate();
+      this.port = null;
+      this.starting = null;
+      this.state = "idle";
+      kv.reportProgress(this.role, { what: "", done: true });
+      return true;
     }
 
     /* While a job is open: ping the worker, and take it for dead when it has been silent too long. */
@@ -140,9 +168,14 @@
     start() {
       if (!this.starting) {
         this.state = "loading";
+        const epoch = this.epoch;
         this.starting = (async () => {
           if (!supportsWasm()) throw new Error("this browser has WebAssembly turned off or does not support it, and every live figure here needs it; the figures show the values computed when the page was built");
           const port = (await startWorker()) || (await startOnPage(this.role));
+          if (epoch !== this.epoch) {
+            port.terminate(); // cancelled while the worker started
+            throw new RuntimeCancelled(this.role);
+          }
           port.onmessage = (ev) => this.receive(ev.data);
           if (typeof port.terminate === "function" && !(port instanceof MessagePort)) port.onerror = (ev) => this.crashed(ev.message || "an error in the worker");
           port.postMessage({ type: "init", role: this.role, assets: kv.assets, manifest });
@@ -150,6 +183,7 @@
           return port;
         })();
         this.starting.catch(() => {
+          if (epoch !== this.epoch) return; // a cancel has reset it already
           this.starting = null;
           this.state = "idle";
         });
@@ -206,6 +240,7 @@
       if (signal && signal.aborted) return { cancelled: true };
       const port = await this.start();
       if (signal && signal.aborted) return { cancelled: true }; // aborted while the worker started
+      if (this.port !== port) throw new RuntimeCancelled(this.role); // the reader cancelled meanwhile
       const id = this.nextId++;
       return new Promise((resolve, reject) => {
         if (!this.jobs.size) this.heard = performance.now(); // the watchdog counts from the first open job
@@ -224,8 +259,12 @@
 
   kv.python = () => python.run("load");
 
+  /* Stop every runtime that is still downloading or starting (the widgets' Cancel button);
+   * true when one was. */
+  kv.cancelLoading = () => [python, model].map((r) => r.cancel()).some(Boolean);
+
   /* Checked before anything reaches Python: a pasted text is bounded in size,
-   * and a JSON text (one that starts with "{") in nesting (a 10,000-level paste would overflow the wasm
+   * and a text that can be JSON (it starts with "{" or "[") in nesting (a 10,000-level paste would overflow the wasm
    * stack inside json.loads, a crash rather than an error). A config.json is a
    * few levels deep and a few KB. */
   const LIMITS = { textBytes: 256 * 1024, jsonDepth: 64 };
@@ -254,9 +293,9 @@
       const bytes = new TextEncoder().encode(value).length;
       if (bytes > LIMITS.textBytes)
         throw new Error(`${name}: ${(bytes / 1024).toFixed(0)} KB is more than the ${LIMITS.textBytes / 1024} KB this widget reads`);
-      // only JSON is parsed as JSON (hf_config.load_config: a text that starts with "{"): a log's
-      // colour codes ("\x1b[0;36m") open brackets that never close, and a log is no JSON
-      if (!value.trimStart().startsWith("{")) continue;
+      // only a text that can be JSON (it starts with "{" or "[") is checked: a log's colour codes
+      // ("\x1b[0;36m", from its first character on) open brackets that never close, and a log is no JSON
+      if (!/^\s*[[{]/.test(value)) continue;
       const depth = nestingDepth(value);
       if (depth > LIMITS.jsonDepth)
         throw new Error(`${name}: nested ${depth.toLocaleString("en-US")} levels deep; a config.json has a few levels (at most ${LIMITS.jsonDepth} are read)`);

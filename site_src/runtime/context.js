@@ -36,6 +36,7 @@
     const status = root.querySelector(".kv-status");
     const statusText = status && status.querySelector(".kv-status-text");
     const bar = status && status.querySelector("progress");
+    let cancel = null; // the Cancel button beside the progress bar, made on the first download shown
     const parse = (sel) => {
       const el = root.querySelector(sel);
       return el ? JSON.parse(el.content.textContent) : {};
@@ -70,9 +71,21 @@
         if (!bar) return;
         if (p.done || !p.what) {
           bar.hidden = true;
+          if (cancel) cancel.hidden = true;
           return;
         }
         bar.hidden = false;
+        // a slow link: the reader can stop the download (kvlab.cancelLoading); the figure stays
+        if (!cancel) {
+          cancel = document.createElement("button");
+          cancel.type = "button";
+          cancel.className = "kv-cancel-button md-button";
+          cancel.textContent = "Cancel";
+          cancel.setAttribute("aria-label", "Cancel the download");
+          cancel.addEventListener("click", () => kv.cancelLoading());
+          bar.after(" ", cancel);
+        }
+        cancel.hidden = false;
         if (p.total) {
           bar.max = p.total;
           bar.value = p.loaded;
@@ -139,7 +152,10 @@
               }
               ctx.setState("ready");
             } catch (err) {
-              ctx.fail(err);
+              if (err instanceof kv.RuntimeCancelled) {
+                pending = null;
+                ctx.cancelled();
+              } else ctx.fail(err);
             } finally {
               running = null;
             }
@@ -164,6 +180,15 @@
         const list = clamped.map(([k, c]) => `${fieldName(form, k)}: asked ${short(c.requested)}, used ${short(c.used)}`);
         ctx.notice(list.length ? `Out of range, so clamped: ${list.join("; ")}.` : "", "clamped");
       },
+      /* The download was cancelled: the build's figure stays, and "Make it live" is offered again
+       * (mountOne sets root.kvOffer). */
+      cancelled() {
+        if (bar) bar.hidden = true;
+        if (cancel) cancel.hidden = true;
+        ctx.setState("static");
+        if (root.kvOffer) root.kvOffer();
+        ctx.say("Download cancelled: the figure is the one computed when the page was built. “Make it live” starts again.");
+      },
       /* kvlab.model() with its loading progress shown in this widget. */
       model: () => withProgress(() => kv.model()),
       /* kvlab.call with progress shown in this widget while Python loads. */
@@ -176,6 +201,7 @@
       } finally {
         off();
         if (bar) bar.hidden = true;
+        if (cancel) cancel.hidden = true;
       }
     }
     return ctx;
@@ -192,23 +218,49 @@
    * field's aria-describedby names it), and no such note beside the others. */
   function fieldNotes(form, clamped) {
     for (const c of form.querySelectorAll("input, select, textarea")) {
-      let note = c.parentElement && c.parentElement.querySelector(`:scope > .kv-field-note[data-for="${CSS.escape(c.name)}"]`);
       const entry = c.name ? clamped[c.name] : undefined;
-      if (!entry) {
-        if (note) note.hidden = true;
-        continue;
-      }
-      if (!note) {
-        note = document.createElement("small");
-        note.className = "kv-field-note";
-        note.dataset.for = c.name;
-        note.id = `kv-${kv.widgetKey(form.closest("[data-widget]"))}-${c.name}-clamped`;
-        note.setAttribute("aria-hidden", "true"); // not part of the field's name: its description
-        c.after(note);
-        c.setAttribute("aria-describedby", [c.getAttribute("aria-describedby"), note.id].filter(Boolean).join(" "));
-      }
-      note.hidden = false;
-      note.textContent = `clamped to ${short(entry.used)}`;
+      fieldNote(c, "clamped", entry ? `clamped to ${short(entry.used)}` : "");
+    }
+  }
+
+  /* A note of one kind ("clamped", "paste") right after a control, and its description (aria-
+   * describedby); "" hides it. A clamp note is aria-hidden, so a label that wraps the control
+   * does not read it as part of the control's name. */
+  function fieldNote(c, kind, text) {
+    let note = c.parentElement && c.parentElement.querySelector(`:scope > .kv-field-note[data-for="${CSS.escape(c.name)}"][data-kind="${kind}"]`);
+    if (!note) {
+      if (!text) return;
+      note = document.createElement("small");
+      note.className = `kv-field-note kv-field-${kind}`;
+      note.dataset.for = c.name;
+      note.dataset.kind = kind;
+      note.id = `kv-${kv.widgetKey(c.closest("[data-widget]"))}-${c.name}-${kind}`;
+      // a refused paste is said at once (an alert); a clamp is the field's description, read with it
+      if (kind === "paste") note.setAttribute("role", "alert");
+      else note.setAttribute("aria-hidden", "true");
+      c.after(note);
+      c.setAttribute("aria-describedby", [c.getAttribute("aria-describedby"), note.id].filter(Boolean).join(" "));
+    }
+    note.hidden = !text;
+    note.textContent = text;
+  }
+
+  /* A paste bigger than a widget reads (kv.inputLimits.textBytes) never reaches the text box: 10-20 MB
+   * put in a <textarea> held the page for seconds before the size check could say no. The reader is
+   * told beside the box, at once; what the box held stays. */
+  function guardPastes(root) {
+    for (const area of root.querySelectorAll("textarea")) {
+      area.addEventListener("paste", (ev) => {
+        const text = ev.clipboardData ? ev.clipboardData.getData("text/plain") : "";
+        const limit = kv.inputLimits.textBytes;
+        // bytes >= characters: only a paste under the limit in characters needs encoding to be sure
+        const bytes = text.length > limit ? text.length : new TextEncoder().encode(text).length;
+        if (bytes <= limit) return fieldNote(area, "paste", "");
+        ev.preventDefault();
+        const size = bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.round(bytes / 1024)} KB`;
+        fieldNote(area, "paste", `Not pasted: ${size}${text.length > limit ? " or more" : ""} is more than the ${limit / 1024} KB this box reads. Paste the part that matters (a log's start-up lines, a config.json).`);
+      });
+      area.addEventListener("input", () => fieldNote(area, "paste", ""));
     }
   }
 
@@ -268,6 +320,7 @@
       f.addEventListener("submit", (ev) => ev.preventDefault());
       kv.kit.watchForm(f); // what the reader types is theirs from the first key (kit.writeForm)
     });
+    guardPastes(root);
     const ctx = makeContext(root);
     // a link's settings go into the form first, so mount() reads them: an embed's
     // ?name=value, a content page's ?<key>.name=value (embed.js)
@@ -303,9 +356,15 @@
       ["embed-applied", "link-applied"].forEach((key) => ctx.notice("", key)); // the figure follows them now
       Promise.resolve(instance.activate && instance.activate())
         .then(() => root.dataset.embed !== "true" && !saveData() && whenIdle(() => kv.plotly().catch(() => {})))
-        .catch((err) => ctx.fail(err));
+        .catch((err) => (err instanceof kv.RuntimeCancelled ? ctx.cancelled() : ctx.fail(err)));
     };
     root.kvActivate = activate;
+    // after a cancelled download (ctx.cancelled): not live, and the offer made again
+    root.kvOffer = () => {
+      activated = false;
+      delete root.dataset.activated;
+      offerLive(root, ctx, runtimes, activate);
+    };
     // intent: any control of the widget; not its Embed or Link button or panel (.kv-embed-*),
     // its live button (which says what it downloads), a link, or a code block (copying or
     // scrolling a command)

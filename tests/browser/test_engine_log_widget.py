@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import kvlab
+from playwright.sync_api import expect
 from tests.browser.widgets import activate, open_widget, wait_ready
 
 
@@ -97,3 +98,26 @@ def test_a_log_with_terminal_colours_is_read_as_a_log(warm_page, site_url):
     wait_ready(root)
     assert root.locator('[data-field="error"]').is_hidden()
     assert rows(root) == want_rows(kvlab.engine_log_figure(log=log, model=example["model"]))
+
+
+def test_a_paste_too_big_to_read_is_refused_at_once(page_factory, site_url):
+    """10 MB pasted into the log box: refused before it reaches the box (a <textarea> holding it froze
+    the page for seconds before the size check could speak), said beside the box; the box keeps its log."""
+    page, _ = page_factory(allowed=[site_url])
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    root = open_widget(page, site_url + "memory/", "engine-log")
+    area = root.locator('textarea[name="log"]')
+    before = area.input_value()
+    page.evaluate("navigator.clipboard.writeText('INFO Available KV cache memory: 20.50 GiB\\n'.repeat(250000))")
+    area.focus()
+    area.press("Control+End")
+    area.press("Control+V")
+    note = root.locator('.kv-field-note[data-kind="paste"]')
+    expect(note).to_contain_text("Not pasted: 10.5 MB")
+    expect(note).to_contain_text("256 KB this box reads")
+    assert area.input_value() == before
+    # a paste within the limit goes in, and the note goes
+    page.evaluate("navigator.clipboard.writeText('INFO Available KV cache memory: 20.50 GiB')")
+    area.press("Control+V")
+    expect(note).to_be_hidden()
+    assert area.input_value().endswith("INFO Available KV cache memory: 20.50 GiB")

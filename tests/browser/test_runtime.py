@@ -94,6 +94,35 @@ def test_intent_starts_python_in_a_worker_with_progress(page, site_url):
     assert page.evaluate("typeof window.loadPyodide") == "undefined"
 
 
+def test_a_slow_download_can_be_cancelled_and_started_again(page_factory, site_url):
+    """On a slow link the reader can stop the 18 MB runtime: Cancel beside the progress bar ends the
+    download, the build's figure stays, "Make it live" is offered again, and it then goes live."""
+    page, _ = page_factory(allowed=[site_url])
+    page.set_default_timeout(90_000)
+    stalled = []
+    # Python's standard library never arrives: a link that has stalled
+    page.context.route("**/python_stdlib.zip*", lambda route: stalled.append(route))
+    root = open_widget(page, site_url + "attention/", "attention")
+    figure = root.locator(".kv-plot").inner_html()
+    root.locator(".kv-live-button").click()
+    cancel = root.locator(".kv-cancel-button")
+    expect(cancel).to_be_visible()
+    expect(root.locator(".kv-status progress")).to_be_visible()
+    cancel.click()
+    expect(root).to_have_attribute("data-state", "static")
+    expect(root.locator(".kv-status-text")).to_contain_text("Download cancelled")
+    expect(cancel).to_be_hidden()
+    expect(root.locator(".kv-status progress")).to_be_hidden()
+    assert root.locator(".kv-plot").inner_html() == figure
+    assert page.evaluate("kvlab.runtimeState('python')") == "idle"
+    assert stalled, "the stalled request was never made"
+    # the link is back: Make it live again, and the widget goes live
+    page.context.unroute("**/python_stdlib.zip*")
+    root.locator(".kv-live-button").click()
+    wait_ready(root)
+    assert page.evaluate("kvlab.runPython('6 * 7')") == 42
+
+
 @pytest.mark.parametrize("width", [1280, 375])
 def test_the_first_press_on_a_cold_widget_gets_its_click(page_factory, site_url, width):
     """Going live rewrites the status line above the controls (the offer and its button go,
@@ -167,6 +196,8 @@ def test_a_10000_level_json_paste_is_refused_and_the_widget_keeps_working(page, 
     error = root.locator(".kv-config-form .kv-error")
     expect(error).to_be_visible()
     expect(error).to_contain_text("10,000 levels deep")
+    # the status line above says nothing was computed (it kept saying "Computed … rebuilt from the config")
+    expect(root.locator(".kv-status-text")).to_contain_text("Not computed: the config.json was refused")
     # the next change still computes, in the same runtime
     set_range(root, "context_step", 3)
     wait_ready(root)

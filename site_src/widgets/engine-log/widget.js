@@ -42,6 +42,7 @@ kvlab.register("engine-log", {
       } catch (err) {
         errorBox.textContent = `Could not read this log: ${err.message}.`;
         errorBox.hidden = false;
+        ctx.say("Not computed: the pasted text was refused (below). The checks are still the last ones computed.");
         return;
       }
       compute(readState(true));

@@ -105,6 +105,7 @@ kvlab.register("kv-memory", {
       } catch (err) {
         configError.textContent = `Could not read this config.json: ${err.message}.`;
         configError.hidden = false;
+        ctx.say("Not computed: the config.json was refused (below). The figure is still the last one computed.");
         return;
       }
       useConfig(configArea.value); // Python reads it: a bad one comes back as a message naming the field
