@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from local_site import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
+from local_site import CHROMIUM, CHROMIUM_ARGS, serve
 
 SIZES = [(375, 812), (1280, 800)]
 SCHEMES = ["light", "dark"]
