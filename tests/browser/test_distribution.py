@@ -123,7 +123,9 @@ def test_host_script_ignores_messages_of_the_wrong_shape_or_source(page_factory,
 
 def test_embed_query_params_are_validated_and_clamped(page, site_url):
     root = open_widget(
-        page, site_url + "embed/attention/?d=999&temperature=abc&causal=false&colour=red&seed=0x10&colour=blue", "attention"
+        page,
+        site_url + "embed/attention/?d=999&temperature=abc&causal=false&colour=red&seed=0x10&colour=blue",
+        "attention",
     )
     # an unknown name and an invalid value are told apart, and a repeated name is named once
     expect(root.locator(".kv-embed")).to_have_text(
@@ -229,4 +231,6 @@ def test_a_link_that_cuts_a_pasted_log_says_so(page, site_url):
     log = ("INFO 08-01 12:00:00 [gpu_worker.py:276] Available KV cache memory: 20.50 GiB\n" * 40)[:3000]
     root = open_widget(page, site_url + "embed/engine-log/?" + urlencode({"log": log}), "engine-log")
     expect(root.locator('textarea[name="log"]')).to_have_value(log[:2000])
-    expect(root.locator(".kv-embed-clamped")).to_contain_text("the link holds 3,000 characters, the first 2,000 are used")
+    expect(root.locator(".kv-embed-clamped")).to_contain_text(
+        "the link holds 3,000 characters, the first 2,000 are used"
+    )

@@ -14,15 +14,42 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 # the controls' real names (a link that mostly hits them), and names no widget has
-NAMES = ["model", "gpu", "context", "n_seq", "gpu_memory_utilization", "block_size", "kv", "mode", "weights",
-         "log", "settings", "example", "prefix_tokens", "requests_per_second", "zipf", "seed", "d", "temperature",
-         "causal", "nosuch", "__proto__", "constructor", "toString", "", "a.b", "kv-memory.context"]
+NAMES = [
+    "model",
+    "gpu",
+    "context",
+    "n_seq",
+    "gpu_memory_utilization",
+    "block_size",
+    "kv",
+    "mode",
+    "weights",
+    "log",
+    "settings",
+    "example",
+    "prefix_tokens",
+    "requests_per_second",
+    "zipf",
+    "seed",
+    "d",
+    "temperature",
+    "causal",
+    "nosuch",
+    "__proto__",
+    "constructor",
+    "toString",
+    "",
+    "a.b",
+    "kv-memory.context",
+]
 NUMBERS = st.one_of(
     st.integers(min_value=-(10**30), max_value=10**30).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.sampled_from(["0x10", "1e3", " 5", "", "-0", "00012", "1.", ".5", "5" * 5000, "NaN", "Infinity"]),
 )
-TEXT = st.text(max_size=40) | st.sampled_from(["<img src=x onerror=alert(1)>", "true", "false", "\x1b[1;36m", "x" * 3000])
+TEXT = st.text(max_size=40) | st.sampled_from(
+    ["<img src=x onerror=alert(1)>", "true", "false", "\x1b[1;36m", "x" * 3000]
+)
 PAIRS = st.lists(st.tuples(st.sampled_from(NAMES) | st.text(max_size=12), NUMBERS | TEXT), max_size=8)
 
 CHECK_JS = """search => {

@@ -35,7 +35,8 @@ def _has_number_field(name: str) -> bool:
 TYPED_PAGES = sorted(
     md.stem
     for md in PAGES.glob("*.md")
-    if md.stem not in ("index", "embed") and any(_has_number_field(n) for n in BLOCK.findall(md.read_text(encoding="utf-8")))
+    if md.stem not in ("index", "embed")
+    and any(_has_number_field(n) for n in BLOCK.findall(md.read_text(encoding="utf-8")))
 )
 
 # what to type: a value in range whose first keys alone are out of range where the field allows it
