@@ -10,20 +10,24 @@
 
 Each group of commands has an `_add_*_commands(subparsers)` below, called in
 `main`; every command sets `func(args) -> int` on its parser. A ValueError (bad
-input) is printed as one line, with exit status 2.
+input) is printed as one line, with exit status 2, as argparse does for its own
+errors. Every file read (a config.json, a log, standard input) goes through
+kvlab.input_files: regular files only, up to a size limit.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
-from pathlib import Path
 
+from kvlab.input_files import read_text
+from kvlab.inputs import SHOWN_CHARS, finite_number, short_repr
 from kvlab.memory.catalogue import list_gpus, list_models, model_architecture
-from kvlab.memory.engine_logs import explain_engine_log
+from kvlab.memory.engine_logs import MAX_LOG_BYTES, explain_engine_log
 from kvlab.dtypes import GIB, KV_TYPES, MIB
-from kvlab.memory.kv_bytes import MODES, memory_report
+from kvlab.memory.kv_bytes import MAX_CONTEXT, MAX_SEQUENCES, MODES, memory_report
 from kvlab.memory.serving import serving_estimate
 from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, fit_report
 from kvlab.memory.weights import WEIGHT_FORMATS
@@ -36,8 +40,16 @@ from kvlab.widgets.wall import quadratic_wall, race
 from kvlab.wording import plural
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that an error repeats at most a few dozen characters of a value given."""
+
+    def error(self, message: str):
+        long_quoted = re.compile(rf"'([^']{{{SHOWN_CHARS + 1},}})'")
+        super().error(long_quoted.sub(lambda m: short_repr(m[1]), message))
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m kvlab",
         description="kvlab: exact numbers about the LLM KV cache.",
     )
@@ -235,10 +247,15 @@ def _size(nbytes: float) -> str:
     return f"{nbytes / GIB:,.2f} GiB" if abs(nbytes) >= GIB else f"{nbytes / MIB:,.2f} MiB"
 
 
+def _check_context_and_batch(args: argparse.Namespace) -> None:
+    """--context and --batch within the calculators' limits (the same for memory, fit and serve)."""
+    finite_number("--context", args.context, minimum=1, maximum=MAX_CONTEXT, integer=True)
+    finite_number("--batch", args.batch, minimum=1, maximum=MAX_SEQUENCES, integer=True)
+
+
 def _run_memory(args: argparse.Namespace) -> int:
     arch = model_architecture(args.model, args.params)
-    if args.batch < 1:
-        raise ValueError(f"--batch must be at least 1, got {args.batch}")
+    _check_context_and_batch(args)
     # --batch means the same everywhere: `batch` sequences of --context tokens each (llama.cpp's -c is the total)
     total_ctx = args.context * args.batch if args.mode == "llamacpp" else args.context
     extra = {"max_num_batched_tokens": args.max_num_batched_tokens} if args.max_num_batched_tokens else {}
@@ -287,6 +304,7 @@ def _run_memory(args: argparse.Namespace) -> int:
 
 
 def _run_fit(args: argparse.Namespace) -> int:
+    _check_context_and_batch(args)
     r = fit_report(
         model_architecture(args.model, args.params),
         args.context,
@@ -329,6 +347,7 @@ def _run_fit(args: argparse.Namespace) -> int:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
+    _check_context_and_batch(args)
     r = serving_estimate(
         model_architecture(args.model, args.params),
         args.gpu,
@@ -377,7 +396,7 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 
 def _run_explain_log(args: argparse.Namespace) -> int:
-    text = sys.stdin.read() if args.log == "-" else Path(args.log).read_text(encoding="utf-8", errors="replace")
+    text = read_text(args.log, MAX_LOG_BYTES, "log", lenient=True)
     stated = {
         k: getattr(args, k)
         for k in (

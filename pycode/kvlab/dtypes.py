@@ -9,6 +9,8 @@ the memory calculators and the wording all read one table.
 
 from __future__ import annotations
 
+from kvlab.inputs import short_repr
+
 KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
 
 # ---------------------------------------------------------------------------
@@ -59,7 +61,7 @@ def kv_type(name: str) -> str:
     key = str(name).strip().lower()
     key = _ALIASES.get(key, key)
     if key not in KV_TYPES:
-        raise ValueError(f"kv type {name!r} unknown; choose one of {', '.join(KV_TYPES)}")
+        raise ValueError(f"kv type {short_repr(name)} unknown; choose one of {', '.join(KV_TYPES)}")
     return key
 
 

@@ -10,9 +10,11 @@ function (`@takes(SPEC)` hands it to the site build). The same declaration is re
   (`SPEC.limits()`, which the site build passes to the widget's template);
 - tests/python/test_controls.py: both ends of every control reach the function unchanged.
 
-Other checks: `one_of(name, value, choices)`: one of a fixed list of options;
+Other checks: `one_of(name, value, choices)`: one of a fixed list of options; `text(name, value)`: a string;
 `finite_number(name, value, minimum, maximum, integer)`: refuse, never clamp (the public
-calculators: out of range is an error, not a slider's end).
+calculators: out of range is an error, not a slider's end). An error shows a value through
+`short_repr`, never more than a few dozen characters of it (a pasted 5,000-digit number is not
+echoed back).
 
 A clamped value is recorded as `clamped[name] = {"requested": ..., "used": ...}`
 (`note_clamped`); the widget returns that dict and the runtime shows it.
@@ -37,6 +39,27 @@ from dataclasses import dataclass
 import numpy as np
 
 SEED = (0, 2**31 - 1)  # the seeds every widget takes
+SHOWN_CHARS = 40  # the most of an input value an error message repeats
+
+
+def short_repr(value, limit: int = SHOWN_CHARS) -> str:
+    """repr(value) for an error message, cut to about `limit` characters with the full length said.
+
+    >>> short_repr("abc"), short_repr("x" * 1000)
+    ("'abc'", "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... (1,000 characters)")
+    >>> short_repr(10**5000)
+    'an integer of about 5,000 digits'
+    """
+    if isinstance(value, int) and value.bit_length() > 128:  # over 38 digits; repr fails past 4,300
+        return f"an integer of about {value.bit_length() * math.log10(2):,.0f} digits"
+    try:
+        text = repr(value)
+    except Exception:  # an object whose repr fails
+        return f"a {type(value).__name__}"
+    if len(text) <= limit:
+        return text
+    size = f"{len(value):,} characters" if isinstance(value, str) else f"{len(text):,} characters as text"
+    return f"{text[:limit]}... ({size})"
 
 
 def note_clamped(clamped: dict | None, name: str, requested, used) -> None:
@@ -48,7 +71,20 @@ def note_clamped(clamped: dict | None, name: str, requested, used) -> None:
 def one_of(name: str, value, choices: list[str]) -> str:
     """`value` if it is one of `choices`, else a ValueError naming `name` and the choices."""
     if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+        raise ValueError(f"{name} must be one of {choices}, got {short_repr(value)}")
+    return value
+
+
+def text(name: str, value) -> str:
+    """`value` if it is text, else a ValueError naming `name` (the page and a URL can send any JSON).
+
+    >>> text("prompt", 12)
+    Traceback (most recent call last):
+    ...
+    ValueError: prompt must be text, got 12
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be text, got {short_repr(value)}")
     return value
 
 
@@ -66,20 +102,20 @@ def finite_number(name: str, value, minimum: float | None = None, maximum: float
     ValueError: context must be a finite number, got nan
     """
     if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, got {value!r}")
+        raise ValueError(f"{name} must be a number, got {short_repr(value)}")
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+        raise ValueError(f"{name} must be a number, got {short_repr(value)}") from None
     if not math.isfinite(number):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
+        raise ValueError(f"{name} must be a finite number, got {short_repr(value)}")
     if integer:
         if not number.is_integer():
-            raise ValueError(f"{name} must be a whole number, got {value!r}")
+            raise ValueError(f"{name} must be a whole number, got {short_repr(value)}")
     if minimum is not None and number < minimum:
-        raise ValueError(f"{name} must be at least {minimum:,}, got {value!r}")
+        raise ValueError(f"{name} must be at least {minimum:,}, got {short_repr(value)}")
     if maximum is not None and number > maximum:
-        raise ValueError(f"{name} must be at most {maximum:,}, got {value!r}")
+        raise ValueError(f"{name} must be at most {maximum:,}, got {short_repr(value)}")
     if integer:
         return int(value) if isinstance(value, int) else int(number)
     return number
@@ -88,19 +124,23 @@ def finite_number(name: str, value, minimum: float | None = None, maximum: float
 def _integer(name: str, value) -> int:
     """`value` as an int: whole numbers and their text ("12"); fractions, bools and other text raise."""
     if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
+        raise ValueError(f"{name} must be an integer, got {short_repr(value)}")
     if isinstance(value, str):
         try:
             value = int(value.strip())
         except ValueError:
-            raise ValueError(f"{name} must be an integer, got {value!r}") from None
+            raise ValueError(f"{name} must be an integer, got {short_repr(value)}") from None
     if isinstance(value, float) or isinstance(value, np.floating):
         if not math.isfinite(value) or not float(value).is_integer():
-            raise ValueError(f"{name} must be a whole number, got {value!r}")
+            raise ValueError(f"{name} must be a whole number, got {short_repr(value)}")
     try:
-        return int(value)
+        number = int(value)
+        float(number)  # beyond a float: no page holds it (nor JSON: Python writes at most 4,300 digits)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+        raise ValueError(f"{name} must be an integer, got {short_repr(value)}") from None
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite number, got {short_repr(value)}") from None
+    return number
 
 
 @dataclass(frozen=True)
@@ -157,7 +197,7 @@ class Param:
         if self.digits is not None:
             used = round(used, self.digits)
         if self.choices and used not in self.choices:
-            raise ValueError(f"{name} must be one of {', '.join(map(str, self.choices))}, got {value}")
+            raise ValueError(f"{name} must be one of {', '.join(map(str, self.choices))}, got {short_repr(value)}")
         return used
 
     def require(self, name: str, value, lo: float | None = None):

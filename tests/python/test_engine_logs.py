@@ -357,6 +357,8 @@ def test_a_coloured_log_reads_as_the_plain_one(example, esc):
     the parser searches each line, so the codes around a figure do not hide it (the widget refused
     such a log before it reached Python: tests/browser/test_engine_log_widget.py)."""
     plain = engine_log_figure(log=example["log"], model=example["model"], config=example.get("config") or "")
-    coloured = engine_log_figure(log=_coloured(example["log"], esc), model=example["model"], config=example.get("config") or "")
+    coloured = engine_log_figure(
+        log=_coloured(example["log"], esc), model=example["model"], config=example.get("config") or ""
+    )
     assert not coloured["error"]
     assert coloured["checks"] == plain["checks"] and coloured["summary"] == plain["summary"]

@@ -26,7 +26,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "pycode" / "kvlab"
 
 LAYERS = (
-    ("leaf", ("kvlab.dtypes", "kvlab.wording", "kvlab.inputs")),
+    ("leaf", ("kvlab.dtypes", "kvlab.wording", "kvlab.inputs", "kvlab.input_files")),
     ("core", ("kvlab.core",)),
     ("memory", ("kvlab.memory",)),
     ("reuse", ("kvlab.reuse",)),

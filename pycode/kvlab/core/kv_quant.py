@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvlab.dtypes import row_bytes
+from kvlab.inputs import short_repr
 
 __all__ = ["FORMATS", "bytes_per_vector", "bytes_per_token", "quantize", "dequantize", "round_trip", "generate_stored"]
 
@@ -50,7 +51,7 @@ _F32 = np.float32
 
 def _check(fmt: str) -> str:
     if fmt not in FORMATS:
-        raise ValueError(f"kv format {fmt!r} unknown; choose one of {', '.join(FORMATS)}")
+        raise ValueError(f"kv format {short_repr(fmt)} unknown; choose one of {', '.join(FORMATS)}")
     return fmt
 
 

@@ -12,10 +12,12 @@ installed wheel and the zip Pyodide unpacks into site-packages.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
+from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.architecture import Architecture
 from kvlab.memory.hf_config import load_config, parse_hf_config
 
@@ -45,24 +47,29 @@ def gpus() -> list[dict]:
 
 def get_model(model_id: str) -> dict:
     """A catalogue model by its short id or its Hugging Face id (case-insensitive)."""
+    if not isinstance(model_id, str):
+        raise ValueError(f"model must be a catalogue id (text), got {short_repr(model_id)}")
     key = model_id.strip().lower()
     for entry in _load("models.json")["models"]:
         if key in (entry["id"].lower(), entry["hf_id"].lower()):
             return dict(entry)
     raise ValueError(
-        f"model {model_id!r} is not in the catalogue; try one of: "
+        f"model {short_repr(model_id)} is not in the catalogue; try one of: "
         + ", ".join(e["id"] for e in _load("models.json")["models"])
     )
 
 
 def get_gpu(gpu_id: str) -> dict:
     """A catalogue GPU by id (case-insensitive)."""
+    if not isinstance(gpu_id, str):
+        raise ValueError(f"gpu must be a catalogue id (text), got {short_repr(gpu_id)}")
     key = gpu_id.strip().lower()
     for entry in _load("gpus.json")["gpus"]:
         if entry["id"] == key:
             return dict(entry)
     raise ValueError(
-        f"gpu {gpu_id!r} is not in the catalogue; try one of: " + ", ".join(e["id"] for e in _load("gpus.json")["gpus"])
+        f"gpu {short_repr(gpu_id)} is not in the catalogue; try one of: "
+        + ", ".join(e["id"] for e in _load("gpus.json")["gpus"])
     )
 
 
@@ -74,15 +81,21 @@ def gpu_memory_bytes(gpu: dict) -> int:
 def model_architecture(model, params: float | None = None) -> Architecture:
     """An Architecture from a catalogue id, a Hugging Face id in the catalogue, a config path/dict/JSON text.
 
-    Catalogue entries carry their parameter counts; for other configs pass `params`.
+    Catalogue entries carry their parameter counts; for other configs pass `params` (a positive
+    number). A name that reads as a path (`.json`, or starting with / . ~) and names no file is
+    said to be a missing file, not a catalogue miss.
     """
+    if params is not None:
+        params = finite_number("params", params, minimum=1)
     if isinstance(model, Architecture):
         return model
     if isinstance(model, str) and not model.strip().startswith("{"):
         try:
             entry = get_model(model)
         except ValueError as exc:
-            if not Path(model).exists():
+            if not os.path.lexists(model):
+                if model.strip().endswith(".json") or model.strip().startswith(("/", ".", "~")):
+                    raise ValueError(f"config {short_repr(model.strip(), 200)}: the file does not exist") from None
                 raise ValueError(f"{exc} (nor is it an existing config.json path)") from None
         else:
             cfg = dict(entry["config"])

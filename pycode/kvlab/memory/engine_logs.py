@@ -45,9 +45,11 @@ from kvlab.memory.kv_bytes import (
 )
 from kvlab.memory.weights import model_weights_bytes
 from kvlab.wording import plural
+from kvlab.inputs import short_repr
 
 ENGINES = ("llama.cpp", "vllm")
 MAX_LOG_CHARS = 200_000  # a start-up log is a few hundred lines; refuse whole server sessions
+MAX_LOG_BYTES = 4 * MAX_LOG_CHARS  # files and standard input are read up to this (UTF-8: at most 4 B a character)
 LLAMACPP_DEFAULT_UBATCH = 512
 # How far vLLM's logged weight memory may be from kvlab's count and still agree (it also loads buffers).
 WEIGHTS_TOLERANCE = 0.03
@@ -1393,28 +1395,29 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
     unknown = sorted(set(stated) - set(STATED_LLAMACPP) - set(STATED_VLLM))
     if unknown:
         raise ValueError(
-            f"unknown setting {unknown[0]!r}; a log's settings are " + ", ".join(STATED_LLAMACPP + STATED_VLLM)
+            f"unknown setting {short_repr(unknown[0])}; a log's settings are "
+            + ", ".join(STATED_LLAMACPP + STATED_VLLM)
         )
     stated = {k: v for k, v in stated.items() if v is not None}
     for name, value in stated.items():
         if name in _STATED_INTS and (
             isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _STATED_INTS[name]
         ):
-            raise ValueError(f"{name} must be a whole number from 1 to {_STATED_INTS[name]:,}, got {value!r}")
+            raise ValueError(f"{name} must be a whole number from 1 to {_STATED_INTS[name]:,}, got {short_repr(value)}")
         if name in ("kv_unified", "swa_full", "flash_attn") and not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false, got {value!r}")
+            raise ValueError(f"{name} must be true or false, got {short_repr(value)}")
         if name == "gpu_memory_gib" and (
             isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 2**20
         ):
-            raise ValueError(f"gpu_memory_gib must be a positive number of GiB, got {value!r}")
+            raise ValueError(f"gpu_memory_gib must be a positive number of GiB, got {short_repr(value)}")
         if name in ("type_k", "type_v", "kv_cache_dtype", "weights") and not isinstance(value, str):
-            raise ValueError(f"{name} must be a type name, got {value!r}")
+            raise ValueError(f"{name} must be a type name, got {short_repr(value)}")
     arch = model_architecture(model)
     parsed = parse_engine_log(log)
     if engine is not None:
         key = str(engine).lower().replace("llamacpp", "llama.cpp")
         if key not in ENGINES:
-            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {short_repr(engine)}")
         parsed["engine"] = key
     if parsed["engine"] is None:
         return {

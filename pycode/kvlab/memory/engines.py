@@ -30,6 +30,7 @@ from functools import cache
 from pathlib import Path
 
 from kvlab.memory.architecture import Architecture
+from kvlab.inputs import short_repr
 
 GIB = 2**30
 DATA = Path(__file__).resolve().parents[1] / "data" / "engines.json"
@@ -211,7 +212,7 @@ def vllm_setup(
     `context_dependent` says so, and the caller asks again per context.
     """
     if version not in VLLM_VERSIONS:
-        raise ValueError(f"engine_version must be one of {', '.join(VLLM_VERSIONS)}, got {version!r}")
+        raise ValueError(f"engine_version must be one of {', '.join(VLLM_VERSIONS)}, got {short_repr(version)}")
     defaults = vllm_batch_defaults(card)
     if version == "v0":
         v0 = vllm_data()["versions"]["v0"]

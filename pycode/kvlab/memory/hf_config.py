@@ -30,7 +30,11 @@ how transformers defines it for these families), and it is recorded in notes.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+from kvlab.input_files import read_text
+from kvlab.inputs import short_repr
 
 from kvlab.memory.architecture import (
     CHUNKED,
@@ -109,22 +113,28 @@ LAYER_TYPE_NAMES = {
 }
 
 
+MAX_CONFIG_BYTES = 256 * 1024  # a config.json is a few KB; the site takes pastes up to 256 KiB (bridge.js LIMITS)
+
+
 def load_config(source) -> dict:
-    """A config as a dict, from a dict, a path to config.json, or JSON text."""
+    """A config as a dict, from a dict, a path to config.json (or its folder), or JSON text.
+
+    A file is read by kvlab.input_files (a regular file, at most MAX_CONFIG_BYTES, UTF-8 with or
+    without a byte-order mark); pasted text is held to the same size."""
     if isinstance(source, dict):
         return source
     if isinstance(source, Path):
-        return _json(source.read_text(encoding="utf-8"), str(source))
+        return _json(read_text(source, MAX_CONFIG_BYTES, "config"), str(source))
     if isinstance(source, str):
-        text = source.strip()
+        text = source.strip().lstrip("\ufeff")  # a byte-order mark pasted with the text
         if text.startswith("{"):
+            if len(text) > MAX_CONFIG_BYTES:
+                raise ValueError(f"config: the pasted config is {len(text):,} characters; at most {MAX_CONFIG_BYTES:,}")
             return _json(text, "pasted config")
-        path = Path(text)
-        if path.is_dir():
-            path = path / "config.json"
-        if not path.exists():
-            raise ValueError(f"config: {text!r} is neither JSON text nor an existing file")
-        return _json(path.read_text(encoding="utf-8"), str(path))
+        path = os.path.join(text, "config.json") if os.path.isdir(text) else text
+        if not os.path.lexists(path):
+            raise ValueError(f"config: {short_repr(text)} is neither JSON text nor an existing file")
+        return _json(read_text(path, MAX_CONFIG_BYTES, "config"), path)
     raise ValueError(f"config: expected a dict, a path or JSON text, got {type(source).__name__}")
 
 
@@ -133,6 +143,8 @@ def _json(text: str, where: str) -> dict:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"config: {where} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise ValueError(f"config: {where} is nested too deeply to be a config.json (a few levels is usual)") from None
     if not isinstance(data, dict):
         raise ValueError(f"config: {where} must be a JSON object")
     return data
@@ -156,16 +168,16 @@ def _int(cfg: dict, key: str, minimum: int = 1) -> int:
         raise ValueError(f"config field {key!r} is missing")
     value = cfg[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"config field {key!r} must be an integer, got {value!r}")
+        raise ValueError(f"config field {key!r} must be an integer, got {short_repr(value)}")
     if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"config field {key!r} must be a finite integer, got {value!r}")
+        raise ValueError(f"config field {key!r} must be a finite integer, got {short_repr(value)}")
     if int(value) != value:
-        raise ValueError(f"config field {key!r} must be an integer, got {value!r}")
+        raise ValueError(f"config field {key!r} must be an integer, got {short_repr(value)}")
     if value < minimum:
-        raise ValueError(f"config field {key!r} must be >= {minimum}, got {value}")
+        raise ValueError(f"config field {key!r} must be >= {minimum}, got {short_repr(value)}")
     top = FIELD_MAX.get(key, DEFAULT_MAX)
     if value > top:
-        raise ValueError(f"config field {key!r} = {value:g} is beyond any real model (at most {top:,})")
+        raise ValueError(f"config field {key!r} = {short_repr(value)} is beyond any real model (at most {top:,})")
     return int(value)
 
 
@@ -211,7 +223,9 @@ def _layer_kinds_from_types(cfg: dict, n_layers: int) -> list[str]:
     kinds = []
     for i, name in enumerate(types):
         if name not in LAYER_TYPE_NAMES:
-            raise ValueError(f"config field 'layer_types'[{i}] = {name!r} is not one of {sorted(LAYER_TYPE_NAMES)}")
+            raise ValueError(
+                f"config field 'layer_types'[{i}] = {short_repr(name)} is not one of {sorted(LAYER_TYPE_NAMES)}"
+            )
         kinds.append(LAYER_TYPE_NAMES[name])
     return kinds
 
@@ -276,7 +290,7 @@ def _llama4_kinds(cfg: dict, n_layers: int, notes: list[str]) -> list[str]:
     if isinstance(flags, list) and flags:
         if len(flags) != n_layers or any(f not in (0, 1) for f in flags):
             raise ValueError(
-                f"config field 'no_rope_layers' must list 0 or 1 for each of the {n_layers} layers, got {flags!r}"
+                f"config field 'no_rope_layers' must list 0 or 1 for each of the {n_layers} layers, got {short_repr(flags)}"
             )
         where = "no_rope_layers"
     else:
@@ -317,6 +331,10 @@ def _context_limit(cfg: dict, family: str, notes: list[str]) -> int | None:
     rope_scaling or model_max_length makes it differ from max_position_embeddings."""
     found = {key: _int(cfg, key) for key in CONTEXT_KEYS if cfg.get(key) is not None}
     if not found:
+        notes.append(
+            "the config gives no maximum context (max_position_embeddings or the like): no context is "
+            "taken as too long for the model"
+        )
         return None
     key = min(found, key=lambda k: found[k])
     limit = found[key]
@@ -334,7 +352,9 @@ def _context_limit(cfg: dict, family: str, notes: list[str]) -> int | None:
             if rope_type in ROPE_TYPES_NOT_SCALED or rp.get("factor") is None:
                 continue
             if not isinstance(rp["factor"], (int, float)) or isinstance(rp["factor"], bool) or rp["factor"] <= 0:
-                raise ValueError(f"config field 'rope_scaling.factor' must be a positive number, got {rp['factor']!r}")
+                raise ValueError(
+                    f"config field 'rope_scaling.factor' must be a positive number, got {short_repr(rp['factor'])}"
+                )
             factor = float(rp["factor"])
             how = rope_type
             if rope_type == "yarn":
@@ -376,12 +396,12 @@ def parse_hf_config(
     if family in STATE_SPACE:
         title, missing = STATE_SPACE[family]
         raise ValueError(
-            f"config: model_type {family!r} ({title}) is not read yet: {missing}; its numbers would be "
+            f"config: model_type {short_repr(family)} ({title}) is not read yet: {missing}; its numbers would be "
             "guesses, so none are given"
         )
     if family not in KNOWN_FAMILIES:
         raise ValueError(
-            f"config: model_type {family!r} is not one kvlab reads yet: kvlab has not checked this family's "
+            f"config: model_type {short_repr(family)} is not one kvlab reads yet: kvlab has not checked this family's "
             "code (transformers, vLLM, llama.cpp) for which of its layers keep a KV cache and how wide, so "
             "it gives no numbers; known: " + ", ".join(KNOWN_FAMILIES)
         )
@@ -471,7 +491,9 @@ def parse_hf_config(
     if family == "minimax_m2" and cfg.get("attn_type_list") is not None:
         types = cfg["attn_type_list"]
         if not isinstance(types, list) or len(types) != n_layers:
-            raise ValueError(f"config field 'attn_type_list' must list each of the {n_layers} layers, got {types!r}")
+            raise ValueError(
+                f"config field 'attn_type_list' must list each of the {n_layers} layers, got {short_repr(types)}"
+            )
         if any(t != 1 for t in types):
             # MiniMax's attn_type_list: 1 = softmax attention, 0 = lightning (linear) attention (MiniMax-Text-01 / M1)
             raise ValueError(
@@ -621,7 +643,7 @@ def _mamba_hybrid(cfg: dict, family: str, n_layers: int, hidden: int, notes: lis
             raise ValueError(f"config field 'layer_types' has {len(types)} entries but num_hidden_layers is {n_layers}")
         for i, name in enumerate(types):
             if name not in ("mamba", "attention"):
-                raise ValueError(f"config field 'layer_types'[{i}] = {name!r} is not 'mamba' or 'attention'")
+                raise ValueError(f"config field 'layer_types'[{i}] = {short_repr(name)} is not 'mamba' or 'attention'")
         kinds = [FULL if name == "attention" else LINEAR for name in types]
     else:  # nemotron_h
         pattern = cfg.get("hybrid_override_pattern") or cfg.get("layers_block_type")
@@ -640,7 +662,7 @@ def _mamba_hybrid(cfg: dict, family: str, n_layers: int, hidden: int, notes: lis
         for i, name in enumerate(pattern):
             if name not in names:
                 raise ValueError(
-                    f"config field 'hybrid_override_pattern'[{i}] = {name!r} is not M (Mamba-2), * (attention), "
+                    f"config field 'hybrid_override_pattern'[{i}] = {short_repr(name)} is not M (Mamba-2), * (attention), "
                     "- (MLP) or E (MoE)"
                 )
             kinds.append(names[name])

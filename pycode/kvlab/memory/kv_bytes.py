@@ -33,6 +33,7 @@ from kvlab.memory.architecture import (
     dsa_index_bytes,
 )
 from kvlab.dtypes import GIB, KIB, KV_TYPES, LLAMACPP_KV_TYPES, MIB, QUANTIZED, kv_type, row_bytes
+from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.catalogue import model_architecture
 from kvlab.wording import plural
 
@@ -274,7 +275,7 @@ def llamacpp_kv_cache(
     type_v = type_k if type_v is None else kv_type(type_v)
     for name, t in (("type_k", type_k), ("type_v", type_v)):
         if t not in LLAMACPP_KV_TYPES:
-            raise ValueError(f"{name}={t!r}: llama.cpp accepts {', '.join(LLAMACPP_KV_TYPES)}")
+            raise ValueError(f"{name}={short_repr(t)}: llama.cpp accepts {', '.join(LLAMACPP_KV_TYPES)}")
     notes: list[str] = []
     if type_v in QUANTIZED and not flash_attn:
         raise ValueError(f"type_v={type_v}: llama.cpp needs flash attention (-fa on) for a quantized V cache")
@@ -465,6 +466,11 @@ VLLM_MAX_NUM_BATCHED_TOKENS = 2048
 # values = 656 B per token (vllm/v1/kv_cache_interface.py MLAAttentionSpec.real_page_size_bytes,
 # https://github.com/vllm-project/vllm/blob/main/vllm/v1/kv_cache_interface.py)
 VLLM_FP8_DS_MLA_BYTES = 656
+# What every calculator (memory_report, fit_verdict, and so the CLI's memory, fit and serve) takes:
+# far beyond any real model's context (16M tokens per sequence) or batch, low enough that no number
+# printed is absurd. The fit's searches for the largest context and the most sequences stop here too.
+MAX_CONTEXT = 2**24
+MAX_SEQUENCES = 65536
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -684,7 +690,9 @@ def vllm_kv_cache(
     model_dtype = kv_type(model_dtype)
     dtype = model_dtype if kv_cache_dtype == "auto" else kv_type(kv_cache_dtype)
     if dtype in QUANTIZED:
-        raise ValueError(f"kv_cache_dtype={dtype!r} is a llama.cpp type; vLLM takes auto, fp8, bf16, f16, f32")
+        raise ValueError(
+            f"kv_cache_dtype={short_repr(dtype)} is a llama.cpp type; vLLM takes auto, fp8, bf16, f16, f32"
+        )
     width = KV_TYPES[dtype][1]
     kinds = (FULL, SLIDING, LINEAR) + ((CHUNKED,) if arch.count(CHUNKED) else ())
     by_kind = {kind: {"layers": 0, "page_bytes": 0, "bytes_per_sequence": 0} for kind in kinds}
@@ -937,7 +945,7 @@ def layer_memory_map(
     or, for "exact", the ideal. The allocated bytes add up to `memory_report`'s total.
     """
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        raise ValueError(f"mode must be one of {MODES}, got {short_repr(mode)}")
     if context < 1 or n_seq < 1:
         raise ValueError("context and n_seq must be at least 1")
     k_type = kv_type(kv)
@@ -1118,6 +1126,10 @@ def memory_report(
     a config.json path, dict or JSON text, or an Architecture.
     """
     arch = model_architecture(model)
+    n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES, integer=True)
+    # llama.cpp's context is the total of all sequences (-c context x n_seq)
+    top = MAX_CONTEXT * n_seq if mode == "llamacpp" else MAX_CONTEXT
+    context = finite_number("context", context, minimum=1, maximum=top, integer=True)
     per_token = kv_bytes_per_token(arch, kv, v_kv)
     if mode == "llamacpp":
         detail = llamacpp_kv_cache(arch, context, kv, v_kv, n_seq=n_seq, n_ubatch=n_ubatch, kv_unified=kv_unified)
@@ -1129,8 +1141,6 @@ def memory_report(
             by_kind[names[cache["cache"]]] += cache["bytes"]
         total = detail["total_bytes"]
     elif mode == "vllm":
-        if n_seq < 1:
-            raise ValueError("n_seq must be at least 1")
         detail = vllm_kv_cache(
             arch, context, "auto" if kv in ("f16", "bf16") else kv, max_num_batched_tokens=max_num_batched_tokens
         )
@@ -1141,7 +1151,7 @@ def memory_report(
         by_kind = dict(detail["by_kind_bytes"])
         total = detail["total_bytes"]
     else:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        raise ValueError(f"mode must be one of {MODES}, got {short_repr(mode)}")
     return {
         "model": arch.name,
         "architecture": arch.summary(),

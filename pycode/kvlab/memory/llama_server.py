@@ -17,6 +17,7 @@ from __future__ import annotations
 from kvlab.memory.architecture import Architecture
 from kvlab.memory.catalogue import get_model, model_architecture
 from kvlab.memory.kv_bytes import llamacpp_kv_cache
+from kvlab.inputs import short_repr
 
 CACHE_TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"]
 # `-np, --parallel N`: "number of server slots (default: -1, -1 = auto)"; `-kvu, --kv-unified`: "use single unified
@@ -66,12 +67,14 @@ def llama_server_command(
     (4096, 544.0)
     """
     if isinstance(ctx_size, bool) or int(ctx_size) != ctx_size or not 1 <= int(ctx_size) <= MAX_CTX_SIZE:
-        raise ValueError(f"ctx_size must be a whole number of tokens from 1 to {MAX_CTX_SIZE:,}, got {ctx_size!r}")
+        raise ValueError(
+            f"ctx_size must be a whole number of tokens from 1 to {MAX_CTX_SIZE:,}, got {short_repr(ctx_size)}"
+        )
     ctx_size, parallel, cache_reuse, keep = int(ctx_size), int(parallel), int(cache_reuse), int(keep)
     cache_type_v = cache_type_k if cache_type_v is None else cache_type_v
     for name, t in (("cache_type_k", cache_type_k), ("cache_type_v", cache_type_v)):
         if t not in CACHE_TYPES:
-            raise ValueError(f"{name} must be one of {CACHE_TYPES}, got {t!r}")
+            raise ValueError(f"{name} must be one of {CACHE_TYPES}, got {short_repr(t)}")
     if not 1 <= parallel <= 256:
         raise ValueError(f"parallel must be from 1 to 256, got {parallel}")
     if cache_reuse < 0 or keep < -1:

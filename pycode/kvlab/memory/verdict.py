@@ -39,6 +39,8 @@ from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
 from kvlab.memory.engines import vllm_setup
 from kvlab.memory.kv_bytes import (
     LLAMACPP_PAD,
+    MAX_CONTEXT,
+    MAX_SEQUENCES,
     RUNTIME_RESERVE_BYTES,
     VLLM_BLOCK_SIZE,
     VLLM_BLOCK_SIZES,
@@ -49,7 +51,7 @@ from kvlab.memory.kv_bytes import (
     vllm_kv_cache,
 )
 from kvlab.memory.weights import model_weights_bytes
-from kvlab.inputs import finite_number
+from kvlab.inputs import finite_number, short_repr
 from kvlab.wording import human_bytes, plural
 
 ENGINES = ("llamacpp", "vllm")
@@ -57,8 +59,6 @@ ENGINE_NAMES = {"llamacpp": "llama.cpp", "vllm": "vLLM"}
 TENSOR_PARALLEL = (1, 2, 4, 8)
 PIPELINE_STAGES = (1, 2, 4, 8)  # the choices the widgets offer; fit_verdict takes any count up to MAX_PIPELINE_STAGES
 MAX_PIPELINE_STAGES = 16
-MAX_CONTEXT_SEARCH = 2**24  # 16M tokens: the most a search for the largest context tries
-MAX_SEQUENCES_SEARCH = 65536
 VLLM_LONG_CONTEXT_FLAG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
 LLAMACPP_VERSION = "llama.cpp b6000 and later (llama_kv_cache with streams; -np and --kv-unified)"
 PARTS = {
@@ -421,8 +421,8 @@ def fit_verdict(
     and what each engine does past the trained context.
     """
     arch = model_architecture(model, params)
-    context = finite_number("context", context, minimum=1, maximum=MAX_CONTEXT_SEARCH, integer=True)
-    n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES_SEARCH, integer=True)
+    context = finite_number("context", context, minimum=1, maximum=MAX_CONTEXT, integer=True)
+    n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES, integer=True)
     n_gpus = finite_number("n_gpus", n_gpus, minimum=1, integer=True)
     if n_gpus not in TENSOR_PARALLEL:
         raise ValueError(f"n_gpus must be one of {', '.join(map(str, TENSOR_PARALLEL))}, got {n_gpus}")
@@ -432,7 +432,7 @@ def fit_verdict(
     if block_size not in VLLM_BLOCK_SIZES:
         raise ValueError(f"block_size must be one of {', '.join(map(str, VLLM_BLOCK_SIZES))}, got {block_size}")
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {short_repr(engine)}")
     k = kv_type(kv)
     if engine == "vllm" and KV_TYPES[k][0] != 1:
         raise ValueError(f"kv {k} is a llama.cpp cache type; vLLM takes f16, bf16, fp8")
@@ -526,7 +526,7 @@ def fit_verdict(
         return t <= b
 
     step = LLAMACPP_PAD if engine == "llamacpp" else block_size
-    by_memory = _largest(lambda s: fits_at(s * step), 1, MAX_CONTEXT_SEARCH // step) if solve else None
+    by_memory = _largest(lambda s: fits_at(s * step), 1, MAX_CONTEXT // step) if solve else None
     by_memory = by_memory * step if by_memory else None
     limit = None if allow_long_context or not trained else trained
     if by_memory is None:
@@ -535,7 +535,7 @@ def fit_verdict(
         max_context, limited_by = limit, "trained_context"
     else:
         max_context, limited_by = by_memory, "memory"
-    max_sequences = (_largest(fits_with, 1, MAX_SEQUENCES_SEARCH) or 0) if solve else None
+    max_sequences = (_largest(fits_with, 1, MAX_SEQUENCES) or 0) if solve else None
     seq_cap = setup["max_num_seqs"] if setup else None
     capped = bool(solve and seq_cap and max_sequences > seq_cap)
     if capped:

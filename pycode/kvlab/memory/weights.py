@@ -11,6 +11,7 @@ are within a few percent for other dense models of that shape.
 """
 
 from __future__ import annotations
+from kvlab.inputs import short_repr
 
 GIB = 2**30
 
@@ -59,7 +60,7 @@ def weight_format(name: str) -> str:
     key = str(name).strip().upper()
     key = _ALIASES.get(key, key)
     if key not in WEIGHT_FORMATS:
-        raise ValueError(f"weights format {name!r} unknown; choose one of {', '.join(WEIGHT_FORMATS)}")
+        raise ValueError(f"weights format {short_repr(name)} unknown; choose one of {', '.join(WEIGHT_FORMATS)}")
     return key
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+from kvlab.inputs import short_repr
 from functools import cache
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def api_model(model_id: str) -> dict:
     for m in api_models():
         if m["id"] == model_id:
             return m
-    raise ValueError(f"model must be one of {[m['id'] for m in api_models()]}, got {model_id!r}")
+    raise ValueError(f"model must be one of {[m['id'] for m in api_models()]}, got {short_repr(model_id)}")
 
 
 def _vendor(vendor_id: str) -> dict:

@@ -20,6 +20,7 @@ prompt) survive every shift.
 """
 
 from __future__ import annotations
+from kvlab.inputs import short_repr
 
 SHIFT = "shift"
 STOP = "stop"
@@ -64,7 +65,7 @@ def run_out_of_context(prompt_len: int, n_generate: int, n_ctx: int, n_keep: int
     [[0, 2], [6, 10]]
     """
     if mode not in (SHIFT, STOP):
-        raise ValueError(f"mode must be {SHIFT!r} or {STOP!r}, got {mode!r}")
+        raise ValueError(f"mode must be {SHIFT!r} or {STOP!r}, got {short_repr(mode)}")
     if n_ctx < 4:
         raise ValueError(f"n_ctx must be >= 4, got {n_ctx}")
     if not 1 <= prompt_len < n_ctx:

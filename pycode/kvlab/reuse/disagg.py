@@ -40,6 +40,7 @@ from kvlab.memory.engines import vllm_batch_defaults
 from kvlab.memory.kv_bytes import kv_cache_bytes
 from kvlab.memory.serving import prefill_flops, serving_estimate
 from kvlab.memory.weights import model_weights_bytes
+from kvlab.inputs import short_repr
 
 INTERCONNECTS_FILE = DATA_DIR / "interconnects.json"
 
@@ -60,7 +61,9 @@ def get_link(link_id: str) -> dict:
     for link in interconnects()["links"]:
         if link["id"] == str(link_id).strip().lower():
             return dict(link)
-    raise ValueError(f"link must be one of {', '.join(x['id'] for x in interconnects()['links'])}, got {link_id!r}")
+    raise ValueError(
+        f"link must be one of {', '.join(x['id'] for x in interconnects()['links'])}, got {short_repr(link_id)}"
+    )
 
 
 def transfer_seconds(n_bytes: float, link: dict) -> float:

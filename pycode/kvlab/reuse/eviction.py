@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvlab.core.attention import softmax
+from kvlab.inputs import short_repr
 
 
 class EvictionPolicy:
@@ -195,7 +196,7 @@ def make_policy(policy: str, *, window: int = 8, n_sink: int = 4, budget: int = 
         return AttentionSinks(n_sink, window)
     if policy == "h2o":
         return HeavyHitters(budget, recent)
-    raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {policy!r}")
+    raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {short_repr(policy)}")
 
 
 def toy_attention_logits(n: int, seed: int = 0, d: int = 16, sink_strength: float = 3.0) -> np.ndarray:

@@ -41,7 +41,7 @@ from functools import cache
 
 import numpy as np
 
-from kvlab.inputs import finite_number, one_of
+from kvlab.inputs import finite_number, one_of, short_repr
 from kvlab.dtypes import KV_TYPES, kv_type, row_bytes
 from kvlab.memory.architecture import CHUNKED, FULL, SLIDING, Architecture
 from kvlab.memory.catalogue import DATA_DIR, get_gpu, get_model, gpu_memory_bytes, model_architecture
@@ -66,7 +66,7 @@ def _by_id(kind: str, name: str, value: str) -> dict:
     for item in items:
         if item["id"] == value:
             return dict(item)
-    raise ValueError(f"{name} must be one of {[i['id'] for i in items]}, got {value!r}")
+    raise ValueError(f"{name} must be one of {[i['id'] for i in items]}, got {short_repr(value)}")
 
 
 def link(link_id: str) -> dict:
@@ -89,7 +89,7 @@ def gpu_link(gpu_id: str) -> dict:
     links = offload_data()["gpu_links"]
     if gpu_id not in links:
         raise ValueError(
-            f"gpu {gpu_id!r} has no host link in offload_tiers.json (one of {', '.join(links)}); "
+            f"gpu {short_repr(gpu_id)} has no host link in offload_tiers.json (one of {', '.join(links)}); "
             + offload_data()["gpu_links_note"]
         )
     return dict(links[gpu_id])

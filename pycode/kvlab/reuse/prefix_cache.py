@@ -20,6 +20,7 @@ vLLM does with `max_cache_hit_length = num_tokens - 1`.
 from __future__ import annotations
 
 import hashlib
+from kvlab.inputs import short_repr
 from collections import OrderedDict
 from functools import lru_cache
 
@@ -298,7 +299,7 @@ def run_requests(
     elif mode == "radix":
         cache = RadixPrefixCache(capacity, bytes_per_token)
     else:
-        raise ValueError(f"mode must be 'blocks' or 'radix', got {mode!r}")
+        raise ValueError(f"mode must be 'blocks' or 'radix', got {short_repr(mode)}")
     per_request = [cache.process(r, flops_per_token) for r in requests]
     total_tokens = sum(r["n_tokens"] for r in per_request)
     reused = sum(r["tokens_reused"] for r in per_request)

@@ -15,7 +15,7 @@ import numpy as np
 
 from kvlab.core import tiny
 from kvlab.core.attention import scaled_dot_product_attention
-from kvlab.inputs import SEED, Param, Spec, takes
+from kvlab.inputs import SEED, Param, Spec, takes, text
 from kvlab.widgets.views import attention_view, with_view
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def attention_demo(
     """
     d, temperature, seed = INPUTS.check({"d": d, "temperature": temperature, "seed": seed}).values()
     temperature = float(temperature)
-    tokens = sentence.split()
+    tokens = text("sentence", sentence).split()
     if not tokens:
         raise ValueError("attention_demo needs at least one word")
     rng = np.random.default_rng(seed)
@@ -111,7 +111,7 @@ def model_attention(
     the last token) choose what the widget shows first; they come back clamped in
     `view`. Layer and head default to the card's pronoun head (`pronoun_head`).
     """
-    if not prompt.strip():
+    if not text("prompt", prompt).strip():
         raise ValueError("prompt is empty")
     model, tok = tiny.model_and_tokenizer()
     ids = tok.encode(prompt)[: model.config.block_size]

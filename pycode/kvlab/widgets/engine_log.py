@@ -12,6 +12,7 @@ from kvlab.memory.catalogue import engine_log_examples
 from kvlab.memory.engine_logs import MAX_LOG_CHARS, STATED_LLAMACPP, STATED_VLLM, explain_engine_log
 from kvlab.memory.verdict import ENGINE_NAMES
 from kvlab.widgets.memory import model_groups, model_info
+from kvlab.inputs import short_repr, text
 
 if TYPE_CHECKING:
     from kvlab.widgets.engine_log_types import EngineLogFigureResult
@@ -33,7 +34,7 @@ def parse_stated_settings(text: str) -> dict:
     for item in str(text or "").replace(",", " ").split():
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
-            raise ValueError(f"settings: {item!r} is not name=value (e.g. n_ctx=8192)")
+            raise ValueError(f"settings: {short_repr(item)} is not name=value (e.g. n_ctx=8192)")
         low = value.lower()
         if low in ("true", "false", "on", "off", "yes", "no"):
             out[name] = low in ("true", "on", "yes")
@@ -64,12 +65,22 @@ def engine_log_figure(
     A config, log or setting that cannot be read is not an exception: the example is shown and `error`
     says what is wrong.
     """
+    example, log, model, config, settings = (
+        text(name, value or "")
+        for name, value in (
+            ("example", example),
+            ("log", log),
+            ("model", model),
+            ("config", config),
+            ("settings", settings),
+        )
+    )
     examples = engine_log_examples()
     chosen = next((e for e in examples if e["id"] == example), None)
     if chosen is None:
-        raise ValueError(f"example must be one of {', '.join(e['id'] for e in examples)}, got {example!r}")
-    log = (log or "").strip("\n")
-    config = (config or "").strip()
+        raise ValueError(f"example must be one of {', '.join(e['id'] for e in examples)}, got {short_repr(example)}")
+    log = log.strip("\n")
+    config = config.strip()
     error = None
     result = None
     source = "example"

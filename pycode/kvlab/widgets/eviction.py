@@ -19,7 +19,7 @@ from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.wording import span_text
-from kvlab.inputs import SEED, Param, Spec, one_of, takes
+from kvlab.inputs import SEED, Param, Spec, finite_number, one_of, short_repr, takes
 from kvlab.widgets.views import context_shift_display, door_code_view, eviction_display, with_view
 
 if TYPE_CHECKING:
@@ -131,8 +131,13 @@ def context_shift_timeline(
         {"n_ctx": n_ctx, "prompt_len": prompt_len, "n_generate": n_generate, "n_keep": n_keep}, clamped
     )
     n_ctx, prompt_len, n_generate, n_keep = p.values()
-    if prompt_len >= n_ctx:
-        raise ValueError(f"prompt_len ({prompt_len}) must be smaller than n_ctx ({n_ctx})")
+    if prompt_len >= n_ctx:  # name the values as given, not as clamped
+        given = {name: short_repr(c["requested"]) for name, c in clamped.items()}
+        raise ValueError(
+            f"prompt_len ({given.get('prompt_len', prompt_len)}) must be smaller than n_ctx "
+            f"({given.get('n_ctx', n_ctx)}; n_ctx is {CONTEXT_SHIFT_INPUTS['n_ctx'].lo} to "
+            f"{CONTEXT_SHIFT_INPUTS['n_ctx'].hi:,})"
+        )
     data = run_out_of_context(prompt_len, n_generate, n_ctx, n_keep, mode)
     return {
         "params": {"prompt_len": prompt_len, "n_generate": n_generate, "n_ctx": n_ctx, "n_keep": n_keep, "mode": mode},
@@ -357,7 +362,11 @@ def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | No
     if not chat.strip():
         raise ValueError("the chat is empty: write a few lines, one of them with a door code")
     n_new = RECALL_INPUTS["n_new"].check("n_new", n_new, None)
-    block = int(block_size) if block_size is not None else int(tiny.tiny_card()["config"]["block_size"])
+    block = (
+        finite_number("block_size", block_size, minimum=1, integer=True)
+        if block_size is not None
+        else int(tiny.tiny_card()["config"]["block_size"])
+    )
     tok = tiny.tiny_tokenizer()
     prompt = chat.rstrip("\n") + "\n" + DOOR_QUESTION
     m = DOOR_CODE.search(chat)
@@ -414,6 +423,8 @@ def door_code_score(
     "code_gone_at": the chat position at which the window lost the code's first token.
     """
     runs = runs or {}
+    if not isinstance(runs, dict) or not all(isinstance(r, dict) for r in runs.values()):
+        raise ValueError('runs must be {"full"|"window"|"sinks": {"answer": ..., "cached": ..., "prompt_nll": ...}}')
     code_positions = [int(p) for p in (code_positions or [])]
     window, sinks = RECALL_INPUTS.check({"window": window, "sinks": sinks}).values()
     full_nll = np.asarray(runs.get("full", {}).get("prompt_nll", []), dtype=np.float64)

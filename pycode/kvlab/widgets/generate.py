@@ -13,7 +13,7 @@ import numpy as np
 from kvlab.core import tiny
 from kvlab.core.sampling import top_k_probs
 from kvlab.core.decoding import DecoderConfig, decoding_costs
-from kvlab.inputs import SEED, Param, Spec, finite_number, takes
+from kvlab.inputs import SEED, Param, Spec, finite_number, takes, text
 
 if TYPE_CHECKING:
     from kvlab.widgets.generate_types import GenerationDemoResult, RaceDemoResult, RaceMeasuredResult, RaceTheoryResult
@@ -47,11 +47,13 @@ def generation_demo(
     (softmax at temperature 1) and the cache length before and after the step.
     """
     max_new_tokens, top_k = GENERATE_INPUTS.check({"max_new_tokens": max_new_tokens, "top_k": top_k}).values()
-    if not prompt.strip():
+    if not text("prompt", prompt).strip():
         raise ValueError("prompt is empty")
     model, tok = tiny.model_and_tokenizer()
     ids = tok.encode(prompt)
     prompt_len = len(ids)
+    if prompt_len > model.config.block_size:  # the model's context; a longer prompt would only cost memory
+        raise ValueError(f"prompt is {prompt_len:,} tokens; the tiny model reads at most {model.config.block_size:,}")
     steps, cache, feed = [], None, ids
     for step in range(max_new_tokens):
         logits, cache = model.forward(np.array([feed]), cache)

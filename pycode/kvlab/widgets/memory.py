@@ -15,7 +15,7 @@ import math
 from dataclasses import replace
 
 from kvlab.dtypes import GIB, bits_per_value, kv_type
-from kvlab.inputs import Param, Spec, takes
+from kvlab.inputs import Param, Spec, short_repr, takes, text
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.kv_bytes import (
@@ -166,7 +166,7 @@ def input_limits() -> dict:
 
 def check_kv_mode(kv: str, mode: str) -> str:
     if mode not in MODE_LABELS:
-        raise ValueError(f"mode must be one of {', '.join(MODE_LABELS)}, got {mode!r}")
+        raise ValueError(f"mode must be one of {', '.join(MODE_LABELS)}, got {short_repr(mode)}")
     kv = kv_type(kv)
     for t, modes in KV_CHOICES:
         if t == kv and mode not in modes:
@@ -525,7 +525,7 @@ def kv_memory_figure(
     p = INPUTS.check({"context": context, "n_seq": n_seq}, clamped)
     context, n_seq = p["context"], p["n_seq"]
     kv = check_kv_mode(kv, mode)
-    config = (config or "").strip()
+    config = text("config", config or "").strip()
     config_error = None
     arch = None
     if config:
@@ -683,7 +683,7 @@ def gpu_fit_figure(
     context, n_seq, n_gpus, pp = p["context"], p["n_seq"], p["n_gpus"], p["pipeline_parallel"]
     utilization, block_size = p["gpu_memory_utilization"], p["block_size"]
     if mode not in ENGINE_LABELS:
-        raise ValueError(f"mode must be llamacpp or vllm, got {mode!r}")
+        raise ValueError(f"mode must be llamacpp or vllm, got {short_repr(mode)}")
     kv = check_kv_mode(kv, mode)
     weights = weight_format(weights)
     info = model_info(model)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvlab.inputs import Param, Spec, one_of, takes
+from kvlab.inputs import one_of, Param, short_repr, Spec, takes
 from kvlab.memory.catalogue import get_gpu, get_model
 from kvlab.reuse.offload import (
     CURVE_TOKENS,
@@ -154,7 +154,7 @@ def offload_figure(
     sizes = {k: int(p[k]) if float(p[k]).is_integer() else p[k] for k in ("dram_gib", "nvme_tib", "remote_tib")}
     nvme_drives, prefill_percent = p["nvme_drives"], p["prefill_percent"]
     if not isinstance(model, str):
-        raise ValueError(f"model must be a catalogue id, got {model!r}")
+        raise ValueError(f"model must be a catalogue id, got {short_repr(model)}")
     model = get_model(model)["id"]
     gpu = one_of("gpu", gpu, list(offload_data()["gpu_links"]))
     link = one_of("link", link, [o["id"] for o in _link_options()])

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, run_requests, shared_prompt_requests
 from kvlab.wording import sci
-from kvlab.inputs import Param, Spec, takes
+from kvlab.inputs import Param, short_repr, Spec, takes
 from kvlab.widgets.views import prefix_blocks_view, prefix_cache_view, prefix_cases_view, with_view
 
 if TYPE_CHECKING:
@@ -404,7 +404,7 @@ def prefix_cases(
     "partial"), and both caches' reused/computed counts; totals over the three.
     """
     if case not in PREFIX_CASES:
-        raise ValueError(f"case must be one of {sorted(PREFIX_CASES)}, got {case!r}")
+        raise ValueError(f"case must be one of {sorted(PREFIX_CASES)}, got {short_repr(case)}")
     clamped: dict = {}
     p = INPUTS.check({"shared_len": shared_len, "own_len": own_len, "block_size": block_size}, clamped)
     shared_len, own_len, block_size = p.values()

@@ -13,7 +13,7 @@ from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_a
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION
 from kvlab.memory.serving import serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
-from kvlab.inputs import takes
+from kvlab.inputs import short_repr, takes
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
 from kvlab.widgets.memory import (
     CONTEXT_STEPS,
@@ -90,7 +90,7 @@ def serving_figure(
     context, batch, answer = p["context"], p["batch"], p["answer"]
     utilization, block_size = p["gpu_memory_utilization"], p["block_size"]
     if engine not in ENGINE_LABELS:
-        raise ValueError(f"engine must be llamacpp or vllm, got {engine!r}")
+        raise ValueError(f"engine must be llamacpp or vllm, got {short_repr(engine)}")
     weights = weight_format(weights)
     kv = check_kv_mode(kv, engine)
     info = model_info(model)

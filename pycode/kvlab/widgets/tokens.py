@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kvlab.core import tiny
-from kvlab.inputs import Param, Spec, takes
+from kvlab.inputs import Param, Spec, takes, text
 from kvlab.core.sampling import top_k_probs
 from kvlab.widgets.views import tokens_view, with_view
 
@@ -66,7 +66,7 @@ NEXT_TOKEN_INPUTS = Spec(top_k=Param(1, 20, fractions="cut"))
 def next_token_demo(prompt: str = "Mia had a red ball. She gave", top_k: int = 10) -> NextTokenDemoResult:
     """One forward pass of the tiny model (numpy reference): the probabilities
     of the most likely next tokens after the prompt (softmax at temperature 1)."""
-    if not prompt.strip():
+    if not text("prompt", prompt).strip():
         raise ValueError("prompt is empty")
     top_k = NEXT_TOKEN_INPUTS["top_k"].check("top_k", top_k, None)
     model, tok = tiny.model_and_tokenizer()

@@ -19,6 +19,7 @@ from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.prefix_cache import run_requests, shared_prompt_requests
 from kvlab.widgets.kv_cache import cache_phases
 from kvlab.widgets.views import sequence_view, tradeoff_view, with_view
+from kvlab.inputs import short_repr, text
 
 if TYPE_CHECKING:
     from kvlab.widgets.wrapup_types import PrefillDecodeSequenceResult, TradeoffMapResult
@@ -138,7 +139,7 @@ def tradeoff_map(length: str = "medium", repetition: str = "medium", memory: str
         ("memory", memory, MEMORY),
     ):
         if value not in options:
-            raise ValueError(f"{name} must be one of {list(options)}, got {value!r}")
+            raise ValueError(f"{name} must be one of {list(options)}, got {short_repr(value)}")
     grid = [[_cell(ln, rp, memory) for rp in REPETITION] for ln in LENGTHS]
     cell = grid[list(LENGTHS).index(length)][list(REPETITION).index(repetition)]
     return {
@@ -164,7 +165,7 @@ def prefill_decode_sequence(prompt: str = "The cat sat", replies: str = "on the"
     Words stand for tokens here. Cache lengths before and after each step come
     from kvlab.cache_phases, so the diagram says what the step-through widget says.
     """
-    words, new = prompt.split(), replies.split()
+    words, new = text("prompt", prompt).split(), text("replies", replies).split()
     if not words or not new:
         raise ValueError("prompt and replies need at least one word each")
     phases = cache_phases(prompt_len=len(words), steps=len(new) - 1)["steps"]
