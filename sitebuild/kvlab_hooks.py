@@ -256,6 +256,10 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         return f"\n\nKVLABWIDGET{len(rendered) - 1}KVLAB\n\n"
 
     markdown = widget_blocks.replace_blocks(markdown, block)
+    try:
+        markdown = widget_blocks.replace_values(markdown, renderer)
+    except Exception as exc:  # a value that cannot be computed stops the build, saying where
+        raise SystemExit(f"{page.file.src_uri}: {exc}") from exc
     if widget_blocks.GALLERY_MARKER in markdown:
         markdown = markdown.replace(widget_blocks.GALLERY_MARKER, gallery_markdown(page, files, config))
     _state["pages"][page.file.src_uri] = rendered

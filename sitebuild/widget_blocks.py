@@ -216,16 +216,22 @@ class WidgetRenderer:
             data=data, params=params, widget=widget, uid=uid, kvlab=kvlab, limits=spec.limits() if spec else {}
         )
 
-    def render(self, name: str, params: dict, *, uid: str, page_url: str, embed: bool = False) -> str:
+    def call(self, function: str, params: dict) -> dict:
+        """kvlab.<function>(**params), once per build for the same parameters."""
         import kvlab  # imported late: the hook puts pycode/ on sys.path first
 
+        if function not in kvlab.__all__:
+            raise ValueError(f"{function!r} is not a kvlab function")
+        key = (function, json.dumps(params, sort_keys=True))
+        if key not in self.results:
+            self.results[key] = getattr(kvlab, function)(**params)
+        return self.results[key]
+
+    def render(self, name: str, params: dict, *, uid: str, page_url: str, embed: bool = False) -> str:
         widget = self.widgets.get(name)
         if widget is None:
             raise ValueError(f"unknown widget {name!r}; known: {', '.join(sorted(self.widgets))}")
-        key = (widget.function, json.dumps(params, sort_keys=True))
-        if key not in self.results:
-            self.results[key] = getattr(kvlab, widget.function)(**params)
-        data = self.results[key]
+        data = self.call(widget.function, params)
         inner = self.render_template(name, data, params, uid=uid)
         return self.env.get_template("_frame.html").render(
             widget=widget,
@@ -236,6 +242,35 @@ class WidgetRenderer:
             page_url=page_url,
             embed=embed,
         )
+
+
+# A number in a page's prose, computed: <!-- value: race_figure n=100 path=view.totals.no_cache -->
+# is replaced by that function's result at that path (the widget's own function and parameters,
+# so the prose says what the widget shows; the teacher's page's answers are written this way).
+VALUE_RE = re.compile(r"<!--\s*value:\s*(?P<fn>[a-z][a-z0-9_]*)(?P<params>[^>]*?)\s*-->")
+
+
+def replace_values(markdown: str, renderer: WidgetRenderer) -> str:
+    """Each value placeholder replaced by its computed text (HTML-escaped); an unknown function or
+    path stops the build."""
+    import html
+
+    def sub(m: re.Match) -> str:
+        params = parse_params(m["params"])
+        path = params.pop("path", None)
+        if not path:
+            raise ValueError(f"value {m[0]!r}: no path=")
+        value = renderer.call(m["fn"], params)
+        for key in str(path).split("."):
+            try:
+                value = value[int(key)] if isinstance(value, list) else value[key]
+            except (KeyError, IndexError, ValueError, TypeError):
+                raise ValueError(f"value {m[0]!r}: no {key!r} in {m['fn']}'s result at {path}") from None
+        if isinstance(value, (dict, list)):
+            raise ValueError(f"value {m[0]!r}: {path} is not a single value")
+        return f'<span class="kv-value">{html.escape(str(value))}</span>'
+
+    return VALUE_RE.sub(sub, markdown)
 
 
 def replace_blocks(markdown: str, on_block) -> str:
