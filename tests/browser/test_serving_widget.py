@@ -158,3 +158,25 @@ def test_embed_link_sets_the_vllm_settings(page, site_url):
     expect(root).to_have_attribute("data-embed-applied", "true")
     expect(root.locator('input[name="gpu_memory_utilization"]')).to_have_value("0.5")
     expect(root.locator('select[name="block_size"]')).to_have_value("128")
+
+
+def test_users_vanish_from_the_grid_as_the_context_grows_while_the_price_climbs(warm_page, site_url):
+    """The seed's interaction (EP04): drag the context slider and the users grid empties while the
+    price per chat climbs; each square and price is CPython's kvlab.serving_figure for that context."""
+    root = open_widget(warm_page, site_url + "serving/", "serving")
+    activate(root)
+    wait_ready(root)
+    steps = kvlab.serving_figure()["options"]["context_steps"]
+    seen = []
+    for step in (2, 8, 14):
+        set_range(root, "context_step", step)
+        want = kvlab.serving_figure(context=steps[step])["users"]
+        expect(root.locator('[data-field="users-text"]')).to_have_text(want["text"])
+        wait_ready(root)
+        on = root.locator(".kv-users-grid .kv-user-on").count()
+        assert on == sum(c["state"] == "on" for c in want["cells"])
+        assert root.locator(".kv-users-grid .kv-user").count() == len(want["cells"])
+        assert root.locator('[data-field="users-price"]').inner_text() == want["price_text"]
+        seen.append((on, float(want["price_text"].split()[0].lstrip("$"))))
+    assert seen[0][0] > seen[1][0] > seen[2][0] > 0, seen  # users vanish
+    assert seen[0][1] < seen[1][1] < seen[2][1], seen  # the price per chat climbs

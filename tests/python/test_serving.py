@@ -462,3 +462,22 @@ def test_cli_serve_says_the_efficiency_and_both_bounds(capsys):
         capsys, "serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--efficiency", "1"
     )
     assert code == 0 and "efficiency 1.00 (given" in out.out
+
+
+def test_the_users_grid_empties_as_the_context_grows_and_the_price_per_chat_climbs():
+    """serving_figure's users grid: one cell a chat at the shortest context, filled for the chats that
+    fit at this one; the GPU's hourly price over the chats that fit (the seed's EP04)."""
+    from kvlab.widgets.serving import serving_figure
+
+    rows = []
+    for context in (1024, 8192, 32768, 131072):
+        d = serving_figure(context=context)
+        u = d["users"]
+        on = sum(c["state"] == "on" for c in u["cells"])
+        assert on * u["per_cell"] <= d["chats_that_fit"] < (on + 1) * u["per_cell"]
+        assert u["chats"] == d["chats_that_fit"] and len(u["cells"]) * u["per_cell"] >= u["most"]
+        price = d["gpu_info"]["price_per_hour"] / d["chats_that_fit"]
+        assert u["price_text"] == f"${price:.2f} per chat-hour"
+        rows.append((on, price))
+    assert all(a[0] > b[0] and a[1] < b[1] for a, b in zip(rows, rows[1:])), rows
+    assert serving_figure(context=2**20)["users"]["text"].startswith("not one chat")

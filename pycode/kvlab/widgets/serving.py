@@ -55,6 +55,48 @@ def _price_label(card: dict) -> str:
     )
 
 
+USERS_GRID_CELLS = 512  # at most this many cells in the users grid; past it, one cell holds several chats
+
+
+def users_per_gpu(chats: int, most: int, shortest: int, context: int, card: dict) -> dict:
+    """The users grid (the seed's "watch users vanish from the grid while the price climbs"): one cell
+    per chat that fits at the shortest context, filled for the chats that fit at this one, and the
+    GPU's hourly price shared among them.
+
+    >>> g = users_per_gpu(13, 435, 1024, 32768, {"name": "H100", "price_per_hour_usd": 3.78})
+    >>> sum(c["state"] == "on" for c in g["cells"]), len(g["cells"]), g["price_text"]
+    (13, 435, '$0.29 per chat-hour')
+    """
+    per_cell = max(1, -(-most // USERS_GRID_CELLS))
+    cells = -(-most // per_cell) if most else 0
+    filled = chats // per_cell
+    price = card.get("price_per_hour_usd")
+    per_chat = price / chats if price is not None and chats else None
+    unit = "1 chat" if per_cell == 1 else f"{per_cell:,} chats"
+    if chats:
+        text = (
+            f"{plural(chats, 'chat')} of {plural(context, 'token')} fit on one {card['name']} "
+            f"({most:,} would at {plural(shortest, 'token')} each)"
+        )
+    else:
+        text = f"not one chat of {plural(context, 'token')} fits on one {card['name']}"
+    return {
+        "cells": [{"state": "on" if i < filled else "off"} for i in range(cells)],
+        "per_cell": per_cell,
+        "chats": chats,
+        "most": most,
+        "text": text,
+        "price_text": f"${per_chat:.2f} per chat-hour" if per_chat is not None else "",
+        "price_how": (
+            f"the GPU's ${price:.2f}/hour shared by {plural(chats, 'chat')}"
+            if per_chat is not None
+            else ("no hourly price in the catalogue" if price is None else "")
+        ),
+        "label": f"Users per GPU: {text}; one square is {unit}.",
+        "legend": f"one square = {unit}; filled: fits at this context",
+    }
+
+
 @takes(INPUTS)
 @with_view(serving_view)
 def serving_figure(
@@ -103,6 +145,15 @@ def serving_figure(
     one = serving_estimate(arch, card["id"], context, 1, **settings)
     v = est["verdict"]
     w_read = weights_read(arch, weights, batch)[0]
+    shortest = CONTEXT_STEPS[0]
+    widest = serving_estimate(arch, card["id"], min(shortest, context), 1, **settings)
+    users = users_per_gpu(
+        est["chats_that_fit_in_memory"],
+        max(widest["chats_that_fit_in_memory"], est["chats_that_fit_in_memory"]),
+        min(shortest, context),
+        context,
+        card,
+    )
 
     contexts = curve_contexts()
     curve = {"contexts": contexts, "batch": batch, "ms_batch1": [], "ms_batch": [], "fits_batch1": [], "fits_batch": []}
@@ -237,6 +288,7 @@ def serving_figure(
         "kv_share_batch1_text": f"{100 * one['kv_share_of_reads']:.1f}%",
         "chats_that_fit": est["chats_that_fit_in_memory"],
         "chats_that_fit_text": v["max_sequences_text"],
+        "users": users,
         "memory_used": amount(est["memory_used_bytes"]),
         "budget": amount(v["budget_bytes"]),
         "usd_per_million_tokens": cost,

@@ -63,6 +63,22 @@ class ServingCurve(TypedDict):
     ms_batch_text: list[str]
 
 
+class UserCell(TypedDict):
+    state: str
+
+
+class UsersGrid(TypedDict):
+    cells: list[UserCell]
+    per_cell: int
+    chats: int
+    most: int
+    text: str
+    price_text: str
+    price_how: str
+    label: str
+    legend: str
+
+
 class ServingFigureResult(TypedDict):
     params: ServingParams
     clamped: Clamped
@@ -105,6 +121,7 @@ class ServingFigureResult(TypedDict):
     kv_share_batch1_text: str
     chats_that_fit: int
     chats_that_fit_text: str
+    users: UsersGrid
     memory_used: Amount
     budget: Amount
     usd_per_million_tokens: float | None  # None unfitted or unpriced
