@@ -365,3 +365,30 @@ def test_gpu_fit_pipeline_stages_list_each_stage(warm_page, site_url):
     expect(root.locator('[data-field="stages"] li')).to_have_text(want["stages"])
     expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
     expect(root.locator('[data-field="gpu"]')).to_have_text(want["where"])
+
+
+def test_ram_calculator_follows_ctx_size_and_agrees_with_cpython(warm_page, site_url):
+    """The RAM calculator at the top of memory/ (the brief's "RAM Calculator — Qwen3.6-27B"): the
+    --ctx-size slider and a typed context recompute the need and the verdicts, as CPython's."""
+    root = open_widget(warm_page, site_url + "memory/", "ram-calc")
+    activate(root)
+    wait_ready(root)
+    steps = kvlab.ram_calculator()["options"]["ctx_steps"]
+    set_range(root, "ctx_step", 8)
+    want = kvlab.ram_calculator(ctx_size=steps[8])
+    expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
+    wait_ready(root)
+    assert root.locator('input[name="ctx_size"]').input_value() == str(steps[8])
+    assert table(root, "ram") == [[r["memory"], r["verdict"], r["margin"]] for r in want["ram"]]
+    assert table(root, "gpus") == [[g["where"], g["verdict"], g["margin"], g["max_context"]] for g in want["gpus"]]
+    assert root.locator('[data-field="command"]').text_content() == want["command"]
+    # a smaller model, a q8_0 cache and a typed context: the smallest machine that fits moves down
+    root.locator('select[name="model"]').select_option("qwen3-8b")
+    root.locator('select[name="kv"]').select_option("q8_0")
+    box = root.locator('input[name="ctx_size"]')
+    box.fill("20000")
+    want = kvlab.ram_calculator(model="qwen3-8b", kv="q8_0", ctx_size=20000)
+    expect(root.locator('[data-field="smallest"]')).to_have_text(want["smallest"])
+    wait_ready(root)
+    assert table(root, "ram")[0][1] == want["ram"][0]["verdict"]
+    assert box.input_value() == "20000"

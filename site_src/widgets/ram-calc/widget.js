@@ -1,0 +1,29 @@
+/* The RAM calculator. State → kvlab.ram_calculator in Pyodide → kit.bind fills the template.
+ * Every number and sentence comes from Python; JS keeps the log-scale slider and the typed
+ * --ctx-size in step (the slider picks one of Python's steps; a typed number goes as typed). */
+kvlab.register("ram-calc", {
+  mount(root, ctx) {
+    const kit = kvlab.kit;
+    const form = root.querySelector("form.kv-controls");
+    const steps = ctx.data.options.ctx_steps;
+    let data = ctx.data;
+
+    const compute = ctx.live(
+      "ram_calculator",
+      (result) => {
+        data = result;
+        const at = steps.indexOf(data.params.ctx_size);
+        kit.writeForm(form, { ...data.params, ...(at >= 0 ? { ctx_step: at } : {}) });
+        kit.bind(root, data);
+      },
+      (d) => d.status
+    );
+    const read = (ev) => {
+      if (ev && ev.target === form.ctx_step) form.ctx_size.value = steps[Number(form.ctx_step.value)];
+      const { ctx_step, ...args } = kit.readForm(form, { ...data.params, ctx_step: 0 });
+      return args;
+    };
+    form.addEventListener("input", (ev) => compute(read(ev)));
+    return { activate: () => compute(read()) };
+  },
+});
