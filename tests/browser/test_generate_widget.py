@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -83,6 +84,111 @@ def test_the_run_shown_can_be_stepped_back_and_forth(widget):
     expect(widget.locator('[data-field="steps"] tr[aria-current="step"] td').first).to_have_text("4")
     widget.get_by_role("button", name="Step forward").click()
     expect(phase).to_contain_text("Decode · step 5 ·")
+
+
+def shown_step(root) -> int:
+    """The step the readout names (the phase line: "Decode · step 7 · …")."""
+    return int(re.search(r"· step (\d+) ·", root.locator('[data-field="phase"]').text_content()).group(1))
+
+
+def go_to_step(root, k: int) -> None:
+    """Step back or forward to step k (the first press pauses a play-back)."""
+    for _ in range(40):
+        at = shown_step(root)
+        if at == k:
+            return
+        root.get_by_role("button", name="Step back" if at > k else "Step forward").click()
+    raise AssertionError(f"could not reach step {k}")
+
+
+def test_a_run_plays_back_at_a_readable_pace(widget):
+    """Generate runs at full speed (its measured ms stay); the run then plays back from its first
+    token at the chosen pace, 300 ms a token by default: pause holds it, Step forward moves one."""
+    page = widget.page
+    play = widget.get_by_role("button", name="Play")
+    expect(widget.locator('[data-field="phase"]')).to_have_attribute("aria-live", "polite")
+    expect(widget.locator('select[name="speed"]')).to_have_value("300")
+    generate(widget, prompt="Tom saw a small dog. He", n=24)
+    # it plays by itself, from the first new tokens, not yet at the end
+    expect(play).to_have_attribute("aria-pressed", "true")
+    start = shown_step(widget)
+    assert start < 16, start
+    page.wait_for_timeout(1200)
+    now = shown_step(widget)
+    assert now >= start + 1 and now < 23, (start, now)
+    # the measured step times are all there while it plays
+    ms = widget.locator('[data-field="steps"] tr td[data-bind="ms"]').all_text_contents()
+    assert len(ms) == 24 and all(float(t) >= 0 for t in ms), ms
+    # pause holds the step shown; Step forward moves exactly one
+    play.click()
+    expect(play).to_have_attribute("aria-pressed", "false")
+    held = shown_step(widget)
+    page.wait_for_timeout(800)
+    assert shown_step(widget) == held
+    widget.get_by_role("button", name="Step forward").click()
+    assert shown_step(widget) == held + 1
+    # Space on the focused button plays and pauses; at 4x it runs to the end and stops there
+    widget.locator('select[name="speed"]').select_option("75")
+    play.focus()
+    page.keyboard.press("Space")
+    expect(play).to_have_attribute("aria-pressed", "true")
+    expect(widget.locator('[data-field="phase"]')).to_contain_text("· step 23 ·", timeout=10_000)
+    expect(play).to_have_attribute("aria-pressed", "false")
+    # at the end, Play starts again from the first step
+    play.click()
+    expect(play).to_have_attribute("aria-pressed", "true")
+    page.keyboard.press("Space")
+    expect(play).to_have_attribute("aria-pressed", "false")
+    assert shown_step(widget) < 23
+
+
+def test_the_grid_shows_what_each_step_computes_and_what_it_reads(widget):
+    """Cache on: a decode step computes one new column (gold) and reads every earlier one (grey).
+    Cache off: every earlier cell of the step is computed again, none is read."""
+    prompt = "The cat sat on the mat."
+    p = len(kvlab.load_tokenizer(str(tiny.TINY_DIR / "tokenizer.json")).encode(prompt))
+    n_layer = kvlab.generation_demo()["n_layer"]
+    rows = widget.locator(".kv-gen-cells")
+    phase = widget.locator('[data-field="phase"]')
+    for use_cache in (True, False):
+        generate(widget, prompt=prompt, n=6, use_cache=use_cache)
+        go_to_step(widget, 3)  # stepping pauses the play-back
+        expect(widget.get_by_role("button", name="Play")).to_have_attribute("aria-pressed", "false")
+        expect(phase).to_contain_text("· step 3 ·")
+        expect(phase).to_contain_text("Decode" if use_cache else "No cache")
+        expect(rows).to_have_count(n_layer)
+        expect(rows.locator(".kv-cell")).to_have_count(n_layer * (p + 3))
+        if use_cache:
+            expect(rows.locator(".kv-cell-new")).to_have_count(n_layer)
+            expect(rows.locator(".kv-cell-read")).to_have_count(n_layer * (p + 2))
+            for r in range(n_layer):  # the new column is the last one
+                assert "kv-cell-new" in rows.nth(r).locator(".kv-cell").last.get_attribute("class")
+        else:
+            expect(rows.locator(".kv-cell-new")).to_have_count(n_layer * (p + 3))
+            expect(rows.locator(".kv-cell-read")).to_have_count(0)
+    legend = widget.locator(".kv-legend")
+    expect(legend).to_contain_text("computed this step")
+    expect(legend).to_contain_text("read from the cache")
+
+
+def test_with_reduced_motion_a_run_shows_its_last_step_and_play_steps_once(widget):
+    page = widget.page
+    page.emulate_media(reduced_motion="reduce")
+    try:
+        generate(widget, prompt="The cat sat on the mat.", n=5)
+        play = widget.get_by_role("button", name="Play")
+        expect(widget.locator('[data-field="phase"]')).to_contain_text("· step 4 ·")
+        expect(play).to_have_attribute("aria-pressed", "false")
+        widget.get_by_role("button", name="Step back").click()
+        widget.get_by_role("button", name="Step back").click()
+        assert shown_step(widget) == 2
+        play.click()
+        assert shown_step(widget) == 3
+        page.wait_for_timeout(800)
+        assert shown_step(widget) == 3
+        expect(play).to_have_attribute("aria-pressed", "false")
+    finally:
+        page.emulate_media(reduced_motion="no-preference")
 
 
 def test_cached_and_uncached_generation_give_identical_tokens(widget):

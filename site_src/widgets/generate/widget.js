@@ -4,10 +4,17 @@
  * run, from kvlab.generation_demo at build time); the template draws it, bound
  * by kit.bind as text, never as HTML.
  *
- * A run is a list of recorded steps; the view shows one step of it (the
- * latest while it streams). "Step back" / "Step forward" and the slider move
- * through the recorded steps: the text up to that token, the phase, the cache
- * grid and the top guesses of that step. Nothing is recomputed.
+ * A run is a list of recorded steps; the view shows one step of it. "Step back" /
+ * "Step forward" and the slider move through the recorded steps: the text up to
+ * that token, the phase, the cache grid and the top guesses of that step.
+ * Nothing is recomputed.
+ *
+ * Play plays the recorded steps back at a pace the reader can follow (300 ms a
+ * token unless the speed says otherwise): the model itself runs at full speed
+ * and its step times are measured as it runs; only what is shown is paced.
+ * Generate plays its run from the first step while the model records it (a
+ * step not yet recorded is waited for). With prefers-reduced-motion the run
+ * shows its latest step as it comes and Play moves one step a press.
  * `view` is the JS twin of kvlab.widgets.views.generate_view (the template's):
  * a run in the shape of generation_demo's result → the bound strings. */
 kvlab.register("generate", {
@@ -58,7 +65,16 @@ kvlab.register("generate", {
     const btn = (action) => root.querySelector(`[data-action="${action}"]`);
     const scrub = root.querySelector('.kv-gen-scrub input[name="at"]');
     const grid = root.querySelector(".kv-gen-grid");
+    const phase = root.querySelector('[data-field="phase"]');
+    const play = btn("play");
+    const speed = root.querySelector('.kv-gen-scrub select[name="speed"]');
     let controller = null;
+    // what a recorded step does to the step shown: "play" (the pace moves it), "follow" (the latest
+    // is shown: a reduced-motion run) or "hold" (the reader's step stays)
+    let mode = "hold";
+    let timer = null; // the next paced step
+    let waiting = false; // playing, at the last recorded step of a run still being recorded
+    let summary = ""; // the status line's words on the reader's last run: its measured time
 
     // The run shown: generation_demo's result, or the reader's run in its shape.
     let run = { data: ctx.data, useCache: true, built: true, at: ctx.data.steps.length - 1 };
@@ -81,7 +97,62 @@ kvlab.register("generate", {
       syncScrub();
     }
 
+    /* ---- play-back: the recorded steps at the reader's pace ---- */
+    const pace = () => Number(speed.value) || 300; // ms a token
+    function setPlaying(on) {
+      mode = on ? "play" : mode === "play" ? "hold" : mode;
+      clearTimeout(timer);
+      timer = null;
+      waiting = false;
+      play.setAttribute("aria-pressed", String(on));
+      // the readout says the step reached when play-back stops, not each step it passes
+      if (on) phase.setAttribute("aria-busy", "true");
+      else phase.removeAttribute("aria-busy");
+      root.dataset.playing = String(on);
+    }
+    function tick() {
+      timer = null;
+      if (mode !== "play") return;
+      if (run.at < run.data.steps.length - 1) {
+        show(run.at + 1);
+        timer = setTimeout(tick, pace());
+      } else if (controller) {
+        waiting = true; // the model has not recorded the next step yet: it comes in onToken
+      } else {
+        setPlaying(false); // the end of the run
+        if (summary) ctx.say(`${summary} Played back: Play shows it again, ◀ ▶ step through it.`);
+      }
+    }
+    function startPlaying() {
+      if (kit.reducedMotion()) {
+        // no motion: each press shows the next step (from the last, the first)
+        setPlaying(false);
+        mode = "hold";
+        show(run.at >= run.data.steps.length - 1 ? 0 : run.at + 1);
+        ctx.notice("Reduced motion is on, so Play does not advance by itself: each press shows the next step.", "motion");
+        return;
+      }
+      setPlaying(true);
+      if (run.at >= run.data.steps.length - 1 && !controller) show(0); // from the start again
+      timer = setTimeout(tick, pace());
+    }
+    play.addEventListener("click", () => (mode === "play" ? setPlaying(false) : startPlaying()));
+    speed.addEventListener("change", () => {
+      grid.style.setProperty("--pace", pace() + "ms");
+      if (timer) {
+        clearTimeout(timer);
+        timer = setTimeout(tick, pace());
+      }
+    });
+    grid.style.setProperty("--pace", pace() + "ms");
+    // a step the reader asks for stops the play-back there
+    const hold = () => {
+      if (mode !== "hold") setPlaying(false);
+      mode = "hold";
+    };
+
     /* The step `at` of the run: the template's text, phase, top guesses, cache grid and steps table. */
+    let drawn = null; // the run and step the grid last showed
     function show(at) {
       const n = run.data.steps.length;
       run.at = Math.max(0, Math.min(n - 1, at));
@@ -89,6 +160,15 @@ kvlab.register("generate", {
       kit.bind(root, { view: v });
       // the grid's cells as wide as the grid allows (up to 7 px)
       grid.style.setProperty("--cell", Math.max(1, Math.min(7, Math.floor((grid.clientWidth - 70) / Math.max(v.step.cells.length, 1)) - 1)) + "px");
+      // another step: its computed cells light up as they are written (CSS; none with reduced motion)
+      if (n && (!drawn || drawn.run !== run || drawn.at !== run.at)) {
+        grid.classList.remove("kv-gen-write");
+        if (drawn && !kit.reducedMotion()) {
+          void grid.offsetWidth; // restart the animation
+          grid.classList.add("kv-gen-write");
+        }
+        drawn = { run, at: run.at };
+      }
       syncScrub();
     }
 
@@ -96,15 +176,16 @@ kvlab.register("generate", {
       const n = run.data.steps.length;
       scrub.max = String(Math.max(0, n - 1));
       scrub.value = String(run.at);
-      const busy = Boolean(controller);
-      scrub.disabled = busy || n < 2;
-      btn("back").disabled = busy || run.at <= 0;
-      btn("forward").disabled = busy || run.at >= n - 1;
+      // the steps recorded so far can be stepped through while the model records more
+      scrub.disabled = n < 2;
+      btn("back").disabled = run.at <= 0;
+      btn("forward").disabled = run.at >= n - 1;
+      play.disabled = n < 2 && mode !== "play";
     }
 
-    btn("back").addEventListener("click", () => show(run.at - 1));
-    btn("forward").addEventListener("click", () => show(run.at + 1));
-    scrub.addEventListener("input", () => show(Number(scrub.value)));
+    btn("back").addEventListener("click", () => { hold(); show(run.at - 1); });
+    btn("forward").addEventListener("click", () => { hold(); show(run.at + 1); });
+    scrub.addEventListener("input", () => { hold(); show(Number(scrub.value)); });
 
     function clearRun(prompt) {
       run = { data: { prompt: prompt || "", prompt_len: 0, steps: [], n_layer: ctx.data.n_layer }, useCache: form.use_cache.checked, built: false, at: 0 };
@@ -121,12 +202,23 @@ kvlab.register("generate", {
       }
       ctx.notice("");
       const useCache = form.use_cache.checked;
+      summary = "";
       controller = new AbortController();
       clearRun(prompt);
+      const mine = run; // Reset starts another (empty) run: this one's steps stay out of it
+      // the run plays from its first step as it is recorded; with reduced motion its latest step is shown
+      if (kit.reducedMotion()) {
+        setPlaying(false);
+        mode = "follow";
+      } else {
+        setPlaying(true);
+        waiting = true; // for the first step
+      }
       setRunning(true);
+      phase.setAttribute("aria-busy", "true");
       try {
         const model = await ctx.model();
-        run.data.n_layer = model.config.n_layer;
+        mine.data.n_layer = model.config.n_layer;
         ctx.say(useCache ? "Generating with the KV cache…" : "Generating without a cache: every step recomputes the whole sequence…");
         const result = await kvlab.generate({
           prompt,
@@ -137,25 +229,41 @@ kvlab.register("generate", {
           seed: Number(form.seed.value) || 0,
           signal: controller.signal,
           onToken(s) {
-            // tokens arrive from the model's worker; show each step as it comes
-            run.data.steps.push(fromModel(s));
-            show(run.data.steps.length - 1);
+            // tokens arrive from the model's worker, at full speed; the step shown follows the mode
+            mine.data.steps.push(fromModel(s));
+            if (run !== mine) return undefined;
+            const last = run.data.steps.length - 1;
+            if (mode === "follow") show(last);
+            else if (mode === "play" && waiting) {
+              waiting = false;
+              show(last === 0 ? 0 : run.at + 1);
+              timer = setTimeout(tick, pace());
+            } else show(run.at); // the steps table and the slider grow
             // one token per frame: the reader sees them arrive (the worker waits; step times exclude it)
             return new Promise((r) => requestAnimationFrame(() => r()));
           },
         });
         if (result.truncated) {
           ctx.notice(`Your prompt was ${result.truncated + result.promptLen} tokens; the model sees at most ${model.config.block_size} including the new ones, so the first ${result.truncated} were dropped and the last ${result.promptLen} kept.`);
-          run.data.prompt = "…" + result.promptText;
+          mine.data.prompt = "…" + result.promptText;
         }
-        run.data.prompt_len = result.promptLen;
+        mine.data.prompt_len = result.promptLen;
         const ms = result.steps.reduce((a, s) => a + s.ms, 0);
-        ctx.say(`${result.stopped ? "Stopped after" : "Generated"} ${result.steps.length} tokens in ${kit.fixed(ms, 0)} ms of model time (${useCache ? "with" : "without"} the cache). Step back through the run with ◀.`);
+        const then = mode === "play"
+          ? `Playing it back at ${pace()} ms a token: pause, step with ◀ ▶, or change the speed.`
+          : "Step back through the run with ◀, or press Play.";
+        summary = `${result.stopped ? "Stopped after" : "Generated"} ${result.steps.length} tokens in ${kit.fixed(ms, 0)} ms of model time (${useCache ? "with" : "without"} the cache).`;
+        ctx.say(`${summary} ${then}`);
         root.dataset.tokens = JSON.stringify(result.steps.map((s) => s.token));
         controller = null;
+        if (mode === "follow") mode = "hold";
+        if (mode !== "play") phase.removeAttribute("aria-busy");
         setRunning(false);
+        if (waiting) tick(); // play-back at the last step: the run is over
       } catch (err) {
         controller = null;
+        setPlaying(false);
+        mode = "hold";
         setRunning(false);
         ctx.fail(err);
       } finally {
@@ -168,13 +276,19 @@ kvlab.register("generate", {
     btn("stop").addEventListener("click", () => controller && controller.abort());
     btn("reset").addEventListener("click", () => {
       if (controller) controller.abort();
+      setPlaying(false);
+      mode = "hold";
+      summary = "";
       clearRun(form.prompt.value);
       ctx.notice("");
     });
     form.prompt.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) generate();
     });
-    window.addEventListener("pagehide", () => controller && controller.abort());
+    window.addEventListener("pagehide", () => {
+      if (controller) controller.abort();
+      setPlaying(false);
+    });
 
     // The build-time run, browsable at once (no runtime needed to step through it).
     show(run.at);
