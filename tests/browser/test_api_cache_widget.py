@@ -44,3 +44,32 @@ def test_api_cache_widget_recomputes_in_pyodide(warm_page, site_url):
     expect(rows.nth(0).locator("td").nth(1)).to_have_text(want["compare"][0]["cached_per_day"])
     # the curve is drawn: one cached and one uncached line per vendor
     expect(root.locator(".kv-plot .scatterlayer .trace")).to_have_count(2 * len(want["curve"]["series"]))
+
+
+# every body cell of every table of the widget, and the body text's size: the tables of these
+# widgets stood at the body's 16 px at 1280 px while the notes and every other widget's
+# tables read at 0.72em of it (11.5 px)
+TABLE_SIZES_JS = """root => ({
+  body: parseFloat(getComputedStyle(root).fontSize),
+  cells: [...root.querySelectorAll('table tbody :is(th, td)')].map(c => parseFloat(getComputedStyle(c).fontSize)),
+})"""
+
+
+def assert_one_table_size(root, width):
+    sizes = root.evaluate(TABLE_SIZES_JS)
+    assert sizes["cells"], "no table cells"
+    assert len(set(sizes["cells"])) == 1, f"mixed sizes at {width} px: {sorted(set(sizes['cells']))}"
+    want = max(0.72 * sizes["body"], 12) if width < 720 else 0.72 * sizes["body"]  # kvlab.css: the phones' 12 px floor
+    assert abs(sizes["cells"][0] - want) < 0.5, (width, sizes["cells"][0], want)
+
+
+def test_table_cells_read_at_one_size(browser, site_url):
+    for width in (375, 1280):
+        context = browser.new_context(viewport={"width": width, "height": 800})
+        try:
+            page = context.new_page()
+            page.goto(site_url + PAGE)
+            for name in ("api-cache",):
+                assert_one_table_size(page.locator(f'[data-widget="{name}"]'), width)
+        finally:
+            context.close()

@@ -149,6 +149,7 @@ def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
     assert ys == [f"{s['step'] - 0.05:g}" for s in want["shifts"]]
     expect(root.locator('[data-field="raster-cols"]')).to_have_text(str(len(want["grid"][0]) - 1))
     expect(root.locator('[data-field="final_visible"]')).to_have_text(want["text"]["final_visible"])
+    assert_ticks_are(root, want["view"]["ticks"])
 
     root.locator('select[name="mode"]').select_option("stop")
     stop = kvlab.context_shift_view(prompt_len=8, n_generate=40, n_ctx=20, n_keep=2, mode="stop")
@@ -177,3 +178,43 @@ def test_embed_page_applies_settings_and_keeps_both_notes(page, site_url):
     want = kvlab.eviction_view(policy="h2o", n=32, window=8, n_sink=4, budget=5, recent=5)
     expect(root.locator('[data-field="policy_name"]')).to_have_text(want["policy_name"])
     expect(root.locator('[data-field="cached_text"]')).to_have_text(want["steps"][-1]["cached_text"])
+
+
+TICKS_JS = """root => {
+  const svg = root.querySelector('.kv-static-raster').getBoundingClientRect();
+  const read = (sel, axis) => [...root.querySelectorAll(sel)].map(t => {
+    const r = t.getBoundingClientRect();
+    const at = axis === 'x' ? (r.left + r.width / 2 - svg.left) / svg.width : (r.top + r.height / 2 - svg.top) / svg.height;
+    return {label: t.textContent, at: 100 * at, visible: r.width > 0 && r.height > 0};
+  });
+  return {x: read('[data-field="xticks"] > span', 'x'), y: read('[data-field="yticks"] > span', 'y'),
+          titles: [...root.querySelectorAll('.kv-ctx-xtitle, .kv-ctx-ytitle')].map(t => t.textContent)};
+}"""
+
+
+def assert_ticks_are(root, ticks):
+    """The raster's axis ticks: Python's labels, each drawn beside its cell (within 1 % of the drawing)."""
+    got = root.evaluate(TICKS_JS)
+    assert len(got["titles"]) == 2 and all(got["titles"])
+    for axis in ("x", "y"):
+        assert [t["label"] for t in got[axis]] == [t["label"] for t in ticks[axis]], axis
+        assert len(got[axis]) >= 2 and all(t["visible"] for t in got[axis]), (axis, got[axis])
+        for shown, want in zip(got[axis], ticks[axis], strict=True):
+            assert abs(shown["at"] - want["at"]) < 1, (axis, shown, want)
+
+
+def test_context_shift_raster_has_axis_ticks(browser, site_url):
+    """The raster had no ticks: readable labels along both axes, at 375 and 1280 px, with JavaScript on."""
+    want = kvlab.context_shift_view(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4, mode="shift")["view"]["ticks"]
+    for width in (375, 1280):
+        context = browser.new_context(viewport={"width": width, "height": 800})
+        try:
+            page = context.new_page()
+            root = open_widget(page, site_url + PAGE, "context-shift")
+            assert_ticks_are(root, want)
+            sizes = root.locator(".kv-ctx-xticks > span, .kv-ctx-yticks > span").evaluate_all(
+                "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))"
+            )
+            assert min(sizes) >= 11, sizes
+        finally:
+            context.close()

@@ -3,6 +3,8 @@ wall's "Add token" counters. Python returns the frames and the counters; the pag
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 import kvlab
@@ -80,3 +82,29 @@ def test_add_token_counts_with_and_without_the_cache(warm_page, site_url):
         expect(root.locator('[data-field="c-total-c"]')).to_have_text(f"{c['total']['cache']:,}")
     expect(root.locator("input[name=n]")).to_have_value("5")
     wait_ready(root)
+
+
+TICKS_JS = """el => ['xaxis', 'yaxis'].map(a => [...el.querySelectorAll(`.${a.charAt(0)}tick text`)].map(t => t.textContent))"""
+
+
+def test_add_token_chart_has_whole_ticks_at_a_small_n(warm_page, site_url):
+    """At n = 2 Plotly's own ticks were 0.5, 1.5, … ("token 1.5"): every tick is a whole token or count."""
+    root = open_widget(warm_page, site_url + PAGE, "reprocessing")
+    activate(root)
+    wait_ready(root)
+    root.get_by_role("button", name="Start over").click()
+    expect(root.locator('[data-field="c-token"]')).to_have_text("1")
+    for n in range(2, 5):
+        root.get_by_role("button", name="Add token").click()
+        expect(root.locator('[data-field="c-token"]')).to_have_text(str(n))
+        wait_ready(root)
+        plot = root.locator(".kv-plot")
+        expect(plot.locator(".xtick text").first).to_be_visible()
+        for axis, labels in zip(("x", "y"), plot.evaluate(TICKS_JS), strict=True):
+            assert labels, f"no {axis} ticks at n = {n}"
+            assert all(re.fullmatch(r"\d+", t) for t in labels), f"{axis} ticks at n = {n}: {labels}"
+            assert len(set(labels)) == len(labels), f"repeated {axis} ticks at n = {n}: {labels}"
+        # the sentence counts in words that agree: "token 2 1 time", not "1 times"
+        want = kvlab.reprocessing(n=n)["view"]
+        expect(root.locator('[data-field="kth-unit"]')).to_have_text(want["kth_unit"])
+        assert want["kth_unit"] == ("time" if n <= 10 else "times")

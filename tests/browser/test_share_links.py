@@ -191,3 +191,29 @@ def test_a_link_works_from_the_offline_zip(page_factory, unzipped):
     root.locator('select[name="weights"]').select_option("BF16")
     poll(page, lambda: settings(page.url, "gpu-fit").get("weights"), "BF16")
     assert page.url.startswith(memory + "?") and page.evaluate("history.length") == history
+
+
+# widgets whose long titles left room for Link but not for Embed at 1280 px (Embed wrapped under it)
+LONG_TITLES = ("prefix-cache/", "kv-offload/", "memory/")
+BUTTON_TOPS_JS = """() => [...document.querySelectorAll('.kv-widget')].map(w => {
+  const link = w.querySelector('.kv-link-button'), embed = w.querySelector('.kv-embed-button:not(.kv-link-button)');
+  const title = w.querySelector('.kv-widget-title').getBoundingClientRect();
+  const [l, e] = [link, embed].map(b => b.getBoundingClientRect());
+  return {widget: w.dataset.widget, visible: l.width > 0 && e.width > 0, link: Math.round(l.top), embed: Math.round(e.top),
+          inside: l.left >= title.left - 1 && e.right <= w.getBoundingClientRect().right + 1};
+})"""
+
+
+def test_link_and_embed_stay_on_one_line(page_factory, site_url):
+    """Link and Embed are one group: beside the title, or together below it, never split."""
+    for width in (375, 1280):
+        page, _ = page_factory(allowed=[site_url], viewport={"width": width, "height": 800})
+        for path in LONG_TITLES:
+            page.goto(site_url + path)
+            expect(page.locator(".kv-widget").first).to_have_attribute("data-mounted", "true")
+            tops = page.evaluate(BUTTON_TOPS_JS)
+            assert tops, path
+            for t in tops:
+                assert t["visible"], (width, path, t)
+                assert t["link"] == t["embed"], f"at {width} px on {path}: Link and Embed on two lines: {t}"
+                assert t["inside"], (width, path, t)

@@ -108,3 +108,27 @@ def test_make_it_live_counts_the_weights_it_will_fetch(page, site_url, built_sit
     other = open_widget(page, site_url + "attention/", "attention")
     expect(other.locator(".kv-status-text")).to_contain_text(f"({python / 1e6:.1f} MB, once per visit)")
     assert other.get_attribute("data-files") is None
+
+
+CHIPS_JS = """root => {
+  const wrap = root.querySelector('.kv-table-wrap');
+  return {
+    sizes: [...root.querySelectorAll('.kv-sd-chip')].filter(c => c.offsetParent).map(c => parseFloat(getComputedStyle(c).fontSize)),
+    overflow: wrap.scrollWidth - wrap.clientWidth,
+    spill: [...root.querySelectorAll('.kv-sd-table .kv-sd-chip')].filter(c => c.getBoundingClientRect().right > c.closest('td').getBoundingClientRect().right + 0.5).length,
+  };
+}"""
+
+
+def test_chip_rows_read_at_375_px(browser, site_url):
+    """At 375 px the chips were 10 px text in a narrow column: 11 px or more, wrapping inside their cells, no sideways scroll."""
+    context = browser.new_context(viewport={"width": 375, "height": 812})
+    try:
+        page = context.new_page()
+        root = open_widget(page, site_url + PAGE, "spec-decode")
+        got = root.evaluate(CHIPS_JS)
+        assert got["sizes"] and min(got["sizes"]) >= 11, min(got["sizes"])
+        assert got["overflow"] <= 1, got
+        assert got["spill"] == 0, got
+    finally:
+        context.close()

@@ -41,3 +41,18 @@ def test_next_token_probabilities_equal_the_numpy_reference(warm_page, site_url)
     got = root.locator(".kv-next-plot").evaluate("el => el.data[0].x")
     assert len(got) == len(want)
     assert max(abs(x - t["p"]) for x, t in zip(got, want)) < 1e-4
+
+
+def test_token_ids_read_at_11_px_or_more(browser, site_url):
+    """The ids under each token were 8 px (0.65em of the tokens' 0.8em)."""
+    for width in (375, 1280):
+        context = browser.new_context(viewport={"width": width, "height": 800})
+        try:
+            page = context.new_page()
+            root = open_widget(page, site_url + "tokens/", "tokens")
+            sizes = root.locator(".kv-token sub").evaluate_all(
+                "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))"
+            )
+            assert sizes and min(sizes) >= 11, (width, min(sizes))
+        finally:
+            context.close()

@@ -5,6 +5,8 @@ Every number the page shows is checked against CPython's kvlab for the same inpu
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 import kvlab
@@ -33,6 +35,13 @@ def race_readout(d) -> str:
     return f"At {num(d['params']['n'])} tokens: {num(t['no_cache'])} vs {num(t['cache'])} token-computations, {times(t['ratio'])}× more without a cache."
 
 
+def race_headline(d) -> str:
+    h = d["view"]["headline"]
+    return (
+        f"At {h['tokens']} the cache is {h['exactly']}{h['cheaper']}: {h['no_cache']} without it, {h['cache']} with it."
+    )
+
+
 def test_static_page_states_the_claims_from_kvlab(built_site):
     html = (built_site / "quadratic-wall" / "index.html").read_text()
     race = kvlab.race_figure(n=19)
@@ -40,9 +49,10 @@ def test_static_page_states_the_claims_from_kvlab(built_site):
     # docs/claims.md: exactly 10x at 19 tokens; a 1,000-token reply costs 500,500 vs 1,000
     assert (target["n"], target["ratio"], target["exact"]) == (19, 10, True)
     assert (reply["no_cache"], reply["cache"]) == (500500, 1000)
-    assert (
-        f"At <strong>{target['n']} tokens</strong> the cache is exactly <strong>{target['ratio']}× cheaper</strong>"
-        in html
+    # the first bullet follows the slider; at the page's n = 19 it is the landmark
+    headline = re.search(r'<li data-field="landmark-target">(.*?)</li>', html, re.S).group(1)
+    assert re.sub(r"<[^>]+>", "", headline).startswith(
+        f"At {target['n']} tokens the cache is exactly {target['ratio']}× cheaper: {target['no_cache']} token-computations"
     )
     assert (
         f"<strong>{num(reply['no_cache'])}</strong> token-computations without a cache and {num(reply['cache'])} with one: {times(reply['ratio'])}× more"
@@ -70,6 +80,8 @@ def test_three_widgets_recompute_in_pyodide(warm_page, site_url):
     wait_ready(race)
     want = kvlab.race_figure(n=37)
     expect(race.locator('[data-field="readout"]')).to_have_text(race_readout(want))
+    # the headline bullet follows the slider's n, from Python's result (it stayed at 19)
+    expect(race.locator('[data-field="landmark-target"]')).to_have_text(race_headline(want))
     plotted = race.locator(".kv-plot").evaluate("el => el.data.map(t => t.y)")
     assert plotted == [want["no_cache"]["cumulative"], want["cache"]["cumulative"], want["ratio"]]
     assert race.locator(".kv-race-table tbody tr").count() == 37

@@ -4,6 +4,8 @@ what the page shows is what CPython's kvlab computes for the same inputs."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 import kvlab
@@ -81,3 +83,38 @@ def test_context_shift_shows_the_command_for_its_settings(warm_page, site_url):
     want = kvlab.context_shift_view(prompt_len=8, n_generate=40, n_ctx=64, n_keep=4, mode="stop")
     expect(root.locator('[data-field="server-command"]')).to_have_text(want["server"]["command"])
     assert "--context-shift" not in want["server"]["command"] and "--ctx-size 64" in want["server"]["command"]
+
+
+def _lab(rgb: str) -> tuple[float, float, float]:
+    """CIE L*a*b* (D65) of a computed colour, "rgb(r, g, b)"."""
+    r, g, b = (int(v) / 255 for v in re.findall(r"\d+", rgb)[:3])
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    x = (0.4124 * lin[0] + 0.3576 * lin[1] + 0.1805 * lin[2]) / 0.95047
+    y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    z = (0.0193 * lin[0] + 0.1192 * lin[1] + 0.9505 * lin[2]) / 1.08883
+    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in (x, y, z)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def test_prefix_cases_reuse_and_block_hit_colours_are_apart(browser, site_url):
+    """Token-granular reuse (#3949ab) and the vLLM block hit (#5c6bc0) were two near-identical
+    indigos (ΔE 17): now at least ΔE 30 apart, in the light and the dark scheme; the token
+    counts in the bars read at 11 px or more at 375 px."""
+    for scheme in ("light", "dark"):
+        context = browser.new_context(viewport={"width": 375, "height": 800}, color_scheme=scheme)
+        try:
+            page = context.new_page()
+            root = open_widget(page, site_url + "prefix-cache/", "prefix-cases")
+            bg = "el => getComputedStyle(el).backgroundColor"
+            reuse = root.locator('.kv-pc-seg[data-reuse="all"]').first.evaluate(bg)
+            hit = root.locator('.kv-block[data-status="hit"]').first.evaluate(bg)
+            legend = [root.locator(f".kv-legend li:nth-child({i}) .kv-swatch").evaluate(bg) for i in (1, 3)]
+            assert legend == [reuse, hit], (legend, reuse, hit)
+            delta = sum((p - q) ** 2 for p, q in zip(_lab(reuse), _lab(hit), strict=True)) ** 0.5
+            assert delta >= 30, f"{scheme}: reuse {reuse} and block hit {hit} are only ΔE {delta:.1f} apart"
+            sizes = root.locator(".kv-pc-seg, .kv-pc-seg small").evaluate_all(
+                "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))"
+            )
+            assert min(sizes) >= 11, (scheme, min(sizes))
+        finally:
+            context.close()

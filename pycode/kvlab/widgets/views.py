@@ -30,6 +30,8 @@ if TYPE_CHECKING:
         PrefixBlocksView,
         PrefixCacheView,
         PrefixCasesView,
+        RasterTick,
+        RasterTicks,
         RaceView,
         ReprocessingView,
         SequenceView,
@@ -156,9 +158,19 @@ def race_view(data: dict) -> RaceView:
     frames = [frame(f) for f in od["frames"]]
     key = next(i for i, f in enumerate(od["frames"]) if f["units"] == od["cache_done"]["units"])
     t = data["totals"]
+    n_now = data["params"]["n"]
+    whole = t["ratio"] > 1 and float(t["ratio"]).is_integer()
     return {
-        "n": f"{data['params']['n']:,}",
+        "n": f"{n_now:,}",
         "totals": {"no_cache": f"{t['no_cache']:,}", "cache": f"{t['cache']:,}", "ratio": times(t["ratio"])},
+        # the first bullet: the slider's n (at the page's n = 19, the landmark: exactly 10x cheaper)
+        "headline": {
+            "tokens": f"{n_now:,} token{'' if n_now == 1 else 's'}",
+            "exactly": "exactly " if whole else "",
+            "cheaper": f"{times(t['ratio'])}× cheaper" if t["ratio"] > 1 else "no cheaper yet",
+            "no_cache": f"{t['no_cache']:,} token-computation{'' if t['no_cache'] == 1 else 's'}",
+            "cache": f"{t['cache']:,}",
+        },
         "rows": [
             {
                 "tokens": f"{x:,}",
@@ -180,9 +192,12 @@ def race_view(data: dict) -> RaceView:
 def reprocessing_view(data: dict) -> ReprocessingView:
     k = min(10, data["params"]["n"])  # the token the sentence names next to token 1
     c = data["counters"]
+    kth = data["no_cache"][k - 1]
     return {
         "k": k,
-        "kth": data["no_cache"][k - 1],
+        "kth": kth,
+        "first_unit": "time" if data["no_cache"][0] == 1 else "times",
+        "kth_unit": "time" if kth == 1 else "times",
         "counters": {
             "token": f"{c['token']:,}",
             "reprocessed": f"{c['reprocessed']['no_cache']:,}",
@@ -408,8 +423,39 @@ def raster_display(grid: list, cells: list[str]) -> dict:
     return {"last_step": len(grid) - 1, "last_token": len(grid[0]) - 1 if grid else 0, "cells": cells}
 
 
+def _tick_step(last: int, most: int) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, … that puts at most `most` ticks on 0..last.
+
+    >>> _tick_step(8, 6), _tick_step(40, 6), _tick_step(47, 8), _tick_step(4000, 6)
+    (2, 10, 10, 1000)
+    """
+    step = 1
+    while last // step + 1 > most:
+        step = step * 5 // 2 if str(step)[0] == "2" else step * 2  # 1 → 2 → 5 → 10 → 20 → 50 → …
+    return step
+
+
+def raster_ticks(rows: int, cols: int, most: int = 6) -> RasterTicks:
+    """Axis ticks for a rows x cols raster drawn cell by cell (kvlab.kit.raster: a cell's
+    rect is 0.9 wide from its index): labels at whole steps, placed at the cell's middle
+    in percent of the drawing, for ticks laid over the SVG.
+
+    >>> raster_ticks(3, 4, most=2)["x"]
+    [{'label': '0', 'at': 11.25}, {'label': '2', 'at': 61.25}]
+    """
+
+    def axis(count: int) -> list[RasterTick]:
+        if count <= 0:
+            return []
+        step = _tick_step(count - 1, most)
+        return [{"label": f"{i:,}", "at": round(100 * (i + 0.45) / count, 3)} for i in range(0, count, step)]
+
+    return {"x": axis(cols), "y": axis(rows)}
+
+
 def context_shift_display(data: dict) -> ContextShiftDisplay:
-    return raster_display(data["grid"], CONTEXT_SHIFT_CELLS)
+    grid = data["grid"]
+    return {**raster_display(grid, CONTEXT_SHIFT_CELLS), "ticks": raster_ticks(len(grid), len(grid[0]) if grid else 0)}
 
 
 def api_cache_view(data: dict) -> ApiCacheView:

@@ -70,9 +70,18 @@ class RaceRow(TypedDict):
     ratio: str
 
 
+class RaceHeadline(TypedDict):
+    tokens: str  # "19 tokens"
+    exactly: str  # "exactly " when the ratio is whole, else ""
+    cheaper: str  # "10× cheaper"
+    no_cache: str  # "190 token-computations"
+    cache: str
+
+
 class RaceView(TypedDict):
     n: str
     totals: dict[str, str]
+    headline: RaceHeadline
     rows: list[RaceRow]
     readout: str
     frames: list[OdometerFrame]
@@ -88,6 +97,8 @@ class ReprocessingRow(TypedDict):
 class ReprocessingView(TypedDict):
     k: int
     kth: int
+    first_unit: str  # "time" or "times", after no_cache[0]
+    kth_unit: str  # after kth
     counters: dict[str, str]
     rows: list[ReprocessingRow]
 
@@ -245,10 +256,21 @@ class PrefixCacheView(TypedDict):
     granularity: list[GranularityRowView]
 
 
+class RasterTick(TypedDict):
+    label: str
+    at: float  # the cell's middle, in percent of the drawing's width (x) or height (y)
+
+
+class RasterTicks(TypedDict):
+    x: list[RasterTick]  # tokens of the text
+    y: list[RasterTick]  # steps
+
+
 class ContextShiftDisplay(TypedDict):
     last_step: int
     last_token: int
     cells: list[str]  # a raster cell's meaning, by its value (0..3)
+    ticks: RasterTicks
 
 
 class ApiCacheCurveRow(TypedDict):

@@ -35,16 +35,24 @@ kvlab.register("reprocessing", {
       }
     }
 
+    /* Token positions and counts are whole numbers: at a small n Plotly's own ticks fall
+     * between them (0.5, 1.5, "token 1.5"), so below INT_TICKS_BELOW tokens the ticks are
+     * whole steps, at most `most` of them; above it Plotly's steps are whole already. */
+    const INT_TICKS_BELOW = 12;
+    const wholeTicks = (n, most) =>
+      n < INT_TICKS_BELOW ? { tickmode: "linear", tick0: 0, dtick: Math.max(1, Math.ceil(n / most)), tickformat: "d" } : { tickformat: "d" };
+
     async function render() {
       renderText();
+      const n = data.params.n;
       await kvlab.kit.plot(
         root,
         plot,
         [
           { type: "bar", name: "without a cache", x: data.tokens, y: data.no_cache, marker: { color: "#ef6c00" },
-            hovertemplate: "token %{x}: processed %{y} times<extra>without a cache</extra>" },
+            hovertemplate: "token %{x} · times processed: %{y}<extra>without a cache</extra>" },
           { type: "bar", name: "with a cache", x: data.tokens, y: data.cache, marker: { color: "#5c6bc0" },
-            hovertemplate: "token %{x}: processed %{y} time<extra>with a cache</extra>" },
+            hovertemplate: "token %{x} · times processed: %{y}<extra>with a cache</extra>" },
         ],
         {
           barmode: "overlay",
@@ -52,8 +60,8 @@ kvlab.register("reprocessing", {
           margin: { l: 60, r: 10, t: plot.clientWidth < 520 ? 80 : 40, b: 50 },
           height: 300,
           legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
-          xaxis: { title: { text: "token position" } },
-          yaxis: { title: { text: "times processed" }, rangemode: "tozero" },
+          xaxis: { title: { text: "token position" }, ...wholeTicks(n, 10) },
+          yaxis: { title: { text: "times processed" }, rangemode: "tozero", ...wholeTicks(n, 6) },
         }
       );
     }
