@@ -44,3 +44,29 @@ def test_growth_text_speaks_of_windows_only_where_there_are_windows():
     assert no_windows.startswith("per token, plus ") and "window" not in no_windows
     windows = kv_memory_figure(model="gemma-2-9b")["result"]["growth"]["text"]
     assert windows.startswith("per token beyond the windows, plus ")
+
+
+def test_a_config_of_ten_thousand_layers_draws_a_bounded_map_and_counts_every_layer():
+    """A pasted config.json with 10,000 layer_types (under the paste limit) drew 20,000 bars in the
+    browser, a 1 s task on the page (issue 38): the map draws the first 256, the sums count all."""
+    import json
+
+    from kvlab.widgets.memory import MAX_DRAWN_LAYERS, kv_memory_figure
+
+    cfg = {
+        "model_type": "gemma3_text",
+        "num_hidden_layers": 10_000,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "hidden_size": 1024,
+        "head_dim": 128,
+        "max_position_embeddings": 32768,
+        "sliding_window": 512,
+        "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 1666 + ["sliding_attention"] * 4,
+    }
+    text = json.dumps(cfg)
+    assert len(text.encode()) < 256 * 1024  # under the paste limit: it reaches Python
+    lm = kv_memory_figure(config=text)["layer_map"]
+    assert len(lm["layers"]) == len(lm["plot"]["x"]) == MAX_DRAWN_LAYERS
+    assert {k["kind"]: k["layers"] for k in lm["kinds"]} == {"full": 1666, "sliding": 8334}
+    assert lm["text"].startswith("10,000 layers") and lm["text"].endswith(f"the map draws the first {MAX_DRAWN_LAYERS}")
