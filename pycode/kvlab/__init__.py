@@ -57,7 +57,7 @@ MODULES = {
     ),
     "kvlab.reuse.prefix_cache": ("BlockPrefixCache", "RadixPrefixCache", "block_hashes", "run_requests"),
     "kvlab.widgets.api_cache": ("api_cache_figure",),
-    "kvlab.widgets.attention": ("attention_demo", "model_attention"),
+    "kvlab.widgets.attention": ("attention_demo", "model_attention", "qkv_picture"),
     "kvlab.widgets.disagg": ("kv_routing_figure", "pd_transfer_figure"),
     "kvlab.widgets.eviction": (
         "context_shift_timeline",
@@ -190,6 +190,7 @@ __all__ = [
     "gpu_fit_figure",
     "kv_memory_figure",
     "ram_calculator",
+    "qkv_picture",
     "kv_quant_demo",
     "kv_quant_table",
     "serving_figure",

@@ -33,7 +33,7 @@ import kvlab
 # out so that importing the bridge imports nothing more (tests/python/test_lazy_import.py).
 PACKED_WEIGHTS = Path(kvlab.__file__).resolve().parent / "data" / "tiny" / "weights.npz"
 TINY_WEIGHTS = {"what": "The tiny model's weights", "files": {"models/tiny/weights.npz": str(PACKED_WEIGHTS)}}
-BROWSER_FILES = {"speculative_figure": TINY_WEIGHTS}
+BROWSER_FILES = {"speculative_figure": TINY_WEIGHTS, "qkv_picture": TINY_WEIGHTS}
 
 
 def _error(exc: BaseException) -> str:

@@ -372,7 +372,8 @@
     // and a button that moved between pointerdown and pointerup never got its click (Reset,
     // Generate: the reader's first click did nothing but make the widget live). A touch the
     // browser takes for scrolling ends in pointercancel: scrolling is not intent.
-    const intent = (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, pre, a");
+    // (and not a control marked data-no-intent: it works on the build's data, as qkv's token picks do)
+    const intent = (ev) => !ev.target.closest(".kv-embed-panel, .kv-embed-button, .kv-live-button, pre, a, [data-no-intent]");
     let pressing = false;
     root.addEventListener("pointerdown", (ev) => {
       if (!intent(ev) || activated || pressing) return;

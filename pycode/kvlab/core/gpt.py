@@ -145,7 +145,8 @@ class GPT:
 
     # --- one block -----------------------------------------------------------
 
-    def _attention(self, i: int, x, cos, sin, past):
+    def _qkv(self, i: int, x, cos, sin):
+        """Layer i's queries, keys and values of the (normed) input x, each (B, nh, T, hs); q and k rotated."""
         B, T, C = x.shape  # batch, new tokens, embedding dim
         nh, hs = self.config.n_head, self.config.head_dim
         p = f"transformer.h.{i}.attn."
@@ -154,7 +155,13 @@ class GPT:
         q = q.reshape(B, T, nh, hs).transpose(0, 2, 1, 3)  # (B, nh, T, hs)
         k = k.reshape(B, T, nh, hs).transpose(0, 2, 1, 3)  # (B, nh, T, hs)
         v = v.reshape(B, T, nh, hs).transpose(0, 2, 1, 3)  # (B, nh, T, hs)
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        return apply_rope(q, cos, sin), apply_rope(k, cos, sin), v
+
+    def _attention(self, i: int, x, cos, sin, past):
+        B, T, C = x.shape  # batch, new tokens, embedding dim
+        hs = self.config.head_dim
+        p = f"transformer.h.{i}.attn."
+        q, k, v = self._qkv(i, x, cos, sin)
         if past is not None:  # the cached path: append the new k, v to the old ones
             k = np.concatenate([past[0], k], axis=2)  # (B, nh, P+T, hs)
             v = np.concatenate([past[1], v], axis=2)  # (B, nh, P+T, hs)
@@ -213,6 +220,20 @@ class GPT:
         if return_attention:
             return logits, new_cache, atts
         return logits, new_cache
+
+    def layer_qkv(self, idx, layer: int):
+        """The queries, keys and values layer `layer` computes for the whole sequence idx (B, T), each
+        (B, nh, T, hs): what attention compares and mixes there (keys and values are what the cache keeps)."""
+        idx = np.asarray(idx, dtype=np.int64).reshape(1, -1) if np.ndim(idx) == 1 else np.asarray(idx, dtype=np.int64)
+        B, T = idx.shape
+        cos, sin = rope_cos_sin(
+            np.broadcast_to(np.arange(T), (B, T)), self.config.head_dim, self.config.rope_base, self.config.rope_pairs
+        )
+        x = self.w["transformer.wte.weight"][idx]
+        for i in range(layer):
+            x = self._block(i, x, cos, sin, None)[0]
+        p = f"transformer.h.{layer}."
+        return self._qkv(layer, layer_norm(x, self.w[p + "ln_1.weight"], self.w[p + "ln_1.bias"]), cos, sin)
 
     def generate(self, idx, max_new_tokens: int, use_cache: bool = True) -> list[int]:
         """Greedy decoding of one sequence; returns only the new token ids.

@@ -17,9 +17,10 @@ from kvlab.core import tiny
 from kvlab.core.attention import scaled_dot_product_attention
 from kvlab.inputs import SEED, Param, Spec, takes, text
 from kvlab.widgets.views import attention_view, with_view
+from kvlab.wording import plural
 
 if TYPE_CHECKING:
-    from kvlab.widgets.attention_types import AttentionDemoResult, ModelAttentionResult, PronounHead
+    from kvlab.widgets.attention_types import AttentionDemoResult, ModelAttentionResult, PronounHead, QkvPictureResult
 
 ATTENTION_SENTENCE = "The cat sat on the mat because it was tired"
 
@@ -146,4 +147,110 @@ def model_attention(
         "view": view,
         "pronoun_head": best,
         "pronouns": list(PRONOUNS),  # the tokens the first query is picked from (the widget does the same live)
+    }
+
+
+QKV_INPUTS = Spec(layer=Param(0, 3), head=Param(0, 3))
+QKV_MAX_TOKENS = 16  # a sentence: the picture draws 3 vectors of 32 numbers per token
+
+
+def _cells(vec: np.ndarray, scale: float) -> list[dict]:
+    """One vector as cells to colour: m = |x| / scale (0..1, 2 decimals), s = its sign."""
+    return [{"m": round(min(abs(float(x)) / scale, 1.0), 2), "s": "pos" if x >= 0 else "neg"} for x in vec]
+
+
+@takes(QKV_INPUTS)
+def qkv_picture(
+    sentence: str = "The cat sat on the mat because it was warm.",
+    layer: int = 0,
+    head: int = 0,
+    query: int | None = None,
+) -> QkvPictureResult:
+    """q, k and v of every token of a real sentence, as the tiny model computes them in one layer and
+    head (kvlab.core.gpt.GPT.layer_qkv: k and v are exactly what its cache stores), and for each query
+    token what it reads: the model's own attention weights over the tokens up to it, and the output,
+    the weighted sum of their values (that head's output before the projection).
+
+    >>> r = qkv_picture("The cat sat.")
+    >>> len(r["tokens"]) == len(r["rows"]) == len(r["queries"]), len(r["rows"][0]["k"])
+    (True, 32)
+    >>> round(sum(x["weight"] for x in r["queries"][-1]["reads"]), 3)
+    1.0
+    """
+    p = QKV_INPUTS.check({"layer": layer, "head": head})
+    layer, head = p["layer"], p["head"]
+    if not text("sentence", sentence).strip():
+        raise ValueError("sentence is empty")
+    model, tok = tiny.model_and_tokenizer()
+    ids = tok.encode(sentence)
+    cut = max(0, len(ids) - QKV_MAX_TOKENS)
+    ids = ids[:QKV_MAX_TOKENS]
+    T = len(ids)
+    q, k, v = (a[0, head] for a in model.layer_qkv(ids, layer))  # each (T, hs)
+    _, _, atts = model.forward(np.array([ids]), None, return_attention=True)
+    att = np.asarray(atts[layer][0, head], dtype=np.float64)  # (T, T), causal
+    out = att @ v  # (T, hs): what each query token takes away
+    tokens = [tok.token_str(i) for i in ids]
+    scale = {name: float(np.abs(a).max()) or 1.0 for name, a in (("q", q), ("k", k), ("v", v), ("out", out))}
+    if query is None:
+        query = T - 1
+    query = min(max(int(query) + (T if int(query) < 0 else 0), 0), T - 1)
+    queries = []
+    for i in range(T):
+        top = int(np.argmax(att[i, : i + 1]))
+        queries.append(
+            {
+                "index": i,
+                "token": tokens[i],
+                "reads": [
+                    {
+                        "token": tokens[j],
+                        "weight": round(float(att[i, j]), 4),
+                        "pct": round(100 * float(att[i, j]), 1),
+                        "weight_text": f"{att[i, j]:.2f}",
+                    }
+                    for j in range(i + 1)
+                ],
+                "out": _cells(out[i], scale["out"]),
+                "text": (
+                    f"“{tokens[i]}” compares its q with the k of each of the {i + 1} tokens up to it, and takes "
+                    f"a mix of their v: most of all “{tokens[top]}” ({att[i, top]:.0%})."
+                ),
+            }
+        )
+    return {
+        "sentence": sentence,
+        "tokens": tokens,
+        "layer": layer,
+        "head": head,
+        "head_dim": int(q.shape[-1]),
+        "cut": cut,
+        "rows": [
+            {
+                "index": i,
+                "token": tokens[i],
+                "q": _cells(q[i], scale["q"]),
+                "k": _cells(k[i], scale["k"]),
+                "v": _cells(v[i], scale["v"]),
+            }
+            for i in range(T)
+        ],
+        "queries": queries,
+        "query": query,
+        "view": {
+            "caption": (
+                f"Layer {layer + 1}, head {head + 1} of the tiny model: each token's q, k and v, "
+                f"{int(q.shape[-1])} numbers each (colour: size; stripes: negative)."
+            ),
+            "cut": f"Only the first {QKV_MAX_TOKENS} tokens are drawn ({cut} more were cut)." if cut else "",
+            "kept": (
+                f"The cache keeps the k and v of all {plural(T, 'token')}: {plural(2 * T * int(q.shape[-1]), 'number')} "
+                f"in this head and layer. Each q is used once, at its own token's step, and dropped."
+            ),
+            "smear": (
+                "This model first mixes each key with the one before it (half and half, in most heads) and then "
+                "compares; the weights are the model's own."
+            ),
+        },
+        "status": f"Computed in your browser by kvlab.qkv_picture ({plural(T, 'token')}, layer {layer + 1}, head {head + 1}).",
     }

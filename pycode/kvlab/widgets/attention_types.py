@@ -61,3 +61,52 @@ class ModelAttentionResult(TypedDict):
     view: AttentionView
     pronoun_head: PronounHead | None  # None for a model card without that measurement
     pronouns: list[str]
+
+
+class QkvCell(TypedDict):
+    m: float  # |x| / the largest |x| of its kind, 0..1
+    s: str  # "pos" or "neg"
+
+
+class QkvRow(TypedDict):
+    index: int
+    token: str
+    q: list[QkvCell]
+    k: list[QkvCell]
+    v: list[QkvCell]
+
+
+class QkvRead(TypedDict):
+    token: str
+    weight: float
+    pct: float
+    weight_text: str
+
+
+class QkvQuery(TypedDict):
+    index: int
+    token: str
+    reads: list[QkvRead]
+    out: list[QkvCell]
+    text: str
+
+
+class QkvView(TypedDict):
+    caption: str
+    cut: str
+    kept: str
+    smear: str
+
+
+class QkvPictureResult(TypedDict):
+    sentence: str
+    tokens: list[str]
+    layer: int
+    head: int
+    head_dim: int
+    cut: int
+    rows: list[QkvRow]
+    queries: list[QkvQuery]
+    query: int
+    view: QkvView
+    status: str

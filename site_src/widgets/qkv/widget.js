@@ -1,0 +1,49 @@
+/* Q, K and V of a real sentence. State → kvlab.qkv_picture in Pyodide (a new sentence, layer or head)
+ * → kit.bind fills the template's vectors. Picking a query token needs no call: Python computed
+ * every token's reading (data.queries); the pick binds that one into the reading's scope. */
+kvlab.register("qkv", {
+  mount(root, ctx) {
+    const kit = kvlab.kit;
+    const form = root.querySelector("form.kv-controls");
+    const scope = root.querySelector(".kv-qkv-read");
+    let data = ctx.data;
+    let query = data.query;
+
+    // the chosen token's row, the rows it cannot read yet (the causal mask), its button pressed
+    function mark() {
+      root.querySelectorAll("tr[data-index]").forEach((tr) => {
+        const j = Number(tr.dataset.index);
+        tr.toggleAttribute("data-current", j === query);
+        tr.toggleAttribute("data-future", j > query);
+      });
+      root.querySelectorAll(".kv-qkv-pick").forEach((b) => b.setAttribute("aria-pressed", String(Number(b.dataset.index) === query)));
+    }
+    function show(i) {
+      query = i;
+      scope.dataset.bindScope = `queries.${i}`;
+      kit.bind(scope, data.queries[i]);
+      mark();
+    }
+
+    const compute = ctx.live(
+      "qkv_picture",
+      (result) => {
+        data = result;
+        query = Math.min(query, data.tokens.length - 1);
+        scope.dataset.bindScope = `queries.${query}`;
+        kit.writeForm(form, { sentence: data.sentence, layer: data.layer, head: data.head });
+        kit.bind(root, data);
+        mark();
+      },
+      (d) => d.status
+    );
+    const read = () => kit.readForm(form, { sentence: data.sentence, layer: data.layer, head: data.head });
+    root.addEventListener("click", (ev) => {
+      const b = ev.target.closest(".kv-qkv-pick");
+      if (b) show(Number(b.dataset.index));
+    });
+    form.addEventListener("input", () => compute(read()));
+    mark();
+    return { activate: () => compute(read()) };
+  },
+});
