@@ -106,6 +106,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         f"{ASSETS}/worker.js": (runtime / "worker.js").read_text(encoding="utf-8"),
         f"{ASSETS}/model.js": (runtime / "model.js").read_text(encoding="utf-8"),
         f"{ASSETS}/embed-host.js": (runtime / "embed-host.js").read_text(encoding="utf-8"),
+        # an embed page's first script, in its <head>: ?compact=1 → kv-compact before the first paint
+        f"{ASSETS}/embed-head.js": (runtime / "embed-head.js").read_text(encoding="utf-8"),
         f"{ASSETS}/native-worker.js": "// the browser's Worker, before the offline search's iframe-worker shim replaces it\n"
         "window.kvlabNativeWorker = window.Worker;\n",
         f"{ASSETS}/widgets.js": "\n".join(f"// ---- widget: {w.name}\n{w.js}" for w in widgets),
@@ -132,7 +134,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         for name in MODEL_FILES:
             generated[f"{MODELS}/{name}.js"] = payload_js(f"models/tiny/{name}", (MODEL_DIR / name).read_bytes())
     for name, widget in _state["widgets"].items():
-        generated[f"embed/{name}.md"] = embed_page_markdown(widget)
+        generated[f"embed/{name}.md"] = embed_page_markdown(widget, config.site_url or "")
     check_js_syntax(
         {
             p: c
@@ -354,8 +356,12 @@ def payload_js(path: str, data: bytes) -> str:
     return f'kvlab.payloads.register("{path}", "{b64}");\n'
 
 
-def embed_page_markdown(widget) -> str:
-    """embed/<name>/: the widget alone, no site chrome, kept out of search."""
+def embed_page_markdown(widget, site_url: str = "") -> str:
+    """embed/<name>/: the widget alone, no site chrome, kept out of search; at its foot the fold
+    "Embed this widget" with this page's own snippets, whole and compact, written here so they
+    read with JavaScript off (embed.js fills them with the widget's settings as they are now)."""
+    src = f"{site_url.rstrip('/')}/embed/{widget.name}/" if site_url else f"…/embed/{widget.name}/"
+    title = html.escape(widget.title)
     return (
         "---\n"
         "template: embed.html\n"
@@ -363,7 +369,18 @@ def embed_page_markdown(widget) -> str:
         "search:\n  exclude: true\n"
         "hide:\n  - navigation\n  - toc\n"
         "---\n\n"
-        f"<!-- widget: {widget.name} embed=true -->\n"
+        f"<!-- widget: {widget.name} embed=true -->\n\n"
+        f'<details class="kv-embed-this" data-embed-name="{widget.name}" data-embed-title="{title}" '
+        f'data-embed-height="{widget.height}" data-embed-compact-height="{widget.compact_height}" markdown="0">\n'
+        "<summary>Embed this widget</summary>\n"
+        "<p>Paste this into your page: the whole widget (the script below it resizes the frame "
+        f"to fit; where a page strips scripts the frame stays {widget.height} px tall, which fits it):</p>\n"
+        f'<pre class="kv-snippet" data-embed-mode="full"><code>{widget_blocks.snippet_html(widget, src, site=site_url)}</code></pre>\n'
+        "<p>Compact: the controls and the main result only"
+        f" ({widget.compact_height} px tall without the script):</p>\n"
+        f'<pre class="kv-snippet" data-embed-mode="compact"><code>'
+        f"{widget_blocks.snippet_html(widget, src, compact=True, site=site_url)}</code></pre>\n"
+        "</details>\n"
     )
 
 

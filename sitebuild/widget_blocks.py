@@ -10,7 +10,8 @@ jinja2 template with the result, and wraps it in the common frame (title,
 status line, controls hidden until JS mounts, link to its embed page).
 
 A widget is a folder site_src/widgets/<name>/ with
-    widget.json    title, kvlab function, page it lives on, embed height
+    widget.json    title, kvlab function, page it lives on, embed height (and
+                   embed_heights.json beside this file: its compact embed's height)
     template.html  the markup + static fallback, rendered from `data` (and `limits`:
                    the controls' min, max, step and choices, from the function's Spec)
     widget.js      behaviour: kvlab.register("<name>", {mount(root, ctx)})
@@ -19,6 +20,7 @@ A widget is a folder site_src/widgets/<name>/ with
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -27,6 +29,10 @@ from pathlib import Path
 import jinja2
 
 WIDGETS_DIR = Path(__file__).resolve().parents[1] / "site_src" / "widgets"
+# Each widget's compact embed height (embed/<name>/?compact=1), in CSS px: the iframe height its
+# compact snippet declares, at which the compact page shows without inner scrolling at 700 px wide
+# (tests/browser/test_embed_heights.py measures every embed page, full and compact, against it).
+COMPACT_HEIGHTS = Path(__file__).resolve().parent / "embed_heights.json"
 GALLERY_MARKER = "<!-- widget-gallery -->"
 BLOCK_RE = re.compile(r"^<!--\s*widget:\s*(?P<name>[a-z][a-z0-9_-]*)(?P<params>[^>]*?)\s*-->\s*$", re.M)
 PARAM_RE = re.compile(r"(?P<key>[a-z_][a-z0-9_]*)=(?P<value>\"[^\"]*\"|\S+)")
@@ -74,6 +80,12 @@ class Widget:
     summary: str = ""
     runtimes: tuple = ("python",)  # what going live downloads: "python" and/or "model"
     folder: Path = field(default_factory=Path)
+
+    @property
+    def compact_height(self) -> int:
+        """The compact embed's iframe height (embed_heights.json; the full height where it has none)."""
+        heights = json.loads(COMPACT_HEIGHTS.read_text(encoding="utf-8")) if COMPACT_HEIGHTS.is_file() else {}
+        return int(heights.get("compact", {}).get(self.name, self.height))
 
     @property
     def js(self) -> str:
@@ -292,14 +304,29 @@ def escape_json_for_html(text: str) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def snippet_html(widget: Widget, src: str) -> str:
-    """The iframe snippet, HTML-escaped for a <code> block (the runtime
-    rewrites it with absolute URLs for wherever the site is served)."""
-    import html
+def snippet_html(widget: Widget, src: str, *, compact: bool = False, site: str = "") -> str:
+    """The iframe snippet, HTML-escaped for a <code> block: the whole widget, or (compact) its
+    controls and main result, each at the height it shows without inner scrolling. `site`: the
+    site's address (mkdocs' site_url), for the host script's; without it "…" stands for it. The
+    runtime rewrites the snippet with absolute URLs for wherever the site is served
+    (kvlab.embedSnippet: the same text).
 
+    >>> w = Widget(name="w", title="A & B", function="f", page="p.md", height=600)
+    >>> print(html.unescape(snippet_html(w, "https://x.org/embed/w/", site="https://x.org/")))
+    <iframe src="https://x.org/embed/w/" title="A &amp; B" loading="lazy" width="100%" height="600" style="border:0;max-width:100%" data-kvlab-embed></iframe>
+    <script src="https://x.org/assets/kvlab/embed-host.js" defer></script>
+    """
+    height = widget.compact_height if compact else widget.height
+    src = src + ("&" if "?" in src else "?") + "compact=1" if compact else src
+    host = (site.rstrip("/") + "/" if site else "…/") + "assets/kvlab/embed-host.js"
     text = (
-        f'<iframe src="{src}" title="{widget.title}" loading="lazy" width="100%" '
-        f'height="{widget.height}" style="border:0;max-width:100%" data-kvlab-embed></iframe>\n'
-        f'<script src="…/assets/kvlab/embed-host.js" defer></script>'
+        f'<iframe src="{attr(src)}" title="{attr(widget.title)}" loading="lazy" width="100%" '
+        f'height="{height}" style="border:0;max-width:100%" data-kvlab-embed></iframe>\n'
+        f'<script src="{attr(host)}" defer></script>'
     )
     return html.escape(text)
+
+
+def attr(text: str) -> str:
+    """An attribute's value, escaped as kvlab.embedSnippet escapes it (embed.js: escapeAttr)."""
+    return str(text).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

@@ -1,6 +1,8 @@
 /* kvlab runtime, part 5 (page): embeds.
  *
  *   kvlab.embedSnippet(name, title, height, query)   the <iframe> + resize script to paste
+ *   kvlab.isCompact()                                whether this embed page is compact (?compact=1:
+ *                                                    embed-head.js sets kv-compact on <html>)
  *   kvlab.applyQueryParams(root, search)             ?name=value settings on an embed page:
  *                                                    only the widget's own controls, numbers
  *                                                    decimal only and clamped (with a notice),
@@ -12,7 +14,8 @@
  *   kvlab.mountEmbedControl(root)                    the Embed button on a content page
  *   kvlab.mountLinkControl(root)                     the Link button, and the address bar following the reader
  *   kvlab.mountLinkedSettings(root, ctx)             a content page's ?<key>.name=value settings for this widget
- *   kvlab.mountEmbedPage(root, ctx)                  an embed page: resize messages, URL settings, copy buttons
+ *   kvlab.mountEmbedPage(root, ctx)                  an embed page: resize messages, URL settings, copy buttons,
+ *                                                    its own snippets ("Embed this widget")
  *   kvlab.fillGallerySnippets()                      the gallery's snippets, with absolute URLs
  */
 (function () {
@@ -40,6 +43,18 @@
       `<script src="${escapeAttr(new URL("assets/kvlab/embed-host.js", SITE_ROOT).href)}" defer></script>`
     );
   };
+
+  /* Compact: an embed page's ?compact=1, read once, before the first paint, by embed-head.js. */
+  kv.isCompact = () => document.documentElement.classList.contains("kv-compact");
+  const COMPACT = "compact"; // the one name of an embed page's address that is no setting of its widget
+
+  /* The snippet's query: the settings, and compact=1 for the compact embed. */
+  function snippetQuery(root, compact) {
+    const query = kv.widgetSettings(root);
+    if (compact) query.set(COMPACT, "1");
+    const text = query.toString();
+    return text ? "?" + text : "";
+  }
 
   /* A form element that is a setting: a named control, not a button or an <output>. */
   const isSetting = (el) =>
@@ -131,14 +146,19 @@
     };
   }
 
-  /* The Embed button: show the snippet (with the widget's current settings). */
+  /* The Embed button: show the snippet (with the widget's current settings); its "Compact"
+   * box switches to the compact embed (controls and main result, a smaller height). */
   kv.mountEmbedControl = function (root) {
     const button = root.querySelector(".kv-embed-button:not(.kv-link-button)");
     const panel = button && root.querySelector(".kv-embed-panel:not(.kv-link-panel)");
     if (!panel) return;
     const title = root.querySelector(".kv-widget-title").textContent;
-    const snippet = () => kv.embedSnippet(root.dataset.widget, title, root.dataset.embedHeight, "?" + kv.widgetSettings(root));
+    const box = panel.querySelector(".kv-embed-compact-box");
+    const compact = () => Boolean(box && box.checked);
+    const height = () => (compact() && root.dataset.embedCompactHeight) || root.dataset.embedHeight;
+    const snippet = () => kv.embedSnippet(root.dataset.widget, title, height(), snippetQuery(root, compact()));
     root.kvRefreshEmbed = sharePanel(root, button, panel, snippet, "snippet");
+    if (box) box.addEventListener("change", () => root.kvRefreshEmbed());
   };
 
   /* The address bar, for this widget: the other widgets' settings and the hash as they
@@ -265,12 +285,38 @@
   };
   const LINK_TEXT_CHARS = 2000; // a link's text setting (a pasted log) beyond this is cut, and said
 
-  /* On an embed page: tell the host page our height whenever it changes. */
+  /* On an embed page: tell the host page our height whenever it changes: the widget and,
+   * below it, the fold "Embed this widget" (the page's content, not the window's height). */
   function postHeight() {
     const article = document.querySelector(".kv-widget");
     if (!article || window.parent === window) return;
-    const height = Math.ceil(article.getBoundingClientRect().bottom + window.scrollY + 24);
+    const foot = document.querySelector(".kv-embed-this");
+    const bottom = Math.max(article.getBoundingClientRect().bottom, foot ? foot.getBoundingClientRect().bottom : 0);
+    const height = Math.ceil(bottom + window.scrollY + 24);
     window.parent.postMessage({ type: "kvlab:resize", height }, "*");
+  }
+
+  /* An embed page's own snippets (the fold "Embed this widget" at its foot, written at build
+   * time for readers without scripts): this site's absolute URLs and the widget's settings as
+   * they are now, the whole widget and compact; refreshed after each figure and each change. */
+  function mountEmbedThis(root) {
+    const fold = document.querySelector("details.kv-embed-this");
+    if (!fold) return;
+    const { embedName: name, embedTitle: title, embedHeight: height, embedCompactHeight: compactHeight } = fold.dataset;
+    const fill = () => {
+      fold.querySelectorAll("pre.kv-snippet").forEach((pre) => {
+        const compact = pre.dataset.embedMode === "compact";
+        const code = pre.querySelector("code");
+        const text = kv.embedSnippet(name, title, compact ? compactHeight : height, snippetQuery(root, compact));
+        if (code.textContent !== text) code.textContent = text;
+      });
+    };
+    fill();
+    codeBlocks(fold);
+    const form = root.querySelector("form.kv-controls");
+    if (form) ["input", "change"].forEach((type) => form.addEventListener(type, fill));
+    root.addEventListener("kvlab:rendered", fill);
+    fold.addEventListener("toggle", () => (fill(), postHeight()));
   }
 
   /* On the site's pages material gives each code block a copy button and, while it
@@ -322,10 +368,18 @@
 
   kv.mountEmbedPage = function (root, ctx) {
     codeBlocks(root);
-    if ("ResizeObserver" in window) new ResizeObserver(postHeight).observe(root);
+    const foot = document.querySelector(".kv-embed-this");
+    if ("ResizeObserver" in window) {
+      const observer = new ResizeObserver(postHeight);
+      observer.observe(root);
+      if (foot) observer.observe(foot);
+    }
     window.addEventListener("load", postHeight);
     postHeight();
-    if (location.search) applySettings(root, ctx, location.search, "embed", (k) => k);
+    // the page's own name (compact) is no setting of the widget: not said to be ignored
+    const search = new URLSearchParams([...new URLSearchParams(location.search)].filter(([k]) => k !== COMPACT));
+    if ([...search.keys()].length) applySettings(root, ctx, search, "embed", (k) => k);
+    mountEmbedThis(root);
   };
 
   /* A link's settings into the widget's form (kv.applyQueryParams: its validation), the

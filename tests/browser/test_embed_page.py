@@ -39,6 +39,10 @@ def test_an_embeds_code_blocks_copy_without_material(browser, site_url):
         # copying a command is not asking for the runtime
         assert page.locator('[data-widget="kv-memory"]').get_attribute("data-activated") is None
         # one button per code block, none added twice by a second mount
-        assert page.locator('[data-widget="kv-memory"] pre > code').count() == page.locator(".kv-code-copy").count()
+        widget = page.locator('[data-widget="kv-memory"]')
+        assert widget.locator("pre > code").count() == widget.locator(".kv-code-copy").count()
+        # and the page's own snippets below it ("Embed this widget"): one each, too
+        fold = page.locator("details.kv-embed-this")
+        assert fold.locator("pre > code").count() == fold.locator(".kv-code-copy").count() == 2
     finally:
         context.close()
