@@ -94,6 +94,9 @@ def test_add_token_chart_has_whole_ticks_at_a_small_n(warm_page, site_url):
     wait_ready(root)
     root.get_by_role("button", name="Start over").click()
     expect(root.locator('[data-field="c-token"]')).to_have_text("1")
+    wait_ready(root)
+    # at n = 1 the sentence names token 1 once ("and token 1 1 time" was the same token again)
+    expect(root.locator('[data-field="other"]')).to_be_hidden()
     for n in range(2, 5):
         root.get_by_role("button", name="Add token").click()
         expect(root.locator('[data-field="c-token"]')).to_have_text(str(n))
@@ -107,4 +110,5 @@ def test_add_token_chart_has_whole_ticks_at_a_small_n(warm_page, site_url):
         # the sentence counts in words that agree: "token 2 1 time", not "1 times"
         want = kvlab.reprocessing(n=n)["view"]
         expect(root.locator('[data-field="kth-unit"]')).to_have_text(want["kth_unit"])
+        expect(root.locator('[data-field="other"]')).to_be_visible()
         assert want["kth_unit"] == ("time" if n <= 10 else "times")

@@ -198,6 +198,7 @@ def reprocessing_view(data: dict) -> ReprocessingView:
         "kth": kth,
         "first_unit": "time" if data["no_cache"][0] == 1 else "times",
         "kth_unit": "time" if kth == 1 else "times",
+        "other": k > 1,  # at n = 1 there is no other token to name ("token 1 … and token 1 1 time")
         "counters": {
             "token": f"{c['token']:,}",
             "reprocessed": f"{c['reprocessed']['no_cache']:,}",

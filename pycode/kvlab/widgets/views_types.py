@@ -99,6 +99,7 @@ class ReprocessingView(TypedDict):
     kth: int
     first_unit: str  # "time" or "times", after no_cache[0]
     kth_unit: str  # after kth
+    other: bool  # k is another token than token 1 (n > 1)
     counters: dict[str, str]
     rows: list[ReprocessingRow]
 
