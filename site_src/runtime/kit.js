@@ -67,7 +67,6 @@
  *                                       the value answered; a value equal as a number is not written
  *   kit.watchForm(form)                 starts following what the reader types in it (mounting does, for
  *                                       every widget's form; writeForm does too)
- *   kit.isTyping(control)               the reader is typing in it now (focused, typed since its last change)
  */
 (function () {
   "use strict";
@@ -473,13 +472,9 @@
       const c = form.elements.namedItem(name);
       if (!c || v === null || v === undefined) continue;
       if (c.type === "checkbox") c.checked = Boolean(v);
-      else if (c instanceof RadioNodeList) c.value = String(v);
       else put(c, String(v));
     }
   }
-
-  /* Whether the reader is typing in this control now (writeForm holds values back from it). */
-  const isTyping = (c) => typing.has(c) && c === document.activeElement;
 
   /* Python's f"{x:.{digits}f}" (|x| < 1e21). toFixed rounds the exact binary value, as Python
    * does, but an exact tie (0.0625 to 3 decimals) away from zero; Python rounds a tie to even. */
@@ -511,5 +506,5 @@
 
   const reducedMotion = () => Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 
-  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion, TEXT, bind, get, readForm, writeForm, watchForm: watch, isTyping, fixed };
+  kv.kit = { el, fillRows, linked, theme, heatmap, plot, raster, reducedMotion, TEXT, bind, get, readForm, writeForm, watchForm: watch, fixed };
 })();

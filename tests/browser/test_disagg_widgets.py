@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import activate, assert_one_table_size, open_widget, set_range, wait_ready
 
 PAGE = "disaggregated/"
 
@@ -56,23 +56,6 @@ def test_kv_routing_simulates_in_pyodide(warm_page, site_url):
     expect(root.locator("table.kv-rt-replicas tbody tr[data-item]")).to_have_count(6)
     expect(root.locator('output[name="replicas-out"]')).to_have_text("6")
     expect(root.locator(".kv-plot .scatterlayer .trace")).to_have_count(len(want["policies"]))
-
-
-# every body cell of every table of the widget, and the body text's size: the tables of these
-# widgets stood at the body's 16 px at 1280 px while the notes and every other widget's
-# tables read at 0.72em of it (11.5 px)
-TABLE_SIZES_JS = """root => ({
-  body: parseFloat(getComputedStyle(root).fontSize),
-  cells: [...root.querySelectorAll('table tbody :is(th, td)')].map(c => parseFloat(getComputedStyle(c).fontSize)),
-})"""
-
-
-def assert_one_table_size(root, width):
-    sizes = root.evaluate(TABLE_SIZES_JS)
-    assert sizes["cells"], "no table cells"
-    assert len(set(sizes["cells"])) == 1, f"mixed sizes at {width} px: {sorted(set(sizes['cells']))}"
-    want = max(0.72 * sizes["body"], 12) if width < 720 else 0.72 * sizes["body"]  # kvlab.css: the phones' 12 px floor
-    assert abs(sizes["cells"][0] - want) < 0.5, (width, sizes["cells"][0], want)
 
 
 def test_table_cells_read_at_one_size(browser, site_url):

@@ -52,3 +52,20 @@ def heatmap_weights(root) -> list[list[float | None]]:
             return rows;
         }"""
     )
+
+
+# every body cell of every table of the widget, and the body text's size: the tables of these
+# widgets stood at the body's 16 px at 1280 px while the notes and every other widget's
+# tables read at 0.72em of it (11.5 px)
+TABLE_SIZES_JS = """root => ({
+  body: parseFloat(getComputedStyle(root).fontSize),
+  cells: [...root.querySelectorAll('table tbody :is(th, td)')].map(c => parseFloat(getComputedStyle(c).fontSize)),
+})"""
+
+
+def assert_one_table_size(root, width):
+    sizes = root.evaluate(TABLE_SIZES_JS)
+    assert sizes["cells"], "no table cells"
+    assert len(set(sizes["cells"])) == 1, f"mixed sizes at {width} px: {sorted(set(sizes['cells']))}"
+    want = max(0.72 * sizes["body"], 12) if width < 720 else 0.72 * sizes["body"]  # kvlab.css: the phones' 12 px floor
+    assert abs(sizes["cells"][0] - want) < 0.5, (width, sizes["cells"][0], want)

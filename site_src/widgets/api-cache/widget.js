@@ -13,7 +13,6 @@ kvlab.register("api-cache", {
       "api_cache_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data);
         form["hours-out"].value = data.params.hours;
         form.ttl.disabled = !data.ttl_applies;
         kit.bind(root, data);

@@ -15,7 +15,6 @@ kvlab.register("context-shift", {
       "context_shift_view",
       (result) => {
         data = result;
-        ctx.reportClamped(data);
         showRanges();
         kvlab.kit.bind(root, data);
         const cells = data.view.cells;

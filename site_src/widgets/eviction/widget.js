@@ -29,7 +29,6 @@ kvlab.register("eviction", {
       "eviction_view",
       async (result) => {
         data = result;
-        ctx.reportClamped(data);
         showRanges();
         kit.bind(root, data);
         showStep();

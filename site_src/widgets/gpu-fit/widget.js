@@ -26,7 +26,6 @@ kvlab.register("gpu-fit", {
       "gpu_fit_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data);
         kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
         kvlab.kit.bind(root, data);
       },

@@ -39,7 +39,6 @@ kvlab.register("kv-memory", {
       async (result) => {
         data = result;
         if (data.config_error) useConfig(""); // a config that could not be read: its message is shown, the config forgotten
-        ctx.reportClamped(data);
         kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
         kvlab.kit.bind(root, data);
         await render();

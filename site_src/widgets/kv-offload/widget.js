@@ -18,7 +18,6 @@ kvlab.register("kv-offload", {
       "offload_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data);
         kit.writeForm(form, data.params);
         kit.bind(root, data);
         await render();

@@ -13,7 +13,6 @@ kvlab.register("kv-routing", {
       "kv_routing_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data);
         kit.writeForm(form, data.params);
         kit.bind(root, data);
         await render();

@@ -13,7 +13,6 @@ kvlab.register("pd-transfer", {
       "pd_transfer_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data);
         kit.writeForm(form, data.params);
         kit.bind(root, data);
         await render();

@@ -11,7 +11,6 @@ kvlab.register("prefix-blocks", {
       (result) => {
         data = result;
         form["prefix_len-out"].value = data.params.prefix_len;
-        ctx.reportClamped(data);
         kvlab.kit.bind(root, data);
       },
       (data) => `Computed in your browser by kvlab.prefix_blocks (block size ${data.params.block_size}).`

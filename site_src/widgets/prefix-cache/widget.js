@@ -17,7 +17,6 @@ kvlab.register("prefix-cache", {
       async (result) => {
         data = result;
         showRanges(data.params);
-        ctx.reportClamped(data);
         kvlab.kit.bind(root, data);
         const line = (name, y, color, dash) => ({
           type: "scatter", mode: "lines", name, x: data.requests, y, line: { color, width: 2.5, dash },

@@ -13,7 +13,6 @@ kvlab.register("prefix-cases", {
       (result) => {
         const caseChanged = result.params.case !== data.params.case;
         data = result;
-        ctx.reportClamped(data);
         kit.bind(root, data);
         list.classList.remove("kv-pc-enter");
         if (caseChanged && !kit.reducedMotion()) {

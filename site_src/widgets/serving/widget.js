@@ -28,7 +28,6 @@ kvlab.register("serving", {
       "serving_figure",
       async (result) => {
         data = result;
-        ctx.reportClamped(data);
         kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
         kvlab.kit.bind(root, data);
         await render();
