@@ -89,3 +89,35 @@ def test_keyboard_stepping_and_settings_follow_kvlab(warm_page, site_url):
         str(want["equivalence"]["tokens_processed"]["cache"])
     )
     expect(root.locator('[data-field="same"]')).to_have_text("identical")
+
+
+def test_with_the_cache_off_every_earlier_cell_is_computed_again(warm_page, site_url):
+    """The switch beside Play shows the same step without a cache: kvlab's without_cache_recomputed
+    positions computed in every layer, nothing read; switched back, the cached step again."""
+    root = open_widget(warm_page, site_url + PAGE, "step-through")
+    phase = root.locator('[data-field="phase"]')
+    want = kvlab.step_through_figure(prompt_len=6, steps=4, layers=2)
+    root.locator('[data-action="next"]').click()
+    root.locator('[data-action="next"]').click()
+    expect(phase).to_have_text(phase_text(6, 2))
+    cached = grid_counts(root)
+    assert cached == {"rows": 2, "computed": 2, "read": 2 * 7, "empty": 2 * 2}
+
+    switch = root.locator('[data-action="cache"]')
+    switch.focus()
+    warm_page.keyboard.press("Space")  # a checkbox: by keyboard
+    expect(switch).not_to_be_checked()
+    redone = len(want["steps"][2]["without_cache_recomputed"])
+    assert redone == 8
+    expect(phase).to_have_text(want["view"]["steps"][2]["no_cache"]["phase"])
+    assert grid_counts(root) == {"rows": 2, "computed": 2 * redone, "read": 0, "empty": 2 * (10 - redone)}
+    expect(root.locator('[data-field="describe"]')).to_contain_text(
+        f"{2 * redone} cells computed where the cache computes 2"
+    )
+    # stepping keeps the cache off; the next step recomputes one token more
+    root.locator('[data-action="next"]').click()
+    assert grid_counts(root)["computed"] == 2 * (redone + 1)
+
+    switch.click()
+    expect(phase).to_have_text(phase_text(6, 3))
+    assert grid_counts(root) == {"rows": 2, "computed": 2, "read": 2 * 8, "empty": 2 * 1}

@@ -28,7 +28,9 @@ PACKED_TOKENIZER = Path(__file__).resolve().parents[1] / "data" / "tiny" / "toke
 # The weights stay out of the zip (5 MB): the worker downloads them on the first call of a
 # function that runs the numpy model in the browser (kvlab.bridge.BROWSER_FILES) and writes them here.
 PACKED_WEIGHTS = PACKED_TOKENIZER.with_name("weights.npz")
-DEFAULT_PROMPT = "Mia had a red ball. She gave it to the dog, and the dog"
+# a story opening: 24 greedy tokens go on with the story (the old "…and the dog" ended it in four
+# tokens and went on into the corpus's chat lines, "user: hello! bot: …", which read as gibberish)
+DEFAULT_PROMPT = "Once upon a time, a little girl named Mia had a red ball. One day she"
 ATTENTION_PROMPT = "My cat was tired. It slept on the bed all day."
 
 

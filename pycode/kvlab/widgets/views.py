@@ -242,6 +242,33 @@ def step_through_view(data: dict) -> StepThroughView:
                 "computed" if x in lay["computed"] else "read" if x in lay["read"] else "empty" for x in range(width)
             ]
             rows.append({"layer": lay["layer"] + 1, "cells": [{"state": st, "text": cell[st]} for st in states]})
+        # the same step with the cache off: every token so far goes through every layer again
+        redo = set(s["without_cache_recomputed"])
+        n_redo = len(redo)
+        rows_no_cache = [
+            {
+                "layer": lay["layer"] + 1,
+                "cells": [
+                    {"state": "computed", "text": cell["computed"]}
+                    if x in redo
+                    else {"state": "empty", "text": cell["empty"]}
+                    for x in range(width)
+                ],
+            }
+            for lay in s["layers"]
+        ]
+        redone_before = n_redo - s["n_new"]
+        no_cache = {
+            "phase": f"{s['phase'].capitalize()} · step {s['step']} · no cache: {n_redo} tokens through every layer",
+            "describe": (
+                f"Every layer computes K and V for {_span(l0['computed'])} (the whole prompt) and keeps none of them."
+                if s["phase"] == "prefill"
+                else f"Every layer computes K and V again for all {n_redo} tokens: the {redone_before} it already "
+                f"computed at earlier steps, then thrown away, and the new one. {n_redo * len(s['layers'])} cells "
+                f"computed where the cache computes {s['n_new'] * len(s['layers'])}."
+            ),
+            "rows": rows_no_cache,
+        }
         return {
             "step": s["step"],
             "counter": f"step {s['step']} of {p['steps']}",
@@ -249,6 +276,7 @@ def step_through_view(data: dict) -> StepThroughView:
             "describe": describe,
             "positions": list(range(1, width + 1)),
             "rows": rows,
+            "no_cache": no_cache,
         }
 
     eq = data["equivalence"]

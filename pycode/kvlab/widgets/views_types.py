@@ -114,6 +114,12 @@ class GridRow(TypedDict):
     cells: list[GridCell]
 
 
+class StepNoCache(TypedDict):
+    phase: str
+    describe: str
+    rows: list[GridRow]
+
+
 class StepView(TypedDict):
     step: int
     counter: str
@@ -121,6 +127,7 @@ class StepView(TypedDict):
     describe: str
     positions: list[int]
     rows: list[GridRow]
+    no_cache: StepNoCache
 
 
 class StepThroughView(TypedDict):

@@ -16,10 +16,15 @@ kvlab.register("step-through", {
     const state = { prompt_len: data.params.prompt_len, steps: data.params.steps, layers: data.params.layers };
 
     const live = root.querySelector(".kv-st-live");
+    const cacheBox = button("cache");
+    const cacheOn = () => cacheBox.checked;
 
     /* The step the reader is on: Python's words and grid for it (data.view.steps), into the live part. */
     function renderStep() {
-      kvlab.kit.bind(live, data.view.steps[step]);
+      const view = data.view.steps[step];
+      // with the cache off: Python's grid and words for the same step without one (view.no_cache)
+      kvlab.kit.bind(live, cacheOn() ? view : { ...view, ...view.no_cache });
+      root.dataset.cache = cacheOn() ? "on" : "off";
       button("prev").disabled = step === 0;
       button("next").disabled = step === data.steps.length - 1;
       root.dataset.step = String(data.steps[step].step);
@@ -75,6 +80,10 @@ kvlab.register("step-through", {
     button("prev").addEventListener("click", () => { stop(); go(step - 1); });
     button("next").addEventListener("click", () => { stop(); go(step + 1); });
     button("play").addEventListener("click", play);
+    cacheBox.addEventListener("change", () => {
+      renderStep();
+      ctx.say(cacheOn() ? "The cache is on: each step computes K and V for the new token only." : "The cache is off: each step computes K and V again for every token so far.");
+    });
     gridWrap.addEventListener("keydown", (ev) => {
       if (ev.key === "ArrowRight") { stop(); go(step + 1); ev.preventDefault(); }
       if (ev.key === "ArrowLeft") { stop(); go(step - 1); ev.preventDefault(); }
