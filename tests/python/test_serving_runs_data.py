@@ -1,0 +1,125 @@
+"""The published serving runs (tests/python/data/serving_runs.json): sourced, complete, and self-checking.
+
+Every measured number must be readable in the run's own `verbatim` text, so a reviewer (or this test) can
+check the figures against what the source printed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kvlab.memory.catalogue import gpus, models
+
+DATA = Path(__file__).parent / "data" / "serving_runs.json"
+RUNS = json.loads(DATA.read_text(encoding="utf-8"))["runs"]
+RUN_IDS = [r["id"] for r in RUNS]
+
+MEASURED_KEYS = {
+    "request_throughput",
+    "output_tok_s",
+    "total_tok_s",
+    "ttft_ms_mean",
+    "ttft_ms_median",
+    "ttft_ms_p99",
+    "tpot_ms_mean",
+    "tpot_ms_median",
+    "tpot_ms_p99",
+    "itl_ms_median",
+    "duration_s",
+    "completed",
+    "preemptions",
+}
+RUN_KEYS = {
+    "id",
+    "url",
+    "where",
+    "date",
+    "engine",
+    "engine_version",
+    "tool",
+    "model_hf",
+    "model",
+    "weights",
+    "gpu",
+    "gpu_as_published",
+    "tp",
+    "pp",
+    "dp",
+    "settings",
+    "workload",
+    "measured",
+    "verbatim",
+    "note",
+}
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number printed in `text`, thousands separators ("1,047") removed."""
+    return [float(m.replace(",", "")) for m in NUMBER.findall(text)]
+
+
+def printed(value: float, text: str) -> bool:
+    return any(abs(n - value) < 1e-9 for n in numbers_in(text))
+
+
+def test_enough_runs_with_unique_ids():
+    assert len(RUNS) >= 20
+    assert len(RUN_IDS) == len(set(RUN_IDS))
+
+
+def test_coverage_of_gpus_and_models():
+    assert len({r["gpu_as_published"] for r in RUNS}) >= 4
+    assert len({r["model_hf"] for r in RUNS}) >= 6
+    assert len({r["engine"] for r in RUNS}) >= 2
+
+
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_run_is_sourced_and_well_formed(run):
+    assert RUN_KEYS <= set(run)
+    assert run["url"].startswith("https://")
+    assert isinstance(run["verbatim"], str) and run["verbatim"].strip()
+    assert run["where"] and run["model_hf"] and "/" in run["model_hf"]
+    assert run["date"] is None or re.fullmatch(r"\d{4}-\d{2}-\d{2}", run["date"])
+    assert MEASURED_KEYS <= set(run["measured"])
+
+
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_catalogue_ids_exist(run):
+    assert run["gpu"] is None or run["gpu"] in {g["id"] for g in gpus()}
+    assert run["model"] is None or run["model"] in {m["id"] for m in models()}
+
+
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_numbers_are_positive(run):
+    for key, value in run["measured"].items():
+        assert value is None or (isinstance(value, int | float) and value > 0), key
+    w = run["workload"]
+    for key in ("num_prompts", "max_concurrency", "input_len", "output_len"):
+        assert w[key] is None or (isinstance(w[key], int) and w[key] > 0), key
+    for key in ("tp", "pp", "dp"):
+        assert run[key] is None or (isinstance(run[key], int) and run[key] >= 1), key
+
+
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_output_throughput_is_printed_in_the_verbatim_text(run):
+    value = run["measured"]["output_tok_s"]
+    assert value is not None, "every run here publishes an output throughput"
+    assert printed(value, run["verbatim"])
+
+
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_every_measured_number_is_printed_in_the_verbatim_text(run):
+    for key, value in run["measured"].items():
+        if value is not None:
+            assert printed(value, run["verbatim"]), key
+
+
+def test_the_number_reader_handles_separators():
+    assert printed(1047, "| 256 | 39,891 | 192.91 | 1,047 |")
+    assert printed(735.4, "Output token throughput (tok/s):         735.40")
+    assert not printed(735.41, "Output token throughput (tok/s):         735.40")
