@@ -23,7 +23,7 @@ STRIPS = [
     ("memory/", "gpu-fit", "context_step", '[data-field="headline"]'),
     ("memory/", "kv-memory", "context_step", '[data-field="total"]'),
     ("serving/", "serving", "context_step", '[data-field="users-text"]'),
-    ("kv-offload/", "kv-offload", "hbm_percent", "p.kv-of-verdict"),
+    ("kv-offload/", "kv-offload", "hbm_percent", "p.kv-of-short"),
 ]
 
 # where the slider's top is put on the screen: under the header, mid-screen, lower down

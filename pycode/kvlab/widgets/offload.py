@@ -289,6 +289,7 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
     host = e["host_link"]
     text = {
         "verdict": _verdict(e, params),
+        "short": _short(e),
         "working": (
             f"One prefix: {tokens_text(params['prefix_tokens'])} × {human_bytes(e['prefix_bytes'] / params['prefix_tokens'])}"
             f" per token = {human_bytes(e['prefix_bytes'])} of KV. Prefilling it again: "
@@ -395,6 +396,16 @@ def _capacity_text(e: dict, params: dict) -> str:
 
 def _busy(gpus: float) -> str:
     return f"{gpus:,.2f} GPUs busy prefilling" if gpus else "no prefill"
+
+
+def _short(e: dict) -> str:
+    """The verdict in one line: the phone's result strip, in view while a slider moves."""
+    offload_hits = sum(x["hit_rate"] for x in e["tiers"][1:])
+    per = e["seconds_per_request"]
+    return (
+        f"HBM {percent(e['hbm_hit_rate_alone'])} + offload {percent(offload_hits)} of requests; "
+        f"{seconds_text(per['with_tiers'])} a prefix (HBM alone {seconds_text(per['hbm_only'])})"
+    )
 
 
 def _verdict(e: dict, params: dict) -> str:

@@ -98,6 +98,7 @@ class OffloadPerRequest(TypedDict):
 
 class OffloadText(TypedDict):
     verdict: str
+    short: str
     working: str
     capacity: str
     trace: str
