@@ -30,13 +30,17 @@ CALIBRATION = json.loads((LOGS / "calibration.json").read_text(encoding="utf-8")
 
 # Figures kvlab does not rebuild, and why (each needs settings the excerpt does not show).
 NOT_REBUILT = {
-    # The four Qwen3.6-27B logs come from club-3090 (github.com/noonghunna/club-3090), which runs vLLM with its own
+    # The eight Qwen3.6-27B logs come from club-3090 (github.com/noonghunna/club-3090), which runs vLLM with its own
     # patches and speculative decoding (DFlash, MTP: a draft layer with a cache group of its own); their token
     # counts are not whole multiples of any 16-aligned block, so the layout is not stock vLLM's
     "calibration/vllm_qwen36_27b_rtx3090_tp2_dflash.txt": {"KV cache size in tokens"},
     "calibration/vllm_qwen36_27b_rtx3090_tp2_dflash_noviz.txt": {"KV cache size in tokens"},
     "calibration/vllm_qwen36_27b_fp8_tp2_dualmax.txt": {"KV cache size in tokens"},
     "calibration/vllm_qwen36_27b_int4_rtx3090_tp2_mtp.txt": {"maximum concurrency"},
+    "calibration/vllm_qwen36_27b_int4_rtx3090_tp2_util088.txt": {"KV cache size in tokens"},
+    "calibration/vllm_qwen36_27b_rtx3090_tp4_v0240.txt": {"KV cache size in tokens"},
+    "calibration/vllm_qwen36_27b_rtx4090_tp2_v0201.txt": {"KV cache size in tokens"},
+    "calibration/vllm_qwen36_27b_rtx3090_tp2_v0202.txt": {"KV cache size in tokens"},
     # ROCm splits the KV buffer over devices in a way the excerpt does not show
     "calibration/llamacpp_gpt_oss_120b_rocm_2seq.txt": {"KV buffers per device"},
 }
@@ -47,7 +51,9 @@ def test_at_least_twenty_real_logs_with_sources_three_gpu_kinds_two_multi_gpu():
     for entry in CALIBRATION:
         assert entry["source"].startswith("https://"), entry["file"]
         assert (LOGS / entry["file"]).read_text(encoding="utf-8").strip(), entry["file"]
-        assert entry["engine"] in ("vllm", "llama.cpp")
+        # SGLang and TensorRT-LLM logs are test data for the engines kvlab does not model yet (issue 39):
+        # marked, so nothing reads them as a vLLM or llama.cpp log
+        assert entry["engine"] in ("vllm", "llama.cpp") or entry.get("engine_supported") is False, entry["file"]
     gpus = {bench.gpu_of(e)["id"] for e in CALIBRATION if bench.gpu_of(e)}
     assert len(gpus) >= 3, gpus
     assert sum((e.get("n_gpus") or 1) > 1 for e in CALIBRATION) >= 2
