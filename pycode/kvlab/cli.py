@@ -28,6 +28,7 @@ from kvlab.memory.catalogue import list_gpus, list_models, model_architecture
 from kvlab.memory.engine_logs import MAX_LOG_BYTES, explain_engine_log
 from kvlab.dtypes import GIB, KV_TYPES, MIB
 from kvlab.memory.kv_bytes import MAX_CONTEXT, MAX_SEQUENCES, MODES, memory_report
+from kvlab.memory.scheduler import DATASETS, simulate
 from kvlab.memory.serving import serving_estimate
 from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, fit_report
 from kvlab.memory.weights import WEIGHT_FORMATS
@@ -179,7 +180,7 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve", help="decode speed (roofline x calibrated efficiency), chats per GPU and $ per million tokens"
     )
-    _model_args(p)
+    _model_args(p, context_required=False)
     p.add_argument("--gpu", required=True, help="catalogue GPU id")
     p.add_argument("--batch", type=int, default=1, help="chats decoded together")
     p.add_argument("--weights", default="BF16", help="weights format")
@@ -198,6 +199,31 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--n-gpus", type=int, default=1, help="GPUs in tensor parallel")
     p.add_argument("--pipeline-parallel-size", "--pp", dest="pp", type=int, default=1, help="vLLM: pipeline stages")
+    sim = p.add_argument_group(
+        "benchmark simulation",
+        "any of these flags simulates `vllm bench serve` against vLLM's scheduler (kvlab.memory.scheduler) and "
+        "prints its Serving Benchmark Result; --context is then vLLM's --max-model-len",
+    )
+    sim.add_argument("--request-rate", default=None, help="requests per second, or inf (default inf)")
+    sim.add_argument("--max-concurrency", type=int, default=None, help="requests in flight at most")
+    sim.add_argument("--num-prompts", type=int, default=None, help="requests sent (default 1000)")
+    sim.add_argument(
+        "--dataset", "--dataset-name", dest="dataset", default=None, choices=DATASETS, help="lengths (default random)"
+    )
+    sim.add_argument("--input-len", "--random-input-len", dest="input_len", type=int, default=None, help="default 1024")
+    sim.add_argument(
+        "--output-len", "--random-output-len", dest="output_len", type=int, default=None, help="default 128"
+    )
+    sim.add_argument("--random-range-ratio", type=float, default=None, help="random dataset: lengths in L x [1-r, 1+r]")
+    sim.add_argument(
+        "--prefix-len", "--random-prefix-len", dest="prefix_len", type=int, default=None, help="shared prompt prefix"
+    )
+    sim.add_argument("--burstiness", type=float, default=None, help="gamma shape of the gaps (1: Poisson)")
+    sim.add_argument("--max-num-batched-tokens", type=int, default=None, help="token budget per step")
+    sim.add_argument("--enable-prefix-caching", action="store_true", default=None, help="cache the shared prefix")
+    sim.add_argument("--gpu-memory-utilization", type=float, default=None, help="vLLM (default 0.9)")
+    sim.add_argument("--compute-efficiency", type=float, default=None, help="share of peak compute reached")
+    sim.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     p.set_defaults(func=_run_serve)
 
     p = sub.add_parser("explain-log", help="a llama.cpp or vLLM start-up log, rebuilt term by term from the config")
@@ -229,10 +255,15 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run_gpus)
 
 
-def _model_args(p: argparse.ArgumentParser) -> None:
+def _model_args(p: argparse.ArgumentParser, context_required: bool = True) -> None:
     p.add_argument("--model", required=True, help="catalogue id, Hugging Face id in the catalogue, or config.json path")
     p.add_argument(
-        "--context", type=int, required=True, help="tokens of context (llama.cpp --ctx-size / vLLM max_model_len)"
+        "--context",
+        "--max-model-len",
+        type=int,
+        required=context_required,
+        help="tokens of context (llama.cpp --ctx-size / vLLM max_model_len)"
+        + ("" if context_required else "; with a workload flag, default: the model's trained context"),
     )
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     p.add_argument(
@@ -249,7 +280,8 @@ def _size(nbytes: float) -> str:
 
 def _check_context_and_batch(args: argparse.Namespace) -> None:
     """--context and --batch within the calculators' limits (the same for memory, fit and serve)."""
-    finite_number("--context", args.context, minimum=1, maximum=MAX_CONTEXT, integer=True)
+    if args.context is not None:
+        finite_number("--context", args.context, minimum=1, maximum=MAX_CONTEXT, integer=True)
     finite_number("--batch", args.batch, minimum=1, maximum=MAX_SEQUENCES, integer=True)
 
 
@@ -346,8 +378,32 @@ def _run_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+SIMULATION_FLAGS = (
+    "request_rate",
+    "max_concurrency",
+    "num_prompts",
+    "dataset",
+    "input_len",
+    "output_len",
+    "random_range_ratio",
+    "prefix_len",
+    "burstiness",
+    "max_num_batched_tokens",
+    "enable_prefix_caching",
+    "gpu_memory_utilization",
+    "compute_efficiency",
+    "seed",
+)
+
+
 def _run_serve(args: argparse.Namespace) -> int:
     _check_context_and_batch(args)
+    if any(getattr(args, name) is not None for name in SIMULATION_FLAGS):
+        return _run_serve_simulation(args)
+    if args.context is None:
+        raise ValueError(
+            "--context is required (or give a workload flag, e.g. --max-concurrency, to simulate a benchmark)"
+        )
     r = serving_estimate(
         model_architecture(args.model, args.params),
         args.gpu,
@@ -393,6 +449,117 @@ def _run_serve(args: argparse.Namespace) -> int:
     for a in r["assumptions"]:
         print(f"  assumes: {a}")
     return 0
+
+
+def _run_serve_simulation(args: argparse.Namespace) -> int:
+    """`serve` with workload flags: vllm bench serve, simulated; its result block, then kvlab's extras."""
+    if args.pp != 1:
+        raise ValueError("--pipeline-parallel-size: the benchmark simulation models one pipeline stage")
+    given = {
+        name: getattr(args, name)
+        for name in (
+            "max_concurrency",
+            "num_prompts",
+            "dataset",
+            "input_len",
+            "output_len",
+            "random_range_ratio",
+            "prefix_len",
+            "burstiness",
+            "max_num_batched_tokens",
+            "gpu_memory_utilization",
+            "seed",
+        )
+        if getattr(args, name) is not None
+    }
+    if args.request_rate is not None:
+        given["request_rate"] = args.request_rate
+    if args.random_range_ratio is not None and args.dataset is None:
+        given["dataset"] = "random"
+    r = simulate(
+        model_architecture(args.model, args.params),
+        args.gpu,
+        weights_format=args.weights,
+        kv=args.kv_type,
+        n_gpus=args.n_gpus,
+        engine=args.engine,
+        max_model_len=args.context,
+        max_num_seqs=args.max_num_seqs,
+        enable_prefix_caching=bool(args.enable_prefix_caching),
+        bandwidth_efficiency=args.efficiency,
+        compute_efficiency=args.compute_efficiency if args.compute_efficiency is not None else args.efficiency,
+        price_per_hour=args.price,
+        **given,
+    )
+    if args.json:
+        print(json.dumps(r, indent=1))
+        return 0
+    print(_bench_block(r))
+    e = r["engine_settings"]
+    pool = r["kv_pool"]
+    print(f"simulated by kvlab: {r['model']} on {r['gpu']}" + (f" x {r['n_gpus']}" if r["n_gpus"] > 1 else ""))
+    print(f"  vllm serve {r['flags']}")
+    w = r["workload"]
+    print(
+        f"  vllm bench serve --dataset {w['dataset']} --num-prompts {w['num_prompts']} --input-len {w['input_len']} "
+        f"--output-len {w['output_len']} --request-rate {w['request_rate_text']}"
+        + (f" --max-concurrency {w['max_concurrency']}" if w["max_concurrency"] else "")
+        + (f" --random-range-ratio {w['random_range_ratio']:g}" if w["random_range_ratio"] else "")
+        + (f" --random-prefix-len {w['prefix_len']}" if w["prefix_len"] else "")
+        + f" --seed {w['seed']}"
+    )
+    print(
+        f"  KV pool: {pool['blocks']:,} blocks of {e['block_size']} tokens ({pool['tokens']:,} tokens); "
+        f"at most {r['max_running']:,} running (max_num_seqs {e['max_num_seqs']:,}); "
+        f"{r['preemptions']:,} preemptions ({r['requests_preempted']:,} requests); {r['steps']:,} steps, "
+        f"{r['compute_bound_share']:.0%} of the time compute-bound"
+    )
+    lo_hi = r["efficiency"]["range"]
+    print(
+        "  efficiency: "
+        + (
+            f"bandwidth {r['efficiency']['bandwidth']:g}, compute {r['efficiency']['compute']:g} (given)"
+            if not r["efficiency"]["calibrated"]
+            else f"{lo_hi[0]:.2f}-{lo_hi[1]:.2f} ({r['efficiency']['how']})"
+        )
+    )
+    if r["usd_per_million_output_tokens"] is not None:
+        print(
+            f"  ${r['usd_per_million_output_tokens']:.3f} per million output tokens at ${r['price_per_hour']:.2f}/h "
+            f"({r['price_kind']})"
+        )
+    print("  not modelled: " + "; ".join(r["engine_rules"]["not_modelled"]))
+    return 0
+
+
+def _bench_block(r: dict) -> str:
+    """The result in the layout vllm bench serve prints (vllm/benchmarks/serve.py)."""
+    lines = ["{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="=")]
+
+    def row(label: str, value, fmt: str = ".2f") -> None:
+        text = "n/a" if value is None else format(value, fmt)
+        lines.append(f"{label:<40} {text:<10}")
+
+    row("Successful requests:", r["completed"], "d")
+    if r["workload"]["max_concurrency"]:
+        row("Maximum request concurrency:", r["workload"]["max_concurrency"], "d")
+    row("Benchmark duration (s):", r["duration_s"])
+    row("Total input tokens:", r["total_input_tokens"], "d")
+    row("Total generated tokens:", r["total_output_tokens"], "d")
+    row("Request throughput (req/s):", r["request_throughput"])
+    row("Output token throughput (tok/s):", r["output_tok_s"])
+    row("Total Token throughput (tok/s):", r["total_tok_s"])
+    for title, key, short in (
+        ("Time to First Token", "ttft_ms", "TTFT"),
+        ("Time per Output Token (excl. 1st token)", "tpot_ms", "TPOT"),
+        ("Inter-token Latency", "itl_ms", "ITL"),
+    ):
+        lines.append("{s:{c}^{n}}".format(s=title, n=50, c="-"))
+        row(f"Mean {short} (ms):", r[key]["mean"])
+        row(f"Median {short} (ms):", r[key]["median"])
+        row(f"P99 {short} (ms):", r[key]["p99"])
+    lines.append("=" * 50)
+    return "\n".join(lines)
 
 
 def _run_explain_log(args: argparse.Namespace) -> int:

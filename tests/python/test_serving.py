@@ -464,6 +464,72 @@ def test_cli_serve_says_the_efficiency_and_both_bounds(capsys):
     assert code == 0 and "efficiency 1.00 (given" in out.out
 
 
+SIM = ("serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "4096")
+
+
+def test_cli_serve_with_workload_flags_prints_a_benchmark_result(capsys):
+    code, out = run(capsys, *SIM, "--num-prompts", "50", "--request-rate", "10", "--input-len", "512")
+    assert code == 0, out.err
+    lines = out.out.splitlines()
+    assert lines[0] == "============ Serving Benchmark Result ============"
+    assert lines[1].split() == ["Successful", "requests:", "50"]
+    for label in ("Benchmark duration (s):", "Request throughput (req/s):", "Output token throughput (tok/s):"):
+        assert any(line.startswith(label) for line in lines), label
+    for name in ("TTFT", "TPOT", "ITL"):
+        assert any(line.startswith(f"Median {name} (ms):") for line in lines), name
+    assert "simulated by kvlab" in out.out and "--max-model-len 4096" in out.out and "per million output" in out.out
+    assert "not modelled: " in out.out
+
+
+def test_cli_serve_simulation_json_carries_everything(capsys):
+    code, out = run(
+        capsys, *SIM, "--max-concurrency", "4", "--num-prompts", "20", "--dataset", "random",
+        "--random-range-ratio", "0.5", "--max-num-batched-tokens", "1024", "--seed", "3", "--json",
+    )  # fmt: skip
+    data = json.loads(out.out)
+    assert code == 0 and data["completed"] == 20 and data["workload"]["max_concurrency"] == 4
+    assert (
+        data["engine_settings"]["max_num_batched_tokens"] == 1024 and data["engine_settings"]["max_model_len"] == 4096
+    )
+    assert data["workload"]["seed"] == 3 and data["workload"]["random_range_ratio"] == 0.5
+    assert {"ttft_ms", "tpot_ms", "itl_ms", "series", "timeline", "efficiency", "engine_rules"} <= set(data)
+    code, again = run(
+        capsys, *SIM, "--max-concurrency", "4", "--num-prompts", "20", "--dataset", "random",
+        "--random-range-ratio", "0.5", "--max-num-batched-tokens", "1024", "--seed", "3", "--json",
+    )  # fmt: skip
+    assert json.loads(again.out) == data
+
+
+def test_cli_serve_needs_a_context_only_without_a_workload(capsys):
+    """A simulated benchmark defaults --max-model-len to the model's trained context, as vllm serve does;
+    the closed form has no workload to size, so it asks for --context."""
+    base = ("serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm")
+    code, out = run(capsys, *base, "--max-concurrency", "2", "--num-prompts", "4", "--json")
+    assert code == 0 and json.loads(out.out)["engine_settings"]["max_model_len"] == 131072
+    code, out = run(capsys, *base)
+    assert code == 2 and "--context is required" in out.err and "Traceback" not in out.err
+
+
+def test_cli_serve_without_workload_flags_is_the_closed_form(capsys):
+    code, out = run(capsys, *SIM, "--batch", "8")
+    assert code == 0 and "Serving Benchmark Result" not in out.out and "speed bound: " in out.out
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [
+        (("--request-rate", "0"), "request_rate"),
+        (("--num-prompts", "0"), "num_prompts"),
+        (("--input-len", "5000"), "input_len"),
+        (("--max-concurrency", "0"), "max_concurrency"),
+        (("--num-prompts", "5", "--pp", "2"), "--pipeline-parallel-size"),
+    ],
+)
+def test_cli_serve_simulation_refuses_bad_workloads_naming_the_flag(capsys, flags, field):
+    code, out = run(capsys, *SIM, *flags)
+    assert code == 2 and field in out.err and "Traceback" not in out.err
+
+
 def test_the_users_grid_empties_as_the_context_grows_and_the_price_per_chat_climbs():
     """serving_figure's users grid: one cell a chat at the shortest context, filled for the chats that
     fit at this one; the GPU's hourly price over the chats that fit (the seed's EP04)."""

@@ -1,0 +1,78 @@
+"""Wall time of the serving benchmark simulation (kvlab.memory.scheduler.simulate), by run size and load.
+
+For 100, 1,000 and 5,000 requests (random dataset, 1024 input + 128 output tokens, Llama-3.1-8B
+on one H100, vLLM's defaults), at several loads: all at once (rate inf), Poisson rates, and a
+fixed number in flight (--max-concurrency). Each cell is the fastest of a few runs after a
+warm-up; the ratio column divides by the 1,000-request time of the same load, so the table
+reads as the scaling with the run's size. The steps column is how many engine steps the run
+simulated (the cost grows with the events, not the steps: stretches of identical decode
+steps are taken at once).
+
+    .venv/bin/python bench/serving_simulation.py            # or --reps N --sizes 100,1000
+
+Pure Python + numpy + kvlab, so the same file runs in Pyodide (main() takes no arguments there
+and prints the same table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if (ROOT / "pycode").is_dir():
+    sys.path.insert(0, str(ROOT / "pycode"))
+
+from kvlab.memory.scheduler import simulate  # noqa: E402
+
+MODEL, GPU = "llama-3.1-8b", "h100-sxm"
+SIZES = (100, 1000, 5000)
+LOADS = (
+    ("rate inf", {}),
+    ("rate 5/s", {"request_rate": 5}),
+    ("rate 20/s", {"request_rate": 20}),
+    ("concurrency 16", {"max_concurrency": 16}),
+    ("concurrency 64", {"max_concurrency": 64}),
+    ("concurrency 256", {"max_concurrency": 256}),
+)
+
+
+def timed(reps: int, **kw) -> tuple[float, dict]:
+    best, result = float("inf"), None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        result = simulate(MODEL, GPU, max_model_len=8192, **kw)
+        best = min(best, time.perf_counter() - t0)
+    return best, result
+
+
+def main(sizes=SIZES, reps: int = 3) -> None:
+    simulate(MODEL, GPU, num_prompts=10, max_model_len=8192)  # warm-up: catalogue, calibration, caches
+    print(f"# serving simulation wall time ({platform.python_implementation()} {platform.python_version()}, "
+          f"{platform.machine()}; best of {reps})")  # fmt: skip
+    print(f"{'load':<16} {'requests':>8} {'ms':>9} {'x 1,000':>8} {'steps':>8} {'preempt':>8} {'sim. s':>8}")
+    for name, load in LOADS:
+        times = {}
+        rows = []
+        for n in sizes:
+            seconds, r = timed(reps, num_prompts=n, **load)
+            times[n] = seconds
+            rows.append((n, seconds, r))
+        base = times.get(1000)
+        for n, seconds, r in rows:
+            ratio = f"{seconds / base:.2f}" if base else "-"
+            print(
+                f"{name:<16} {n:>8,} {seconds * 1000:>9.1f} {ratio:>8} {r['steps']:>8,} {r['preemptions']:>8,} "
+                f"{r['duration_s']:>8.1f}"
+            )
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated request counts")
+    ap.add_argument("--reps", type=int, default=3, help="runs per cell (the fastest is shown)")
+    args = ap.parse_args()
+    main(tuple(int(s) for s in args.sizes.split(",")), args.reps)

@@ -1,0 +1,975 @@
+"""A serving benchmark, simulated: vLLM V1's scheduler over a stream of requests, timed by the roofline.
+
+`simulate` plays what `vllm bench serve` does against `vllm serve`: requests are sent at a
+rate (or a fixed number at a time), the engine schedules them step by step, and the client
+measures each one's time to first token, time per output token and inter-token latencies.
+The result has the numbers `vllm bench serve` prints ("Serving Benchmark Result"), plus what a
+benchmark cannot show: preemptions, KV cache use and the queue over time, each request's life.
+
+What a step is
+--------------
+One call of vLLM's `Scheduler.schedule()` and one forward pass. vLLM V1 has no prefill or
+decode phase: each request has `num_tokens` (prompt + generated) and `num_computed_tokens`,
+and a step gives tokens to requests so the second catches up with the first
+(vllm/v1/core/sched/scheduler.py, Scheduler.schedule and _preempt_request, read at commit
+00024d314514900f361ad072af6931e403b7f589 of vllm-project/vllm, a 2026 main-branch snapshot;
+vllm/v1/core/kv_cache_manager.py, allocate_slots and get_computed_blocks, at commit
+003df2961dd8830c317a61f9745ccd557da9fa06. Not diffed against release tags: the rules below are
+the V1 scheduler's since vLLM 0.8 as far as kvlab knows, but unverified per release):
+
+1. The running requests, in the order they were admitted: each gets
+   min(num_tokens - num_computed_tokens, token budget left) tokens (a decode: 1; a prompt not
+   yet finished: the next chunk, "chunked prefill"), the budget being max_num_batched_tokens per
+   step. Each needs KV blocks for the tokens it will hold (`kv_cache_manager.allocate_slots`);
+   when the free pool is short, the request admitted last is preempted (`self.running.pop()`,
+   `_preempt_request`): its blocks are freed, num_computed_tokens goes back to 0 and it returns
+   to the FRONT of the waiting queue, so it must prefill its prompt and the tokens it had
+   generated again (recompute). If the request being scheduled is itself the last, it is the
+   one preempted and the running loop stops.
+2. Only if nothing was preempted in this step: the waiting requests, in arrival order
+   (preempted ones first), while the token budget lasts, fewer than max_num_seqs run, and the
+   pool has the blocks for the first chunk; the first that does not fit stops admission (no
+   skipping ahead). With prefix caching, the blocks of a cached shared prefix are taken from
+   the cache (at most num_tokens - 1 tokens: the last one is always computed, for its logits;
+   vllm/v1/core/kv_cache_manager.py, get_computed_blocks) and not prefilled again.
+3. The forward pass: a request whose computed tokens reach its num_tokens samples one token (its
+   first token when that ends its prompt); one that reaches its output length finishes and
+   frees its blocks.
+
+The block pool is the one the fit verdict sizes for this deployment
+(`kvlab.memory.verdict.fit_verdict` at --max-model-len, one sequence): gpu_memory_utilization x
+memory - weights - activation reserve, divided into blocks of `block_size` tokens of every
+layer (`kvlab.memory.kv_bytes.vllm_kv_cache` layout, `vllm_blocks`). A request holds
+cdiv(tokens, block_size) blocks per full-attention group (sliding and chunked groups at most
+what their window needs, a recurrent state one block).
+
+Time of a step: the roofline of `kvlab.memory.serving`, applied to what the step really does.
+Bytes read = weights (once per step; an MoE reads at most tokens x active experts) + each
+scheduled request's KV cache at its current length (`kv_cache_bytes`); FLOPs = 2 x active
+params per token scheduled + attention of every token over its context (`attention_flops`,
+summed over a prefill chunk's positions, as `prefill_flops`). The step takes
+max(bytes / bandwidth / bandwidth_efficiency, FLOPs / peak / compute_efficiency). By default
+both efficiencies are `calibrated_efficiency(requests in the step)`, the share of the roofline
+published vLLM/SGLang/TensorRT-LLM runs reach at that batch (kvlab/data/serving_benchmarks.json),
+as `serving_estimate` uses; they are parameters, and a later step calibrates them on
+`vllm bench serve` runs.
+
+Speed: steps in which every running request decodes and nothing can be admitted (the queue is
+empty, or max_num_seqs, the token budget or the pool stops its head) repeat with the same
+requests, so they are taken together: up to the next event (a request finishes, a block runs
+short, a request arrives that could be admitted), the step times of that stretch are computed
+at once with numpy, each request's context growing by one per step. Per-request state lives in
+numpy arrays.
+
+The client (vllm/benchmarks/serve.py and vllm/benchmarks/datasets.py): requests are sent with
+gaps drawn from a gamma distribution of shape `burstiness` (1: Poisson) and mean 1 / rate, all
+at once at rate inf; --max-concurrency holds at most that many in flight (a request waits for
+a slot, and its clock starts when it is sent). TTFT = first token - send; TPOT = (latency -
+TTFT) / (output tokens - 1); ITL = every gap between two tokens of a request; the benchmark's
+duration runs from the first send to the last token. The "random" dataset draws lengths
+uniformly in [floor(L x (1 - r)), ceil(L x (1 + r))] (output at least 1) after a shared prefix
+of `prefix_len` tokens (--random-prefix-len), and ignores EOS, so every request generates its
+output length exactly.
+
+Not modelled: speculative decoding, async scheduling (the overlap of CPU scheduling with the
+GPU), CUDA-graph padding of batch sizes, the prefill-token threshold for long prompts
+(long_prefill_token_threshold), priority scheduling, LoRA, multimodal encoders, KV offloading or
+transfer, the free-block watermark and full-sequence admission checks of recent vLLM
+(allocate_slots' `watermark_blocks`, `full_sequence_must_fit`), the prefix cache's hits on a
+preempted request's own freed blocks (only the shared prefix is a hit here), blocks of a sliding
+window freed as the window moves (held up to the window's need instead), pipeline parallelism,
+network and detokenization time, the tokenizer's special tokens, requests that stop early.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+
+from kvlab.memory.architecture import CHUNKED, FULL, LINEAR, SLIDING, Architecture
+from kvlab.memory.catalogue import get_gpu, model_architecture
+from kvlab.memory.kv_bytes import (
+    MAX_CONTEXT,
+    VLLM_BLOCK_SIZE,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    gpu_stages,
+    kv_cache_bytes,
+    vllm_blocks,
+    vllm_kv_cache,
+)
+from kvlab.memory.serving import attention_flops, calibrated_efficiency, weights_read
+from kvlab.memory.verdict import fit_verdict
+from kvlab.inputs import finite_number, one_of, short_repr
+
+DATASETS = ("fixed", "random", "sharegpt-like")
+MAX_PROMPTS = 100_000
+MAX_TIMELINE_ROWS = 200
+MAX_POINTS = 200
+# "sharegpt-like": lognormal lengths whose mean is the input_len / output_len asked for. The spreads
+# (sigma of the log) are kvlab's assumption for a long-tailed chat workload, not fitted on the
+# ShareGPT file; lengths are kept to [4, 8 x the mean], as vLLM's ShareGPT sampler drops sequences
+# under 4 tokens and caps long ones (vllm/benchmarks/datasets.py, is_valid_sequence).
+SHAREGPT_SIGMA_INPUT = 1.0
+SHAREGPT_SIGMA_OUTPUT = 0.9
+SHAREGPT_MIN_TOKENS = 4
+SHAREGPT_MAX_FACTOR = 8
+JUMP_STEPS = 256  # the most identical decode steps taken together (bounds the arrays of one stretch)
+
+MODELLED = [
+    "vLLM V1 schedule(): running requests first in admission order, then waiting ones in arrival order",
+    "one token budget per step (max_num_batched_tokens) shared by decodes and chunked prefills",
+    "max_num_seqs requests running at most",
+    "KV blocks from the pool the fit verdict sizes; admission stops at the first waiting request "
+    "whose chunk does not fit (no skipping)",
+    "preemption by recompute: the request admitted last loses its blocks and goes back to the front "
+    "of the queue; no admission in a step that preempted",
+    "prefix caching of a shared prefix (--random-prefix-len): cached blocks are neither prefilled nor "
+    "allocated again, at most num_tokens - 1 tokens hit",
+    "step time: weights once per step + each request's KV at its current length over bandwidth, FLOPs "
+    "of prefill and decode tokens incl. attention over peak compute; each bound over its efficiency",
+    "the client of vllm bench serve: gamma/Poisson arrivals or --max-concurrency, ignore_eos lengths, "
+    "TTFT/TPOT/ITL as it measures them",
+]
+NOT_MODELLED = [
+    "speculative decoding",
+    "async scheduling (CPU scheduling overlapped with the GPU) and CPU overheads (tokenization, "
+    "detokenization, the API server, the network)",
+    "CUDA-graph batch padding",
+    "long_prefill_token_threshold / max_num_partial_prefills",
+    "priority scheduling, LoRA, multimodal encoders",
+    "recent vLLM's free-block watermark and full-sequence admission check",
+    "prefix-cache hits on a preempted request's own freed blocks (only the shared prefix hits)",
+    "sliding-window blocks freed as the window moves (a sliding group holds its window's need)",
+    "KV offloading, disaggregated prefill, pipeline parallelism",
+    "requests that stop before their output length (EOS)",
+]
+
+
+# ---------------------------------------------------------------------------
+# costs that are piecewise linear in the context
+# ---------------------------------------------------------------------------
+
+
+class _Piecewise:
+    """f(c) = const + slope x c - sum over windows w of drop_w x max(c - w, 0), for c >= 1.
+
+    The KV bytes of one sequence and its attention FLOPs per token have this shape: full layers
+    grow with the context, sliding ones stop at their window, recurrent states are constant. The
+    coefficients are read off the function itself (kv_cache_bytes, attention_flops), so there is
+    one source for each number.
+    """
+
+    def __init__(self, fn, windows):
+        ws = sorted({int(w) for w in windows if w and w >= 2})
+        f1, f2 = float(fn(1)), float(fn(2))
+        self.slope = f2 - f1
+        self.const = f1 - self.slope
+        self.windows = np.array(ws, dtype=np.float64)
+        self.drops = np.array([(fn(w) - fn(w - 1)) - (fn(w + 1) - fn(w)) for w in ws], dtype=np.float64)
+        keep = self.drops != 0
+        self.windows, self.drops = self.windows[keep], self.drops[keep]
+
+    def at(self, c):
+        """f at each context (array or number)."""
+        if not isinstance(c, np.ndarray):
+            c = np.asarray(c, dtype=np.float64)
+        out = self.const + self.slope * c
+        for w, d in zip(self.windows, self.drops):
+            out = out - d * np.maximum(c - w, 0.0)
+        return out
+
+    def total(self, c: np.ndarray) -> float:
+        """Sum of f over the contexts c."""
+        if not len(self.windows):
+            return len(c) * self.const + self.slope * float(c.sum())
+        return float(self.at(c).sum())
+
+    def totals_ahead(self, c: np.ndarray, steps: np.ndarray, c_sum: float) -> np.ndarray:
+        """For each j in `steps`: the sum over i of f(c_i + j) (c_sum: the sum of c), without an n x steps array."""
+        n = len(c)
+        out = n * self.const + self.slope * (c_sum + n * steps)
+        if len(self.windows):
+            cs = np.sort(c.astype(np.float64))
+            suffix = np.concatenate([np.cumsum(cs[::-1])[::-1], [0.0]])
+            for w, d in zip(self.windows, self.drops):
+                first = np.searchsorted(cs, w - steps, side="right")  # the c_i with c_i + j > w
+                m = n - first
+                out = out - d * (suffix[first] + m * (steps - w))
+        return out
+
+    def span(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Sum of f(t) for t = a+1 .. b, per element (a prefill chunk's positions)."""
+        out = (b - a) * self.const + self.slope * (b * (b + 1) - a * (a + 1)) / 2
+        for w, d in zip(self.windows, self.drops):
+            hi = np.maximum(b - w, 0.0)
+            lo = np.maximum(a - w, 0.0)
+            out = out - d * (hi * (hi + 1) - lo * (lo + 1)) / 2
+        return out
+
+
+def _windows(arch: Architecture) -> list[int]:
+    return [layer.window for layer in arch.layers if layer.kind in (SLIDING, CHUNKED) and layer.window]
+
+
+class _Blocks:
+    """How many blocks of the pool a request holding `t` tokens takes (vLLM's layout, all groups)."""
+
+    def __init__(self, layout: dict, max_model_len: int, max_num_batched_tokens: int):
+        self.block = layout["block_size"]
+        self.state = 0
+        self.groups: list[tuple[int, int | None]] = []  # (groups, cap in blocks or None)
+        for t in layout["types"]:
+            g = t["groups"]
+            if t["kind"] == LINEAR:
+                self.state += g
+            elif t["kind"] == FULL:
+                self.groups.append((g, None))
+            elif t["kind"] == SLIDING:
+                cap = -(-min(t["window"] - 1 + max_num_batched_tokens, max_model_len) // self.block) + 1
+                self.groups.append((g, cap))
+            else:  # chunked
+                cap = -(-min(t["window"] + max_num_batched_tokens, max_model_len) // self.block)
+                self.groups.append((g, cap))
+        self.full_only = all(cap is None for _, cap in self.groups)
+        self.full_groups = sum(g for g, cap in self.groups if cap is None)
+
+    def of(self, t):
+        """Blocks for t tokens (array or int; 0 tokens hold none)."""
+        if self.full_only and not self.state:
+            return self.full_groups * (-(-t // self.block))
+        t = np.asarray(t, dtype=np.int64)
+        n = -(-t // self.block)
+        out = np.where(t > 0, self.state, 0)
+        for g, cap in self.groups:
+            out = out + g * (n if cap is None else np.minimum(n, cap))
+        return out
+
+    def most_in(self, steps: int) -> int:
+        """The most blocks one request can add in `steps` decode steps."""
+        return sum(g for g, _ in self.groups) * (-(-steps // self.block) + 1)
+
+    def one(self, t: int) -> int:
+        if t <= 0:
+            return 0
+        n = -(-t // self.block)
+        return self.state + sum(g * (n if cap is None else min(n, cap)) for g, cap in self.groups)
+
+
+# ---------------------------------------------------------------------------
+# inputs
+# ---------------------------------------------------------------------------
+
+
+def _rate(value) -> float:
+    """request_rate: a positive number, or inf (None, "inf" and float inf: all requests at once)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("inf", "infinity")):
+        return math.inf
+    if isinstance(value, float) and math.isinf(value) and value > 0:
+        return math.inf
+    rate = finite_number("request_rate", value)
+    if not rate > 0:
+        raise ValueError(f"request_rate must be positive (requests per second) or inf, got {short_repr(value)}")
+    return rate
+
+
+def _lengths(rng, dataset: str, n: int, input_len: int, output_len: int, ratio: float, max_total: int):
+    """Prompt (without the shared prefix) and output lengths of the n requests."""
+    if dataset == "fixed":
+        return np.full(n, input_len, dtype=np.int64), np.full(n, output_len, dtype=np.int64)
+    if dataset == "random":  # vllm/benchmarks/datasets.py, RandomDataset: [floor(L(1-r)), ceil(L(1+r))]
+        in_lo, in_hi = math.floor(input_len * (1 - ratio)), math.ceil(input_len * (1 + ratio))
+        out_lo, out_hi = max(1, math.floor(output_len * (1 - ratio))), math.ceil(output_len * (1 + ratio))
+        inp = rng.integers(max(1, in_lo), max(1, in_hi) + 1, size=n)
+        out = rng.integers(out_lo, out_hi + 1, size=n)
+        return inp.astype(np.int64), out.astype(np.int64)
+    # sharegpt-like: lognormal around the means asked for, long tail, clipped (see the constants)
+    lo = SHAREGPT_MIN_TOKENS
+
+    def draw(mean: int, sigma: float) -> np.ndarray:
+        mu = math.log(mean) - sigma * sigma / 2
+        x = np.rint(rng.lognormal(mu, sigma, size=n)).astype(np.int64)
+        return np.clip(x, min(lo, mean), max(mean, SHAREGPT_MAX_FACTOR * mean))
+
+    inp = draw(input_len, SHAREGPT_SIGMA_INPUT)
+    out = draw(output_len, SHAREGPT_SIGMA_OUTPUT)
+    return inp, np.maximum(1, np.minimum(out, max_total - inp))
+
+
+# ---------------------------------------------------------------------------
+# the simulation
+# ---------------------------------------------------------------------------
+
+
+def _percentiles(x: np.ndarray) -> dict:
+    if not len(x):
+        return {"mean": None, "median": None, "p99": None}
+    return {
+        "mean": float(np.mean(x)) * 1000,
+        "median": float(np.median(x)) * 1000,
+        "p99": float(np.percentile(x, 99)) * 1000,
+    }
+
+
+def _weighted(values: np.ndarray, weights: np.ndarray) -> dict:
+    """Mean, median and p99 (ms) of values each repeated `weights` times (inverted-CDF quantiles)."""
+    if not len(values) or not weights.sum():
+        return {"mean": None, "median": None, "p99": None}
+    order = np.argsort(values, kind="stable")
+    v, w = values[order], weights[order]
+    cum = np.cumsum(w)
+    total = cum[-1]
+
+    def q(p: float) -> float:
+        return float(v[min(len(v) - 1, np.searchsorted(cum, p * total, side="left"))]) * 1000
+
+    return {"mean": float((v * w).sum() / total) * 1000, "median": q(0.5), "p99": q(0.99)}
+
+
+def _downsample(n: int, most: int) -> np.ndarray:
+    if n <= most:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, most).round().astype(np.int64))
+
+
+def simulate(
+    model,
+    gpu,
+    *,
+    weights_format: str = "BF16",
+    kv: str = "f16",
+    n_gpus: int = 1,
+    engine: str = "vllm",
+    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
+    block_size: int = VLLM_BLOCK_SIZE,
+    max_model_len: int | None = None,
+    max_num_seqs: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    enable_prefix_caching: bool = False,
+    request_rate=math.inf,
+    max_concurrency: int | None = None,
+    burstiness: float = 1.0,
+    num_prompts: int = 1000,
+    input_len: int = 1024,
+    output_len: int = 128,
+    dataset: str = "random",
+    random_range_ratio: float = 0.0,
+    prefix_len: int = 0,
+    seed: int = 0,
+    bandwidth_efficiency: float | None = None,
+    compute_efficiency: float | None = None,
+    price_per_hour: float | None = None,
+    max_timeline_rows: int = MAX_TIMELINE_ROWS,
+    max_points: int = MAX_POINTS,
+    trace: bool = False,
+) -> dict:
+    """Simulate `vllm bench serve` against `vllm serve model` on `n_gpus` x `gpu` (tensor parallel).
+
+    Engine settings as vllm serve names them (max_model_len defaults to the model's trained context;
+    max_num_seqs and max_num_batched_tokens to vLLM's defaults for the card, as the fit verdict
+    gives them); the workload as vllm bench serve names it: `request_rate` (requests/s, inf: all at
+    once), `max_concurrency`, `burstiness`, `num_prompts`, `input_len`, `output_len`, `dataset`
+    ("fixed", "random" with `random_range_ratio`, "sharegpt-like": see the module constants),
+    `prefix_len` (a prefix every prompt shares, as --random-prefix-len), `seed` (numpy Generator: the
+    same seed, the same run). `bandwidth_efficiency` / `compute_efficiency`: the share of each
+    roofline bound reached (default: calibrated per batch, `calibrated_efficiency`). `price_per_hour`
+    defaults to the catalogue's price of the card x n_gpus. `trace` adds every step (or stretch of
+    identical decode steps) for tests. The module docstring says what a step is and what is modelled.
+    """
+    arch = model_architecture(model)
+    card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
+    if engine != "vllm":
+        raise ValueError(f"engine: the scheduler simulation models vLLM only, got {short_repr(engine)}")
+    n_gpus = finite_number("n_gpus", n_gpus, minimum=1, maximum=8, integer=True)
+    n = finite_number("num_prompts", num_prompts, minimum=1, maximum=MAX_PROMPTS, integer=True)
+    input_len = finite_number("input_len", input_len, minimum=1, maximum=MAX_CONTEXT, integer=True)
+    output_len = finite_number("output_len", output_len, minimum=1, maximum=MAX_CONTEXT, integer=True)
+    prefix_len = finite_number("prefix_len", prefix_len, minimum=0, maximum=MAX_CONTEXT, integer=True)
+    dataset = one_of("dataset", dataset, list(DATASETS))
+    ratio = finite_number("random_range_ratio", random_range_ratio, minimum=0)
+    if not ratio < 1:
+        raise ValueError(f"random_range_ratio must be in [0, 1), got {short_repr(random_range_ratio)}")
+    if dataset != "random" and ratio:
+        raise ValueError(f"random_range_ratio applies to the random dataset only, not {dataset!r}")
+    rate = _rate(request_rate)
+    burst = finite_number("burstiness", burstiness, minimum=1e-3, maximum=1e3)
+    concurrency = None
+    if max_concurrency is not None:
+        concurrency = finite_number("max_concurrency", max_concurrency, minimum=1, maximum=MAX_PROMPTS, integer=True)
+    seed = finite_number("seed", seed, minimum=0, maximum=2**63 - 1, integer=True)
+    eff_bw_given = eff_c_given = None
+    if bandwidth_efficiency is not None:
+        eff_bw_given = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
+    if compute_efficiency is not None:
+        eff_c_given = finite_number("compute_efficiency", compute_efficiency, minimum=0.01, maximum=1)
+    if price_per_hour is not None:
+        price_per_hour = finite_number("price_per_hour", price_per_hour, minimum=0)
+    rows_cap = finite_number("max_timeline_rows", max_timeline_rows, minimum=0, maximum=MAX_PROMPTS, integer=True)
+    points_cap = finite_number("max_points", max_points, minimum=2, maximum=100_000, integer=True)
+
+    # --- the deployment: the fit verdict's budget, vLLM's defaults, the block pool ----------------
+    trained = arch.max_position_embeddings
+    if max_model_len is None:
+        need = prefix_len + math.ceil(input_len * (1 + ratio)) + math.ceil(output_len * (1 + ratio))
+        max_model_len = trained or need
+    max_model_len = finite_number("max_model_len", max_model_len, minimum=1, maximum=MAX_CONTEXT, integer=True)
+    verdict = fit_verdict(
+        arch,
+        max_model_len,
+        n_seq=1,
+        weights=weights_format,
+        kv=kv,
+        gpu=card,
+        n_gpus=n_gpus,
+        engine="vllm",
+        gpu_memory_utilization=gpu_memory_utilization,
+        block_size=block_size,
+        max_num_batched_tokens=max_num_batched_tokens,
+        max_num_seqs=max_num_seqs,
+        solve=False,
+    )
+    if not verdict["fits"]:
+        raise ValueError(
+            f"max_model_len: vLLM would not start with --max-model-len {max_model_len}: {verdict['headline']}"
+        )
+    setup = verdict["engine_model"]
+    budget = setup["max_num_batched_tokens"]
+    seqs_cap = setup["max_num_seqs"]
+    if budget < seqs_cap:
+        raise ValueError(
+            f"max_num_batched_tokens ({budget}) must be at least max_num_seqs ({seqs_cap}), as vLLM requires"
+        )
+    parts = {c["name"]: c["bytes"] for c in verdict["components"]}
+    available = verdict["budget_bytes"] - parts["weights"] - parts["activation_reserve"]
+    dtype = "auto" if verdict["kv_type"] in ("f16", "bf16") else verdict["kv_type"]
+    layout_kv = vllm_kv_cache(
+        arch, max_model_len, dtype, block_size=block_size, max_num_batched_tokens=budget, tp=n_gpus
+    )
+    layout = gpu_stages(layout_kv)[0]["layout"]
+    pool = vllm_blocks(layout, available)
+    num_blocks = pool["blocks"]
+    blocks = _Blocks(layout, max_model_len, budget)
+    bs = blocks.block
+    if enable_prefix_caching and prefix_len and not blocks.full_only:
+        raise ValueError(
+            "enable_prefix_caching: the simulation caches a shared prefix for full-attention models only "
+            f"({arch.name} has sliding, chunked or recurrent layers)"
+        )
+
+    # --- the workload ---------------------------------------------------------------------------
+    rng = np.random.default_rng(seed)
+    inp, out = _lengths(rng, dataset, n, input_len, output_len, ratio, max_model_len - prefix_len)
+    prompt = inp + prefix_len
+    longest = int((prompt + out).max())
+    if longest > max_model_len:
+        which = "input_len" if int(prompt.max()) >= max_model_len else "output_len"
+        raise ValueError(
+            f"{which}: requests of up to {longest:,} tokens (prefix + input + output) exceed max_model_len "
+            f"{max_model_len:,}"
+        )
+    if rate == math.inf:
+        planned = np.zeros(n)
+    else:  # vllm bench serve: gamma gaps of shape burstiness, mean 1 / rate; the first request at 0
+        gaps = rng.gamma(shape=burst, scale=1.0 / (rate * burst), size=n - 1)
+        planned = np.concatenate([[0.0], np.cumsum(gaps)])
+
+    # --- the costs ------------------------------------------------------------------------------
+    kv_fn = _Piecewise(
+        lambda c: kv_cache_bytes(arch, c, verdict["kv_type"], state_type="bf16")["total_bytes"], _windows(arch)
+    )
+    attn_fn = _Piecewise(lambda c: attention_flops(arch, c), _windows(arch))
+    active = arch.active_params or arch.params
+    bandwidth = card["bandwidth_gb_s"] * 1e9 * n_gpus
+    peak = card.get("bf16_dense_tflops")
+    peak = peak * 1e12 * n_gpus if peak else None
+    weights_memo: dict[int, float] = {}
+    eff_memo: dict[int, tuple[float, float]] = {}
+
+    def weights_at(tokens: int) -> float:
+        w = weights_memo.get(tokens)
+        if w is None:
+            w = weights_memo[tokens] = float(weights_read(arch, weights_format, max(1, tokens))[0])
+        return w
+
+    def efficiency(batch: int) -> tuple[float, float]:
+        e = eff_memo.get(batch)
+        if e is None:
+            cal = calibrated_efficiency(max(1, batch))["value"] if None in (eff_bw_given, eff_c_given) else None
+            e = eff_memo[batch] = (eff_bw_given or cal, eff_c_given or cal)
+        return e
+
+    def step_time(tokens: int, batch: int, kv_bytes, flops):
+        """Seconds of one step (floats) or of many (arrays), and whether compute binds."""
+        eb, ec = efficiency(batch)
+        memory = (weights_at(tokens) + kv_bytes) / bandwidth / eb
+        if peak is None:
+            return memory, (memory < 0) if isinstance(memory, np.ndarray) else False
+        compute = flops / peak / ec
+        if isinstance(memory, np.ndarray):
+            return np.maximum(memory, compute), compute > memory
+        return max(memory, compute), compute > memory
+
+    # --- per-request state ----------------------------------------------------------------------
+    send = np.full(n, np.inf)
+    computed = np.zeros(n, dtype=np.int64)
+    generated = np.zeros(n, dtype=np.int64)
+    held = np.zeros(n, dtype=np.int64)  # own blocks
+    shared = np.zeros(n, dtype=np.int64)  # blocks of the cached prefix it references
+    first_sched = np.full(n, np.nan)
+    first_tok = np.full(n, np.nan)
+    last_tok = np.full(n, np.nan)
+    finish = np.full(n, np.nan)
+    preempts = np.zeros(n, dtype=np.int64)
+
+    slots = concurrency or n
+    assigned = 0  # requests with a send time
+    visible = 0  # requests the engine has seen (in its queue or further)
+    in_flight = 0
+
+    def assign(now: float) -> None:
+        nonlocal assigned, in_flight
+        while assigned < n and in_flight < slots:
+            send[assigned] = max(planned[assigned], now)
+            assigned += 1
+            in_flight += 1
+
+    assign(0.0)
+    waiting: deque[int] = deque()
+    run = np.zeros(0, dtype=np.int64)
+    free = num_blocks
+    pb = (prefix_len // bs) if enable_prefix_caching else 0  # blocks of the shared prefix that can be cached
+    prefix_cached = False
+    prefix_refs = 0
+
+    t = 0.0
+    done = 0
+    steps = 0
+    preemption_events = 0
+    max_running = 0
+    compute_bound_s = 0.0
+    busy_s = 0.0
+    # inter-token latencies, as (value, how many) pairs: single gaps, and runs of equal steps
+    itl_one: list[float] = []
+    itl_one_n: list[int] = []
+    itl_runs: list[np.ndarray] = []
+    itl_runs_n: list[int] = []
+    itl_odd: list[np.ndarray] = []
+    samples: list[tuple[float, int, int, int]] = [(0.0, 0, 0, 0)]
+    step_trace: list[dict] = []
+
+    def arrivals(now: float) -> None:
+        nonlocal visible
+        while visible < assigned and send[visible] <= now:
+            waiting.append(visible)
+            visible += 1
+
+    def release(ids: np.ndarray, now: float) -> None:
+        """Requests that finished at `now`: their blocks back, their client slots to the next ones."""
+        nonlocal free, done, in_flight, prefix_refs
+        finish[ids] = now
+        free += int(held[ids].sum())
+        held[ids] = 0
+        refs = int((shared[ids] > 0).sum())
+        if refs:
+            prefix_refs -= refs
+            if prefix_refs == 0:
+                free += pb  # still cached, but evictable: counted as free
+        shared[ids] = 0
+        done += len(ids)
+        in_flight -= len(ids)
+        assign(now)
+
+    def emit(ids: np.ndarray, now: float, dt: float, last: np.ndarray, t0: float) -> None:
+        """Requests `ids` get a token at `now`, at the end of a step of dt begun at t0; `last`: their previous
+        tokens' times."""
+        if (last == t0).all():  # the usual case: each had a token at the end of the step before
+            itl_one.append(dt)
+            itl_one_n.append(len(ids))
+        else:
+            had = ~np.isnan(last)
+            first_tok[ids[~had]] = now
+            gap = now - last[had]
+            regular = last[had] == t0
+            if regular.any():
+                itl_one.append(dt)
+                itl_one_n.append(int(regular.sum()))
+            if not regular.all():
+                itl_odd.append(gap[~regular])
+        last_tok[ids] = now
+
+    def queued(now: float) -> int:
+        """Requests sent by `now` and not running: in the engine's queue, or joining it at the next step."""
+        late = int(np.searchsorted(send[visible:assigned], now, side="right")) if visible < assigned else 0
+        return len(waiting) + late
+
+    guard_limit = 4 * int(out.sum() + prompt.sum()) + 10 * n
+    guard = 0
+    while done < n:
+        guard += 1
+        if guard > guard_limit:
+            raise RuntimeError("scheduler simulation made no progress (a kvlab bug)")
+        arrivals(t)
+        if not len(run) and not waiting:
+            t = float(send[visible]) if visible < assigned else t
+            arrivals(t)
+            if not waiting:
+                raise RuntimeError("scheduler simulation: nothing to run and nothing to come (a kvlab bug)")
+
+        n_run = len(run)
+        ctx = computed[run]
+        gen = generated[run]
+        own = held[run]
+        occ = own + shared[run]  # blocks each running request occupies
+        need = prompt[run] + gen - ctx
+
+        # ---- a stretch of identical decode steps ----------------------------------------------
+        if n_run and int(need.min()) == 1 and int(need.max()) == 1:
+            admissible = bool(waiting) and n_run < seqs_cap and budget > n_run
+            if admissible:  # does the head of the queue fit in what is free after this step's decodes?
+                head = waiting[0]
+                hit = _hit(pb, bs, prefix_cached, computed[head], prompt[head] + generated[head])
+                chunk = min(int(prompt[head] + generated[head]) - hit, budget - n_run)
+                step_need = int(np.maximum(blocks.of(ctx + 1) - occ, 0).sum())
+                extra = pb if hit and prefix_refs == 0 else 0
+                admissible = blocks.one(hit + chunk) - hit // bs + extra <= free - step_need
+            if not admissible:
+                left = out[run] - gen
+                k = min(int(left.min()), JUMP_STEPS)
+                # blocks: the first step whose allocations would not fit (there, a preemption); each request
+                # takes at most blocks.most_in(k) more blocks in k steps, so plenty of room skips the count
+                if n_run * blocks.most_in(k) > free and int(np.maximum(blocks.of(ctx + k) - occ, 0).sum()) > free:
+                    js = np.arange(1, k + 1)
+                    demand = np.maximum(blocks.of(ctx[:, None] + js[None, :]) - occ[:, None], 0)
+                    over = np.nonzero(demand.sum(axis=0) > free)[0]
+                    k = int(over[0]) if len(over) else k  # steps 0 .. k-1 fit
+                if k >= 1:
+                    js = np.arange(1, k + 1, dtype=np.float64)
+                    c_sum = float(ctx.sum())
+                    kv_read = kv_fn.totals_ahead(ctx, js, c_sum)
+                    flops = 2.0 * active * n_run + attn_fn.totals_ahead(ctx, js, c_sum)
+                    dts, cbound = step_time(n_run, n_run, kv_read, flops)
+                    ends = t + np.cumsum(dts)
+                    if not waiting and n_run < seqs_cap and visible < assigned:
+                        seen = int(np.searchsorted(ends, send[visible], side="left"))  # first step ending after it
+                        if seen + 1 < k:
+                            k = seen + 1
+                            dts, cbound, ends = dts[:k], cbound[:k], ends[:k]
+                    t0, t_end = t, float(ends[-1])
+                    dt0 = float(dts[0])
+                    new_ctx = ctx + k
+                    grown = np.maximum(blocks.of(new_ctx) - (occ - own), own)
+                    free -= int((grown - own).sum())
+                    prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)
+                    held[run] = grown
+                    computed[run] = new_ctx
+                    gen = gen + k
+                    generated[run] = gen
+                    # tokens: the first step's gap per request, then k - 1 regular gaps each
+                    emit(run, t0 + dt0, dt0, last_tok[run], t0)
+                    if k > 1:
+                        itl_runs.append(dts[1:])
+                        itl_runs_n.append(n_run)
+                        last_tok[run] = t_end
+                    steps += k
+                    busy_s += t_end - t0
+                    compute_bound_s += float(dts[cbound].sum()) if peak is not None else 0.0
+                    max_running = max(max_running, n_run)
+                    if trace:
+                        step_trace.append(
+                            {
+                                "t": t0,
+                                "steps": k,
+                                "tokens_per_step": n_run,
+                                "prefill_tokens": 0,
+                                "running": n_run,
+                                "free_blocks": free,
+                                "preempted": 0,
+                            }
+                        )
+                    t = t_end
+                    fin = gen >= out[run]
+                    if fin.any():
+                        release(run[fin], t)
+                        run = run[~fin]
+                    samples.append((t, num_blocks - free, queued(t), len(run)))
+                    continue
+
+        # ---- one step -------------------------------------------------------------------------
+        if n_run:
+            sched = np.minimum(np.maximum(budget - (np.cumsum(need) - need), 0), need)
+            newb = np.where(sched > 0, np.maximum(blocks.of(ctx + sched) - occ, 0), 0)
+        else:
+            sched = newb = np.zeros(0, dtype=np.int64)
+        preempted = 0
+        cum = np.cumsum(newb)
+        while len(run) and cum[-1] > free:
+            p = int(np.argmax(cum > free))  # the first request whose blocks do not fit
+            victim = int(run[-1])
+            last = len(run) - 1
+            run, ctx, sched, newb = run[:-1], ctx[:-1], sched[:-1], newb[:-1]
+            free += int(held[victim])
+            held[victim] = 0
+            if shared[victim]:
+                shared[victim] = 0
+                prefix_refs -= 1
+                if prefix_refs == 0:
+                    free += pb
+            computed[victim] = 0
+            preempts[victim] += 1
+            waiting.appendleft(victim)
+            preempted += 1
+            if p == last:  # the request itself was the last: it is preempted, the running loop stops
+                break
+            cum = np.cumsum(newb)
+        preemption_events += preempted
+        free -= int(newb.sum())
+        held[run] += newb
+        budget_left = budget - int(sched.sum())
+        # admissions (only in a step that preempted nothing)
+        admitted: list[int] = []
+        a_sched: list[int] = []
+        a_start: list[int] = []
+        if not preempted:
+            while waiting and budget_left > 0 and len(run) + len(admitted) < seqs_cap:
+                r = waiting[0]
+                total = int(prompt[r] + generated[r])
+                hit = _hit(pb, bs, prefix_cached, computed[r], total)
+                chunk = min(total - hit, budget_left)
+                mine = blocks.one(hit + chunk) - hit // bs
+                extra = pb if hit and prefix_refs == 0 else 0
+                if mine + extra > free:
+                    break
+                waiting.popleft()
+                free -= mine + extra
+                held[r] = mine
+                if hit:
+                    shared[r] = pb
+                    prefix_refs += 1
+                computed[r] = hit
+                if np.isnan(first_sched[r]):
+                    first_sched[r] = t
+                admitted.append(r)
+                a_sched.append(chunk)
+                a_start.append(hit)
+                budget_left -= chunk
+        prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)  # evicted to make room
+        if admitted:
+            ids = np.concatenate([run, np.array(admitted, dtype=np.int64)])
+            starts = np.concatenate([ctx, np.array(a_start, dtype=np.int64)])
+            chunks = np.concatenate([sched, np.array(a_sched, dtype=np.int64)])
+        else:
+            ids, starts, chunks = run, ctx, sched
+        on = chunks > 0
+        if not on.any():
+            if preempted:  # everything running was preempted: the next step admits
+                samples.append((t, num_blocks - free, queued(t), len(run)))
+                continue
+            raise RuntimeError("scheduler simulation: a step with nothing to run (a kvlab bug)")
+        s_ids, a, c = ids[on], starts[on], chunks[on]
+        tokens = int(c.sum())
+        b = a + c
+        kv_read = kv_fn.total(b)
+        flops = 2.0 * active * tokens + float(attn_fn.span(a, b).sum())
+        dt, cb = step_time(tokens, len(s_ids), kv_read, flops)
+        t0, t = t, t + dt
+        steps += 1
+        busy_s += dt
+        if bool(cb):
+            compute_bound_s += dt
+        run = ids
+        max_running = max(max_running, len(run))
+        computed[s_ids] = b
+        if pb and not prefix_cached and bool((b >= pb * bs).any()):
+            # the first request through the prefix caches its blocks: they become the shared copy
+            prefix_cached = True
+            owner = int(s_ids[np.argmax(b >= pb * bs)])
+            held[owner] -= pb
+            shared[owner] = pb
+            prefix_refs += 1
+        s_total = prompt[s_ids] + generated[s_ids]
+        sampled = s_ids[b >= s_total]
+        if len(sampled):
+            generated[sampled] += 1
+            emit(sampled, t, dt, last_tok[sampled], t0)
+        if trace:
+            step_trace.append(
+                {
+                    "t": t0,
+                    "steps": 1,
+                    "tokens_per_step": tokens,
+                    "prefill_tokens": tokens - int(((c == 1) & (a >= prompt[s_ids])).sum()),
+                    "running": len(run),
+                    "free_blocks": free,
+                    "preempted": preempted,
+                }
+            )
+        fin = generated[run] >= out[run]
+        if fin.any():
+            release(run[fin], t)
+            run = run[~fin]
+        samples.append((t, num_blocks - free, queued(t), len(run)))
+
+    # --- the benchmark's numbers ----------------------------------------------------------------
+    duration = float(finish.max())
+    total_in = int(prompt.sum())
+    total_out = int(out.sum())
+    ttft = first_tok - send
+    e2el = finish - send
+    multi = out > 1
+    tpot = (finish[multi] - first_tok[multi]) / (out[multi] - 1)
+    itl = _weighted(
+        np.concatenate([np.array(itl_one, dtype=np.float64), *itl_runs, *itl_odd]),
+        np.concatenate(
+            [
+                np.array(itl_one_n, dtype=np.int64),
+                np.repeat(np.array(itl_runs_n, dtype=np.int64), [len(x) for x in itl_runs]),
+                np.ones(sum(len(x) for x in itl_odd), dtype=np.int64),
+            ]
+        ),
+    )
+    price = price_per_hour
+    price_kind = "given"
+    if price is None and card.get("price_per_hour_usd") is not None:
+        price, price_kind = card["price_per_hour_usd"] * n_gpus, card.get("price_kind", "catalogue")
+    usd_per_m = price * duration / 3600 / (total_out / 1e6) if price is not None else None
+
+    pts = np.array(samples, dtype=np.float64)
+    keep = _downsample(len(pts), points_cap)
+    rows = _downsample(n, rows_cap) if rows_cap else np.zeros(0, dtype=np.int64)
+    used_eff = sorted(eff_memo.items())
+    eff_values = [e for _, e in used_eff]
+    calibrated = eff_bw_given is None or eff_c_given is None
+    how = (
+        "given"
+        if not calibrated
+        else "calibrated_efficiency(requests in the step): the share of the roofline published vLLM/SGLang/"
+        "TensorRT-LLM runs reach at that batch (kvlab/data/serving_benchmarks.json), for "
+        + (
+            "both bounds"
+            if eff_bw_given is None and eff_c_given is None
+            else ("the bandwidth bound" if eff_bw_given is None else "the compute bound")
+        )
+        + "; to be refitted on vllm bench serve runs"
+    )
+
+    def nums(x) -> list:
+        return [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in x]
+
+    result = {
+        "model": arch.name,
+        "gpu": card.get("name", card.get("id", "custom")),
+        "n_gpus": n_gpus,
+        "engine": "vllm",
+        "flags": verdict["flags"]
+        + f" --max-num-seqs {seqs_cap} --max-num-batched-tokens {budget}"
+        + (" --enable-prefix-caching" if enable_prefix_caching else " --no-enable-prefix-caching"),
+        "workload": {
+            "dataset": dataset,
+            "num_prompts": n,
+            "input_len": input_len,
+            "output_len": output_len,
+            "random_range_ratio": ratio,
+            "prefix_len": prefix_len,
+            "request_rate": None if rate == math.inf else rate,
+            "request_rate_text": "inf" if rate == math.inf else f"{rate:g}",
+            "burstiness": burst,
+            "max_concurrency": concurrency,
+            "seed": seed,
+        },
+        "engine_settings": {
+            "max_model_len": max_model_len,
+            "max_num_seqs": seqs_cap,
+            "max_num_batched_tokens": budget,
+            "block_size": bs,
+            "gpu_memory_utilization": float(gpu_memory_utilization),
+            "enable_prefix_caching": bool(enable_prefix_caching),
+            "defaults_how": setup["defaults_how"],
+        },
+        "kv_pool": {
+            "blocks": num_blocks,
+            "tokens": pool["tokens"],
+            "bytes_per_block": layout["memory_per_block"],
+            "available_bytes": available,
+            "max_concurrency_at_max_model_len": pool["concurrency"],
+            "how": f"fit_verdict ({verdict['flags']}): {verdict['budget_how']} - weights - activation reserve, "
+            f"in blocks of {bs} tokens of every layer",
+        },
+        # as vllm bench serve prints them
+        "completed": int(done),
+        "duration_s": duration,
+        "total_input_tokens": total_in,
+        "total_output_tokens": total_out,
+        "request_throughput": n / duration,
+        "output_tok_s": total_out / duration,
+        "total_tok_s": (total_in + total_out) / duration,
+        "ttft_ms": _percentiles(ttft),
+        "tpot_ms": _percentiles(tpot),
+        "itl_ms": itl,
+        "e2el_ms": _percentiles(e2el),
+        # what the benchmark does not show
+        "steps": steps,
+        "preemptions": preemption_events,
+        "requests_preempted": int((preempts > 0).sum()),
+        "max_running": max_running,
+        "compute_bound_share": compute_bound_s / busy_s if busy_s else 0.0,
+        "series": {
+            "t_s": nums(pts[keep, 0].tolist()),
+            "kv_utilisation": nums((pts[keep, 1] / max(1, num_blocks)).tolist()),
+            "waiting": pts[keep, 2].astype(np.int64).tolist(),
+            "running": pts[keep, 3].astype(np.int64).tolist(),
+            "points_of": len(pts),
+        },
+        "timeline": {
+            "rows_of": n,
+            "request": rows.tolist(),
+            "input_len": prompt[rows].tolist(),
+            "output_len": out[rows].tolist(),
+            "arrival_s": nums(send[rows].tolist()),
+            "first_scheduled_s": nums(first_sched[rows].tolist()),
+            "first_token_s": nums(first_tok[rows].tolist()),
+            "finish_s": nums(finish[rows].tolist()),
+            "preempted": preempts[rows].tolist(),
+        },
+        "price_per_hour": price,
+        "price_kind": price_kind if price is not None else None,
+        "usd_per_million_output_tokens": usd_per_m,
+        "efficiency": {
+            "bandwidth": eff_bw_given,
+            "compute": eff_c_given,
+            "calibrated": calibrated,
+            "how": how,
+            "range": [min(min(e) for e in eff_values), max(max(e) for e in eff_values)] if eff_values else None,
+        },
+        "engine_rules": {"modelled": MODELLED, "not_modelled": NOT_MODELLED},
+        "assumptions": [
+            f"block pool: {num_blocks:,} blocks of {bs} tokens ({pool['tokens']:,} tokens) from the fit verdict",
+            f"bandwidth {card['bandwidth_gb_s']:g} GB/s x {n_gpus}, peak "
+            f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 x {n_gpus} (vendor peaks: the roofline)",
+            f"efficiency: {how}",
+            "a step's time: max(bytes read / bandwidth / bandwidth_efficiency, FLOPs / peak / compute_efficiency)",
+        ]
+        + (
+            [
+                f"sharegpt-like lengths: lognormal with the means asked, sigma {SHAREGPT_SIGMA_INPUT:g} (input) and "
+                f"{SHAREGPT_SIGMA_OUTPUT:g} (output), kvlab's assumption (not fitted on ShareGPT)"
+            ]
+            if dataset == "sharegpt-like"
+            else []
+        )
+        + (
+            [f"price ${price:.2f}/h ({price_kind}) for the whole benchmark's duration"]
+            if price is not None
+            else ["no price: give price_per_hour"]
+        ),
+    }
+    if trace:
+        result["trace"] = step_trace
+    return result
+
+
+def _hit(pb: int, bs: int, cached: bool, computed: int, total: int) -> int:
+    """Tokens a waiting request takes from the prefix cache: the cached prefix's blocks, at most total - 1."""
+    if not pb or not cached or computed:
+        return 0
+    return min(pb, (int(total) - 1) // bs) * bs

@@ -1,0 +1,267 @@
+"""The serving benchmark simulation (kvlab.memory.scheduler): vLLM V1's scheduler, timed by the roofline."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from kvlab.memory import scheduler
+from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.kv_bytes import kv_cache_bytes
+from kvlab.memory.scheduler import simulate
+from kvlab.memory.serving import attention_flops, prefill_flops, serving_estimate
+
+MODEL, GPU = "llama-3.1-8b", "h100-sxm"
+# a deployment whose pool holds about 10 requests of 1024 + 128 tokens: preemption territory
+SMALL_POOL = {"gpu_memory_utilization": 0.25, "max_model_len": 2048}
+
+
+def run(**kw):
+    kw.setdefault("num_prompts", 200)
+    return simulate(MODEL, GPU, **kw)
+
+
+def scheduled_tokens(result: dict) -> int:
+    return sum(entry["tokens_per_step"] * entry["steps"] for entry in result["trace"])
+
+
+# ---------------------------------------------------------------------------- conservation
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        {},
+        {"request_rate": 20},
+        {"max_concurrency": 16, "dataset": "random", "random_range_ratio": 0.5},
+        {"dataset": "sharegpt-like", "request_rate": 40},
+    ],
+)
+def test_every_request_completes_and_every_token_is_computed_once(workload):
+    r = run(trace=True, max_timeline_rows=10**5, **workload)
+    tl = r["timeline"]
+    assert r["completed"] == 200 and len(tl["request"]) == 200
+    assert r["total_output_tokens"] == sum(tl["output_len"])
+    assert r["total_input_tokens"] == sum(tl["input_len"])
+    assert r["preemptions"] == 0
+    # without preemption each request computes its prompt and all its tokens but the last, once
+    assert scheduled_tokens(r) == r["total_input_tokens"] + r["total_output_tokens"] - 200
+    assert r["steps"] == sum(e["steps"] for e in r["trace"])
+    for arrival, sched, first, finish in zip(
+        tl["arrival_s"], tl["first_scheduled_s"], tl["first_token_s"], tl["finish_s"]
+    ):
+        assert arrival <= sched < first <= finish <= r["duration_s"]
+    assert r["output_tok_s"] == pytest.approx(r["total_output_tokens"] / r["duration_s"])
+    json.dumps(r, allow_nan=False)
+
+
+def test_preempted_requests_recompute_what_they_had():
+    r = run(trace=True, max_timeline_rows=200, **SMALL_POOL)
+    assert r["completed"] == 200 and r["preemptions"] > 0 and r["requests_preempted"] > 0
+    # the victim is the request admitted last: the first ones admitted (all sent at 0) keep running
+    assert r["timeline"]["preempted"][:5] == [0] * 5
+    # recompute: more tokens go through the model than the requests hold
+    assert scheduled_tokens(r) > r["total_input_tokens"] + r["total_output_tokens"] - 200
+    assert max(r["timeline"]["preempted"]) >= 1
+
+
+# ---------------------------------------------------------------------------- the engine's rules
+
+
+def test_preemption_happens_when_the_pool_is_small_and_never_when_it_is_large():
+    assert run(**SMALL_POOL)["preemptions"] > 0
+    large = run(max_model_len=2048)
+    assert large["preemptions"] == 0 and large["kv_pool"]["blocks"] > 10 * run(**SMALL_POOL)["kv_pool"]["blocks"]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"max_num_batched_tokens": 2048, "max_num_seqs": 64},
+        {"max_num_batched_tokens": 512, "max_num_seqs": 256, "input_len": 3000, "max_model_len": 4096},
+        {**SMALL_POOL, "max_num_batched_tokens": 1024},
+    ],
+)
+def test_no_step_exceeds_the_token_budget_the_sequence_cap_or_the_pool(settings):
+    r = run(trace=True, **settings)
+    budget = r["engine_settings"]["max_num_batched_tokens"]
+    assert budget == settings["max_num_batched_tokens"]
+    assert all(e["tokens_per_step"] <= budget for e in r["trace"])
+    assert max(e["tokens_per_step"] for e in r["trace"]) == budget  # the budget binds at all (inf rate)
+    assert all(e["running"] <= r["engine_settings"]["max_num_seqs"] for e in r["trace"])
+    assert all(e["free_blocks"] >= 0 for e in r["trace"])
+    assert max(r["series"]["kv_utilisation"]) <= 1.0
+    assert r["max_running"] <= r["engine_settings"]["max_num_seqs"]
+
+
+def test_long_prompts_are_prefilled_in_chunks():
+    r = run(num_prompts=3, max_concurrency=1, input_len=5000, max_num_batched_tokens=2048, trace=True)
+    chunks = [e["prefill_tokens"] for e in r["trace"] if e["prefill_tokens"]]
+    assert chunks[:3] == [2048, 2048, 5000 - 4096]
+
+
+def test_ttft_grows_with_the_queue():
+    means = [run(num_prompts=n, max_num_seqs=32)["ttft_ms"]["mean"] for n in (32, 128, 512)]
+    assert means[0] < means[1] < means[2]
+    r = run(num_prompts=256, max_num_seqs=32, max_timeline_rows=256)
+    ttft = np.array(r["timeline"]["first_token_s"]) - np.array(r["timeline"]["arrival_s"])
+    assert ttft[-1] > 4 * ttft[0]  # all sent at 0: the last waits for 7 batches ahead of it
+    # a light load keeps TTFT at about one prefill
+    light = run(request_rate=1, num_prompts=20)
+    assert light["ttft_ms"]["p99"] < 100 < r["ttft_ms"]["median"]
+
+
+def test_one_request_at_a_time_decodes_as_serving_estimate_says():
+    r = run(num_prompts=2, max_concurrency=1, input_len=1024, output_len=128)
+    e = serving_estimate(MODEL, GPU, 1024 + 128, batch=1, answer_tokens=128)
+    assert r["tpot_ms"]["mean"] == pytest.approx(e["seconds_per_token"] * 1000, rel=0.02)
+    assert r["itl_ms"]["median"] == pytest.approx(e["seconds_per_token"] * 1000, rel=0.02)
+    assert r["max_running"] == 1
+
+
+def test_given_efficiencies_scale_the_times():
+    full = run(num_prompts=20, request_rate=5, bandwidth_efficiency=1, compute_efficiency=1)
+    half = run(num_prompts=20, request_rate=5, bandwidth_efficiency=0.5, compute_efficiency=0.5)
+    assert half["tpot_ms"]["mean"] == pytest.approx(2 * full["tpot_ms"]["mean"], rel=0.05)
+    assert not half["efficiency"]["calibrated"] and half["efficiency"]["range"] == [0.5, 0.5]
+    assert run(num_prompts=5)["efficiency"]["calibrated"]
+
+
+def test_prefix_caching_skips_the_shared_prefix():
+    kw = {"num_prompts": 100, "prefix_len": 512, "input_len": 256, "trace": True, "max_concurrency": 8}
+    off, on = run(**kw), run(enable_prefix_caching=True, **kw)
+    # every request but the first ones (admitted before the prefix was cached) skips 512 tokens
+    saved = scheduled_tokens(off) - scheduled_tokens(on)
+    assert saved % 512 == 0 and 80 * 512 <= saved <= 99 * 512
+    assert on["ttft_ms"]["mean"] < off["ttft_ms"]["mean"]
+    with pytest.raises(ValueError, match="enable_prefix_caching"):
+        simulate("gemma-2-9b", GPU, enable_prefix_caching=True, prefix_len=64, num_prompts=5)
+
+
+def test_the_client_holds_max_concurrency_in_flight():
+    r = run(max_concurrency=4, max_timeline_rows=200)
+    tl = r["timeline"]
+    events = sorted([(a, 1) for a in tl["arrival_s"]] + [(f, -1) for f in tl["finish_s"]], key=lambda x: (x[0], x[1]))
+    in_flight = np.cumsum([d for _, d in events])
+    assert in_flight.max() == 4 and r["max_running"] == 4
+
+
+def test_poisson_arrivals_have_the_rate_asked():
+    r = run(num_prompts=2000, request_rate=50, output_len=4, input_len=16, max_timeline_rows=2000)
+    span = max(r["timeline"]["arrival_s"])
+    assert 2000 / span == pytest.approx(50, rel=0.1)
+
+
+# ---------------------------------------------------------------------------- the vectorised stretches
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [{"request_rate": 10}, {"max_concurrency": 32, "dataset": "sharegpt-like"}, SMALL_POOL],
+)
+def test_stretches_of_decode_steps_match_one_step_at_a_time(monkeypatch, workload):
+    many = run(**workload)
+    monkeypatch.setattr(scheduler, "JUMP_STEPS", 1)
+    one = run(**workload)
+    assert one["steps"] == many["steps"] and one["preemptions"] == many["preemptions"]
+    for key in ("duration_s", "output_tok_s"):
+        assert one[key] == pytest.approx(many[key], rel=1e-9)
+    for key in ("ttft_ms", "tpot_ms", "itl_ms", "e2el_ms"):
+        for stat in ("mean", "median", "p99"):
+            assert one[key][stat] == pytest.approx(many[key][stat], rel=1e-9), (key, stat)
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "gemma-2-9b", "gpt-oss-20b", "qwen3-next-80b-a3b"])
+def test_costs_piecewise_in_the_context_match_their_sources(model):
+    arch = model_architecture(model)
+    windows = scheduler._windows(arch)
+    kv = scheduler._Piecewise(lambda c: kv_cache_bytes(arch, c, "f16", state_type="bf16")["total_bytes"], windows)
+    attn = scheduler._Piecewise(lambda c: attention_flops(arch, c), windows)
+    for c in (1, 2, 3, 127, 4095, 4096, 4097, 9000, 131072):
+        assert kv.at(c) == kv_cache_bytes(arch, c, "f16", state_type="bf16")["total_bytes"]
+        assert attn.at(c) == pytest.approx(attention_flops(arch, c), rel=1e-12)
+    active = arch.active_params or arch.params
+    for p in (1, 100, 5000):
+        assert 2 * active * p + attn.span(np.array([0]), np.array([p]))[0] == pytest.approx(prefill_flops(arch, p))
+    ctx = np.array([5, 700, 4000, 4096, 30000], dtype=np.int64)
+    js = np.arange(1, 300, dtype=np.float64)
+    brute = [float(kv.at(ctx + j).sum()) for j in js]
+    assert np.allclose(kv.totals_ahead(ctx, js, float(ctx.sum())), brute, rtol=1e-12)
+
+
+def test_the_pool_is_the_fit_verdicts():
+    r = run(num_prompts=5, max_model_len=8192)
+    pool = r["kv_pool"]
+    assert pool["blocks"] == pool["available_bytes"] // pool["bytes_per_block"]
+    assert pool["bytes_per_block"] == 16 * 32 * 2 * 8 * 128 * 2  # 16 tokens x 32 layers x K,V x 8 heads x 128 x 2 B
+    assert "--gpu-memory-utilization 0.9" in pool["how"]
+
+
+# ---------------------------------------------------------------------------- determinism, outputs, inputs
+
+
+def test_the_same_seed_gives_the_same_run_and_another_seed_another():
+    kw = {"dataset": "random", "random_range_ratio": 0.8, "request_rate": 30, "num_prompts": 100}
+    a, b, c = run(seed=1, **kw), run(seed=1, **kw), run(seed=2, **kw)
+    assert a == b
+    assert a["timeline"]["input_len"] != c["timeline"]["input_len"] and a["duration_s"] != c["duration_s"]
+
+
+def test_random_lengths_fall_in_vllms_range():
+    r = run(dataset="random", random_range_ratio=0.25, input_len=1000, output_len=100, max_timeline_rows=200)
+    assert 750 <= min(r["timeline"]["input_len"]) and max(r["timeline"]["input_len"]) <= 1250
+    assert 75 <= min(r["timeline"]["output_len"]) and max(r["timeline"]["output_len"]) <= 125
+    fixed = run(dataset="fixed", max_timeline_rows=200)
+    assert set(fixed["timeline"]["input_len"]) == {1024} and set(fixed["timeline"]["output_len"]) == {128}
+
+
+def test_series_and_timeline_are_capped_for_plotting():
+    r = run(num_prompts=1000, request_rate=50, max_points=150, max_timeline_rows=40)
+    assert len(r["series"]["t_s"]) <= 150 < r["series"]["points_of"]
+    assert len(r["timeline"]["request"]) == 40 and r["timeline"]["rows_of"] == 1000
+    assert r["series"]["t_s"] == sorted(r["series"]["t_s"])
+
+
+def test_cost_per_million_output_tokens():
+    r = run(num_prompts=50, price_per_hour=2.0)
+    assert r["usd_per_million_output_tokens"] == pytest.approx(2.0 * r["duration_s"] / 3600 / (50 * 128 / 1e6))
+    assert run(num_prompts=5)["price_kind"] == "on-demand"  # the catalogue's price
+    assert r["engine_rules"]["modelled"] and r["engine_rules"]["not_modelled"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"request_rate": 0}, "request_rate"),
+        ({"request_rate": -1}, "request_rate"),
+        ({"request_rate": "fast"}, "request_rate"),
+        ({"num_prompts": 0}, "num_prompts"),
+        ({"num_prompts": 100_001}, "num_prompts"),
+        ({"input_len": float("nan")}, "input_len"),
+        ({"input_len": 4000, "max_model_len": 4096}, "output_len"),
+        ({"input_len": 5000, "max_model_len": 4096}, "input_len"),
+        ({"random_range_ratio": 1}, "random_range_ratio"),
+        ({"dataset": "fixed", "random_range_ratio": 0.5}, "random_range_ratio"),
+        ({"dataset": "sharegpt"}, "dataset"),
+        ({"max_concurrency": 0}, "max_concurrency"),
+        ({"bandwidth_efficiency": 2}, "bandwidth_efficiency"),
+        ({"compute_efficiency": 0}, "compute_efficiency"),
+        ({"engine": "llamacpp"}, "engine"),
+        ({"max_model_len": 10**9}, "max_model_len"),
+        ({"gpu_memory_utilization": 0.05}, "max_model_len"),
+        ({"max_num_batched_tokens": 64, "max_num_seqs": 128}, "max_num_batched_tokens"),
+        ({"seed": -1}, "seed"),
+        ({"burstiness": math.inf}, "burstiness"),
+    ],
+)
+def test_bad_inputs_name_the_field(kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        run(**kwargs)
+
+
+def test_inf_rate_spellings():
+    for rate in (math.inf, "inf", None):
+        assert run(num_prompts=5, request_rate=rate)["workload"]["request_rate_text"] == "inf"
