@@ -76,7 +76,7 @@ MODULES = {
     "kvlab.widgets.offload": ("offload_figure",),
     "kvlab.widgets.prefix": ("prefix_blocks", "prefix_cache_demo", "prefix_cache_figure", "prefix_cases"),
     "kvlab.widgets.ram": ("ram_calculator",),
-    "kvlab.widgets.serving": ("serving_figure",),
+    "kvlab.widgets.serving": ("serving_figure", "serving_sim_figure"),
     "kvlab.widgets.speculative": ("speculative_figure",),
     "kvlab.widgets.tokens": ("next_token_demo", "tokenize_demo"),
     "kvlab.widgets.wall": (
@@ -194,6 +194,7 @@ __all__ = [
     "kv_quant_demo",
     "kv_quant_table",
     "serving_figure",
+    "serving_sim_figure",
     # prompt caching in the API
     "api_cache_figure",
     # disaggregated prefill and decode, KV-aware routing

@@ -297,7 +297,7 @@ def test_the_check_finds_a_leak():
     )
     assert [
         r for _s, _w, r in leaks("prefix-cache", ':is([data-widget="prefix-cache"], .kv-legend) .kv-swatch { x: 1 }')
-    ] == [["context-shift", "eviction", "gpu-fit", "kv-memory", "prefix-blocks", "prefix-cases"]]
+    ] == [["context-shift", "eviction", "gpu-fit", "kv-memory", "prefix-blocks", "prefix-cases", "serving-sim"]]
 
 
 @pytest.mark.parametrize("folder", [p for p in widget_folders() if (p / "widget.css").exists()], ids=lambda p: p.name)

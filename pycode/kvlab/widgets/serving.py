@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION
+from kvlab.memory.scheduler import simulate
 from kvlab.memory.serving import serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
-from kvlab.inputs import short_repr, takes
+from kvlab.inputs import Param, Spec, short_repr, takes
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
 from kvlab.widgets.memory import (
     CONTEXT_STEPS,
@@ -34,7 +37,7 @@ from kvlab.widgets.memory import (
 from kvlab.widgets.views import serving_view, with_view
 
 if TYPE_CHECKING:
-    from kvlab.widgets.serving_types import ServingFigureResult
+    from kvlab.widgets.serving_types import ServingFigureResult, ServingSimFigureResult
 
 
 # ---------------------------------------------------------------------------
@@ -314,4 +317,187 @@ def serving_figure(
             "context_ticks": CONTEXT_TICKS,
             "limits": input_limits(),
         },
+    }
+
+
+# ---------------------------------------------------------------------------
+# serving-sim: the scheduler, played
+# ---------------------------------------------------------------------------
+
+SIM_INPUTS = Spec(
+    users=Param(1, 256),
+    input_len=Param(16, 32768, step=16, control=(128, 32768)),
+    output_len=Param(1, 4096, control=(16, 2048)),
+    num_prompts=Param(1, 512, control=(8, 256)),
+)
+SIM_ROWS = 48  # requests drawn as rows (evenly picked from all of them)
+SIM_COLS = 120  # time bins across the run
+# a request's state in a time bin (the raster's values; 0: not sent yet or done)
+SIM_STATES = {
+    1: "waiting in the engine's queue",
+    2: "prefill (its prompt's K and V computed)",
+    3: "decode",
+    4: "decode, after being preempted and prefilled again",
+}
+
+
+def _time_text(ms: float | None) -> str:
+    """A duration a reader takes in at a glance: 82 ms, 9.8 s, 9.1 min."""
+    if ms is None:
+        return "—"
+    if ms < 1000:
+        return f"{ms:,.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms / 60_000:,.1f} min"
+
+
+def _sim_grid(tl: dict, duration: float, rows: list[int]) -> list[list[int]]:
+    """Each drawn request's state per time bin: from its send to its first step waiting, then prefill up to its
+    first token, then decode until it finishes (kvlab.memory.scheduler's per-request times)."""
+    bins = (np.arange(SIM_COLS) + 0.5) * duration / SIM_COLS
+    grid = []
+    for i in rows:
+        a, s, f, e = tl["arrival_s"][i], tl["first_scheduled_s"][i], tl["first_token_s"][i], tl["finish_s"][i]
+        state = np.zeros(SIM_COLS, dtype=np.int64)
+        state[(bins >= a) & (bins < s)] = 1
+        state[(bins >= s) & (bins < f)] = 2
+        state[(bins >= f) & (bins < e)] = 4 if tl["preempted"][i] else 3
+        grid.append(state.tolist())
+    return grid
+
+
+def _sparkline(t: list[float], y: list[float], duration: float) -> str:
+    """SVG polyline points in a 0..100 x 0..20 box (y: 0..1, drawn upward)."""
+    if not t or not duration:
+        return ""
+    return " ".join(f"{100 * a / duration:.2f},{20 - 20 * min(1.0, max(0.0, b)):.2f}" for a, b in zip(t, y))
+
+
+@takes(SIM_INPUTS)
+def serving_sim_figure(
+    model: str = "llama-3.1-8b",
+    gpu: str = "h100-sxm",
+    users: int = 32,
+    input_len: int = 8192,
+    output_len: int = 256,
+    num_prompts: int = 96,
+    weights: str = "BF16",
+) -> ServingSimFigureResult:
+    """The scheduler, played: `num_prompts` chats sent `users` at a time (vllm bench serve --max-concurrency)
+    to vLLM on one `gpu`, each `input_len` prompt tokens and `output_len` answer tokens, simulated by
+    kvlab.memory.scheduler.simulate. Rows: chats (up to 48 of them), columns: time; each cell what that chat
+    is doing (waiting, prefill, decode). With it: the KV pool's use over time, the benchmark's figures in
+    words, and where the closed form (serving_figure, every chat decoding at once) parts from it."""
+    clamped: dict = {}
+    p = SIM_INPUTS.check(
+        {"users": users, "input_len": input_len, "output_len": output_len, "num_prompts": num_prompts}, clamped
+    )
+    weights = weight_format(weights)
+    info = model_info(model)
+    card = get_gpu(gpu)
+    arch = model_architecture(info["id"])
+    context = p["input_len"] + p["output_len"]
+    trained = arch.max_position_embeddings or context
+    if context > trained:
+        raise ValueError(
+            f"input_len + output_len is {context:,} tokens, more than {info['hf_id']}'s context of {trained:,}"
+        )
+    r = simulate(
+        arch,
+        card["id"],
+        weights_format=weights,
+        max_model_len=max(context, min(trained, 32768 + 4096)),
+        max_concurrency=p["users"],
+        num_prompts=p["num_prompts"],
+        input_len=p["input_len"],
+        output_len=p["output_len"],
+        dataset="fixed",
+        max_timeline_rows=p["num_prompts"],
+    )
+    tl = r["timeline"]
+    n = len(tl["request"])
+    rows = sorted({round(k * (n - 1) / max(1, SIM_ROWS - 1)) for k in range(min(n, SIM_ROWS))})
+    duration = r["duration_s"]
+    grid = _sim_grid(tl, duration, rows)
+    s = r["series"]
+    peak_kv = max(s["kv_utilisation"]) if s["kv_utilisation"] else 0.0
+    most_waiting = max(s["waiting"]) if s["waiting"] else 0
+    # the closed form at the same batch: every chat decoding at the full context, nothing queued
+    closed = serving_estimate(
+        arch, card["id"], context, p["users"], weights_format=weights, answer_tokens=p["output_len"]
+    )
+    ttft, tpot = r["ttft_ms"]["median"], r["tpot_ms"]["median"]
+    price = r["usd_per_million_output_tokens"]
+    headline = (
+        f"{plural(p['num_prompts'], 'chat')}, {p['users']:,} at a time: {r['output_tok_s']:,.0f} answer tokens a second; "
+        f"a chat waits {_time_text(ttft)} for its first token (median), then gets one every {_time_text(tpot)}."
+    )
+    if r["preemptions"]:
+        pool = (
+            f"The KV pool ran out: {plural(r['preemptions'], 'preemption')} ({plural(r['requests_preempted'], 'chat')} "
+            f"thrown out and prefilled again); at most {r['max_running']:,} chats ran at once."
+        )
+    elif r["max_running"] < p["users"]:
+        pool = (
+            f"Only {r['max_running']:,} of the {p['users']:,} chats fit in the KV pool at once "
+            f"({plural(r['kv_pool']['tokens'], 'token')} of cache); the others waited in the queue (up to {most_waiting:,})."
+        )
+    else:
+        pool = (
+            f"All {p['users']:,} chats fit in the KV pool at once: at most {peak_kv:.0%} of its "
+            f"{plural(r['kv_pool']['tokens'], 'token')} was in use."
+        )
+    closed_total = closed["total_tokens_per_second"] if closed["fits"] else None
+    if closed_total:
+        compare = (
+            f"The closed form above (all {p['users']:,} chats decoding together at {plural(context, 'token')}) says "
+            f"{closed_total:,.0f} tokens a second; the simulation gets {r['output_tok_s'] / closed_total:.0%} of that, "
+            "because prompts must be prefilled first, new chats wait for room in the cache, and every chat is shorter "
+            "than its full context most of the time."
+        )
+    else:
+        compare = (
+            f"The closed form above says {p['users']:,} chats of {plural(context, 'token')} each do not fit at once; a real "
+            "engine still serves them: it admits what fits and queues the rest, as the rows show."
+        )
+    return {
+        "params": {"model": info["id"], "gpu": card["id"], "weights": weights, **p},
+        "clamped": clamped,
+        "options": {
+            "models": model_groups(),
+            "gpus": gpu_options(),
+            "weights": weight_options(),
+            "limits": SIM_INPUTS.limits(),
+        },
+        "model_info": info,
+        "gpu_info": {"name": card["name"]},
+        "grid": grid,
+        "rows": [tl["request"][i] for i in rows],
+        "rows_of": r["timeline"]["rows_of"],
+        "states": {str(k): v for k, v in SIM_STATES.items()},
+        "duration_text": _time_text(duration * 1000),
+        "kv_points": _sparkline(s["t_s"], s["kv_utilisation"], duration),
+        "peak_kv_text": f"{peak_kv:.0%}",
+        "headline": headline,
+        "pool": pool,
+        "compare": compare,
+        "price_text": "no price for this GPU" if price is None else f"${price:,.2f} per million answer tokens",
+        "stats": [
+            {"name": "Output token throughput", "value": f"{r['output_tok_s']:,.0f} tok/s"},
+            {"name": "Total token throughput", "value": f"{r['total_tok_s']:,.0f} tok/s"},
+            {"name": "Request throughput", "value": f"{r['request_throughput']:,.2f} req/s"},
+            {"name": "TTFT median / p99", "value": f"{_time_text(ttft)} / {_time_text(r['ttft_ms']['p99'])}"},
+            {"name": "TPOT median / p99", "value": f"{_time_text(tpot)} / {_time_text(r['tpot_ms']['p99'])}"},
+            {"name": "Preemptions", "value": f"{r['preemptions']:,}"},
+            {"name": "Most chats running at once", "value": f"{r['max_running']:,}"},
+            {"name": "Peak KV pool use", "value": f"{peak_kv:.0%} of {plural(r['kv_pool']['tokens'], 'token')}"},
+        ],
+        "command": f"vllm serve {info['hf_id']} {r['flags'].strip()}",
+        "bench_command": (
+            f"vllm bench serve --dataset-name random --random-input-len {p['input_len']} --random-output-len "
+            f"{p['output_len']} --random-range-ratio 0 --num-prompts {p['num_prompts']} --max-concurrency {p['users']}"
+        ),
+        "assumptions": r["assumptions"],
+        "not_modelled": "; ".join(r["engine_rules"]["not_modelled"]),
     }

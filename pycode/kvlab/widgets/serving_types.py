@@ -7,8 +7,8 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 
 from typing import TypedDict
 
-from kvlab.widgets.memory_types import ContextFlag, ModelInfo, ServingOptions
-from kvlab.widgets.shared_types import Amount, Clamped
+from kvlab.widgets.memory_types import ContextFlag, IntRange, ModelGroup, ModelInfo, ServingOptions
+from kvlab.widgets.shared_types import Amount, Clamped, IdLabel
 from kvlab.widgets.views_types import ServingView
 
 
@@ -133,3 +133,66 @@ class ServingFigureResult(TypedDict):
     status: str
     options: ServingOptions
     view: ServingView  # display strings for the template (kvlab.widgets.views)
+
+
+class ServingSimParams(TypedDict):
+    model: str
+    gpu: str
+    weights: str
+    users: int
+    input_len: int
+    output_len: int
+    num_prompts: int
+
+
+class ServingSimLimits(TypedDict):
+    """kvlab.widgets.serving.SIM_INPUTS.limits()."""
+
+    users: IntRange
+    input_len: IntRange
+    output_len: IntRange
+    num_prompts: IntRange
+
+
+class ServingSimOptions(TypedDict):
+    models: list[ModelGroup]
+    gpus: list[IdLabel]
+    weights: list[IdLabel]
+    limits: ServingSimLimits
+
+
+class ServingSimGpu(TypedDict):
+    name: str
+
+
+class NameValue(TypedDict):
+    name: str
+    value: str
+
+
+class ServingSimFigureResult(TypedDict):
+    """kvlab.serving_sim_figure: the scheduler simulation (kvlab.memory.scheduler.simulate), played."""
+
+    params: ServingSimParams
+    clamped: Clamped
+    options: ServingSimOptions
+    model_info: ModelInfo
+    gpu_info: ServingSimGpu
+    grid: list[
+        list[int]
+    ]  # drawn chats x time bins: 0 not sent or done, 1 waiting, 2 prefill, 3 decode, 4 decode after a preemption
+    rows: list[int]  # the request index of each drawn row
+    rows_of: int
+    states: dict[str, str]
+    duration_text: str
+    kv_points: str  # SVG polyline points of the KV pool's use (0..100 x 0..20)
+    peak_kv_text: str
+    headline: str
+    pool: str
+    compare: str  # where the closed form (serving_figure) and the simulation part ways
+    price_text: str
+    stats: list[NameValue]
+    command: str
+    bench_command: str
+    assumptions: list[str]
+    not_modelled: str

@@ -1,0 +1,57 @@
+"""The scheduler, played (serving/): the static raster and sentences are kvlab.serving_sim_figure's at the
+page's settings; live, dragging the prompt length past what the KV pool holds brings queueing and
+preemptions, drawn and said exactly as CPython's kvlab computes them."""
+
+from __future__ import annotations
+
+import html as html_lib
+
+from playwright.sync_api import expect
+
+import kvlab
+from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+
+PAGE = "serving/"
+DEFAULTS = {
+    "model": "llama-3.1-8b",
+    "gpu": "h100-sxm",
+    "users": 32,
+    "input_len": 8192,
+    "output_len": 256,
+    "num_prompts": 96,
+}
+
+RECTS_JS = """svg => { const n = {}; for (const r of svg.querySelectorAll('rect')) n[r.getAttribute('class')] =
+  (n[r.getAttribute('class')] || 0) + 1; return n; }"""
+
+
+def classes_in(grid: list[list[int]]) -> set[str]:
+    return {f"kv-sim{v}" for row in grid for v in row if v}
+
+
+def test_static_figure_is_kvlab_at_the_page_settings(built_site):
+    page = (built_site / "serving" / "index.html").read_text()
+    data = kvlab.serving_sim_figure(**DEFAULTS)
+    for key in ("headline", "pool", "compare", "price_text"):
+        assert html_lib.escape(data[key], quote=False) in page, key
+    assert data["grid"] and len(data["grid"]) == len(data["rows"]) <= 48
+    # at the page's settings every chat fits: nothing preempted, nobody waits for the pool
+    assert "kv-sim4" not in classes_in(data["grid"]) and "All 32 chats fit" in data["pool"]
+
+
+def test_a_longer_prompt_queues_and_preempts_as_kvlab_says(warm_page, site_url):
+    root = open_widget(warm_page, site_url + PAGE, "serving-sim")
+    activate(root)
+    wait_ready(root)
+    set_range(root, "input_len", 16384)
+    want = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 16384})
+    expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"], timeout=60_000)
+    expect(root.locator('[data-field="pool"]')).to_have_text(want["pool"])
+    assert "preemption" in want["pool"], "16,384-token prompts: 32 chats no longer fit the pool"
+    stats = root.locator('[data-field="stats"] tbody tr')
+    expect(stats).to_have_count(len(want["stats"]))
+    for i, row in enumerate(want["stats"]):
+        expect(stats.nth(i).locator("td")).to_have_text(row["value"])
+    drawn = root.locator(".kv-sim-raster").evaluate(RECTS_JS)
+    assert set(drawn) == classes_in(want["grid"]) and "kv-sim4" in drawn
+    assert root.locator(".kv-sim-kv-line").get_attribute("points") == want["kv_points"]
