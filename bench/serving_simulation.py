@@ -9,9 +9,11 @@ simulated (the cost grows with the events, not the steps: stretches of identical
 steps are taken at once).
 
     .venv/bin/python bench/serving_simulation.py            # or --reps N --sizes 100,1000
+    .venv/bin/python bench/serving_simulation.py --pyodide http://127.0.0.1:8765/serving/
 
-Pure Python + numpy + kvlab, so the same file runs in Pyodide (main() takes no arguments there
-and prints the same table).
+Pure Python + numpy + kvlab, so the same file runs in Pyodide: --pyodide opens a page of the built
+site (served at that address) in Chromium and runs this file's main() in the page's own Pyodide
+(kvlab.runPython), printing the same table from the browser.
 """
 
 from __future__ import annotations
@@ -70,9 +72,40 @@ def main(sizes=SIZES, reps: int = 3) -> None:
             )
 
 
+def in_pyodide(url: str, sizes, reps: int) -> None:
+    """This file's main() in the Pyodide of a built page (Debian's Chromium, headless)."""
+    import json
+
+    from playwright.sync_api import sync_playwright
+
+    source = Path(__file__).read_text(encoding="utf-8")
+    code = (
+        "import io, contextlib\n"
+        f"ns = {{'__name__': 'bench', '__file__': '/bench/serving_simulation.py'}}\n"
+        f"exec(compile({json.dumps(source)}, 'serving_simulation.py', 'exec'), ns)\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    ns['main'](sizes={tuple(sizes)!r}, reps={reps})\n"
+        "out.getvalue()"
+    )
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=flags)
+        page = browser.new_page()
+        page.set_default_timeout(600_000)
+        page.goto(url)
+        print(page.evaluate("(code) => kvlab.runPython(code)", code))
+        browser.close()
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pyodide", metavar="URL", help="run in the Pyodide of this built page instead")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated request counts")
     ap.add_argument("--reps", type=int, default=3, help="runs per cell (the fastest is shown)")
     args = ap.parse_args()
-    main(tuple(int(s) for s in args.sizes.split(",")), args.reps)
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    if args.pyodide:
+        in_pyodide(args.pyodide, sizes, args.reps)
+    else:
+        main(sizes, args.reps)
