@@ -21,25 +21,8 @@ WIDGETS = discover_widgets()
 # Compact embeds that do not fit a 700 x 500 iframe yet: their controls and main result alone
 # are taller (site_src/widgets/README.md, "Compact embeds"); every other one must stay within 500.
 COMPACT_OVER_500 = {
-    "attention",
-    "context-shift",
     "engine-log",
-    "eviction",
-    "generate",
-    "gpu-fit",
-    "kv-memory",
     "kv-offload",
-    "kv-quant",
-    "kv-routing",
-    "model-attention",
-    "model-eviction",
-    "next-token",
-    "pd-transfer",
-    "qkv",
-    "ram-calc",
-    "serving",
-    "spec-decode",
-    "tradeoff-map",
 }
 
 

@@ -62,6 +62,52 @@ def link_options() -> list[dict]:
     return [{"id": x["id"], "label": f"{x['name']} · {trim(x['gb_per_s'])} GB/s"} for x in links()]
 
 
+LANE_CHUNKS_DRAWN = 24  # a colocated prefill of more chunks is drawn as its total prefill and its total decode steps
+
+
+def _lanes(col: dict, dis: dict, pre: float, step: float, transfer: float, n_chunks: int, link: str) -> list[dict]:
+    """The new request's wait for its first token, as two lanes on one time scale: colocated (its prompt in
+    chunks, each riding a decode step of the running requests) and disaggregated (prefill on its own GPU, the
+    cache over the link, one decode step)."""
+    longest = max(col["ttft"], dis["ttft"])
+
+    def seg(kind: str, seconds: float, what: str) -> dict:
+        return {"kind": kind, "percent": round(100 * seconds / longest, 3), "title": f"{what}: {seconds_text(seconds)}"}
+
+    chunk = pre / n_chunks
+    if n_chunks <= LANE_CHUNKS_DRAWN:
+        colocated = [
+            part
+            for k in range(n_chunks)
+            for part in (
+                seg("decode", step, "a decode step of the running requests"),
+                seg("prefill", chunk, f"prefill chunk {k + 1} of {n_chunks}"),
+            )
+        ]
+    else:
+        colocated = [
+            seg("decode", n_chunks * step, f"{n_chunks} decode steps of the running requests"),
+            seg("prefill", pre, f"prefill, in {n_chunks} chunks"),
+        ]
+    lanes = [
+        {
+            "name": "Colocated",
+            "text": f"{seconds_text(col['ttft'])} to the first token",
+            "segments": colocated,
+        },
+        {
+            "name": "Disaggregated",
+            "text": f"{seconds_text(dis['ttft'])} to the first token",
+            "segments": [
+                seg("prefill", pre, "prefill on the prefill GPU"),
+                seg("transfer", transfer, f"the KV cache over {link}"),
+                seg("decode", step, "the first decode step"),
+            ],
+        },
+    ]
+    return [{**lane, "label": f"{lane['name']}: {lane['text']}"} for lane in lanes]
+
+
 @takes(PD_INPUTS)
 def pd_transfer_figure(
     model: str = "llama-3.1-8b",
@@ -166,6 +212,7 @@ def pd_transfer_figure(
                 "disaggregated": f"{kv['human']} in {seconds_text(c['transfer_seconds'])}",
             },
         ]
+        lanes = _lanes(col, dis, pre, step, c["transfer_seconds"], c["n_chunks"], chosen["name"])
         working = (
             f"prefill {seconds_text(pre)} (compute roofline); decode step {seconds_text(step)} for "
             f"{plural(batch, 'request')} at {prompt_tokens + output_tokens:,} tokens (efficiency "
@@ -181,6 +228,7 @@ def pd_transfer_figure(
             f"over {chosen['name']}. Not timed on {card['name']}: {c['verdict']}."
         )
         rows = []
+        lanes = []
         working = f"Not timed: {c['verdict']}."
     return {
         "params": {
@@ -215,6 +263,7 @@ def pd_transfer_figure(
         "step_seconds": c["step_seconds"],
         "headline": headline,
         "rows": rows,
+        "lanes": lanes,
         "working": working,
         "link_rows": link_rows,
         "curve": curve,

@@ -91,6 +91,19 @@ class PdOptions(TypedDict):
     links: list[IdLabel]
 
 
+class LaneSegment(TypedDict):
+    kind: str  # prefill, decode or transfer
+    percent: float  # of the longer lane
+    title: str
+
+
+class Lane(TypedDict):
+    name: str
+    text: str
+    label: str  # name and text, for screen readers
+    segments: list[LaneSegment]
+
+
 class PdTransferFigureResult(TypedDict):
     params: PdTransferParams
     clamped: Clamped
@@ -102,6 +115,7 @@ class PdTransferFigureResult(TypedDict):
     fits: bool
     kv: Amount
     kv_per_token: str
+    lanes: list[Lane]  # the new request's wait for its first token, colocated and disaggregated (none unfitted)
     transfer_seconds: float
     transfer_text: str
     prefill_seconds: float | None  # the timing fields are None when the decode batch does not fit
