@@ -362,3 +362,150 @@ def test_a_coloured_log_reads_as_the_plain_one(example, esc):
     )
     assert not coloured["error"]
     assert coloured["checks"] == plain["checks"] and coloured["summary"] == plain["summary"]
+
+
+# --- issue 39 item 5: the formats explain-log did not read (each test names its log in tests/python/data/engine_logs/)
+CALIBRATION_LOGS = LOGS / "calibration"
+
+
+def calibration_log(name: str) -> str:
+    lines = (CALIBRATION_LOGS / name).read_text(encoding="utf-8").splitlines()
+    return "\n".join(line for line in lines if not line.startswith("# "))
+
+
+def check(result: dict, figure: str) -> dict:
+    return next(c for c in result["checks"] if c["figure"] == figure)
+
+
+def test_vllm_0202_token_line_is_concurrency_times_max_model_len():
+    """vllm_qwen36_27b_int4_rtx3090_tp2_util088.txt: 619,202 tokens = int(2.36x x 262,144), not blocks x block size."""
+    log = calibration_log("vllm_qwen36_27b_int4_rtx3090_tp2_util088.txt")
+    r = explain_engine_log(log, "qwen3.6-27b", kv_cache_dtype="fp8_e5m2", tensor_parallel_size=2)
+    tokens = check(r, "KV cache size in tokens")
+    assert tokens["status"] == "consistent" and "int(maximum concurrency x max_model_len)" in tokens["terms"][0]["how"]
+    # the concurrency is rebuilt from the memory line's blocks, not from a misread token count
+    conc = check(r, "maximum concurrency")
+    assert "411 blocks / 171 = 2.40x" in conc["rebuilt"]
+
+
+def test_vllm_mtp_concurrency_is_not_rebuilt_from_a_misread_token_count():
+    """vllm_qwen36_27b_int4_rtx3090_tp2_mtp.txt: the old reading took 620,944 tokens for blocks and gave 9.27x
+    against the logged 2.37x; the token line is the concurrency line, and what differs is the blocks per request
+    (speculative decoding, which kvlab's layout lacks)."""
+    log = calibration_log("vllm_qwen36_27b_int4_rtx3090_tp2_mtp.txt")
+    r = explain_engine_log(
+        log, "qwen3.6-27b", kv_cache_dtype="fp8_e5m2", tensor_parallel_size=2, max_num_batched_tokens=8192
+    )
+    assert check(r, "KV cache size in tokens")["status"] == "consistent"
+    conc = check(r, "maximum concurrency")
+    assert conc["status"] == "differs" and "9." not in conc["rebuilt"]
+    assert "blocks per request" in conc["why"] and "speculative decoding" in conc["why"]
+
+
+def test_vllm_024_token_count_without_a_length_is_read_not_called_a_mismatch():
+    """vllm_qwen36_27b_rtx3090_tp4_v0240.txt (vLLM 0.24.0): 1,774,963 tokens is no whole number of blocks."""
+    r = explain_engine_log(
+        calibration_log("vllm_qwen36_27b_rtx3090_tp4_v0240.txt"), "qwen3.6-27b", tensor_parallel_size=4
+    )
+    assert not [c for c in r["checks"] if c["status"] == "differs"]
+    assert any("1,774,963 tokens is no whole number of blocks" in n for n in r["notes"])
+
+
+def test_vllm_cuda_graph_estimate_and_equivalent_utilization_are_read():
+    """vllm_qwen36_27b_int4_rtx3090_tp4_cgprofile.txt: 0.92 - 0.17 GiB / 23.58 GiB = 0.9128 (logged 0.9129);
+    vllm_unnamed_model_tp2_v0271_cgprofile.txt: the card's memory follows from the two lines;
+    vllm_unnamed_hybrid_mamba_util070_cgprofile.txt: before 0.19 the estimate is not subtracted."""
+    r = explain_engine_log(
+        calibration_log("vllm_qwen36_27b_int4_rtx3090_tp4_cgprofile.txt"),
+        "qwen3.6-27b",
+        tensor_parallel_size=4,
+        gpu_memory_gib=23.58,
+    )
+    c = check(r, "gpu_memory_utilization without the CUDA graph estimate")
+    assert c["status"] == "consistent" and c["logged"] == "0.9129" and c["terms"][0]["logged"] == "0.17 GiB"
+    assert any("subtracts its CUDA graph estimate (0.17 GiB)" in n for n in r["notes"])
+    r = explain_engine_log(
+        calibration_log("vllm_unnamed_model_tp2_v0271_cgprofile.txt"), "llama-3.1-8b", max_model_len=8192
+    )
+    assert any("the card has about 23.7 GiB" in n for n in r["notes"])
+    r = explain_engine_log(
+        calibration_log("vllm_unnamed_hybrid_mamba_util070_cgprofile.txt"), "qwen3-next-80b-a3b", max_model_len=131072
+    )
+    assert any("does not subtract them" in n for n in r["notes"])
+
+
+def test_vllm_null_block_is_held_back():
+    """vllm_qwen36_27b_int4_rtx3090_tp4_cgprofile.txt: V1's block pool keeps block 0 (the null block) back."""
+    r = explain_engine_log(
+        calibration_log("vllm_qwen36_27b_int4_rtx3090_tp4_cgprofile.txt"),
+        "qwen3.6-27b",
+        tensor_parallel_size=4,
+    )
+    assert any("null block" in n and "requests share 1,313" in n for n in r["notes"])
+
+
+def test_llamacpp_excerpt_cut_before_a_caches_size_line():
+    """llamacpp_gpt_oss_120b_rocm_2seq.txt: the SWA cache's 90.00 MiB buffer line is there, its size line is not."""
+    r = explain_engine_log(calibration_log("llamacpp_gpt_oss_120b_rocm_2seq.txt"), "gpt-oss-120b")
+    c = check(r, "KV buffers per device")
+    assert c["status"] == "consistent" and "90.00 MiB (SWA cache, rebuilt)" in c["rebuilt"]
+
+
+QWEN3_235B = {  # Qwen/Qwen3-235B-A22B config.json, the attention shape
+    "architectures": ["Qwen3MoeForCausalLM"],
+    "model_type": "qwen3_moe",
+    "num_hidden_layers": 94,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 4,
+    "head_dim": 128,
+    "hidden_size": 4096,
+    "max_position_embeddings": 40960,
+    "vocab_size": 151936,
+}
+
+
+@pytest.mark.parametrize(
+    "name, model, stated, per_token",
+    [
+        ("sglang_gemma3_tp1_h200.txt", "gemma-3-4b-it", {}, "139,264"),
+        ("sglang_qwen3_moe_amd_aiter.txt", "qwen3-30b-a3b", {}, "98,304"),
+        ("sglang_qwen3_235b_a22b_fp8_h100_tp4.txt", QWEN3_235B, {"tensor_parallel_size": 4}, "48,128"),
+    ],
+)
+def test_sglang_pool_per_token_is_rebuilt_from_the_model(name, model, stated, per_token):
+    """SGLang's 'KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB': (N + 1) rows of K and V per layer."""
+    r = explain_engine_log(calibration_log(name), model, **stated)
+    assert r["engine"] == "sglang"
+    c = check(r, "KV pool per token (K size + V size / #tokens)")
+    assert c["status"] == "exact" and c["rebuilt"] == f"{per_token} B per token"
+    assert any("not modelled yet: SGLang's budget rule" in n for n in r["notes"])
+
+
+def test_sglang_without_a_model_and_its_refusal_are_read():
+    """sglang_qwen3_235b_a22b_fp8_h100_tp4.txt read alone; sglang_deepseek_v4_pro_fp8_h200_tp8_error.txt refuses."""
+    r = explain_engine_log(calibration_log("sglang_qwen3_235b_a22b_fp8_h100_tp4.txt"), None)
+    assert r["engine"] == "sglang" and r["model"] is None
+    assert any("48,104 B per token" in n for n in r["notes"])
+    r = explain_engine_log(calibration_log("sglang_deepseek_v4_pro_fp8_h200_tp8_error.txt"), None)
+    assert any("refused to start" in n and "--mem-fraction-static=0.88" in n for n in r["notes"])
+    assert ("mem_fraction_static", 0.88) in {(s["name"], s["value"]) for s in r["settings"]}
+    with pytest.raises(ValueError, match="model"):
+        explain_engine_log(calibration_log("vllm_qwen36_27b_rtx3090_tp4_v0240.txt"), None)
+
+
+def test_tensorrt_llm_bytes_per_token_and_block_arithmetic():
+    """trtllm_mistral_7b_a10g_triton_error.txt (tp 4), trtllm_smoothquant_a100_v08_tokens.txt (a Llama-2-7B shape),
+    trtllm_unnamed_model_triton_78gib_kv.txt (no model: the log's own block arithmetic)."""
+    r = explain_engine_log(
+        calibration_log("trtllm_mistral_7b_a10g_triton_error.txt"), "mistral-7b-v0.3", tensor_parallel_size=4
+    )
+    assert r["engine"] == "tensorrt-llm"
+    c = check(r, "KV cache memory from the token count")
+    assert c["status"] == "exact" and c["rebuilt"] == "956,301,312 B"
+    assert any("needs beam 1 x 128 tokens per block x 272 blocks = 34,816" in n for n in r["notes"])
+    r = explain_engine_log(calibration_log("trtllm_smoothquant_a100_v08_tokens.txt"), "llama-2-7b", engine="trtllm")
+    assert check(r, "KV cache memory from the token count")["status"] == "exact"
+    r = explain_engine_log(calibration_log("trtllm_unnamed_model_triton_78gib_kv.txt"), None)
+    assert check(r, "tokens in the primary pool")["status"] == "exact"
+    assert check(r, "KV cache blocks per sequence")["rebuilt"] == "65"
+    assert any("not modelled yet: TensorRT-LLM's budget rule" in n for n in r["notes"])

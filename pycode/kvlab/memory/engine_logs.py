@@ -47,7 +47,13 @@ from kvlab.memory.weights import model_weights_bytes
 from kvlab.wording import plural
 from kvlab.inputs import short_repr
 
-ENGINES = ("llama.cpp", "vllm")
+ENGINES = ("llama.cpp", "vllm", "sglang", "tensorrt-llm")
+_ENGINE_ALIASES = {
+    "llamacpp": "llama.cpp",
+    "trtllm": "tensorrt-llm",
+    "tensorrt_llm": "tensorrt-llm",
+    "trt-llm": "tensorrt-llm",
+}
 MAX_LOG_CHARS = 200_000  # a start-up log is a few hundred lines; refuse whole server sessions
 MAX_LOG_BYTES = 4 * MAX_LOG_CHARS  # files and standard input are read up to this (UTF-8: at most 4 B a character)
 LLAMACPP_DEFAULT_UBATCH = 512
@@ -104,7 +110,7 @@ _VLLM_FLOAT = {
     "non_torch_gib": re.compile(r"non_torch_memory(?:=|\s+takes\s+|\s+)([\d.]+)\s*GiB"),
     "kv_cache_size_gib": re.compile(r"kv_cache_size=([\d.]+)GiB"),
     "gpu_memory_utilization": re.compile(
-        r"gpu_memory_utilization(?:['\"]?\s*[=:]\s*|\s*\(|\s+)([\d.]+)|--gpu-memory-utilization[ =]([\d.]+)"
+        r"gpu_memory_utilization(?:['\"]?\s*[=:]\s*|\s*\(|\s+)(\d*\.?\d+)|--gpu-memory-utilization[ =](\d*\.?\d+)"
     ),
 }
 _VLLM_INT = {
@@ -141,6 +147,67 @@ _TOO_LONG = re.compile(
     r"cache \((\d+)\)"
 )
 
+# vLLM 0.19+: the CUDA graph memory estimated before the KV cache is sized (subtracted from the budget by default
+# from 0.21 on; the 0.20.2 nightlies print the same "default since v0.21.0" line) and the utilization that keeps the
+# KV cache of a run without that estimate; before 0.19 the same pair as an advice ("increase ... from A to B")
+_VLLM_CG = re.compile(r"Estimated CUDA graph memory:\s*([\d.]+)\s*GiB")
+_VLLM_EQUIV = re.compile(
+    r"current --gpu-memory-utilization=([\d.]+) is equivalent to --gpu-memory-utilization=([\d.]+) without CUDA "
+    r"graph memory profiling"
+)
+_VLLM_EQUIV_OLD = re.compile(
+    r"increase --gpu-memory-utilization from ([\d.]+) to ([\d.]+) to maintain the same effective KV cache size"
+)
+# "Initializing a V1 LLM engine (v0.24.0)", "vLLM API server version 0.20.2rc1..."
+_VLLM_VERSION = re.compile(r"LLM engine \(v(\d+)\.(\d+)|vLLM API server version (\d+)\.(\d+)")
+
+# --- SGLang ----------------------------------------------------------------------------
+# python/sglang/srt/model_executor/model_runner.py and mem_cache/memory_pool.py; SGLang's "GB" are GiB (÷ 2³⁰)
+_SGLANG = {
+    "weights": re.compile(r"Load weight end\..*?avail mem=([\d.]+)\s*GB,\s*mem usage=([\d.]+)\s*GB"),
+    "pool": re.compile(
+        r"KV Cache is allocated\.(?:\s*dtype:\s*(?P<dtype>[\w.]+),)?\s*#tokens:\s*(?P<tokens>[\d,]+),\s*"
+        r"(?:K size:\s*(?P<k>[\d.]+)\s*GB,\s*V size:\s*(?P<v>[\d.]+)\s*GB|KV size:\s*(?P<kv>[\d.]+)\s*GB)"
+    ),
+    "after_pool": re.compile(r"Memory pool end\.\s*avail mem=([\d.]+)\s*GB"),
+    "before_graph": re.compile(r"Capture cuda graph begin\..*?avail mem=([\d.]+)\s*GB"),
+    "max_total_num_tokens": re.compile(r"max_total_num_tokens=(\d+)"),
+    "max_running_requests": re.compile(r"max_running_requests=(\d+)"),
+    "context_len": re.compile(r"\bcontext_len=(\d+)"),
+    "available_gpu_mem": re.compile(r"available_gpu_mem=([\d.]+)\s*GB"),
+    "mem_fraction_static": re.compile(r"mem[_-]fraction[_-]static['\"]?\s*[=:]\s*(\d+(?:\.\d+)?)"),
+    "refusal": re.compile(r"(Loaded weights leave no GPU memory for the KV cache[^\n]*|Not enough memory[^\n]*)"),
+}
+
+# --- TensorRT-LLM ----------------------------------------------------------------------
+# cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp and tensorrt_llm/_torch/pyexecutor/_util.py (PyTorch backend)
+_TRTLLM = {
+    "tokens": re.compile(r"Using (\d+) (?:total )?tokens in paged KV cache"),
+    "blocks_per_seq": re.compile(
+        r"tokens in paged KV cache, and (\d+) blocks per sequence|Max KV cache blocks per sequence:\s*(\d+)"
+    ),
+    "window": re.compile(r"\[window size=(\d+)\]"),
+    "kv_bytes": re.compile(r"Allocate (\d+) bytes for k/v cache"),
+    "allocated": re.compile(
+        r"\[MemUsageChange\] Allocated ([\d.]+) GiB for max tokens(?: in paged KV cache)? \((\d+)\)"
+    ),
+    "tokens_per_block": re.compile(r"tokens per block[=:]\s*(\d+)|Number of tokens per block:\s*(\d+)", re.I),
+    "primary_blocks": re.compile(r"primary blocks=(\d+)|Number of blocks in KV cache primary pool:\s*(\d+)"),
+    "total_available": re.compile(
+        r"Memory usage when calculating max tokens in paged kv cache: total: ([\d.]+) GiB, available: ([\d.]+) GiB"
+    ),
+    "profile": re.compile(
+        r"Peak memory during memory usage profiling \(torch \+ non-torch\):\s*([\d.]+) GiB, available KV cache "
+        r"memory when calculating max tokens:\s*([\d.]+) GiB(?:, fraction is set ([\d.]+), kv size(?: per token)? is "
+        r"(\d+)\.?(?:\s*device total memory ([\d.]+) GiB)?(?:,\s*,? tmp kv_mem ([\d.]+) GiB)?)?"
+    ),
+    "estimated": re.compile(r"Estimated max memory in KV cache\s*:\s*([\d.]+) GiB"),
+    "too_small": re.compile(
+        r"maxTokensInPagedKvCache \((\d+)\) must be large enough to process at least 1 sequence.*?beam_width "
+        r"\((\d+)\) \* tokensPerBlock \((\d+)\) \* maxBlocksPerSeq \((\d+)\)"
+    ),
+}
+
 
 def _int(text: str) -> int:
     return int(text.replace(",", ""))
@@ -148,6 +215,97 @@ def _int(text: str) -> int:
 
 def _first(match) -> str | None:
     return next((g for g in match.groups() if g is not None), None) if match else None
+
+
+def _vllm_v021_lines(line: str, number: int, vllm: dict) -> None:
+    """vLLM's CUDA graph lines (0.19+): the estimate and the utilization it is equivalent to."""
+    if "cuda_graph_gib" not in vllm and (m := _VLLM_CG.search(line)):
+        vllm["cuda_graph_gib"] = {"value": float(m.group(1)), "line": number, "text": m.group(0)}
+    if "equivalent_util" not in vllm:
+        if m := _VLLM_EQUIV.search(line):
+            # 0.21+ (and the 0.20.2 nightlies): the estimate is subtracted; without it the same KV cache takes util'
+            vllm["equivalent_util"] = {
+                "util": m.group(1),
+                "without": m.group(2),
+                "subtracted": True,
+                "line": number,
+                "text": m.group(0),
+            }
+        elif m := _VLLM_EQUIV_OLD.search(line):
+            # before 0.19 (opt-in): the estimate is not subtracted; with it the same KV cache would take util'
+            vllm["equivalent_util"] = {
+                "util": m.group(1),
+                "without": m.group(1),
+                "with": m.group(2),
+                "subtracted": False,
+                "line": number,
+                "text": m.group(0),
+            }
+            vllm.setdefault("gpu_memory_utilization", {"value": float(m.group(1)), "line": number, "text": m.group(0)})
+    if "version" not in vllm and (m := _VLLM_VERSION.search(line)):
+        major, minor = (g for g in m.groups() if g is not None)
+        vllm["version"] = {"value": (int(major), int(minor)), "line": number, "text": m.group(0)}
+
+
+def _read_sglang(line: str, number: int, sg: dict) -> None:
+    """SGLang's memory lines: weights, the KV pool (tokens, K and V sizes), what is left, the scheduler's limits."""
+    for key, rx in _SGLANG.items():
+        if key in sg or not (m := rx.search(line)):
+            continue
+        if key == "pool":
+            sg[key] = {
+                "tokens": _int(m["tokens"]),
+                "k": m["k"],
+                "v": m["v"],
+                "kv": m["kv"],
+                "dtype": m["dtype"],
+                "line": number,
+                "text": m.group(0),
+            }
+        elif key == "weights":
+            sg[key] = {"avail": float(m.group(1)), "usage": float(m.group(2)), "line": number, "text": m.group(0)}
+        elif key == "refusal":
+            sg[key] = {"value": m.group(1).strip(), "line": number, "text": m.group(0)}
+        else:
+            text = m.group(1)
+            value = float(text) if "." in text else int(text)
+            sg[key] = {"value": value, "line": number, "text": m.group(0)}
+
+
+def _read_trtllm(line: str, number: int, trt: dict) -> None:
+    """TensorRT-LLM's KV cache lines (C++ runtime and PyTorch backend)."""
+    for key, rx in _TRTLLM.items():
+        if key in trt or not (m := rx.search(line)):
+            continue
+        groups = list(m.groups())
+        if key in ("tokens", "window", "kv_bytes", "tokens_per_block", "primary_blocks", "blocks_per_seq"):
+            trt[key] = {"value": int(_first(m)), "line": number, "text": m.group(0)}
+        elif key == "estimated":
+            trt[key] = {"value": float(m.group(1)), "line": number, "text": m.group(0)}
+        elif key == "allocated":
+            trt[key] = {"gib": float(m.group(1)), "tokens": int(m.group(2)), "line": number, "text": m.group(0)}
+        elif key == "total_available":
+            trt[key] = {"total": float(m.group(1)), "available": float(m.group(2)), "line": number, "text": m.group(0)}
+        elif key == "profile":
+            trt[key] = {
+                "peak": float(groups[0]),
+                "available": float(groups[1]),
+                "fraction": float(groups[2]) if groups[2] else None,
+                "kv_size": int(groups[3]) if groups[3] else None,
+                "total": float(groups[4]) if groups[4] else None,
+                "tmp_kv": float(groups[5]) if groups[5] else None,
+                "line": number,
+                "text": m.group(0),
+            }
+        elif key == "too_small":
+            trt[key] = {
+                "tokens": int(groups[0]),
+                "beam": int(groups[1]),
+                "per_block": int(groups[2]),
+                "blocks_per_seq": int(groups[3]),
+                "line": number,
+                "text": m.group(0),
+            }
 
 
 def parse_engine_log(text: str) -> dict:
@@ -160,6 +318,8 @@ def parse_engine_log(text: str) -> dict:
     caches: list[dict] = []
     buffers: list[dict] = []
     vllm: dict = {}
+    sglang: dict = {}
+    trtllm: dict = {}
     pending_label = None
     for number, line in enumerate(text.splitlines(), start=1):
         if m := _ISWA.search(line):
@@ -259,6 +419,9 @@ def parse_engine_log(text: str) -> dict:
         if "pp_partition" not in vllm and (m := _PP_PARTITION.search(line)):
             sizes = tuple(int(n) for n in m.group(1).split(",") if n)
             vllm["pp_partition"] = {"value": sizes, "line": number, "text": m.group(0)}
+        _vllm_v021_lines(line, number, vllm)
+        _read_sglang(line, number, sglang)
+        _read_trtllm(line, number, trtllm)
         if "too_long" not in vllm and (m := _TOO_LONG.search(line)):
             vllm["too_long"] = {
                 "max_model_len": int(m.group(1)),
@@ -266,12 +429,21 @@ def parse_engine_log(text: str) -> dict:
                 "line": number,
                 "text": m.group(0),
             }
-    llama_score = len(caches) + len(buffers) + len(facts)
-    vllm_score = len(vllm)
-    engine = None
-    if llama_score or vllm_score:
-        engine = "llama.cpp" if llama_score >= vllm_score else "vllm"
-    return {"engine": engine, "llamacpp": {"facts": facts, "caches": caches, "buffers": buffers}, "vllm": vllm}
+    scores = {
+        "llama.cpp": len(caches) + len(buffers) + len(facts),
+        "vllm": len(vllm),
+        "sglang": len(sglang),
+        "tensorrt-llm": len(trtllm),
+    }
+    best = max(scores.values())
+    engine = next((name for name, score in scores.items() if score == best), None) if best else None
+    return {
+        "engine": engine,
+        "llamacpp": {"facts": facts, "caches": caches, "buffers": buffers},
+        "vllm": vllm,
+        "sglang": sglang,
+        "trtllm": trtllm,
+    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -680,19 +852,31 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
         total_lines = sum(float(c["mib"]) for c in caches)
         diff = total_buffers - total_lines
         status = "exact" if abs(diff) < 0.006 else ("consistent" if 0 < diff < 1 else "differs")
+        # an excerpt cut after a cache's buffer line but before its size line: kvlab's size of that cache fills in
+        missing = [(name, exp) for name, exp in by_name.items() if name not in used]
+        missing_mib = sum(exp["bytes"] for _, exp in missing) / MIB
+        fills = status == "differs" and missing and abs(diff - missing_mib) < 0.006 * (len(missing) + 1)
+        rebuilt = f"{total_lines:.2f} MiB in the cache size lines"
+        if fills:
+            status = "consistent"
+            rebuilt += " + " + " + ".join(f"{_mib(exp['bytes'])} MiB ({name} cache, rebuilt)" for name, exp in missing)
         checks.append(
             {
                 "figure": "KV buffers per device",
                 "line": kv_buffers[0]["line"],
                 "logged": " + ".join(f"{b['device']} {b['mib']} MiB" for b in kv_buffers),
-                "rebuilt": f"{total_lines:.2f} MiB in the cache size lines",
+                "rebuilt": rebuilt,
                 "status": status,
                 "terms": [],
                 "why": None
                 if status == "exact"
                 else (
-                    f"the buffers hold {diff:+.2f} MiB more than the tensors: each backend buffer is rounded up to its "
-                    "alignment"
+                    "the pasted text ends before the size line of the "
+                    + ", ".join(name for name, _ in missing)
+                    + " cache; its buffer is the size kvlab rebuilds for it"
+                    if fills
+                    else f"the buffers hold {diff:+.2f} MiB more than the tensors: each backend buffer is rounded up "
+                    "to its alignment"
                     if status == "consistent"
                     else "the device buffers and the size lines disagree: the pasted text may mix two runs"
                 ),
@@ -940,6 +1124,10 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     tokens_logged = v.get("gpu_kv_tokens") or (
         {"value": v["too_long"]["tokens"], "line": v["too_long"]["line"]} if v.get("too_long") else None
     )
+    # vLLM 0.20.2+: "GPU KV cache size" is int(concurrency x max_model_len), not blocks x block size
+    capacity = _vllm_capacity_format(v, hybrid, block)
+    if capacity:
+        tokens_logged = None
     if v.get("too_long"):
         tl = v["too_long"]
         need_blocks = -(-tl["max_model_len"] // block)
@@ -1038,6 +1226,12 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         )
 
     conc = v.get("concurrency")
+    if capacity:
+        len_known = logged_len is not None or stated.get("max_model_len") is not None
+        more, more_notes = _vllm_capacity_checks(v["gpu_kv_tokens"], conc, kv_gib, layout, max_len, len_known)
+        checks.extend(more)
+        notes.extend(more_notes)
+        conc = None
     if layout["hybrid"] and (conc or tokens_logged):
         checks.extend(_hybrid_checks(layout, conc, tokens_logged, kv_gib, max_len))
         conc = None
@@ -1135,7 +1329,9 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         line = f"{avail['value']:.2f} GiB / {_gib(per_request)} GiB per {max_len:,}-token request = {fits:.2f} requests"
         if tokens_pred is not None:
             line += f"; {tokens_pred:,} tokens in blocks of {block}"
-        if not conc and not tokens_logged:
+        if not conc and not tokens_logged and not capacity:
+            if not blocks and avail["text"].startswith("Available KV cache memory"):
+                notes.append(_null_block_note(int(gib // page_all), layout["blocks_per_request"]))
             checks.append(
                 {
                     "figure": "what the available KV memory holds",
@@ -1151,16 +1347,26 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     gpu = stated.get("gpu_memory_gib")
     util = v.get("gpu_memory_utilization")
     weights = v.get("weights_gib")
+    cg_checks, cg_notes = _vllm_cuda_graph_checks(v, stated)
+    checks.extend(cg_checks)
+    notes.extend(cg_notes)
     if gpu and util and weights and avail:
         budget = gpu * util["value"]
         rest = budget - weights["value"] - avail["value"]
+        cg = v.get("cuda_graph_gib")
+        subtracted = cg and (v.get("equivalent_util") or {}).get("subtracted", True)
+        rest_text = (
+            f"the rest, {rest:.2f} GiB, is the CUDA graph estimate {cg['value']:.2f} GiB (subtracted before the KV "
+            f"cache from vLLM 0.21 on) and {rest - cg['value']:.2f} GiB of activations and non-torch memory"
+            if subtracted
+            else f"the rest, {rest:.2f} GiB, is activations, CUDA graphs and non-torch memory"
+        )
         checks.append(
             {
                 "figure": "where the GPU memory went",
                 "line": avail["line"],
                 "logged": f"weights {weights['value']:.2f} GiB, KV {avail['value']:.2f} GiB",
-                "rebuilt": f"{gpu:g} GiB x {util['value']:g} = {budget:.2f} GiB budget; the rest, {rest:.2f} GiB, "
-                "is activations, CUDA graphs and non-torch memory",
+                "rebuilt": f"{gpu:g} GiB x {util['value']:g} = {budget:.2f} GiB budget; {rest_text}",
                 "status": "predicted",
                 "terms": [],
                 "why": "vLLM measures the rest in a profiling run; kvlab can only read it off as the difference "
@@ -1239,6 +1445,202 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
             if check["status"] == "differs":
                 check["why"] = (check["why"] or "") + f"; or what kvlab does not model: {names}"
     return {"settings": settings, "checks": checks, "notes": notes}
+
+
+def _vllm_capacity_format(v: dict, hybrid: bool, block: int) -> bool:
+    """Whether the log's "GPU KV cache size" is vLLM 0.20.2+'s int(max_concurrency x max_model_len) (vllm#38364).
+
+    Older releases print num_blocks // groups x block size, a whole number of blocks. The newer figure
+    matches the concurrency line times max_model_len; for a model of one layer type whose max_model_len
+    is a whole number of blocks the two are the same, and the older reading is kept."""
+    tok, conc = v.get("gpu_kv_tokens"), v.get("concurrency")
+    if not tok or v.get("gpu_blocks"):
+        return False
+    n = tok["value"]
+    newer = (v.get("version") or {}).get("value", (0, 0)) >= (0, 21)
+    if conc:
+        length = conc["max_model_len"]
+        if not int((conc["value"] - 0.005) * length) <= n <= int((conc["value"] + 0.005) * length):
+            return False
+        return hybrid or n % block != 0 or newer
+    return n % VLLM_BLOCK_SIZE != 0 or newer
+
+
+def _null_block_note(blocks: int, per_request: int) -> str:
+    """vLLM V1's block pool keeps block 0 back (vllm/v1/core/block_pool.py: null_block = free_block_queue.popleft())."""
+    text = (
+        f"of the {blocks:,} blocks, one is vLLM's null block (block 0, which the block pool holds back as a "
+        f"placeholder: vllm/v1/core/block_pool.py), so requests share {max(0, blocks - 1):,}; the token count and "
+        f"concurrency vLLM prints count all {blocks:,}"
+    )
+    if blocks - 1 < per_request <= blocks:
+        text += f": here that leaves fewer than the {per_request:,} blocks one max_model_len request takes"
+    return text
+
+
+def _vllm_capacity_checks(
+    tok: dict, conc: dict | None, kv_gib: dict | None, layout: dict, max_len: int, len_known: bool
+) -> tuple[list[dict], list[str]]:
+    """vLLM 0.20.2+: the token line is the concurrency line times max_model_len; the blocks behind both, rebuilt."""
+    checks: list = []
+    notes: list = []
+    n_tok = tok["value"]
+    per_req, page = layout["blocks_per_request"], layout["memory_per_block"]
+    length = conc["max_model_len"] if conc else (max_len if len_known else None)
+    meaning = (
+        "vLLM 0.20.2 and later (vllm#38364) print “GPU KV cache size” as int(maximum concurrency x max_model_len): "
+        "the tokens of max_model_len-long requests the pool holds, not blocks x block size"
+    )
+    if conc:
+        lo, hi = int((conc["value"] - 0.005) * length), int((conc["value"] + 0.005) * length)
+        ok = lo <= n_tok <= hi
+        checks.append(
+            {
+                "figure": "KV cache size in tokens",
+                "line": tok["line"],
+                "logged": f"{n_tok:,} tokens",
+                "rebuilt": f"{conc['text_value']}x x {length:,} = {lo:,} to {hi:,} tokens",
+                "status": "consistent" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "tokens",
+                        "logged": f"{n_tok:,}",
+                        "rebuilt": f"{lo:,}-{hi:,}",
+                        "how": f"{meaning}; the concurrency is printed to 0.01 (line {conc['line']})",
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "the token line is not the concurrency line times max_model_len",
+            }
+        )
+    if length is None:
+        notes.append(
+            f"line {tok['line']}: {n_tok:,} tokens is no whole number of blocks: {meaning}; the log shows neither "
+            "max_model_len nor the concurrency, so kvlab cannot rebuild it (state max_model_len)"
+        )
+        return checks, notes
+    if kv_gib:
+        b_lo, b_hi = _blocks_range(kv_gib["value"], page)
+        candidates = range(b_lo, b_hi + 1)
+        basis = (
+            f"{kv_gib['value']:.2f} GiB / {_mib(page)} MiB per block = {b_lo:,}"
+            + (f" to {b_hi:,}" if b_hi != b_lo else "")
+            + " blocks"
+        )
+    else:
+        x = n_tok * per_req / length
+        candidates = range(max(0, int(x) - 1), int(x) + 2)
+        basis = f"no memory line: the blocks whose count gives {n_tok:,} tokens"
+    # exactly as vLLM computes it: max_concurrency = num_blocks / blocks per request, then x max_model_len
+    fits = [n for n in candidates if int(n / per_req * length) == n_tok]
+    ok = bool(fits)
+    n = fits[0] if fits else candidates[0]
+    layout_text = (
+        f"{layout['n_groups']} group{'s' if layout['n_groups'] > 1 else ''} of {layout['group_size']} layers in "
+        f"blocks of {layout['block_size']} tokens"
+    )
+    rebuilt = (
+        f"{n:,} blocks / {per_req:,} = {n / per_req:.2f}x, {int(n / per_req * length):,} tokens"
+        if ok or kv_gib
+        else "no whole block count"
+    )
+    checks.append(
+        {
+            "figure": "maximum concurrency" if conc else "KV cache size in tokens",
+            "line": conc["line"] if conc else tok["line"],
+            "logged": f"{conc['text_value']}x ({n_tok:,} tokens)" if conc else f"{n_tok:,} tokens",
+            "rebuilt": rebuilt,
+            "status": "consistent" if ok else "differs",
+            "terms": [
+                {
+                    "term": "blocks",
+                    "logged": f"{n_tok:,} tokens",
+                    "rebuilt": rebuilt,
+                    "how": f"{basis}; one {length:,}-token request takes {per_req:,} blocks ({layout_text}); "
+                    "concurrency = blocks / blocks per request",
+                    "ok": ok,
+                }
+            ],
+            "why": None
+            if ok
+            else f"with kvlab's {per_req:,} blocks of {_mib(page)} MiB per request no whole number of blocks gives "
+            f"{n_tok:,} tokens: vLLM's layout for this log takes another number of blocks per request or another "
+            "page (another KV dtype, max_num_batched_tokens, block size or model than the log's)",
+        }
+    )
+    if ok:
+        notes.append(_null_block_note(n, per_req))
+    return checks, notes
+
+
+def _vllm_cuda_graph_checks(v: dict, stated: dict) -> tuple[list[dict], list[str]]:
+    """vLLM 0.19+'s CUDA graph estimate and the utilization it is equivalent to: util - util' = graphs / total."""
+    cg, eq = v.get("cuda_graph_gib"), v.get("equivalent_util")
+    checks: list = []
+    notes: list = []
+    if not cg and not eq:
+        return checks, notes
+    total = stated.get("gpu_memory_gib") or ((v.get("total_gib") or {}).get("value"))
+    subtracted = eq["subtracted"] if eq else True
+    if eq:
+        util = float(eq["util"])
+        other = float(eq["without"] if subtracted else eq["with"])
+        diff = abs(util - other)
+        label = "without" if subtracted else "with"
+        if cg and total:
+            lo, hi = (cg["value"] - 0.005) / total, (cg["value"] + 0.005) / total
+            ok = lo - 0.00005 <= diff <= hi + 0.00005
+            rebuilt = util - cg["value"] / total if subtracted else util + cg["value"] / total
+            checks.append(
+                {
+                    "figure": f"gpu_memory_utilization {label} the CUDA graph estimate",
+                    "line": eq["line"],
+                    "logged": f"{other:.4f}",
+                    "rebuilt": f"{rebuilt:.4f}",
+                    "status": "consistent" if ok else "differs",
+                    "terms": [
+                        {
+                            "term": "CUDA graphs",
+                            "logged": f"{cg['value']:.2f} GiB",
+                            "rebuilt": f"{diff * total:.2f} GiB",
+                            "how": f"|{util:.4f} - {other:.4f}| x {total:g} GiB of GPU memory",
+                            "ok": ok,
+                        }
+                    ],
+                    "why": None
+                    if ok
+                    else f"the card does not have {total:g} GiB (CUDA reports the driver's total, a little less "
+                    "than the nominal size), or the estimate and the utilization come from different ranks",
+                }
+            )
+        elif cg:
+            notes.append(
+                f"lines {cg['line']} and {eq['line']}: {cg['value']:.2f} GiB of CUDA graphs is {diff:.4f} of the "
+                f"GPU's memory, so the card has about {cg['value'] / diff:.1f} GiB "
+                f"({(cg['value'] - 0.005) / (diff + 0.00005):.1f} to {(cg['value'] + 0.005) / max(diff - 0.00005, 1e-9):.1f} "
+                "with the printed rounding); state gpu_memory_gib to check it"
+            )
+        elif total:
+            notes.append(
+                f"line {eq['line']}: the CUDA graph estimate these utilizations imply is |{util:.4f} - {other:.4f}| x "
+                f"{total:g} GiB = {diff * total:.2f} GiB"
+            )
+        else:
+            notes.append(
+                f"line {eq['line']}: the CUDA graph estimate is {diff:.4f} of the GPU's memory (the log does not "
+                "print it in GiB; state gpu_memory_gib to have it)"
+            )
+    size = f" ({cg['value']:.2f} GiB)" if cg else ""
+    notes.append(
+        f"vLLM subtracts its CUDA graph estimate{size} from the budget before it sizes the KV cache (the default "
+        "from 0.21; the 0.20.2 nightlies already do): KV memory = total x gpu_memory_utilization - weights - "
+        "activations - non-torch memory - CUDA graphs"
+        if subtracted
+        else f"this vLLM measures the CUDA graphs{size} but does not subtract them (opt-in before 0.19, "
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1): they are captured after the KV cache is sized, in what "
+        "gpu_memory_utilization leaves"
+    )
+    return checks, notes
 
 
 def _hybrid_checks(layout: dict, conc: dict | None, tokens_logged: dict | None, kv_gib: dict | None, max_len: int):
@@ -1356,6 +1758,359 @@ def _longest_fit(arch, dtype, block, batched, available_bytes: float) -> int:
 
 
 # ---------------------------------------------------------------------------------------
+# SGLang and TensorRT-LLM: the per-token KV bytes, rebuilt; their budget rules, named
+# ---------------------------------------------------------------------------------------
+
+# torch dtype names SGLang prints for its pool
+_TORCH_DTYPES = {"bfloat16": "bf16", "float16": "f16", "half": "f16", "float32": "f32"}
+
+
+def _per_rank_kv_bytes(arch: Architecture, dtype: str, tp: int, replicate_floor: bool) -> tuple[int, int, int]:
+    """K and V bytes one token takes on one GPU in every attention layer (heads split over tp), and the layers."""
+    per_value = KV_TYPES[dtype][1] / KV_TYPES[dtype][0]
+    k = v = 0
+    layers = [la for la in arch.layers if la.kind in ATTENTION_KINDS]
+    for la in layers:
+        if la.v_values == 0:  # an MLA latent is not split
+            k += la.k_values * per_value
+            continue
+        heads = la.kv_heads or 1
+        share = max(1, heads // tp) if replicate_floor else -(-heads // tp)
+        k += la.k_values * share // heads * per_value
+        v += la.v_values * share // heads * per_value
+    return int(k), int(v), len(layers)
+
+
+def _engine_dtype(text: str | None, stated: dict, default: str) -> tuple[str, str]:
+    """A KV dtype from the log's torch dtype, else the reader's kv_cache_dtype, else the engine's default."""
+    if text:
+        name = text.split(".")[-1].lower()
+        if name.startswith("float8"):
+            return "fp8", "the log"
+        if name in _TORCH_DTYPES:
+            return _TORCH_DTYPES[name], "the log"
+    if stated.get("kv_cache_dtype") and str(stated["kv_cache_dtype"]).lower() != "auto":
+        return kv_type(str(stated["kv_cache_dtype"])), "you"
+    return default, "default (not in the log)"
+
+
+def _explain_sglang(sg: dict, arch: Architecture | None, stated: dict) -> dict:
+    """SGLang: the pool's K and V sizes rebuilt per token from the model; the pool's size is SGLang's own rule."""
+    settings: list = []
+    checks: list = []
+    notes: list = []
+    pool = sg.get("pool")
+    tokens = (
+        pool["tokens"] if pool else (sg["max_total_num_tokens"]["value"] if sg.get("max_total_num_tokens") else None)
+    )
+    tp = stated.get("tensor_parallel_size", 1)
+    _setting(
+        settings,
+        "tensor parallel (--tp)",
+        tp,
+        "you" if "tensor_parallel_size" in stated else "default (not in the log)",
+    )
+    dtype, source = _engine_dtype(pool["dtype"] if pool else None, stated, "bf16")
+    _setting(settings, "KV cache dtype (--kv-cache-dtype; auto = the model's dtype)", dtype, source)
+    if sg.get("mem_fraction_static"):
+        _setting(
+            settings,
+            "mem_fraction_static",
+            sg["mem_fraction_static"]["value"],
+            f"log line {sg['mem_fraction_static']['line']}",
+        )
+    if pool and (pool["k"] or pool["kv"]):
+        logged_gib = float(pool["k"]) + float(pool["v"]) if pool["k"] else float(pool["kv"])
+        # memory_pool.py: each layer's buffer has size + page_size rows (page_size 1 by default; row 0 is padding)
+        implied = logged_gib * GIB / (pool["tokens"] + 1)
+        logged_text = (
+            f"K {pool['k']} GB + V {pool['v']} GB" if pool["k"] else f"KV {pool['kv']} GB"
+        ) + f" for {pool['tokens']:,} tokens"
+        if arch is not None:
+            k_tok, v_tok, n_layers = _per_rank_kv_bytes(arch, dtype, tp, replicate_floor=True)
+            rows = pool["tokens"] + 1
+            terms = []
+            if pool["k"]:
+                for name, logged, per_token in (("K", pool["k"], k_tok), ("V", pool["v"], v_tok)):
+                    terms.append(
+                        {
+                            "term": f"{name} ({dtype})",
+                            "logged": f"{logged} GiB (printed “GB”)",
+                            "rebuilt": f"{_gib(rows * per_token)} GiB",
+                            "how": f"({pool['tokens']:,} tokens + 1 padding row) x {per_token:,} B "
+                            f"({n_layers} attention layers, heads split over tp {tp})",
+                            "ok": _gib(rows * per_token) == f"{float(logged):.2f}",
+                        }
+                    )
+            else:
+                terms.append(
+                    {
+                        "term": f"KV ({dtype})",
+                        "logged": f"{pool['kv']} GiB (printed “GB”)",
+                        "rebuilt": f"{_gib(rows * k_tok)} GiB",
+                        "how": f"({pool['tokens']:,} tokens + 1 padding row) x {k_tok:,} B (MLA latent, {n_layers} layers)",
+                        "ok": _gib(rows * k_tok) == f"{float(pool['kv']):.2f}",
+                    }
+                )
+            ok = all(t["ok"] for t in terms)
+            per_token = k_tok + v_tok
+            why = None
+            if not ok:
+                why = (
+                    f"the log's pool takes {implied:,.0f} B per token, kvlab's model {per_token:,} B: another model, "
+                    "KV dtype or tensor-parallel size than the log's"
+                )
+                if arch.count(SLIDING) or arch.count(LINEAR):
+                    why += (
+                        "; or SGLang's separate pools for sliding-window or linear-attention layers (SWAKVPool, "
+                        "the hybrid pools), which kvlab does not model"
+                    )
+            checks.append(
+                {
+                    "figure": "KV pool per token (K size + V size / #tokens)",
+                    "line": pool["line"],
+                    "logged": logged_text,
+                    "rebuilt": f"{per_token:,} B per token",
+                    "status": "exact" if ok else "differs",
+                    "terms": terms,
+                    "why": why,
+                }
+            )
+            if ok and (arch.count(SLIDING) or arch.count(LINEAR)):
+                notes.append(
+                    "this pool gives every attention layer every token: the SGLang of this log does not size the "
+                    "sliding-window layers apart (later releases keep them in a pool of their own, SWAKVPool)"
+                )
+        else:
+            notes.append(
+                f"line {pool['line']}: the pool takes {implied:,.0f} B per token on this GPU ({logged_text}, "
+                "+1 padding row); state the model to rebuild it"
+            )
+    elif tokens is not None and arch is not None:
+        k_tok, v_tok, _ = _per_rank_kv_bytes(arch, dtype, tp, replicate_floor=True)
+        line = sg["max_total_num_tokens"]["line"]
+        checks.append(
+            {
+                "figure": "KV pool from the token count",
+                "line": line,
+                "logged": f"max_total_num_tokens={tokens:,}",
+                "rebuilt": f"{_gib((tokens + 1) * (k_tok + v_tok))} GiB",
+                "status": "predicted",
+                "terms": [],
+                "why": f"the log prints no K or V size; {tokens:,} tokens x {k_tok + v_tok:,} B is what the pool takes",
+            }
+        )
+    if sg.get("max_total_num_tokens"):
+        m = sg["max_total_num_tokens"]
+        limits = ", ".join(
+            f"{label} {sg[key]['value']:,}"
+            for key, label in (("context_len", "context_len"), ("max_running_requests", "max_running_requests"))
+            if sg.get(key)
+        )
+        notes.append(
+            f"line {m['line']}: the pool holds max_total_num_tokens={m['value']:,} tokens"
+            + (f" ({limits})" if limits else "")
+            + (f", {sg['available_gpu_mem']['value']:.2f} GiB left on the GPU" if sg.get("available_gpu_mem") else "")
+        )
+    if sg.get("weights"):
+        w = sg["weights"]
+        notes.append(
+            f"line {w['line']}: the weights took {w['usage']:.2f} GiB (SGLang prints GiB as “GB”), "
+            f"{w['avail']:.2f} GiB left on the GPU"
+        )
+    if sg.get("refusal"):
+        r = sg["refusal"]
+        notes.append(f"the engine refused to start (line {r['line']}): {r['value']}")
+    notes.append(
+        "not modelled yet: SGLang's budget rule: the pool gets what is left of total memory x mem_fraction_static "
+        "after the weights (SGLang picks mem_fraction_static from the card and settings when it is not given); "
+        "kvlab rebuilds the bytes per token, not the token count"
+    )
+    return {"settings": settings, "checks": checks, "notes": notes}
+
+
+def _explain_trtllm(t: dict, arch: Architecture | None, stated: dict) -> dict:
+    """TensorRT-LLM: bytes per token from the model, the block arithmetic the log prints; its budget is named."""
+    settings: list = []
+    checks: list = []
+    notes: list = []
+    tp = stated.get("tensor_parallel_size", 1)
+    _setting(
+        settings,
+        "tensor parallel (tp_size)",
+        tp,
+        "you" if "tensor_parallel_size" in stated else "default (not in the log)",
+    )
+    dtype, source = _engine_dtype(None, stated, "f16")
+    _setting(settings, "KV cache dtype (the engine's kv_cache_dtype)", dtype, source)
+    tokens = t.get("tokens") or (
+        {"value": t["allocated"]["tokens"], "line": t["allocated"]["line"]} if t.get("allocated") else None
+    )
+    per_token = None
+    if arch is not None:
+        k_tok, v_tok, n_layers = _per_rank_kv_bytes(arch, dtype, tp, replicate_floor=False)
+        per_token = k_tok + v_tok
+        how = f"{n_layers} attention layers' K and V per token on one GPU ({dtype}, heads split over tp {tp})"
+    memory = t.get("kv_bytes") or t.get("allocated")
+    if tokens and memory:
+        if t.get("kv_bytes"):
+            logged_bytes, logged_text = t["kv_bytes"]["value"], f"{t['kv_bytes']['value']:,} B"
+            implied = logged_bytes / tokens["value"]
+        else:
+            logged_bytes, logged_text = t["allocated"]["gib"] * GIB, f"{t['allocated']['gib']:.2f} GiB"
+            implied = logged_bytes / tokens["value"]
+        if per_token is not None:
+            rebuilt = tokens["value"] * per_token
+            ok = rebuilt == logged_bytes if t.get("kv_bytes") else _gib(rebuilt) == f"{t['allocated']['gib']:.2f}"
+            checks.append(
+                {
+                    "figure": "KV cache memory from the token count",
+                    "line": memory["line"],
+                    "logged": logged_text,
+                    "rebuilt": f"{rebuilt:,} B" if t.get("kv_bytes") else f"{_gib(rebuilt)} GiB",
+                    "status": "exact" if ok else "differs",
+                    "terms": [
+                        {
+                            "term": "per token",
+                            "logged": f"{implied:,.1f} B",
+                            "rebuilt": f"{per_token:,} B",
+                            "how": how,
+                            "ok": ok,
+                        }
+                    ],
+                    "why": None
+                    if ok
+                    else f"the log's cache takes {implied:,.1f} B per token, the model {per_token:,} B: another model, "
+                    "KV dtype or tensor-parallel size than the log's",
+                }
+            )
+        else:
+            notes.append(
+                f"line {memory['line']}: {logged_text} for {tokens['value']:,} tokens is {implied:,.1f} B per token "
+                "on this GPU; state the model to rebuild it"
+            )
+    elif tokens and per_token is not None:
+        checks.append(
+            {
+                "figure": "KV cache memory from the token count",
+                "line": tokens["line"],
+                "logged": f"{tokens['value']:,} tokens",
+                "rebuilt": f"{_gib(tokens['value'] * per_token)} GiB",
+                "status": "predicted",
+                "terms": [],
+                "why": f"the log prints no memory; {tokens['value']:,} tokens x {per_token:,} B ({how})",
+            }
+        )
+    profile = t.get("profile")
+    if profile and profile["kv_size"] and per_token is not None:
+        ok = profile["kv_size"] == per_token
+        checks.append(
+            {
+                "figure": "KV bytes per token (kv size)",
+                "line": profile["line"],
+                "logged": f"{profile['kv_size']:,} B",
+                "rebuilt": f"{per_token:,} B",
+                "status": "exact" if ok else "differs",
+                "terms": [],
+                "why": None
+                if ok
+                else "another model, KV dtype or tensor-parallel size, or a draft model's own KV "
+                "(the PyTorch backend adds a drafter's bytes per token)",
+            }
+        )
+    blocks, per_block = t.get("primary_blocks"), t.get("tokens_per_block")
+    if blocks and per_block and tokens:
+        ok = blocks["value"] * per_block["value"] == tokens["value"]
+        checks.append(
+            {
+                "figure": "tokens in the primary pool",
+                "line": tokens["line"],
+                "logged": f"{tokens['value']:,} tokens",
+                "rebuilt": f"{blocks['value'] * per_block['value']:,} tokens",
+                "status": "exact" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "tokens",
+                        "logged": f"{tokens['value']:,}",
+                        "rebuilt": f"{blocks['value'] * per_block['value']:,}",
+                        "how": f"{blocks['value']:,} primary blocks x {per_block['value']} tokens per block",
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "the blocks and the token count disagree: the pasted text may mix two runs",
+            }
+        )
+    window, per_seq = t.get("window"), t.get("blocks_per_seq")
+    if window and per_seq and per_block:
+        need = -(-window["value"] // per_block["value"])
+        ok = need == per_seq["value"]
+        checks.append(
+            {
+                "figure": "KV cache blocks per sequence",
+                "line": per_seq["line"],
+                "logged": str(per_seq["value"]),
+                "rebuilt": str(need),
+                "status": "exact" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "blocks",
+                        "logged": str(per_seq["value"]),
+                        "rebuilt": str(need),
+                        "how": f"ceil(window {window['value']:,} / {per_block['value']} tokens per block)",
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "another tokens per block than the log prints",
+            }
+        )
+    if profile and profile["fraction"] and profile["total"]:
+        rebuilt = (profile["total"] - profile["peak"] + (profile["tmp_kv"] or 0)) * profile["fraction"]
+        ok = abs(rebuilt - profile["available"]) <= 0.01 * (2 + profile["fraction"])
+        checks.append(
+            {
+                "figure": "KV budget from the memory profile",
+                "line": profile["line"],
+                "logged": f"{profile['available']:.2f} GiB",
+                "rebuilt": f"{rebuilt:.2f} GiB",
+                "status": "consistent" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "budget",
+                        "logged": f"{profile['available']:.2f} GiB",
+                        "rebuilt": f"{rebuilt:.2f} GiB",
+                        "how": f"(device total {profile['total']} GiB - peak {profile['peak']} GiB"
+                        + (f" + the profiling run's own KV {profile['tmp_kv']} GiB" if profile["tmp_kv"] else "")
+                        + f") x fraction {profile['fraction']:g}",
+                        "ok": ok,
+                    }
+                ],
+                "why": None
+                if ok
+                else "the profile's terms do not add up: TensorRT-LLM's formula changed between versions",
+            }
+        )
+    if t.get("too_small"):
+        ts = t["too_small"]
+        need = ts["beam"] * ts["per_block"] * ts["blocks_per_seq"]
+        notes.append(
+            f"the engine refused to start (line {ts['line']}): the pool holds {ts['tokens']:,} tokens, one sequence "
+            f"needs beam {ts['beam']} x {ts['per_block']} tokens per block x {ts['blocks_per_seq']} blocks = {need:,}"
+        )
+    if t.get("total_available"):
+        ta = t["total_available"]
+        notes.append(
+            f"line {ta['line']}: {ta['available']:.2f} of {ta['total']:.2f} GiB free when the pool was sized; the pool "
+            "takes kv_cache_free_gpu_mem_fraction of it (0.9 unless set)"
+        )
+    notes.append(
+        "not modelled yet: TensorRT-LLM's budget rule: the KV cache gets kv_cache_free_gpu_mem_fraction (0.9 "
+        "unless set) of the memory free after the engine loads (C++ runtime) or of total - peak in a profiling run "
+        "(PyTorch backend), capped by max_tokens; kvlab rebuilds the bytes per token, not the token count"
+    )
+    return {"settings": settings, "checks": checks, "notes": notes}
+
+
+# ---------------------------------------------------------------------------------------
 # the one entry point
 # ---------------------------------------------------------------------------------------
 
@@ -1383,14 +2138,16 @@ STATED_VLLM = (
 
 
 def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> dict:
-    """Rebuild every memory figure of a llama.cpp or vLLM start-up log from the model's config.
+    """Rebuild every memory figure of a llama.cpp, vLLM, SGLang or TensorRT-LLM start-up log from the model's config.
 
     `model`: a catalogue id, a Hugging Face id in the catalogue, a config.json (path, dict or
-    JSON text) or an Architecture. `engine`: "llama.cpp" or "vllm" (read from the log when
-    None). `stated`: settings the log does not show (llama.cpp: n_ctx, n_seq, type_k, type_v,
-    n_ubatch, kv_unified, swa_full, flash_attn; vLLM: max_model_len, kv_cache_dtype,
-    block_size, max_num_batched_tokens, tensor_parallel_size, pipeline_parallel_size, gpu_memory_gib, weights (a
-    format such as BF16)).
+    JSON text) or an Architecture; None reads an SGLang or TensorRT-LLM log without rebuilding
+    (what it prints per token is reported). `engine`: "llama.cpp", "vllm", "sglang" or
+    "tensorrt-llm" (read from the log when None). `stated`: settings the log does not show
+    (llama.cpp: n_ctx, n_seq, type_k, type_v, n_ubatch, kv_unified, swa_full, flash_attn; vLLM:
+    max_model_len, kv_cache_dtype, block_size, max_num_batched_tokens, tensor_parallel_size,
+    pipeline_parallel_size, gpu_memory_gib, weights (a format such as BF16); SGLang and
+    TensorRT-LLM: tensor_parallel_size, kv_cache_dtype).
     """
     unknown = sorted(set(stated) - set(STATED_LLAMACPP) - set(STATED_VLLM))
     if unknown:
@@ -1412,22 +2169,26 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
             raise ValueError(f"gpu_memory_gib must be a positive number of GiB, got {short_repr(value)}")
         if name in ("type_k", "type_v", "kv_cache_dtype", "weights") and not isinstance(value, str):
             raise ValueError(f"{name} must be a type name, got {short_repr(value)}")
-    arch = model_architecture(model)
     parsed = parse_engine_log(log)
     if engine is not None:
-        key = str(engine).lower().replace("llamacpp", "llama.cpp")
+        key = _ENGINE_ALIASES.get(str(engine).lower(), str(engine).lower())
         if key not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {short_repr(engine)}")
         parsed["engine"] = key
+    if model is None and parsed["engine"] not in ("sglang", "tensorrt-llm"):
+        raise ValueError("model: give the model the log ran (a catalogue id or a config.json) to rebuild its figures")
+    arch = model_architecture(model) if model is not None else None
+    name = arch.name if arch is not None else None
     if parsed["engine"] is None:
         return {
-            "model": arch.name,
+            "model": name,
             "engine": None,
             "settings": [],
             "checks": [],
             "notes": [
-                "no llama.cpp or vLLM memory line found: paste the start-up log (llama.cpp: the llama_context and "
-                "llama_kv_cache lines; vLLM: the KV cache memory, GPU blocks or KV cache size lines)"
+                "no llama.cpp, vLLM, SGLang or TensorRT-LLM memory line found: paste the start-up log (llama.cpp: "
+                "the llama_context and llama_kv_cache lines; vLLM: the KV cache memory, GPU blocks or KV cache size "
+                "lines; SGLang: 'KV Cache is allocated'; TensorRT-LLM: the paged KV cache lines)"
             ],
             "summary": "nothing recognised",
             "lines_read": 0,
@@ -1439,19 +2200,29 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
             | {b["line"] for b in parsed["llamacpp"]["buffers"]}
             | {f["line"] for f in parsed["llamacpp"]["facts"].values()}
         )
-    else:
+    elif parsed["engine"] == "vllm":
         out = _explain_vllm(parsed["vllm"], arch, stated)
         lines = {x["line"] for x in parsed["vllm"].values()}
+    elif parsed["engine"] == "sglang":
+        out = _explain_sglang(parsed["sglang"], arch, stated)
+        lines = {x["line"] for x in parsed["sglang"].values()}
+    else:
+        out = _explain_trtllm(parsed["trtllm"], arch, stated)
+        lines = {x["line"] for x in parsed["trtllm"].values()}
     return {
-        "model": arch.name,
+        "model": name,
         "engine": parsed["engine"],
         "settings": out["settings"],
         "checks": out["checks"],
         "notes": out["notes"],
-        "summary": _summary(out["checks"]),
+        "summary": _summary(out["checks"]).replace("from the config", "from the log's own figures")
+        if arch is None
+        else _summary(out["checks"]),
         "lines_read": len(lines),
         "sources": [
             "llama.cpp src/llama-context.cpp, llama-kv-cache.cpp, llama-kv-cache-iswa.cpp (see kv_bytes)",
-            "vllm/v1/kv_cache_interface.py, vllm/v1/core/kv_cache_utils.py (see kv_bytes)",
+            "vllm/v1/kv_cache_interface.py, vllm/v1/core/kv_cache_utils.py, vllm/v1/core/block_pool.py (see kv_bytes)",
+            "sglang python/sglang/srt/mem_cache/memory_pool.py (MHATokenToKVPool: size + page_size rows per layer)",
+            "TensorRT-LLM cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, tensorrt_llm/_torch/pyexecutor/_util.py",
         ],
     }

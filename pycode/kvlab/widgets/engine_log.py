@@ -1,4 +1,5 @@
-"""The engine-log widget (memory.md): a pasted llama.cpp or vLLM start-up log, rebuilt from the config.
+"""The engine-log widget (memory.md): a pasted llama.cpp, vLLM, SGLang or TensorRT-LLM start-up log, rebuilt
+from the config.
 
 Its own module so that the memory page's other widgets do not load the log reader
 (kvlab.memory.engine_logs) before a reader opens this one.
@@ -17,6 +18,9 @@ from kvlab.inputs import short_repr, text
 if TYPE_CHECKING:
     from kvlab.widgets.engine_log_types import EngineLogFigureResult
 
+
+# the engines explain-log reads, as the page names them
+DISPLAY_NAMES = {**ENGINE_NAMES, "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM"}
 
 STATUS_LABELS = {
     "exact": "rebuilt exactly",
@@ -57,7 +61,7 @@ def engine_log_figure(
     config: str = "",
     settings: str = "",
 ) -> EngineLogFigureResult:
-    """The engine-log widget: a llama.cpp or vLLM start-up log explained figure by figure.
+    """The engine-log widget: a llama.cpp, vLLM, SGLang or TensorRT-LLM start-up log explained figure by figure.
 
     With no `log`, the bundled `example` (a real log with its URL) is explained with its own model.
     With a `log`, it is explained for `model` (catalogue id) or, when given, the pasted `config`
@@ -127,7 +131,7 @@ def engine_log_figure(
         "log": log_shown,
         "model_name": result["model"] if source != "config" else f"your config.json ({result['model']})",
         "model_info": info,
-        "engine": ENGINE_NAMES.get(result["engine"], result["engine"]),  # the display name: vLLM, llama.cpp
+        "engine": DISPLAY_NAMES.get(result["engine"], result["engine"]),  # the display name: vLLM, SGLang, ...
         "summary": result["summary"],
         "settings": result["settings"],
         "checks": checks,

@@ -78,7 +78,7 @@ class EngineLogFigureResult(TypedDict):
     log: str
     model_name: str
     model_info: ModelInfo | None
-    engine: str | None  # None when the log has no llama.cpp or vLLM memory line
+    engine: str | None  # None when the log has no llama.cpp, vLLM, SGLang or TensorRT-LLM memory line
     summary: str
     settings: list[EngineSetting]
     checks: list[EngineCheck]
