@@ -77,6 +77,7 @@ MODULES = {
     "kvlab.widgets.prefix": ("prefix_blocks", "prefix_cache_demo", "prefix_cache_figure", "prefix_cases"),
     "kvlab.widgets.ram": ("ram_calculator",),
     "kvlab.widgets.serving": ("serving_figure", "serving_sim_figure"),
+    "kvlab.widgets.engines": ("engines_figure",),
     "kvlab.widgets.speculative": ("speculative_figure",),
     "kvlab.widgets.tokens": ("next_token_demo", "tokenize_demo"),
     "kvlab.widgets.wall": (
@@ -195,6 +196,7 @@ __all__ = [
     "kv_quant_table",
     "serving_figure",
     "serving_sim_figure",
+    "engines_figure",
     # prompt caching in the API
     "api_cache_figure",
     # disaggregated prefill and decode, KV-aware routing

@@ -28,6 +28,8 @@ from kvlab.memory.catalogue import list_gpus, list_models, model_architecture
 from kvlab.memory.engine_logs import MAX_LOG_BYTES, explain_engine_log
 from kvlab.dtypes import GIB, KV_TYPES, MIB
 from kvlab.memory.kv_bytes import MAX_CONTEXT, MAX_SEQUENCES, MODES, memory_report
+from kvlab.memory.checkpoint import is_hub_id, read_checkpoint_dir, read_hub_checkpoint
+from kvlab.memory.compare import engines_side_by_side
 from kvlab.memory.scheduler import DATASETS, simulate
 from kvlab.memory.serving import serving_estimate
 from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, fit_report
@@ -134,8 +136,9 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         "--engine",
         dest="mode",
         default="llamacpp",
-        choices=ENGINES,
-        help="llamacpp (-c context x batch, -np batch) or vllm (--max-model-len context)",
+        choices=(*ENGINES, "all"),
+        help="llamacpp (-c context x batch, -np batch), vllm (--max-model-len context), or all: vLLM, SGLang, "
+        "TensorRT-LLM and llama.cpp side by side (--gpu, --n-gpus, --weights, --context only)",
     )
     p.add_argument("--batch", type=int, default=1, help="sequences of --context tokens each, held at once")
     p.add_argument(
@@ -253,6 +256,15 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gpus", help="the GPU catalogue")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run_gpus)
+    p = sub.add_parser(
+        "checkpoint",
+        help="a checkpoint's weights as stored: a local directory (index + shard headers), a .gguf file, or a "
+        "Hugging Face id (fetched when online: config.json and the index, never the weights)",
+    )
+    p.add_argument("source", help="a directory, a .gguf file, or org/name on the Hub")
+    p.add_argument("--revision", default="main", help="Hub revision (branch, tag or commit)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run_checkpoint)
 
 
 def _model_args(p: argparse.ArgumentParser, context_required: bool = True) -> None:
@@ -335,8 +347,41 @@ def _run_memory(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_fit_all(args: argparse.Namespace) -> int:
+    """fit --engine all: what each engine sets aside for the KV cache, side by side."""
+    if not args.gpu:
+        raise ValueError("--engine all needs --gpu (each engine's rule starts from the card)")
+    r = engines_side_by_side(
+        model_architecture(args.model, args.params), args.gpu, args.context, n_gpus=args.n_gpus, weights=args.weights
+    )
+    if args.json:
+        print(json.dumps(r, indent=1))
+        return 0
+    print(
+        f"{r['model']} on {r['n_gpus']} x {r['gpu']}, {args.weights} weights, {plural(r['context'], 'token')} of context"
+    )
+    print(
+        f"  {'engine':14s} {'KV cache / GPU':>15s} {'tokens it holds':>16s} {'sequences at ctx':>17s} {'longest context':>16s}"
+    )
+    for row in r["rows"]:
+        seqs = f"{row['max_sequences_at_context']:,}" if row["fits"] else "refuses"
+        print(
+            f"  {row['engine_name']:14s} {_size(row['kv_budget_bytes']):>15s} {row['max_tokens']:>16,} {seqs:>17s} "
+            f"{row['longest_context'] or 0:>16,}"
+        )
+    for row in r["rows"]:
+        print(f"  {row['engine_name']} ({row['version_modelled']}): {row['rule']}")
+        if row["refusal"]:
+            print(f"    refuses: {row['refusal']}")
+        for doubt in row["unsure"]:
+            print(f"    unsure: {doubt}")
+    return 0
+
+
 def _run_fit(args: argparse.Namespace) -> int:
     _check_context_and_batch(args)
+    if args.mode == "all":
+        return _run_fit_all(args)
     r = fit_report(
         model_architecture(args.model, args.params),
         args.context,
@@ -613,6 +658,27 @@ def _run_models(args: argparse.Namespace) -> int:
         kinds = ", ".join(f"{n} {k}" for k, n in m["layers_by_kind"].items() if n)
         flag = "" if m["confirmed"] else "  (some fields unconfirmed)"
         print(f"{m['id']:20s} {m['attention']:4s} {kinds:24s} {m['params'] / 1e9:7.2f}B  {m['hf_id']}{flag}")
+    return 0
+
+
+def _run_checkpoint(args: argparse.Namespace) -> int:
+    if is_hub_id(args.source):
+        r = read_hub_checkpoint(args.source, args.revision)
+    else:
+        r = read_checkpoint_dir(args.source)
+    if args.json:
+        print(json.dumps(r, indent=1))
+        return 0
+    print(f"{args.source}: {_size(r['bytes'])} ({r['bytes']:,} bytes) as stored, from the {r['source']}")
+    for part, v in r["parts"].items():
+        if not v["tensors"]:
+            continue
+        size = _size(v["bytes"]) if v.get("bytes") is not None else "size not in the index"
+        print(f"  {part:12s} {size:>22s}   {v['tensors']:,} tensors")
+    for dtype, n in r["dtypes"].items():
+        print(f"  {dtype:12s} {_size(n):>22s}")
+    for note in r["notes"]:
+        print(f"  note: {note}")
     return 0
 
 

@@ -547,3 +547,21 @@ def test_the_users_grid_empties_as_the_context_grows_and_the_price_per_chat_clim
         rows.append((on, price))
     assert all(a[0] > b[0] and a[1] < b[1] for a, b in zip(rows, rows[1:])), rows
     assert serving_figure(context=2**20)["users"]["text"].startswith("not one chat")
+
+
+def test_cli_fit_engine_all_puts_the_four_engines_side_by_side(capsys):
+    """fit --engine all: vLLM, SGLang, TensorRT-LLM and llama.cpp on the same model and card, each with the
+    version it models and its rule; the same rows as kvlab.memory.compare.engines_side_by_side."""
+    from kvlab.memory.compare import engines_side_by_side
+
+    argv = ("fit", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--context", "32768", "--weights", "BF16")
+    code, out = run(capsys, *argv, "--engine", "all", "--json")
+    assert code == 0, out.err
+    data = json.loads(out.out)
+    assert data == json.loads(json.dumps(engines_side_by_side("qwen3-32b", "h100-sxm", 32768, weights="BF16")))
+    assert [r["engine_name"] for r in data["rows"]] == ["vLLM", "SGLang", "TensorRT-LLM", "llama.cpp"]
+    code, out = run(capsys, *argv, "--engine", "all")
+    assert code == 0 and all(name in out.out for name in ("vLLM", "SGLang", "TensorRT-LLM", "llama.cpp"))
+    assert "refuses" in out.out and "unsure:" in out.out
+    code, out = run(capsys, "fit", "--model", "qwen3-32b", "--memory-gib", "80", "--context", "4096", "--engine", "all")
+    assert code == 2 and "--engine all needs --gpu" in out.err

@@ -737,3 +737,77 @@ def read_checkpoint_dir(path: str) -> dict:
             f"{len(short)} shard file(s) shorter than their headers say (a partial download?): {short[0]}"
         )
     return out
+
+
+# --- the Hugging Face Hub (the command line, when online; the site never calls this) -------------
+
+HUB_URL = "https://huggingface.co"  # KVLAB_HUB_URL overrides it (tests serve a local copy)
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+HUB_TIMEOUT_S = 15
+
+
+def is_hub_id(text: str) -> bool:
+    """ "org/name" that is not a local path."""
+    return bool(HUB_ID.match(text)) and not os.path.exists(os.path.expanduser(text))
+
+
+def _hub_get(url: str, limit: int, what: str, byte_range: tuple[int, int] | None = None) -> bytes | None:
+    """GET `url` (at most `limit` bytes); None for a 404; a ValueError that says what to do otherwise."""
+    import urllib.error
+    import urllib.request
+
+    headers = {"User-Agent": "kvlab"}
+    if byte_range:
+        headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
+    token = os.environ.get("HF_TOKEN")
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=HUB_TIMEOUT_S) as r:
+            data = r.read(limit + 1)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return None
+        if exc.code in (401, 403):
+            raise ValueError(
+                f"{what}: the Hub says {exc.code} (a gated or private repository): accept its licence and set "
+                "HF_TOKEN, or download config.json and model.safetensors.index.json and give their directory"
+            ) from None
+        raise ValueError(f"{what}: the Hub answered {exc.code}") from None
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ValueError(
+            f"{what}: the Hub cannot be reached ({short_repr(str(reason), 80)}); offline, give a local directory "
+            "with config.json and model.safetensors.index.json instead"
+        ) from None
+    if len(data) > limit:
+        raise ValueError(f"{what}: more than {limit:,} bytes; kvlab reads at most that")
+    return data
+
+
+def read_hub_checkpoint(repo_id: str, revision: str = "main") -> dict:
+    """Weights as stored for a Hub repository, read without downloading any weights: its config.json (the
+    layer count), its model.safetensors.index.json (total_size and tensor names), or for a single-file
+    model the header of model.safetensors (two ranged requests: its length, then the header)."""
+    if not HUB_ID.match(repo_id):
+        raise ValueError(f"checkpoint {short_repr(repo_id)}: not a Hub id (org/name) or a local path")
+    base = f"{os.environ.get('KVLAB_HUB_URL', HUB_URL).rstrip('/')}/{repo_id}/resolve/{revision}"
+    config = _hub_get(f"{base}/config.json", MAX_CONFIG_BYTES, f"{repo_id} config.json")
+    layers = None
+    if config is not None:
+        cfg = _as_json(config, "config.json")
+        text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
+        n = text.get("num_hidden_layers") or cfg.get("num_hidden_layers")
+        layers = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
+    index = _hub_get(f"{base}/model.safetensors.index.json", MAX_INDEX_BYTES, f"{repo_id} safetensors index")
+    if index is not None:
+        out = checkpoint_weights_bytes(index=index, num_hidden_layers=layers)
+    else:
+        first = _hub_get(f"{base}/model.safetensors", 8, f"{repo_id} model.safetensors", (0, 7))
+        if first is None:
+            raise ValueError(f"{repo_id}: no model.safetensors.index.json and no model.safetensors on the Hub")
+        n = safetensors_header_length(first)
+        header = _hub_get(f"{base}/model.safetensors", 8 + n, f"{repo_id} model.safetensors", (0, 7 + n))
+        out = checkpoint_weights_bytes(safetensors_headers={"model.safetensors": header}, num_hidden_layers=layers)
+    out["notes"] = [f"read from {base}"] + out["notes"]
+    return out

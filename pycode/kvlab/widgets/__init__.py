@@ -7,6 +7,7 @@ kv_cache    kv-cache.md        step_through, step_through_figure, cache_equivale
 generate    generate.md        generation_demo, race_demo, race_theory
 memory      memory.md          kv_memory_figure, gpu_fit_figure
 engine_log  memory.md          engine_log_figure (a start-up log, rebuilt from the config)
+engines     memory.md          engines_figure (vLLM, SGLang, TensorRT-LLM, llama.cpp side by side)
 kv_quant    memory.md          kv_quant_demo, kv_quant_table (the cache stored quantized)
 serving     serving.md         serving_figure, serving_sim_figure (the scheduler simulation, played)
 prefix      prefix-cache.md    prefix_cache_demo, prefix_cache_figure, prefix_blocks
