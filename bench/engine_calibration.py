@@ -17,12 +17,17 @@ figures read off it). Three tables:
    kvlab.memory.engines), and whether the verdict (starts / refuses) matches.
 3. Fit: the reserve each log implies (util x driver memory - weights - available KV) against
    the model's estimate; --write stores the fitted constant and the error band.
+4. CUDA graphs (vLLM 0.21+): the estimate each log prints ("Estimated CUDA graph memory"), or implies
+   (|util - the util it is equivalent to| x driver memory); a constant fitted on the logs that print it
+   under 0.21's default (subtracted), checked on the others; --write stores it under versions["0.21+"].
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import statistics
 import sys
 from pathlib import Path
 
@@ -38,8 +43,8 @@ from kvlab.memory.calibration import (  # noqa: E402
     reading_table,
 )
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
-from kvlab.memory.calibration import calibration, log_text, model_of  # noqa: E402
-from kvlab.memory.engine_logs import explain_engine_log  # noqa: E402
+from kvlab.memory.calibration import calibration, gpu_of, log_text, model_of  # noqa: E402
+from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noqa: E402
 
 OTHER_ENGINES = ("sglang", "tensorrt-llm")
 
@@ -79,6 +84,85 @@ def fit(write: bool) -> None:
         print(f"wrote {ENGINES_JSON.relative_to(ROOT)}")
 
 
+def cuda_graph_rows() -> list[dict]:
+    """Every calibration log with vLLM's CUDA graph estimate, printed or implied by its utilization lines.
+
+    Read with explain-log's own readers (engine_logs.parse_engine_log). The fit set is the logs that print
+    the estimate in GiB under 0.21's default (the estimate subtracted); the rest are held out."""
+    rows = []
+    for entry in calibration():
+        if entry["engine"] != "vllm":
+            continue
+        v = parse_engine_log(log_text(entry))["vllm"]
+        cg, eq = v.get("cuda_graph_gib"), v.get("equivalent_util")
+        if not cg and not eq:
+            continue
+        card = gpu_of(entry)
+        if cg:
+            gib, how = cg["value"], f"printed (line {cg['line']})"
+        elif card:
+            total = engines.driver_memory(card)["bytes"] / engines.GIB
+            diff = abs(float(eq["util"]) - float(eq["without"] if eq["subtracted"] else eq["with"]))
+            gib, how = diff * total, f"abs({eq['util']} - {eq['without']}) x {total:.2f} GiB ({card['id']})"
+        else:
+            continue
+        rows.append(
+            {
+                "file": entry["file"],
+                "source": entry["source"],
+                "gib": gib,
+                "how": how,
+                "subtracted": bool(eq["subtracted"]) if eq else True,
+                "in_fit": bool(cg) and (not eq or eq["subtracted"]),
+                "tp": entry.get("args", {}).get("tensor_parallel_size") or entry.get("n_gpus") or 1,
+                "model": entry.get("model_id") or "not named",
+                "version": entry.get("engine_version") or "not printed",
+            }
+        )
+    return rows
+
+
+def cuda_graph_fit(write: bool) -> dict:
+    rows = cuda_graph_rows()
+    fit_rows = [r for r in rows if r["in_fit"]]
+    value = statistics.median(r["gib"] for r in fit_rows)
+    band = math.ceil(max(max(abs(r["gib"] - value) for r in fit_rows), 0.05) * 20) / 20  # up to 0.05 GiB
+    print("\n## 4. CUDA graph estimate (vLLM 0.21+ subtracts it from the KV budget), GiB per GPU\n")
+    print("| log | vLLM | model | TP | estimate | how | subtracted | role | kvlab | error |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        r["error"] = value - r["gib"]
+        print(
+            f"| {r['file']} | {r['version']} | {r['model']} | {r['tp']} | {r['gib']:.2f} | {r['how']} | "
+            f"{'yes' if r['subtracted'] else 'no (before 0.19, opt-in)'} | {'fit' if r['in_fit'] else 'held out'} | "
+            f"{value:.3f} | {r['error']:+.2f} |"
+        )
+    held = [r for r in rows if not r["in_fit"]]
+    print(
+        f"\nconstant {value:.3f} GiB (median of {len(fit_rows)}), fit error up to {band:.2f} GiB; held out: "
+        + ", ".join(f"{r['file'].split('/')[-1]} {r['error']:+.2f}" for r in held)
+        + ". It depends on the captured batch sizes (max_num_seqs x (1 + speculative tokens), at most 512), the "
+        "number of sizes per graph mode, the layers per GPU and the tensor-parallel split; these logs cannot "
+        "separate them (two name no model), so the model is this constant and its band."
+    )
+    fitted = {
+        "gib": round(value, 3),
+        "band_gib": band,
+        "fitted_on": [{"file": r["file"], "gib": r["gib"], "source": r["source"]} for r in fit_rows],
+        "held_out": [
+            {"file": r["file"], "gib": round(r["gib"], 3), "error_gib": round(r["error"], 3), "source": r["source"]}
+            for r in held
+        ],
+    }
+    if write:
+        data = json.loads(ENGINES_JSON.read_text(encoding="utf-8"))
+        data["vllm"]["versions"]["0.21+"]["cuda_graphs"].update(fitted)
+        ENGINES_JSON.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        engines.engine_data.cache_clear()
+        print(f"wrote the CUDA graph fit to {ENGINES_JSON.relative_to(ROOT)}")
+    return fitted
+
+
 def other_engines_table() -> list[dict]:
     """SGLang and TensorRT-LLM logs: what explain-log reads and rebuilds (their budget rules are not modelled)."""
     rows = []
@@ -109,6 +193,7 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="rewrite the fitted keys of kvlab/data/engines.json")
     args = ap.parse_args()
     fit(args.write)
+    cuda_graph_fit(args.write)
 
     rows, ok, total = reading_table()
     print("\n## 1. Reading: explain-log rebuilds the logged KV figures\n")

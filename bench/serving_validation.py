@@ -8,9 +8,12 @@ weights, its workload (num_prompts, max_concurrency or request rate, lengths; Sh
 kvlab's "sharegpt-like" lengths with the means the run's own totals give: total input tokens /
 prompts and total generated tokens / prompts, read off its printed result). Printed per run:
 predicted / measured output tokens per second, median TTFT and median TPOT; then the median
-|ratio - 1| and the share of runs within 2x, split into runs whose figures set one of kvlab's
-efficiencies and runs never used for that (today: none of these runs set an efficiency; the
-efficiencies come from pycode/kvlab/data/serving_benchmarks.json, a different set of points).
+|ratio - 1| and the share of runs within 2x, split into vLLM runs held out (never used for a
+constant), vLLM runs whose figures set the simulation's step-time constants (USED_FOR_CALIBRATION,
+chosen by the rule stated there; fitted by bench/serving_sim_calibration.py), and SGLang runs,
+reported apart (the simulation models vLLM's engine); the baseline before the fit is printed beside.
+Random-dataset runs whose answers stopped at EOS (fewer tokens generated than prompts x output length)
+are simulated with the run's mean answer length.
 
 A run is skipped, with its reason, when its model or GPU is not in the catalogue or its lengths
 are not known. A run the engine completed and kvlab calls "does not fit" is counted and named.
@@ -31,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pycode"))
 
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
-from kvlab.memory.scheduler import simulate  # noqa: E402
+from kvlab.memory.scheduler import SIMULATION_KEYS, simulate, simulation_constants  # noqa: E402
 
 RUNS = ROOT / "tests" / "python" / "data" / "serving_runs.json"
 
@@ -41,14 +44,47 @@ ASSUMED_GPU = {
     "H100 80GB": "h100-sxm",
     "H100-80GB": "h100-sxm",
     "NVIDIA H100 80GB HBM3": "h100-sxm",
+    # Modal's H100 (achatbot PR 183's SERVE_IMAGE_GPU=H100): the variant is not stated; kvlab assumes SXM
+    "H100 (Modal)": "h100-sxm",
 }
 
 # the run's published weights, as kvlab's weights formats name them
 WEIGHTS = [("MXFP4", "MXFP4"), ("FP8", "FP8"), ("AWQ", "INT4"), ("INT4", "INT4"), ("BF16", "BF16")]
 
-# Runs whose measured figures set an efficiency of the simulation (bench/serving_calibration.py):
-# none yet; the efficiencies are fitted on serving_benchmarks.json's points.
-USED_FOR_CALIBRATION: set[str] = set()
+# The split (issue 40), fixed by a rule on the run ids before any fit, not by which runs fit best:
+# the vLLM runs of serving_runs.json whose model and GPU are in kvlab's catalogue (GPU as published or
+# through ASSUMED_GPU), sorted by id; the 1st, 3rd, 5th, ... set the simulation's constants
+# (bench/serving_sim_calibration.py), the 2nd, 4th, ... are held out. SGLang runs are never used: the
+# simulation models vLLM's engine, so they are reported apart. `calibration_split()` recomputes this set
+# from the rule (tests/python/test_serving_sim_calibration.py checks that the two agree).
+USED_FOR_CALIBRATION: set[str] = {
+    "gpustack-a100-gptoss20b-vllm-random128",
+    "gpustack-a100-gptoss20b-vllm-random4k",
+    "gpustack-a100-qwen3-32b-vllm-sharegpt",
+    "gpustack-h100-qwen35-9b-vllm-rate1",
+    "gpustack-h200-dsr1-vllm-sharegpt",
+    "gpustack-h200-qwen35-35b-a3b-vllm-sharegpt",
+    "recipes-pr431-mi300x-qwen3guard-gen-8b-c32",
+    "vllm-pr23696-b200-gptoss120b-tp8-sharegpt",
+}
+
+# The baseline before this calibration (bench/results/2026-12-05-serving-simulation-baseline.md: efficiencies
+# from serving_benchmarks.json's decode table, no overheads, 11 catalogue runs, none used for a fit).
+BASELINE = {
+    "out": "median |pred/meas − 1| 60%, within 2×: 4 of 11",
+    "ttft": "median |pred/meas − 1| 75%, within 2×: 3 of 11",
+    "tpot": "median |pred/meas − 1| 87%, within 2×: 4 of 10",
+}
+
+
+def load_runs() -> list[dict]:
+    return json.loads(RUNS.read_text(encoding="utf-8"))["runs"]
+
+
+def calibration_split(runs: list[dict] | None = None) -> tuple[set[str], set[str]]:
+    """(calibration ids, held-out ids) by the rule above."""
+    eligible = sorted(r["id"] for r in (runs or load_runs()) if r["engine"] == "vllm" and settings_of(r)[0] is not None)
+    return set(eligible[0::2]), set(eligible[1::2])
 
 
 def totals(verbatim: str) -> tuple[int | None, int | None]:
@@ -90,6 +126,9 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
         args |= {"dataset": "random", "input_len": int(w["input_len"]), "output_len": int(w["output_len"])}
         if w.get("random_range_ratio"):
             args["random_range_ratio"] = float(w["random_range_ratio"])
+        if prompts_out and prompts_out < 0.98 * n * int(w["output_len"]):
+            # answers stopped at EOS (no --ignore-eos): the simulation generates the run's mean answer length
+            args["output_len"] = max(1, round(prompts_out / n))
     if w.get("max_concurrency"):
         args["max_concurrency"] = int(w["max_concurrency"])
     rate = w.get("request_rate")
@@ -114,9 +153,12 @@ def ratio(pred: float | None, meas: float | None) -> float | None:
     return pred / meas
 
 
-def table() -> tuple[list[dict], list[tuple[str, str]]]:
+def table(constants: dict | None = None, only: set[str] | None = None) -> tuple[list[dict], list[tuple[str, str]]]:
+    """Each run simulated (with `constants` as simulate's step-time arguments, if given; only the ids in `only`)."""
     rows, skipped = [], []
-    for run in json.loads(RUNS.read_text(encoding="utf-8"))["runs"]:
+    for run in load_runs():
+        if only is not None and run["id"] not in only:
+            continue
         args, note = settings_of(run)
         if args is None:
             skipped.append((run["id"], note))
@@ -124,7 +166,7 @@ def table() -> tuple[list[dict], list[tuple[str, str]]]:
         model, gpu = args.pop("model"), args.pop("gpu")
         m = run["measured"]
         try:
-            r = simulate(model, gpu, **args)
+            r = simulate(model, gpu, **args, **(constants or {}))
         except ValueError as e:
             rows.append({"id": run["id"], "error": str(e), "note": note, "completed_by_engine": True})
             continue
@@ -161,22 +203,37 @@ def summary(rows: list[dict], key: str) -> str:
 def main() -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     rows, skipped = table()
-    print("| run | engine | output tok/s pred / meas | ratio | TTFT p50 ratio | TPOT p50 ratio | preemptions | note |")
-    print("|---|---|---|---|---|---|---|---|")
+    held_out = calibration_split()[1]
+    print(
+        "| run | engine | split | output tok/s pred / meas | ratio | TTFT p50 ratio | TPOT p50 ratio | preemptions | note |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        split = "fit" if r["id"] in USED_FOR_CALIBRATION else ("held out" if r["id"] in held_out else "apart")
         if "error" in r:
-            print(f"| {r['id']} | | **refused: {r['error']}** | | | | | {r['note']} |")
+            print(f"| {r['id']} | | {split} | **refused: {r['error']}** | | | | | {r['note']} |")
             continue
         print(
-            f"| {r['id']} | {r['engine']} | {r['pred_out']:,.0f} / {r['meas_out']:,.0f} | {fmt(r['out'])} | "
+            f"| {r['id']} | {r['engine']} | {split} | {r['pred_out']:,.0f} / {r['meas_out']:,.0f} | {fmt(r['out'])} | "
             f"{fmt(r['ttft'])} | {fmt(r['tpot'])} | {r['preemptions']} | {r['note']} |"
         )
     print()
     refused = [r["id"] for r in rows if "error" in r]
     print(f"Runs the engine completed that kvlab refuses: {len(refused)} {refused if refused else ''}")
+    c = simulation_constants()
+    print(
+        "Constants (serving_benchmarks.json 'simulation'): "
+        + ", ".join(f"{k} {c[k]:g}" for k in SIMULATION_KEYS)
+        + f"; fitted on {len(c['runs'])} runs"
+    )
+    print(
+        f"before (baseline, 11 runs, none fitted): output tok/s {BASELINE['out']}; TTFT {BASELINE['ttft']}; "
+        f"TPOT {BASELINE['tpot']}"
+    )
     for group, members in (
-        ("never used for an efficiency", [r for r in rows if not r.get("used")]),
-        ("used for an efficiency", [r for r in rows if r.get("used")]),
+        ("after, vLLM held out (never used for a constant)", [r for r in rows if r["id"] in held_out]),
+        ("after, vLLM used for the constants", [r for r in rows if r["id"] in USED_FOR_CALIBRATION]),
+        ("after, SGLang (engine not modelled, reported apart)", [r for r in rows if r.get("engine") == "sglang"]),
     ):
         ok = [r for r in members if "error" not in r]
         print(

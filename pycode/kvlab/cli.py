@@ -169,8 +169,10 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--engine-version",
         default="v1",
-        choices=("v1", "v0"),
-        help="vLLM mode: v1 (0.8 and later, the default) or v0 (0.6-0.10 with the V0 engine)",
+        choices=("v1", "v0", "0.21+"),
+        help="vLLM mode: v1 (0.8-0.20, the default), v0 (0.6-0.10 with the V0 engine) or 0.21+ (CUDA graph "
+        "estimate subtracted from the budget, null block, a hybrid model's max_num_seqs checked against its "
+        "Mamba cache blocks)",
     )
     p.add_argument(
         "--allow-long-context",

@@ -12,11 +12,22 @@ from kvlab.memory import scheduler
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.kv_bytes import kv_cache_bytes
 from kvlab.memory.scheduler import simulate
-from kvlab.memory.serving import attention_flops, prefill_flops, serving_estimate
+from kvlab.memory.serving import attention_flops, calibrated_efficiency, prefill_flops, serving_estimate
 
 MODEL, GPU = "llama-3.1-8b", "h100-sxm"
 # a deployment whose pool holds about 10 requests of 1024 + 128 tokens: preemption territory
 SMALL_POOL = {"gpu_memory_utilization": 0.25, "max_model_len": 2048}
+
+
+def plain_roofline(eff: float) -> dict:
+    """Step-time arguments for a bare roofline at `eff`: no fitted overheads."""
+    return {
+        "bandwidth_efficiency": eff,
+        "compute_efficiency": eff,
+        "step_overhead_ms": 0,
+        "request_overhead_us": 0,
+        "allreduce_latency_us": 0,
+    }
 
 
 def run(**kw):
@@ -115,19 +126,45 @@ def test_ttft_grows_with_the_queue():
 
 
 def test_one_request_at_a_time_decodes_as_serving_estimate_says():
-    r = run(num_prompts=2, max_concurrency=1, input_len=1024, output_len=128)
+    # serving_estimate's decode step at batch 1: its calibrated efficiency, no per-step overheads
     e = serving_estimate(MODEL, GPU, 1024 + 128, batch=1, answer_tokens=128)
+    eff = calibrated_efficiency(1)["value"]
+    r = run(num_prompts=2, max_concurrency=1, input_len=1024, output_len=128, **plain_roofline(eff))
     assert r["tpot_ms"]["mean"] == pytest.approx(e["seconds_per_token"] * 1000, rel=0.02)
     assert r["itl_ms"]["median"] == pytest.approx(e["seconds_per_token"] * 1000, rel=0.02)
     assert r["max_running"] == 1
 
 
 def test_given_efficiencies_scale_the_times():
-    full = run(num_prompts=20, request_rate=5, bandwidth_efficiency=1, compute_efficiency=1)
-    half = run(num_prompts=20, request_rate=5, bandwidth_efficiency=0.5, compute_efficiency=0.5)
+    full = run(num_prompts=20, request_rate=5, **plain_roofline(1))
+    half = run(num_prompts=20, request_rate=5, **plain_roofline(0.5))
     assert half["tpot_ms"]["mean"] == pytest.approx(2 * full["tpot_ms"]["mean"], rel=0.05)
     assert not half["efficiency"]["calibrated"] and half["efficiency"]["range"] == [0.5, 0.5]
+    assert half["efficiency"]["how"] == "given"
     assert run(num_prompts=5)["efficiency"]["calibrated"]
+
+
+def test_overheads_add_to_each_step():
+    base = run(num_prompts=2, max_concurrency=1, output_len=64, **plain_roofline(0.5))
+    more = run(num_prompts=2, max_concurrency=1, output_len=64, **(plain_roofline(0.5) | {"step_overhead_ms": 1.0}))
+    assert more["tpot_ms"]["mean"] == pytest.approx(base["tpot_ms"]["mean"] + 1.0, rel=1e-6)
+    per_req = run(
+        num_prompts=2, max_concurrency=1, output_len=64, **(plain_roofline(0.5) | {"request_overhead_us": 500})
+    )
+    assert per_req["tpot_ms"]["mean"] == pytest.approx(base["tpot_ms"]["mean"] + 0.5, rel=1e-6)
+
+
+def test_tensor_parallel_pays_for_its_all_reduces():
+    kw = {"num_prompts": 4, "max_concurrency": 1, "output_len": 64, "n_gpus": 2}
+    free = run(**kw, **plain_roofline(0.5))
+    slow = run(**kw, **(plain_roofline(0.5) | {"allreduce_latency_us": 10.0}))
+    layers = model_architecture(MODEL).n_layers
+    assert slow["efficiency"]["allreduces_per_step"] == 2 * layers
+    assert slow["efficiency"]["allreduce_gb_s"] == 450  # NVLink 4 of the H100 SXM (gpus.json)
+    # one decode token per step: 2 x layers x (10 us + 2 x 4096 x 2 bytes x 1/2 over 450 GB/s) more per token
+    extra_ms = 2 * layers * (10e-6 + 4096 * 2 * 2 * 0.5 / 450e9) * 1e3
+    assert slow["tpot_ms"]["mean"] - free["tpot_ms"]["mean"] == pytest.approx(extra_ms, rel=0.01)
+    assert run(num_prompts=2)["efficiency"]["allreduces_per_step"] == 0  # one GPU: none
 
 
 def test_prefix_caching_skips_the_shared_prefix():

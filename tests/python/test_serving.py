@@ -565,3 +565,14 @@ def test_cli_fit_engine_all_puts_the_four_engines_side_by_side(capsys):
     assert "refuses" in out.out and "unsure:" in out.out
     code, out = run(capsys, "fit", "--model", "qwen3-32b", "--memory-gib", "80", "--context", "4096", "--engine", "all")
     assert code == 2 and "--engine all needs --gpu" in out.err
+
+
+def test_serving_sim_says_when_the_engine_would_not_start():
+    """A model too big for the card is a sentence, not an error: the reader picks it from the menu (the
+    keyboard gate walks every option), and the widget says why nothing is served."""
+    from kvlab.widgets.serving import serving_sim_figure
+
+    d = serving_sim_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="BF16")
+    assert "would not start" in d["headline"] and "weights alone take" in d["headline"]
+    assert d["stats"] == [] and d["rows"] == [] and d["pool"].startswith("No chat is served")
+    assert serving_sim_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="Q4_K_M")["stats"]  # it fits in 4 bits

@@ -82,7 +82,49 @@ def vllm_batch_defaults(card: dict | None) -> dict:
     }
 
 
-VLLM_VERSIONS = ("v1", "v0")
+VLLM_VERSIONS = ("v1", "v0", "0.21+")
+VLLM_RECENT = "0.21+"  # the range whose start-up subtracts the CUDA graph estimate (kvlab/data/engines.json)
+
+
+def vllm_cuda_graph_estimate(n_gpus: int = 1) -> dict:
+    """What vLLM 0.21+ subtracts from the KV budget for CUDA graphs, per GPU, with its error band.
+
+    vLLM measures it (vllm/v1/worker/gpu_model_runner.py, profile_cudagraph_memory: the largest and the
+    second-largest capture of each graph mode, the rest extrapolated) and subtracts it in
+    determine_available_memory (vllm/v1/worker/gpu_worker.py). kvlab cannot capture graphs, so it uses the
+    constant `bench/engine_calibration.py --write` fits on the real logs that print the estimate, and says
+    how far off it was on the logs it held out. `n_gpus` is accepted for the day the fit depends on it.
+    """
+    cg = vllm_data()["versions"][VLLM_RECENT]["cuda_graphs"]
+    gib, band = cg["gib"], cg["band_gib"]
+    held = cg.get("held_out", [])
+    worst = max((abs(h["error_gib"]) for h in held), default=band)
+    return {
+        "bytes": int(gib * GIB),
+        "gib": gib,
+        "band_bytes": int(max(band, worst) * GIB),
+        "band_gib": max(band, worst),
+        "how": (
+            f"+ {gib:.2f} GiB of CUDA graphs, which vLLM 0.21+ profiles and subtracts from the KV budget by default "
+            f"(estimate: the median of {len(cg['fitted_on'])} logged estimates, off by up to {max(band, worst):.2f} "
+            f"GiB on {len(held)} held-out log(s); it grows with the captured batch sizes and the layers per GPU)"
+        ),
+        "source": cg["source"],
+    }
+
+
+def vllm_mamba_blocks(available_bytes: int, layout: dict) -> int | None:
+    """vLLM 0.21+'s "available Mamba cache blocks" for a hybrid layout: the pool's blocks less the null block.
+
+    None for a layout without a recurrent state (the check does not apply)."""
+    if not any(t["kind"] == "linear" for t in layout["types"]):
+        return None
+    return max(0, int(max(0, available_bytes) // layout["memory_per_block"]) - 1)
+
+
+def vllm_mamba_refusal(max_num_seqs: int, blocks: int) -> str:
+    """vLLM's refusal when max_num_seqs exceeds the Mamba cache blocks, worded as vLLM prints it."""
+    return vllm_data()["versions"][VLLM_RECENT]["mamba_check"]["message"].format(seqs=max_num_seqs, blocks=blocks)
 
 
 def vllm_v0_batched_tokens(max_model_len: int) -> int:
@@ -210,6 +252,8 @@ def vllm_setup(
     was counted. `n_gpus` is the tensor-parallel size, `pp` the pipeline stages.
     Under V0 the batch (and so the reserve) depends on `max_model_len`:
     `context_dependent` says so, and the caller asks again per context.
+    `version` "0.21+" is V1's rule plus what 0.21 and later do at start-up: `cuda_graphs` (the estimate
+    subtracted from the budget), `null_block` and `mamba_check` (see vllm_mamba_blocks).
     """
     if version not in VLLM_VERSIONS:
         raise ValueError(f"engine_version must be one of {', '.join(VLLM_VERSIONS)}, got {short_repr(version)}")
@@ -249,9 +293,15 @@ def vllm_setup(
         reserve["stage_bytes"] = reserve["bytes"]
     else:
         reserve = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, pp)
+    recent = version == VLLM_RECENT
     return {
         "engine": "vllm",
         "version_id": version,
+        # vLLM 0.21+: the CUDA graph estimate comes off the budget, the null block off the pool, and a hybrid
+        # model's max_num_seqs is checked against its Mamba cache blocks (kvlab/data/engines.json, each with its source)
+        "cuda_graphs": vllm_cuda_graph_estimate(n_gpus) if recent else None,
+        "null_block": recent,
+        "mamba_check": recent,
         "version": vllm_data()["versions"][version]["label"],
         "context_dependent": version == "v0" and max_num_batched_tokens is None,
         "usable_bytes": usable["bytes"],

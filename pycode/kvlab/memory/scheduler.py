@@ -43,16 +43,35 @@ layer (`kvlab.memory.kv_bytes.vllm_kv_cache` layout, `vllm_blocks`). A request h
 cdiv(tokens, block_size) blocks per full-attention group (sliding and chunked groups at most
 what their window needs, a recurrent state one block).
 
-Time of a step: the roofline of `kvlab.memory.serving`, applied to what the step really does.
-Bytes read = weights (once per step; an MoE reads at most tokens x active experts) + each
-scheduled request's KV cache at its current length (`kv_cache_bytes`); FLOPs = 2 x active
-params per token scheduled + attention of every token over its context (`attention_flops`,
+Time of a step: the roofline of `kvlab.memory.serving`, applied to what the step really does,
+plus what the roofline leaves out. Bytes read = weights (once per step; an MoE reads the experts its
+tokens touch: with routing spread evenly a token uses a share s = experts per token / experts of the
+catalogue config, so T tokens touch 1 - (1 - s)^T of the expert weights, the rest of the model every
+step) + each scheduled request's KV cache at its current length (`kv_cache_bytes`); FLOPs = 2 x
+active params per token scheduled + attention of every token over its context (`attention_flops`,
 summed over a prefill chunk's positions, as `prefill_flops`). The step takes
-max(bytes / bandwidth / bandwidth_efficiency, FLOPs / peak / compute_efficiency). By default
-both efficiencies are `calibrated_efficiency(requests in the step)`, the share of the roofline
-published vLLM/SGLang/TensorRT-LLM runs reach at that batch (kvlab/data/serving_benchmarks.json),
-as `serving_estimate` uses; they are parameters, and a later step calibrates them on
-`vllm bench serve` runs.
+
+    max(bytes / bandwidth / bandwidth_efficiency, FLOPs / peak / compute_efficiency)
+    + step_overhead_ms + requests in the step x request_overhead_us
+    + (tensor parallel) 2 x layers x (allreduce_latency_us + tokens x hidden_size x 2 bytes x 2 (n - 1) / n
+      / allreduce_gb_s)
+
+- bandwidth_efficiency: the share of HBM bandwidth a decode step reaches (weights and KV reads);
+- compute_efficiency: the share of the dense BF16 peak a prefill chunk reaches;
+- step_overhead_ms: a fixed time per step (vLLM's CPU side: scheduling, input preparation, launches);
+- request_overhead_us: a time per request in the step (sampling, output processing, detokenization:
+  vLLM's per-request CPU work, and whatever else grows with the batch that the roofline misses);
+- all-reduces: tensor parallelism sums each layer's attention and MLP outputs over the GPUs (2 per
+  layer; a ring moves 2 (n - 1) / n of the activations over each GPU's link, `allreduce_gb_s`
+  defaulting to the card's interconnect in kvlab/data/gpus.json, else PCIe 5 from interconnects.json),
+  each with a latency.
+
+Every default is fitted on published `vllm bench serve` runs (tests/python/data/serving_runs.json,
+the runs bench/serving_validation.py's USED_FOR_CALIBRATION names; the other vLLM runs are held
+out) by bench/serving_sim_calibration.py, and stored with those runs in
+kvlab/data/serving_benchmarks.json ("simulation"; `simulation_constants()`). They are effective
+values: the fitted all-reduce latency, for one, also carries whatever else tensor-parallel steps cost
+(expert routing across GPUs, synchronisation), and the per-request time what grows with the batch.
 
 Speed: steps in which every running request decodes and nothing can be admitted (the queue is
 empty, or max_num_seqs, the token budget or the pool stops its head) repeat with the same
@@ -83,13 +102,15 @@ network and detokenization time, the tokenizer's special tokens, requests that s
 
 from __future__ import annotations
 
+import json
 import math
 from collections import deque
+from functools import cache
 
 import numpy as np
 
 from kvlab.memory.architecture import CHUNKED, FULL, LINEAR, SLIDING, Architecture
-from kvlab.memory.catalogue import get_gpu, model_architecture
+from kvlab.memory.catalogue import DATA_DIR, get_gpu, get_model, model_architecture
 from kvlab.memory.kv_bytes import (
     MAX_CONTEXT,
     VLLM_BLOCK_SIZE,
@@ -99,7 +120,8 @@ from kvlab.memory.kv_bytes import (
     vllm_blocks,
     vllm_kv_cache,
 )
-from kvlab.memory.serving import attention_flops, calibrated_efficiency, weights_read
+from kvlab.memory.serving import attention_flops, serving_benchmarks
+from kvlab.memory.weights import model_weights_bytes, weights_bytes
 from kvlab.memory.verdict import fit_verdict
 from kvlab.inputs import finite_number, one_of, short_repr
 
@@ -116,6 +138,47 @@ SHAREGPT_SIGMA_OUTPUT = 0.9
 SHAREGPT_MIN_TOKENS = 4
 SHAREGPT_MAX_FACTOR = 8
 JUMP_STEPS = 256  # the most identical decode steps taken together (bounds the arrays of one stretch)
+ACTIVATION_BYTES = 2  # a token's activations cross an all-reduce in BF16/FP16: hidden_size x 2 bytes
+SIMULATION_KEYS = (
+    "bandwidth_efficiency",
+    "compute_efficiency",
+    "step_overhead_ms",
+    "request_overhead_us",
+    "allreduce_latency_us",
+)
+
+
+@cache
+def interconnects() -> dict:
+    """kvlab/data/interconnects.json (the links a KV cache or an all-reduce travels over)."""
+    return json.loads((DATA_DIR / "interconnects.json").read_text(encoding="utf-8"))
+
+
+def simulation_constants() -> dict:
+    """The step-time constants fitted on published vllm bench serve runs, with the runs they came from.
+
+    kvlab/data/serving_benchmarks.json, key "simulation", written by bench/serving_sim_calibration.py --write.
+    """
+    fit = serving_benchmarks().get("simulation")
+    if not fit or any(k not in fit.get("constants", {}) for k in SIMULATION_KEYS):
+        raise ValueError(
+            "serving_benchmarks.json has no fitted simulation constants: run bench/serving_sim_calibration.py --write"
+        )
+    return {**fit["constants"], "runs": fit.get("runs", [])}
+
+
+def allreduce_link(card: dict, given_gb_s: float | None = None) -> dict:
+    """GB/s one way per GPU for tensor-parallel all-reduces: given, the card's interconnect, else PCIe 5."""
+    if given_gb_s is not None:
+        return {"gb_s": float(given_gb_s), "how": "given"}
+    if card.get("interconnect_gb_s"):
+        return {
+            "gb_s": float(card["interconnect_gb_s"]),
+            "how": f"{card.get('interconnect', 'GPU interconnect')} ({card.get('interconnect_source', 'gpus.json')})",
+        }
+    pcie = next(link for link in interconnects()["links"] if link["id"] == "pcie-5")
+    return {"gb_s": float(pcie["gb_per_s"]), "how": f"{pcie['name']}: no GPU-to-GPU link listed for the card"}
+
 
 MODELLED = [
     "vLLM V1 schedule(): running requests first in admission order, then waiting ones in arrival order",
@@ -127,15 +190,18 @@ MODELLED = [
     "of the queue; no admission in a step that preempted",
     "prefix caching of a shared prefix (--random-prefix-len): cached blocks are neither prefilled nor "
     "allocated again, at most num_tokens - 1 tokens hit",
-    "step time: weights once per step + each request's KV at its current length over bandwidth, FLOPs "
-    "of prefill and decode tokens incl. attention over peak compute; each bound over its efficiency",
+    "step time: weights once per step (MoE: the experts the step's tokens touch) + each request's KV at its "
+    "current length over bandwidth, FLOPs of prefill and decode tokens incl. attention over peak compute, each "
+    "bound over its efficiency; plus a fixed time per step, a time per request, and tensor parallelism's "
+    "all-reduces (2 per layer: latency + bytes over the interconnect), fitted on published vllm bench serve runs",
     "the client of vllm bench serve: gamma/Poisson arrivals or --max-concurrency, ignore_eos lengths, "
     "TTFT/TPOT/ITL as it measures them",
 ]
 NOT_MODELLED = [
     "speculative decoding",
-    "async scheduling (CPU scheduling overlapped with the GPU) and CPU overheads (tokenization, "
-    "detokenization, the API server, the network)",
+    "async scheduling (CPU scheduling overlapped with the GPU); the API server, tokenization and the network "
+    "(the fitted per-step and per-request times stand for the engine's own CPU work)",
+    "--enforce-eager (no CUDA graphs: slower steps than the fitted constants)",
     "CUDA-graph batch padding",
     "long_prefill_token_threshold / max_num_partial_prefills",
     "priority scheduling, LoRA, multimodal encoders",
@@ -359,6 +425,10 @@ def simulate(
     seed: int = 0,
     bandwidth_efficiency: float | None = None,
     compute_efficiency: float | None = None,
+    step_overhead_ms: float | None = None,
+    request_overhead_us: float | None = None,
+    allreduce_latency_us: float | None = None,
+    allreduce_gb_s: float | None = None,
     price_per_hour: float | None = None,
     max_timeline_rows: int = MAX_TIMELINE_ROWS,
     max_points: int = MAX_POINTS,
@@ -372,8 +442,13 @@ def simulate(
     once), `max_concurrency`, `burstiness`, `num_prompts`, `input_len`, `output_len`, `dataset`
     ("fixed", "random" with `random_range_ratio`, "sharegpt-like": see the module constants),
     `prefix_len` (a prefix every prompt shares, as --random-prefix-len), `seed` (numpy Generator: the
-    same seed, the same run). `bandwidth_efficiency` / `compute_efficiency`: the share of each
-    roofline bound reached (default: calibrated per batch, `calibrated_efficiency`). `price_per_hour`
+    same seed, the same run). The step's time (module docstring, "Time of a step"):
+    `bandwidth_efficiency` / `compute_efficiency`, the share of each roofline bound reached;
+    `step_overhead_ms`, a fixed time per step; `request_overhead_us`, a time per request in the step;
+    `allreduce_latency_us`, a time per tensor-parallel all-reduce (2 per layer, n_gpus > 1 only) on top
+    of its bytes over `allreduce_gb_s` (GB/s one way per GPU; default: the card's `interconnect_gb_s`,
+    else PCIe 5). Each defaults to the value fitted on published vllm bench serve runs
+    (`simulation_constants()`, kvlab/data/serving_benchmarks.json "simulation"). `price_per_hour`
     defaults to the catalogue's price of the card x n_gpus. `trace` adds every step (or stretch of
     identical decode steps) for tests. The module docstring says what a step is and what is modelled.
     """
@@ -403,6 +478,18 @@ def simulate(
         eff_bw_given = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
     if compute_efficiency is not None:
         eff_c_given = finite_number("compute_efficiency", compute_efficiency, minimum=0.01, maximum=1)
+    fitted = simulation_constants()
+    overhead_given = {
+        name: finite_number(name, value, minimum=0, maximum=1e6)
+        for name, value in (
+            ("step_overhead_ms", step_overhead_ms),
+            ("request_overhead_us", request_overhead_us),
+            ("allreduce_latency_us", allreduce_latency_us),
+        )
+        if value is not None
+    }
+    if allreduce_gb_s is not None:
+        allreduce_gb_s = finite_number("allreduce_gb_s", allreduce_gb_s, minimum=0.1, maximum=1e5)
     if price_per_hour is not None:
         price_per_hour = finite_number("price_per_hour", price_per_hour, minimum=0)
     rows_cap = finite_number("max_timeline_rows", max_timeline_rows, minimum=0, maximum=MAX_PROMPTS, integer=True)
@@ -484,31 +571,63 @@ def simulate(
     peak = card.get("bf16_dense_tflops")
     peak = peak * 1e12 * n_gpus if peak else None
     weights_memo: dict[int, float] = {}
-    eff_memo: dict[int, tuple[float, float]] = {}
+
+    weights_total = float(model_weights_bytes(arch, weights_format)["bytes"])
+    moe = bool(arch.active_params) and arch.active_params < arch.params
+    if moe and getattr(arch, "expert_params", None):  # shared part read every step, experts as routed
+        rest_params = arch.params - arch.expert_params
+        shared_bytes = (
+            float(weights_bytes(rest_params, "BF16")["bytes"])
+            if weights_format == "MXFP4"
+            else (weights_total * rest_params / arch.params)
+        )
+        expert_share = max(0.0, arch.active_params - rest_params) / arch.expert_params
+    else:
+        shared_bytes, expert_share = 0.0, (arch.active_params / arch.params if moe else 1.0)
+    routed = _routed_share(arch) if moe else None
+    if routed is not None:  # experts per token / experts, from the catalogue's config (MoE layers only)
+        expert_share = routed
+        if not shared_bytes:  # active = rest + routed x experts, params = rest + experts: solve for the rest
+            rest_params = (arch.active_params - arch.params * routed) / (1.0 - routed)
+            shared_bytes = weights_total * min(max(0.0, rest_params), arch.params) / arch.params
 
     def weights_at(tokens: int) -> float:
+        """Bytes of weights a step of `tokens` tokens reads: dense, all; MoE, the experts its tokens touch.
+
+        With routing spread evenly, a token touches a share s of the experts, and T tokens touch
+        1 - (1 - s)^T of them on average (the shared part, where known, every step)."""
         w = weights_memo.get(tokens)
         if w is None:
-            w = weights_memo[tokens] = float(weights_read(arch, weights_format, max(1, tokens))[0])
+            if not moe:
+                w = weights_total
+            else:
+                touched = 1.0 - (1.0 - expert_share) ** max(1, tokens)
+                w = shared_bytes + (weights_total - shared_bytes) * touched
+            weights_memo[tokens] = w
         return w
 
-    def efficiency(batch: int) -> tuple[float, float]:
-        e = eff_memo.get(batch)
-        if e is None:
-            cal = calibrated_efficiency(max(1, batch))["value"] if None in (eff_bw_given, eff_c_given) else None
-            e = eff_memo[batch] = (eff_bw_given or cal, eff_c_given or cal)
-        return e
+    eb = eff_bw_given if eff_bw_given is not None else fitted["bandwidth_efficiency"]
+    ec = eff_c_given if eff_c_given is not None else fitted["compute_efficiency"]
+    step_fixed_s = overhead_given.get("step_overhead_ms", fitted["step_overhead_ms"]) / 1e3
+    per_request_s = overhead_given.get("request_overhead_us", fitted["request_overhead_us"]) / 1e6
+    ar_latency_s = overhead_given.get("allreduce_latency_us", fitted["allreduce_latency_us"]) / 1e6
+    link = allreduce_link(card, allreduce_gb_s)
+    n_allreduce = 2 * arch.n_layers if n_gpus > 1 else 0
+    # ring all-reduce of each token's activations (hidden_size x 2 bytes): 2 (n - 1) / n of them cross each link
+    ar_bytes_per_token = arch.hidden_size * ACTIVATION_BYTES * 2 * (n_gpus - 1) / n_gpus if n_gpus > 1 else 0.0
+    ar_fixed_s = n_allreduce * ar_latency_s
+    ar_per_token_s = n_allreduce * ar_bytes_per_token / (link["gb_s"] * 1e9)
 
     def step_time(tokens: int, batch: int, kv_bytes, flops):
         """Seconds of one step (floats) or of many (arrays), and whether compute binds."""
-        eb, ec = efficiency(batch)
         memory = (weights_at(tokens) + kv_bytes) / bandwidth / eb
+        extra = step_fixed_s + per_request_s * batch + ar_fixed_s + ar_per_token_s * tokens
         if peak is None:
-            return memory, (memory < 0) if isinstance(memory, np.ndarray) else False
+            return memory + extra, (memory < 0) if isinstance(memory, np.ndarray) else False
         compute = flops / peak / ec
         if isinstance(memory, np.ndarray):
-            return np.maximum(memory, compute), compute > memory
-        return max(memory, compute), compute > memory
+            return np.maximum(memory, compute) + extra, compute > memory
+        return max(memory, compute) + extra, compute > memory
 
     # --- per-request state ----------------------------------------------------------------------
     send = np.full(n, np.inf)
@@ -837,21 +956,23 @@ def simulate(
     pts = np.array(samples, dtype=np.float64)
     keep = _downsample(len(pts), points_cap)
     rows = _downsample(n, rows_cap) if rows_cap else np.zeros(0, dtype=np.int64)
-    used_eff = sorted(eff_memo.items())
-    eff_values = [e for _, e in used_eff]
     calibrated = eff_bw_given is None or eff_c_given is None
+    given_all = not calibrated and len(overhead_given) == 3
+    fit_runs = len(fitted.get("runs", []))
     how = (
         "given"
-        if not calibrated
-        else "calibrated_efficiency(requests in the step): the share of the roofline published vLLM/SGLang/"
-        "TensorRT-LLM runs reach at that batch (kvlab/data/serving_benchmarks.json), for "
-        + (
-            "both bounds"
-            if eff_bw_given is None and eff_c_given is None
-            else ("the bandwidth bound" if eff_bw_given is None else "the compute bound")
-        )
-        + "; to be refitted on vllm bench serve runs"
+        if given_all
+        else f"fitted on {fit_runs} published vllm bench serve runs (kvlab/data/serving_benchmarks.json, "
+        "'simulation'; bench/serving_sim_calibration.py) where not given"
     )
+    overheads = {
+        "step_overhead_ms": step_fixed_s * 1e3,
+        "request_overhead_us": per_request_s * 1e6,
+        "allreduce_latency_us": ar_latency_s * 1e6,
+        "allreduces_per_step": n_allreduce,
+        "allreduce_gb_s": link["gb_s"] if n_gpus > 1 else None,
+        "allreduce_link": link["how"] if n_gpus > 1 else None,
+    }
 
     def nums(x) -> list:
         return [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in x]
@@ -939,15 +1060,26 @@ def simulate(
             "compute": eff_c_given,
             "calibrated": calibrated,
             "how": how,
-            "range": [min(min(e) for e in eff_values), max(max(e) for e in eff_values)] if eff_values else None,
+            "range": [min(eb, ec), max(eb, ec)],
+            "bandwidth_used": eb,
+            "compute_used": ec,
+            **overheads,
         },
         "engine_rules": {"modelled": MODELLED, "not_modelled": NOT_MODELLED},
         "assumptions": [
             f"block pool: {num_blocks:,} blocks of {bs} tokens ({pool['tokens']:,} tokens) from the fit verdict",
             f"bandwidth {card['bandwidth_gb_s']:g} GB/s x {n_gpus}, peak "
             f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 x {n_gpus} (vendor peaks: the roofline)",
-            f"efficiency: {how}",
-            "a step's time: max(bytes read / bandwidth / bandwidth_efficiency, FLOPs / peak / compute_efficiency)",
+            f"efficiency: bandwidth {eb:.3g}, compute {ec:.3g}; per step {step_fixed_s * 1e3:.3g} ms + "
+            f"{per_request_s * 1e6:.3g} us per request"
+            + (
+                f" + {n_allreduce} all-reduces of {ar_latency_s * 1e6:.3g} us + their bytes over {link['gb_s']:g} GB/s"
+                if n_gpus > 1
+                else ""
+            )
+            + f" ({how})",
+            "a step's time: max(bytes read / bandwidth / bandwidth_efficiency, FLOPs / peak / compute_efficiency) "
+            "+ step overhead + requests x request overhead + all-reduces (tensor parallel)",
         ]
         + (
             [
@@ -966,6 +1098,21 @@ def simulate(
     if trace:
         result["trace"] = step_trace
     return result
+
+
+def _routed_share(arch: Architecture) -> float | None:
+    """experts per token / routed experts of a catalogue MoE (by its hf_id), or None if unknown."""
+    try:
+        entry = get_model(arch.name)
+    except ValueError:
+        return None
+    cfg = entry.get("config", {})
+    cfg = cfg.get("text_config", cfg)
+    total = cfg.get("num_experts") or cfg.get("num_local_experts") or cfg.get("n_routed_experts")
+    per_token = cfg.get("num_experts_per_tok") or cfg.get("experts_per_token")
+    if not total or not per_token or per_token >= total:
+        return None
+    return per_token / total
 
 
 def _hit(pb: int, bs: int, cached: bool, computed: int, total: int) -> int:

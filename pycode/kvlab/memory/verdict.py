@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
 from kvlab.dtypes import GIB, KV_TYPES, kv_type
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
-from kvlab.memory.engines import vllm_setup
+from kvlab.memory.engines import VLLM_RECENT, vllm_mamba_blocks, vllm_mamba_refusal, vllm_setup
 from kvlab.memory.kv_bytes import (
     LLAMACPP_PAD,
     MAX_CONTEXT,
@@ -73,6 +73,7 @@ BINDING_LABELS = {
     "reserve": "the weights plus the runtime reserve",
     "kv_cache": "the KV cache",
     "trained_context": "the model's trained context",
+    "max_num_seqs": "vLLM's max_num_seqs above the hybrid model's Mamba cache blocks",
 }
 
 
@@ -237,6 +238,8 @@ def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -
     budget = int(usable * plan.utilization)
     loaded = setup["weights"]
     reserve = setup["reserve"]
+    graphs = setup.get("cuda_graphs")  # vLLM 0.21+: the CUDA graph estimate, on every GPU
+    graph_bytes = graphs["bytes"] if graphs else 0
     par = (f" / {n_gpus} GPUs (tensor parallel)" if n_gpus > 1 else "") + (
         ", pipeline stage of {layers}" if plan.pp > 1 else ""
     )
@@ -252,8 +255,9 @@ def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -
     for rank, (stage, weight_bytes) in enumerate(zip(per_gpu, stage_weights)):
         layout = stage["layout"]
         last = rank == len(per_gpu) - 1
-        reserve_bytes = reserve["bytes"] if last else reserve["stage_bytes"]
-        kv_bytes = layout["bytes_per_request"] * n_seq
+        reserve_bytes = (reserve["bytes"] if last else reserve["stage_bytes"]) + graph_bytes
+        # vLLM 0.21+ (the null block is older, modelled from this range): block 0 is held back, requests share the rest
+        kv_bytes = layout["bytes_per_request"] * n_seq + (layout["memory_per_block"] if setup.get("null_block") else 0)
         stages.append(
             {
                 "rank": rank,
@@ -288,12 +292,18 @@ def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -
             "how": f"vLLM {flags}: {plural(n_seq, 'sequence')} x {_size(layout['bytes_per_request'])} in blocks of "
             f"{layout['block_size']} tokens ({kv['kv_cache_dtype']}){grouping}"
             + ("" if n_gpus == 1 else f"; {share_how}")
-            + (f"; pipeline stage {tight['rank'] + 1} of {plan.pp}: {layers_text}" if plan.pp > 1 else ""),
+            + (f"; pipeline stage {tight['rank'] + 1} of {plan.pp}: {layers_text}" if plan.pp > 1 else "")
+            + (
+                f"; + 1 null block ({_size(layout['memory_per_block'])}) the block pool holds back "
+                "(vllm/v1/core/block_pool.py)"
+                if setup.get("null_block")
+                else ""
+            ),
         },
         {
             "name": "activation_reserve",
             "bytes": tight["reserve"],
-            "how": reserve["how"],
+            "how": reserve["how"] + (f"; {graphs['how']}" if graphs else ""),
         },
     ]
     return {
@@ -303,10 +313,33 @@ def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -
         "kv_share": share * (b - a) / arch.n_layers,  # of the KV heads, and of the layers under pipeline parallel
         "flags": flags,
         "budget_how": f"gpu_memory_utilization {plan.utilization:g} x {_size(usable)} ({setup['usable_how']})",
-        "band": reserve["band_bytes"],
+        "band": reserve["band_bytes"] + (graphs["band_bytes"] if graphs else 0),
         "stages": stages if plan.pp > 1 else [],
         "setup": setup,
+        # vLLM 0.21+'s Mamba cache blocks (None unless hybrid): every GPU gets the smallest stage's block count
+        "mamba_blocks": _mamba_blocks(stages, budget) if setup.get("mamba_check") else None,
     }
+
+
+def _mamba_blocks(stages: list[dict], budget: int) -> int | None:
+    """vLLM 0.21+'s Mamba cache blocks (None unless hybrid): every GPU gets the smallest stage's block count."""
+    blocks = [vllm_mamba_blocks(budget - st["weights"] - st["reserve"], st["layout"]) for st in stages]
+    return None if None in blocks else min(blocks)
+
+
+def _auto_max_model_len(plan: _Plan, trained: int | None) -> int | None:
+    """vLLM 0.21+'s --max-model-len auto: the longest max_model_len, up to the model's own context, whose one
+    request fits the KV budget (vllm/v1/core/kv_cache_utils.py, _auto_fit_max_model_len); None when not even
+    one block's worth fits ('Cannot auto-fit max_model_len')."""
+    step = plan.block_size
+    top = min(trained or MAX_CONTEXT, MAX_CONTEXT)
+
+    def fits(n: int) -> bool:
+        t, b = _total(plan, min(n * step, top), 1, None)
+        return t <= b
+
+    n = _largest(fits, 1, -(-top // step))
+    return None if n is None else min(n * step, top)
 
 
 def _whole_model_check(g: dict, budget: int) -> str | None:
@@ -408,20 +441,29 @@ def fit_verdict(
     max_num_seqs: int | None = None,
     engine_version: str = "v1",
     pipeline_parallel: int = 1,
+    max_model_len_auto: bool = False,
 ) -> dict:
     """Does `model` with `n_seq` sequences of `context` tokens fit on `n_gpus` x `gpu` under `engine`?
 
     `n_gpus` is the tensor-parallel size; vLLM's `pipeline_parallel` stages multiply the GPUs.
+    vLLM's `engine_version`: "v1" (0.8-0.20, the default), "v0" (0.6-0.10 with the V0 engine) or "0.21+"
+    (CUDA graph estimate subtracted, null block held back, a hybrid model refused when max_num_seqs exceeds
+    its Mamba cache blocks). `max_model_len_auto` (0.21+ only) is `--max-model-len auto`: vLLM picks the
+    longest context up to the model's own whose one request fits, and `context` is ignored (it may be None).
 
     Returns the components on one GPU (bytes and how each was counted), the
-    budget, `fits`, `binding` (None, "weights", "reserve", "kv_cache" or
-    "trained_context"), `over_bytes` / `headroom_bytes`, the largest context
+    budget, `fits`, `binding` (None, "weights", "reserve", "kv_cache",
+    "max_num_seqs" (0.21+'s hybrid refusal) or "trained_context"), `over_bytes` / `headroom_bytes`, the largest context
     at `n_seq` and the largest number of sequences at `context` (skipped when
     `solve` is False: curves need only the verdict), a one-line `headline`,
     and what each engine does past the trained context.
     """
     arch = model_architecture(model, params)
-    context = finite_number("context", context, minimum=1, maximum=MAX_CONTEXT, integer=True)
+    if max_model_len_auto and (engine != "vllm" or engine_version != VLLM_RECENT):
+        raise ValueError(f"max_model_len_auto: --max-model-len auto is vLLM {VLLM_RECENT}'s (engine_version)")
+    context = (
+        1 if max_model_len_auto else finite_number("context", context, minimum=1, maximum=MAX_CONTEXT, integer=True)
+    )
     n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES, integer=True)
     n_gpus = finite_number("n_gpus", n_gpus, minimum=1, integer=True)
     if n_gpus not in TENSOR_PARALLEL:
@@ -473,6 +515,24 @@ def fit_verdict(
         max_num_seqs,
         engine_version,
     )
+    auto = None
+    if max_model_len_auto:
+        trained_len = arch.max_position_embeddings
+        fitted = _auto_max_model_len(plan, None if allow_long_context else trained_len)
+        auto = {
+            "max_model_len": fitted,
+            "text": (
+                "--max-model-len auto: "
+                + (
+                    f"full model context length {trained_len:,} fits"
+                    if fitted and fitted == trained_len
+                    else f"vLLM fits {fitted:,} tokens (the longest whose one request fits)"
+                    if fitted
+                    else "Cannot auto-fit max_model_len: not one block of KV cache fits"
+                )
+            ),
+        }
+        context = fitted or block_size  # nothing fits: the verdict shows why at one block
     g = _per_gpu(plan, context, n_seq)
     setup = g.get("setup")
     parts = {c["name"]: c["bytes"] for c in g["components"]}
@@ -483,6 +543,13 @@ def fit_verdict(
     trained = arch.max_position_embeddings
     over_trained = bool(trained and context > trained)
 
+    # vLLM 0.21+ refuses a hybrid model whose max_num_seqs exceeds its Mamba cache blocks (vllm/config/compilation.py)
+    mamba_blocks = g.get("mamba_blocks")
+    refusal = (
+        vllm_mamba_refusal(setup["max_num_seqs"], mamba_blocks)
+        if mamba_blocks is not None and setup["max_num_seqs"] > mamba_blocks
+        else None
+    )
     binding = None
     if parts["weights"] > budget:
         binding = "weights"
@@ -490,12 +557,18 @@ def fit_verdict(
         binding = "reserve"
     elif not memory_fits:
         binding = "kv_cache"
+    elif refusal:
+        binding = "max_num_seqs"
     elif over_trained and not allow_long_context:
         binding = "trained_context"
     fits = binding is None
     band = g["band"]
     # the reserve is an estimate: a margin smaller than its error band is not a firm answer either way
     close = memory_fits and budget - total < band or not memory_fits and total - budget < band
+    if auto and auto["max_model_len"]:
+        # vLLM sizes the context to fit, so it starts; what the estimate's error moves is the length it picks
+        close = False
+        auto["text"] += f" (kvlab's estimate is off by up to {_size(band)}, so vLLM's length may differ)"
     confidence = "low" if close else "high"
     warnings = []
     if close:
@@ -516,6 +589,10 @@ def fit_verdict(
         confidence = "low"
     if long_context_check(arch, context) and allow_long_context:
         warnings.append(long_context_check(arch, context)["text"])
+    if refusal:
+        warnings.append(f"vLLM {VLLM_RECENT} refuses to start: {refusal}")
+    if auto:
+        warnings.append(auto["text"])
 
     def fits_at(ctx: int) -> bool:
         t, b = _total(plan, ctx, n_seq, setup)
@@ -573,6 +650,8 @@ def fit_verdict(
                 f"{' on the fullest GPU' if pp > 1 else ' per GPU' if n_gpus > 1 else ''}, "
                 f"more than the {_size(budget)} available"
             )
+        elif binding == "max_num_seqs":
+            headline = f"does not start: {refusal}"
         elif binding == "reserve":
             headline = (
                 f"does not fit: the weights plus the reserve take {_size(parts['weights'] + reserve)}, "
@@ -668,6 +747,17 @@ def fit_verdict(
                 "usable_how": setup["usable_how"],
                 "max_num_seqs_caps_sequences": capped,
             }
+            | (
+                {
+                    "cuda_graphs_bytes": setup["cuda_graphs"]["bytes"],
+                    "null_block": True,
+                    "mamba_cache_blocks": mamba_blocks,
+                    "refusal": refusal,
+                    "max_model_len_auto": auto,
+                }
+                if setup["version_id"] == VLLM_RECENT
+                else {}
+            )
             if setup
             else {"version": LLAMACPP_VERSION}
         ),

@@ -405,18 +405,55 @@ def serving_sim_figure(
         raise ValueError(
             f"input_len + output_len is {context:,} tokens, more than {info['hf_id']}'s context of {trained:,}"
         )
-    r = simulate(
-        arch,
-        card["id"],
-        weights_format=weights,
-        max_model_len=max(context, min(trained, 32768 + 4096)),
-        max_concurrency=p["users"],
-        num_prompts=p["num_prompts"],
-        input_len=p["input_len"],
-        output_len=p["output_len"],
-        dataset="fixed",
-        max_timeline_rows=p["num_prompts"],
-    )
+    base = {
+        "params": {"model": info["id"], "gpu": card["id"], "weights": weights, **p},
+        "clamped": clamped,
+        "options": {
+            "models": model_groups(),
+            "gpus": gpu_options(),
+            "weights": weight_options(),
+            "limits": SIM_INPUTS.limits(),
+        },
+        "model_info": info,
+        "gpu_info": {"name": card["name"]},
+        "states": {str(k): v for k, v in SIM_STATES.items()},
+    }
+    try:
+        r = simulate(
+            arch,
+            card["id"],
+            weights_format=weights,
+            max_model_len=context,  # vllm serve --max-model-len: the longest chat of the run
+            max_concurrency=p["users"],
+            num_prompts=p["num_prompts"],
+            input_len=p["input_len"],
+            output_len=p["output_len"],
+            dataset="fixed",
+            max_timeline_rows=p["num_prompts"],
+        )
+    except ValueError as refused:
+        if not str(refused).startswith("max_model_len:"):
+            raise
+        # the engine would not start: nothing to play, and the reader is told why (not an error)
+        why = str(refused).removeprefix("max_model_len: ")
+        return {
+            **base,
+            "grid": [[0] * SIM_COLS],
+            "rows": [],
+            "rows_of": p["num_prompts"],
+            "duration_text": "—",
+            "kv_points": "",
+            "peak_kv_text": "—",
+            "headline": f"{info['hf_id']} in {weights} on one {card['name']}: {why}.",
+            "pool": "No chat is served: pick a smaller model or weights format, or a GPU with more memory.",
+            "compare": "",
+            "price_text": "no price: nothing is served",
+            "stats": [],
+            "command": f"vllm serve {info['hf_id']} --max-model-len {context}",
+            "bench_command": "",
+            "assumptions": [],
+            "not_modelled": "",
+        }
     tl = r["timeline"]
     n = len(tl["request"])
     rows = sorted({round(k * (n - 1) / max(1, SIM_ROWS - 1)) for k in range(min(n, SIM_ROWS))})
@@ -465,20 +502,10 @@ def serving_sim_figure(
             "engine still serves them: it admits what fits and queues the rest, as the rows show."
         )
     return {
-        "params": {"model": info["id"], "gpu": card["id"], "weights": weights, **p},
-        "clamped": clamped,
-        "options": {
-            "models": model_groups(),
-            "gpus": gpu_options(),
-            "weights": weight_options(),
-            "limits": SIM_INPUTS.limits(),
-        },
-        "model_info": info,
-        "gpu_info": {"name": card["name"]},
+        **base,
         "grid": grid,
         "rows": [tl["request"][i] for i in rows],
         "rows_of": r["timeline"]["rows_of"],
-        "states": {str(k): v for k, v in SIM_STATES.items()},
         "duration_text": _time_text(duration * 1000),
         "kv_points": _sparkline(s["t_s"], s["kv_utilisation"], duration),
         "peak_kv_text": f"{peak_kv:.0%}",

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Fit the scheduler simulation's step-time constants on published vllm bench serve runs.
+
+    .venv/bin/python bench/serving_sim_calibration.py           # fit and print (nothing written)
+    .venv/bin/python bench/serving_sim_calibration.py --write   # also store them in
+                                                                # kvlab/data/serving_benchmarks.json, "simulation"
+
+The constants (kvlab.memory.scheduler, module docstring "Time of a step"): bandwidth_efficiency
+(decode: weights and KV cache over HBM bandwidth), compute_efficiency (prefill chunks: FLOPs over
+the BF16 dense peak), step_overhead_ms (vLLM's CPU time per step: scheduling, input preparation,
+launches), request_overhead_us (per request in the step: sampling, output processing,
+detokenization) and allreduce_latency_us (per tensor-parallel all-reduce, 2 per layer; their bytes
+go over the card's interconnect).
+
+The runs: bench/serving_validation.py's USED_FOR_CALIBRATION (the rule that picks them is stated
+there; the other vLLM runs are held out and never enter the fit). Each is simulated as
+serving_validation simulates it. The loss: the sum over those runs of log(predicted / measured)^2
+of output tokens per second and, where the run states it, of median TPOT. Minimised over the
+logarithms of the five constants by a fixed Nelder-Mead (same start, same steps, so the same
+result on every machine up to float rounding), then each constant is rounded to 3 significant
+figures: what --write stores, with the runs, the loss and the script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "pycode"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import serving_validation  # noqa: E402
+from kvlab.memory import serving  # noqa: E402
+from kvlab.memory.scheduler import SIMULATION_KEYS  # noqa: E402
+
+DATA = ROOT / "pycode" / "kvlab" / "data" / "serving_benchmarks.json"
+START = {
+    "bandwidth_efficiency": 0.7,
+    "compute_efficiency": 0.5,
+    "step_overhead_ms": 2.0,
+    "request_overhead_us": 20.0,
+    "allreduce_latency_us": 10.0,
+}
+BOUNDS = {  # what is physical: an efficiency in (0, 1], overheads from 1 us to 100 ms
+    "bandwidth_efficiency": (0.05, 1.0),
+    "compute_efficiency": (0.05, 1.0),
+    "step_overhead_ms": (0.001, 100.0),
+    "request_overhead_us": (0.001, 1000.0),
+    "allreduce_latency_us": (0.001, 1000.0),
+}
+ITERATIONS = 160
+
+
+def constants_of(x: np.ndarray) -> dict:
+    return {k: float(min(max(math.exp(v), BOUNDS[k][0]), BOUNDS[k][1])) for k, v in zip(SIMULATION_KEYS, x)}
+
+
+def loss(constants: dict, runs: set[str]) -> float:
+    rows, _ = serving_validation.table(constants, only=runs)
+    total = 0.0
+    for r in rows:
+        if "error" in r:
+            continue
+        for key in ("out", "tpot"):
+            if r.get(key):
+                total += math.log(r[key]) ** 2
+    return total
+
+
+def nelder_mead(f, x0: np.ndarray, iterations: int = ITERATIONS, step: float = 0.5) -> tuple[np.ndarray, float]:
+    """Plain Nelder-Mead (reflection 1, expansion 2, contraction 0.5, shrink 0.5), a fixed number of steps."""
+    n = len(x0)
+    simplex = [x0.copy()] + [x0 + step * np.eye(n)[i] for i in range(n)]
+    values = [f(x) for x in simplex]
+    for _ in range(iterations):
+        order = np.argsort(values, kind="stable")
+        simplex = [simplex[i] for i in order]
+        values = [values[i] for i in order]
+        centroid = np.mean(simplex[:-1], axis=0)
+        worst = simplex[-1]
+        xr = centroid + (centroid - worst)
+        fr = f(xr)
+        if fr < values[0]:
+            xe = centroid + 2 * (centroid - worst)
+            fe = f(xe)
+            simplex[-1], values[-1] = (xe, fe) if fe < fr else (xr, fr)
+        elif fr < values[-2]:
+            simplex[-1], values[-1] = xr, fr
+        else:
+            xc = centroid + 0.5 * (worst - centroid)
+            fc = f(xc)
+            if fc < values[-1]:
+                simplex[-1], values[-1] = xc, fc
+            else:
+                best = simplex[0]
+                simplex = [best] + [best + 0.5 * (x - best) for x in simplex[1:]]
+                values = [values[0]] + [f(x) for x in simplex[1:]]
+    i = int(np.argmin(values))
+    return simplex[i], values[i]
+
+
+def round3(v: float) -> float:
+    return float(f"{v:.3g}")
+
+
+def fit() -> dict:
+    """The fitted constants (rounded), the runs they came from and the loss, as --write stores them."""
+    runs = set(serving_validation.USED_FOR_CALIBRATION)
+    x0 = np.log([START[k] for k in SIMULATION_KEYS])
+    x, _ = nelder_mead(lambda x: loss(constants_of(x), runs), x0)
+    constants = {k: round3(v) for k, v in constants_of(x).items()}
+    return {
+        "about": "Step-time constants of kvlab.memory.scheduler.simulate, fitted by bench/serving_sim_calibration.py "
+        "on the vLLM runs of tests/python/data/serving_runs.json listed in 'runs' (bench/serving_validation.py "
+        "USED_FOR_CALIBRATION: the vLLM runs with a catalogue model and GPU, sorted by id, 1st, 3rd, 5th, ...); "
+        "the other vLLM runs are held out. Loss: sum of log(predicted / measured)^2 of output tok/s and median "
+        "TPOT; Nelder-Mead in the logarithms, each constant rounded to 3 significant figures.",
+        "constants": constants,
+        "runs": sorted(runs),
+        "loss": round(loss(constants, runs), 6),
+        "fitted_by": "bench/serving_sim_calibration.py --write",
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="store the fitted constants in serving_benchmarks.json")
+    args = parser.parse_args(argv)
+    result = fit()
+    for k in SIMULATION_KEYS:
+        print(f"  {k:<22} {result['constants'][k]:g}")
+    print(f"  loss {result['loss']:.4f} over {len(result['runs'])} runs: {', '.join(result['runs'])}")
+    if args.write:
+        data = json.loads(DATA.read_text(encoding="utf-8"))
+        data["simulation"] = result
+        DATA.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        serving.serving_benchmarks.cache_clear()
+        print(f"wrote the fitted constants to {DATA.relative_to(ROOT)} (key 'simulation')")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

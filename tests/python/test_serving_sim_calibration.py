@@ -1,0 +1,60 @@
+"""The scheduler simulation's fitted step-time constants: the data file's, from the runs the split names.
+
+bench/serving_sim_calibration.py --write fits them on bench/serving_validation.py's USED_FOR_CALIBRATION
+runs and stores them in kvlab/data/serving_benchmarks.json ("simulation"). These tests check that
+simulate uses exactly those, that the split is the stated rule's, and (slow: the fit simulates the runs
+a few hundred times, about 3 minutes) that the script gives the stored constants back.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvlab.memory.scheduler import SIMULATION_KEYS, simulate, simulation_constants
+from kvlab.memory.serving import BENCHMARKS_FILE
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import serving_sim_calibration  # noqa: E402
+import serving_validation  # noqa: E402
+
+STORED = json.loads(BENCHMARKS_FILE.read_text(encoding="utf-8"))["simulation"]
+
+
+def test_simulate_uses_the_constants_the_data_file_holds():
+    assert {k: simulation_constants()[k] for k in SIMULATION_KEYS} == STORED["constants"]
+    e = simulate("llama-3.1-8b", "h100-sxm", num_prompts=4, n_gpus=2)["efficiency"]
+    c = STORED["constants"]
+    assert (e["bandwidth_used"], e["compute_used"]) == (c["bandwidth_efficiency"], c["compute_efficiency"])
+    assert e["step_overhead_ms"] == pytest.approx(c["step_overhead_ms"])
+    assert e["request_overhead_us"] == pytest.approx(c["request_overhead_us"])
+    assert e["allreduce_latency_us"] == pytest.approx(c["allreduce_latency_us"])
+    assert e["calibrated"] and "fitted on 8 published" in e["how"]
+
+
+def test_the_constants_came_from_the_calibration_runs_of_the_stated_split():
+    used, held_out = serving_validation.calibration_split()
+    assert used == serving_validation.USED_FOR_CALIBRATION
+    assert set(STORED["runs"]) == used and not used & held_out
+    assert len(held_out) >= 6
+    runs = {r["id"]: r for r in serving_validation.load_runs()}
+    assert all(runs[i]["engine"] == "vllm" for i in used | held_out)
+    assert STORED["fitted_by"] == "bench/serving_sim_calibration.py --write"
+
+
+def test_the_stored_loss_is_the_loss_of_the_stored_constants():
+    loss = serving_sim_calibration.loss(STORED["constants"], set(STORED["runs"]))
+    assert loss == pytest.approx(STORED["loss"], abs=1e-5)
+
+
+@pytest.mark.slow
+def test_the_calibration_script_reproduces_the_stored_constants():
+    fitted = serving_sim_calibration.fit()
+    assert fitted["runs"] == STORED["runs"]
+    for k in SIMULATION_KEYS:
+        assert fitted["constants"][k] == pytest.approx(STORED["constants"][k], rel=0.011), k

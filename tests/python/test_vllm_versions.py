@@ -1,0 +1,220 @@
+"""vLLM version ranges in the fit verdict: "v0", "v1" (0.8-0.20, the default) and "0.21+".
+
+0.21+ adds what recent vLLM does at start-up (kvlab/data/engines.json, versions["0.21+"], each with its source):
+the CUDA graph estimate comes off the KV budget, the block pool holds back one null block, a hybrid model is
+refused when max_num_seqs exceeds its Mamba cache blocks, and --max-model-len auto fits the longest context.
+
+Checked against the real 0.21+-style logs in tests/python/data/engine_logs/calibration/ (calibration.json holds
+each one's URL and settings), read with explain-log's own readers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvlab.dtypes import GIB
+from kvlab.memory import engines
+from kvlab.memory.engine_logs import parse_engine_log
+from kvlab.memory.verdict import fit_verdict
+
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = ROOT / "tests" / "python" / "data" / "engine_logs"
+sys.path.insert(0, str(ROOT / "bench"))
+
+# vLLM's refusal, as real 0.20-0.28 runs print it
+REFUSAL = re.compile(
+    r"max_num_seqs \((\d+)\) exceeds available Mamba cache blocks \((\d+)\)\. Each decode sequence requires one "
+    r"Mamba cache block, so CUDA graph capture cannot proceed\. Please lower max_num_seqs to at most (\d+) or "
+    r"increase gpu_memory_utilization\."
+)
+
+
+def _entry(word: str) -> dict:
+    logs = json.loads((LOGS / "calibration.json").read_text(encoding="utf-8"))["logs"]
+    (entry,) = [e for e in logs if word in e["file"]]
+    return entry
+
+
+def _read(entry: dict) -> dict:
+    lines = (LOGS / entry["file"]).read_text(encoding="utf-8").splitlines()
+    return parse_engine_log("\n".join(line for line in lines if not line.startswith("# ")))["vllm"]
+
+
+def _available_gib(v: dict) -> float:
+    """KV memory the verdict leaves on the fullest GPU: budget - weights - reserve (with the CUDA graphs)."""
+    parts = {c["name"]: c["bytes"] for c in v["components"]}
+    return (v["budget_bytes"] - parts["weights"] - parts["activation_reserve"]) / GIB
+
+
+# The real logs of vLLM 0.21+'s start-up (or the 0.20.2 nightlies that print the same lines) whose model, card and
+# settings kvlab knows: Qwen3.6-27B AutoRound INT4 with an fp8_e5m2 cache on RTX 3090s.
+LOGGED = {
+    "tp4_cgprofile": {
+        "n_gpus": 4,
+        "gpu_memory_utilization": 0.92,
+        "max_num_batched_tokens": 8192,
+        "max_num_seqs": 4,
+        "kv": "fp8",
+        "weights": "INT4",
+    },
+    "util088": {"n_gpus": 2, "gpu_memory_utilization": 0.88, "kv": "fp8", "weights": "INT4"},
+}
+
+
+@pytest.mark.parametrize("word", sorted(LOGGED))
+def test_available_kv_memory_against_real_logs(word):
+    """kvlab's available KV memory under "0.21+" is within the verdict's own error band of the logged figure.
+
+    The tolerance is the band the verdict reports (error_band_bytes): the reserve fit's 1.5 GiB plus the CUDA
+    graph estimate's worst error on its held-out logs (0.225 GiB), 1.725 GiB in all. Measured: -0.33 GiB on
+    the TP4 log (15.39 against 15.72), +1.21 GiB on the TP2 one (11.05 against 9.84)."""
+    entry = _entry(word)
+    logged = entry["logged"]["available_kv_gib"]
+    assert _read(entry)["available_gib"]["value"] == logged  # explain-log reads the same figure
+    v = fit_verdict(
+        "qwen3.6-27b",
+        entry["args"]["max_model_len"],
+        gpu="rtx-3090",
+        engine="vllm",
+        engine_version="0.21+",
+        allow_long_context=True,
+        solve=False,
+        **LOGGED[word],
+    )
+    assert abs(_available_gib(v) - logged) * GIB <= v["error_band_bytes"]
+    assert v["error_band_bytes"] / GIB == pytest.approx(1.5 + 0.225, abs=0.001)
+    assert v["engine_model"]["version"].startswith("vLLM 0.21+")
+    # the "0.21+" rule takes the CUDA graph estimate more than V1's
+    v1 = fit_verdict(
+        "qwen3.6-27b",
+        entry["args"]["max_model_len"],
+        gpu="rtx-3090",
+        engine="vllm",
+        allow_long_context=True,
+        solve=False,
+        **LOGGED[word],
+    )
+    cg = engines.vllm_cuda_graph_estimate()["bytes"]
+    assert _available_gib(v1) - _available_gib(v) == pytest.approx(cg / GIB, abs=1e-6)
+
+
+def test_cuda_graph_estimate_fit_and_hold_out():
+    """The constant is the median of the logs that print the estimate under 0.21's default; it is off by at most
+    0.10 GiB on them and 0.225 GiB on the held-out ones (an estimate implied by the utilization line, and a
+    0.18-era log); the verdict's band covers both."""
+    from engine_calibration import cuda_graph_rows  # bench/engine_calibration.py
+
+    rows = {r["file"].split("/")[-1]: r for r in cuda_graph_rows()}
+    assert rows["vllm_qwen36_27b_int4_rtx3090_tp4_cgprofile.txt"]["gib"] == 0.17
+    assert rows["vllm_unnamed_model_tp2_v0271_cgprofile.txt"]["gib"] == 0.36
+    assert rows["vllm_qwen36_27b_int4_rtx3090_tp2_util088.txt"]["gib"] == pytest.approx(0.0208 * 23.58)
+    assert not rows["vllm_unnamed_hybrid_mamba_util070_cgprofile.txt"]["subtracted"]
+    assert {k for k, r in rows.items() if r["in_fit"]} == {
+        "vllm_qwen36_27b_int4_rtx3090_tp4_cgprofile.txt",
+        "vllm_unnamed_model_tp2_v0271_cgprofile.txt",
+    }
+    cg = engines.vllm_cuda_graph_estimate()
+    for r in rows.values():
+        assert abs(r["gib"] - cg["gib"]) <= cg["band_gib"] + 0.001, r["file"]
+    assert cg["gib"] == pytest.approx(0.265)
+    assert "gpu_worker.py" in engines.vllm_data()["versions"]["0.21+"]["cuda_graphs"]["source"]
+
+
+def test_cuda_graph_line_matches_the_utilization_it_is_equivalent_to():
+    """util - util' = estimate / total memory: on the TP4 log 0.92 - 0.9129 = 0.0071 of 23.58 GiB = 0.167 GiB,
+    the 0.17 GiB it prints (so the RTX 3090's driver memory is the total vLLM divides by)."""
+    v = _read(_entry("tp4_cgprofile"))
+    eq = v["equivalent_util"]
+    assert eq["subtracted"]
+    total = engines.driver_memory({"id": "rtx-3090", "memory_gib": 24})["bytes"] / GIB
+    assert (float(eq["util"]) - float(eq["without"])) * total == pytest.approx(v["cuda_graph_gib"]["value"], abs=0.005)
+
+
+def test_null_block():
+    """0.21+ holds one block back (vllm/v1/core/block_pool.py: null_block = free_block_queue.popleft()): the KV
+    cache the verdict counts is one block more than V1's, and the verdict says so."""
+    args = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm", "solve": False}
+    v1 = fit_verdict("llama-3.1-8b", 32768, **args)
+    new = fit_verdict("llama-3.1-8b", 32768, engine_version="0.21+", **args)
+    kv1 = next(c for c in v1["components"] if c["name"] == "kv_cache")
+    kv = next(c for c in new["components"] if c["name"] == "kv_cache")
+    block = 16 * 32 * 8 * 128 * 2 * 2  # 16 tokens x 32 layers x 8 KV heads x 128 x (K, V) x 2 B
+    assert kv["bytes"] - kv1["bytes"] == block
+    assert "null block" in kv["how"] and "null block" not in kv1["how"]
+    assert new["engine_model"]["null_block"] is True
+    assert "null_block" not in v1["engine_model"]  # V1's verdict is unchanged (memory_golden.jsonl pins it)
+
+
+def test_longest_context_counts_the_null_block():
+    """At the edge, 0.21+ fits one block less of context than V1 would with the same budget less the graphs."""
+    args = {"weights": "BF16", "kv": "f16", "gpu": "rtx-3090", "engine": "vllm"}
+    v1 = fit_verdict("llama-3.1-8b", 8192, **args)
+    new = fit_verdict("llama-3.1-8b", 8192, engine_version="0.21+", **args)
+    per_token = 32 * 8 * 128 * 2 * 2
+    cg = engines.vllm_cuda_graph_estimate()["bytes"]
+    expected = v1["max_context"] - (cg // (16 * per_token) + 1) * 16
+    assert new["max_context"] in (expected, expected - 16)
+
+
+def test_hybrid_refusal_message():
+    """0.21+ refuses a hybrid model whose max_num_seqs exceeds its Mamba cache blocks, with vLLM's own words.
+
+    Qwen3.6-27B (48 Gated DeltaNet layers) in BF16 on one H100 at 0.9: vLLM's default max_num_seqs of 1024 on an
+    80 GB card is more than the few hundred blocks the budget holds (real reports: 694 and 348 blocks for 27B
+    Qwen3.5/3.8 models on 80 GB cards)."""
+    args = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm", "allow_long_context": True}
+    v = fit_verdict("qwen3.6-27b", 262144, engine_version="0.21+", **args)
+    assert not v["fits"] and v["binding"] == "max_num_seqs"
+    blocks = v["engine_model"]["mamba_cache_blocks"]
+    assert 100 < blocks < 1024
+    m = REFUSAL.fullmatch(v["engine_model"]["refusal"])
+    assert m and m.groups() == ("1024", str(blocks), str(blocks))
+    assert v["headline"] == "does not start: " + v["engine_model"]["refusal"]
+    assert any(w.startswith("vLLM 0.21+ refuses to start: max_num_seqs (1024)") for w in v["warnings"])
+    # the blocks are the pool's less the null block: the KV budget over one block's bytes, minus one
+    kv = v["components"][1]
+    assert "null block" in kv["how"]
+    # at most that many sequences it starts; V1 (which capped the graphs instead) starts either way
+    ok = fit_verdict("qwen3.6-27b", 262144, engine_version="0.21+", max_num_seqs=blocks, **args)
+    assert ok["fits"] and ok["engine_model"]["refusal"] is None
+    assert fit_verdict("qwen3.6-27b", 262144, max_num_seqs=blocks + 1, **args)["fits"]
+    # a model without a recurrent state is never checked
+    dense = fit_verdict("llama-3.1-8b", 8192, engine_version="0.21+", **args)
+    assert dense["engine_model"]["mamba_cache_blocks"] is None and dense["fits"]
+
+
+def test_max_model_len_auto():
+    """--max-model-len auto: the longest context up to the model's own whose one request fits; the full context
+    when it fits; the flag is 0.21+'s only."""
+    args = {"weights": "BF16", "kv": "f16", "engine": "vllm", "engine_version": "0.21+", "max_model_len_auto": True}
+    small = fit_verdict("llama-3.1-8b", None, gpu="rtx-3090", **args)
+    assert small["fits"] and small["context"] == small["max_context"] < 131072
+    assert small["context"] % 16 == 0
+    over = fit_verdict(
+        "llama-3.1-8b", small["context"] + 16, gpu="rtx-3090", weights="BF16", engine="vllm", engine_version="0.21+"
+    )
+    assert not over["fits"] and over["binding"] == "kv_cache"
+    assert small["engine_model"]["max_model_len_auto"]["max_model_len"] == small["context"]
+    big = fit_verdict("llama-3.1-8b", None, gpu="h100-sxm", **args)
+    assert big["context"] == 131072 and "full model context length 131,072 fits" in " ".join(big["warnings"])
+    with pytest.raises(ValueError, match="max_model_len_auto"):
+        fit_verdict("llama-3.1-8b", None, gpu="h100-sxm", engine="vllm", weights="BF16", max_model_len_auto=True)
+
+
+def test_versions_offered():
+    assert engines.VLLM_VERSIONS == ("v1", "v0", "0.21+")
+    with pytest.raises(ValueError, match="engine_version must be one of v1, v0, 0.21\\+"):
+        fit_verdict("llama-3.1-8b", 8192, weights="BF16", gpu="h100-sxm", engine="vllm", engine_version="0.30")
+
+
+def test_cli_offers_the_new_range(capsys):
+    from kvlab import cli
+
+    argv = ["fit", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--weights", "BF16"]
+    assert cli.main(argv + ["--engine", "vllm", "--engine-version", "0.21+"]) in (0, None)
+    assert "engine model: vLLM 0.21+ (V1 engine" in capsys.readouterr().out
