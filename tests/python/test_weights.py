@@ -43,3 +43,13 @@ def test_names_are_normalised_and_unknown_ones_rejected():
 
 def test_every_format_has_a_source():
     assert all(row["source"] for row in list_weight_formats())
+
+
+def test_nvfp4_is_four_and_a_half_bits_as_its_blocks_store_it():
+    """NVFP4 (issue 39: missing as a format): 16 E2M1 values share one FP8 scale, 16 x 4 + 8 = 72 bits per
+    16 weights; kvlab.memory.checkpoint counts ggml's NVFP4 block (36 B / 64 weights) the same."""
+    from kvlab.memory.weights import weights_bytes
+
+    w = weights_bytes(8e9, "NVFP4")
+    assert w["bits_per_weight"] == (16 * 4 + 8) / 16 == 36 * 8 / 64
+    assert w["bytes"] == 8e9 * 4.5 / 8

@@ -25,6 +25,9 @@ WEIGHT_FORMATS: dict[str, tuple[float, str]] = {
     "INT8": (8.0, "1 byte per weight; per-channel scales ignored"),
     "INT4": (4.15625, "GPTQ/AWQ group 128: 4 bits + fp16 scale/128 + 4-bit zero/128"),
     "MXFP4": (4.25, "OCP MXFP4: 32 x 4-bit values + one 8-bit shared exponent (gpt-oss MoE weights)"),
+    # https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/
+    # (a per-tensor FP32 scale on top is ignored); ggml's NVFP4 block is 36 B / 64 weights, the same 4.5 bits
+    "NVFP4": (4.5, "NVIDIA NVFP4: 16 x 4-bit E2M1 values + one FP8 E4M3 scale per block"),
     # GGUF pure block types (ggml type_traits: type_size * 8 / blck_size)
     "Q8_0": (8.5, "ggml block_q8_0: 34 B / 32 weights"),
     "Q6_K": (6.5625, "ggml block_q6_K: 210 B / 256 weights"),
