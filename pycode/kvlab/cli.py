@@ -502,25 +502,12 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
     """`serve` with workload flags: vllm bench serve, simulated; its result block, then kvlab's extras."""
     if args.pp != 1:
         raise ValueError("--pipeline-parallel-size: the benchmark simulation models one pipeline stage")
+    # the workload and engine flags go to simulate() by their own names; the two below are passed apart
     given = {
         name: getattr(args, name)
-        for name in (
-            "max_concurrency",
-            "num_prompts",
-            "dataset",
-            "input_len",
-            "output_len",
-            "random_range_ratio",
-            "prefix_len",
-            "burstiness",
-            "max_num_batched_tokens",
-            "gpu_memory_utilization",
-            "seed",
-        )
-        if getattr(args, name) is not None
+        for name in SIMULATION_FLAGS
+        if name not in ("enable_prefix_caching", "compute_efficiency") and getattr(args, name) is not None
     }
-    if args.request_rate is not None:
-        given["request_rate"] = args.request_rate
     if args.random_range_ratio is not None and args.dataset is None:
         given["dataset"] = "random"
     r = simulate(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from kvlab.inputs import finite_number
 from kvlab.memory.catalogue import get_gpu, model_architecture
+from kvlab.memory.kv_bytes import VLLM_GPU_MEMORY_UTILIZATION
 from kvlab.memory.sglang import sglang_budget
 from kvlab.memory.trtllm import trtllm_budget
 from kvlab.memory.verdict import fit_verdict
@@ -42,8 +43,8 @@ def _from_verdict(engine: str, v: dict, context: int) -> dict:
         pool = max(0, v["budget_bytes"] - weights - reserve)
         tokens = int(pool // per_token) if per_token else 0
         rule = (
-            f"takes {v['budget_how'].split(' x ')[0].replace('gpu_memory_utilization ', '')} of the card, subtracts the "
-            "weights and a profiled activation reserve, and fills all the rest with blocks every request shares"
+            f"takes {VLLM_GPU_MEMORY_UTILIZATION:g} of the card, subtracts the weights and a profiled activation "
+            "reserve, and fills all the rest with blocks every request shares"
         )
         steps = [
             {"label": "the card's share", "bytes": v["budget_bytes"], "how": v["budget_how"]},
