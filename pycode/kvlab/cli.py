@@ -32,7 +32,10 @@ from kvlab.memory.checkpoint import is_hub_id, read_checkpoint_dir, read_hub_che
 from kvlab.memory.compare import engines_side_by_side
 from kvlab.memory.scheduler import DATASETS, simulate
 from kvlab.memory.serving import serving_estimate
-from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, fit_report
+from kvlab.memory.compare import engine_budget
+from kvlab.memory.deployment import ENGINES as ALL_ENGINES
+from kvlab.memory.deployment import deployment
+from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, verdict
 from kvlab.memory.weights import WEIGHT_FORMATS
 from kvlab.reuse.context import spans
 from kvlab.widgets.attention import attention_demo
@@ -132,13 +135,13 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--weights", default="Q4_K_M", help=f"weights format ({', '.join(WEIGHT_FORMATS)})")
     p.add_argument("--kv-type", default="f16", choices=sorted(KV_TYPES))
     p.add_argument(
-        "--mode",
         "--engine",
-        dest="mode",
+        "--mode",
+        dest="engine",
         default="llamacpp",
-        choices=(*ENGINES, "all"),
-        help="llamacpp (-c context x batch, -np batch), vllm (--max-model-len context), or all: vLLM, SGLang, "
-        "TensorRT-LLM and llama.cpp side by side (--gpu, --n-gpus, --weights, --context only)",
+        choices=(*ALL_ENGINES, "all"),
+        help="llamacpp (-c context x batch, -np batch), vllm (--max-model-len context), sglang or trtllm (their KV "
+        "budget, step by step), or all: the four side by side (--gpu, --n-gpus, --weights, --context only)",
     )
     p.add_argument("--batch", type=int, default=1, help="sequences of --context tokens each, held at once")
     p.add_argument(
@@ -380,27 +383,56 @@ def _run_fit_all(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_fit_budget(args: argparse.Namespace) -> int:
+    """fit --engine sglang|trtllm: the engine's KV budget for this deployment, step by step."""
+    if not args.gpu:
+        raise ValueError(f"--engine {args.engine} needs --gpu (its rule starts from the card)")
+    dep = deployment(
+        model_architecture(args.model, args.params),
+        gpu=args.gpu,
+        weights=args.weights,
+        kv="auto" if args.kv_type == "f16" else args.kv_type,
+        engine=args.engine,
+        tp=args.n_gpus,
+    )
+    r = engine_budget(dep, args.context)
+    if args.json:
+        print(json.dumps(r, indent=1))
+        return 0
+    print(f"{dep.arch.name} on {dep.where()}, {dep.weights['format']} weights ({r['version_modelled']})")
+    for step in r["steps"]:
+        amount = _size(step["bytes"]) if step["bytes"] is not None else ""
+        print(f"  {step['label']:44s} {amount:>12s}   {step['how']}")
+    held = f"{r['max_tokens']:,} tokens; {r['max_sequences_at_context']:,} sequences of {args.context:,}"
+    print(f"  {'starts' if r['fits'] else 'refuses'}: {held}" + (f" ({r['refusal']})" if r["refusal"] else ""))
+    print(f"  rule: {r['rule']}")
+    for doubt in r["unsure"]:
+        print(f"  unsure: {doubt}")
+    return 0
+
+
 def _run_fit(args: argparse.Namespace) -> int:
     _check_context_and_batch(args)
-    if args.mode == "all":
+    if args.engine == "all":
         return _run_fit_all(args)
-    r = fit_report(
+    if args.engine not in ENGINES:
+        return _run_fit_budget(args)
+    dep = deployment(
         model_architecture(args.model, args.params),
-        args.context,
         gpu=args.gpu,
         memory_gib=args.memory_gib,
         weights=args.weights,
         kv=args.kv_type,
-        mode=args.mode,
-        n_seq=args.batch,
+        engine=args.engine,
+        version=args.engine_version,
+        tp=args.n_gpus,
+        pp=args.pp,
         gpu_memory_utilization=args.gpu_memory_utilization,
-        n_gpus=args.n_gpus,
         allow_long_context=args.allow_long_context,
         max_num_batched_tokens=args.max_num_batched_tokens,
         max_num_seqs=args.max_num_seqs,
-        engine_version=args.engine_version,
-        pipeline_parallel=args.pp,
     )
+    r = verdict(dep, args.context, args.batch)
     if args.json:
         print(json.dumps(r, indent=1))
         return 0

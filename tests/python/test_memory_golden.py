@@ -33,6 +33,7 @@ from kvlab.memory import kv_bytes as kb
 from kvlab.memory import serving as sv
 from kvlab.memory import verdict as vd
 from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.deployment import deployment
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "memory_golden.jsonl"
 UPDATE = os.environ.get("KVLAB_UPDATE_SNAPSHOTS") == "1"
@@ -48,6 +49,10 @@ MODELS = DENSE + MOE + SLIDING + HYBRID + MLA
 
 def arch(model: str):
     return model_architecture(model)
+
+
+def _deployed_verdict(model, context, n_seq=1, **fields):
+    return vd.verdict(deployment(model, **fields), context, n_seq)
 
 
 def cases() -> dict[str, tuple]:
@@ -151,9 +156,12 @@ def cases() -> dict[str, tuple]:
     add("memory_report[bad mode]", kb.memory_report, "llama-3.1-8b", 4096, mode="tgi")
     add("memory_report[v_kv]", kb.memory_report, "llama-3.1-8b", 4096, "q8_0", v_kv="q4_0", n_ubatch=128)
     add("memory_report[split streams]", kb.memory_report, "gemma-2-9b", 8192, n_seq=4, kv_unified=False)
+    # the CLI's path: one Deployment, then its verdict (the ids keep the name of the function it replaced)
     for mode in ("llamacpp", "vllm"):
-        add(f"fit_report[{mode}]", vd.fit_report, "llama-3.1-8b", 32768, "rtx-4090", weights="Q8_0", mode=mode)
-    add("fit_report[memory]", vd.fit_report, "qwen3-30b-a3b", 8192, memory_gib=48, n_seq=2, kv="q4_0")
+        add(
+            f"fit_report[{mode}]", _deployed_verdict, "llama-3.1-8b", 32768, gpu="rtx-4090", weights="Q8_0", engine=mode
+        )
+    add("fit_report[memory]", _deployed_verdict, "qwen3-30b-a3b", 8192, memory_gib=48, n_seq=2, kv="q4_0")
 
     # -- verdict
     for m in MODELS:

@@ -13,7 +13,7 @@ import kvlab
 from kvlab.__main__ import main
 from kvlab.memory.catalogue import get_gpu
 from kvlab.dtypes import GIB
-from kvlab.memory.verdict import fit_report
+from kvlab.memory.verdict import fit_verdict
 from kvlab.memory.serving import (
     calibrated_efficiency,
     cost_per_million_tokens,
@@ -81,7 +81,7 @@ def test_a_batch_that_does_not_fit_is_neither_timed_nor_priced():
     assert r["seconds_per_token"] is None and r["usd_per_million_tokens"] is None
     assert r["chats_that_fit_in_memory"] == r["verdict"]["max_sequences"] < 16
     # the same verdict the GPU-fit widget shows
-    v = fit_report("llama-3.1-8b", 131072, gpu="h100-sxm", weights="BF16", kv="f16", mode="vllm", n_seq=16)
+    v = fit_verdict("llama-3.1-8b", 131072, gpu="h100-sxm", weights="BF16", kv="f16", engine="vllm", n_seq=16)
     assert v["headline"] == r["verdict"]["headline"]
 
 
@@ -120,9 +120,9 @@ def test_users_per_gpu_memory_and_speed_limits():
 
 
 def test_llama3_8b_128k_f16_fits_80gb_not_24gb_unless_quantised():
-    assert fit_report("llama-3.1-8b", 131072, gpu="h100-sxm", weights="BF16", kv="f16")["fits"]
-    assert not fit_report("llama-3.1-8b", 131072, gpu="rtx-4090", weights="BF16", kv="q8_0")["fits"]
-    small = fit_report("llama-3.1-8b", 131072, gpu="rtx-4090", weights="Q4_K_M", kv="q8_0")
+    assert fit_verdict("llama-3.1-8b", 131072, gpu="h100-sxm", weights="BF16", kv="f16")["fits"]
+    assert not fit_verdict("llama-3.1-8b", 131072, gpu="rtx-4090", weights="BF16", kv="q8_0")["fits"]
+    small = fit_verdict("llama-3.1-8b", 131072, gpu="rtx-4090", weights="Q4_K_M", kv="q8_0")
     assert small["fits"] and small["verdict"] == "fits"
     parts = {c["name"]: c["bytes"] for c in small["components"]}
     assert parts["kv_cache"] == int(8.5 * GIB)
@@ -130,7 +130,7 @@ def test_llama3_8b_128k_f16_fits_80gb_not_24gb_unless_quantised():
 
 
 def test_fit_reports_the_largest_context():
-    r = fit_report("llama-3.1-8b", 8192, memory_gib=8, weights="Q4_K_M")
+    r = fit_verdict("llama-3.1-8b", 8192, memory_gib=8, weights="Q4_K_M")
     fixed = r["total_bytes"] - r["components"][1]["bytes"]
     ctx = r["max_context"]
     assert r["max_context_limited_by"] == "memory"
@@ -139,13 +139,13 @@ def test_fit_reports_the_largest_context():
 
 def test_fit_needs_exactly_one_of_gpu_or_memory():
     with pytest.raises(ValueError, match="exactly one"):
-        fit_report("llama-3.1-8b", 1024)
+        fit_verdict("llama-3.1-8b", 1024)
 
 
 def test_vllm_fit_uses_the_utilisation_budget():
-    r = fit_report("llama-3.1-8b", 8192, gpu="h100-sxm", weights="BF16", mode="vllm", n_seq=40)
+    r = fit_verdict("llama-3.1-8b", 8192, gpu="h100-sxm", weights="BF16", engine="vllm", n_seq=40)
     assert r["budget_bytes"] == int(H100_DRIVER_BYTES * 0.9) and r["fits"]
-    assert not fit_report("llama-3.1-8b", 8192, gpu="h100-sxm", weights="BF16", mode="vllm", n_seq=60)["fits"]
+    assert not fit_verdict("llama-3.1-8b", 8192, gpu="h100-sxm", weights="BF16", engine="vllm", n_seq=60)["fits"]
 
 
 # --- CLI -------------------------------------------------------------------------------------
@@ -576,3 +576,22 @@ def test_serving_sim_says_when_the_engine_would_not_start():
     assert "would not start" in d["headline"] and "weights alone take" in d["headline"]
     assert d["stats"] == [] and d["rows"] == [] and d["pool"].startswith("No chat is served")
     assert serving_sim_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="Q4_K_M")["stats"]  # it fits in 4 bits
+
+
+@pytest.mark.parametrize("engine", ["sglang", "trtllm"])
+def test_cli_fit_one_engine_prints_its_budget_through_the_one_protocol(capsys, engine):
+    """fit --engine sglang|trtllm: the same row as engine_budget(deployment(...)) gives, step by step."""
+    from kvlab.memory.compare import engine_budget
+    from kvlab.memory.deployment import deployment
+
+    argv = ("fit", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--context", "32768", "--weights", "BF16")
+    code, out = run(capsys, *argv, "--engine", engine, "--json")
+    assert code == 0, out.err
+    dep = deployment("qwen3-32b", gpu="h100-sxm", weights="BF16", kv="auto", engine=engine)
+    want = engine_budget(dep, 32768)
+    assert json.loads(out.out) == json.loads(json.dumps(want))
+    assert want["engine"] == {"sglang": "sglang", "trtllm": "tensorrt-llm"}[engine] and want["max_tokens"] > 0
+    code, out = run(capsys, *argv, "--engine", engine)
+    assert code == 0 and f"{want['max_tokens']:,} tokens" in out.out and "rule:" in out.out
+    code, out = run(capsys, "fit", "--model", "qwen3-32b", "--memory-gib", "80", "--context", "4096", "--engine", engine)
+    assert code == 2 and f"--engine {engine} needs --gpu" in out.err

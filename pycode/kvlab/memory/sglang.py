@@ -428,3 +428,12 @@ def sglang_budget(
         unsure=unsure,
         rule=rule,
     )
+
+
+def budget(dep, context: int, **flags) -> dict:
+    """The engine protocol (kvlab.memory.compare.engine_budget): sglang_budget for a Deployment."""
+    if dep.card is None:
+        raise ValueError("gpu: this engine's rule starts from a catalogue card (give gpu, not memory_gib)")
+    return sglang_budget(
+        dep.arch, dep.card, context=context, n_gpus=dep.tp, weights_format=dep.weights["format"], kv=dep.kv, **flags
+    )

@@ -264,3 +264,12 @@ def trtllm_budget(
         unsure=list(UNSURE),
         rule=rule,
     )
+
+
+def budget(dep, context: int, **flags) -> dict:
+    """The engine protocol (kvlab.memory.compare.engine_budget): trtllm_budget for a Deployment."""
+    if dep.card is None:
+        raise ValueError("gpu: this engine's rule starts from a catalogue card (give gpu, not memory_gib)")
+    return trtllm_budget(
+        dep.arch, dep.card, context=context, n_gpus=dep.tp, weights_format=dep.weights["format"], kv=dep.kv, **flags
+    )

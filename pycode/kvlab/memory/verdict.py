@@ -31,11 +31,20 @@ length (max_position_embeddings) binds too, unless `allow_long_context`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
-from kvlab.dtypes import GIB, KV_TYPES, kv_type
-from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
+from kvlab.dtypes import GIB
+from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.deployment import ENGINE_NAMES as ALL_ENGINE_NAMES
+from kvlab.memory.deployment import (
+    LLAMACPP_VERSION,
+    VERDICT_ENGINES,
+    Deployment,
+    check_auto_len,
+    deployment,
+)
+from kvlab.memory.deployment import MAX_PIPELINE_STAGES as MAX_PIPELINE_STAGES  # re-exported: the widgets' choices
+from kvlab.memory.deployment import PIPELINE_STAGES as PIPELINE_STAGES
+from kvlab.memory.deployment import TENSOR_PARALLEL as TENSOR_PARALLEL
 from kvlab.memory.engines import VLLM_RECENT, vllm_mamba_blocks, vllm_mamba_refusal, vllm_setup
 from kvlab.memory.kv_bytes import (
     LLAMACPP_PAD,
@@ -43,31 +52,18 @@ from kvlab.memory.kv_bytes import (
     MAX_SEQUENCES,
     RUNTIME_RESERVE_BYTES,
     VLLM_BLOCK_SIZE,
-    VLLM_BLOCK_SIZES,
     VLLM_GPU_MEMORY_UTILIZATION,
     gpu_stages,
     llamacpp_compute_buffer,
     llamacpp_kv_cache,
     vllm_kv_cache,
 )
-from kvlab.memory.weights import model_weights_bytes
 from kvlab.inputs import finite_number, short_repr
 from kvlab.wording import human_bytes, plural
 
-ENGINES = ("llamacpp", "vllm")
-ENGINE_NAMES = {"llamacpp": "llama.cpp", "vllm": "vLLM"}
-TENSOR_PARALLEL = (1, 2, 4, 8)
-PIPELINE_STAGES = (1, 2, 4, 8)  # the choices the widgets offer; fit_verdict takes any count up to MAX_PIPELINE_STAGES
-MAX_PIPELINE_STAGES = 16
+ENGINES = VERDICT_ENGINES  # the engines the verdict answers for, term by term
+ENGINE_NAMES = {e: ALL_ENGINE_NAMES[e] for e in ENGINES}
 VLLM_LONG_CONTEXT_FLAG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
-LLAMACPP_VERSION = "llama.cpp b6000 and later (llama_kv_cache with streams; -np and --kv-unified)"
-PARTS = {
-    "weights": "weights",
-    "kv_cache": "KV cache",
-    "compute_buffer": "compute buffer",
-    "runtime_reserve": "runtime reserve",
-    "activation_reserve": "activations + CUDA graphs",
-}
 BINDING_LABELS = {
     "weights": "the weights",
     "reserve": "the weights plus the runtime reserve",
@@ -75,45 +71,17 @@ BINDING_LABELS = {
     "trained_context": "the model's trained context",
     "max_num_seqs": "vLLM's max_num_seqs above the hybrid model's Mamba cache blocks",
 }
+PARTS = {
+    "weights": "weights",
+    "kv_cache": "KV cache",
+    "compute_buffer": "compute buffer",
+    "runtime_reserve": "runtime reserve",
+    "activation_reserve": "activations + CUDA graphs",
+}
 
 
 def _size(nbytes: float) -> str:
     return human_bytes(nbytes)
-
-
-def _device(gpu, memory_gib, n_gpus: int) -> dict:
-    if (gpu is None) == (memory_gib is None):
-        raise ValueError("give exactly one of gpu (catalogue id) or memory_gib")
-    if gpu is not None:
-        card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
-        if card.get("unified_memory") and n_gpus != 1:
-            raise ValueError(f"n_gpus: {card['name']} is one chip with unified memory; use n_gpus=1")
-        memory = gpu_memory_bytes(card)
-        how = (
-            (
-                f"{_size(memory)} usable by the GPU of {card['memory_gib']} GiB unified memory "
-                f"({card.get('gpu_usable_source', 'see the catalogue note')})"
-            )
-            if card.get("gpu_usable_gib")
-            else f"{card['memory_gib']} GiB per GPU (source: {card.get('spec_source', 'the catalogue')})"
-        )
-        return {
-            "id": card.get("id"),
-            "name": card.get("name", "custom"),
-            "memory_bytes": memory,
-            "how": how,
-            "unified_memory": bool(card.get("unified_memory")),
-            "card": card,
-        }
-    gib = finite_number("memory_gib", memory_gib, minimum=1 / 1024, maximum=2**20)
-    return {
-        "id": None,
-        "name": f"{gib:g} GiB",
-        "memory_bytes": int(gib * GIB),
-        "how": f"{gib:g} GiB given",
-        "unified_memory": False,
-        "card": None,
-    }
 
 
 def _kv_head_share(arch: Architecture, n_gpus: int) -> tuple[float, str]:
@@ -132,77 +100,36 @@ def _kv_head_share(arch: Architecture, n_gpus: int) -> tuple[float, str]:
     return per_gpu / heads, f"{plural(heads, 'KV head')} / {n_gpus} GPUs = {per_gpu} per GPU"
 
 
-def _check_tp(arch: Architecture, n_gpus: int, engine: str) -> None:
-    if engine != "vllm" or n_gpus == 1:
-        return
-    if arch.n_heads % n_gpus:
-        raise ValueError(
-            f"n_gpus: vLLM's tensor parallelism needs the {arch.n_heads} attention heads to split "
-            f"evenly over {n_gpus} GPUs"
-        )
-    heads = [layer.kv_heads for layer in arch.layers if layer.kind in ATTENTION_KINDS and arch.attention != "mla"]
-    for h in set(heads):
-        if h % n_gpus and n_gpus % h:
-            raise ValueError(
-                f"n_gpus: {plural(h, 'KV head')} cannot be split over {n_gpus} GPUs, nor replicated evenly"
-            )
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What stays fixed while fit_verdict varies the context and the number of sequences."""
-
-    arch: Architecture
-    engine: str
-    weights: dict
-    k: str
-    tp: int  # n_gpus: the tensor-parallel size (llama.cpp: GPUs in its layer split)
-    pp: int  # vLLM pipeline stages
-    memory: int
-    utilization: float
-    n_ubatch: int
-    block_size: int
-    card: dict | None
-    max_num_batched_tokens: int | None
-    max_num_seqs: int | None
-    engine_version: str
-
-    def vllm(self, context: int) -> dict:
-        """vLLM's setup (memory seen, batch defaults, loaded weights, reserve) for this context."""
-        return _vllm_setup(self, context)
-
-
-def _vllm_setup(plan: _Plan, context: int) -> dict:
+def _vllm_setup(dep: Deployment, context: int) -> dict:
+    """vLLM's setup (memory seen, batch defaults, loaded weights, reserve) for this context."""
     return vllm_setup(
-        plan.card,
-        plan.memory,
-        plan.weights,
-        plan.arch,
-        plan.tp,
-        plan.max_num_batched_tokens,
-        plan.max_num_seqs,
-        plan.engine_version,
+        dep.card,
+        dep.memory_bytes,
+        dep.weights,
+        dep.arch,
+        dep.tp,
+        dep.max_num_batched_tokens,
+        dep.max_num_seqs,
+        dep.version,
         context,
-        pp=plan.pp,
+        pp=dep.pp,
     )
 
 
-def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -> dict:
+def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = None) -> dict:
     """Components on one GPU (bytes), its budget, and how each was counted.
 
     Under pipeline parallel, the GPU shown is the stage with the least room (vLLM gives every stage the
     smallest stage's number of blocks), and `stages` lists each stage's totals.
     """
-    arch, n_gpus, memory = plan.arch, plan.tp, plan.memory
-    if plan.engine == "llamacpp":
-        kv = llamacpp_kv_cache(
-            arch, context * n_seq, plan.k, n_seq=n_seq, n_ubatch=plan.n_ubatch, kv_unified=n_seq == 1
-        )
-        compute = llamacpp_compute_buffer(arch, plan.n_ubatch)
+    arch, n_gpus, memory = dep.arch, dep.tp, dep.memory_bytes
+    if dep.engine == "llamacpp":
+        kv = llamacpp_kv_cache(arch, context * n_seq, dep.kv, n_seq=n_seq, n_ubatch=dep.n_ubatch, kv_unified=n_seq == 1)
+        compute = llamacpp_compute_buffer(arch, dep.n_ubatch)
         split = "" if n_gpus == 1 else f" / {n_gpus} GPUs (layer split)"
         flags = f"-c {context * n_seq} -np {n_seq}" if n_seq > 1 else f"-c {context}"
         components = [
-            {"name": "weights", "bytes": -(-plan.weights["bytes"] // n_gpus), "how": plan.weights["how"] + split},
+            {"name": "weights", "bytes": -(-dep.weights["bytes"] // n_gpus), "how": dep.weights["how"] + split},
             {
                 "name": "kv_cache",
                 "bytes": -(-kv["total_bytes"] // n_gpus),
@@ -226,28 +153,28 @@ def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -
             "stages": [],
         }
     if setup is None or setup["context_dependent"]:
-        setup = plan.vllm(context)
-    dtype = "auto" if plan.k in ("f16", "bf16") else plan.k
+        setup = _vllm_setup(dep, context)
+    dtype = "auto" if dep.kv in ("f16", "bf16") else dep.kv
     batched = setup["max_num_batched_tokens"]
-    block_size = plan.block_size
+    block_size = dep.block_size
     kv = vllm_kv_cache(
-        arch, context, dtype, block_size=block_size, max_num_batched_tokens=batched, tp=n_gpus, pp=plan.pp
+        arch, context, dtype, block_size=block_size, max_num_batched_tokens=batched, tp=n_gpus, pp=dep.pp
     )
     share, share_how = _kv_head_share(arch, n_gpus)
     usable = setup["usable_bytes"]
-    budget = int(usable * plan.utilization)
+    budget = int(usable * dep.gpu_memory_utilization)
     loaded = setup["weights"]
     reserve = setup["reserve"]
     graphs = setup.get("cuda_graphs")  # vLLM 0.21+: the CUDA graph estimate, on every GPU
     graph_bytes = graphs["bytes"] if graphs else 0
     par = (f" / {n_gpus} GPUs (tensor parallel)" if n_gpus > 1 else "") + (
-        ", pipeline stage of {layers}" if plan.pp > 1 else ""
+        ", pipeline stage of {layers}" if dep.pp > 1 else ""
     )
     flags = (
-        f"--max-model-len {context} --gpu-memory-utilization {plan.utilization:g}"
+        f"--max-model-len {context} --gpu-memory-utilization {dep.gpu_memory_utilization:g}"
         + (f" --block-size {block_size}" if block_size != VLLM_BLOCK_SIZE else "")
         + (f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else "")
-        + (f" --pipeline-parallel-size {plan.pp}" if plan.pp > 1 else "")
+        + (f" --pipeline-parallel-size {dep.pp}" if dep.pp > 1 else "")
     )
     per_gpu = gpu_stages(kv)
     stage_weights = _stage_weights(arch, loaded["bytes"], [s["layers"] for s in per_gpu])
@@ -292,7 +219,7 @@ def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -
             "how": f"vLLM {flags}: {plural(n_seq, 'sequence')} x {_size(layout['bytes_per_request'])} in blocks of "
             f"{layout['block_size']} tokens ({kv['kv_cache_dtype']}){grouping}"
             + ("" if n_gpus == 1 else f"; {share_how}")
-            + (f"; pipeline stage {tight['rank'] + 1} of {plan.pp}: {layers_text}" if plan.pp > 1 else "")
+            + (f"; pipeline stage {tight['rank'] + 1} of {dep.pp}: {layers_text}" if dep.pp > 1 else "")
             + (
                 f"; + 1 null block ({_size(layout['memory_per_block'])}) the block pool holds back "
                 "(vllm/v1/core/block_pool.py)"
@@ -312,9 +239,9 @@ def _per_gpu(plan: _Plan, context: int, n_seq: int, setup: dict | None = None) -
         "kv_detail": kv,
         "kv_share": share * (b - a) / arch.n_layers,  # of the KV heads, and of the layers under pipeline parallel
         "flags": flags,
-        "budget_how": f"gpu_memory_utilization {plan.utilization:g} x {_size(usable)} ({setup['usable_how']})",
+        "budget_how": f"gpu_memory_utilization {dep.gpu_memory_utilization:g} x {_size(usable)} ({setup['usable_how']})",
         "band": reserve["band_bytes"] + (graphs["band_bytes"] if graphs else 0),
-        "stages": stages if plan.pp > 1 else [],
+        "stages": stages if dep.pp > 1 else [],
         "setup": setup,
         # vLLM 0.21+'s Mamba cache blocks (None unless hybrid): every GPU gets the smallest stage's block count
         "mamba_blocks": _mamba_blocks(stages, budget) if setup.get("mamba_check") else None,
@@ -327,15 +254,15 @@ def _mamba_blocks(stages: list[dict], budget: int) -> int | None:
     return None if None in blocks else min(blocks)
 
 
-def _auto_max_model_len(plan: _Plan, trained: int | None) -> int | None:
+def _auto_max_model_len(dep: Deployment, trained: int | None) -> int | None:
     """vLLM 0.21+'s --max-model-len auto: the longest max_model_len, up to the model's own context, whose one
     request fits the KV budget (vllm/v1/core/kv_cache_utils.py, _auto_fit_max_model_len); None when not even
     one block's worth fits ('Cannot auto-fit max_model_len')."""
-    step = plan.block_size
+    step = dep.block_size
     top = min(trained or MAX_CONTEXT, MAX_CONTEXT)
 
     def fits(n: int) -> bool:
-        t, b = _total(plan, min(n * step, top), 1, None)
+        t, b = _total(dep, min(n * step, top), 1, None)
         return t <= b
 
     n = _largest(fits, 1, -(-top // step))
@@ -380,8 +307,8 @@ def _stage_weights(arch: Architecture, loaded: int, stages: list[tuple[int, int]
     return out
 
 
-def _total(plan: _Plan, context: int, n_seq: int, setup: dict | None) -> tuple[int, int]:
-    g = _per_gpu(plan, context, n_seq, setup)
+def _total(dep: Deployment, context: int, n_seq: int, setup: dict | None) -> tuple[int, int]:
+    g = _per_gpu(dep, context, n_seq, setup)
     return sum(c["bytes"] for c in g["components"]), g["budget"]
 
 
@@ -443,13 +370,45 @@ def fit_verdict(
     pipeline_parallel: int = 1,
     max_model_len_auto: bool = False,
 ) -> dict:
-    """Does `model` with `n_seq` sequences of `context` tokens fit on `n_gpus` x `gpu` under `engine`?
+    """`verdict` for a deployment given field by field (kvlab.memory.deployment.deployment's checks).
 
     `n_gpus` is the tensor-parallel size; vLLM's `pipeline_parallel` stages multiply the GPUs.
     vLLM's `engine_version`: "v1" (0.8-0.20, the default), "v0" (0.6-0.10 with the V0 engine) or "0.21+"
     (CUDA graph estimate subtracted, null block held back, a hybrid model refused when max_num_seqs exceeds
     its Mamba cache blocks). `max_model_len_auto` (0.21+ only) is `--max-model-len auto`: vLLM picks the
     longest context up to the model's own whose one request fits, and `context` is ignored (it may be None).
+    """
+    arch = model_architecture(model, params)
+    check_auto_len(max_model_len_auto, engine, engine_version)
+    context = (
+        1 if max_model_len_auto else finite_number("context", context, minimum=1, maximum=MAX_CONTEXT, integer=True)
+    )
+    n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES, integer=True)
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {short_repr(engine)}")
+    dep = deployment(
+        arch,
+        weights=weights,
+        kv=kv,
+        gpu=gpu,
+        memory_gib=memory_gib,
+        tp=n_gpus,
+        pp=pipeline_parallel,
+        engine=engine,
+        version=engine_version,
+        gpu_memory_utilization=gpu_memory_utilization,
+        block_size=block_size,
+        n_ubatch=n_ubatch,
+        max_num_batched_tokens=max_num_batched_tokens,
+        max_num_seqs=max_num_seqs,
+        allow_long_context=allow_long_context,
+        max_model_len_auto=max_model_len_auto,
+    )
+    return verdict(dep, context, n_seq, solve=solve)
+
+
+def verdict(dep: Deployment, context: int | None, n_seq: int = 1, solve: bool = True) -> dict:
+    """Does `dep` hold `n_seq` sequences of `context` tokens? The answer, in named steps.
 
     Returns the components on one GPU (bytes and how each was counted), the
     budget, `fits`, `binding` (None, "weights", "reserve", "kv_cache",
@@ -458,92 +417,54 @@ def fit_verdict(
     `solve` is False: curves need only the verdict), a one-line `headline`,
     and what each engine does past the trained context.
     """
-    arch = model_architecture(model, params)
-    if max_model_len_auto and (engine != "vllm" or engine_version != VLLM_RECENT):
-        raise ValueError(f"max_model_len_auto: --max-model-len auto is vLLM {VLLM_RECENT}'s (engine_version)")
-    context = (
-        1 if max_model_len_auto else finite_number("context", context, minimum=1, maximum=MAX_CONTEXT, integer=True)
-    )
-    n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES, integer=True)
-    n_gpus = finite_number("n_gpus", n_gpus, minimum=1, integer=True)
-    if n_gpus not in TENSOR_PARALLEL:
-        raise ValueError(f"n_gpus must be one of {', '.join(map(str, TENSOR_PARALLEL))}, got {n_gpus}")
-    utilization = finite_number("gpu_memory_utilization", gpu_memory_utilization, minimum=0.01, maximum=1)
-    n_ubatch = finite_number("n_ubatch", n_ubatch, minimum=1, maximum=1 << 20, integer=True)
-    block_size = finite_number("block_size", block_size, minimum=1, integer=True)
-    if block_size not in VLLM_BLOCK_SIZES:
-        raise ValueError(f"block_size must be one of {', '.join(map(str, VLLM_BLOCK_SIZES))}, got {block_size}")
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {short_repr(engine)}")
-    k = kv_type(kv)
-    if engine == "vllm" and KV_TYPES[k][0] != 1:
-        raise ValueError(f"kv {k} is a llama.cpp cache type; vLLM takes f16, bf16, fp8")
-    if engine == "llamacpp" and k == "fp8":
-        raise ValueError("kv fp8 is a vLLM cache type; llama.cpp takes f16, bf16, q8_0, q4_0 ...")
-    _check_tp(arch, n_gpus, engine)
-    pp = finite_number("pipeline_parallel", pipeline_parallel, minimum=1, maximum=MAX_PIPELINE_STAGES, integer=True)
-    if pp > 1 and engine != "vllm":
+    if dep.engine not in ENGINES:
         raise ValueError(
-            "pipeline_parallel: llama.cpp already splits whole layers over its GPUs (--split-mode layer); "
-            "give the GPUs as n_gpus"
+            f"engine: the verdict answers for {', '.join(ENGINE_NAMES.values())}; "
+            f"{dep.engine_name}'s budget is kvlab.memory.compare.engine_budget"
         )
-    if pp > arch.n_layers:
-        raise ValueError(f"pipeline_parallel: {pp} stages for {plural(arch.n_layers, 'layer')}")
-    device = _device(gpu, memory_gib, n_gpus * pp)
-    memory = device["memory_bytes"]
-    w = model_weights_bytes(arch, weights)
-    if engine == "vllm":
-        if max_num_batched_tokens is not None:
-            max_num_batched_tokens = finite_number(
-                "max_num_batched_tokens", max_num_batched_tokens, minimum=1, maximum=1 << 24, integer=True
-            )
-        if max_num_seqs is not None:
-            max_num_seqs = finite_number("max_num_seqs", max_num_seqs, minimum=1, maximum=1 << 20, integer=True)
-    plan = _Plan(
-        arch,
-        engine,
-        w,
-        k,
-        n_gpus,
-        pp,
-        memory,
-        utilization,
-        n_ubatch,
-        block_size,
-        device["card"],
-        max_num_batched_tokens,
-        max_num_seqs,
-        engine_version,
-    )
     auto = None
-    if max_model_len_auto:
-        trained_len = arch.max_position_embeddings
-        fitted = _auto_max_model_len(plan, None if allow_long_context else trained_len)
-        auto = {
-            "max_model_len": fitted,
-            "text": (
-                "--max-model-len auto: "
-                + (
-                    f"full model context length {trained_len:,} fits"
-                    if fitted and fitted == trained_len
-                    else f"vLLM fits {fitted:,} tokens (the longest whose one request fits)"
-                    if fitted
-                    else "Cannot auto-fit max_model_len: not one block of KV cache fits"
-                )
-            ),
-        }
-        context = fitted or block_size  # nothing fits: the verdict shows why at one block
-    g = _per_gpu(plan, context, n_seq)
-    setup = g.get("setup")
+    if dep.max_model_len_auto:
+        auto = _auto_context(dep)
+        context = auto["max_model_len"] or dep.block_size  # nothing fits: the verdict shows why at one block
+    else:
+        context = finite_number("context", context, minimum=1, maximum=MAX_CONTEXT, integer=True)
+    n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES, integer=True)
+    g = _per_gpu(dep, context, n_seq)
+    use = _usage(dep, g, context)
+    sure = _confidence(dep, g, use, context, auto)
+    lim = _limits(dep, context, n_seq, g.get("setup"), solve)
+    return _result(dep, context, n_seq, g, use, sure, lim, auto)
+
+
+def _auto_context(dep: Deployment) -> dict:
+    """--max-model-len auto (vLLM 0.21+): the length vLLM settles on, and its log line."""
+    trained_len = dep.arch.max_position_embeddings
+    fitted = _auto_max_model_len(dep, None if dep.allow_long_context else trained_len)
+    return {
+        "max_model_len": fitted,
+        "text": (
+            "--max-model-len auto: "
+            + (
+                f"full model context length {trained_len:,} fits"
+                if fitted and fitted == trained_len
+                else f"vLLM fits {fitted:,} tokens (the longest whose one request fits)"
+                if fitted
+                else "Cannot auto-fit max_model_len: not one block of KV cache fits"
+            )
+        ),
+    }
+
+
+def _usage(dep: Deployment, g: dict, context: int) -> dict:
+    """The components against the budget: totals, and what binds first (or the engine's refusal)."""
     parts = {c["name"]: c["bytes"] for c in g["components"]}
     total = sum(parts.values())
     budget = g["budget"]
     reserve = total - parts["weights"] - parts["kv_cache"]
-    memory_fits = total <= budget
-    trained = arch.max_position_embeddings
+    trained = dep.arch.max_position_embeddings
     over_trained = bool(trained and context > trained)
-
     # vLLM 0.21+ refuses a hybrid model whose max_num_seqs exceeds its Mamba cache blocks (vllm/config/compilation.py)
+    setup = g.get("setup")
     mamba_blocks = g.get("mamba_blocks")
     refusal = (
         vllm_mamba_refusal(setup["max_num_seqs"], mamba_blocks)
@@ -555,15 +476,31 @@ def fit_verdict(
         binding = "weights"
     elif parts["weights"] + reserve > budget:
         binding = "reserve"
-    elif not memory_fits:
+    elif total > budget:
         binding = "kv_cache"
     elif refusal:
         binding = "max_num_seqs"
-    elif over_trained and not allow_long_context:
+    elif over_trained and not dep.allow_long_context:
         binding = "trained_context"
-    fits = binding is None
+    return {
+        "parts": parts,
+        "total": total,
+        "budget": budget,
+        "reserve": reserve,
+        "memory_fits": total <= budget,
+        "trained": trained,
+        "over_trained": over_trained,
+        "mamba_blocks": mamba_blocks,
+        "refusal": refusal,
+        "binding": binding,
+        "fits": binding is None,
+    }
+
+
+def _confidence(dep: Deployment, g: dict, use: dict, context: int, auto: dict | None) -> dict:
+    """How sure the answer is: a margin inside the reserve estimate's error is a close call; and the warnings."""
+    total, budget, memory_fits = use["total"], use["budget"], use["memory_fits"]
     band = g["band"]
-    # the reserve is an estimate: a margin smaller than its error band is not a firm answer either way
     close = memory_fits and budget - total < band or not memory_fits and total - budget < band
     if auto and auto["max_model_len"]:
         # vLLM sizes the context to fit, so it starts; what the estimate's error moves is the length it picks
@@ -577,9 +514,9 @@ def fit_verdict(
             f"within the reserve estimate's error ({_size(band)}); the engine may "
             + ("refuse to start" if memory_fits else "start after all")
         )
-    if engine == "vllm" and device["unified_memory"]:
+    if dep.engine == "vllm" and dep.device["unified_memory"]:
         warnings.append(
-            f"vLLM has no backend for the {device['name']}'s GPU (it runs on CUDA and ROCm cards); this is the "
+            f"vLLM has no backend for the {dep.device['name']}'s GPU (it runs on CUDA and ROCm cards); this is the "
             "memory arithmetic only"
         )
         confidence = "low"
@@ -587,25 +524,31 @@ def fit_verdict(
     if strict:
         warnings.append(strict)
         confidence = "low"
-    if long_context_check(arch, context) and allow_long_context:
-        warnings.append(long_context_check(arch, context)["text"])
-    if refusal:
-        warnings.append(f"vLLM {VLLM_RECENT} refuses to start: {refusal}")
+    if long_context_check(dep.arch, context) and dep.allow_long_context:
+        warnings.append(long_context_check(dep.arch, context)["text"])
+    if use["refusal"]:
+        warnings.append(f"vLLM {VLLM_RECENT} refuses to start: {use['refusal']}")
     if auto:
         warnings.append(auto["text"])
+    return {"close": close, "confidence": confidence, "band": band, "warnings": warnings}
+
+
+def _limits(dep: Deployment, context: int, n_seq: int, setup: dict | None, solve: bool) -> dict:
+    """The longest context at `n_seq` sequences and the most sequences at `context` (None when not solved)."""
+    trained = dep.arch.max_position_embeddings
+    step = LLAMACPP_PAD if dep.engine == "llamacpp" else dep.block_size
 
     def fits_at(ctx: int) -> bool:
-        t, b = _total(plan, ctx, n_seq, setup)
+        t, b = _total(dep, ctx, n_seq, setup)
         return t <= b
 
     def fits_with(n: int) -> bool:
-        t, b = _total(plan, context, n, setup)
+        t, b = _total(dep, context, n, setup)
         return t <= b
 
-    step = LLAMACPP_PAD if engine == "llamacpp" else block_size
     by_memory = _largest(lambda s: fits_at(s * step), 1, MAX_CONTEXT // step) if solve else None
     by_memory = by_memory * step if by_memory else None
-    limit = None if allow_long_context or not trained else trained
+    limit = None if dep.allow_long_context or not trained else trained
     if by_memory is None:
         max_context, limited_by = None, "memory"
     elif limit is not None and limit <= by_memory:
@@ -617,80 +560,116 @@ def fit_verdict(
     capped = bool(solve and seq_cap and max_sequences > seq_cap)
     if capped:
         max_sequences = seq_cap
-
-    engine_name = ENGINE_NAMES[engine]
-    gpus = n_gpus * pp
-    where = device["name"] if gpus == 1 else f"{gpus} x {device['name']}"
-    if pp > 1:
-        where += f" ({pp} pipeline stages" + (f" of {n_gpus} tensor-parallel GPUs)" if n_gpus > 1 else ")")
-    long_context = long_context_check(arch, context)
-    if binding == "trained_context":
-        headline = (
-            f"beyond the trained context: {plural(context, 'token')} per sequence, but {arch.name} was "
-            f"trained on {plural(trained, 'token')}; memory alone would allow it "
-            f"({_size(total)} of {_size(budget)})"
-        )
-        label = "beyond the trained context"
-    elif fits:
-        headline = (
-            f"fits: {_size(total)} of {_size(budget)} on "
-            + ("the fullest GPU" if pp > 1 else "each GPU")
-            + f", {_size(budget - total)} to spare"
-            if gpus > 1
-            else f"fits: {_size(total)} of {_size(budget)}, {_size(budget - total)} to spare"
-        )
-        if close:
-            headline = "fits, barely: " + headline.removeprefix("fits: ") + " (within the estimate's error)"
-        label = "fits"
-    else:
-        over = total - budget
-        if binding == "weights":
-            headline = (
-                f"does not fit: the weights alone take {_size(parts['weights'])}"
-                f"{' on the fullest GPU' if pp > 1 else ' per GPU' if n_gpus > 1 else ''}, "
-                f"more than the {_size(budget)} available"
-            )
-        elif binding == "max_num_seqs":
-            headline = f"does not start: {refusal}"
-        elif binding == "reserve":
-            headline = (
-                f"does not fit: the weights plus the reserve take {_size(parts['weights'] + reserve)}, "
-                f"more than the {_size(budget)} available, before any KV cache"
-            )
-        else:
-            headline = (
-                f"does not fit: the KV cache ({_size(parts['kv_cache'])}) takes the total to "
-                f"{_size(total)}, {_size(over)} over the {_size(budget)} available"
-            )
-        label = "does not fit"
     if not solve:
         context_text = sequences_text = ""
-    elif by_memory is None:
-        context_text = f"none: not even {plural(step, 'token')} fit"
-    elif limited_by == "trained_context":
-        context_text = f"{plural(max_context, 'token')}, the model's trained context" + (
-            f" (memory alone would allow {by_memory:,})" if by_memory > max_context else ""
-        )
     else:
-        context_text = f"{plural(max_context, 'token')} (limited by memory)"
-    if solve:
+        if by_memory is None:
+            context_text = f"none: not even {plural(step, 'token')} fit"
+        elif limited_by == "trained_context":
+            context_text = f"{plural(max_context, 'token')}, the model's trained context" + (
+                f" (memory alone would allow {by_memory:,})" if by_memory > max_context else ""
+            )
+        else:
+            context_text = f"{plural(max_context, 'token')} (limited by memory)"
         sequences_text = (
             f"{plural(max_sequences, 'sequence')} of {plural(context, 'token')}"
             if max_sequences
             else f"none: not one sequence of {plural(context, 'token')} fits"
         ) + (" (vLLM's max_num_seqs cap; memory allows more)" if capped else "")
+    return {
+        "max_context": max_context,
+        "by_memory": by_memory,
+        "limited_by": limited_by,
+        "context_text": context_text,
+        "max_sequences": max_sequences,
+        "sequences_text": sequences_text,
+        "capped": capped,
+    }
 
+
+def _headline(dep: Deployment, context: int, use: dict, close: bool) -> tuple[str, str]:
+    """The verdict in one line, and its label ("fits", "does not fit", "beyond the trained context")."""
+    total, budget, parts, binding = use["total"], use["budget"], use["parts"], use["binding"]
+    if binding == "trained_context":
+        headline = (
+            f"beyond the trained context: {plural(context, 'token')} per sequence, but {dep.arch.name} was "
+            f"trained on {plural(use['trained'], 'token')}; memory alone would allow it "
+            f"({_size(total)} of {_size(budget)})"
+        )
+        return headline, "beyond the trained context"
+    if use["fits"]:
+        headline = (
+            f"fits: {_size(total)} of {_size(budget)} on "
+            + ("the fullest GPU" if dep.pp > 1 else "each GPU")
+            + f", {_size(budget - total)} to spare"
+            if dep.gpus > 1
+            else f"fits: {_size(total)} of {_size(budget)}, {_size(budget - total)} to spare"
+        )
+        if close:
+            headline = "fits, barely: " + headline.removeprefix("fits: ") + " (within the estimate's error)"
+        return headline, "fits"
+    if binding == "weights":
+        headline = (
+            f"does not fit: the weights alone take {_size(parts['weights'])}"
+            f"{' on the fullest GPU' if dep.pp > 1 else ' per GPU' if dep.tp > 1 else ''}, "
+            f"more than the {_size(budget)} available"
+        )
+    elif binding == "max_num_seqs":
+        headline = f"does not start: {use['refusal']}"
+    elif binding == "reserve":
+        headline = (
+            f"does not fit: the weights plus the reserve take {_size(parts['weights'] + use['reserve'])}, "
+            f"more than the {_size(budget)} available, before any KV cache"
+        )
+    else:
+        headline = (
+            f"does not fit: the KV cache ({_size(parts['kv_cache'])}) takes the total to "
+            f"{_size(total)}, {_size(total - budget)} over the {_size(budget)} available"
+        )
+    return headline, "does not fit"
+
+
+def _engine_model(dep: Deployment, setup: dict | None, use: dict, capped: bool, auto: dict | None) -> dict:
+    """The engine version modelled and the settings it picked (vLLM), for the result."""
+    if not setup:
+        return {"version": LLAMACPP_VERSION}
+    model = {
+        "version": setup["version"],
+        "max_num_batched_tokens": setup["max_num_batched_tokens"],
+        "max_num_seqs": setup["max_num_seqs"],
+        "defaults_how": setup["defaults_how"],
+        "usable_bytes": setup["usable_bytes"],
+        "usable_how": setup["usable_how"],
+        "max_num_seqs_caps_sequences": capped,
+    }
+    if setup["version_id"] == VLLM_RECENT:
+        model |= {
+            "cuda_graphs_bytes": setup["cuda_graphs"]["bytes"],
+            "null_block": True,
+            "mamba_cache_blocks": use["mamba_blocks"],
+            "refusal": use["refusal"],
+            "max_model_len_auto": auto,
+        }
+    return model
+
+
+def _result(
+    dep: Deployment, context: int, n_seq: int, g: dict, use: dict, sure: dict, lim: dict, auto: dict | None
+) -> dict:
+    budget, total = use["budget"], use["total"]
+    setup = g.get("setup")
+    headline, label = _headline(dep, context, use, sure["close"])
     components = [dict(c, label=PARTS[c["name"]], gib=c["bytes"] / GIB) for c in g["components"]]
     notes = list(g["kv_detail"].get("notes", [])) + list(g["kv_detail"].get("assumptions", []))
     return {
-        "model": arch.name,
-        "engine": engine,
-        "engine_name": engine_name,
+        "model": dep.arch.name,
+        "engine": dep.engine,
+        "engine_name": dep.engine_name,
         "flags": g["flags"],
         "context": context,
         "n_seq": n_seq,
-        "n_gpus": n_gpus,
-        "pipeline_parallel": pp,
+        "n_gpus": dep.tp,
+        "pipeline_parallel": dep.pp,
         "stages": [
             {
                 "rank": st["rank"],
@@ -705,105 +684,109 @@ def fit_verdict(
             }
             for st in g["stages"]
         ],
-        "gpu": device["name"],
-        "where": where,
-        "weights_format": w["format"],
-        "kv_type": k,
+        "gpu": dep.device["name"],
+        "where": dep.where(),
+        "weights_format": dep.weights["format"],
+        "kv_type": dep.kv,
         "components": components,
         "total_bytes": total,
         "total_gib": total / GIB,
-        "memory_bytes": memory,
+        "memory_bytes": dep.memory_bytes,
         "budget_bytes": budget,
         "budget_how": g["budget_how"],
         "headroom_bytes": budget - total,
         "over_bytes": max(0, total - budget),
-        "memory_fits": memory_fits,
-        "trained_context": trained,
-        "over_trained_context": over_trained,
-        "long_context": long_context,
-        "allow_long_context": bool(allow_long_context),
-        "fits": fits,
-        "binding": binding,
-        "binding_label": BINDING_LABELS.get(binding),
+        "memory_fits": use["memory_fits"],
+        "trained_context": use["trained"],
+        "over_trained_context": use["over_trained"],
+        "long_context": long_context_check(dep.arch, context),
+        "allow_long_context": dep.allow_long_context,
+        "fits": use["fits"],
+        "binding": use["binding"],
+        "binding_label": BINDING_LABELS.get(use["binding"]),
         "verdict": label,
         "headline": headline,
-        "max_context": max_context,
-        "max_context_by_memory": by_memory,
-        "max_context_limited_by": limited_by,
-        "max_context_text": context_text,
-        "max_sequences": max_sequences,
-        "max_sequences_text": sequences_text,
+        "max_context": lim["max_context"],
+        "max_context_by_memory": lim["by_memory"],
+        "max_context_limited_by": lim["limited_by"],
+        "max_context_text": lim["context_text"],
+        "max_sequences": lim["max_sequences"],
+        "max_sequences_text": lim["sequences_text"],
         "kv_share_per_gpu": g["kv_share"],
-        "confidence": confidence,
-        "error_band_bytes": band,
-        "warnings": warnings,
-        "engine_model": (
-            {
-                "version": setup["version"],
-                "max_num_batched_tokens": setup["max_num_batched_tokens"],
-                "max_num_seqs": setup["max_num_seqs"],
-                "defaults_how": setup["defaults_how"],
-                "usable_bytes": setup["usable_bytes"],
-                "usable_how": setup["usable_how"],
-                "max_num_seqs_caps_sequences": capped,
-            }
-            | (
-                {
-                    "cuda_graphs_bytes": setup["cuda_graphs"]["bytes"],
-                    "null_block": True,
-                    "mamba_cache_blocks": mamba_blocks,
-                    "refusal": refusal,
-                    "max_model_len_auto": auto,
-                }
-                if setup["version_id"] == VLLM_RECENT
-                else {}
-            )
-            if setup
-            else {"version": LLAMACPP_VERSION}
-        ),
+        "confidence": sure["confidence"],
+        "error_band_bytes": sure["band"],
+        "warnings": sure["warnings"],
+        "engine_model": _engine_model(dep, setup, use, lim["capped"], auto),
         "assumptions": [f"{c['label']}: {c['how']}" for c in components]
-        + [f"budget per GPU: {g['budget_how']}", device["how"]]
+        + [f"budget per GPU: {g['budget_how']}", dep.device["how"]]
         + ([f"vLLM defaults: {setup['defaults_how']}"] if setup else [])
-        + w.get("notes", [])
+        + dep.weights.get("notes", [])
         + notes,
     }
 
 
-def fit_report(
-    model,
-    context: int,
-    gpu: str | None = None,
-    memory_gib: float | None = None,
-    weights: str = "Q4_K_M",
-    kv: str = "f16",
-    mode: str = "llamacpp",
-    n_seq: int = 1,
-    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
-    n_gpus: int = 1,
-    allow_long_context: bool = False,
-    max_num_batched_tokens: int | None = None,
-    max_num_seqs: int | None = None,
-    engine_version: str = "v1",
-    pipeline_parallel: int = 1,
-) -> dict:
-    """Does `model` at `context` fit on `gpu` (catalogue id) or in `memory_gib`? `fit_verdict`'s answer, under the CLI's names.
+def budget(dep: Deployment, context: int) -> dict:
+    """vLLM's or llama.cpp's KV budget for `dep` at `context` tokens, in the shared shape of the four engines."""
+    return _as_budget(dep, verdict(dep, context, 1), context)
 
-    `mode` is the engine: "llamacpp" or "vllm".
-    """
-    return fit_verdict(
-        model,
-        context,
-        n_seq=n_seq,
-        weights=weights,
-        kv=kv,
-        gpu=gpu,
-        memory_gib=memory_gib,
-        n_gpus=n_gpus,
-        engine=mode,
-        gpu_memory_utilization=gpu_memory_utilization,
-        allow_long_context=allow_long_context,
-        max_num_batched_tokens=max_num_batched_tokens,
-        max_num_seqs=max_num_seqs,
-        engine_version=engine_version,
-        pipeline_parallel=pipeline_parallel,
-    )
+
+def _component(v: dict, name: str) -> int:
+    return sum(c["bytes"] for c in v["components"] if c["name"] == name)
+
+
+def _as_budget(dep: Deployment, v: dict, context: int) -> dict:
+    """A verdict (vLLM or llama.cpp) in the shared budget shape (kvlab.memory.engine_budget)."""
+    engine = dep.engine
+    kv = _component(v, "kv_cache")
+    per_token = kv / context if context else 0
+    weights = _component(v, "weights")
+    if engine == "vllm":
+        reserve = _component(v, "activation_reserve")
+        pool = max(0, v["budget_bytes"] - weights - reserve)
+        tokens = int(pool // per_token) if per_token else 0
+        rule = (
+            f"takes {dep.gpu_memory_utilization:g} of the card, subtracts the weights and a profiled activation "
+            "reserve, and fills all the rest with blocks every request shares"
+        )
+        steps = [
+            {"label": "the card's share", "bytes": v["budget_bytes"], "how": v["budget_how"]},
+            {"label": "weights", "bytes": -weights, "how": "as loaded"},
+            {"label": "activation reserve", "bytes": -reserve, "how": "vLLM's profiling pass, as kvlab models it"},
+            {"label": "KV cache pool", "bytes": pool, "how": "what is left, in blocks"},
+        ]
+        unsure = ["the activation reserve is fitted on real start-up logs, not measured"]
+    else:
+        pool = kv
+        tokens = context * v["n_seq"]
+        rule = (
+            "allocates exactly the context it is given (-c) at start-up and leaves the rest of the card free; "
+            "a longer context needs a restart"
+        )
+        steps = [
+            {
+                "label": "KV cache",
+                "bytes": kv,
+                "how": f"{context:,} tokens x {v['n_seq']} sequence(s), allocated at start",
+            },
+            {"label": "compute buffer", "bytes": _component(v, "compute_buffer"), "how": "llama.cpp's graph buffers"},
+        ]
+        unsure = [
+            "llama-server runs 4 slots with a unified cache when -np is not given; kvlab counts the sequences asked for",
+            "--fit (on by default in recent builds) lowers the context to fit instead of failing",
+        ]
+    return {
+        "engine": engine,
+        "engine_name": ENGINE_NAMES[engine],
+        "version_modelled": v["engine_model"]["version"],
+        "fits": v["fits"],
+        "refusal": None if v["fits"] else v["headline"],
+        "kv_budget_bytes": pool,
+        "kv_bytes_per_token": per_token,
+        "max_tokens": tokens,
+        "max_sequences_at_context": v["max_sequences"],
+        "longest_context": v["max_context"],
+        "settings": {"flags": v["flags"]},
+        "steps": steps,
+        "unsure": unsure,
+        "rule": rule,
+    }

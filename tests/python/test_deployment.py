@@ -1,0 +1,82 @@
+"""One deployment value: every input checked in one place, the verdict and the four engines' budgets take it."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlab.memory.compare import engine_budget, engines_side_by_side
+from kvlab.memory.deployment import ENGINES, Deployment, Refused, deployment
+from kvlab.memory.verdict import fit_verdict, verdict
+
+
+@pytest.mark.parametrize(
+    "fields, field",
+    [
+        ({"tp": 3}, "n_gpus"),
+        ({"gpu_memory_utilization": 1.5}, "gpu_memory_utilization"),
+        ({"engine": "tgi"}, "engine"),
+        ({"engine": "vllm", "version": "0.99"}, "engine_version"),
+        ({"engine": "vllm", "kv": "q4_0"}, "kv"),
+        ({"engine": "llamacpp", "pp": 2}, "pipeline_parallel"),
+        ({"engine": "sglang", "pp": 2}, "pipeline_parallel"),
+        ({"engine": "sglang", "kv": "q8_0"}, "kv"),
+        ({"gpu": None}, "gpu"),
+        ({"weights": "Q9_X"}, "weights"),
+        ({"engine": "vllm", "max_num_seqs": 0}, "max_num_seqs"),
+        ({"engine": "llamacpp", "max_model_len_auto": True}, "max_model_len_auto"),
+    ],
+)
+def test_each_bad_field_is_named(fields, field):
+    args = {"gpu": "h100-sxm"} | fields
+    with pytest.raises(ValueError) as err:
+        deployment("llama-3.1-8b", **args)
+    assert field in str(err.value), err.value
+
+
+def test_the_value_carries_what_every_calculator_needs():
+    d = deployment("qwen3-32b", weights="FP8", kv="fp8", gpu="h100-sxm", tp=2, pp=2, engine="vllm", version="0.21+")
+    assert isinstance(d, Deployment) and d.gpus == 4 and d.engine_name == "vLLM"
+    assert d.where() == "4 x NVIDIA H100 SXM 80GB (2 pipeline stages of 2 tensor-parallel GPUs)"
+    assert d.weights["format"] == "FP8" and d.weights["bytes"] > 30e9
+    assert d.memory_bytes == 80 * 2**30 and d.card["id"] == "h100-sxm"
+    with pytest.raises(AttributeError):
+        d.tp = 8  # frozen: one value flows through, nobody changes it on the way
+
+
+def test_the_verdict_of_a_deployment_is_the_verdict_by_fields():
+    fields = {"weights": "BF16", "kv": "fp8", "gpu": "h100-sxm", "engine": "vllm", "max_num_seqs": 64}
+    by_fields = fit_verdict("llama-3.1-8b", 65536, 3, n_gpus=2, engine_version="0.21+", **fields)
+    dep = deployment("llama-3.1-8b", tp=2, version="0.21+", **fields)
+    assert verdict(dep, 65536, 3) == by_fields
+    assert by_fields["fits"] and by_fields["engine_model"]["max_num_seqs"] == 64
+
+
+def test_the_verdict_refuses_an_engine_it_does_not_model_and_says_where_to_go():
+    dep = deployment("llama-3.1-8b", gpu="h100-sxm", engine="sglang", weights="BF16", kv="auto")
+    with pytest.raises(ValueError, match="engine_budget"):
+        verdict(dep, 4096)
+
+
+def test_every_engine_answers_through_the_one_protocol():
+    rows = engines_side_by_side("qwen3-32b", "h100-sxm", 32768, weights="BF16")["rows"]
+    assert {r["engine"] for r in rows} == {"vllm", "sglang", "tensorrt-llm", "llamacpp"}
+    for engine in ENGINES:
+        kv = "auto" if engine in ("sglang", "trtllm") else "f16"
+        row = engine_budget(deployment("qwen3-32b", gpu="h100-sxm", weights="BF16", kv=kv, engine=engine), 32768)
+        twin = next(r for r in rows if r["engine_name"] == row["engine_name"])
+        assert row["kv_budget_bytes"] == twin["kv_budget_bytes"] and row["max_tokens"] == twin["max_tokens"]
+
+
+def test_a_lower_utilization_shrinks_vllms_pool_in_its_budget_row():
+    rows = [
+        engine_budget(
+            deployment("qwen3-32b", gpu="h100-sxm", weights="BF16", engine="vllm", gpu_memory_utilization=u), 8192
+        )
+        for u in (0.9, 0.8)
+    ]
+    assert rows[1]["kv_budget_bytes"] < rows[0]["kv_budget_bytes"] and "0.8 of the card" in rows[1]["rule"]
+
+
+def test_a_refusal_is_a_value_error_that_names_its_field():
+    r = Refused("max_model_len", "one request of 131,072 tokens needs 16 GiB, 9 GiB are free")
+    assert isinstance(r, ValueError) and r.field == "max_model_len" and str(r).startswith("max_model_len: ")
