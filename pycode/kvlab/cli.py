@@ -35,6 +35,7 @@ from kvlab.memory.serving import serving_estimate
 from kvlab.memory.compare import engine_budget
 from kvlab.memory.deployment import ENGINES as ALL_ENGINES
 from kvlab.memory.deployment import deployment
+from kvlab.memory.engines import VLLM_VERSIONS
 from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, verdict
 from kvlab.memory.weights import WEIGHT_FORMATS
 from kvlab.reuse.context import spans
@@ -172,10 +173,10 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--engine-version",
         default="v1",
-        choices=("v1", "v0", "0.21+"),
-        help="vLLM mode: v1 (0.8-0.20, the default), v0 (0.6-0.10 with the V0 engine) or 0.21+ (CUDA graph "
+        choices=VLLM_VERSIONS,
+        help="vLLM mode: v1 (0.8-0.20, the default), v0 (0.6-0.10 with the V0 engine), 0.21+ (CUDA graph "
         "estimate subtracted from the budget, null block, a hybrid model's max_num_seqs checked against its "
-        "Mamba cache blocks)",
+        "Mamba cache blocks) or v0-pre-mla (0.4-0.7.0: DeepSeek-V2/V3 cache every head's K and V, not the latent)",
     )
     p.add_argument(
         "--allow-long-context",

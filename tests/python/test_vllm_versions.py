@@ -207,7 +207,7 @@ def test_max_model_len_auto():
 
 
 def test_versions_offered():
-    assert engines.VLLM_VERSIONS == ("v1", "v0", "0.21+")
+    assert engines.VLLM_VERSIONS == ("v1", "v0", "0.21+", "v0-pre-mla")
     with pytest.raises(ValueError, match="engine_version must be one of v1, v0, 0.21\\+"):
         fit_verdict("llama-3.1-8b", 8192, weights="BF16", gpu="h100-sxm", engine="vllm", engine_version="0.30")
 
@@ -218,3 +218,41 @@ def test_cli_offers_the_new_range(capsys):
     argv = ["fit", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--weights", "BF16"]
     assert cli.main(argv + ["--engine", "vllm", "--engine-version", "0.21+"]) in (0, None)
     assert "engine model: vLLM 0.21+ (V1 engine" in capsys.readouterr().out
+
+
+# vLLM PR 10927's "Before" log (vLLM V0 before MLA caching, DeepSeek-V2-Lite-Chat on an H100, fp16,
+# --max-model-len 8192): "kv_cache_size=35.42GiB", "# GPU blocks: 5373", "Maximum concurrency for 8192 tokens
+# per request: 10.49x". https://github.com/vllm-project/vllm/pull/10927
+PRE_MLA_LOG = {"kv_cache_gib": 35.42, "gpu_blocks": 5373, "block_size": 16, "max_model_len": 8192, "concurrency": 10.49}
+
+
+def test_before_mla_caching_deepseek_caches_every_head_as_the_log_shows():
+    """v0-pre-mla: each layer caches 16 heads of 256 K and V values (padded), so the log's blocks come out of
+    its KV memory to the block; v0 (the MLA latent) would hold 14 times as many tokens: a false fit."""
+    log = PRE_MLA_LOG
+    per_request = {}
+    for version in ("v0-pre-mla", "v0"):
+        v = fit_verdict(
+            "deepseek-v2-lite",
+            log["max_model_len"],
+            weights="BF16",
+            kv="f16",
+            gpu="h100-sxm",
+            engine="vllm",
+            engine_version=version,
+            solve=False,
+        )
+        per_request[version] = next(c["bytes"] for c in v["components"] if c["name"] == "kv_cache")
+    per_token = per_request["v0-pre-mla"] / log["max_model_len"]
+    blocks = log["kv_cache_gib"] * GIB // (per_token * log["block_size"])
+    assert abs(blocks - log["gpu_blocks"]) <= 2, blocks  # 35.42 GiB is rounded to 10 MiB in the log
+    assert round(blocks * log["block_size"] / log["max_model_len"], 2) == pytest.approx(log["concurrency"], abs=0.01)
+    # 2 x 16 heads x 256 padded values against the 512 + 64 latent: 14.2 times the bytes (DeepSeek-V2's 128 heads: 114)
+    assert per_request["v0-pre-mla"] / per_request["v0"] == pytest.approx(2 * 16 * 256 / (512 + 64))
+
+
+def test_pre_mla_changes_only_mla_models():
+    a = fit_verdict("llama-3.1-8b", 8192, weights="BF16", gpu="h100-sxm", engine="vllm", engine_version="v0")
+    b = fit_verdict("llama-3.1-8b", 8192, weights="BF16", gpu="h100-sxm", engine="vllm", engine_version="v0-pre-mla")
+    assert a["components"] == b["components"] and a["max_sequences"] == b["max_sequences"]
+    assert "before MLA caching" in b["engine_model"]["version"]

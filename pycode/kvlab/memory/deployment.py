@@ -8,7 +8,7 @@ budgets (kvlab.memory.compare), the serving model and the widgets take the value
 One vocabulary:
 
     engine    "llamacpp", "vllm", "sglang" or "trtllm" (ENGINES)
-    version   the engine's version range modelled: vLLM "v0", "v1" or "0.21+"
+    version   the engine's version range modelled: vLLM "v0-pre-mla" (0.4-0.7.0), "v0", "v1" or "0.21+"
     tp, pp    tensor-parallel GPUs, pipeline stages (vLLM only); tp x pp GPUs in all
     kv        the cache type in kvlab's names (f16, bf16, fp8; llama.cpp's q8_0, q4_0 ...)
     weights   the weights as counted: format, bytes, and how they were counted
@@ -31,7 +31,7 @@ from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
 from kvlab.memory.engine_budget import engine_kv_dtype
-from kvlab.memory.engines import VLLM_RECENT, VLLM_VERSIONS
+from kvlab.memory.engines import VLLM_PRE_MLA, VLLM_RECENT, VLLM_VERSIONS, vllm_pre_mla_architecture
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_BLOCK_SIZES, VLLM_GPU_MEMORY_UTILIZATION
 from kvlab.memory.weights import model_weights_bytes
 from kvlab.wording import human_bytes, plural
@@ -186,7 +186,8 @@ def deployment(
     Architecture; `params` for a config outside the catalogue. `gpu` (a catalogue id or card dict) or
     `memory_gib`. `engine` any of ENGINES (the verdict answers for llama.cpp and vLLM; SGLang and TensorRT-LLM
     have their budgets, kvlab.memory.sglang and .trtllm). `tp` GPUs in tensor parallel (for llama.cpp: GPUs in its layer split), `pp` vLLM's pipeline
-    stages. `version`: vLLM's "v1" (0.8-0.20), "v0" (0.6-0.10 with the V0 engine) or "0.21+".
+    stages. `version`: vLLM's "v1" (0.8-0.20), "v0" (0.6-0.10 with the V0 engine), "0.21+", or "v0-pre-mla"
+    (0.4-0.7.0: V0 before MLA caching, where DeepSeek-V2/V3 cached every head's K and V).
     """
     arch = model_architecture(model, params)
     check_auto_len(max_model_len_auto, engine, version)
@@ -207,6 +208,8 @@ def deployment(
         raise ValueError(f"kv {k} is a llama.cpp cache type; vLLM takes f16, bf16, fp8")
     if engine == "llamacpp" and k == "fp8":
         raise ValueError("kv fp8 is a vLLM cache type; llama.cpp takes f16, bf16, q8_0, q4_0 ...")
+    if engine == "vllm" and version == VLLM_PRE_MLA:
+        arch = vllm_pre_mla_architecture(arch)  # before MLA caching, DeepSeek's heads were cached in full
     check_tensor_parallel(arch, tp, engine)
     pp = finite_number("pipeline_parallel", pp, minimum=1, maximum=MAX_PIPELINE_STAGES, integer=True)
     if pp > 1 and engine == "llamacpp":

@@ -29,7 +29,9 @@ import json
 from functools import cache
 from pathlib import Path
 
-from kvlab.memory.architecture import Architecture
+from dataclasses import replace
+
+from kvlab.memory.architecture import ATTENTION_KINDS, Architecture, attention_layer
 from kvlab.inputs import short_repr
 
 GIB = 2**30
@@ -82,8 +84,35 @@ def vllm_batch_defaults(card: dict | None) -> dict:
     }
 
 
-VLLM_VERSIONS = ("v1", "v0", "0.21+")
+VLLM_VERSIONS = ("v1", "v0", "0.21+", "v0-pre-mla")
 VLLM_RECENT = "0.21+"  # the range whose start-up subtracts the CUDA graph estimate (kvlab/data/engines.json)
+VLLM_PRE_MLA = "v0-pre-mla"  # V0 before MLA caching (0.4-0.7.0): DeepSeek's heads cached in full
+V0_RULES = ("v0", VLLM_PRE_MLA)  # the versions whose batch and profile follow V0's scheduler
+
+
+def vllm_pre_mla_architecture(arch: Architecture) -> Architecture:
+    """`arch` as vLLM before MLA caching (0.4-0.7.0) cached it: every MLA layer as num_heads K and V heads of 256.
+
+    DeepseekV2Attention ran the heads through the ordinary Attention layer with head_size 256 (q, k and v
+    zero-padded), so a layer cached num_heads x 256 K values and as many V values per token, about 90 times
+    the latent MLA caches (kvlab/data/engines.json, versions.v0-pre-mla, with the log that shows it). Other
+    models are returned as they are.
+    """
+    if arch.attention != "mla":
+        return arch
+    rule = vllm_data()["versions"][VLLM_PRE_MLA]
+    head = rule["padded_head_size"]
+    layers = tuple(
+        attention_layer(layer.kind, arch.n_heads, head)
+        if layer.kind in ATTENTION_KINDS and not layer.v_values
+        else layer
+        for layer in arch.layers
+    )
+    note = (
+        f"vLLM before MLA caching (0.4-0.7.0): each layer caches {arch.n_heads} K and V heads of {head} values "
+        f"(padded), not the MLA latent ({rule['source'].split(' ')[0]})"
+    )
+    return replace(arch, layers=layers, attention="mha", notes=(*arch.notes, note))
 
 
 def vllm_cuda_graph_estimate(n_gpus: int = 1) -> dict:
@@ -258,7 +287,7 @@ def vllm_setup(
     if version not in VLLM_VERSIONS:
         raise ValueError(f"engine_version must be one of {', '.join(VLLM_VERSIONS)}, got {short_repr(version)}")
     defaults = vllm_batch_defaults(card)
-    if version == "v0":
+    if version in V0_RULES:
         v0 = vllm_data()["versions"]["v0"]
         defaults = dict(
             defaults,
@@ -303,7 +332,7 @@ def vllm_setup(
         "null_block": recent,
         "mamba_check": recent,
         "version": vllm_data()["versions"][version]["label"],
-        "context_dependent": version == "v0" and max_num_batched_tokens is None,
+        "context_dependent": version in V0_RULES and max_num_batched_tokens is None,
         "usable_bytes": usable["bytes"],
         "usable_exact": usable["exact"],
         "usable_how": usable["how"],
