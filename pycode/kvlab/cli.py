@@ -401,10 +401,11 @@ def _run_fit_budget(args: argparse.Namespace) -> int:
         print(json.dumps(r, indent=1))
         return 0
     print(f"{dep.arch.name} on {dep.where()}, {dep.weights['format']} weights ({r['version_modelled']})")
+    width = max(len(step["label"]) for step in r["steps"])
     for step in r["steps"]:
         amount = _size(step["bytes"]) if step["bytes"] is not None else ""
-        print(f"  {step['label']:44s} {amount:>12s}   {step['how']}")
-    held = f"{r['max_tokens']:,} tokens; {r['max_sequences_at_context']:,} sequences of {args.context:,}"
+        print(f"  {step['label']:{width}s} {amount:>10s}   {step['how']}")
+    held = f"{r['max_tokens']:,} tokens; {plural(r['max_sequences_at_context'], 'sequence')} of {args.context:,}"
     print(f"  {'starts' if r['fits'] else 'refuses'}: {held}" + (f" ({r['refusal']})" if r["refusal"] else ""))
     print(f"  rule: {r['rule']}")
     for doubt in r["unsure"]:
