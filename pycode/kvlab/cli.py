@@ -134,6 +134,12 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--gpu", help="catalogue GPU id (see `python -m kvlab gpus`)")
     where.add_argument("--memory-gib", type=float, help="memory available, in GiB")
     p.add_argument("--weights", default="Q4_K_M", help=f"weights format ({', '.join(WEIGHT_FORMATS)})")
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        help="count the weights as this checkpoint stores them: a directory (safetensors index or headers), a "
+        ".gguf file, or org/name on the Hub (read over the network); --weights still names the format",
+    )
     p.add_argument("--kv-type", default="f16", choices=sorted(KV_TYPES))
     p.add_argument(
         "--engine",
@@ -358,7 +364,12 @@ def _run_fit_all(args: argparse.Namespace) -> int:
     if not args.gpu:
         raise ValueError("--engine all needs --gpu (each engine's rule starts from the card)")
     r = engines_side_by_side(
-        model_architecture(args.model, args.params), args.gpu, args.context, n_gpus=args.n_gpus, weights=args.weights
+        model_architecture(args.model, args.params),
+        args.gpu,
+        args.context,
+        n_gpus=args.n_gpus,
+        weights=args.weights,
+        checkpoint=_stored(args),
     )
     if args.json:
         print(json.dumps(r, indent=1))
@@ -384,6 +395,14 @@ def _run_fit_all(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stored(args: argparse.Namespace) -> dict | None:
+    """fit --checkpoint: the weights as stored (kvlab.memory.checkpoint), named by where they were read."""
+    if not args.checkpoint:
+        return None
+    r = read_hub_checkpoint(args.checkpoint) if is_hub_id(args.checkpoint) else read_checkpoint_dir(args.checkpoint)
+    return dict(r, name=args.checkpoint)
+
+
 def _run_fit_budget(args: argparse.Namespace) -> int:
     """fit --engine sglang|trtllm: the engine's KV budget for this deployment, step by step."""
     if not args.gpu:
@@ -395,6 +414,7 @@ def _run_fit_budget(args: argparse.Namespace) -> int:
         kv="auto" if args.kv_type == "f16" else args.kv_type,
         engine=args.engine,
         tp=args.n_gpus,
+        checkpoint=_stored(args),
     )
     r = engine_budget(dep, args.context)
     if args.json:
@@ -433,6 +453,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         allow_long_context=args.allow_long_context,
         max_num_batched_tokens=args.max_num_batched_tokens,
         max_num_seqs=args.max_num_seqs,
+        checkpoint=_stored(args),
     )
     r = verdict(dep, args.context, args.batch)
     if args.json:

@@ -132,3 +132,30 @@ def test_a_local_directory_prints_the_parts(tmp_path, capsys):
     assert code == 0, out.err
     assert "as stored, from the safetensors headers" in out.out and "F8_E4M3" in out.out
     assert "vision" not in out.out  # parts with no tensors are left out
+
+
+@pytest.mark.parametrize("engine", ["vllm", "llamacpp", "sglang", "trtllm"])
+def test_fit_counts_the_weights_as_the_checkpoint_stores_them(tmp_path, capsys, engine):
+    """fit --checkpoint DIR: every engine's weights are the index's total_size (9.09 GB for the int8 Llama, where
+    params x 8 bits says 8.03 GB), and the sentence says where the bytes came from."""
+    (tmp_path / "config.json").write_bytes((DATA / "llama-3.1-8b-instruct-bnb-int8.config.json").read_bytes())
+    index = (DATA / "llama-3.1-8b-instruct-bnb-int8.index.json").read_bytes()
+    (tmp_path / "model.safetensors.index.json").write_bytes(index)
+    stored = json.loads(index)["metadata"]["total_size"]
+    argv = ["fit", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--context", "4096", "--weights", "INT8"]
+    argv += ["--engine", engine, "--json"]
+    results = {}
+    for extra in ([], ["--checkpoint", str(tmp_path)]):
+        assert main(argv + extra) == 0
+        results[bool(extra)] = json.loads(capsys.readouterr().out)
+    for checkpoint, r in results.items():
+        if engine in ("vllm", "llamacpp"):
+            weights = next(c for c in r["components"] if c["name"] == "weights")
+            nbytes, how = weights["bytes"], weights["how"]
+        else:
+            step = next(s for s in r["steps"] if s["label"] == "weights per GPU")
+            nbytes, how = step["bytes"], step["how"]
+        if checkpoint:
+            assert nbytes == stored and "as the checkpoint stores them" in how and str(tmp_path) in how
+        else:
+            assert nbytes < stored * 0.9 and "params x 8 bits" in how

@@ -48,9 +48,11 @@ def engines_side_by_side(
     n_gpus: int = 1,
     weights: str = "BF16",
     engines: tuple[str, ...] = ("vllm", "sglang", "trtllm", "llamacpp"),
+    checkpoint: dict | None = None,
 ) -> dict:
     """What each engine sets aside for the KV cache of `model` on `n_gpus` x `gpu` (tensor parallel) at
-    `context` tokens, in one table: {"rows": [...], "context", "gpu", "n_gpus"}."""
+    `context` tokens, in one table: {"rows": [...], "context", "gpu", "n_gpus"}. `checkpoint`: the weights as
+    stored (kvlab.memory.checkpoint), else params x bits of `weights`."""
     arch = model_architecture(model)
     card = get_gpu(gpu)
     context = finite_number("context", context, minimum=1, integer=True)
@@ -59,7 +61,7 @@ def engines_side_by_side(
         if engine not in ENGINE_NAMES:
             raise ValueError(f"engine must be one of {', '.join(ENGINE_NAMES)}, got {engine!r}")
         kv = "f16" if engine in VERDICT_ENGINES else "auto"
-        dep = deployment(arch, weights=weights, kv=kv, gpu=card["id"], tp=n_gpus, engine=engine)
+        dep = deployment(arch, weights=weights, kv=kv, gpu=card["id"], tp=n_gpus, engine=engine, checkpoint=checkpoint)
         rows.append(engine_budget(dep, context))
     # one meaning for the column: the longest single context the engine could serve in this memory, up to
     # the model's trained context (SGLang's and TensorRT-LLM's own figure is capped at the context asked for)

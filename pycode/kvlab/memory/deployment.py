@@ -33,7 +33,7 @@ from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
 from kvlab.memory.engine_budget import engine_kv_dtype
 from kvlab.memory.engines import VLLM_PRE_MLA, VLLM_RECENT, VLLM_VERSIONS, vllm_pre_mla_architecture
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_BLOCK_SIZES, VLLM_GPU_MEMORY_UTILIZATION
-from kvlab.memory.weights import model_weights_bytes
+from kvlab.memory.weights import model_weights_bytes, stored_weights
 from kvlab.wording import human_bytes, plural
 
 ENGINES = ("llamacpp", "vllm", "sglang", "trtllm")
@@ -172,6 +172,7 @@ def deployment(
     engine: str = "llamacpp",
     version: str = "v1",
     params: float | None = None,
+    checkpoint: dict | None = None,
     gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
     block_size: int = VLLM_BLOCK_SIZE,
     n_ubatch: int = 512,
@@ -183,7 +184,9 @@ def deployment(
     """A checked Deployment: every input validated here, a refusal naming its field.
 
     `model`: a catalogue id, a Hugging Face id in the catalogue, a config (path, dict, JSON text) or an
-    Architecture; `params` for a config outside the catalogue. `gpu` (a catalogue id or card dict) or
+    Architecture; `params` for a config outside the catalogue. `checkpoint` (kvlab.memory.checkpoint's result:
+    bytes, source) counts the weights as stored, in the format `weights` names; without it they are params x
+    bits of `weights`. `gpu` (a catalogue id or card dict) or
     `memory_gib`. `engine` any of ENGINES (the verdict answers for llama.cpp and vLLM; SGLang and TensorRT-LLM
     have their budgets, kvlab.memory.sglang and .trtllm). `tp` GPUs in tensor parallel (for llama.cpp: GPUs in its layer split), `pp` vLLM's pipeline
     stages. `version`: vLLM's "v1" (0.8-0.20), "v0" (0.6-0.10 with the V0 engine), "0.21+", or "v0-pre-mla"
@@ -222,7 +225,11 @@ def deployment(
     if pp > arch.n_layers:
         raise ValueError(f"pipeline_parallel: {pp} stages for {plural(arch.n_layers, 'layer')}")
     where = device(gpu, memory_gib, tp * pp)
-    w = model_weights_bytes(arch, weights)
+    w = (
+        stored_weights(checkpoint, weights, checkpoint.get("name", ""))
+        if checkpoint
+        else model_weights_bytes(arch, weights)
+    )
     if engine == "vllm":
         if max_num_batched_tokens is not None:
             max_num_batched_tokens = finite_number(

@@ -81,6 +81,9 @@ GPU_MEMORY_TIERS = (
     (math.inf, 16384, 512, 512, "B200, MI300"),
 )
 
+STORED_WEIGHTS = (
+    "the weights are the checkpoint's bytes as stored, split evenly over tp; SGLang measures what it loaded"
+)
 UNSURE = [
     "the free memory before the weights load is the driver's total less a CUDA context estimate "
     f"({CONTEXT_GIB} GiB + {CONTEXT_PER_EXTRA_GPU_GIB} GiB per extra GPU, read off two logs); SGLang measures it",
@@ -210,6 +213,7 @@ def sglang_budget(
     context: int,
     n_gpus: int = 1,
     weights_format: str = "BF16",
+    weights_counted: dict | None = None,
     kv: str = "auto",
     mem_fraction_static: float | None = None,
     chunked_prefill_size: int | None = None,
@@ -255,6 +259,8 @@ def sglang_budget(
     }
     steps: list = []
     unsure = list(UNSURE)
+    if weights_counted and weights_counted.get("stored"):
+        unsure = [STORED_WEIGHTS if u.startswith("the weights are") else u for u in unsure]
     mla = arch.attention == "mla"
     where = platform(card)
 
@@ -312,14 +318,14 @@ def sglang_budget(
             "you" if chunked_prefill_size is not None else f"default ({tier['tier']})",
         )
 
-    w = model_weights_bytes(arch, fmt)
+    w = weights_counted or model_weights_bytes(arch, fmt)
     weights = -(-w["bytes"] // tp)
     steps.append(
         budget_step(
             "weights per GPU",
             weights,
             w["how"] + (f" / tp {tp}" if tp > 1 else ""),
-            "kvlab.memory.weights (kvlab estimate)",
+            "the checkpoint as stored" if w.get("stored") else "kvlab.memory.weights (kvlab estimate)",
         )
     )
     avail = pre_load - weights
@@ -435,5 +441,12 @@ def budget(dep, context: int, **flags) -> dict:
     if dep.card is None:
         raise ValueError("gpu: this engine's rule starts from a catalogue card (give gpu, not memory_gib)")
     return sglang_budget(
-        dep.arch, dep.card, context=context, n_gpus=dep.tp, weights_format=dep.weights["format"], kv=dep.kv, **flags
+        dep.arch,
+        dep.card,
+        context=context,
+        n_gpus=dep.tp,
+        weights_format=dep.weights["format"],
+        weights_counted=dep.weights,
+        kv=dep.kv,
+        **flags,
     )

@@ -50,12 +50,12 @@ DEFAULT_MAX_BATCH_SIZE = 2048  # LLM API default max_batch_size
 DEFAULT_MAX_NUM_TOKENS = 8192  # LLM API default max_num_tokens (the estimation pass's batch)
 TOKENS_PER_BLOCK = (8, 16, 32, 64, 128)
 
+FORMULA_WEIGHTS = "the weights are kvlab's formula (parameters x bits) split evenly over tp, not the checkpoint's or the engine's bytes"
 UNSURE = [
     "the peak memory of TensorRT-LLM's estimation pass (activations of max_num_tokens tokens, CUDA graphs, NCCL, "
     "the CUDA context) is vLLM's fitted profiling reserve for the same batch: an estimate, not TensorRT-LLM's "
     "measurement",
-    "the weights are kvlab's formula (parameters x bits) split evenly over tp, not the checkpoint's or the "
-    "engine's bytes; a TensorRT engine (C++ runtime) also holds its own activation buffers sized at build time "
+    FORMULA_WEIGHTS + "; a TensorRT engine (C++ runtime) also holds its own activation buffers sized at build time "
     "(max_batch_size x max_input_len), which kvlab does not model",
     "the LLM API defaults (max_batch_size 2048, max_num_tokens 8192) are taken as set; trtllm-build engines and "
     "Triton configs often set others",
@@ -96,6 +96,7 @@ def trtllm_budget(
     context: int,
     n_gpus: int = 1,
     weights_format: str = "BF16",
+    weights_counted: dict | None = None,
     kv: str = "auto",
     free_gpu_memory_fraction: float | None = None,
     max_tokens: int | None = None,
@@ -148,10 +149,15 @@ def trtllm_budget(
 
     total = driver_memory(card)
     steps.append(budget_step("total GPU memory (torch.cuda.mem_get_info)", total["bytes"], total["how"], UTIL))
-    w = model_weights_bytes(arch, fmt)
+    w = weights_counted or model_weights_bytes(arch, fmt)
     weights = -(-w["bytes"] // tp)
     steps.append(
-        budget_step("weights per GPU", weights, w["how"] + (f" / tp {tp}" if tp > 1 else ""), "kvlab.memory.weights")
+        budget_step(
+            "weights per GPU",
+            weights,
+            w["how"] + (f" / tp {tp}" if tp > 1 else ""),
+            "the checkpoint as stored" if w.get("stored") else "kvlab.memory.weights",
+        )
     )
     reserve = vllm_reserve(arch, DEFAULT_MAX_NUM_TOKENS, min(batch, DEFAULT_MAX_BATCH_SIZE), tp)
     steps.append(
@@ -261,7 +267,12 @@ def trtllm_budget(
         longest_context=int(longest),
         settings=settings,
         steps=steps,
-        unsure=list(UNSURE),
+        unsure=[
+            u.replace(FORMULA_WEIGHTS, "the weights are the checkpoint's bytes as stored, split evenly over tp")
+            if w.get("stored")
+            else u
+            for u in UNSURE
+        ],
         rule=rule,
     )
 
@@ -271,5 +282,12 @@ def budget(dep, context: int, **flags) -> dict:
     if dep.card is None:
         raise ValueError("gpu: this engine's rule starts from a catalogue card (give gpu, not memory_gib)")
     return trtllm_budget(
-        dep.arch, dep.card, context=context, n_gpus=dep.tp, weights_format=dep.weights["format"], kv=dep.kv, **flags
+        dep.arch,
+        dep.card,
+        context=context,
+        n_gpus=dep.tp,
+        weights_format=dep.weights["format"],
+        weights_counted=dep.weights,
+        kv=dep.kv,
+        **flags,
     )

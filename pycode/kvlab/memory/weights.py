@@ -146,6 +146,29 @@ def model_weights_bytes(arch, fmt: str = "BF16") -> dict:
     }
 
 
+def stored_weights(checkpoint: dict, fmt: str = "BF16", name: str = "") -> dict:
+    """The weights as a checkpoint stores them, in model_weights_bytes' shape, with `stored` True.
+
+    `checkpoint` is kvlab.memory.checkpoint's result (or a catalogue checkpoint entry: bytes, source);
+    `fmt` the format the engine is told the weights are in (its rules key on it); `name` says which
+    checkpoint, for the sentence.
+    """
+    fmt = weight_format(fmt)
+    nbytes = int(checkpoint["bytes"])
+    if nbytes <= 0:
+        raise ValueError(f"weights: the checkpoint stores {nbytes:,} bytes; it has no size to count")
+    return {
+        "format": fmt,
+        "bytes": nbytes,
+        "gib": nbytes / GIB,
+        "stored": True,
+        "source": checkpoint["source"],
+        "how": f"{nbytes / GIB:.2f} GiB as the checkpoint stores them ({(name + ', ') if name else ''}"
+        f"{checkpoint['source']})",
+        "notes": list(checkpoint.get("notes", [])),
+    }
+
+
 def params_text(p: float) -> str:
     """'8.03B', '114.7B', '600M'."""
     return f"{p / 1e9:.4g}B" if p >= 1e9 else f"{p / 1e6:.4g}M"
