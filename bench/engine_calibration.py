@@ -27,12 +27,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pycode"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from kvlab.memory import engines  # noqa: E402
 from kvlab.memory.calibration import (  # noqa: E402
@@ -43,7 +45,9 @@ from kvlab.memory.calibration import (  # noqa: E402
     reading_table,
 )
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
-from kvlab.memory.calibration import calibration, gpu_of, log_text, model_of  # noqa: E402
+from kvlab.memory.calibration import calibration, era, gpu_of, log_text, model_of, weights_format  # noqa: E402
+from kvlab.memory.catalogue import model_architecture  # noqa: E402
+from kvlab.memory.verdict import fit_verdict  # noqa: E402
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noqa: E402
 
 OTHER_ENGINES = ("sglang", "tensorrt-llm")
@@ -188,10 +192,311 @@ def other_engines_table() -> list[dict]:
     return rows
 
 
+# ---------------------------------------------------------------------- 2b. prediction on every log
+PREDICTION_TOLERANCES = (0.05, 0.15)
+SKIPPED: list[tuple[str, str]] = []  # logs with a model and card whose settings are not known
+KV_DTYPES = {"auto": "f16", "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "bfloat16": "bf16", "float16": "f16"}
+
+
+def constant_sources() -> str:
+    """Every file name and URL kvlab/data/engines.json cites (vLLM's fitted and measured constants)."""
+    return json.dumps(json.loads(ENGINES_JSON.read_text(encoding="utf-8")), ensure_ascii=False)
+
+
+def set_a_constant(entry: dict, cited: str) -> bool:
+    """True when the log (its file, or its thread's URL) is cited by a fitted or measured constant."""
+    if entry["file"] in cited:
+        return True
+    return re.search(re.escape(entry["source"]) + r"(?![\w/])", cited) is not None
+
+
+def _weights_format(entry: dict, arch) -> str:
+    q = str(entry.get("args", {}).get("quantization") or "").lower()
+    name = str(entry.get("model") or "").lower()
+    if "nvfp4" in name or "nvfp4" in q:
+        return "NVFP4"
+    if "modelopt" in q:
+        return "FP8"
+    if any(k in q or k in name for k in ("awq", "gptq", "auto_round", "autoround", "int4")):
+        return "INT4"
+    if "fp8" in q or "fp8" in name:
+        return "FP8"
+    if "w8a8" in name or "int8" in q:
+        return "INT8"
+    return weights_format(entry, arch)
+
+
+def settings_known(entry: dict) -> bool:
+    """The weights format can be told: a --quantization argument, a format in the model's name, or a public
+    checkpoint id (owner/name, not a local path or a club-3090 profile name) whose repository gives it."""
+    if entry.get("args", {}).get("quantization"):
+        return True
+    name = str(entry.get("model") or "").lower()
+    if any(k in name for k in ("nvfp4", "fp8", "awq", "gptq", "autoround", "auto_round", "int4", "w8a8", "mxfp4")):
+        return True
+    return "/" in name and "local path" not in name and "profile" not in name
+
+
+def _engine_version(entry: dict, text: str) -> str:
+    if version_range(entry) == ">=0.21" or "CUDA graph memory profiling is enabled" in text:
+        return "0.21+"  # the log says the estimate is subtracted (0.21's default; 0.20.2rc1 nightlies print it too)
+    return era(entry, text)
+
+
+def vllm_prediction_rows(cited: str) -> list[dict]:
+    """Every vLLM log with a known model, card and a logged KV figure or refusal, predicted by fit_verdict."""
+    rows = []
+    for entry in calibration():
+        if entry["engine"] != "vllm":
+            continue
+        model, _ = model_of(entry)
+        card = gpu_of(entry)
+        logged = entry.get("logged", {})
+        available = logged.get("available_kv_gib", logged.get("kv_cache_size_gib"))
+        tokens = logged.get("kv_tokens")
+        refused = entry["file"].endswith("error.txt")
+        if not model or not card or (available is None and tokens is None and not refused):
+            continue
+        args = entry.get("args", {})
+        if args.get("data_parallel_size"):
+            continue
+        if not settings_known(entry):
+            SKIPPED.append((entry["file"], "weights format not stated (no --quantization, no format in the name)"))
+            continue
+        text = log_text(entry)
+        arch = model_architecture(model)
+        pp = args.get("pp") or 1
+        tp = args.get("tensor_parallel_size") or ((entry.get("n_gpus") or 1) // pp)
+        context = args.get("max_model_len") or logged.get("max_model_len_logged") or arch.max_position_embeddings
+        kv = KV_DTYPES.get(str(args.get("kv_cache_dtype") or "auto").lower())
+        how = []
+        if kv is None:
+            how.append(f"kv_cache_dtype {args['kv_cache_dtype']} is not a kvlab type: predicted as fp8 (1 B)")
+            kv = "fp8"
+        version = _engine_version(entry, text)
+        try:
+            v = fit_verdict(
+                arch,
+                context,
+                weights=_weights_format(entry, arch),
+                kv=kv,
+                gpu=card["id"],
+                n_gpus=tp,
+                pipeline_parallel=pp,
+                engine="vllm",
+                gpu_memory_utilization=args.get("gpu_memory_utilization", 0.9),
+                max_num_batched_tokens=args.get("max_num_batched_tokens"),
+                max_num_seqs=args.get("max_num_seqs"),
+                allow_long_context=True,
+                solve=False,
+                engine_version=version,
+            )
+        except ValueError as exc:
+            rows.append({"file": entry["file"], "error": str(exc)[:100], "set_constant": set_a_constant(entry, cited)})
+            continue
+        parts = {c["name"]: c["bytes"] for c in v["components"]}
+        avail = (v["budget_bytes"] - parts["weights"] - parts.get("activation_reserve", 0)) / engines.GIB
+        per_token = parts["kv_cache"] / context  # per GPU, for one request of max_model_len
+        rows.append(
+            {
+                "file": entry["file"],
+                "engine": f"vllm {version}",
+                "model": model if isinstance(model, str) else "config",
+                "card": f"{tp * pp} x {card['id']}",
+                "logged_gib": available,
+                "predicted_gib": avail,
+                "err_gib": None if available is None else (avail - available) / abs(available),
+                "logged_tokens": tokens,
+                "predicted_tokens": avail * engines.GIB / per_token if per_token else None,
+                "err_tokens": None
+                if tokens is None or not per_token
+                else (avail * engines.GIB / per_token - tokens) / tokens,
+                "starts_logged": not refused,
+                "starts_predicted": bool(v["fits"]),
+                "cause": v.get("binding_label") or v.get("headline"),
+                "confidence": v["confidence"],
+                "how": "; ".join(how),
+                "set_constant": set_a_constant(entry, cited),
+            }
+        )
+    return rows
+
+
+def other_prediction_rows() -> list[dict]:
+    """SGLang and TensorRT-LLM: bench/engine_budgets.py's 'predicted' rows (the model and card alone)."""
+    import engine_budgets  # a sibling script
+
+    rows = []
+    for r in engine_budgets.rows():
+        if r["kind"] != "predicted":
+            continue
+        engine = "sglang" if r["log"].startswith("sglang") else "tensorrt-llm"
+        rows.append(
+            {
+                "file": "calibration/" + r["log"],
+                "engine": engine,
+                "model": r["how"].split(",")[0],
+                "card": "",
+                "logged_gib": None,
+                "predicted_gib": None,
+                "err_gib": None,
+                "logged_tokens": r["logged"],
+                "predicted_tokens": r["predicted"],
+                "err_tokens": r["error"],
+                "starts_logged": not r["log"].endswith("error.txt"),
+                "starts_predicted": True,
+                "cause": r["known"] or "",
+                "confidence": "",
+                "how": r["figure"],
+                "set_constant": r["log"] in engine_budgets.SET_A_CONSTANT,
+            }
+        )
+    return rows
+
+
+def _distribution(errors: list[float]) -> str:
+    if not errors:
+        return "no figures"
+    a = sorted(abs(e) for e in errors)
+    p90 = a[min(len(a) - 1, math.ceil(0.9 * len(a)) - 1)]
+    within = [sum(x <= t for x in a) for t in PREDICTION_TOLERANCES]
+    return (
+        f"n {len(a)}, median |error| {statistics.median(a):.1%}, p90 {p90:.1%}, within 5 % {within[0]}/{len(a)} "
+        f"({within[0] / len(a):.0%}), within 15 % {within[1]}/{len(a)} ({within[1] / len(a):.0%})"
+    )
+
+
+def prediction_on_every_log() -> list[dict]:
+    cited = constant_sources()
+    rows = vllm_prediction_rows(cited) + other_prediction_rows()
+    print("\n## 2b. Prediction on every log with a known model and card (model + card + the log's own args)\n")
+    print(
+        "| log | engine (as modelled) | model | GPUs | available KV logged / kvlab (GiB) | error | "
+        "KV tokens logged / kvlab | error | starts (log / kvlab) | log set a constant |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    pct = lambda x: "" if x is None else f"{x:+.1%}"  # noqa: E731
+    num = lambda x, f: "" if x is None else format(x, f)  # noqa: E731
+    yn = lambda b: "yes" if b else "no"  # noqa: E731
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['file']} | kvlab refused the input: {r['error']} |||||||| {yn(r['set_constant'])} |")
+            continue
+        print(
+            f"| {r['file']} | {r['engine']} | {r['model']} | {r['card']} | "
+            f"{num(r['logged_gib'], '.2f')} / {num(r['predicted_gib'], '.2f')} | {pct(r['err_gib'])} | "
+            f"{num(r['logged_tokens'], ',.0f')} / {num(r['predicted_tokens'], ',.0f')} | {pct(r['err_tokens'])} | "
+            f"{yn(r['starts_logged'])} / {yn(r['starts_predicted'])} | {yn(r['set_constant'])} |"
+        )
+    ok = [r for r in rows if "error" not in r]
+    for label, group in (
+        ("never used for a constant (held out)", [r for r in ok if not r["set_constant"]]),
+        ("set a constant (in the fit)", [r for r in ok if r["set_constant"]]),
+    ):
+        print(f"\n**{label}**: {len(group)} logs")
+        print(f"- available KV: {_distribution([r['err_gib'] for r in group if r['err_gib'] is not None])}")
+        print(f"- KV tokens: {_distribution([r['err_tokens'] for r in group if r['err_tokens'] is not None])}")
+    false_fits = [r for r in ok if r["starts_predicted"] and not r["starts_logged"]]
+    false_refusals = [r for r in ok if r["starts_logged"] and not r["starts_predicted"]]
+    print(f"\nfalse 'fits' (kvlab: starts; the log refused): {len(false_fits)}")
+    for r in false_fits:
+        print(f"- {r['file']}: predicted {num(r['predicted_gib'], '.2f')} GiB of KV ({r['engine']}); {r['how']}")
+    print(f"\nfalse refusals (kvlab: refuses; the log started): {len(false_refusals)}")
+    for r in false_refusals:
+        print(f"- {r['file']}: cause named by the verdict: {r['cause']}; {r['how']}")
+    print("\nmodel and card known, settings not: " + "; ".join(f"{f} ({why})" for f, why in SKIPPED))
+    print(
+        f"\nnot predicted (model, card or settings not known, or no KV figure): "
+        f"{len(calibration()) - len(rows)} of {len(calibration())} logs"
+    )
+    return rows
+
+
+# ------------------------------------------------------------------------------------ inventory
+INVENTORY = ROOT / "tests" / "python" / "data" / "engine_logs" / "INVENTORY.md"
+FIRST_ISSUE39_ENTRY = 43  # 1-based: the logs added for issue 39 item 6 start here
+VLLM_RANGES = (">=0.21", "0.11-0.20", "0.4-0.10", "unknown")
+
+
+def version_range(entry: dict) -> str:
+    """vLLM: the release range of the entry's stated version; other engines: known / unknown."""
+    version = entry.get("engine_version")
+    if entry["engine"] != "vllm":
+        return "known" if version else "unknown"
+    parts = str(version or "").split(".")
+    if len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
+        return "unknown"
+    if int(parts[0]) > 0 or int(parts[1]) >= 21:
+        return ">=0.21"
+    return "0.11-0.20" if int(parts[1]) >= 11 else "0.4-0.10"
+
+
+def inventory_markdown(entries: list[dict], prose: dict[str, str]) -> str:
+    """INVENTORY.md from calibration.json; `prose` keeps the file's hand-written paragraphs."""
+    dash = lambda x: str(x) if x not in (None, "") else "\u2014"  # noqa: E731
+    engines_n: dict[str, int] = {}
+    for e in entries:
+        engines_n[e["engine"]] = engines_n.get(e["engine"], 0) + 1
+    ranges: dict[tuple, int] = {}
+    for e in entries:
+        key = (e["engine"], version_range(e))
+        ranges[key] = ranges.get(key, 0) + 1
+    order = {r: i for i, r in enumerate(("known", "unknown") + VLLM_RANGES)}
+    lines = [
+        "# Engine start-up logs: inventory",
+        "",
+        prose["intro"],
+        "",
+        f"Total: **{len(entries)} logs** ({len(entries) - FIRST_ISSUE39_ENTRY + 1} added for issue 39 item 6, "
+        f"from entry {FIRST_ISSUE39_ENTRY} on).",
+        "",
+        "## Counts by engine",
+        "",
+        "| engine | logs |",
+        "|---|---|",
+    ]
+    lines += [f"| {k} | {v} |" for k, v in sorted(engines_n.items(), key=lambda kv: (-kv[1], kv[0]))]
+    lines += ["", "## Counts by engine and version range", "", prose["ranges"], ""]
+    lines += ["| engine | version range | logs |", "|---|---|---|"]
+    lines += [
+        f"| {eng} | {rng} | {n} |"
+        for (eng, rng), n in sorted(ranges.items(), key=lambda kv: (kv[0][0], order[kv[0][1]]))
+    ]
+    lines += ["", "## Logs", "", "| file | engine | version | GPU | model | model_id | figures (`logged` keys) |"]
+    lines.append("|---|---|---|---|---|---|---|")
+    for e in entries:
+        gpu = dash(e.get("gpu")) + (f" (n={e['n_gpus']})" if (e.get("n_gpus") or 1) > 1 else "")
+        lines.append(
+            f"| {e['file']} | {e['engine']} | {dash(e.get('engine_version'))} | {gpu} | {dash(e.get('model'))} | "
+            f"{dash(e.get('model_id'))} | {', '.join(e.get('logged', {}))} |"
+        )
+    lines += ["", prose["outro"], "", ""]
+    return "\n".join(lines)
+
+
+def write_inventory() -> None:
+    old = INVENTORY.read_text(encoding="utf-8").split("\n")
+    prose = {
+        "intro": next(line for line in old if line.startswith("Every log under")),
+        "ranges": next(line for line in old if line.startswith("vLLM ranges")),
+        "outro": next(line for line in old if line.startswith("SGLang and TensorRT-LLM logs")),
+    }
+    INVENTORY.write_text(inventory_markdown(calibration(), prose), encoding="utf-8")
+    print(f"wrote {INVENTORY.relative_to(ROOT)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--write", action="store_true", help="rewrite the fitted keys of kvlab/data/engines.json")
+    ap.add_argument("--inventory", action="store_true", help="regenerate the logs' INVENTORY.md and stop")
+    ap.add_argument("--prediction", action="store_true", help="print only table 2b (prediction on every log)")
     args = ap.parse_args()
+    if args.inventory:
+        write_inventory()
+        return
+    if args.prediction:
+        prediction_on_every_log()
+        return
     fit(args.write)
     cuda_graph_fit(args.write)
 
@@ -235,6 +540,8 @@ def main() -> None:
         f"\nwithin 2 %: before {within('err_before')}/{n}, after {within('err_after')}/{n}; "
         f"start/refuse matches: before {verdict('starts_before')}/{n}, after {verdict('starts_after')}/{n}"
     )
+
+    prediction_on_every_log()
 
 
 if __name__ == "__main__":

@@ -593,5 +593,7 @@ def test_cli_fit_one_engine_prints_its_budget_through_the_one_protocol(capsys, e
     assert want["engine"] == {"sglang": "sglang", "trtllm": "tensorrt-llm"}[engine] and want["max_tokens"] > 0
     code, out = run(capsys, *argv, "--engine", engine)
     assert code == 0 and f"{want['max_tokens']:,} tokens" in out.out and "rule:" in out.out
-    code, out = run(capsys, "fit", "--model", "qwen3-32b", "--memory-gib", "80", "--context", "4096", "--engine", engine)
+    code, out = run(
+        capsys, "fit", "--model", "qwen3-32b", "--memory-gib", "80", "--context", "4096", "--engine", engine
+    )
     assert code == 2 and f"--engine {engine} needs --gpu" in out.err

@@ -88,6 +88,33 @@ _LLAMA_INT = {
     "ctx_size": re.compile(r"\bctx_size\s*=\s*(\d+)"),
     "n_swa": re.compile(r"\bn_swa\s*=\s*(\d+)"),
 }
+# llama.cpp's --fit (on by default since b7003: llama_params_fit in src/llama.cpp, common_params_fit in newer
+# builds): what it projects per device, the margin it keeps free, the context it lowers, and its outcome
+_FIT_PREFIX = r"(?:llama|common)_params_fit(?:_impl)?:\s*"
+_FIT = {
+    "projected": re.compile(
+        _FIT_PREFIX + r"projected to use (?P<mib>\d+) MiB of device memory vs\. (?:a total of )?(?P<free>\d+) MiB"
+        r"(?P<of_free> of free device memory)?"
+    ),
+    "margin": re.compile(
+        _FIT_PREFIX + r"cannot fulfill margin of (?P<margin>\d+) MiB on all devices, need to use (?P<less>\d+) MiB less"
+    ),
+    "context": re.compile(
+        _FIT_PREFIX + r"context size reduced from (?P<from>\d+) to (?P<to>\d+) -> need (?P<less>\d+) MiB less"
+    ),
+    "leave": re.compile(_FIT_PREFIX + r"will leave (?P<leave>\d+) >= (?P<target>\d+) MiB of free device memory"),
+    "result": re.compile(_FIT_PREFIX + r"(?P<word>successfully fit|failed to fit) params to free device memory"),
+}
+_FIT_DEVICE = re.compile(
+    _FIT_PREFIX + r"-\s*(?P<dev>[\w.:-]+)\s*\((?P<name>[^)]*(?:\([^)]*\)[^)]*)*)\)\s*:\s*(?:(?P<total>\d+) total,\s*"
+    r"(?P<used>\d+) used,\s*(?P<deficit>-?\d+) (?:deficit|surplus)|(?P<layers>\d+) layers \(\s*(?P<over>\d+) "
+    r"overflowing\),\s*(?P<used2>\d+) MiB used,\s*(?P<free>-?\d+) MiB free)"
+)
+_FIT_BREAKDOWN = re.compile(
+    r"common_memory_breakdown_print:\s*\|\s*-\s*(?P<dev>[\w.:-]+)\s*\((?P<name>[^)]*)\)\s*\|\s*(?P<total>\d+)\s*=\s*"
+    r"(?P<free>\d+)\s*\+\s*\(\s*(?P<self>\d+)\s*=\s*(?P<model>\d+)\s*\+\s*(?P<context>\d+)\s*\+\s*"
+    r"(?P<compute>\d+)\s*\)"
+)
 _FLASH = re.compile(r"\bflash_attn\s*=\s*(\w+)|Flash Attention was auto, set to (enabled|disabled)")
 _UNIFIED = re.compile(r"\bkv_unified\s*=\s*(\w+)")
 _TYPES = re.compile(r"type_k\s*=\s*'(\w+)',\s*type_v\s*=\s*'(\w+)'")
@@ -308,6 +335,120 @@ def _read_trtllm(line: str, number: int, trt: dict) -> None:
             }
 
 
+def _read_llamacpp_fit(line: str, number: int, fit: dict) -> None:
+    """llama.cpp's --fit lines (llama_params_fit / common_params_fit and the memory breakdown table)."""
+    for key, rx in _FIT.items():
+        if (m := rx.search(line)) and key not in fit:
+            fit[key] = {**{k: v for k, v in m.groupdict().items() if v is not None}, "line": number}
+    if m := _FIT_DEVICE.search(line):
+        if m["layers"] is not None:
+            row = {
+                "device": m["dev"],
+                "name": m["name"].strip(),
+                "layers": int(m["layers"]),
+                "overflowing": int(m["over"]),
+                "used_mib": int(m["used2"]),
+                "free_mib": int(m["free"]),
+            }
+            fit.setdefault("final_devices", []).append({**row, "line": number})
+        else:
+            row = {
+                "device": m["dev"],
+                "name": m["name"].strip(),
+                "total_mib": int(m["total"]),
+                "used_mib": int(m["used"]),
+                "deficit_mib": int(m["deficit"]),
+            }
+            fit.setdefault("initial_devices", []).append({**row, "line": number})
+    if m := _FIT_BREAKDOWN.search(line):
+        row = {k: (v if k in ("dev", "name") else int(v)) for k, v in m.groupdict().items()}
+        fit.setdefault("breakdowns", []).append({**row, "line": number})
+
+
+def _fit_lines(fit: dict) -> int:
+    return sum(len(v) if isinstance(v, list) else 1 for v in fit.values())
+
+
+def _fit_line_numbers(fit: dict) -> set:
+    out = set()
+    for v in fit.values():
+        out |= {r["line"] for r in v} if isinstance(v, list) else {v["line"]}
+    return out
+
+
+def _explain_llamacpp_fit(fit: dict) -> tuple[list, list]:
+    """What llama.cpp's --fit printed, in words, and the sums its own figures must satisfy (checks)."""
+    notes, checks = [], []
+    if p := fit.get("projected"):
+        what = "free device memory" if p.get("of_free") else "device memory in total"
+        notes.append(
+            f"--fit projected {int(p['mib']):,} MiB of device memory against {int(p['free']):,} MiB of "
+            f"{what} (line {p['line']})"
+        )
+    if m := fit.get("margin"):
+        notes.append(
+            f"--fit could not keep its margin of {int(m['margin']):,} MiB free on every device; it needed "
+            f"{int(m['less']):,} MiB less (line {m['line']})"
+        )
+    if c := fit.get("context"):
+        notes.append(
+            f"--fit lowered the context from {int(c['from']):,} to {int(c['to']):,} tokens, "
+            f"{int(c['less']):,} MiB less (line {c['line']})"
+        )
+    if (lv := fit.get("leave")) and (p := fit.get("projected")):
+        left = int(p["free"]) - int(p["mib"])
+        ok = abs(left - int(lv["leave"])) <= 1  # llama.cpp prints whole MiB, each rounded down
+        checks.append(
+            {
+                "figure": "memory --fit leaves free",
+                "line": lv["line"],
+                "logged": f"{int(lv['leave']):,} MiB",
+                "rebuilt": f"{int(p['free']):,} - {int(p['mib']):,} = {left:,} MiB",
+                "status": "consistent" if ok else "differs",
+                "terms": [],
+                "why": None if ok else "the free memory and the projection do not give the memory it says it leaves",
+            }
+        )
+        notes.append(
+            f"--fit keeps at least {int(lv['target']):,} MiB free (its target: 1,024 MiB per device by "
+            "default, plus a multimodal projector's memory) and changed nothing"
+        )
+    for d in fit.get("initial_devices", []):
+        notes.append(
+            f"--fit at the initial settings: {d['device']} ({d['name']}) {d['total_mib']:,} MiB total, "
+            f"{d['used_mib']:,} MiB projected, {d['deficit_mib']:,} MiB short (line {d['line']})"
+        )
+    for d in fit.get("final_devices", []):
+        notes.append(
+            f"--fit placed {d['layers']} layers on {d['device']} ({d['name']}), {d['overflowing']} "
+            f"overflowing to the CPU: {d['used_mib']:,} MiB used, {d['free_mib']:,} MiB left (line {d['line']})"
+        )
+    for b in fit.get("breakdowns", []):
+        total = b["model"] + b["context"] + b["compute"]
+        ok = abs(total - b["self"]) <= 2  # each part is printed in whole MiB, rounded down on its own
+        checks.append(
+            {
+                "figure": f"{b['dev']} memory breakdown (model + context + compute)",
+                "line": b["line"],
+                "logged": f"{b['self']:,} MiB",
+                "rebuilt": f"{b['model']:,} + {b['context']:,} + {b['compute']:,} = {total:,} MiB",
+                "status": "consistent" if ok else "differs",
+                "terms": [],
+                "why": None if ok else "the three parts do not add up to the device's own figure",
+            }
+        )
+    if r := fit.get("result"):
+        notes.append(
+            ("--fit succeeded" if r["word"].startswith("success") else "--fit failed")
+            + f": '{r['word']} params to free device memory' (line {r['line']})"
+        )
+    notes.append(
+        "not modelled: --fit's own projection (weights per device, the layers it moves to the CPU); kvlab "
+        "reads these lines and checks their sums, and rebuilds the KV cache from the llama_kv_cache lines"
+    )
+    return notes, checks
+
+
 def parse_engine_log(text: str) -> dict:
     """What a pasted llama.cpp or vLLM start-up log says about memory, line by line."""
     if not isinstance(text, str):
@@ -321,7 +462,9 @@ def parse_engine_log(text: str) -> dict:
     sglang: dict = {}
     trtllm: dict = {}
     pending_label = None
+    fit: dict = {}
     for number, line in enumerate(text.splitlines(), start=1):
+        _read_llamacpp_fit(line, number, fit)
         if m := _ISWA.search(line):
             pending_label = {"which": m["which"], "cells": int(m["cells"]), "line": number}
         if m := _SIZE.search(line):
@@ -430,7 +573,7 @@ def parse_engine_log(text: str) -> dict:
                 "text": m.group(0),
             }
     scores = {
-        "llama.cpp": len(caches) + len(buffers) + len(facts),
+        "llama.cpp": len(caches) + len(buffers) + len(facts) + _fit_lines(fit),
         "vllm": len(vllm),
         "sglang": len(sglang),
         "tensorrt-llm": len(trtllm),
@@ -439,7 +582,7 @@ def parse_engine_log(text: str) -> dict:
     engine = next((name for name, score in scores.items() if score == best), None) if best else None
     return {
         "engine": engine,
-        "llamacpp": {"facts": facts, "caches": caches, "buffers": buffers},
+        "llamacpp": {"facts": facts, "caches": caches, "buffers": buffers, "fit": fit},
         "vllm": vllm,
         "sglang": sglang,
         "trtllm": trtllm,
@@ -2194,11 +2337,20 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
             "lines_read": 0,
         }
     if parsed["engine"] == "llama.cpp":
-        out = _explain_llamacpp(parsed["llamacpp"], arch, stated)
+        lc = parsed["llamacpp"]
+        fit = lc.get("fit") or {}
+        if lc["caches"] or lc["buffers"] or lc["facts"]:
+            out = _explain_llamacpp(lc, arch, stated)
+        else:  # only --fit lines: read, not rebuilt
+            out = {"settings": [], "checks": [], "notes": []}
+        if fit:
+            fit_notes, fit_checks = _explain_llamacpp_fit(fit)
+            out = {**out, "checks": out["checks"] + fit_checks, "notes": out["notes"] + fit_notes}
         lines = (
-            {c["line"] for c in parsed["llamacpp"]["caches"]}
-            | {b["line"] for b in parsed["llamacpp"]["buffers"]}
-            | {f["line"] for f in parsed["llamacpp"]["facts"].values()}
+            {c["line"] for c in lc["caches"]}
+            | {b["line"] for b in lc["buffers"]}
+            | {f["line"] for f in lc["facts"].values()}
+            | _fit_line_numbers(fit)
         )
     elif parsed["engine"] == "vllm":
         out = _explain_vllm(parsed["vllm"], arch, stated)
