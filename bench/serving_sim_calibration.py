@@ -46,6 +46,8 @@ START = {
     "step_overhead_ms": 2.0,
     "request_overhead_us": 20.0,
     "allreduce_latency_us": 10.0,
+    "frontend_ms": 2.0,
+    "weight_only_fp4_compute_efficiency": 0.4,
 }
 BOUNDS = {  # what is physical: an efficiency in (0, 1], overheads from 1 us to 100 ms
     "bandwidth_efficiency": (0.05, 1.0),
@@ -53,6 +55,8 @@ BOUNDS = {  # what is physical: an efficiency in (0, 1], overheads from 1 us to 
     "step_overhead_ms": (0.001, 100.0),
     "request_overhead_us": (0.001, 1000.0),
     "allreduce_latency_us": (0.001, 1000.0),
+    "frontend_ms": (0.001, 100.0),
+    "weight_only_fp4_compute_efficiency": (0.05, 1.0),
 }
 ITERATIONS = 160
 

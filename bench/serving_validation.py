@@ -56,7 +56,10 @@ WEIGHTS = [("MXFP4", "MXFP4"), ("FP8", "FP8"), ("AWQ", "INT4"), ("INT4", "INT4")
 # through ASSUMED_GPU), sorted by id; the 1st, 3rd, 5th, ... set the simulation's constants
 # (bench/serving_sim_calibration.py), the 2nd, 4th, ... are held out. SGLang runs are never used: the
 # simulation models vLLM's engine, so they are reported apart. `calibration_split()` recomputes this set
-# from the rule (tests/python/test_serving_sim_calibration.py checks that the two agree).
+# from the rule (tests/python/test_serving_sim_calibration.py checks that the two agree). Runs added after the
+# rule was first applied carry "split": "held-out ..." in serving_runs.json: they are held out whatever their
+# place in the order (issue 40, session 2: the GPUStack H100 gpt-oss pages), so adding runs never moves a run
+# from the held-out side to the fit side.
 USED_FOR_CALIBRATION: set[str] = {
     "gpustack-a100-gptoss20b-vllm-random128",
     "gpustack-a100-gptoss20b-vllm-random4k",
@@ -83,8 +86,10 @@ def load_runs() -> list[dict]:
 
 def calibration_split(runs: list[dict] | None = None) -> tuple[set[str], set[str]]:
     """(calibration ids, held-out ids) by the rule above."""
-    eligible = sorted(r["id"] for r in (runs or load_runs()) if r["engine"] == "vllm" and settings_of(r)[0] is not None)
-    return set(eligible[0::2]), set(eligible[1::2])
+    usable = [r for r in (runs or load_runs()) if r["engine"] == "vllm" and settings_of(r)[0] is not None]
+    added = {r["id"] for r in usable if str(r.get("split", "")).startswith("held-out")}
+    eligible = sorted(r["id"] for r in usable if r["id"] not in added)
+    return set(eligible[0::2]), set(eligible[1::2]) | added
 
 
 def totals(verbatim: str) -> tuple[int | None, int | None]:

@@ -27,6 +27,7 @@ def plain_roofline(eff: float) -> dict:
         "step_overhead_ms": 0,
         "request_overhead_us": 0,
         "allreduce_latency_us": 0,
+        "frontend_ms": 0,
     }
 
 
@@ -161,10 +162,61 @@ def test_tensor_parallel_pays_for_its_all_reduces():
     layers = model_architecture(MODEL).n_layers
     assert slow["efficiency"]["allreduces_per_step"] == 2 * layers
     assert slow["efficiency"]["allreduce_gb_s"] == 450  # NVLink 4 of the H100 SXM (gpus.json)
-    # one decode token per step: 2 x layers x (10 us + 2 x 4096 x 2 bytes x 1/2 over 450 GB/s) more per token
-    extra_ms = 2 * layers * (10e-6 + 4096 * 2 * 2 * 0.5 / 450e9) * 1e3
+    # one decode token per step: 2 x layers x (a ring of 2 x (2 - 1) steps of 10 us + 2 x 4096 x 2 bytes x 1/2
+    # over 450 GB/s) more per token
+    extra_ms = 2 * layers * (2 * 10e-6 + 4096 * 2 * 2 * 0.5 / 450e9) * 1e3
     assert slow["tpot_ms"]["mean"] - free["tpot_ms"]["mean"] == pytest.approx(extra_ms, rel=0.01)
     assert run(num_prompts=2)["efficiency"]["allreduces_per_step"] == 0  # one GPU: none
+    # 4 GPUs: a ring of 2 x 3 steps, each with its latency; 3/4 of the activations cross each link
+    free4 = run(**(kw | {"n_gpus": 4}), **plain_roofline(0.5))
+    slow4 = run(**(kw | {"n_gpus": 4}), **(plain_roofline(0.5) | {"allreduce_latency_us": 10.0}))
+    extra4_ms = 2 * layers * (6 * 10e-6 + 4096 * 2 * 2 * 0.75 / 450e9) * 1e3
+    assert slow4["tpot_ms"]["mean"] - free4["tpot_ms"]["mean"] == pytest.approx(extra4_ms, rel=0.01)
+
+
+def test_the_api_server_hands_requests_over_one_after_another():
+    kw = {"num_prompts": 20, "input_len": 64, "output_len": 4, "max_timeline_rows": 20, **plain_roofline(0.5)}
+    at_once = run(**kw)["timeline"]
+    paced = run(**(kw | {"frontend_ms": 10.0}))["timeline"]
+    assert max(at_once["first_scheduled_s"]) < 0.01  # all sent at once: the first step admits them all
+    for i, t in enumerate(paced["first_scheduled_s"]):
+        assert t >= i * 0.010 - 1e-9  # request i reaches the engine after i x 10 ms of the frontend's work
+    assert max(paced["first_scheduled_s"]) < 19 * 0.010 + 0.05
+    assert all(a == 0 for a in paced["arrival_s"])  # the client's clock starts when it sends: TTFT includes the wait
+
+
+def test_mla_prefill_counts_the_expanded_heads_and_decode_the_latent():
+    arch = model_architecture("deepseek-v3")
+    c = 10_000
+    latent = attention_flops(arch, c)  # absorbed form: 2 x heads x c x (576 + 576) per layer
+    expanded = scheduler._mla_prefill_attention_flops(arch, c)
+    assert expanded == pytest.approx(arch.n_layers * 2 * c * 128 * (192 + 128))  # qk_nope + qk_rope, v_head_dim
+    assert expanded / latent == pytest.approx((192 + 128) / (2 * 576))
+    # one 8k prompt on 8 H200, compute-bound: its prefill time is its FLOPs with the expanded attention
+    kw = {"num_prompts": 1, "input_len": 8192, "output_len": 2, "n_gpus": 8, "weights_format": "FP8"}
+    kw |= {"max_model_len": 16384, "max_num_batched_tokens": 8192, "allreduce_gb_s": 1e5, "trace": True}
+    r = simulate("deepseek-v3", "h200", **kw, **plain_roofline(0.5))
+    first = r["trace"][0]
+    assert first["prefill_tokens"] == 8192
+    positions = np.arange(1, 8193)
+    flops = (
+        2 * arch.active_params * 8192
+        + sum(scheduler._mla_prefill_attention_flops(arch, int(t)) for t in positions[::64]) * 64
+    )
+    seconds = flops / (8 * 989.5e12 * 0.5)
+    assert r["ttft_ms"]["median"] / 1000 == pytest.approx(seconds, rel=0.02)
+
+
+def test_mxfp4_on_a_card_without_fp4_tensor_cores_prefills_at_its_own_efficiency():
+    fitted = scheduler.simulation_constants()
+    kw = {"num_prompts": 2, "input_len": 256, "output_len": 4}
+    on_h100 = simulate("gpt-oss-20b", "h100-sxm", weights_format="MXFP4", **kw)["efficiency"]
+    on_b200 = simulate("gpt-oss-20b", "b200", weights_format="MXFP4", **kw)["efficiency"]
+    bf16 = simulate("gpt-oss-20b", "h100-sxm", weights_format="BF16", **kw)["efficiency"]
+    assert on_h100["compute_used"] == fitted["weight_only_fp4_compute_efficiency"]
+    assert on_b200["compute_used"] == bf16["compute_used"] == fitted["compute_efficiency"]
+    given = simulate("gpt-oss-20b", "h100-sxm", weights_format="MXFP4", weight_only_fp4_compute_efficiency=0.2, **kw)
+    assert given["efficiency"]["compute_used"] == 0.2
 
 
 def test_prefix_caching_skips_the_shared_prefix():
@@ -286,6 +338,8 @@ def test_cost_per_million_output_tokens():
         ({"max_concurrency": 0}, "max_concurrency"),
         ({"bandwidth_efficiency": 2}, "bandwidth_efficiency"),
         ({"compute_efficiency": 0}, "compute_efficiency"),
+        ({"weight_only_fp4_compute_efficiency": 1.5}, "weight_only_fp4_compute_efficiency"),
+        ({"frontend_ms": -1}, "frontend_ms"),
         ({"engine": "llamacpp"}, "engine"),
         ({"max_model_len": 10**9}, "max_model_len"),
         ({"gpu_memory_utilization": 0.05}, "max_model_len"),

@@ -53,18 +53,28 @@ summed over a prefill chunk's positions, as `prefill_flops`). The step takes
 
     max(bytes / bandwidth / bandwidth_efficiency, FLOPs / peak / compute_efficiency)
     + step_overhead_ms + requests in the step x request_overhead_us
-    + (tensor parallel) 2 x layers x (allreduce_latency_us + tokens x hidden_size x 2 bytes x 2 (n - 1) / n
-      / allreduce_gb_s)
+    + (tensor parallel) 2 x layers x (2 (n - 1) x allreduce_latency_us + tokens x hidden_size x 2 bytes
+      x 2 (n - 1) / n / allreduce_gb_s)
+
+and requests reach the engine through the API server one after another, frontend_ms each.
 
 - bandwidth_efficiency: the share of HBM bandwidth a decode step reaches (weights and KV reads);
 - compute_efficiency: the share of the dense BF16 peak a prefill chunk reaches;
+- weight_only_fp4_compute_efficiency: the same for MXFP4 weights on a card without FP4 tensor cores
+  (NATIVE_FP4_CARDS), where vLLM dequantizes the packed weights inside each GEMM;
+- attention FLOPs of a prefill chunk in an MLA model (DeepSeek) count the expanded heads vLLM prefills with
+  (qk_nope + qk_rope and v_head_dim per head), a decode token's the absorbed latent form;
+- frontend_ms: the API server's time per request (HTTP, chat template, tokenization) before the engine's
+  queue sees it: with all requests sent at once they enter at most one per frontend_ms;
 - step_overhead_ms: a fixed time per step (vLLM's CPU side: scheduling, input preparation, launches);
 - request_overhead_us: a time per request in the step (sampling, output processing, detokenization:
   vLLM's per-request CPU work, and whatever else grows with the batch that the roofline misses);
 - all-reduces: tensor parallelism sums each layer's attention and MLP outputs over the GPUs (2 per
   layer; a ring moves 2 (n - 1) / n of the activations over each GPU's link, `allreduce_gb_s`
   defaulting to the card's interconnect in kvlab/data/gpus.json, else PCIe 5 from interconnects.json),
-  each with a latency.
+  in 2 (n - 1) steps each paying allreduce_latency_us (the ring's alpha-beta cost: Thakur, Rabenseifner
+  and Gropp, "Optimization of Collective Communication Operations in MPICH", 2005,
+  https://doi.org/10.1177/1094342005051521), so 2 GPUs pay 2 latencies per all-reduce and 8 pay 14.
 
 Every default is fitted on published `vllm bench serve` runs (tests/python/data/serving_runs.json,
 the runs bench/serving_validation.py's USED_FOR_CALIBRATION names; the other vLLM runs are held
@@ -109,7 +119,7 @@ from functools import cache
 
 import numpy as np
 
-from kvlab.memory.architecture import CHUNKED, FULL, LINEAR, SLIDING, Architecture
+from kvlab.memory.architecture import CHUNKED, FULL, LINEAR, NONE, SLIDING, Architecture
 from kvlab.memory.catalogue import DATA_DIR, get_gpu, get_model, model_architecture
 from kvlab.memory.kv_bytes import (
     MAX_CONTEXT,
@@ -145,7 +155,16 @@ SIMULATION_KEYS = (
     "step_overhead_ms",
     "request_overhead_us",
     "allreduce_latency_us",
+    "frontend_ms",
+    "weight_only_fp4_compute_efficiency",
 )
+# Cards whose tensor cores compute in FP4 (NVIDIA Blackwell: https://www.nvidia.com/en-us/data-center/technologies/blackwell-architecture/).
+# On the others vLLM keeps MXFP4 weights packed and dequantizes them inside the GEMM ("Your GPU does not have
+# native support for FP4 computation but FP4 quantization is being used. Weight-only FP4 compression will be used
+# leveraging the Marlin kernel. This may degrade performance for compute-heavy workloads.", vLLM's log in
+# https://github.com/vllm-project/vllm/issues/23278), so prefill reaches a share of the BF16 peak of its own.
+NATIVE_FP4_CARDS = ("b200", "rtx-5090")
+OVERHEAD_KEYS = ("step_overhead_ms", "request_overhead_us", "allreduce_latency_us", "frontend_ms")
 
 
 @cache
@@ -193,14 +212,19 @@ MODELLED = [
     "step time: weights once per step (MoE: the experts the step's tokens touch) + each request's KV at its "
     "current length over bandwidth, FLOPs of prefill and decode tokens incl. attention over peak compute, each "
     "bound over its efficiency; plus a fixed time per step, a time per request, and tensor parallelism's "
-    "all-reduces (2 per layer: latency + bytes over the interconnect), fitted on published vllm bench serve runs",
+    "all-reduces (2 per layer, each a ring of 2 (n - 1) steps: latencies + bytes over the interconnect), "
+    "fitted on published vllm bench serve runs",
+    "MLA (DeepSeek) prefill chunks computed in the expanded multi-head form, decodes in the absorbed latent form",
+    "MXFP4 weights on a card without FP4 tensor cores: prefill at a compute efficiency of its own (weight-only "
+    "FP4, dequantized in the GEMM)",
+    "the API server: requests reach the engine one after another, a fitted time each",
     "the client of vllm bench serve: gamma/Poisson arrivals or --max-concurrency, ignore_eos lengths, "
     "TTFT/TPOT/ITL as it measures them",
 ]
 NOT_MODELLED = [
     "speculative decoding",
-    "async scheduling (CPU scheduling overlapped with the GPU); the API server, tokenization and the network "
-    "(the fitted per-step and per-request times stand for the engine's own CPU work)",
+    "async scheduling (CPU scheduling overlapped with the GPU); the network; the API server's work beyond one "
+    "fitted time per request (the fitted per-step and per-request times stand for the engine's own CPU work)",
     "--enforce-eager (no CUDA graphs: slower steps than the fitted constants)",
     "CUDA-graph batch padding",
     "long_prefill_token_threshold / max_num_partial_prefills",
@@ -425,9 +449,11 @@ def simulate(
     seed: int = 0,
     bandwidth_efficiency: float | None = None,
     compute_efficiency: float | None = None,
+    weight_only_fp4_compute_efficiency: float | None = None,
     step_overhead_ms: float | None = None,
     request_overhead_us: float | None = None,
     allreduce_latency_us: float | None = None,
+    frontend_ms: float | None = None,
     allreduce_gb_s: float | None = None,
     price_per_hour: float | None = None,
     max_timeline_rows: int = MAX_TIMELINE_ROWS,
@@ -443,11 +469,15 @@ def simulate(
     ("fixed", "random" with `random_range_ratio`, "sharegpt-like": see the module constants),
     `prefix_len` (a prefix every prompt shares, as --random-prefix-len), `seed` (numpy Generator: the
     same seed, the same run). The step's time (module docstring, "Time of a step"):
-    `bandwidth_efficiency` / `compute_efficiency`, the share of each roofline bound reached;
+    `bandwidth_efficiency` / `compute_efficiency`, the share of each roofline bound reached
+    (`weight_only_fp4_compute_efficiency` instead of compute_efficiency for MXFP4 weights on a card without
+    FP4 tensor cores);
     `step_overhead_ms`, a fixed time per step; `request_overhead_us`, a time per request in the step;
-    `allreduce_latency_us`, a time per tensor-parallel all-reduce (2 per layer, n_gpus > 1 only) on top
+    `allreduce_latency_us`, a time per step of a tensor-parallel ring all-reduce (2 (n_gpus - 1) steps, 2
+    all-reduces per layer, n_gpus > 1 only) on top
     of its bytes over `allreduce_gb_s` (GB/s one way per GPU; default: the card's `interconnect_gb_s`,
-    else PCIe 5). Each defaults to the value fitted on published vllm bench serve runs
+    else PCIe 5); `frontend_ms`, the API server's time per request before the engine sees it (requests
+    reach the engine's queue one after another, at most one per frontend_ms). Each defaults to the value fitted on published vllm bench serve runs
     (`simulation_constants()`, kvlab/data/serving_benchmarks.json "simulation"). `price_per_hour`
     defaults to the catalogue's price of the card x n_gpus. `trace` adds every step (or stretch of
     identical decode steps) for tests. The module docstring says what a step is and what is modelled.
@@ -478,6 +508,11 @@ def simulate(
         eff_bw_given = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
     if compute_efficiency is not None:
         eff_c_given = finite_number("compute_efficiency", compute_efficiency, minimum=0.01, maximum=1)
+    fp4_eff_given = None
+    if weight_only_fp4_compute_efficiency is not None:
+        fp4_eff_given = finite_number(
+            "weight_only_fp4_compute_efficiency", weight_only_fp4_compute_efficiency, minimum=0.01, maximum=1
+        )
     fitted = simulation_constants()
     overhead_given = {
         name: finite_number(name, value, minimum=0, maximum=1e6)
@@ -485,6 +520,7 @@ def simulate(
             ("step_overhead_ms", step_overhead_ms),
             ("request_overhead_us", request_overhead_us),
             ("allreduce_latency_us", allreduce_latency_us),
+            ("frontend_ms", frontend_ms),
         )
         if value is not None
     }
@@ -566,6 +602,11 @@ def simulate(
         lambda c: kv_cache_bytes(arch, c, verdict["kv_type"], state_type="bf16")["total_bytes"], _windows(arch)
     )
     attn_fn = _Piecewise(lambda c: attention_flops(arch, c), _windows(arch))
+    # MLA prefills in the expanded ("compute friendly") form, decodes in the absorbed one: prefill chunks have
+    # their own attention FLOPs (module docstring, "Time of a step")
+    attn_prefill_fn = (
+        _Piecewise(lambda c: _mla_prefill_attention_flops(arch, c), _windows(arch)) if _is_mla(arch) else attn_fn
+    )
     active = arch.active_params or arch.params
     bandwidth = card["bandwidth_gb_s"] * 1e9 * n_gpus
     peak = card.get("bf16_dense_tflops")
@@ -607,15 +648,24 @@ def simulate(
         return w
 
     eb = eff_bw_given if eff_bw_given is not None else fitted["bandwidth_efficiency"]
-    ec = eff_c_given if eff_c_given is not None else fitted["compute_efficiency"]
+    weight_only_fp4 = weights_format == "MXFP4" and card.get("id") not in NATIVE_FP4_CARDS
+    if eff_c_given is not None:
+        ec = eff_c_given
+    elif weight_only_fp4:
+        ec = fp4_eff_given if fp4_eff_given is not None else fitted["weight_only_fp4_compute_efficiency"]
+    else:
+        ec = fitted["compute_efficiency"]
     step_fixed_s = overhead_given.get("step_overhead_ms", fitted["step_overhead_ms"]) / 1e3
     per_request_s = overhead_given.get("request_overhead_us", fitted["request_overhead_us"]) / 1e6
     ar_latency_s = overhead_given.get("allreduce_latency_us", fitted["allreduce_latency_us"]) / 1e6
+    frontend_s = overhead_given.get("frontend_ms", fitted["frontend_ms"]) / 1e3
     link = allreduce_link(card, allreduce_gb_s)
     n_allreduce = 2 * arch.n_layers if n_gpus > 1 else 0
     # ring all-reduce of each token's activations (hidden_size x 2 bytes): 2 (n - 1) / n of them cross each link
     ar_bytes_per_token = arch.hidden_size * ACTIVATION_BYTES * 2 * (n_gpus - 1) / n_gpus if n_gpus > 1 else 0.0
-    ar_fixed_s = n_allreduce * ar_latency_s
+    # a ring all-reduce is 2 (n - 1) steps (reduce-scatter, then all-gather), each paying the link's latency
+    ar_hops = 2 * (n_gpus - 1)
+    ar_fixed_s = n_allreduce * ar_hops * ar_latency_s
     ar_per_token_s = n_allreduce * ar_bytes_per_token / (link["gb_s"] * 1e9)
 
     def step_time(tokens: int, batch: int, kv_bytes, flops):
@@ -631,6 +681,7 @@ def simulate(
 
     # --- per-request state ----------------------------------------------------------------------
     send = np.full(n, np.inf)
+    enter = np.full(n, np.inf)  # when the API server hands the request to the engine (send + the frontend's queue)
     computed = np.zeros(n, dtype=np.int64)
     generated = np.zeros(n, dtype=np.int64)
     held = np.zeros(n, dtype=np.int64)  # own blocks
@@ -646,10 +697,14 @@ def simulate(
     visible = 0  # requests the engine has seen (in its queue or further)
     in_flight = 0
 
+    last_enter = -math.inf
+
     def assign(now: float) -> None:
-        nonlocal assigned, in_flight
+        nonlocal assigned, in_flight, last_enter
         while assigned < n and in_flight < slots:
             send[assigned] = max(planned[assigned], now)
+            # the API server takes requests one after another, frontend_s each (tokenization, chat template)
+            last_enter = enter[assigned] = max(send[assigned], last_enter + frontend_s)
             assigned += 1
             in_flight += 1
 
@@ -679,7 +734,7 @@ def simulate(
 
     def arrivals(now: float) -> None:
         nonlocal visible
-        while visible < assigned and send[visible] <= now:
+        while visible < assigned and enter[visible] <= now:
             waiting.append(visible)
             visible += 1
 
@@ -730,7 +785,7 @@ def simulate(
             raise RuntimeError("scheduler simulation made no progress (a kvlab bug)")
         arrivals(t)
         if not len(run) and not waiting:
-            t = float(send[visible]) if visible < assigned else t
+            t = float(enter[visible]) if visible < assigned else t
             arrivals(t)
             if not waiting:
                 raise RuntimeError("scheduler simulation: nothing to run and nothing to come (a kvlab bug)")
@@ -770,7 +825,7 @@ def simulate(
                     dts, cbound = step_time(n_run, n_run, kv_read, flops)
                     ends = t + np.cumsum(dts)
                     if not waiting and n_run < seqs_cap and visible < assigned:
-                        seen = int(np.searchsorted(ends, send[visible], side="left"))  # first step ending after it
+                        seen = int(np.searchsorted(ends, enter[visible], side="left"))  # first step ending after it
                         if seen + 1 < k:
                             k = seen + 1
                             dts, cbound, ends = dts[:k], cbound[:k], ends[:k]
@@ -889,7 +944,12 @@ def simulate(
         tokens = int(c.sum())
         b = a + c
         kv_read = kv_fn.total(b)
-        flops = 2.0 * active * tokens + float(attn_fn.span(a, b).sum())
+        if attn_prefill_fn is attn_fn:
+            attn = float(attn_fn.span(a, b).sum())
+        else:  # MLA: chunks of more than one token take vLLM's prefill path, single tokens its decode path
+            pre = c > 1
+            attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
+        flops = 2.0 * active * tokens + attn
         dt, cb = step_time(tokens, len(s_ids), kv_read, flops)
         t0, t = t, t + dt
         steps += 1
@@ -957,7 +1017,7 @@ def simulate(
     keep = _downsample(len(pts), points_cap)
     rows = _downsample(n, rows_cap) if rows_cap else np.zeros(0, dtype=np.int64)
     calibrated = eff_bw_given is None or eff_c_given is None
-    given_all = not calibrated and len(overhead_given) == 3
+    given_all = not calibrated and len(overhead_given) == len(OVERHEAD_KEYS)
     fit_runs = len(fitted.get("runs", []))
     how = (
         "given"
@@ -1073,7 +1133,8 @@ def simulate(
             f"efficiency: bandwidth {eb:.3g}, compute {ec:.3g}; per step {step_fixed_s * 1e3:.3g} ms + "
             f"{per_request_s * 1e6:.3g} us per request"
             + (
-                f" + {n_allreduce} all-reduces of {ar_latency_s * 1e6:.3g} us + their bytes over {link['gb_s']:g} GB/s"
+                f" + {n_allreduce} all-reduces of {ar_hops} x {ar_latency_s * 1e6:.3g} us + their bytes over "
+                f"{link['gb_s']:g} GB/s"
                 if n_gpus > 1
                 else ""
             )
@@ -1098,6 +1159,29 @@ def simulate(
     if trace:
         result["trace"] = step_trace
     return result
+
+
+def _is_mla(arch: Architecture) -> bool:
+    return arch.attention == "mla" and bool(arch.mla_expanded_values)
+
+
+def _mla_prefill_attention_flops(arch: Architecture, context: int) -> float:
+    """`attention_flops` of a prefill token in vLLM's MLA prefill path: the latent is expanded to every head's
+    K (qk_nope + qk_rope) and V (v_head_dim) and attention runs as multi-head attention over them, 2 FLOPs per
+    multiply-add: 2 x context x heads x (qk dims + v dims) = 2 x context x mla_expanded_values per MLA layer
+    ("compute friendly approach" for prefill, "data-movement friendly" absorbed form for decode: vLLM's
+    vllm/v1/attention/backends/mla/common.py module docstring, PR 13789,
+    https://github.com/vllm-project/vllm/pull/13789). Other layers as attention_flops counts them."""
+    flops = 0.0
+    for layer in arch.layers:
+        if layer.kind == FULL and layer.v_values == 0 and layer.kv_heads == 1:
+            flops += 2 * context * arch.mla_expanded_values
+        elif layer.kind == LINEAR:
+            flops += 4 * layer.ssm_state_values
+        elif layer.kind != NONE:
+            seen = min(context, layer.window) if layer.kind == SLIDING else context
+            flops += 2 * arch.n_heads * seen * (layer.head_dim_k + (layer.head_dim_v or layer.head_dim_k))
+    return flops
 
 
 def _routed_share(arch: Architecture) -> float | None:
