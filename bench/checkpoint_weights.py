@@ -42,7 +42,12 @@ MODELS = {
     "mimo-7b": (None, "BF16", 36, "MTP layers; not in the catalogue"),
     "devstral-small-2507": (None, "BF16", 40, "dense BF16; not in the catalogue"),
     "cosmos-reason2-qwen3-vl": (None, "BF16", 36, "index says total_size 0"),
+    "mixtral-8x7b-v0.1": ("mixtral-8x7b", "BF16", 32, "GitHub mirror of mistralai/Mixtral-8x7B-v0.1"),
+    "mistral-7b-instruct-v0.3": ("mistral-7b-v0.3", "BF16", 32, "Instruct v0.3 = base tensors"),
+    "gpt-oss-20b": ("gpt-oss-20b", "MXFP4", 24, "GitHub mirror of openai/gpt-oss-20b"),
+    "phi-3-mini-128k-instruct": ("phi-3-mini-4k", "BF16", 32, "128k sibling of the 4k model, same tensors"),
 }
+CATALOGUE = ROOT / "pycode" / "kvlab" / "data" / "checkpoints.json"
 
 
 def main() -> None:
@@ -70,6 +75,22 @@ def main() -> None:
     print()
     for stem, (_, _, _, why) in MODELS.items():
         print(f"- {stem}: {why}")
+    catalogue_rows()
+
+
+def catalogue_rows() -> None:
+    """pycode/kvlab/data/checkpoints.json: each catalogue entry's stored bytes against params x bits."""
+    import json
+
+    print()
+    print("| catalogue model | checkpoint | format | stored | kvlab params x bits | stored / kvlab | how |")
+    print("|---|---|---|---|---|---|---|")
+    for e in json.loads(CATALOGUE.read_text(encoding="utf-8"))["checkpoints"]:
+        w = model_weights_bytes(model_architecture(e["model"]), e["format"])
+        print(
+            f"| {e['model']} | {e['hf_id']} | {e['format']} | {e['total_bytes'] / GB:.2f} GB | "
+            f"{w['bytes'] / GB:.2f} GB ({w['bits_per_weight']:.3g} b) | {e['total_bytes'] / w['bytes']:.3f} | {e['how']} |"
+        )
 
 
 if __name__ == "__main__":

@@ -92,7 +92,8 @@ def cuda_graph_rows() -> list[dict]:
     """Every calibration log with vLLM's CUDA graph estimate, printed or implied by its utilization lines.
 
     Read with explain-log's own readers (engine_logs.parse_engine_log). The fit set is the logs that print
-    the estimate in GiB under 0.21's default (the estimate subtracted); the rest are held out."""
+    the estimate in GiB under 0.21's default (the estimate subtracted), except an entry marked
+    cuda_graph_fit false (its cuda_graph_why says why); the rest are held out."""
     rows = []
     for entry in calibration():
         if entry["engine"] != "vllm":
@@ -117,7 +118,7 @@ def cuda_graph_rows() -> list[dict]:
                 "gib": gib,
                 "how": how,
                 "subtracted": bool(eq["subtracted"]) if eq else True,
-                "in_fit": bool(cg) and (not eq or eq["subtracted"]),
+                "in_fit": bool(cg) and (not eq or eq["subtracted"]) and entry.get("cuda_graph_fit", True),
                 "tp": entry.get("args", {}).get("tensor_parallel_size") or entry.get("n_gpus") or 1,
                 "model": entry.get("model_id") or "not named",
                 "version": entry.get("engine_version") or "not printed",

@@ -244,10 +244,6 @@ CODE_QUESTIONS = [
 ]
 
 
-def code_answer(code: str) -> str:
-    return f"bot: the door has code {code}."
-
-
 def episode(
     rng: random.Random, filler_turns: int, codes: list[str] = TRAIN_CODES, with_name: bool | None = None
 ) -> dict:

@@ -66,9 +66,6 @@ PLACES = (
     "island hill corner"
 ).split()
 FOODS = "bread milk soup rice cheese fruit meat fish cake coffee tea water juice eggs apples chicken salad pizza dinner lunch breakfast".split()
-ANIMALS_ALL = (
-    "cat dog bird horse cow duck fish mouse rabbit fox lion bear snake bee frog sheep pig owl wolf monkey".split()
-)
 # abstract nouns that take "the" and a verb like "is important"
 ABSTRACT = (
     "time life work money music water food air fire light power energy health love news information "

@@ -71,29 +71,9 @@ class SiteBuild:
             self.proc.wait()
 
 
-# The tests that run the tiny model over whole episodes, or a demo built on it at every input (most of
-# tests/python's wall time: bench/results/2026-12-03-test-loop.md), and `build.py serve`'s rebuild test (a
-# build of its own). They are marked `slow`: `build.py test --fast` (the inner loop) leaves them out, the full
-# run (CI) keeps them.
-SLOW_FUNCTIONS = ("eviction_recall_demo", "kv_quant_demo", "kv_quant_table")
-SLOW_TESTS = (
-    "test_the_full_cache_recalls_every_demo_code_and_a_short_window_forgets_it",
-    "test_template_binds_paths_of_the_result_and_jinja_agrees[kv-quant]",
-    "test_numpy_cached_and_uncached_generation_agree_for_200_steps",
-    "test_eviction_recall_demo_is_scored_like_the_browser_runs",
-    "test_serve_rebuilds_when_pages_or_kvlab_change",
-    "test_template_binds_paths_of_the_result_and_jinja_agrees[model-eviction]",
-    "test_onnx_cached_and_uncached_generation_agree_for_200_steps",
-    # collects the whole suite again in a subprocess (its point is the full run's layout)
-    "test_every_test_folder_contributes_tests",
-)
-
-
 def pytest_collection_modifyitems(session, config, items):
-    """Mark the slow tests; the tests that need the built site run after the others, and the build starts now."""
-    for item in items:
-        if item.name in SLOW_TESTS or any(f"[{name}" in item.name for name in SLOW_FUNCTIONS):
-            item.add_marker(pytest.mark.slow)
+    """The tests that need the built site run after the others, and the build starts now. (Slow tests carry
+    `@pytest.mark.slow` themselves: `build.py test --fast` leaves them out.)"""
     needs = [item for item in items if "built_site" in getattr(item, "fixturenames", ())]
     if not needs or config.option.collectonly:
         return

@@ -10,6 +10,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -49,6 +51,7 @@ def checkout_copy(where: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow  # a build of its own: left out of `build.py test --fast`
 def test_serve_rebuilds_when_pages_or_kvlab_change(tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}/"

@@ -12,6 +12,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -31,6 +33,7 @@ def collected_per_folder() -> Counter:
     return counts
 
 
+@pytest.mark.slow  # collects the whole suite again (its point is the full run's layout): not in `--fast`
 def test_every_test_folder_contributes_tests():
     counts = collected_per_folder()
     folders = sorted({str(p.parent.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")})

@@ -9,6 +9,7 @@ import pytest
 import kvlab
 from kvlab import wording
 from kvlab.widgets import memory as fm
+from kvlab.widgets import pickers
 from kvlab.memory.catalogue import get_model
 
 GIB = 2**30
@@ -24,10 +25,10 @@ def test_human_bytes_examples():
 
 
 def test_context_steps_are_log_spaced_multiples_of_256():
-    steps = fm.CONTEXT_STEPS
+    steps = pickers.CONTEXT_STEPS
     assert steps[0] == 1024 and steps[-1] == 2**20 and steps == sorted(steps)
     assert all(s % 256 == 0 for s in steps)
-    assert steps[fm.context_step(131072)] == 131072
+    assert steps[pickers.context_step(131072)] == 131072
 
 
 def test_kv_memory_default_is_llama_2_7b_within_its_trained_context():
@@ -178,9 +179,9 @@ def test_context_and_n_seq_are_clamped_and_say_so():
 
 
 def test_model_groups_cover_the_catalogue_once():
-    ids = [m["id"] for g in fm.model_groups() for m in g["models"]]
+    ids = [m["id"] for g in pickers.model_groups() for m in g["models"]]
     assert sorted(ids) == sorted(m["id"] for m in kvlab.list_models())
-    kinds = {g["kind"] for g in fm.model_groups()}
+    kinds = {g["kind"] for g in pickers.model_groups()}
     assert {"mha", "gqa", "mla", "interleaved", "hybrid"} <= kinds
 
 
@@ -285,7 +286,7 @@ def test_gpu_fit_vllm_settings_are_clamped_with_a_notice_or_refused():
     }
     assert data["params"]["gpu_memory_utilization"] == 1.0 and data["params"]["block_size"] == 128
     low = kvlab.gpu_fit_figure(mode="vllm", kv="fp8", gpu_memory_utilization=0)
-    assert low["clamped"]["gpu_memory_utilization"]["used"] == fm.GPU_MEMORY_UTILIZATION_LIMITS[0]
+    assert low["clamped"]["gpu_memory_utilization"]["used"] == pickers.GPU_MEMORY_UTILIZATION_LIMITS[0]
     limits = data["options"]["limits"]
     assert limits["gpu_memory_utilization"] == {"min": 0.1, "max": 1.0, "step": 0.01}
     assert limits["block_size"] == {"min": 1, "max": 128, "step": 1, "choices": [1, 8, 16, 32, 64, 128]}

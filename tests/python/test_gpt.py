@@ -75,6 +75,7 @@ def test_weights_load_from_bytes_and_path(model):
     assert all(v.dtype == np.float32 for v in model.w.values())
 
 
+@pytest.mark.slow  # 200 steps of the tiny model, twice: left out of `build.py test --fast`
 def test_numpy_cached_and_uncached_generation_agree_for_200_steps(model, tok):
     ids = tok.encode(PROMPT)
     cached = model.generate(ids, 200, use_cache=True)
@@ -82,6 +83,7 @@ def test_numpy_cached_and_uncached_generation_agree_for_200_steps(model, tok):
     assert cached == uncached
 
 
+@pytest.mark.slow  # 200 steps of the tiny model, twice: left out of `build.py test --fast`
 def test_onnx_cached_and_uncached_generation_agree_for_200_steps(lm, tok, model):
     ids = tok.encode(PROMPT)
     cached = onnx_generate(lm, ids, 200, use_cache=True)

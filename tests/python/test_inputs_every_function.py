@@ -12,7 +12,7 @@ import pytest
 
 import kvlab
 from kvlab.bridge import call_json
-from tests.python.test_snapshots import FUNCTIONS
+from tests.python.test_snapshots import FUNCTIONS, slow_if
 
 # JSON the page could send for a number: text, NaN, infinities, huge, null, a list, a bool
 JUNK = ['"x"', "NaN", "Infinity", "-Infinity", "1e308", "-1e308", "null", "[1]", "true"]
@@ -34,7 +34,7 @@ def test_the_grid_covers_the_widget_functions():
     assert len({name for name, _ in PARAMETERS}) >= 15, PARAMETERS
 
 
-@pytest.mark.parametrize(("function", "parameter"), PARAMETERS)
+@pytest.mark.parametrize(("function", "parameter"), [pytest.param(f, p, marks=slow_if(f)) for f, p in PARAMETERS])
 def test_junk_gives_a_result_or_an_error_that_names_the_field(function, parameter):
     for junk in JUNK:
         reply = json.loads(call_json(function, f'{{"{parameter}": {junk}}}'))

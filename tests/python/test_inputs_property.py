@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kvlab
-from tests.python.test_snapshots import FUNCTIONS
+from tests.python.test_snapshots import FUNCTIONS, slow_if
 
 MAX_MESSAGE = 500  # what the bridge passes on to the page (kvlab.bridge._error)
 EXAMPLES = 30
-# functions that run the tiny model at every call (tests/conftest.py SLOW_FUNCTIONS): fewer examples
+# functions that run the tiny model at every call (test_snapshots.SLOW_FUNCTIONS): fewer examples
 FEW_EXAMPLES = {"eviction_recall_demo": 4, "kv_quant_demo": 4, "kv_quant_table": 4}
 
 NUMBERS = st.one_of(
@@ -58,7 +58,7 @@ def values_for(function, name: str):
     return st.one_of(st.sampled_from(edges), ANYTHING)
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=slow_if(n)) for n in FUNCTIONS])
 def test_any_input_gives_a_result_or_a_short_value_or_type_error(name):
     function = getattr(kvlab, name)
     parameters = list(inspect.signature(function).parameters)

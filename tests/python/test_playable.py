@@ -63,6 +63,7 @@ def test_door_code_score_counts_digits_and_cached_code():
     assert s["code_gone_at"]["window"] == 1 + 8 + 1
 
 
+@pytest.mark.slow  # the tiny model over whole episodes: left out of `build.py test --fast`
 def test_eviction_recall_demo_is_scored_like_the_browser_runs():
     d = kvlab.eviction_recall_demo()
     assert d["score"]["loss_tail"] == 100

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import json
 import pkgutil
+import re
 import subprocess
 import sys
 import typing
@@ -29,8 +31,9 @@ from typeguard import CollectionCheckStrategy, TypeCheckError, check_type
 import kvlab
 from kvlab.memory.catalogue import engine_log_examples
 from kvlab import widgets
+from kvlab.inputs import Param, Spec, takes
 from tests.python.test_inputs_every_function import PARAMETERS
-from tests.python.test_snapshots import FUNCTIONS
+from tests.python.test_snapshots import FUNCTIONS, slow_if
 
 EXAMPLES = {e["id"]: e for e in engine_log_examples()}
 CONFIG = json.dumps(
@@ -256,7 +259,11 @@ def test_widget_modules_import_their_types_for_type_checking_only():
 CASES = [(name, {}) for name in FUNCTIONS] + [(name, kw) for name, calls in CALLS.items() for kw in calls]
 
 
-@pytest.mark.parametrize(("name", "kwargs"), CASES, ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [pytest.param(n, kw, marks=slow_if(n)) for n, kw in CASES],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
 def test_result_matches_its_declared_type(name, kwargs):
     check(getattr(kvlab, name)(**kwargs), return_type(name))
 
@@ -266,15 +273,75 @@ def test_helper_result_matches_its_declared_type(name, kwargs):
     check(getattr(kvlab, name)(**kwargs), return_type(name))
 
 
+def extremes_problems(function, parameter: str, hint) -> list[str]:
+    """What is wrong with `function` called with `parameter` at the extremes, at the ends of its declared
+    range (its `inputs` Param) and at its default, each alone: a result that is not of the declared type,
+    a refusal of the default, a refusal of a declared end that is not for another input's sake (a
+    ValueError whose message names another of the function's parameters or of its Spec's inputs, such as
+    "n_heads (12) must divide d_model (8)"), or no call accepted at all. Values beyond the declared range
+    and fractions may be clamped or refused (naming the field: test_inputs_every_function's business)."""
+    params = inspect.signature(function).parameters
+    default = params[parameter].default
+    declared = (getattr(function, "inputs", None) or {}).get(parameter)
+    ends = (
+        []
+        if declared is None
+        else [v for v in (declared.lo, declared.hi) if not declared.choices or v in declared.choices]
+    )
+    # the other inputs: the function's parameters and its Spec's names (race_demo's n_new meets the prompt_len
+    # of its fixed prompt: "prompt_len + n_new must fit the 512-token context")
+    others = {*params, *(getattr(function, "inputs", None) or {})} - {parameter}
+    problems, accepted = [], 0
+    for value in (*EXTREMES, *ends, default):
+        try:
+            result = function(**{parameter: value})
+        except ValueError as error:
+            if value == default:
+                problems.append(f"{parameter}={value!r} (its default) refused: {error}")
+            elif value in ends and not any(re.search(rf"\b{p}\b", str(error)) for p in others):
+                problems.append(f"{parameter}={value!r} (an end of its declared range) refused: {error}")
+            continue
+        try:
+            check(result, hint)
+        except TypeCheckError as error:
+            problems.append(f"{parameter}={value!r}: the result is not of its declared type: {error}")
+        accepted += 1
+    if not accepted:
+        problems.append(f"every call refused: {parameter} in {(*EXTREMES, *ends, default)}")
+    return problems
+
+
 @pytest.mark.parametrize(("name", "parameter"), [(f, p) for f, p in PARAMETERS if f not in SLOW])
 def test_extremes_match_the_declared_type(name, parameter):
-    """Each numeric parameter at the ends of what the page can send (clamped or refused)."""
-    for value in EXTREMES:
-        try:
-            result = getattr(kvlab, name)(**{parameter: value})
-        except ValueError:
-            continue  # refused, naming the field: test_inputs_every_function's business
-        check(result, return_type(name))
+    """Each numeric parameter at the ends of what the page can send (clamped or refused), at the ends of
+    its declared range (accepted) and at its default (accepted): every result of the declared type."""
+    assert extremes_problems(getattr(kvlab, name), parameter, return_type(name)) == []
+
+
+def test_the_extremes_check_fails_on_a_refused_declared_value_and_on_a_wrong_type():
+    """test_extremes_match_the_declared_type cannot pass on a function that refuses everything."""
+    hint = return_type("reprocessing")
+    good = kvlab.reprocessing()
+
+    @takes(Spec(n=Param(1, 4096), k=Param(1, 8)))
+    def refuses_all(n: int = 100, k: int = 2):
+        raise ValueError(f"n must be a whole number, got {n}")
+
+    @takes(Spec(n=Param(1, 4096), k=Param(1, 8)))
+    def refuses_the_top_for_k(n: int = 100, k: int = 2):
+        if n > 4000:
+            raise ValueError(f"n and k: n ({n}) must be below 4000 * k")
+        return good
+
+    @takes(Spec(n=Param(1, 4096)))
+    def wrong_type_at_the_top(n: int = 100):
+        return {**good, "n": "many"} if n >= 4096 else good
+
+    refused = extremes_problems(refuses_all, "n", hint)
+    assert any("(its default) refused" in p for p in refused) and any("every call refused" in p for p in refused)
+    assert any("n=4096 (an end of its declared range) refused" in p for p in refused), refused
+    assert extremes_problems(refuses_the_top_for_k, "n", hint) == []  # refused for k's sake: allowed
+    assert any("not of its declared type" in p for p in extremes_problems(wrong_type_at_the_top, "n", hint))
 
 
 def test_the_check_fails_on_an_undeclared_key_a_missing_key_and_a_wrong_type():

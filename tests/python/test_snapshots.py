@@ -46,6 +46,14 @@ def widget_functions() -> list[str]:
 
 
 FUNCTIONS = widget_functions()
+# The functions that run the tiny model over whole episodes at every call (most of tests/python's wall time:
+# bench/results/2026-12-03-test-loop.md). Every test that calls one is marked slow on itself, so that
+# `build.py test --fast` leaves it out; `slow_if(name)` is that mark, for pytest.param.
+SLOW_FUNCTIONS = {"eviction_recall_demo", "kv_quant_demo", "kv_quant_table"}
+
+
+def slow_if(function: str) -> tuple:
+    return (pytest.mark.slow,) if function in SLOW_FUNCTIONS else ()
 
 
 def as_text(value) -> str:
@@ -114,7 +122,7 @@ def test_no_snapshot_is_left_without_a_function():
     assert stale == [], f"snapshots of functions no widget calls any more: {stale} (delete them)"
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=slow_if(n)) for n in FUNCTIONS])
 def test_default_json_matches_the_snapshot(name):
     reply = json.loads(call_json(name, "{}"))
     assert "error" not in reply, reply.get("error")

@@ -86,6 +86,7 @@ def test_race_theory_refuses_what_does_not_fit_the_context():
         kvlab.race_theory(prompt_len=400, n_new=200)
 
 
+@pytest.mark.slow  # the tiny model over whole episodes: left out of `build.py test --fast`
 def test_the_full_cache_recalls_every_demo_code_and_a_short_window_forgets_it():
     """The eviction page's chats, read token by token by the numpy reference."""
     for i in range(len(tiny.demo_episodes())):

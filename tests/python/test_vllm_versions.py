@@ -71,7 +71,8 @@ def test_available_kv_memory_against_real_logs(word):
     """kvlab's available KV memory under "0.21+" is within the verdict's own error band of the logged figure.
 
     The tolerance is the band the verdict reports (error_band_bytes): the reserve fit's 1.5 GiB plus the CUDA
-    graph estimate's worst error on its held-out logs (0.225 GiB), 1.725 GiB in all. Measured: -0.33 GiB on
+    graph estimate's worst error on its held-out logs (1.315 GiB, the DeepSeek-V4-Flash log that captures
+    batches of 192), 2.815 GiB in all. Measured: -0.33 GiB on
     the TP4 log (15.39 against 15.72), +1.21 GiB on the TP2 one (11.05 against 9.84)."""
     entry = _entry(word)
     logged = entry["logged"]["available_kv_gib"]
@@ -87,7 +88,7 @@ def test_available_kv_memory_against_real_logs(word):
         **LOGGED[word],
     )
     assert abs(_available_gib(v) - logged) * GIB <= v["error_band_bytes"]
-    assert v["error_band_bytes"] / GIB == pytest.approx(1.5 + 0.225, abs=0.001)
+    assert v["error_band_bytes"] / GIB == pytest.approx(1.5 + 1.315, abs=0.001)
     assert v["engine_model"]["version"].startswith("vLLM 0.21+")
     # the "0.21+" rule takes the CUDA graph estimate more than V1's
     v1 = fit_verdict(
@@ -105,8 +106,8 @@ def test_available_kv_memory_against_real_logs(word):
 
 def test_cuda_graph_estimate_fit_and_hold_out():
     """The constant is the median of the logs that print the estimate under 0.21's default; it is off by at most
-    0.10 GiB on them and 0.225 GiB on the held-out ones (an estimate implied by the utilization line, and a
-    0.18-era log); the verdict's band covers both."""
+    0.10 GiB on them and 1.315 GiB on the held-out ones (an estimate implied by the utilization line, a
+    0.18-era log, and a 0.25.0 log that captures batches of 192); the verdict's band covers them."""
     from engine_calibration import cuda_graph_rows  # bench/engine_calibration.py
 
     rows = {r["file"].split("/")[-1]: r for r in cuda_graph_rows()}

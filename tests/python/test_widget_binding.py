@@ -246,7 +246,11 @@ def render(name: str):
     return parse(html), {**data, **json.loads(json.dumps(model_views(name, data)))}
 
 
-@pytest.mark.parametrize("name", CONVERTED)
+# kv-quant and model-eviction run the tiny model over whole episodes: slow, left out of `build.py test --fast`
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=[pytest.mark.slow] if n in ("kv-quant", "model-eviction") else []) for n in CONVERTED],
+)
 def test_template_binds_paths_of_the_result_and_jinja_agrees(name):
     tree, data = render(name)
     problems: list[str] = []

@@ -45,8 +45,9 @@ def strip_comments(css: str) -> str:
             end = css.find("*/", i + 2)
             if end < 0:
                 raise ValueError("unclosed comment")
+            # blanks of the same length, newlines kept: offsets (and so line numbers) stay true
+            out.append(re.sub(r"[^\n]", " ", css[i : end + 2]))
             i = end + 2
-            out.append(" ")
         elif css[i] in "\"'":
             end = skip_string(css, i)
             out.append(css[i:end])
@@ -104,18 +105,36 @@ def block_end(text: str, i: int) -> int:
 
 
 def split_top(text: str, sep: str = ",") -> list[str]:
+    return [part for _at, part in split_top_at(text, sep)]
+
+
+def split_top_at(text: str, sep: str = ",") -> list[tuple[int, str]]:
+    """(offset in text, part) for each part of text split at its top-level `sep`."""
     parts, i, start = [], 0, 0
     while True:
         j = scan_to(text, i, sep)
-        parts.append(text[start:j].strip())
+        part = text[start:j]
+        if part.strip():
+            parts.append((start + len(part) - len(part.lstrip()), part.strip()))
         if j >= len(text):
-            return [p for p in parts if p]
+            return parts
         i = start = j + 1
 
 
 def selectors(css: str) -> list[str]:
     """Every selector (a selector list split at its top-level commas) of every style rule."""
-    css, out, i = strip_comments(css), [], 0
+    return [sel for _line, sel in selectors_at(css)]
+
+
+def selectors_at(css: str) -> list[tuple[int, str]]:
+    """(line, selector) for every selector of every style rule; lines count from 1."""
+    css = strip_comments(css)
+    return [(css.count("\n", 0, at) + 1, sel) for at, sel in _selectors(css, 0)]
+
+
+def _selectors(css: str, base: int) -> list[tuple[int, str]]:
+    """(offset, selector) in a comment-free text that starts at offset `base` of the file."""
+    out, i = [], 0
     while i < len(css):
         j = scan_to(css, i, "{;}")
         prelude = css[i:j].strip()
@@ -133,11 +152,11 @@ def selectors(css: str) -> list[str]:
         if prelude.startswith("@"):
             name = re.match(r"@([\w-]+)", prelude).group(1).lower()
             if name in GROUPING_AT_RULES:
-                out += selectors(body)
+                out += _selectors(body, base + j + 1)
         else:
             if scan_to(body, 0, "{") < len(body):
                 raise ValueError(f"nested rules are not read by this check: {prelude!r}")
-            out += split_top(prelude)
+            out += [(base + i + at, sel) for at, sel in split_top_at(css[i:j])]
         i = end + 1
     return out
 
@@ -239,9 +258,14 @@ def shared_scope(selector: str, name: str) -> str:
 
 def leaks(name: str, css: str) -> list[tuple[str, str, list[str]]]:
     """(selector, why, widgets it can reach) for each selector of `name`'s css not scoped to `name`."""
+    return [(sel, why, reach) for _line, sel, why, reach in leaks_at(name, css)]
+
+
+def leaks_at(name: str, css: str) -> list[tuple[int, str, str, list[str]]]:
+    """(line, selector, why, widgets it can reach) for each selector of `name`'s css not scoped to `name`."""
     others = [w for w in MARKUP if w != name]
     found = []
-    for selector in selectors(css):
+    for line, selector in selectors_at(css):
         whys, reach = [], set()
         for alt in alternatives(shared_scope(selector, name)):
             alt = without_not(alt)
@@ -266,7 +290,7 @@ def leaks(name: str, css: str) -> list[tuple[str, str, list[str]]]:
             )
             reach |= full or {w for w in others for c in classes if uses(MARKUP[w], c)}
         if whys:
-            found.append((selector, "; ".join(dict.fromkeys(whys)), sorted(reach)))
+            found.append((line, selector, "; ".join(dict.fromkeys(whys)), sorted(reach)))
     return found
 
 
@@ -281,6 +305,12 @@ def test_parser_reads_at_rules_comments_strings_and_alternatives():
         '.b [data-widget="x"] .d   q ',
     ]
     assert without_not(".a:not(.b:not(.c)) .d") == ".a .d"
+    # line numbers survive comments, at-rules and selector lists over several lines
+    assert selectors_at("/* one\ntwo */ .a,\n.b { x: 1 }\n@media print {\n  .c { }\n}\n") == [
+        (2, ".a"),
+        (3, ".b"),
+        (5, ".c"),
+    ]
 
 
 def test_the_check_finds_a_leak():
@@ -303,10 +333,13 @@ def test_the_check_finds_a_leak():
 @pytest.mark.parametrize("folder", [p for p in widget_folders() if (p / "widget.css").exists()], ids=lambda p: p.name)
 def test_widget_css_is_scoped_to_its_widget(folder):
     css_path = folder / "widget.css"
-    found = leaks(folder.name, css_path.read_text(encoding="utf-8"))
-    lines = [f"  {sel}\n      {why}; it can style: {', '.join(reach)}" for sel, why, reach in found]
+    found = leaks_at(folder.name, css_path.read_text(encoding="utf-8"))
+    where = css_path.relative_to(ROOT)
+    lines = [
+        f"  {where}:{line}: {sel}\n      {why}; it can style: {', '.join(reach)}" for line, sel, why, reach in found
+    ]
     assert not found, (
-        f'{css_path.relative_to(ROOT)}: {len(found)} selector(s) not scoped to [data-widget="{folder.name}"]'
+        f'{where}: {len(found)} selector(s) not scoped to [data-widget="{folder.name}"]'
         " nor to a kv- class of its own (every widget.css is in the one kvlab.css of every page):\n"
         + "\n".join(lines)
         + "\nScope it, move a rule that styles another widget to that widget's widget.css, or move styles"

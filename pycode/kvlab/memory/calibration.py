@@ -295,18 +295,22 @@ def derive() -> dict:
             continue
         arch = model_architecture(model)
         fmt = weights_format(entry, arch)
-        formula = model_weights_bytes(arch, fmt)["bytes"] / GIB
-        loads.setdefault((arch.name, fmt, round(formula, 3)), []).append((gib, entry["source"]))
+        counted = model_weights_bytes(arch, fmt)
+        formula = counted["bytes"] / GIB
+        loads.setdefault((arch.name, fmt, round(formula, 3), bool(counted.get("stored"))), []).append(
+            (gib, entry["source"])
+        )
     loaded = [
         {
             "model": name,
             "format": fmt,
             "gib": max(g for g, _ in rows),
-            "why": f"the largest of {len(rows)} logged loads (the formula gives {formula:.2f} GiB; "
-            "the loader pads and converts the quantized tensors for its kernels)",
+            "why": f"the largest of {len(rows)} logged loads ("
+            + ("the checkpoint stores" if stored else "the formula gives")
+            + f" {formula:.2f} GiB; the loader pads and converts the quantized tensors for its kernels)",
             "source": ", ".join(sorted({s for _, s in rows})),
         }
-        for (name, fmt, formula), rows in loads.items()
+        for (name, fmt, formula, stored), rows in loads.items()
         if max(g for g, _ in rows) > formula * 1.02
     ]
 

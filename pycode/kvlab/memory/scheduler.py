@@ -132,6 +132,7 @@ from kvlab.memory.kv_bytes import (
 )
 from kvlab.memory.serving import attention_flops, serving_benchmarks
 from kvlab.memory.weights import model_weights_bytes, weights_bytes
+from kvlab.memory.deployment import Refused
 from kvlab.memory.verdict import fit_verdict
 from kvlab.inputs import finite_number, one_of, short_repr
 
@@ -553,8 +554,8 @@ def simulate(
         solve=False,
     )
     if not verdict["fits"]:
-        raise ValueError(
-            f"max_model_len: vLLM would not start with --max-model-len {max_model_len}: {verdict['headline']}"
+        raise Refused(
+            "max_model_len", f"vLLM would not start with --max-model-len {max_model_len}: {verdict['headline']}"
         )
     setup = verdict["engine_model"]
     budget = setup["max_num_batched_tokens"]

@@ -11,9 +11,15 @@ are within a few percent for other dense models of that shape.
 """
 
 from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
 from kvlab.inputs import short_repr
 
 GIB = 2**30
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"  # kvlab/data: models.json, checkpoints.json
 
 # name -> (bits per weight, where the number comes from)
 WEIGHT_FORMATS: dict[str, tuple[float, str]] = {
@@ -102,14 +108,45 @@ def list_weight_formats() -> list[dict]:
 PARTIAL_FORMATS = {"MXFP4": "MoE expert weights"}
 
 
+@cache
+def _stored_sizes() -> dict:
+    """{(catalogue hf_id lowercased, format): entry} for every checkpoints.json entry that applies."""
+    models = json.loads((DATA_DIR / "models.json").read_text(encoding="utf-8"))["models"]
+    hf_ids = {m["id"]: m["hf_id"].lower() for m in models}
+    out = {}
+    for entry in json.loads((DATA_DIR / "checkpoints.json").read_text(encoding="utf-8"))["checkpoints"]:
+        if entry.get("applies"):
+            out[(hf_ids[entry["model"]], weight_format(entry["format"]))] = entry
+    return out
+
+
+def catalogue_checkpoint(arch, fmt: str) -> dict | None:
+    """The published checkpoint's stored size for a catalogue model in `fmt` (kvlab/data/checkpoints.json), or None."""
+    return _stored_sizes().get((str(getattr(arch, "name", "")).lower(), weight_format(fmt)))
+
+
 def model_weights_bytes(arch, fmt: str = "BF16") -> dict:
     """Weights of a model (an Architecture with params, maybe expert_params) stored as `fmt`.
+
+    A catalogue model whose published checkpoint in `fmt` kvlab has read (kvlab/data/checkpoints.json)
+    gets the bytes that checkpoint stores, with its source (`stored` True); otherwise parameters x bits,
+    the labelled fallback (`stored` False).
 
     For MXFP4 only the MoE expert weights are 4.25 bits; the other tensors are
     counted in BF16. A model with no expert split in the catalogue is refused
     for MXFP4, naming what is missing.
     """
     fmt = weight_format(fmt)
+    known = catalogue_checkpoint(arch, fmt)
+    if known:
+        return stored_weights(
+            {"bytes": known["total_bytes"], "source": f"{known['how']}; {known['source']}"}, fmt, known["hf_id"]
+        ) | {
+            "params": arch.params,
+            "bits_per_weight": known["total_bytes"] * 8 / arch.params if arch.params else None,
+            # MXFP4 covers the experts only: the serving model reads the rest every step
+            **({"covered_params": arch.expert_params} if fmt in PARTIAL_FORMATS and arch.expert_params else {}),
+        }
     if not arch.params:
         raise ValueError(f"params: {arch.name} has no parameter count (pass params, e.g. --params 8.03e9)")
     if fmt not in PARTIAL_FORMATS:

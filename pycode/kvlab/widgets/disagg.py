@@ -26,7 +26,7 @@ from kvlab.reuse.disagg import (
 )
 from kvlab.reuse.routing import IN_FLIGHT, POLICY_LABELS, simulate_routing
 from kvlab.wording import amount, human_bytes, plural, trim
-from kvlab.widgets.memory import gpu_options, model_groups, model_info
+from kvlab.widgets.pickers import gpu_options, model_groups, model_info
 
 if TYPE_CHECKING:
     from kvlab.widgets.disagg_types import KvRoutingFigureResult, PdTransferFigureResult

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from kvlab.memory.catalogue import engine_log_examples
 from kvlab.memory.engine_logs import MAX_LOG_CHARS, STATED_LLAMACPP, STATED_VLLM, explain_engine_log
 from kvlab.memory.verdict import ENGINE_NAMES
-from kvlab.widgets.memory import model_groups, model_info
+from kvlab.widgets.pickers import model_groups, model_info
 from kvlab.inputs import short_repr, text
 
 if TYPE_CHECKING:

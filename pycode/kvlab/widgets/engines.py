@@ -14,7 +14,7 @@ from kvlab.memory.catalogue import get_gpu, model_architecture
 from kvlab.memory.compare import ENGINE_NAMES, engines_side_by_side
 from kvlab.memory.verdict import TENSOR_PARALLEL
 from kvlab.memory.weights import weight_format
-from kvlab.widgets.memory import gpu_options, model_groups, model_info, weight_options
+from kvlab.widgets.pickers import gpu_options, model_groups, model_info, weight_options
 from kvlab.wording import human_bytes, plural
 
 if TYPE_CHECKING:

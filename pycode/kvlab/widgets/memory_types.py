@@ -1,4 +1,4 @@
-"""What the memory page's kv-memory and gpu-fit widgets return (kvlab.widgets.memory); the pickers are shared with serving.
+"""What the memory page's kv-memory and gpu-fit widgets return (kvlab.widgets.memory); the pickers (kvlab.widgets.pickers) are shared with serving and other pages.
 
 Imported by the widget module only under `if TYPE_CHECKING:` (the browser's first widget does
 not pay for class creation it never uses); tests/python/test_results_typed.py checks real results
@@ -64,7 +64,7 @@ class FloatRange(TypedDict):
 
 
 class WidgetLimits(TypedDict):
-    """kvlab.widgets.memory.INPUTS.limits(): each control's range, step and choices."""
+    """kvlab.widgets.pickers.INPUTS.limits(): each control's range, step and choices."""
 
     context: IntRange
     n_seq: IntRange
@@ -333,7 +333,7 @@ class ServingOptions(TypedDict):
 
 
 class GpuFitOptions(ServingOptions):
-    """The same pickers and limits as the serving widget's (kvlab.widgets.memory.INPUTS)."""
+    """The same pickers and limits as the serving widget's (kvlab.widgets.pickers.INPUTS)."""
 
 
 class GpuFitFigureResult(TypedDict):

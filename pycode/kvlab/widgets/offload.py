@@ -20,7 +20,7 @@ from kvlab.reuse.offload import (
     offload_data,
     offload_estimate,
 )
-from kvlab.widgets.memory import model_groups
+from kvlab.widgets.pickers import model_groups
 from kvlab.wording import human_bytes
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from kvlab.inputs import Param, Spec, takes
 from kvlab.memory.catalogue import gpu_memory_bytes, list_gpus
 from kvlab.memory.verdict import fit_verdict
 from kvlab.memory.weights import weight_format
-from kvlab.widgets.memory import check_kv_mode, model_groups, model_info
+from kvlab.widgets.pickers import check_kv_mode, model_groups, model_info
 from kvlab.wording import human_bytes, plural
 
 if TYPE_CHECKING:

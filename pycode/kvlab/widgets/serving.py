@@ -1,7 +1,7 @@
 """The "Serving" page (serving.md): the serving widget (fit verdict for a batch, time per
 step from both roofline bounds, chats that fit, dollars per million tokens).
 
-It reuses the memory page's context steps, limits and pickers (kvlab.widgets.memory).
+It reuses the pickers, context steps and limits the pages share (kvlab.widgets.pickers).
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import numpy as np
 
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION
+from kvlab.memory.deployment import Refused
 from kvlab.memory.scheduler import simulate
 from kvlab.memory.serving import serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
 from kvlab.inputs import Param, Spec, short_repr, takes
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
-from kvlab.widgets.memory import (
+from kvlab.widgets.pickers import (
     CONTEXT_STEPS,
     CONTEXT_TICKS,
     ENGINE_LABELS,
@@ -431,11 +432,9 @@ def serving_sim_figure(
             dataset="fixed",
             max_timeline_rows=p["num_prompts"],
         )
-    except ValueError as refused:
-        if not str(refused).startswith("max_model_len:"):
-            raise
+    except Refused as refused:
         # the engine would not start: nothing to play, and the reader is told why (not an error)
-        why = str(refused).removeprefix("max_model_len: ")
+        why = refused.reason
         return {
             **base,
             "grid": [[0] * SIM_COLS],
