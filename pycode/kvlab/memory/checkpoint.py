@@ -785,6 +785,24 @@ def _hub_get(url: str, limit: int, what: str, byte_range: tuple[int, int] | None
     return data
 
 
+def hub_plan(repo: str) -> dict:
+    """The two files a page fetches from the Hub for a model id (the hosted site; the CLI uses read_hub_checkpoint).
+
+    >>> hub_plan(" Qwen/Qwen3-8B ")["config_url"]
+    'https://huggingface.co/Qwen/Qwen3-8B/resolve/main/config.json'
+    """
+    repo = str(repo).strip()
+    if not HUB_ID.match(repo):
+        raise ValueError(f"model id {short_repr(repo, 80)}: write it as org/name, as the Hub does (e.g. Qwen/Qwen3-8B)")
+    base = f"{HUB_URL}/{repo}/resolve/main"
+    return {
+        "repo": repo,
+        "config_url": f"{base}/config.json",
+        "index_url": f"{base}/model.safetensors.index.json",
+        "page_url": f"{HUB_URL}/{repo}",
+    }
+
+
 def read_hub_checkpoint(repo_id: str, revision: str = "main") -> dict:
     """Weights as stored for a Hub repository, read without downloading any weights: its config.json (the
     layer count), its model.safetensors.index.json (total_size and tensor names), or for a single-file

@@ -16,6 +16,7 @@ from dataclasses import replace
 from kvlab.dtypes import GIB
 from kvlab.inputs import short_repr, takes, text
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
+from kvlab.memory.checkpoint import checkpoint_weights_bytes, hub_plan
 from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.kv_bytes import (
     LAYER_KIND_LABELS,
@@ -54,7 +55,7 @@ from kvlab.widgets.views import gpu_fit_view, kv_memory_view, with_view
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
 
 if TYPE_CHECKING:
-    from kvlab.widgets.memory_types import GpuFitFigureResult, KvMemoryFigureResult
+    from kvlab.widgets.memory_types import GpuFitFigureResult, HubPlan, KvMemoryFigureResult
 
 # One model per kind for the comparison table (ids in the catalogue).
 KIND_EXAMPLES = ("llama-2-7b", "llama-3.1-8b", "deepseek-v2-lite", "gemma-2-9b", "qwen3-next-80b-a3b")
@@ -367,6 +368,9 @@ def kv_memory_figure(
     n_seq: int = 1,
     config: str = "",
     references: str = ",".join(REFERENCE_MODELS),
+    index: str = "",
+    hub: str = "",
+    hub_status: str = "",
 ) -> KvMemoryFigureResult:
     """The kv-memory widget: bytes per token with its formula (and, for windowed and hybrid models, the
     fixed part and the growth per token), the split by layer kind, the total, KV GiB against context for the
@@ -374,6 +378,9 @@ def kv_memory_figure(
 
     `config`: the text of a Hugging Face config.json; when given it replaces `model`. A config that cannot
     be read is not an exception: the figure is the catalogue model's, and `config_error` names the field.
+    `index`: the text of the checkpoint's model.safetensors.index.json, for the weights as stored. `hub` and
+    `hub_status` say where the page fetched them (a Hub model id, and "ok", "no-index", "gated", "missing",
+    "unreachable" or "too-big"); `hub_message` says what that means for the reader.
     """
     clamped: dict = {}
     p = INPUTS.check({"context": context, "n_seq": n_seq}, clamped)
@@ -399,7 +406,8 @@ def kv_memory_figure(
     report = _report(chosen, context, kv, mode, n_seq)
     summary = _summary(report, arch)
     if source == "config":
-        summary["model"] = f"your config.json ({report['model']})"
+        summary["model"] = f"{text('hub', hub).strip() or 'your config.json'} ({report['model']})"
+    stored = _stored_weights(index, chosen if source == "config" else None, report["total_bytes"], context)
 
     ref_ids = [r.strip() for r in str(references).split(",") if r.strip()]
     series = [{"id": info["id"] if info else "config", "name": summary["model"], "chosen": True, "arch": chosen}]
@@ -454,6 +462,8 @@ def kv_memory_figure(
         },
         "clamped": clamped,
         "config_error": config_error,
+        "hub_message": _hub_message(text("hub", hub).strip(), text("hub_status", hub_status)),
+        "weights_stored": stored,
         "context_human": token_count(context),
         "context_text": plural(context, "token"),
         "sequences_text": sequences,
@@ -479,6 +489,56 @@ def kv_memory_figure(
             "context_ticks": CONTEXT_TICKS,
             "limits": input_limits(),
         },
+    }
+
+
+HUB_MESSAGES = {
+    "ok": "",
+    "no-index": "{hub} has no model.safetensors.index.json (a one-file model): its KV cache is counted from the "
+    "config; its weights are not read here (python -m kvlab checkpoint {hub} reads its header).",
+    "gated": "The Hub answers {hub} only to a signed-in user who accepted its licence (a gated or private "
+    "repository): download its config.json there and paste it below.",
+    "missing": "The Hub has no config.json for {hub}: check the id's spelling (org/name, as on its Hub page).",
+    "unreachable": "The Hub could not be reached (offline, or blocked by the network): paste the model's "
+    "config.json below instead.",
+    "too-big": "{hub}'s index is larger than this page reads: its KV cache is counted from the config; "
+    "python -m kvlab checkpoint {hub} reads the weights' size.",
+}
+
+
+def kv_memory_hub(repo: str = "Qwen/Qwen3-8B") -> HubPlan:
+    """The kv-memory widget's Hub fetch: the two files the page asks the Hub for, for a model id (org/name).
+
+    The page fetches them (the hosted site's CSP allows https://huggingface.co and nothing else; the offline zip
+    allows no other origin, and its readers paste instead) and hands the texts to kv_memory_figure.
+    """
+    return hub_plan(text("repo", repo))
+
+
+def _hub_message(hub: str, status: str) -> str:
+    """What the page's fetch from the Hub came to, for the reader ("" when nothing was fetched or all went well)."""
+    if not status:
+        return ""
+    if status not in HUB_MESSAGES:
+        raise ValueError(f"hub_status must be one of {', '.join(HUB_MESSAGES)}, got {short_repr(status)}")
+    return HUB_MESSAGES[status].format(hub=hub or "this model")
+
+
+def _stored_weights(index: str, arch, kv_bytes: int, context: int) -> dict | None:
+    """The weights as the pasted or fetched index says the checkpoint stores them, and with the KV cache."""
+    index = text("index", index or "").strip()
+    if not index or arch is None:
+        return None
+    try:
+        w = checkpoint_weights_bytes(index=index, num_hidden_layers=arch.n_layers)
+    except ValueError as exc:
+        return {"bytes": None, "text": f"The checkpoint's index could not be read: {exc}", "with_kv": None}
+    both = w["bytes"] + kv_bytes
+    return {
+        "bytes": w["bytes"],
+        "text": f"Weights as the checkpoint stores them: {human_bytes(w['bytes'])} (the index's total_size); "
+        f"with the KV cache at {plural(context, 'token')}, {human_bytes(both)} before the engine's own buffers.",
+        "with_kv": amount(both),
     }
 
 

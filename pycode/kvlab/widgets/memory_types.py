@@ -257,10 +257,25 @@ class KvMemoryOptions(TypedDict):
     limits: WidgetLimits
 
 
+class HubPlan(TypedDict):
+    repo: str
+    config_url: str
+    index_url: str
+    page_url: str
+
+
+class StoredWeights(TypedDict):
+    bytes: int | None  # None when the index could not be read (text says why)
+    text: str
+    with_kv: Amount | None
+
+
 class KvMemoryFigureResult(TypedDict):
     params: KvMemoryParams
     clamped: Clamped
     config_error: str | None
+    hub_message: str  # what fetching from the Hub came to ("" when nothing was fetched or all went well)
+    weights_stored: StoredWeights | None  # from the checkpoint's index, with a config
     context_human: str
     context_text: str
     sequences_text: str

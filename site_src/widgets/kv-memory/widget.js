@@ -10,13 +10,23 @@ kvlab.register("kv-memory", {
     const configError = configForm.querySelector(".kv-error");
     const steps = ctx.data.options.context_steps;
 
+    const hubForm = root.querySelector(".kv-hub-form");
+    const hubButton = hubForm.querySelector("button");
+
     let data = ctx.data;
-    let config = ""; // the pasted config.json, while it is the one shown
-    /* The pasted config, or none; a Link or Embed says it does not carry one (embed.js). */
-    function useConfig(text) {
+    let config = ""; // the pasted or fetched config.json, while it is the one shown
+    let fetched = {}; // what the Hub fetch brought with it: index, hub, hub_status
+    /* The config, or none; a Link or Embed says it does not carry one (embed.js). */
+    function useConfig(text, hub = {}) {
       config = text;
+      fetched = hub;
       if (text) root.dataset.shareMisses = "the pasted config.json (it opens on the model chosen in the Model menu)";
       else delete root.dataset.shareMisses;
+    }
+    /* The offline copy (file://) reaches no other origin, and its CSP says so: it offers the paste only. */
+    if (location.protocol === "file:") {
+      hubForm.hidden = true;
+      root.querySelector(".kv-hub-offline").hidden = false;
     }
 
     /* Cache types an engine does not take are disabled (Python would refuse them). */
@@ -31,7 +41,7 @@ kvlab.register("kv-memory", {
     function readForm(ev) {
       syncKvOptions();
       if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
-      return { ...kvlab.kit.readForm(form, data.params), config };
+      return { ...kvlab.kit.readForm(form, data.params), config, ...fetched };
     }
 
     const compute = ctx.live(
@@ -109,6 +119,48 @@ kvlab.register("kv-memory", {
       }
       useConfig(configArea.value); // Python reads it: a bad one comes back as a message naming the field
       update(readForm());
+    });
+    /* One file from the Hub: its text, or what went wrong in Python's words (kv_memory_figure's hub_status). */
+    async function hubFile(url, missing) {
+      let reply;
+      try {
+        reply = await fetch(url, { credentials: "omit", redirect: "follow" });
+      } catch {
+        return { status: "unreachable" };
+      }
+      if (reply.status === 401 || reply.status === 403) return { status: "gated" };
+      if (reply.status === 404) return { status: missing };
+      if (!reply.ok) return { status: "unreachable" };
+      const text = await reply.text();
+      if (new TextEncoder().encode(text).length > kvlab.inputLimits.textBytes) return { status: "too-big" };
+      return { status: "ok", text };
+    }
+    hubForm.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      let plan;
+      try {
+        plan = await kvlab.call("kv_memory_hub", { repo: hubForm.repo.value });
+      } catch (err) {
+        configError.textContent = err.message; // Python names the field: "model id ...: write it as org/name"
+        configError.hidden = false;
+        return;
+      }
+      configError.hidden = true;
+      hubButton.disabled = true;
+      ctx.say(`Fetching ${plan.repo}'s config.json and index from the Hub…`);
+      try {
+        const cfg = await hubFile(plan.config_url, "missing");
+        if (cfg.status !== "ok") {
+          useConfig("", { hub: plan.repo, hub_status: cfg.status });
+        } else {
+          const idx = await hubFile(plan.index_url, "no-index");
+          configArea.value = cfg.text;
+          useConfig(cfg.text, { hub: plan.repo, hub_status: idx.status, index: idx.text || "" });
+        }
+        await update(readForm());
+      } finally {
+        hubButton.disabled = false;
+      }
     });
     configForm.querySelector(".kv-config-clear").addEventListener("click", () => {
       useConfig("");
