@@ -278,7 +278,9 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
     return html.replace(HIGHLIGHT_CODE, HIGHLIGHT_CODE.replace("<code>", '<code tabindex="0">'))
 
 
-BROWSER_LEAVES_OUT = {"memory/calibration.py"}  # the calibration reads the test logs; checkpoint.py parses what a page fetched
+BROWSER_LEAVES_OUT = {
+    "memory/calibration.py"
+}  # the calibration reads the test logs; checkpoint.py parses what a page fetched
 HIGHLIGHT_CODE = '<div class="highlight"><pre><span></span><code>'  # pymdownx.highlight's code block
 
 
