@@ -148,14 +148,3 @@ def test_model_attention_display_in_js_is_pythons(widgets_page):
         )
         for (layer, head, q, source), js in zip(cases, got, strict=True):
             assert js == views.model_attention_display(data, layer, head, q, source), (prompt, layer, head, q)
-
-
-def test_model_race_writes_the_theory_as_the_page_does(widgets_page):
-    demo = kvlab.race_demo()
-    measured = kvlab.race_measured(n_new=demo["n_new"], prompt_len=demo["prompt_len"])
-    run = {"n": demo["n_new"], "prompt_len": demo["prompt_len"], "prompt_cut": 0, "text": " a b"}
-    js = in_js(widgets_page, "([r, run]) => kvlab.widgets['model-race'].view(r, run)", [measured, run])
-    page = views.model_race_view(demo)
-    assert set(js) == set(page)
-    assert (js["theory"], js["theory_value"]) == (page["theory"], page["theory_value"])
-    assert js["identical"] == f"✓ identical tokens: both runs wrote the same {demo['n_new']} tokens."

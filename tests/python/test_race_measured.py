@@ -52,3 +52,20 @@ def test_default_is_the_theory_itself():
 def test_malformed_runs_name_the_field(cached, field):
     with pytest.raises(ValueError, match=field.replace(".", r"\.")):
         kvlab.race_measured(cached, None)
+
+
+def test_the_race_is_written_by_python_with_the_pages_formats():
+    """The measured race's lines come from race_measured_view (no JS twin): the same keys and number formats as
+    the page's lines before a race (model_race_view), the run's text, and a status line."""
+    from kvlab.widgets import views
+
+    demo = kvlab.race_demo()
+    r = kvlab.race_measured(n_new=demo["n_new"], prompt_len=demo["prompt_len"], text_written=" a b")
+    page = views.model_race_view(demo)
+    assert set(r["view"]) == set(page)
+    assert (r["view"]["theory"], r["view"]["theory_value"]) == (page["theory"], page["theory_value"])
+    assert r["view"]["identical"] == f"✓ identical tokens: both runs wrote the same {demo['n_new']} tokens."
+    assert r["view"]["wrote"] == " a b" and r["status"].startswith("Measured in your browser")
+    stopped = kvlab.race_measured(run([1, 2], [9, 1]), None, n_new=50, prompt_cut=3)
+    assert stopped["status"] == "Stopped: compared the 0 steps both runs finished."
+    assert "(the first 3 cut off to fit the context)" in stopped["view"]["prompt"]

@@ -14,6 +14,7 @@ from kvlab.core import tiny
 from kvlab.core.sampling import top_k_probs
 from kvlab.core.decoding import DecoderConfig, decoding_costs
 from kvlab.inputs import SEED, Param, Spec, finite_number, takes, text
+from kvlab.widgets.views import race_measured_view, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.generate_types import GenerationDemoResult, RaceDemoResult, RaceMeasuredResult, RaceTheoryResult
@@ -163,8 +164,14 @@ def _race_run(name: str, run) -> dict:
     }
 
 
+@with_view(race_measured_view)
 def race_measured(
-    cached: dict | None = None, uncached: dict | None = None, n_new: int = 128, prompt_len: int = 8
+    cached: dict | None = None,
+    uncached: dict | None = None,
+    n_new: int = 128,
+    prompt_len: int = 8,
+    prompt_cut: int = 0,
+    text_written: str = "",
 ) -> RaceMeasuredResult:
     """The model-race's numbers, from the two runs' raw measurements in the reader's browser.
 
@@ -175,7 +182,9 @@ def race_measured(
     the prefill is the same work in both runs.
 
     Defaults: an illustration, not a measurement: both runs' step times proportional to
-    race_theory's multiply-adds (1 ms per 10 M), so measured and theory agree.
+    race_theory's multiply-adds (1 ms per 10 M), so measured and theory agree. `prompt_cut` (prompt tokens
+    cut off to fit the context) and `text_written` (the cached run's text) are for the sentences: `view`
+    (race_measured_view) writes every line the widget shows, and `status` its status line.
     """
     n_new, prompt_len = RACE_INPUTS.require({"n_new": n_new, "prompt_len": prompt_len}).values()
     if cached is None:
@@ -208,4 +217,15 @@ def race_measured(
         "decode_ms": decode_ms,
         "speedup_decode": speedup,
         "theory": race_theory(prompt_len=prompt_len, n_new=n_theory) if n_theory >= 2 else None,
+        "prompt_len": prompt_len,
+        "run": {
+            "prompt_cut": finite_number("prompt_cut", prompt_cut, 0, integer=True),
+            "text": text("text_written", text_written),
+        },
+        "status": (
+            f"Stopped: compared the {compared} steps both runs finished."
+            if stopped or uncached is None
+            else f"Measured in your browser: {n_new} tokens with the cache and {n_new} without, on the tiny model "
+            "(onnxruntime-web, 1 thread)."
+        ),
     }

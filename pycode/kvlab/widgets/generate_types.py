@@ -8,6 +8,7 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import FloatListPerSide, FloatPerSide, TokenProbability
+from kvlab.widgets.views_types import ModelRaceView
 
 
 class GenerationStep(TypedDict):
@@ -81,6 +82,11 @@ class RaceDemoResult(RaceTheoryResult):
     prompt: str
 
 
+class RaceRunText(TypedDict):
+    prompt_cut: int
+    text: str
+
+
 class RaceMeasuredResult(TypedDict):
     """kvlab.race_measured: the model-race's numbers from the browser's raw step timings and tokens."""
 
@@ -93,3 +99,7 @@ class RaceMeasuredResult(TypedDict):
     decode_ms: FloatPerSide | None
     speedup_decode: float | None
     theory: RaceTheoryResult | None
+    prompt_len: int
+    run: RaceRunText
+    status: str
+    view: ModelRaceView  # every line the widget shows (kvlab.widgets.views.race_measured_view)

@@ -78,6 +78,7 @@ def kv_memory_view(data: dict) -> KvMemoryView:
         "notes": r["notes"] + r["engine_notes"],
         "log": "\n".join(r["log_lines"]),
         "model_note": _not_confirmed(data["model_info"]),
+        "curve_axis": f"KV cache, GiB ({data['params']['kv']}, {data['mode_label'].split(' (')[0]})",
         "curve_rows": [
             {
                 "tokens": f"{c:,}",
@@ -733,9 +734,43 @@ def model_attention_display(
     }
 
 
+def race_measured_view(r: dict) -> ModelRaceView:
+    """The model-race widget after a race: race_measured's numbers as the template's lines."""
+    m, t, run = r["compared"], r["theory"], r["run"]
+    if m == 0:
+        identical = "Stopped before both runs had a token to compare."
+    elif r["first_difference"] is None:
+        identical = f"✓ identical tokens: both runs wrote the same {'' if m == r['n_new'] else 'first '}{m} tokens."
+    else:
+        identical = f"✗ the tokens differ: first at new token {r['first_difference']} (of {m} compared)."
+    speedup, d = r["speedup_decode"], r["decode_ms"]
+    cut = run["prompt_cut"]
+    return {
+        "identical": identical,
+        "verdict": "bad" if r["first_difference"] is not None else "ok" if m > 0 else None,
+        "same": r["identical"],
+        "measured": "–" if speedup is None else f"{speedup:,.1f}×",
+        "measured_value": speedup,
+        "measured_note": "Stopped too early to compare decode steps."
+        if speedup is None
+        else f"Sum of the {m - 1} decode steps: {d['no_cache']:,.2f} ms without the cache ÷ {d['cache']:,.2f} ms "
+        f"with it (prefill left out: {r['prefill_ms']:,.2f} ms, the same work in both runs).",
+        "theory": f"{t['speedup_decode']:,.1f}×" if t else "–",
+        "theory_value": t["speedup_decode"] if t else None,
+        "theory_note": f"Multiply-adds of the same {t['n_new'] - 1} decode steps (prompt {t['prompt_len']} tokens): "
+        f"without the cache ÷ with it. Over the whole run, prefill included: {t['speedup_total']:,.1f}×. It leaves "
+        "out the fixed cost of each step."
+        if t
+        else "Nothing to compare yet: run the race to the end.",
+        "prompt": f"Prompt: {r['prompt_len']} tokens"
+        + (f" (the first {cut} cut off to fit the context)" if cut else "")
+        + ". The model wrote: ",
+        "wrote": run["text"],
+    }
+
+
 def model_race_view(data: dict) -> ModelRaceView:
-    """The model-race widget before a race: race_demo's theory (the widget's JS writes the
-    measured race's lines with the same number formats)."""
+    """The model-race widget before a race: race_demo's theory (race_measured_view writes a race's lines)."""
     return {
         "identical": "",
         "verdict": None,

@@ -29,6 +29,7 @@ class KvMemoryView(TypedDict):
     notes: list[str]
     log: str
     model_note: str
+    curve_axis: str  # the KV-against-context chart's y-axis title
     curve_rows: list[CurveRow]
     kinds: list[dict]  # the result's `kinds`, each with its cell's `title`
 

@@ -98,7 +98,7 @@ kvlab.register("kv-memory", {
           margin: { l: 60, r: 10, t: 10, b: 50 },
           height: 360,
           xaxis: { type: "log", title: { text: "context (tokens, log scale)" }, tickvals: ticks.values, ticktext: ticks.labels },
-          yaxis: { title: { text: `KV cache, GiB (${data.params.kv}, ${data.mode_label.split(" (")[0]})` }, rangemode: "tozero" },
+          yaxis: { title: { text: data.view.curve_axis }, rangemode: "tozero" },
           legend: { orientation: "h", y: -0.25 },
           shapes: [{ type: "line", xref: "x", yref: "paper", x0: data.params.context, x1: data.params.context, y0: 0, y1: 1,
             line: { color: kvlab.kit.TEXT, width: 1, dash: "dash" } }],

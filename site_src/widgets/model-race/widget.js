@@ -2,33 +2,9 @@
  * reader's browser (kvlab.generate, onnxruntime-web), with and without its KV
  * cache, greedily. The chart plots the measured milliseconds of every decode
  * step. JS times and renders: kvlab.race_measured (Pyodide) turns the two runs'
- * raw tokens and step times into every number shown (the speed-up, the first
- * differing token, the theory for the same steps); `view` writes them as the
- * template's lines (kvlab.widgets.views.model_race_view writes the page's, before a race). */
+ * raw tokens and step times into every number and sentence shown (the speed-up, the
+ * first differing token, the theory for the same steps; its `view` and `status`). */
 kvlab.register("model-race", {
-  // r: race_measured's result; run: {n, prompt_len, prompt_cut, text} of the cached run
-  view(r, run) {
-    const f = (x, digits) => kvlab.kit.fixed(x, digits, true);
-    const m = r.compared;
-    const t = r.theory;
-    return {
-      identical: m === 0 ? "Stopped before both runs had a token to compare."
-        : r.first_difference === null ? `✓ identical tokens: both runs wrote the same ${m === run.n ? "" : "first "}${m} tokens.`
-          : `✗ the tokens differ: first at new token ${r.first_difference} (of ${m} compared).`,
-      verdict: r.first_difference !== null ? "bad" : m > 0 ? "ok" : null,
-      same: r.identical,
-      measured: r.speedup_decode === null ? "–" : `${f(r.speedup_decode, 1)}×`,
-      measured_value: r.speedup_decode,
-      measured_note: r.speedup_decode === null ? "Stopped too early to compare decode steps."
-        : `Sum of the ${m - 1} decode steps: ${f(r.decode_ms.no_cache, 2)} ms without the cache ÷ ${f(r.decode_ms.cache, 2)} ms with it (prefill left out: ${f(r.prefill_ms, 2)} ms, the same work in both runs).`,
-      theory: t ? `${f(t.speedup_decode, 1)}×` : "–",
-      theory_value: t ? t.speedup_decode : null,
-      theory_note: t ? `Multiply-adds of the same ${t.n_new - 1} decode steps (prompt ${t.prompt_len} tokens): without the cache ÷ with it. Over the whole run, prefill included: ${f(t.speedup_total, 1)}×. It leaves out the fixed cost of each step.`
-        : "Nothing to compare yet: run the race to the end.",
-      prompt: `Prompt: ${run.prompt_len} tokens${run.prompt_cut ? ` (the first ${run.prompt_cut} cut off to fit the context)` : ""}. The model wrote: `,
-      wrote: run.text,
-    };
-  },
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
     const runButton = form.elements.run;
@@ -136,14 +112,12 @@ kvlab.register("model-race", {
       // Every number below comes from kvlab.race_measured (Python): JS sends the raw tokens and step times.
       const raw = (res) => ({ tokens: res.steps.map((s) => s.token), ms: res.steps.map((s) => s.ms) });
       const promptLen = cached.promptLen;
-      const r = await ctx.call("race_measured", { cached: raw(cached), uncached: uncached ? raw(uncached) : null, n_new: n, prompt_len: promptLen });
-      kvlab.kit.bind(root, { view: kvlab.widgets["model-race"].view(r, { n, prompt_len: promptLen, prompt_cut: cached.truncated, text: cached.text }) });
-      const m = r.compared;
-      ctx.say(
-        stopped
-          ? `Stopped: compared the ${m} steps both runs finished.`
-          : `Measured in your browser: ${n} tokens with the cache and ${n} without, on the tiny model (onnxruntime-web, 1 thread).`
-      );
+      const r = await ctx.call("race_measured", {
+        cached: raw(cached), uncached: uncached ? raw(uncached) : null, n_new: n, prompt_len: promptLen,
+        prompt_cut: cached.truncated || 0, text_written: cached.text,
+      });
+      kvlab.kit.bind(root, { view: r.view });
+      ctx.say(r.status);
 
       plot.hidden = false;
       const trace = (res, name, color) => ({
