@@ -163,3 +163,14 @@ def test_yarn_without_original_length_is_named():
     cfg = dict(CFG["qwen3-8b-yarn"]["config"], rope_scaling={"rope_type": "yarn", "factor": 4.0})
     with pytest.raises(ValueError, match="original_max_position_embeddings"):
         parse_hf_config(cfg)
+
+
+def test_every_known_family_has_one_reader_and_fixups_only_for_known_families():
+    """The registry (issue 41): a family is read by exactly one reader, the attention reader unless READERS names
+    another; a fixup is keyed by a family kvlab reads."""
+    from kvlab.memory import hf_config as hc
+
+    assert set(hc.READERS) <= set(hc.KNOWN_FAMILIES)
+    assert set(hc.FIXUPS) <= set(hc.KNOWN_FAMILIES)
+    assert {hc.READERS.get(f, hc._parse_attention).__name__ for f in hc.MLA} == {"_parse_mla"}
+    assert hc.READERS.get("llama", hc._parse_attention) is hc._parse_attention

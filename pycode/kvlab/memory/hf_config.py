@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from kvlab.input_files import read_text
@@ -384,6 +385,52 @@ def _context_limit(cfg: dict, family: str, notes: list[str]) -> int | None:
     return limit
 
 
+@dataclass
+class ConfigContext:
+    """What every family reader starts from: the config (aliases applied), its family and name, the layer count,
+    the notes said so far, and the parameter counts the caller gave; `build` makes the Architecture."""
+
+    cfg: dict
+    raw: dict
+    family: str
+    name: str | None
+    n_layers: int
+    notes: list[str]
+    params: float | None
+    active_params: float | None
+
+    @property
+    def label(self) -> str:
+        return self.name or self.raw.get("_name_or_path") or self.family
+
+    @property
+    def n_heads(self) -> int:
+        return _int(self.cfg, "num_attention_heads")
+
+    @property
+    def hidden(self) -> int:
+        return _int(self.cfg, "hidden_size")
+
+    def build(self, layers: tuple, attention: str, n_heads: int, hidden: int, **extra) -> Architecture:
+        """The Architecture, with the fields every family fills the same way."""
+        return Architecture(
+            name=self.label,
+            family=self.family,
+            layers=layers,
+            n_heads=n_heads,
+            hidden_size=hidden,
+            attention=attention,
+            vocab_size=_opt_int(self.cfg, "vocab_size"),
+            intermediate_size=extra.pop("intermediate_size", _opt_int(self.cfg, "intermediate_size")),
+            max_position_embeddings=_context_limit(self.cfg, self.family, self.notes),
+            params=self.params,
+            active_params=self.active_params,
+            source=str(self.raw.get("_source", "")),
+            notes=tuple(self.notes),
+            **extra,
+        )
+
+
 def parse_hf_config(
     source, name: str | None = None, params: float | None = None, active_params: float | None = None
 ) -> Architecture:
@@ -406,19 +453,14 @@ def parse_hf_config(
             "it gives no numbers; known: " + ", ".join(KNOWN_FAMILIES)
         )
     cfg = _aliases(cfg)
+    ctx = ConfigContext(cfg, raw, family, name, _int(cfg, "num_hidden_layers"), notes, params, active_params)
+    return READERS.get(family, _parse_attention)(ctx)
 
-    n_layers = _int(cfg, "num_hidden_layers")
-    if family in PURE_MAMBA:
-        return _parse_pure_mamba(cfg, raw, family, name, n_layers, notes, params, active_params)
-    n_heads = _int(cfg, "num_attention_heads")
-    hidden = _int(cfg, "hidden_size")
-    label = name or raw.get("_name_or_path") or family
 
-    if family in MLA:
-        return _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params)
-    if family in KDA_HYBRID:
-        return _parse_kimi_linear(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params)
-
+def _parse_attention(ctx: ConfigContext) -> Architecture:
+    """Every family whose layers are attention (full, sliding, chunked), maybe beside linear or Mamba layers."""
+    cfg, family, n_layers, notes = ctx.cfg, ctx.family, ctx.n_layers, ctx.notes
+    n_heads, hidden = ctx.n_heads, ctx.hidden
     if cfg.get("num_key_value_heads") is None and family in MULTI_QUERY:
         cfg = dict(cfg)
         if cfg.get("new_decoder_architecture"):
@@ -486,20 +528,8 @@ def parse_hf_config(
         chunk = _opt_int(cfg, "attention_chunk_size")
         if chunk is None:
             raise ValueError("config field 'attention_chunk_size' is missing but some layers are chunked_attention")
-    if family in ("gemma3n", "gemma3n_text"):
-        kinds = _gemma3n_shared(cfg, kinds, notes)
-    if family == "minimax_m2" and cfg.get("attn_type_list") is not None:
-        types = cfg["attn_type_list"]
-        if not isinstance(types, list) or len(types) != n_layers:
-            raise ValueError(
-                f"config field 'attn_type_list' must list each of the {n_layers} layers, got {short_repr(types)}"
-            )
-        if any(t != 1 for t in types):
-            # MiniMax's attn_type_list: 1 = softmax attention, 0 = lightning (linear) attention (MiniMax-Text-01 / M1)
-            raise ValueError(
-                "config field 'attn_type_list' marks lightning-attention layers (0): kvlab does not read "
-                "MiniMax's lightning attention state, so it gives no numbers"
-            )
+    for fixup in FIXUPS.get(family, ()):
+        kinds = fixup(cfg, kinds, notes)
     linear = None
     if LINEAR in kinds and family not in MAMBA_HYBRID:
         linear = linear_layer(
@@ -523,22 +553,31 @@ def parse_hf_config(
             for kind in kinds
         )
     attention = "mha" if n_kv == n_heads else ("mqa" if n_kv == 1 else "gqa")
-    return Architecture(
-        name=label,
-        family=family,
-        layers=layers,
-        n_heads=n_heads,
-        hidden_size=hidden,
-        attention=attention,
-        vocab_size=_opt_int(cfg, "vocab_size"),
-        intermediate_size=_opt_int(cfg, "intermediate_size"),
-        max_position_embeddings=_context_limit(cfg, family, notes),
-        params=params,
-        active_params=active_params,
-        source=str(raw.get("_source", "")),
-        notes=tuple(notes),
+    return ctx.build(
+        layers,
+        attention,
+        n_heads,
+        hidden,
         ssm_state_dtype=cfg.get("mamba_ssm_dtype") if isinstance(cfg.get("mamba_ssm_dtype"), str) else None,
     )
+
+
+def _minimax_attention_only(cfg: dict, kinds: list[str], notes: list[str]) -> list[str]:
+    """MiniMax-M2 lists each layer's kind in attn_type_list: kvlab reads softmax attention (1) only."""
+    if cfg.get("attn_type_list") is None:
+        return kinds
+    types = cfg["attn_type_list"]
+    if not isinstance(types, list) or len(types) != len(kinds):
+        raise ValueError(
+            f"config field 'attn_type_list' must list each of the {len(kinds)} layers, got {short_repr(types)}"
+        )
+    if any(t != 1 for t in types):
+        # MiniMax's attn_type_list: 1 = softmax attention, 0 = lightning (linear) attention (MiniMax-Text-01 / M1)
+        raise ValueError(
+            "config field 'attn_type_list' marks lightning-attention layers (0): kvlab does not read "
+            "MiniMax's lightning attention state, so it gives no numbers"
+        )
+    return kinds
 
 
 def _gemma3n_shared(cfg: dict, kinds: list[str], notes: list[str]) -> list[str]:
@@ -563,7 +602,9 @@ def _gemma3n_shared(cfg: dict, kinds: list[str], notes: list[str]) -> list[str]:
     return kinds[: len(kinds) - shared] + [NONE] * shared
 
 
-def _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params) -> Architecture:
+def _parse_mla(ctx: ConfigContext) -> Architecture:
+    cfg, family, n_layers, notes = ctx.cfg, ctx.family, ctx.n_layers, ctx.notes
+    n_heads, hidden = ctx.n_heads, ctx.hidden
     rank = _int(cfg, "kv_lora_rank")
     rope = _int(cfg, "qk_rope_head_dim")
     nope = _opt_int(cfg, "qk_nope_head_dim")
@@ -587,21 +628,8 @@ def _parse_mla(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params
             f"index_topk = {topk:,} chosen tokens); vLLM and DeepSeek's code keep it in fp8 with an fp32 scale "
             "per 128 values"
         )
-    return Architecture(
-        name=label,
-        family=family,
-        layers=(mla_layer(rank, rope, index_dim),) * n_layers,
-        n_heads=n_heads,
-        hidden_size=hidden,
-        attention="mla",
-        vocab_size=_opt_int(cfg, "vocab_size"),
-        intermediate_size=_opt_int(cfg, "intermediate_size"),
-        max_position_embeddings=_context_limit(cfg, family, notes),
-        params=params,
-        active_params=active_params,
-        mla_expanded_values=expanded,
-        source=str(raw.get("_source", "")),
-        notes=tuple(notes),
+    return ctx.build(
+        (mla_layer(rank, rope, index_dim),) * n_layers, "mla", n_heads, hidden, mla_expanded_values=expanded
     )
 
 
@@ -736,8 +764,9 @@ def _falcon_h1_mixer(cfg: dict, notes: list[str]):
     return layer
 
 
-def _parse_pure_mamba(cfg, raw, family, name, n_layers, notes, params, active_params) -> Architecture:
+def _parse_pure_mamba(ctx: ConfigContext) -> Architecture:
     """Mamba (MambaModel: Mamba, Falcon-Mamba) or Mamba-2 (Mamba2Model): no attention, a state per layer."""
+    cfg, family, n_layers, notes = ctx.cfg, ctx.family, ctx.n_layers, ctx.notes
     _, hidden = _find(cfg, ("hidden_size", "d_model"))
     _, d_conv = _find(cfg, ("conv_kernel", "d_conv"))
     _, d_state = _find(cfg, ("state_size", "d_state"))
@@ -773,21 +802,7 @@ def _parse_pure_mamba(cfg, raw, family, name, n_layers, notes, params, active_pa
         f"2 x n_group x d_state) = {layer.conv_state_values:,}, SSM d_state x d_inner = {layer.ssm_state_values:,} "
         f"(d_inner = {d_inner:,} from {key}; n_group = {n_group})"
     )
-    return Architecture(
-        name=name or raw.get("_name_or_path") or family,
-        family=family,
-        layers=(layer,) * n_layers,
-        n_heads=0,
-        hidden_size=hidden,
-        attention="none",
-        vocab_size=_opt_int(cfg, "vocab_size"),
-        intermediate_size=None,
-        max_position_embeddings=_context_limit(cfg, family, notes),
-        params=params,
-        active_params=active_params,
-        source=str(raw.get("_source", "")),
-        notes=tuple(notes),
-    )
+    return ctx.build((layer,) * n_layers, "none", 0, hidden, intermediate_size=None)
 
 
 # ---------------------------------------------------------------------------
@@ -801,7 +816,9 @@ def _parse_pure_mamba(cfg, raw, family, name, n_layers, notes, params, active_pa
 # ---------------------------------------------------------------------------
 
 
-def _parse_kimi_linear(cfg, raw, family, label, n_layers, n_heads, hidden, notes, params, active_params):
+def _parse_kimi_linear(ctx: ConfigContext) -> Architecture:
+    cfg, n_layers, notes = ctx.cfg, ctx.n_layers, ctx.notes
+    n_heads, hidden = ctx.n_heads, ctx.hidden
     lin = cfg.get("linear_attn_config")
     if not isinstance(lin, dict):
         raise ValueError(
@@ -834,18 +851,22 @@ def _parse_kimi_linear(cfg, raw, family, label, n_layers, n_heads, hidden, notes
         f"num_heads x head_dim = {kda_layer.conv_state_values:,}, recurrent num_heads x head_dim x head_dim = "
         f"{kda_layer.ssm_state_values:,} values (vLLM kda_state_shape)"
     )
-    return Architecture(
-        name=label,
-        family=family,
-        layers=layers,
-        n_heads=n_heads,
-        hidden_size=hidden,
-        attention="mla",
-        vocab_size=_opt_int(cfg, "vocab_size"),
-        intermediate_size=_opt_int(cfg, "intermediate_size"),
-        max_position_embeddings=_context_limit(cfg, family, notes),
-        params=params,
-        active_params=active_params,
-        source=str(raw.get("_source", "")),
-        notes=tuple(notes),
-    )
+    return ctx.build(layers, "mla", n_heads, hidden)
+
+
+# ---------------------------------------------------------------------------
+# The registry: which reader reads each family (every other known family is _parse_attention), and the
+# per-family fixups that run on its layer kinds. A new family is a name in its group above (or a reader
+# here), its fixups, and one test (tests/python/test_families.py).
+# ---------------------------------------------------------------------------
+
+READERS = {
+    family: reader
+    for group, reader in ((PURE_MAMBA, _parse_pure_mamba), (MLA, _parse_mla), (KDA_HYBRID, _parse_kimi_linear))
+    for family in group
+}
+FIXUPS = {
+    "gemma3n": (_gemma3n_shared,),
+    "gemma3n_text": (_gemma3n_shared,),
+    "minimax_m2": (_minimax_attention_only,),
+}
