@@ -98,3 +98,21 @@ def test_absurd_input_names_the_field(field, value):
     kw[field] = value
     with pytest.raises(ValueError, match=field):
         fit_verdict("llama-3.1-8b", **kw)
+
+
+def test_llamacpp_fit_lowers_an_unset_context_keeping_its_margin():
+    """--fit (on by default): with -c unset, the longest context whose total leaves 1 GiB free, not below 4,096;
+    with -c given it keeps layers on the CPU, so the verdict still says the asked context does not fit."""
+    from kvlab.memory.deployment import deployment
+    from kvlab.memory.verdict import llamacpp_fit
+
+    v = fit_verdict("qwen3-32b", 65536, weights="Q4_K_M", gpu="rtx-4090")
+    assert not v["fits"] and any("--fit (on by default)" in w for w in v["warnings"])
+    fit = llamacpp_fit(deployment("qwen3-32b", weights="Q4_K_M", gpu="rtx-4090"))
+    # 256 KiB a token: the 1 GiB margin costs 4,096 tokens against the plain longest context
+    assert fit["context_unset"] == v["max_context"] - 4096
+    at = fit_verdict("qwen3-32b", fit["context_unset"], weights="Q4_K_M", gpu="rtx-4090")
+    assert at["headroom_bytes"] >= 2**30 > at["headroom_bytes"] - 256 * 2**10 * 256
+    big = llamacpp_fit(deployment("llama-3.1-70b", weights="Q4_K_M", gpu="rtx-4090"))
+    assert big["context_unset"] is None and "not even its minimum of 4,096 tokens" in big["text"]
+    assert not any("--fit" in w for w in fit_verdict("qwen3-32b", 4096, weights="Q4_K_M", gpu="rtx-4090")["warnings"])

@@ -45,7 +45,7 @@ from kvlab.memory.deployment import (
 from kvlab.memory.deployment import MAX_PIPELINE_STAGES as MAX_PIPELINE_STAGES  # re-exported: the widgets' choices
 from kvlab.memory.deployment import PIPELINE_STAGES as PIPELINE_STAGES
 from kvlab.memory.deployment import TENSOR_PARALLEL as TENSOR_PARALLEL
-from kvlab.memory.engines import VLLM_RECENT, vllm_mamba_blocks, vllm_mamba_refusal, vllm_setup
+from kvlab.memory.engines import VLLM_RECENT, engine_data, vllm_mamba_blocks, vllm_mamba_refusal, vllm_setup
 from kvlab.memory.kv_bytes import (
     LLAMACPP_PAD,
     MAX_CONTEXT,
@@ -528,6 +528,8 @@ def _confidence(dep: Deployment, g: dict, use: dict, context: int, auto: dict | 
         warnings.append(long_context_check(dep.arch, context)["text"])
     if use["refusal"]:
         warnings.append(f"vLLM {VLLM_RECENT} refuses to start: {use['refusal']}")
+    if dep.engine == "llamacpp" and not memory_fits and not dep.device["unified_memory"]:
+        warnings.append(llamacpp_fit(dep)["text"])
     if auto:
         warnings.append(auto["text"])
     return {"close": close, "confidence": confidence, "band": band, "warnings": warnings}
@@ -627,6 +629,40 @@ def _headline(dep: Deployment, context: int, use: dict, close: bool) -> tuple[st
             f"{_size(total)}, {_size(total - budget)} over the {_size(budget)} available"
         )
     return headline, "does not fit"
+
+
+def llamacpp_fit(dep: Deployment, n_seq: int = 1) -> dict:
+    """What llama.cpp's --fit (on by default) does when these settings do not fit the device.
+
+    --fit adjusts only what the user left unset (kvlab/data/engines.json, llamacpp.fit, with its source): with
+    -c given it keeps layers on the CPU instead of failing; with -c unset it lowers the context, keeping
+    --fit-target (1 GiB) free per device and not below --fit-ctx (4,096 tokens). `context_unset` is the
+    context it would settle on for `n_seq` sequences (up to the trained context), None when even --fit-ctx
+    does not fit on the GPU.
+    """
+    rule = engine_data()["llamacpp"]["fit"]
+    target = rule["target_mib"] * 2**20
+    trained = dep.arch.max_position_embeddings or MAX_CONTEXT
+
+    def fits(steps: int) -> bool:
+        t, b = _total(dep, steps * LLAMACPP_PAD, n_seq, None)
+        return t + target <= b
+
+    top = min(trained, MAX_CONTEXT) // LLAMACPP_PAD
+    best = _largest(fits, max(1, -(-rule["min_ctx"] // LLAMACPP_PAD)), top)
+    context = min(best * LLAMACPP_PAD, trained) if best else None
+    text = (
+        "llama.cpp's --fit (on by default) keeps layers on the CPU instead of failing when -c is given (slower); "
+        + (
+            f"with -c unset it starts at {plural(context, 'token')} of context"
+            + (f" per sequence ({n_seq} sequences)" if n_seq > 1 else "")
+            + f", keeping {rule['target_mib']:,} MiB free"
+            if context
+            else f"with -c unset not even its minimum of {rule['min_ctx']:,} tokens fits beside the weights on the GPU"
+        )
+        + "; --fit off makes it an error"
+    )
+    return {"context_unset": context, "target_mib": rule["target_mib"], "min_ctx": rule["min_ctx"], "text": text}
 
 
 def _engine_model(dep: Deployment, setup: dict | None, use: dict, capped: bool, auto: dict | None) -> dict:
