@@ -174,3 +174,16 @@ def test_every_known_family_has_one_reader_and_fixups_only_for_known_families():
     assert set(hc.FIXUPS) <= set(hc.KNOWN_FAMILIES)
     assert {hc.READERS.get(f, hc._parse_attention).__name__ for f in hc.MLA} == {"_parse_mla"}
     assert hc.READERS.get("llama", hc._parse_attention) is hc._parse_attention
+
+
+def test_gemma_3n_in_llamacpp_mode_keeps_its_sliding_layers_in_the_swa_cache():
+    """Issue 39: a Gemma-3n config (read through its text_config, family gemma3n_text) was counted as full
+    attention in llama.cpp mode, 4.4 times its cache. llama.cpp builds Gemma-3n with interleaved SWA (4 sliding,
+    1 full) over the 20 layers that hold K/V: the SWA cache holds pad(512 + n_ubatch 512, 256) cells."""
+    arch = arch_of("gemma-3n-e4b")
+    assert arch.family == "gemma3n_text"
+    caches = {c["cache"]: c for c in llamacpp_kv_cache(arch, 32768)["caches"]}
+    assert (caches["non-SWA"]["cells"], caches["non-SWA"]["layers"]) == (32768, 4)
+    assert (caches["SWA"]["cells"], caches["SWA"]["layers"]) == (1024, 16)
+    row = 2 * 2 * 256 * F16  # 2048 B per layer per token
+    assert llamacpp_kv_cache(arch, 32768)["total_bytes"] == 4 * row * 32768 + 16 * row * 1024  # 288 MiB, not 1,280

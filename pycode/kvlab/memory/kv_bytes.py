@@ -217,7 +217,17 @@ def kv_cache_bytes(
 # by window.
 # ---------------------------------------------------------------------------
 LLAMACPP_PAD = 256
-LLAMACPP_SWA_FAMILIES = ("gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma4", "gemma4_text", "gpt_oss", "cohere2")
+LLAMACPP_SWA_FAMILIES = (
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "gemma3n",
+    "gemma3n_text",  # a Gemma-3n config read through its text_config (issue 39: was counted as full, 4.4x)
+    "gemma4",
+    "gemma4_text",
+    "gpt_oss",
+    "cohere2",
+)
 LLAMACPP_RECURRENT_TYPE = "f32"
 # Llama-4's chunked layers: llama.cpp's LLM_ARCH_LLAMA4 sets swa_type = LLAMA_SWA_TYPE_CHUNKED with
 # n_swa = attention_chunk_size (8192) and set_swa_pattern(4) ("3 chunked - 1 full"), so they live in the
