@@ -27,7 +27,8 @@ from kvlab.inputs import SHOWN_CHARS, finite_number, short_repr
 from kvlab.memory.catalogue import list_gpus, list_models, model_architecture
 from kvlab.memory.engine_logs import MAX_LOG_BYTES, explain_engine_log
 from kvlab.dtypes import GIB, KV_TYPES, MIB
-from kvlab.memory.kv_bytes import MAX_CONTEXT, MAX_SEQUENCES, MODES, memory_report
+from kvlab.memory.kv_bytes import MAX_CONTEXT, MAX_SEQUENCES, MODES, llamacpp_kv_cache, memory_report
+from kvlab.memory.llama_server import AUTO_SLOTS
 from kvlab.memory.checkpoint import is_hub_id, read_checkpoint_dir, read_hub_checkpoint
 from kvlab.memory.compare import engines_side_by_side
 from kvlab.memory.scheduler import DATASETS, simulate
@@ -352,6 +353,14 @@ def _run_memory(args: argparse.Namespace) -> int:
     )
     for line in r["detail"].get("log_lines", []):
         print(f"  {line}")
+    if args.mode == "llamacpp" and args.batch == 1:
+        # llama-server without -np: AUTO_SLOTS slots over one unified cache of the same cells (llama_server.py)
+        auto = llamacpp_kv_cache(arch, total_ctx, args.kv_type, args.v_type, n_seq=AUTO_SLOTS, kv_unified=True)
+        print(
+            f"  llama-server without -np runs {AUTO_SLOTS} slots sharing these {total_ctx:,} cells "
+            f"(--kv-unified): {_size(auto['total_bytes'])}"
+            + (" (the same: every layer holds the whole context)" if auto["total_bytes"] == r["total_bytes"] else "")
+        )
     for note in r["notes"]:
         print(f"  note: {note}")
     for warning in r["warnings"]:

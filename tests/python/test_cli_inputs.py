@@ -190,3 +190,20 @@ def test_a_utf16_config_names_the_file_and_says_it_is_not_utf8(tmp_path):
 )
 def test_an_error_never_repeats_a_long_value_in_full(args):
     refused(kvlab(*args))  # the line is under 600 characters: the 5,000 are shortened
+
+
+def test_memory_says_what_llama_server_allocates_without_np(capsys):
+    """llama-server's default is 4 slots over one unified cache: the same cells for a dense model, a sliding-window
+    cache 4 windows deep for Gemma 3 (llama_server.AUTO_SLOTS; kvlab.memory.kv_bytes.llamacpp_kv_cache)."""
+    from kvlab.cli import main
+    from kvlab.memory.catalogue import model_architecture
+    from kvlab.memory.kv_bytes import llamacpp_kv_cache
+    from kvlab.wording import human_bytes
+
+    assert main(["memory", "--model", "qwen3-8b", "--context", "32768"]) == 0
+    assert "4 slots sharing these 32,768 cells (--kv-unified): 4.5 GiB (the same" in capsys.readouterr().out
+    assert main(["memory", "--model", "gemma-3-27b-it", "--context", "32768"]) == 0
+    out = capsys.readouterr().out
+    four = llamacpp_kv_cache(model_architecture("gemma-3-27b-it"), 32768, n_seq=4, kv_unified=True)["total_bytes"]
+    one = llamacpp_kv_cache(model_architecture("gemma-3-27b-it"), 32768)["total_bytes"]
+    assert four > one and f"(--kv-unified): {human_bytes(four)}\n" in out
