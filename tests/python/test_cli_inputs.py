@@ -201,7 +201,7 @@ def test_memory_says_what_llama_server_allocates_without_np(capsys):
     from kvlab.wording import human_bytes
 
     assert main(["memory", "--model", "qwen3-8b", "--context", "32768"]) == 0
-    assert "4 slots sharing these 32,768 cells (--kv-unified): 4.5 GiB (the same" in capsys.readouterr().out
+    assert "4 slots sharing these 32,768 cells (--kv-unified): 4.50 GiB (the same" in capsys.readouterr().out
     assert main(["memory", "--model", "gemma-3-27b-it", "--context", "32768"]) == 0
     out = capsys.readouterr().out
     four = llamacpp_kv_cache(model_architecture("gemma-3-27b-it"), 32768, n_seq=4, kv_unified=True)["total_bytes"]
