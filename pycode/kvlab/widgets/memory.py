@@ -354,7 +354,8 @@ def _engine_text(v: dict) -> str:
     for warning in v["warnings"]:
         if warning.startswith("close call: "):
             warning = warning.removeprefix("close call: ")
-        text += f" {warning[0].upper()}{warning[1:]}."
+        # a sentence opens with a capital, but a name keeps its own case ("llama.cpp's --fit ...")
+        text += " " + (warning if warning.startswith(("llama.cpp", "vLLM")) else warning[0].upper() + warning[1:]) + "."
     return text
 
 
