@@ -35,6 +35,7 @@ from kvlab.memory.architecture import (
 from kvlab.dtypes import GIB, KIB, KV_TYPES, LLAMACPP_KV_TYPES, MIB, QUANTIZED, kv_type, row_bytes
 from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.llamacpp import gemma3n_cache_layers
 from kvlab.wording import plural
 
 # ---------------------------------------------------------------------------
@@ -315,6 +316,17 @@ def llamacpp_kv_cache(
             "Llama-4: llama.cpp keeps the chunked layers in the iSWA cache's SWA part (LLAMA_SWA_TYPE_CHUNKED, "
             "n_swa = attention_chunk_size), the NoPE full-attention layers in the non-SWA part"
         )
+    if arch.family in ("gemma3n", "gemma3n_text"):
+        # llama.cpp does not read num_kv_shared_layers: src/models/gemma3n.cpp@b10309 hard-codes
+        # n_layer_kv_from_start = 20 with a sliding pattern of 5 (kvlab.memory.llamacpp.gemma3n_cache_layers)
+        rule = gemma3n_cache_layers(arch.n_layers)
+        have = {"full": arch.count(FULL), "sliding": arch.count(SLIDING)}
+        if have != {"full": rule["full"], "sliding": rule["sliding"]}:
+            notes.append(
+                f"gemma-3n: llama.cpp keeps K/V for the first 20 layers ({rule['full']} full, {rule['sliding']} "
+                f"sliding; n_layer_kv_from_start = 20, src/models/gemma3n.cpp@b10309), this config for "
+                f"{have['full']} full and {have['sliding']} sliding: kvlab counts the config's"
+            )
     bounded = (SLIDING,) if uses_swa else ()
     bounded += (CHUNKED,) if uses_chunked else ()
     base_layers = [l for l in arch.layers if l.kind in ATTENTION_KINDS and l.kind not in bounded]

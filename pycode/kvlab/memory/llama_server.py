@@ -17,15 +17,12 @@ from __future__ import annotations
 from kvlab.memory.architecture import Architecture
 from kvlab.memory.catalogue import get_model, model_architecture
 from kvlab.memory.kv_bytes import llamacpp_kv_cache
+from kvlab.memory.llamacpp import AUTO_SLOTS
 from kvlab.inputs import short_repr
 
 CACHE_TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"]
-# `-np, --parallel N`: "number of server slots (default: -1, -1 = auto)"; `-kvu, --kv-unified`: "use single unified
-# KV buffer shared across all sequences (default: enabled if number of slots is auto)"; auto is 4 slots
-# (tools/server/README.md and server.cpp, https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md)
-AUTO_SLOTS = 4
-# `--fit` (on by default since https://github.com/ggml-org/llama.cpp/pull/16653): at start-up llama.cpp projects its
-# memory use and, if it does not fit the free device memory, shrinks the context or keeps layers on the CPU
+# `-np` left alone: AUTO_SLOTS slots over one unified KV cache (tools/server/server.cpp@b10309, since b6925;
+# `-np` defaults to -1 = auto since b7433), and `--fit` on by default since b7407: kvlab.memory.llamacpp has the rules
 FIT_NOTE = (
     "By default llama.cpp fits itself to the GPU (--fit, since PR 16653): if these settings do not fit the free "
     "memory it lowers the context or keeps some layers on the CPU instead of failing; add --fit off to get an error"

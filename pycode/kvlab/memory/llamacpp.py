@@ -1,0 +1,372 @@
+"""llama.cpp's own start-up rules, as pure functions: what `--fit` does with the device's memory
+(`fit_params`), how many llama-server slots share which context (`server_defaults`), and which of
+Gemma-3n's layers keep a K/V cache (`gemma3n_cache_layers`).
+
+Every rule cites the file it comes from at a llama.cpp release tag. llama.cpp tags a release
+b<N> for the master commit whose `git rev-list --count` is N (the build number its binaries print,
+"build: 8477 (ec2b787eb)"); the code was read at b10309 (commit 82bb485, 2026-08-07) and each
+default traced back to the build that introduced it:
+
+- b6925 (PR 16736, 2025-11-02): llama-server runs 4 slots over one unified KV cache when -np is
+  left alone (tools/server/server.cpp@b6925: "-np 1" without -kvu counted as "left alone").
+- b7407 (PR 16653, 2025-12-15): `--fit` on by default, `--fit-target` 1024 MiB, `--fit-ctx` 4096;
+  `-c` defaults to 0, the model's training context (common/common.h@b7407).
+- b7433 (PR 17997, 2025-12-16): `-np` defaults to -1 (auto); an explicit `-np 1` now means 1 slot.
+- b7550 (PR 18372, 2025-12-27): the context --fit settles on is interpolated between two
+  projections (at the training context and at --fit-ctx), rounded down to 256.
+- b7672 (PR 18679): one --fit-target per device. b7825 (PR 19070): an explicit `-c 0` is never reduced.
+
+Input checks raise ValueError naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kvlab.inputs import short_repr
+
+LLAMACPP_TAG = "b10309"  # the tag every rule below was read at (commit 82bb485)
+MIB = 2**20
+GIB = 2**30
+# common/common.h@b10309: fit_params = true; fit_params_min_ctx = 4096; fit_params_target = 1024 * 1024*1024 per device
+FIT_TARGET_BYTES = 1024 * MIB
+FIT_MIN_CTX = 4096
+# src/llama-context.cpp@b10309: cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256); common/fit.cpp rounds its pick down to 256
+CTX_PAD = 256
+# tools/server/server.cpp@b10309: "n_parallel is set to auto, using n_parallel = 4 and kv_unified = true"
+AUTO_SLOTS = 4
+BUILD_AUTO_SLOTS = 6925  # PR 16736
+BUILD_FIT = 7407  # PR 16653
+BUILD_NP_AUTO = 7433  # PR 17997
+BUILD_FIT_INTERPOLATED = 7550  # PR 18372
+BUILD_KEEP_CTX_0 = 7825  # PR 19070
+N_CTX_DEFAULT_BEFORE_FIT = 4096  # common/common.h before b7407: int32_t n_ctx = 4096
+# src/models/gemma3n.cpp@b10309: hparams.n_layer_kv_from_start = 20; swa_period = 5 unless the GGUF says otherwise
+GEMMA3N_KV_LAYERS = 20
+GEMMA3N_SWA_PERIOD = 5
+
+FIT_SOURCES = [
+    f"common/common.h@{LLAMACPP_TAG}: fit_params = true, fit_params_min_ctx = 4096, fit_params_target = 1 GiB",
+    f"common/arg.cpp@{LLAMACPP_TAG}: --fit [on|off], --fit-target MiB0,MiB1,..., --fit-ctx N; -c 0 sets "
+    "fit_params_min_ctx = UINT32_MAX",
+    f"common/fit.cpp@{LLAMACPP_TAG}: common_params_fit_impl step 1 (no change when free - used >= target), "
+    "step 2 (context interpolated between n_ctx_train and --fit-ctx, rounded down to 256), step 3 (layers and "
+    "MoE experts to system memory; aborts when -ngl, -ts or -ot were given)",
+    f"common/common.cpp@{LLAMACPP_TAG}: common_init_result calls common_fit_params when params.fit_params",
+]
+SERVER_SOURCES = [
+    f"common/arg.cpp@{LLAMACPP_TAG}: LLAMA_EXAMPLE_SERVER sets n_parallel = -1 (auto); -np 0 is refused; "
+    "-kvu: 'default: enabled if number of slots is auto'",
+    f"tools/server/server.cpp@{LLAMACPP_TAG}: n_parallel < 0 -> n_parallel = 4, kv_unified = true",
+    f"src/llama-context.cpp@{LLAMACPP_TAG}: n_ctx = 0 -> n_ctx_train; n_ctx padded to 256; kv_unified: n_ctx_seq = "
+    "n_ctx, else n_ctx_seq = pad(n_ctx / n_seq_max, 256)",
+    f"tools/server/server-context.cpp@{LLAMACPP_TAG}: n_ctx_slot = n_ctx_seq, capped at n_ctx_train",
+]
+FIT_NOT_MODELLED = [
+    "the compute buffer's growth with the context (taken as fixed: in logs llama.cpp then settles ~1 % higher)",
+    "how many layers or MoE experts step 3 moves to system memory, and whether system memory holds them",
+    "several devices: how layers are then spread across them (the context pick is modelled)",
+    "CPU-only builds (fitted to system memory since b8834)",
+    "a multimodal projector or a draft model beyond what extra_bytes carries",
+]
+
+
+def _whole(name: str, value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum:,}, got {short_repr(value)}")
+    return value
+
+
+def _pad(n: int, to: int = CTX_PAD) -> int:
+    return -(-n // to) * to
+
+
+def server_defaults(
+    n_ctx_train: int,
+    parallel: int | None = None,
+    kv_unified: bool | None = None,
+    n_ctx: int | None = None,
+    build: int | None = None,
+    speculative: bool = False,
+) -> dict:
+    """The slots llama-server runs, whether they share one unified KV cache, and each slot's context.
+
+    `parallel` is -np (None: not given), `kv_unified` is -kvu / -no-kvu (None: not given), `n_ctx` is -c
+    (None: not given; 0: the training context), `build` the llama.cpp build number (None: b10309's rules).
+    `n_ctx` in the result is the total context llama.cpp allocates (its KV cache's cells), `n_ctx_seq`
+    the most one slot can use, `n_ctx_slot` that capped at the training context, as the server logs it.
+
+    >>> d = server_defaults(131072)
+    >>> d["n_parallel"], d["kv_unified"], d["n_ctx"], d["n_ctx_seq"]
+    (4, True, 131072, 131072)
+    >>> d = server_defaults(131072, parallel=4, n_ctx=32768)
+    >>> d["n_parallel"], d["kv_unified"], d["n_ctx_seq"]
+    (4, False, 8192)
+    >>> server_defaults(131072, build=7000, parallel=1)["n_parallel"]  # b6925-b7432: -np 1 still meant auto
+    4
+    """
+    n_ctx_train = _whole("n_ctx_train", n_ctx_train, 1)
+    if parallel is not None:
+        if isinstance(parallel, bool) or not isinstance(parallel, int):
+            raise ValueError(f"parallel (-np) must be a whole number or None, got {short_repr(parallel)}")
+        if parallel == 0:
+            raise ValueError("parallel (-np) 0 is refused by llama-server ('invalid value for n_parallel')")
+    if kv_unified is not None and not isinstance(kv_unified, bool):
+        raise ValueError(f"kv_unified (-kvu) must be True, False or None, got {short_repr(kv_unified)}")
+    if n_ctx is not None:
+        n_ctx = _whole("n_ctx", n_ctx, 0)
+    if build is not None:
+        build = _whole("build", build, 1)
+    b = build if build is not None else 10**9
+    unified = bool(kv_unified)
+    if b >= BUILD_NP_AUTO:
+        auto = parallel is None or parallel < 0
+        since = f"b{BUILD_NP_AUTO} (PR 17997; 4 slots + unified since b{BUILD_AUTO_SLOTS}, PR 16736)"
+        rule = "-np not given: 4 slots over one unified KV cache" if auto else f"-np {parallel} as given"
+    elif b >= BUILD_AUTO_SLOTS:
+        # tools/server/server.cpp@b6925: if (n_parallel == 1 && kv_unified == false [&& !has_speculative()])
+        auto = (parallel is None or parallel == 1) and not kv_unified and not speculative
+        since = f"b{BUILD_AUTO_SLOTS} (PR 16736)"
+        rule = "-np 1 (the default) without -kvu: 4 slots over one unified KV cache" if auto else "as given"
+    else:
+        auto = False
+        since = "before b6925: one slot unless -np says otherwise"
+        rule = "as given"
+    slots = AUTO_SLOTS if auto else (parallel if parallel is not None and parallel > 0 else 1)
+    unified = True if auto else unified
+    if n_ctx is None:
+        requested = n_ctx_train if b >= BUILD_FIT else N_CTX_DEFAULT_BEFORE_FIT
+    else:
+        requested = n_ctx or n_ctx_train
+    total = _pad(requested)
+    if unified:
+        per_seq = total
+    else:
+        per_seq = _pad(total // slots)
+        total = per_seq * slots
+    slot_ctx = min(per_seq, n_ctx_train)
+    text = (
+        f"llama-server runs {slots} slot{'s' if slots > 1 else ''}"
+        + (" over one unified KV cache" if unified and slots > 1 else "")
+        + f" ({rule}): {total:,} cells of KV cache, "
+        + (
+            f"which any slot may fill up to {slot_ctx:,} tokens while the others share what is left"
+            if unified and slots > 1
+            else f"{slot_ctx:,} tokens per slot"
+        )
+    )
+    return {
+        "n_parallel": slots,
+        "kv_unified": unified,
+        "auto": auto,
+        "n_ctx": total,
+        "n_ctx_seq": per_seq,
+        "n_ctx_slot": slot_ctx,
+        "since": since,
+        "build": build,
+        "text": text,
+        "sources": SERVER_SOURCES,
+    }
+
+
+def _context_fn(kv_bytes: int | float | Callable[[int], int]) -> Callable[[int], int]:
+    if callable(kv_bytes):
+        return kv_bytes
+    if isinstance(kv_bytes, bool) or not isinstance(kv_bytes, (int, float)) or kv_bytes < 0:
+        raise ValueError(f"kv_bytes must be bytes per token (>= 0) or a function of n_ctx, got {short_repr(kv_bytes)}")
+    return lambda n: int(kv_bytes * _pad(n))
+
+
+def fit_params(
+    free_bytes: int,
+    weights_bytes: int,
+    kv_bytes: int | float | Callable[[int], int],
+    n_ctx_train: int,
+    compute_bytes: int = 0,
+    n_ctx: int | None = None,
+    target_bytes: int = FIT_TARGET_BYTES,
+    n_ctx_min: int = FIT_MIN_CTX,
+    fit: bool = True,
+    n_gpu_layers_set: bool = False,
+    extra_bytes: int = 0,
+    n_devices: int = 1,
+    n_layers: int | None = None,
+    moe: bool = False,
+) -> dict:
+    """What llama.cpp's `--fit` (common/fit.cpp@b10309, common_params_fit_impl) does at start-up.
+
+    free_bytes: the free memory llama.cpp reads from the device(s) (summed over `n_devices`), after the
+    CUDA context; weights_bytes: the model buffers on them; kv_bytes: the context buffers (KV cache and
+    recurrent state) as bytes per token or as a function of the total n_ctx; compute_bytes: the compute
+    buffer (fixed); extra_bytes: anything else llama.cpp projects (a projector, a draft model).
+    n_ctx is -c (None: not given, so --fit may lower it; 0: the training context, never lowered since
+    b7825); target_bytes is --fit-target per device, n_ctx_min --fit-ctx; n_gpu_layers_set says -ngl
+    (or -ts / -ot) was given, which stops step 3.
+
+    `outcome` is one of
+      "fits": free - used >= target with the settings as given, nothing changes;
+      "context_reduced": -c was not given and a context from n_ctx_min up fits: `n_ctx` is that context;
+      "layers_to_cpu": llama.cpp keeps some layers or MoE experts in system memory (slower) and starts;
+      "user_layers_kept": -ngl given, --fit gives up with a warning and loads as set: `starts` is whether
+        the buffers fit the free memory at all (no target);
+      "fit_off": --fit off, a plain allocation: `starts` likewise.
+
+    >>> r = fit_params(free_bytes=30733 * MIB, weights_bytes=19370 * MIB, kv_bytes=65536,
+    ...                n_ctx_train=262144, target_bytes=400 * MIB)
+    >>> r["outcome"], r["n_ctx"]
+    ('context_reduced', 175360)
+    """
+    free_bytes = _whole("free_bytes", free_bytes)
+    weights_bytes = _whole("weights_bytes", weights_bytes)
+    compute_bytes = _whole("compute_bytes", compute_bytes)
+    extra_bytes = _whole("extra_bytes", extra_bytes)
+    target_bytes = _whole("target_bytes", target_bytes)
+    n_ctx_train = _whole("n_ctx_train", n_ctx_train, 1)
+    n_ctx_min = _whole("n_ctx_min", n_ctx_min, 1)
+    n_devices = _whole("n_devices", n_devices, 1)
+    if n_ctx is not None:
+        n_ctx = _whole("n_ctx", n_ctx, 0)
+    if not isinstance(fit, bool) or not isinstance(n_gpu_layers_set, bool) or not isinstance(moe, bool):
+        raise ValueError("fit, n_gpu_layers_set and moe must be True or False")
+    if n_devices > 1:
+        n_layers = _whole("n_layers", n_layers, 1)
+    context = _context_fn(kv_bytes)
+
+    def used(c: int) -> int:
+        ctx_bytes = context(c)
+        if isinstance(ctx_bytes, bool) or not isinstance(ctx_bytes, int) or ctx_bytes < 0:
+            raise ValueError(f"kv_bytes({c}) must return whole bytes >= 0, got {short_repr(ctx_bytes)}")
+        return weights_bytes + ctx_bytes + compute_bytes + extra_bytes
+
+    start_ctx = n_ctx_train if not n_ctx else n_ctx  # src/llama-context.cpp: n_ctx 0 -> n_ctx_train
+    used_full = used(start_ctx)
+    margin = target_bytes * n_devices
+    log = [
+        f"projected to use {used_full // MIB} MiB of device memory vs. {free_bytes // MIB} MiB of free device memory"
+    ]
+    result: dict[str, Any] = {
+        "n_ctx": start_ctx,
+        "projected_bytes": used_full,
+        "free_bytes": free_bytes,
+        "target_bytes": target_bytes,
+        "n_ctx_min": n_ctx_min,
+        "all_on_gpu": True,
+        "not_modelled": FIT_NOT_MODELLED,
+        "since": f"--fit on by default since b{BUILD_FIT} (PR 16653); this context rule since "
+        f"b{BUILD_FIT_INTERPOLATED} (PR 18372)",
+        "sources": FIT_SOURCES,
+    }
+    if not fit:
+        starts = used_full <= free_bytes
+        return result | {
+            "outcome": "fit_off",
+            "starts": starts,
+            "log_lines": [],
+            "text": f"--fit off: llama.cpp allocates {used_full / GIB:.2f} GiB as asked"
+            + (" and starts" if starts else f" and fails: only {free_bytes / GIB:.2f} GiB is free"),
+        }
+    # step 1: the settings as given (common/fit.cpp: projected_free >= margins[0] -> "no changes needed")
+    if free_bytes - used_full >= margin:
+        log.append(
+            f"will leave {(free_bytes - used_full) // MIB} >= {target_bytes // MIB} MiB of free device memory, no changes needed"
+        )
+        return result | {
+            "outcome": "fits",
+            "starts": True,
+            "log_lines": log,
+            "text": f"--fit: the settings leave {(free_bytes - used_full) / GIB:.2f} GiB free "
+            f"(at least --fit-target {target_bytes // MIB:,} MiB), so nothing changes",
+        }
+    # step 2: lower the context, only when -c was not given
+    deficit = used_full - (free_bytes - margin)
+    log.append(
+        f"cannot meet free memory target of {target_bytes // MIB} MiB, need to reduce device memory by {deficit // MIB} MiB"
+    )
+    chosen = start_ctx
+    reduced_enough = False
+    if n_ctx is None and n_ctx_train > n_ctx_min:
+        used_target = free_bytes - margin
+        if n_devices > 1:
+            # whole layers (dense) or whole tensors (MoE, ~1/3 layer) per device: (nd + 1) half-layers held back
+            per_layer = weights_bytes // n_layers
+            used_target -= (n_devices + 1) * per_layer // (6 if moe else 2)
+        used_min = used(n_ctx_min)
+        chosen = n_ctx_min
+        if used_target > used_min:
+            chosen += (n_ctx_train - n_ctx_min) * (used_target - used_min) // (used_full - used_min)
+            chosen = max(chosen - chosen % CTX_PAD, n_ctx_min)
+            reduced_enough = True
+        per_ctx = (used_full - used_min) // (n_ctx_train - n_ctx_min)
+        saved = (n_ctx_train - chosen) * per_ctx if reduced_enough else used_full - used_min
+        log.append(
+            f"context size reduced from {n_ctx_train} to {chosen} -> need {saved // MIB} MiB less memory in total"
+        )
+        if reduced_enough and n_devices == 1:
+            log.append("entire model can be fit by reducing context")
+            return result | {
+                "outcome": "context_reduced",
+                "n_ctx": chosen,
+                "starts": True,
+                "log_lines": log,
+                "text": f"--fit lowers the context from {n_ctx_train:,} (the training context) to {chosen:,} tokens, "
+                f"the most that leaves --fit-target {target_bytes // MIB:,} MiB free",
+            }
+    elif n_ctx is None or n_ctx == 0:
+        log.append(
+            f"user has requested full context size of {n_ctx_train} -> no change"
+            if n_ctx == 0
+            else f"default model context size is {n_ctx_train} which is <= the min. context size of {n_ctx_min} -> no change"
+        )
+    else:
+        log.append(f"context size set by user to {n_ctx} -> no change")
+    result["n_ctx"] = chosen
+    if reduced_enough:  # several devices: the context fits in sum, layers are then spread (not modelled)
+        return result | {
+            "outcome": "context_reduced",
+            "starts": True,
+            "log_lines": log + ["entire model should be fit across devices by reducing context"],
+            "text": f"--fit lowers the context to {chosen:,} tokens and spreads the layers over {n_devices} devices",
+        }
+    # step 3: weights to system memory, unless the user placed them
+    if n_gpu_layers_set:
+        final = used(chosen)
+        starts = final <= free_bytes
+        log.append("failed to fit params to free device memory: n_gpu_layers already set by user, abort")
+        return result | {
+            "outcome": "user_layers_kept",
+            "starts": starts,
+            "log_lines": log,
+            "text": "--fit gives up because -ngl was given and loads the layers as set"
+            + (f" with {chosen:,} tokens of context" if chosen != start_ctx else "")
+            + (": it starts, with less than --fit-target free" if starts else ": the allocation fails"),
+        }
+    return result | {
+        "outcome": "layers_to_cpu",
+        "starts": True,
+        "all_on_gpu": False,
+        "log_lines": log,
+        "text": "--fit keeps some layers"
+        + (" (MoE experts first)" if moe else "")
+        + " in system memory so the rest fits with --fit-target free"
+        + (f", at {chosen:,} tokens of context" if chosen != start_ctx else f", at the {chosen:,} tokens asked")
+        + ": it starts, slower (how many layers is not modelled)",
+    }
+
+
+def gemma3n_cache_layers(n_layer: int, swa_period: int = GEMMA3N_SWA_PERIOD) -> dict:
+    """Which Gemma-3n layers llama.cpp gives a K/V cache, and which of those slide.
+
+    src/models/gemma3n.cpp@b10309: swa_type STANDARD, set_swa_pattern(swa_period) (layer il slides when
+    il % period < period - 1, src/llama-hparams.cpp), n_layer_kv_from_start = 20 (src/llama-hparams.cpp
+    has_kv: only layers below it keep K/V); src/llama-model.cpp@b10309: layers from 20 on reuse layer 18
+    (sliding) or 19 (full).
+
+    >>> gemma3n_cache_layers(35)
+    {'full': 4, 'sliding': 16, 'shared': 15}
+    """
+    n_layer = _whole("n_layer", n_layer, 1)
+    swa_period = _whole("swa_period", swa_period, 1)
+    kept = range(min(n_layer, GEMMA3N_KV_LAYERS))
+    sliding = sum(1 for il in kept if swa_period > 1 and il % swa_period < swa_period - 1)
+    return {"full": len(kept) - sliding, "sliding": sliding, "shared": n_layer - len(kept)}
