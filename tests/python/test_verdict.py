@@ -101,14 +101,16 @@ def test_absurd_input_names_the_field(field, value):
 
 
 def test_llamacpp_fit_lowers_an_unset_context_keeping_its_margin():
-    """--fit (on by default): with -c unset, the longest context whose total leaves 1 GiB free, not below 4,096;
-    with -c given it keeps layers on the CPU, so the verdict still says the asked context does not fit."""
+    """--fit (on by default), by llama.cpp's rule (llamacpp.fit_params): with -c unset, the context interpolated
+    down to what leaves 1 GiB free, not below 4,096; with -c given it keeps layers on the CPU, so the verdict
+    still says the asked context does not fit."""
     from kvlab.memory.deployment import deployment
     from kvlab.memory.verdict import llamacpp_fit
 
     v = fit_verdict("qwen3-32b", 65536, weights="Q4_K_M", gpu="rtx-4090")
-    assert not v["fits"] and any("--fit (on by default)" in w for w in v["warnings"])
-    fit = llamacpp_fit(deployment("qwen3-32b", weights="Q4_K_M", gpu="rtx-4090"))
+    assert not v["fits"] and any("--fit (on by default)" in w and "instead of failing" in w for w in v["warnings"])
+    fit = llamacpp_fit(deployment("qwen3-32b", weights="Q4_K_M", gpu="rtx-4090"), 65536)
+    assert fit["as_given"]["outcome"] == "layers_to_cpu" and fit["unset"]["outcome"] == "context_reduced"
     # 256 KiB a token: the 1 GiB margin costs 4,096 tokens against the plain longest context
     assert fit["context_unset"] == v["max_context"] - 4096
     at = fit_verdict("qwen3-32b", fit["context_unset"], weights="Q4_K_M", gpu="rtx-4090")
@@ -116,3 +118,21 @@ def test_llamacpp_fit_lowers_an_unset_context_keeping_its_margin():
     big = llamacpp_fit(deployment("llama-3.1-70b", weights="Q4_K_M", gpu="rtx-4090"))
     assert big["context_unset"] is None and "not even its minimum of 4,096 tokens" in big["text"]
     assert not any("--fit" in w for w in fit_verdict("qwen3-32b", 4096, weights="Q4_K_M", gpu="rtx-4090")["warnings"])
+
+
+def test_llamacpp_fit_moves_layers_when_a_fit_leaves_under_its_target():
+    """A setting that fits with less than --fit-target (1 GiB) free still makes --fit move layers to the CPU."""
+    v = fit_verdict("qwen3-32b", 16384, weights="Q4_K_M", gpu="rtx-4090")
+    assert v["fits"] and 0 < v["headroom_bytes"] < 2**30
+    (w,) = [w for w in v["warnings"] if "--fit" in w]
+    assert "under --fit-target's 1,024 MiB, so it moves some layers to system memory" in w
+    assert "--fit off keeps them all on the GPU" in w
+    roomy = fit_verdict("qwen3-32b", 8192, weights="Q4_K_M", gpu="rtx-4090")
+    assert roomy["headroom_bytes"] > 2**30 and not any("--fit" in w for w in roomy["warnings"])
+
+
+def test_llamacpp_fit_slots_share_the_training_context():
+    """-np 2 with -c unset: the training context split over the slots, not each slot's."""
+    v = fit_verdict("qwen3-30b-a3b", 65536, weights="Q4_K_M", gpu="rtx-4090", n_seq=2)
+    (w,) = [w for w in v["warnings"] if "--fit" in w]
+    assert "40,960 tokens of context (20,480 per slot, 2 slots)" in w

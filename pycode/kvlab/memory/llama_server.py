@@ -24,8 +24,9 @@ CACHE_TYPES = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "
 # `-np` left alone: AUTO_SLOTS slots over one unified KV cache (tools/server/server.cpp@b10309, since b6925;
 # `-np` defaults to -1 = auto since b7433), and `--fit` on by default since b7407: kvlab.memory.llamacpp has the rules
 FIT_NOTE = (
-    "By default llama.cpp fits itself to the GPU (--fit, since PR 16653): if these settings do not fit the free "
-    "memory it lowers the context or keeps some layers on the CPU instead of failing; add --fit off to get an error"
+    "By default llama.cpp fits itself to the GPU (--fit, on since build b7407): this command sets --ctx-size, so "
+    "--fit does not lower the context; if these settings leave less than 1 GiB of the GPU free it keeps some "
+    "layers in system memory (slower) instead. Add --fit off to get an error rather than a slower start"
 )
 MAX_CTX_SIZE = 2**32 - 1  # llama.cpp's n_ctx is a uint32_t (llama_context_params.n_ctx)
 

@@ -45,7 +45,7 @@ from kvlab.memory.deployment import (
 from kvlab.memory.deployment import MAX_PIPELINE_STAGES as MAX_PIPELINE_STAGES  # re-exported: the widgets' choices
 from kvlab.memory.deployment import PIPELINE_STAGES as PIPELINE_STAGES
 from kvlab.memory.deployment import TENSOR_PARALLEL as TENSOR_PARALLEL
-from kvlab.memory.engines import VLLM_RECENT, engine_data, vllm_mamba_blocks, vllm_mamba_refusal, vllm_setup
+from kvlab.memory.engines import VLLM_RECENT, vllm_mamba_blocks, vllm_mamba_refusal, vllm_setup
 from kvlab.memory.kv_bytes import (
     LLAMACPP_PAD,
     MAX_CONTEXT,
@@ -58,6 +58,7 @@ from kvlab.memory.kv_bytes import (
     llamacpp_kv_cache,
     vllm_kv_cache,
 )
+from kvlab.memory.llamacpp import fit_params
 from kvlab.inputs import finite_number, short_repr
 from kvlab.wording import human_bytes, plural
 
@@ -431,7 +432,7 @@ def verdict(dep: Deployment, context: int | None, n_seq: int = 1, solve: bool = 
     n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES, integer=True)
     g = _per_gpu(dep, context, n_seq)
     use = _usage(dep, g, context)
-    sure = _confidence(dep, g, use, context, auto)
+    sure = _confidence(dep, g, use, context, n_seq, auto)
     lim = _limits(dep, context, n_seq, g.get("setup"), solve)
     return _result(dep, context, n_seq, g, use, sure, lim, auto)
 
@@ -497,7 +498,7 @@ def _usage(dep: Deployment, g: dict, context: int) -> dict:
     }
 
 
-def _confidence(dep: Deployment, g: dict, use: dict, context: int, auto: dict | None) -> dict:
+def _confidence(dep: Deployment, g: dict, use: dict, context: int, n_seq: int, auto: dict | None) -> dict:
     """How sure the answer is: a margin inside the reserve estimate's error is a close call; and the warnings."""
     total, budget, memory_fits = use["total"], use["budget"], use["memory_fits"]
     band = g["band"]
@@ -528,8 +529,10 @@ def _confidence(dep: Deployment, g: dict, use: dict, context: int, auto: dict | 
         warnings.append(long_context_check(dep.arch, context)["text"])
     if use["refusal"]:
         warnings.append(f"vLLM {VLLM_RECENT} refuses to start: {use['refusal']}")
-    if dep.engine == "llamacpp" and not memory_fits and not dep.device["unified_memory"]:
-        warnings.append(llamacpp_fit(dep)["text"])
+    if dep.engine == "llamacpp" and not dep.device["unified_memory"]:
+        fit = llamacpp_fit(dep, context, n_seq)
+        if fit["as_given"]["outcome"] != "fits":
+            warnings.append(fit["text"])
     if auto:
         warnings.append(auto["text"])
     return {"close": close, "confidence": confidence, "band": band, "warnings": warnings}
@@ -631,38 +634,80 @@ def _headline(dep: Deployment, context: int, use: dict, close: bool) -> tuple[st
     return headline, "does not fit"
 
 
-def llamacpp_fit(dep: Deployment, n_seq: int = 1) -> dict:
-    """What llama.cpp's --fit (on by default) does when these settings do not fit the device.
+def llamacpp_fit(dep: Deployment, context: int | None = None, n_seq: int = 1) -> dict:
+    """What llama.cpp's --fit (on by default since b7407) does with this deployment, by llama.cpp's own rule
+    (kvlab.memory.llamacpp.fit_params, common/fit.cpp@b10309).
 
-    --fit adjusts only what the user left unset (kvlab/data/engines.json, llamacpp.fit, with its source): with
-    -c given it keeps layers on the CPU instead of failing; with -c unset it lowers the context, keeping
-    --fit-target (1 GiB) free per device and not below --fit-ctx (4,096 tokens). `context_unset` is the
-    context it would settle on for `n_seq` sequences (up to the trained context), None when even --fit-ctx
-    does not fit on the GPU.
+    `as_given` is -c `context` x `n_seq` as the verdict asks it (None when `context` is None): --fit changes
+    nothing when that leaves --fit-target (1 GiB per device) free, and otherwise keeps layers in system
+    memory (slower) rather than failing. `unset` is -c left to --fit: the training context, lowered to what
+    leaves --fit-target free, not below --fit-ctx (4,096). `context_unset` is that context (None when even
+    --fit-ctx does not fit and layers go to the CPU). The free memory is the card less kvlab's runtime reserve
+    (the CUDA context llama.cpp cannot use); the compute buffer is taken as fixed (FIT_NOT_MODELLED).
     """
-    rule = engine_data()["llamacpp"]["fit"]
-    target = rule["target_mib"] * 2**20
-    trained = dep.arch.max_position_embeddings or MAX_CONTEXT
+    arch, n_gpus = dep.arch, dep.tp
+    trained = min(arch.max_position_embeddings or MAX_CONTEXT, MAX_CONTEXT)
+    free = n_gpus * (dep.memory_bytes - RUNTIME_RESERVE_BYTES)
+    compute = n_gpus * llamacpp_compute_buffer(arch, dep.n_ubatch)["bytes"]
 
-    def fits(steps: int) -> bool:
-        t, b = _total(dep, steps * LLAMACPP_PAD, n_seq, None)
-        return t + target <= b
+    def kv_bytes(n_ctx: int) -> int:
+        return llamacpp_kv_cache(
+            arch, max(1, n_ctx), dep.kv, n_seq=n_seq, n_ubatch=dep.n_ubatch, kv_unified=n_seq == 1
+        )["total_bytes"]
 
-    top = min(trained, MAX_CONTEXT) // LLAMACPP_PAD
-    best = _largest(fits, max(1, -(-rule["min_ctx"] // LLAMACPP_PAD)), top)
-    context = min(best * LLAMACPP_PAD, trained) if best else None
-    text = (
-        "llama.cpp's --fit (on by default) keeps layers on the CPU instead of failing when -c is given (slower); "
-        + (
-            f"with -c unset it starts at {plural(context, 'token')} of context"
-            + (f" per sequence ({n_seq} sequences)" if n_seq > 1 else "")
-            + f", keeping {rule['target_mib']:,} MiB free"
-            if context
-            else f"with -c unset not even its minimum of {rule['min_ctx']:,} tokens fits beside the weights on the GPU"
+    def run(n_ctx: int | None) -> dict:
+        return fit_params(
+            free_bytes=free,
+            weights_bytes=dep.weights["bytes"],
+            kv_bytes=kv_bytes,
+            n_ctx_train=trained,
+            compute_bytes=compute,
+            n_ctx=n_ctx,
+            n_devices=n_gpus,
+            n_layers=arch.n_layers,
+            moe=bool(arch.expert_params),
         )
-        + "; --fit off makes it an error"
-    )
-    return {"context_unset": context, "target_mib": rule["target_mib"], "min_ctx": rule["min_ctx"], "text": text}
+
+    unset = run(None)
+    given = run(context * n_seq) if context else None
+    reduced = unset["outcome"] in ("fits", "context_reduced")
+    context_unset = unset["n_ctx"] // n_seq if reduced else None
+    target = unset["target_bytes"] // 2**20
+    moe = " (MoE experts first)" if arch.expert_params else ""
+    if not reduced:
+        unset_text = (
+            f"with -c unset not even its minimum of {unset['n_ctx_min']:,} tokens fits beside the weights on the GPU"
+        )
+    else:
+        cells = unset["n_ctx"]
+        unset_text = (
+            f"with -c unset it allocates {'the training context, ' if unset['outcome'] == 'fits' else ''}"
+            f"{plural(cells, 'token')} of context{f' ({context_unset:,} per slot, {n_seq} slots)' if n_seq > 1 else ''}"
+            + ("" if unset["outcome"] == "fits" else f", the most that keeps --fit-target {target:,} MiB free")
+        )
+    if given and given["outcome"] == "fits":
+        text = f"llama.cpp's --fit (on by default) changes nothing: -c {context * n_seq:,} leaves more than {target:,} MiB free"
+    elif given and free - given["projected_bytes"] >= 0:
+        text = (
+            f"llama.cpp's --fit (on by default): -c {context * n_seq:,} leaves "
+            f"{_size(free - given['projected_bytes'])} free, under --fit-target's {target:,} MiB, so it moves some "
+            f"layers{moe} to system memory (slower); --fit off keeps them all on the GPU; {unset_text}"
+        )
+    else:
+        given_text = f"with -c {context * n_seq:,} given" if given else "with -c given"
+        text = (
+            f"llama.cpp's --fit (on by default): {given_text} it keeps some layers{moe} in system memory instead "
+            f"of failing (slower); {unset_text}; --fit off makes it an error"
+        )
+    return {
+        "as_given": given,
+        "unset": unset,
+        "context_unset": context_unset,
+        "target_mib": target,
+        "min_ctx": unset["n_ctx_min"],
+        "text": text,
+        "sources": unset["sources"],
+    }
 
 
 def _engine_model(dep: Deployment, setup: dict | None, use: dict, capped: bool, auto: dict | None) -> dict:
