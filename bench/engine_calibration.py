@@ -77,7 +77,7 @@ def fit(write: bool) -> None:
     print(
         f"\nfixed term {fitted['coefficients']['fixed']:.2f} GiB (median), band ±{fitted['band_gib']:.2f} GiB "
         f"on {fitted['n_logs']} logs; measured per model: "
-        + ", ".join(f"{m['model']} {m['format']} {m['gib']:.2f} GiB" for m in derived["measured_reserve"])
+        + ", ".join(f"{m['model']} {m['format']} +{m['extra_gib']:.2f} GiB" for m in derived["measured_reserve"])
     )
     if write:
         data = json.loads(ENGINES_JSON.read_text(encoding="utf-8"))

@@ -612,6 +612,8 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
         f"{r['preemptions']:,} preemptions ({r['requests_preempted']:,} requests); {r['steps']:,} steps, "
         f"{r['compute_bound_share']:.0%} of the time compute-bound"
     )
+    if pool["close_call"]:
+        print(f"  {pool['close_call']}")
     lo_hi = r["efficiency"]["range"]
     print(
         "  efficiency: "

@@ -356,3 +356,25 @@ def test_bad_inputs_name_the_field(kwargs, field):
 def test_inf_rate_spellings():
     for rate in (math.inf, "inf", None):
         assert run(num_prompts=5, request_rate=rate)["workload"]["request_rate_text"] == "inf"
+
+
+def test_a_close_call_refusal_is_simulated_at_the_estimates_optimistic_edge_and_said_so():
+    """gpt-oss-120b on one H100 at 32,768 (runs that started on vLLM 0.10.2, logs that refused): the verdict is a
+    close call, so the simulation runs with the KV the estimate's band leaves and says so; far past the band it
+    still refuses."""
+    r = simulate(
+        "gpt-oss-120b",
+        "h100-sxm",
+        weights_format="MXFP4",
+        max_model_len=32768,
+        num_prompts=8,
+        input_len=512,
+        output_len=64,
+    )
+    assert r["completed"] == 8
+    note = r["kv_pool"]["close_call"]
+    assert note.startswith("close call: kvlab expects vLLM to refuse this") and "optimistic edge" in note
+    assert 0 < r["kv_pool"]["available_bytes"] < 3 * 2**30
+    assert run()["kv_pool"]["close_call"] is None
+    with pytest.raises(ValueError, match="max_model_len: .*would not start"):
+        simulate("gpt-oss-120b", "h100-sxm", weights_format="MXFP4", max_model_len=131072, num_prompts=8)

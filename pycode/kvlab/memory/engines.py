@@ -307,16 +307,16 @@ def vllm_setup(
     measured = _measured_reserve(arch, w["format"], n_gpus) if pp == 1 else None
     if measured:
         fit = vllm_data()["reserve_fit"]
+        fitted = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus)
+        gib = fitted["gib"] + measured["extra_gib"]
         reserve = {
-            "bytes": int(measured["gib"] * GIB),
-            "gib": measured["gib"],
+            "bytes": int(gib * GIB),
+            "gib": gib,
             "band_bytes": int(measured["band_gib"] * GIB),
             "band_gib": measured["band_gib"],
-            "how": f"{measured['gib']:g} GiB measured on real vLLM logs of this model ({measured['why']}; "
-            f"{', '.join(measured['sources'])})",
-            "fitted_gib": vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus)[
-                "gib"
-            ],
+            "how": f"{fitted['gib']:.2f} GiB fitted at these batch settings + {measured['extra_gib']:g} GiB measured on "
+            f"real vLLM logs of this model ({measured['why']}; {', '.join(measured['sources'])})",
+            "fitted_gib": fitted["gib"],
             "fit_logs": fit["n_logs"],
         }
         reserve["stage_bytes"] = reserve["bytes"]

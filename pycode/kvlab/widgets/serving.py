@@ -487,6 +487,12 @@ def serving_sim_figure(
             f"{who} in the KV pool at once: at most {peak_kv:.0%} of its "
             f"{plural(r['kv_pool']['tokens'], 'token')} was in use."
         )
+    if r["kv_pool"]["close_call"]:
+        pool = (
+            "kvlab is not sure vLLM starts this at all: the weights and its reserve leave less room than one chat "
+            "needs by kvlab's estimate, but within that estimate's error. This run assumes it starts, with "
+            f"{human_bytes(r['kv_pool']['available_bytes'])} of KV cache. " + pool
+        )
     closed_total = closed["total_tokens_per_second"] if closed["fits"] else None
     if closed_total:
         compare = (
