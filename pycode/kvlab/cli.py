@@ -186,6 +186,23 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         "Mamba cache blocks) or v0-pre-mla (0.4-0.7.0: DeepSeek-V2/V3 cache every head's K and V, not the latent)",
     )
     p.add_argument(
+        "--enable-prefix-caching",
+        action="store_true",
+        help="vLLM mode: a hybrid model's recurrent state then takes 2 blocks per request ('align' mode)",
+    )
+    p.add_argument(
+        "--num-speculative-tokens",
+        type=int,
+        default=0,
+        help="vLLM mode: speculative decoding; each drafted token is one more state block per request (hybrids)",
+    )
+    p.add_argument(
+        "--speculative-method",
+        choices=("mtp", "other"),
+        default="other",
+        help="vLLM mode: mtp drafts with the checkpoint's own MTP layers, which cache K and V in the same pool",
+    )
+    p.add_argument(
         "--allow-long-context",
         action="store_true",
         help="accept a context beyond the model's trained length (llama.cpp runs it; vLLM needs "
@@ -463,6 +480,9 @@ def _run_fit(args: argparse.Namespace) -> int:
         max_num_batched_tokens=args.max_num_batched_tokens,
         max_num_seqs=args.max_num_seqs,
         checkpoint=_stored(args),
+        prefix_caching=args.enable_prefix_caching,
+        speculative_tokens=args.num_speculative_tokens,
+        mtp=args.speculative_method == "mtp" and args.num_speculative_tokens > 0,
     )
     r = verdict(dep, args.context, args.batch)
     if args.json:

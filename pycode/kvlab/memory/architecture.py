@@ -127,6 +127,7 @@ class Architecture:
     expert_params: float | None = None  # parameters in MoE expert FFNs (what MXFP4 covers in gpt-oss)
     mla_expanded_values: int | None = None  # per layer per token, if MLA heads were cached uncompressed
     ssm_state_dtype: str | None = None  # config.json's mamba_ssm_dtype ("float32" in Qwen3.5/3.6); None = model dtype
+    draft_layers: int = 0  # MTP draft layers the checkpoint ships (mtp_num_hidden_layers / num_nextn_predict_layers)
     source: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
 

@@ -77,6 +77,11 @@ class Deployment:
     max_num_seqs: int | None = None
     allow_long_context: bool = False
     max_model_len_auto: bool = False
+    prefix_caching: bool = (
+        False  # vLLM --enable-prefix-caching: a recurrent state's pages per request (vllm_state_blocks)
+    )
+    speculative_tokens: int = 0  # vLLM num_speculative_tokens
+    mtp: bool = False  # the drafter is the checkpoint's own MTP layers, which cache K and V in the same pool
 
     @property
     def engine_name(self) -> str:
@@ -180,6 +185,9 @@ def deployment(
     max_num_seqs: int | None = None,
     allow_long_context: bool = False,
     max_model_len_auto: bool = False,
+    prefix_caching: bool = False,
+    speculative_tokens: int = 0,
+    mtp: bool = False,
 ) -> Deployment:
     """A checked Deployment: every input validated here, a refusal naming its field.
 
@@ -191,6 +199,8 @@ def deployment(
     have their budgets, kvlab.memory.sglang and .trtllm). `tp` GPUs in tensor parallel (for llama.cpp: GPUs in its layer split), `pp` vLLM's pipeline
     stages. `version`: vLLM's "v1" (0.8-0.20), "v0" (0.6-0.10 with the V0 engine), "0.21+", or "v0-pre-mla"
     (0.4-0.7.0: V0 before MLA caching, where DeepSeek-V2/V3 cached every head's K and V).
+    vLLM's `prefix_caching` and `speculative_tokens` change what a recurrent state takes per request; `mtp` says the
+    drafter is the checkpoint's own MTP layers (their K and V are cached too; refused for a model without them).
     """
     arch = model_architecture(model, params)
     check_auto_len(max_model_len_auto, engine, version)
@@ -237,6 +247,17 @@ def deployment(
             )
         if max_num_seqs is not None:
             max_num_seqs = finite_number("max_num_seqs", max_num_seqs, minimum=1, maximum=1 << 20, integer=True)
+    speculative_tokens = finite_number("speculative_tokens", speculative_tokens, minimum=0, maximum=64, integer=True)
+    if (prefix_caching or speculative_tokens or mtp) and engine != "vllm":
+        raise ValueError(
+            "prefix_caching, speculative_tokens and mtp are vLLM settings here; llama.cpp sizes its cache by -c"
+        )
+    if mtp and not speculative_tokens:
+        raise ValueError("mtp: give speculative_tokens too (vLLM's num_speculative_tokens)")
+    if mtp and not arch.draft_layers:
+        raise ValueError(
+            f"mtp: {arch.name}'s config has no MTP layers (mtp_num_hidden_layers / num_nextn_predict_layers)"
+        )
     return Deployment(
         arch=arch,
         weights=w,
@@ -253,4 +274,7 @@ def deployment(
         max_num_seqs=max_num_seqs,
         allow_long_context=bool(allow_long_context),
         max_model_len_auto=bool(max_model_len_auto),
+        prefix_caching=bool(prefix_caching),
+        speculative_tokens=speculative_tokens,
+        mtp=bool(mtp),
     )

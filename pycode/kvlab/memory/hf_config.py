@@ -427,6 +427,10 @@ class ConfigContext:
             active_params=self.active_params,
             source=str(self.raw.get("_source", "")),
             notes=tuple(self.notes),
+            # MTP draft layers (Qwen3.5/3.6, Qwen3-Next: mtp_num_hidden_layers; DeepSeek-V3, GLM-4.5: num_nextn_predict_layers)
+            draft_layers=_opt_int(self.cfg, "mtp_num_hidden_layers")
+            or _opt_int(self.cfg, "num_nextn_predict_layers")
+            or 0,
             **extra,
         )
 

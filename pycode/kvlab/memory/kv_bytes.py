@@ -21,6 +21,8 @@ True
 
 from __future__ import annotations
 
+import dataclasses
+
 from kvlab.memory.architecture import (
     ATTENTION_KINDS,
     CHUNKED,
@@ -517,6 +519,7 @@ def vllm_kv_layout(
     max_num_batched_tokens: int = 2048,
     tp: int = 1,
     stage: tuple[int, int] | None = None,
+    state_blocks: int = 1,
 ) -> dict:
     """How vLLM lays one GPU's KV cache out for `arch`: its groups, page, block size and one request's blocks.
 
@@ -529,7 +532,9 @@ def vllm_kv_layout(
       multiple of 16 tokens whose page holds a state, and the state page is padded to it.
     - A request takes, per group: a full layer's cdiv(max_model_len, block) blocks, a sliding layer's
       cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1, a chunked layer's
-      cdiv(min(chunk + max_num_batched_tokens, max_model_len), block), a state's one block.
+      cdiv(min(chunk + max_num_batched_tokens, max_model_len), block), a state's `state_blocks` blocks
+      (MambaSpec.max_memory_usage_bytes: 1 + speculative tokens, 2 + speculative tokens with prefix caching
+      in "align" mode; see vllm_state_blocks).
     `tp`: the tensor-parallel size (KV heads split per GPU, replicated below one head each; an MLA
     latent is not split; a state splits by heads).
     `stage`: the [start, end) layers of one pipeline stage. vLLM groups the whole model's layers, a type's
@@ -614,7 +619,7 @@ def vllm_kv_layout(
         elif t["kind"] == CHUNKED:
             need = _cdiv(min(t["window"] + max_num_batched_tokens, max_model_len), block)
         else:
-            need = 1
+            need = state_blocks
         blocks_per_request += need * n_groups
         groups.append(
             {
@@ -689,6 +694,42 @@ def ssm_state_bytes(arch: Architecture) -> int:
     return 4 if getattr(arch, "ssm_state_dtype", None) in ("float32", "f32") else 2
 
 
+def vllm_state_blocks(prefix_caching: bool = False, speculative_tokens: int = 0) -> int:
+    """The pages one request's recurrent state takes in vLLM (vllm/v1/kv_cache_interface.py,
+    MambaSpec.max_memory_usage_bytes; num_speculative_blocks = num_speculative_tokens, set in
+    vllm/model_executor/layers/mamba/abstract.py, MambaBase.get_kv_cache_spec): 1 + speculative tokens, or
+    2 + speculative tokens when prefix caching puts the state in "align" mode (HybridAttentionMambaModelConfig:
+    "align" for models without Mamba prefix-caching support, as Qwen3.5/3.6's Gated DeltaNet; "all", one state
+    per block, is not modelled).
+
+    >>> vllm_state_blocks(), vllm_state_blocks(True), vllm_state_blocks(True, 3)
+    (1, 2, 5)
+    """
+    speculative_tokens = int(speculative_tokens)
+    if speculative_tokens < 0:
+        raise ValueError(f"speculative_tokens must be 0 or more, got {speculative_tokens}")
+    return (2 if prefix_caching else 1) + speculative_tokens
+
+
+def vllm_with_draft_layers(arch: Architecture, speculative_tokens: int) -> Architecture:
+    """`arch` with its MTP draft layers appended (when speculative_tokens > 0): vLLM's MTP proposer runs the
+    checkpoint's own draft layers (mtp_num_hidden_layers / num_nextn_predict_layers) in the same worker, and
+    their attention caches K and V in the same pool, one full-attention layer each, shaped like the model's
+    last full layer."""
+    if not speculative_tokens or not arch.draft_layers:
+        return arch
+    full = [layer for layer in arch.layers if layer.kind == FULL]
+    if not full:
+        return arch
+    return dataclasses.replace(
+        arch,
+        layers=arch.layers
+        + tuple(
+            dataclasses.replace(full[-1], conv_state_values=0, ssm_state_values=0) for _ in range(arch.draft_layers)
+        ),
+    )
+
+
 def vllm_kv_cache(
     arch: Architecture,
     max_model_len: int,
@@ -699,8 +740,16 @@ def vllm_kv_cache(
     tp: int = 1,
     pp: int = 1,
     pp_partition: tuple[int, ...] | None = None,
+    prefix_caching: bool = False,
+    speculative_tokens: int = 0,
+    mtp: bool = False,
 ) -> dict:
     """vLLM's per-layer pages and the most memory one sequence of max_model_len can take.
+
+    `prefix_caching` (--enable-prefix-caching) and `speculative_tokens` (num_speculative_tokens) change what a
+    recurrent state takes per request (vllm_state_blocks); with `mtp` the checkpoint's draft layers
+    (Architecture.draft_layers, full attention like the model's) cache K and V beside the model's
+    (vllm_with_draft_layers).
 
     `layout` is the whole model's (one GPU); under `tp`-way tensor and `pp`-way pipeline parallel, `stages`
     lists what each GPU holds: a stage's layers (vllm_pipeline_stages) and their layout with each GPU's share
@@ -716,6 +765,8 @@ def vllm_kv_cache(
             f"kv_cache_dtype={short_repr(dtype)} is a llama.cpp type; vLLM takes auto, fp8, bf16, f16, f32"
         )
     width = KV_TYPES[dtype][1]
+    arch = vllm_with_draft_layers(arch, speculative_tokens if mtp else 0)
+    state_blocks = vllm_state_blocks(prefix_caching, speculative_tokens)
     kinds = (FULL, SLIDING, LINEAR) + ((CHUNKED,) if arch.count(CHUNKED) else ())
     by_kind = {kind: {"layers": 0, "page_bytes": 0, "bytes_per_sequence": 0} for kind in kinds}
     per_token = 0
@@ -727,7 +778,7 @@ def vllm_kv_cache(
             state["layers"] += 1
             page = layer.state_values * KV_TYPES[model_dtype][1]
             state["page_bytes"] += page
-            state["bytes_per_sequence"] += page
+            state["bytes_per_sequence"] += page * state_blocks
         if layer.kind == LINEAR:
             continue
         row = by_kind[layer.kind]
@@ -761,6 +812,7 @@ def vllm_kv_cache(
         ssm_state_bytes(arch),
         block_size,
         max_num_batched_tokens,
+        state_blocks=state_blocks,
     )
     if layout["hybrid"]:  # vLLM's layer groups: a padded group pays like a full one, blocks may be enlarged
         for row in by_kind.values():
@@ -777,7 +829,9 @@ def vllm_kv_cache(
                 "layers": (start, end),
                 "layout": layout
                 if (start, end) == (0, arch.n_layers) and tp == 1
-                else vllm_kv_layout(arch, *shape, max_num_batched_tokens, tp=tp, stage=(start, end)),
+                else vllm_kv_layout(
+                    arch, *shape, max_num_batched_tokens, tp=tp, stage=(start, end), state_blocks=state_blocks
+                ),
             }
         )
     assumptions = [

@@ -159,7 +159,16 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
     batched = setup["max_num_batched_tokens"]
     block_size = dep.block_size
     kv = vllm_kv_cache(
-        arch, context, dtype, block_size=block_size, max_num_batched_tokens=batched, tp=n_gpus, pp=dep.pp
+        arch,
+        context,
+        dtype,
+        block_size=block_size,
+        max_num_batched_tokens=batched,
+        tp=n_gpus,
+        pp=dep.pp,
+        prefix_caching=dep.prefix_caching,
+        speculative_tokens=dep.speculative_tokens,
+        mtp=dep.mtp,
     )
     share, share_how = _kv_head_share(arch, n_gpus)
     usable = setup["usable_bytes"]
@@ -176,6 +185,13 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
         + (f" --block-size {block_size}" if block_size != VLLM_BLOCK_SIZE else "")
         + (f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else "")
         + (f" --pipeline-parallel-size {dep.pp}" if dep.pp > 1 else "")
+        + (" --enable-prefix-caching" if dep.prefix_caching else "")
+        + (
+            f""" --speculative-config '{{"method": "{"mtp" if dep.mtp else "..."}", "num_speculative_tokens": """
+            f"""{dep.speculative_tokens}}}'"""
+            if dep.speculative_tokens
+            else ""
+        )
     )
     per_gpu = gpu_stages(kv)
     stage_weights = _stage_weights(arch, loaded["bytes"], [s["layers"] for s in per_gpu])
@@ -370,6 +386,9 @@ def fit_verdict(
     engine_version: str = "v1",
     pipeline_parallel: int = 1,
     max_model_len_auto: bool = False,
+    prefix_caching: bool = False,
+    speculative_tokens: int = 0,
+    mtp: bool = False,
 ) -> dict:
     """`verdict` for a deployment given field by field (kvlab.memory.deployment.deployment's checks).
 
@@ -378,6 +397,7 @@ def fit_verdict(
     (CUDA graph estimate subtracted, null block held back, a hybrid model refused when max_num_seqs exceeds
     its Mamba cache blocks). `max_model_len_auto` (0.21+ only) is `--max-model-len auto`: vLLM picks the
     longest context up to the model's own whose one request fits, and `context` is ignored (it may be None).
+    vLLM's `prefix_caching`, `speculative_tokens` and `mtp`: see kvlab.memory.deployment.deployment.
     """
     arch = model_architecture(model, params)
     check_auto_len(max_model_len_auto, engine, engine_version)
@@ -404,6 +424,9 @@ def fit_verdict(
         max_num_seqs=max_num_seqs,
         allow_long_context=allow_long_context,
         max_model_len_auto=max_model_len_auto,
+        prefix_caching=prefix_caching,
+        speculative_tokens=speculative_tokens,
+        mtp=mtp,
     )
     return verdict(dep, context, n_seq, solve=solve)
 
