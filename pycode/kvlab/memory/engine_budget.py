@@ -32,8 +32,11 @@ and llama.cpp models) return a flat, JSON-able dict with these keys:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
 from kvlab.dtypes import KV_TYPES, kv_type
+from kvlab.inputs import finite_number
 
 GIB = 2**30
 MIB = 2**20
@@ -58,6 +61,39 @@ RESULT_KEYS = (
 # KV dtypes the two GPU engines take (SGLang --kv-cache-dtype, TensorRT-LLM kv_cache_dtype); "auto" is
 # the model's dtype, which for the bf16 / fp16 checkpoints kvlab models is 2 bytes a value
 ENGINE_KV_TYPES = ("auto", "bf16", "f16", "fp8")
+
+
+def checked_inputs(arch, card, context, n_gpus) -> tuple[int, int]:
+    """The checks every engine's rule makes first: an Architecture, a catalogue card, the context and the
+    tensor-parallel size (each refusal naming its field). Returns (context, tp)."""
+    if not isinstance(arch, Architecture):
+        raise ValueError("arch: expected an Architecture (resolve the model with catalogue.model_architecture)")
+    if not isinstance(card, dict) or not card.get("memory_gib"):
+        raise ValueError("card: expected a GPU card dict with memory_gib (catalogue.get_gpu)")
+    context = finite_number("context", context, minimum=1, maximum=1 << 24, integer=True)
+    return context, finite_number("n_gpus", n_gpus, minimum=1, maximum=64, integer=True)
+
+
+def deployment_budget(rule: Callable[..., dict]) -> Callable[..., dict]:
+    """The engine protocol's `budget(dep, context, **flags)` (kvlab.memory.compare.engine_budget) for a rule
+    that takes the model, card and settings field by field, as sglang_budget and trtllm_budget do."""
+
+    def budget(dep, context: int, **flags) -> dict:
+        if dep.card is None:
+            raise ValueError("gpu: this engine's rule starts from a catalogue card (give gpu, not memory_gib)")
+        return rule(
+            dep.arch,
+            dep.card,
+            context=context,
+            n_gpus=dep.tp,
+            weights_format=dep.weights["format"],
+            weights_counted=dep.weights,
+            kv=dep.kv,
+            **flags,
+        )
+
+    budget.__doc__ = f"The engine protocol (kvlab.memory.compare.engine_budget): {rule.__name__} for a Deployment."
+    return budget
 
 
 def budget_step(label: str, nbytes, how: str, source: str) -> dict:

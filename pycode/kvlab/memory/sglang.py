@@ -37,6 +37,8 @@ import math
 from kvlab.inputs import finite_number
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING, Architecture
 from kvlab.memory.engine_budget import (
+    checked_inputs,
+    deployment_budget,
     GIB,
     MIB,
     attention_layers,
@@ -226,12 +228,7 @@ def sglang_budget(
     `context` is --context-length; the other keywords are SGLang's flags of the same names
     (None: SGLang's default, named in `settings`).
     """
-    if not isinstance(arch, Architecture):
-        raise ValueError("arch: expected an Architecture (resolve the model with catalogue.model_architecture)")
-    if not isinstance(card, dict) or not card.get("memory_gib"):
-        raise ValueError("card: expected a GPU card dict with memory_gib (catalogue.get_gpu)")
-    context = finite_number("context", context, minimum=1, maximum=1 << 24, integer=True)
-    tp = finite_number("n_gpus", n_gpus, minimum=1, maximum=64, integer=True)
+    context, tp = checked_inputs(arch, card, context, n_gpus)
     fmt = weight_format(weights_format)
     k = engine_kv_dtype(kv)
     if mem_fraction_static is not None:
@@ -436,17 +433,4 @@ def sglang_budget(
     )
 
 
-def budget(dep, context: int, **flags) -> dict:
-    """The engine protocol (kvlab.memory.compare.engine_budget): sglang_budget for a Deployment."""
-    if dep.card is None:
-        raise ValueError("gpu: this engine's rule starts from a catalogue card (give gpu, not memory_gib)")
-    return sglang_budget(
-        dep.arch,
-        dep.card,
-        context=context,
-        n_gpus=dep.tp,
-        weights_format=dep.weights["format"],
-        weights_counted=dep.weights,
-        kv=dep.kv,
-        **flags,
-    )
+budget = deployment_budget(sglang_budget)

@@ -28,6 +28,8 @@ from __future__ import annotations
 from kvlab.inputs import finite_number
 from kvlab.memory.architecture import BOUNDED_KINDS, LINEAR, Architecture
 from kvlab.memory.engine_budget import (
+    checked_inputs,
+    deployment_budget,
     GIB,
     attention_layers,
     budget_result,
@@ -108,12 +110,7 @@ def trtllm_budget(
     `context` is max_seq_len; the keywords are KvCacheConfig's / the LLM API's fields of the same
     names (None: TensorRT-LLM's default, named in `settings`).
     """
-    if not isinstance(arch, Architecture):
-        raise ValueError("arch: expected an Architecture (resolve the model with catalogue.model_architecture)")
-    if not isinstance(card, dict) or not card.get("memory_gib"):
-        raise ValueError("card: expected a GPU card dict with memory_gib (catalogue.get_gpu)")
-    context = finite_number("context", context, minimum=1, maximum=1 << 24, integer=True)
-    tp = finite_number("n_gpus", n_gpus, minimum=1, maximum=64, integer=True)
+    context, tp = checked_inputs(arch, card, context, n_gpus)
     fmt = weight_format(weights_format)
     k = engine_kv_dtype(kv)
     if free_gpu_memory_fraction is not None:
@@ -277,17 +274,4 @@ def trtllm_budget(
     )
 
 
-def budget(dep, context: int, **flags) -> dict:
-    """The engine protocol (kvlab.memory.compare.engine_budget): trtllm_budget for a Deployment."""
-    if dep.card is None:
-        raise ValueError("gpu: this engine's rule starts from a catalogue card (give gpu, not memory_gib)")
-    return trtllm_budget(
-        dep.arch,
-        dep.card,
-        context=context,
-        n_gpus=dep.tp,
-        weights_format=dep.weights["format"],
-        weights_counted=dep.weights,
-        kv=dep.kv,
-        **flags,
-    )
+budget = deployment_budget(trtllm_budget)
