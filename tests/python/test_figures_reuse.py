@@ -62,6 +62,7 @@ def test_eviction_view_grid_matches_timeline(policy):
 def test_eviction_view_marks_the_token_added_at_each_step_as_new(policy):
     """Exactly one NEW cell per row, at the step's position; every other cached token is CACHED."""
     v = kvlab.eviction_view(policy=policy, n=24, window=5, n_sink=2, budget=8, recent=3)
+    assert len(v["grid"]) == len(v["steps"]) == 24
     for row, s in zip(v["grid"], v["steps"]):
         assert row[s["position"]] == NEW
         assert row.count(NEW) == 1

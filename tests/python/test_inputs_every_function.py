@@ -1,37 +1,19 @@
-"""Every widget function, every numeric parameter, junk in: a result, or one line that
-names the field (no raw tracebacks for any input; absurd numbers name the
+"""Every widget function, every numeric parameter (PARAMETERS of the registry, tests/python/widget_calls.py),
+junk in: a result, or one line that names the field (no raw tracebacks for any input; absurd numbers name the
 field). What the page and an embed's query string can send reaches these functions
 through kvlab.bridge, so that is the door tested here."""
 
 from __future__ import annotations
 
-import inspect
 import json
 
 import pytest
 
-import kvlab
 from kvlab.bridge import call_json
-from tests.python.test_snapshots import FUNCTIONS, slow_if
+from tests.python.widget_calls import PARAMETERS, slow_if
 
 # JSON the page could send for a number: text, NaN, infinities, huge, null, a list, a bool
 JUNK = ['"x"', "NaN", "Infinity", "-Infinity", "1e308", "-1e308", "null", "[1]", "true"]
-
-
-def numeric_parameters() -> list[tuple[str, str]]:
-    out = []
-    for name in FUNCTIONS:
-        for p in inspect.signature(getattr(kvlab, name)).parameters.values():
-            if isinstance(p.default, (int, float)) and not isinstance(p.default, bool):
-                out.append((name, p.name))
-    return out
-
-
-PARAMETERS = numeric_parameters()
-
-
-def test_the_grid_covers_the_widget_functions():
-    assert len({name for name, _ in PARAMETERS}) >= 15, PARAMETERS
 
 
 @pytest.mark.parametrize(("function", "parameter"), [pytest.param(f, p, marks=slow_if(f)) for f, p in PARAMETERS])
@@ -42,3 +24,5 @@ def test_junk_gives_a_result_or_an_error_that_names_the_field(function, paramete
             error = reply["error"]
             assert parameter in error and "\n" not in error, f"{function}({parameter}={junk}): {error}"
             assert error.startswith("ValueError: "), f"{function}({parameter}={junk}): {error}"
+        else:
+            assert list(reply) == ["result"], f"{function}({parameter}={junk}): {reply}"

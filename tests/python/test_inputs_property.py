@@ -1,9 +1,10 @@
 """Every widget function, any value for any of its parameters (hypothesis): a JSON result, or a
 ValueError / TypeError of one short line; never another exception (an OverflowError, a
-RecursionError, a KeyError from deep down), never NaN in the result.
+RecursionError, a KeyError from deep down), never NaN in the result. Not only refusals: each
+function must reach a result for some of the inputs drawn (a test whose every input was refused
+checked no result).
 
-The functions are the snapshot tests' registry (tests/python/test_snapshots.py FUNCTIONS, as
-test_inputs_every_function.py uses); the numbers drawn include each parameter's declared range
+The functions are the registry's (tests/python/widget_calls.py FUNCTIONS); the numbers drawn include each parameter's declared range
 and the values just outside it (the function's `inputs` Spec). Derandomized: every run tries the
 same examples, so a failure here is a regression, not a new draw.
 """
@@ -18,12 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kvlab
-from tests.python.test_snapshots import FUNCTIONS, slow_if
+from tests.python.widget_calls import CALLS, FUNCTIONS, SLOW_FUNCTIONS, slow_if
 
 MAX_MESSAGE = 500  # what the bridge passes on to the page (kvlab.bridge._error)
 EXAMPLES = 30
-# functions that run the tiny model at every call (test_snapshots.SLOW_FUNCTIONS): fewer examples
-FEW_EXAMPLES = {"eviction_recall_demo": 4, "kv_quant_demo": 4, "kv_quant_table": 4}
+# functions that run the tiny model over whole episodes at every call (the registry's SLOW_FUNCTIONS): fewer examples
+FEW_EXAMPLES = dict.fromkeys(SLOW_FUNCTIONS, 4)
 
 NUMBERS = st.one_of(
     st.integers(),
@@ -50,18 +51,21 @@ ANYTHING = st.one_of(NUMBERS, TEXT, OTHER)
 
 
 def values_for(function, name: str):
-    """Anything, and for a declared number its range's ends and just beyond them."""
+    """Anything; the values the page sends (the parameter's default, and what the registry's CALLS pass it); and
+    for a declared number its range's ends and just beyond them."""
+    default = inspect.signature(function).parameters[name].default
+    sent = [default] if default is not inspect.Parameter.empty else []
+    sent += [kw[name] for kw in CALLS.get(function.__name__, []) if name in kw and kw[name] not in sent]
     param = (getattr(function, "inputs", None) or {}).get(name)
-    if param is None:
-        return ANYTHING
-    edges = [param.lo, param.hi, param.lo - 1, param.hi + 1, (param.lo + param.hi) / 2]
-    return st.one_of(st.sampled_from(edges), ANYTHING)
+    edges = [] if param is None else [param.lo, param.hi, param.lo - 1, param.hi + 1, (param.lo + param.hi) / 2]
+    return st.one_of(*(st.sampled_from(v) for v in (sent, edges) if v), ANYTHING)
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=slow_if(n)) for n in FUNCTIONS])
 def test_any_input_gives_a_result_or_a_short_value_or_type_error(name):
     function = getattr(kvlab, name)
     parameters = list(inspect.signature(function).parameters)
+    outcomes = {"result": 0, "refused": 0}
 
     @settings(
         max_examples=FEW_EXAMPLES.get(name, EXAMPLES),
@@ -78,7 +82,11 @@ def test_any_input_gives_a_result_or_a_short_value_or_type_error(name):
         except (ValueError, TypeError) as exc:
             message = str(exc)
             assert len(message) < MAX_MESSAGE, f"{name}: a {len(message):,}-character message: {message[:300]}..."
+            outcomes["refused"] += 1
             return
         json.dumps(result, allow_nan=False)  # what the bridge sends the page
+        outcomes["result"] += 1
 
     check()
+    # not only refusals: some of the inputs drawn reached the function's result and its JSON
+    assert outcomes["result"] > 0, f"{name}: every input drawn was refused ({outcomes})"

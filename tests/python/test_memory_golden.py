@@ -8,14 +8,22 @@ recurrent state, MLA; both engines; 1 to 8 GPUs; the edges of every input check.
 mutation (bench/mutation.py) or a refactor that changes any of it fails here, naming
 the case.
 
-One case per line in data/memory_golden.jsonl (id, then the JSON of the result or of the
-error). On a mismatch the test says which case and where; if the change is meant,
-rewrite the file with
+Each result (the JSON of the value, or of the error) is stored as its leaves, each under its
+path (value.layers[0].kind), in two files, one case per line in each:
+
+- data/memory_golden_numbers.jsonl: every leaf that is not a string (numbers, booleans, nulls,
+  empty lists and dicts);
+- data/memory_golden_text.jsonl: every string leaf (notes, warnings, error messages, *_text,
+  names).
+
+So a copy edit rewrites only the text file, and a change of numbers only the numbers file (both
+where a number is written in the text). On a mismatch the test names the case, the file and the
+path; if the change is meant, rewrite both files with
 
     KVLAB_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/python/test_memory_golden.py
 
 Numbers are compared to 1e-12 relative (plain float64 arithmetic, the same on every CPU), and an
-int must stay an int.
+int must stay an int; every other leaf must be equal, and the paths the same.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ import dataclasses
 import json
 import math
 import os
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,7 +45,8 @@ from kvlab.memory import verdict as vd
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.deployment import deployment
 
-GOLDEN = Path(__file__).resolve().parent / "data" / "memory_golden.jsonl"
+DATA = Path(__file__).resolve().parent / "data"
+GOLDEN = {"numbers": DATA / "memory_golden_numbers.jsonl", "text": DATA / "memory_golden_text.jsonl"}
 UPDATE = os.environ.get("KVLAB_UPDATE_SNAPSHOTS") == "1"
 
 # one model per way of building the cache
@@ -391,32 +402,71 @@ def run(case_id: str):
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def same(a, b, where: str = "") -> str | None:
-    """None if equal (numbers to 1e-9 relative), else the first place they differ."""
+NAME = re.compile(r"[A-Za-z_]\w*\Z")
 
-    def number(x) -> bool:
-        return isinstance(x, (int, float)) and not isinstance(x, bool)
 
-    if number(a) and number(b) and type(a) is type(b):  # an int that became a float is a change
-        return None if math.isclose(a, b, rel_tol=1e-12, abs_tol=0) else f"{where}: {a!r} != {b!r}"
+def leaves(value, path: str = "") -> Iterator[tuple[str, object]]:
+    """Every leaf of a JSON value, with its path (value.layers[0].kind; a key that is not a name as ["a key"]).
+    An empty list or dict is a leaf."""
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            step = (f".{key}" if path else key) if NAME.match(key) else f"[{json.dumps(key)}]"
+            yield from leaves(item, path + step)
+    elif isinstance(value, list) and value:
+        for i, item in enumerate(value):
+            yield from leaves(item, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def split(result: dict) -> dict[str, dict]:
+    """A result's leaves by file: {"numbers": {path: leaf that is not a string}, "text": {path: string}}."""
+    out: dict[str, dict] = {"numbers": {}, "text": {}}
+    for path, leaf in leaves(result):
+        out["text" if isinstance(leaf, str) else "numbers"][path] = leaf
+    return out
+
+
+def same_leaf(a, b) -> bool:
+    """Numbers to 1e-12 relative, and an int that became a float (or the reverse) is a change; else equal."""
     if type(a) is not type(b):
-        return f"{where}: {a!r} != {b!r}"
-    if isinstance(a, dict):
-        if a.keys() != b.keys():
-            return f"{where}: keys {sorted(set(a) ^ set(b))} differ"
-        return next((d for k in a if (d := same(a[k], b[k], f"{where}.{k}"))), None)
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return f"{where}: length {len(a)} != {len(b)}"
-        return next((d for i, (x, y) in enumerate(zip(a, b)) if (d := same(x, y, f"{where}[{i}]"))), None)
-    return None if a == b else f"{where}: {a!r} != {b!r}"
+        return False
+    if isinstance(a, (int, float)) and not isinstance(a, bool):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=0)
+    return a == b
 
 
-def load() -> dict:
-    if not GOLDEN.exists():
-        return {}
-    rows = (json.loads(line) for line in GOLDEN.read_text().splitlines() if line.strip())
-    return {r["id"]: r["result"] for r in rows}
+def difference(got: dict, stored: dict) -> str | None:
+    """None if the leaves agree, else the first place they differ: which file, which path."""
+    for kind in ("numbers", "text"):
+        new, old = got[kind], stored[kind]
+        gone, added = [p for p in old if p not in new], [p for p in new if p not in old]
+        if gone or added:
+            return f"{kind}: paths gone {gone[:5]}, paths added {added[:5]}"
+        for path, leaf in old.items():
+            if not same_leaf(new[path], leaf):
+                return f"{kind} at {path}: {new[path]!r} != {leaf!r}"
+    return None
+
+
+def load() -> dict[str, dict]:
+    """{case id: {"numbers": {path: leaf}, "text": {path: leaf}}} from the two files."""
+    stored: dict[str, dict] = {}
+    for kind, file in GOLDEN.items():
+        if file.exists():
+            for line in file.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    stored.setdefault(row["id"], {})[kind] = row[kind]
+    return stored
+
+
+def write(results: dict[str, dict]) -> None:
+    for kind, file in GOLDEN.items():
+        lines = [
+            json.dumps({"id": i, kind: split(r)[kind]}, ensure_ascii=False, allow_nan=False) for i, r in results.items()
+        ]
+        file.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 STORED = load()
@@ -424,18 +474,42 @@ STORED = load()
 
 def test_every_case_has_a_golden_value():
     if UPDATE:
-        lines = [json.dumps({"id": i, "result": run(i)}, ensure_ascii=False, allow_nan=False) for i in CASES]
-        GOLDEN.write_text("\n".join(lines) + "\n")
+        write({i: json.loads(json.dumps(run(i), allow_nan=False)) for i in CASES})
         return
     assert sorted(STORED) == sorted(CASES), (
-        "cases and data/memory_golden.jsonl disagree: rewrite it (see the docstring)"
+        "the cases and data/memory_golden_{numbers,text}.jsonl disagree: rewrite them (see the docstring)"
     )
+    halves = [i for i, s in STORED.items() if set(s) != {"numbers", "text"}]
+    assert halves == [], f"cases in only one of the two files: {halves[:5]} (rewrite them)"
+    # every case pins something: its value's leaves, or its error's message
+    assert all(s["numbers"] or s["text"] for s in STORED.values())
+
+
+def test_the_split_stores_every_leaf_once_and_numbers_apart_from_text():
+    result = {"value": {"bytes": 10, "share": 0.5, "fits": True, "cap": None, "notes": ["a", "b"], "layers": []}}
+    result["value"]["by kind"] = {"full": {"n": 2, "kind": "full"}}
+    parts = split(result)
+    assert parts["numbers"] == {
+        "value.bytes": 10,
+        "value.share": 0.5,
+        "value.fits": True,
+        "value.cap": None,
+        "value.layers": [],
+        'value["by kind"].full.n': 2,
+    }
+    assert parts["text"] == {"value.notes[0]": "a", "value.notes[1]": "b", 'value["by kind"].full.kind': "full"}
+    # a copy edit changes the text only; a number, the numbers only; an int that became a float is a change
+    edited = split({**result, "value": {**result["value"], "notes": ["a", "c"]}})
+    assert edited["numbers"] == parts["numbers"] and difference(edited, parts) == "text at value.notes[1]: 'c' != 'b'"
+    assert difference(split({"value": {**result["value"], "bytes": 10.0}}), parts).startswith("numbers at value.bytes")
+    assert difference(split({"value": {**result["value"], "share": 0.5 + 1e-15}}), parts) is None
+    assert difference(split({"error": "ValueError: no"}), parts).startswith("numbers: paths gone")
 
 
 @pytest.mark.parametrize("case_id", list(CASES))
 def test_calculator_matches_its_golden_value(case_id):
     if UPDATE:
-        return  # test_every_case_has_a_golden_value rewrites the file
-    got = json.loads(json.dumps(run(case_id), allow_nan=False))
-    diff = same(got, STORED[case_id], "result")
+        return  # test_every_case_has_a_golden_value rewrites the files
+    got = split(json.loads(json.dumps(run(case_id), allow_nan=False)))
+    diff = difference(got, STORED[case_id])
     assert diff is None, f"{case_id}: {diff}"

@@ -35,8 +35,6 @@ from kvlab.reuse.offload import (
 from kvlab.reuse.prefix_cache import RadixPrefixCache
 from kvlab.widgets import offload_types
 from kvlab.widgets.offload import TRACE_MAX_PREFIXES, offload_figure
-from tests.python.test_widget_binding import ROWS_BUILT, WIDGETS, render
-from tests.python.test_widget_binding import check as check_binding
 
 # ---------------------------------------------------------------------------
 # hit rates
@@ -308,20 +306,3 @@ def test_every_figure_from_outside_has_a_source():
         else:
             assert d["gpu_links"][g["id"]]["source"].startswith("https://"), g["id"]
             link(d["gpu_links"][g["id"]]["link"])  # names a known link
-
-
-# ---------------------------------------------------------------------------
-# the template is the only markup (the checks of test_widget_binding, for this widget)
-# ---------------------------------------------------------------------------
-
-
-def test_template_binds_paths_of_the_result_and_jinja_agrees():
-    tree, data = render("kv-offload")
-    problems: list[str] = []
-    check_binding(tree, data, "kv-offload", problems)
-    assert not problems, "\n".join(problems)
-
-
-def test_widget_js_builds_no_rows_or_list_items():
-    js = (WIDGETS / "kv-offload" / "widget.js").read_text(encoding="utf-8")
-    assert not ROWS_BUILT.search(js)

@@ -1,8 +1,9 @@
 """Snapshots of every widget function's default JSON (Observable Plot style).
 
-Each function a widget calls (site_src/widgets/*/widget.json "function", and any
-name a widget's JS passes to ctx.call / ctx.live) is called with no arguments
-through the browser's own door, `kvlab.bridge.call_json`, and its JSON compared
+Each function a widget calls (FUNCTIONS of the registry, tests/python/widget_calls.py:
+site_src/widgets/*/widget.json "function", and any name a widget's JS passes to
+ctx.call / ctx.live) is called with no arguments through the browser's own door,
+`kvlab.bridge.call_json`, and its JSON compared
 with tests/python/snapshots/<name>.json. The build draws each static figure from
 the same call, so a snapshot is what the page shows before the reader touches it.
 
@@ -21,39 +22,16 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from pathlib import Path
 
 import pytest
 
-import kvlab
 from kvlab.bridge import call_json
+from tests.python.widget_calls import FUNCTIONS, slow_if
 
 ROOT = Path(__file__).resolve().parents[2]
-WIDGETS = ROOT / "site_src" / "widgets"
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 UPDATE = os.environ.get("KVLAB_UPDATE_SNAPSHOTS") == "1"
-CALLED_FROM_JS = re.compile(r"""ctx\.(?:call|live)\(\s*["']([A-Za-z_]\w*)["']""")
-
-
-def widget_functions() -> list[str]:
-    names = set()
-    for spec in sorted(WIDGETS.glob("*/widget.json")):
-        names.add(json.loads(spec.read_text())["function"])
-    for js in sorted(WIDGETS.glob("*/*.js")):
-        names.update(CALLED_FROM_JS.findall(js.read_text()))
-    return sorted(names)
-
-
-FUNCTIONS = widget_functions()
-# The functions that run the tiny model over whole episodes at every call (most of tests/python's wall time:
-# bench/results/2026-12-03-test-loop.md). Every test that calls one is marked slow on itself, so that
-# `build.py test --fast` leaves it out; `slow_if(name)` is that mark, for pytest.param.
-SLOW_FUNCTIONS = {"eviction_recall_demo", "kv_quant_demo", "kv_quant_table"}
-
-
-def slow_if(function: str) -> tuple:
-    return (pytest.mark.slow,) if function in SLOW_FUNCTIONS else ()
 
 
 def as_text(value) -> str:
@@ -107,12 +85,6 @@ def first_difference(old, new, path="$", rel_tol=1e-9):
                 return where
         return None
     return None if old == new else path
-
-
-def test_every_widget_function_is_found_and_public():
-    assert len(FUNCTIONS) >= 19, FUNCTIONS  # 18 widget.json functions + race_theory (model-race's JS)
-    assert "race_theory" in FUNCTIONS
-    assert [name for name in FUNCTIONS if name not in kvlab.__all__] == []
 
 
 def test_no_snapshot_is_left_without_a_function():
