@@ -411,7 +411,7 @@ def sglang_budget(
     sequences = min(tokens // per_seq, running) if tokens else 0
     longest = min(tokens, context)  # one request: at most context_len tokens, and the pool's
     rule = (
-        "SGLang keeps mem_fraction_static of the memory free before loading for weights + KV, so the KV pool is "
+        "keeps mem_fraction_static of the memory free before loading for weights + KV, so the KV pool is "
         "what the weights leave of it; the fraction's default is the card's memory less a reserve for activations "
         "and CUDA graphs."
     )

@@ -248,7 +248,7 @@ def trtllm_budget(
             f"({tokens_per_block}) * maxBlocksPerSeq ({blocks_needed(full, context)})))"
         )
     rule = (
-        "TensorRT-LLM gives the KV cache free_gpu_memory_fraction (0.9) of the memory still free after the weights "
+        "gives the KV cache free_gpu_memory_fraction (0.9) of the memory still free after the weights "
         "and a profiling pass at peak, capped by max_tokens, in blocks of tokens_per_block."
     )
     return budget_result(

@@ -884,6 +884,7 @@ def _as_budget(dep: Deployment, v: dict, context: int) -> dict:
         "version_modelled": v["engine_model"]["version"],
         "fits": v["fits"],
         "refusal": None if v["fits"] else v["headline"],
+        "confidence": v["confidence"],
         "kv_budget_bytes": pool,
         "kv_bytes_per_token": per_token,
         "max_tokens": tokens,

@@ -77,10 +77,13 @@ def engines_figure(
     else:
         headline = f"{info['hf_id']} on {where}: the weights leave no engine room for a pooled cache."
     held = [x for x in rows if x["fits"]]
-    refused = [x["engine_name"] for x in rows if not x["fits"]]
+    refused = [x["engine_name"] for x in rows if not x["fits"] and x.get("confidence") != "low"]
+    unsure = [x["engine_name"] for x in rows if not x["fits"] and x.get("confidence") == "low"]
     parts = []
     if refused:
         parts.append(f"{_names(refused)} cannot hold one")
+    if unsure:
+        parts.append(f"{_names(unsure)} probably cannot hold one (a close call, within kvlab's error)")
     if held:
         parts.append("; ".join(f"{x['engine_name']} holds {x['max_sequences_at_context']:,}" for x in held))
     headline += f" Chats of {plural(p['context'], 'token')} at once: " + "; ".join(parts) + "."
