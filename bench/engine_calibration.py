@@ -118,6 +118,7 @@ def cuda_graph_rows() -> list[dict]:
                 "gib": gib,
                 "how": how,
                 "subtracted": bool(eq["subtracted"]) if eq else True,
+                "opt_out": bool(eq and eq.get("opt_out")),
                 "in_fit": bool(cg) and (not eq or eq["subtracted"]) and entry.get("cuda_graph_fit", True),
                 "tp": entry.get("args", {}).get("tensor_parallel_size") or entry.get("n_gpus") or 1,
                 "model": entry.get("model_id") or "not named",
@@ -139,7 +140,8 @@ def cuda_graph_fit(write: bool) -> dict:
         r["error"] = value - r["gib"]
         print(
             f"| {r['file']} | {r['version']} | {r['model']} | {r['tp']} | {r['gib']:.2f} | {r['how']} | "
-            f"{'yes' if r['subtracted'] else 'no (before 0.19, opt-in)'} | {'fit' if r['in_fit'] else 'held out'} | "
+            f"{'yes' if r['subtracted'] else 'no (0.21+ opt-out, =0)' if r['opt_out'] else 'no (before 0.19, opt-in)'} | "
+            f"{'fit' if r['in_fit'] else 'held out'} | "
             f"{value:.3f} | {r['error']:+.2f} |"
         )
     held = [r for r in rows if not r["in_fit"]]

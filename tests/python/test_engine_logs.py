@@ -489,8 +489,11 @@ def test_sglang_without_a_model_and_its_refusal_are_read():
     r = explain_engine_log(calibration_log("sglang_deepseek_v4_pro_fp8_h200_tp8_error.txt"), None)
     assert any("refused to start" in n and "--mem-fraction-static=0.88" in n for n in r["notes"])
     assert ("mem_fraction_static", 0.88) in {(s["name"], s["value"]) for s in r["settings"]}
+    # a vLLM log without a model is read against itself (nothing rebuilt from layers); llama.cpp still needs one
+    r = explain_engine_log(calibration_log("vllm_qwen36_27b_rtx3090_tp4_v0240.txt"), None)
+    assert r["engine"] == "vllm" and r["model"] is None and any("no model given" in n for n in r["notes"])
     with pytest.raises(ValueError, match="model"):
-        explain_engine_log(calibration_log("vllm_qwen36_27b_rtx3090_tp4_v0240.txt"), None)
+        explain_engine_log(calibration_log("llamacpp_gpt_oss_120b_rocm_2seq.txt"), None)
 
 
 def test_tensorrt_llm_bytes_per_token_and_block_arithmetic():
@@ -509,3 +512,109 @@ def test_tensorrt_llm_bytes_per_token_and_block_arithmetic():
     assert check(r, "tokens in the primary pool")["status"] == "exact"
     assert check(r, "KV cache blocks per sequence")["rebuilt"] == "65"
     assert any("not modelled yet: TensorRT-LLM's budget rule" in n for n in r["notes"])
+
+
+# --------------------------------------------------------------- issue 39 items 5-6: the logs added after the fit
+def _figure(r: dict, figure: str) -> dict:
+    return next(c for c in r["checks"] if c["figure"] == figure)
+
+
+def _changed(name: str, old: str, new: str) -> str:
+    text = calibration_log(name)
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def test_vllm_banner_version_and_a_kv_dtype_kvlab_does_not_model():
+    """vllm#49011 (0.25.1, printed only in the start-up banner), --kv-cache-dtype nvfp4: the version is read, the
+    token line is checked against the concurrency line, and the unmodelled dtype is named instead of a crash."""
+    name = "vllm_qwen36_27b_nvfp4_kvnvfp4_1m_v0251.txt"
+    v = parse_engine_log(calibration_log(name))["vllm"]
+    assert v["version"]["value"] == (0, 25)
+    r = explain_engine_log(calibration_log(name), "qwen3.6-27b")
+    c = _figure(r, "KV cache size in tokens")
+    assert c["status"] == "consistent" and c["rebuilt"] == "1.74x x 1,048,576 = 1,819,279 to 1,829,765 tokens"
+    assert any("not modelled: KV cache dtype 'nvfp4'" in n for n in r["notes"])
+    assert r["summary"].endswith("from the log's own figures")
+    r = explain_engine_log(_changed(name, "1,823,372 tokens", "1,853,372 tokens"), "qwen3.6-27b")
+    assert _figure(r, "KV cache size in tokens")["status"] != "consistent"
+
+
+def test_vllm_free_memory_line_is_rebuilt_from_its_own_terms():
+    """club-3090 PR 1139: requested = util x total; --kv-cache-memory advices = requested (or free) - consumed -
+    peak activation - CUDA graphs - 150 MiB; in use = requested - consumed - peak activation; the graph pool line."""
+    name = "vllm_qwen38_27b_fp8_24gb_tp2_kvsuggestion.txt"
+    r = explain_engine_log(calibration_log(name), None)
+    assert r["engine"] == "vllm" and r["lines_read"] == 2
+    figures = {c["figure"]: c for c in r["checks"]}
+    assert all(c["status"] == "consistent" for c in figures.values()), figures
+    assert figures["--kv-cache-memory to fit into requested memory"]["rebuilt"] == "4.47 GiB"
+    assert figures["--kv-cache-memory to fully utilize GPU memory"]["rebuilt"] == "5.95 GiB"
+    assert figures["KV cache memory in use"]["rebuilt"] == "4.76 GiB"
+    assert figures["CUDA graph pool: estimated - actual"]["rebuilt"] == "0.06 GiB"
+    for old, new, figure in (
+        ("`--kv-cache-memory=6390038016` (5.95 GiB)", "`--kv-cache-memory=6390038016` (6.15 GiB)", "fully utilize"),
+        ("(5.95 GiB)", "(5.85 GiB)", "fully utilize"),
+        ("in use is 4.76 GiB", "in use is 4.96 GiB", "in use"),
+        ("`--kv-cache-memory=4805904446`", "`--kv-cache-memory=4905904446`", "fit into"),
+        ("0.06 GiB (47.1%)", "0.16 GiB (47.1%)", "CUDA graph pool"),
+    ):
+        r = explain_engine_log(_changed(name, old, new), None)
+        c = next(c for c in r["checks"] if figure in c["figure"])
+        assert c["status"] == "differs", (old, new)
+
+
+def test_vllm_cuda_graph_opt_out_line_of_021():
+    """wtdcode/vllm-backport#34: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 on 0.21+ ('increasing ... from 0.9350 to
+    0.9595.'): read as not subtracted, the estimate checked against the two utilizations on a 23.56 GiB card."""
+    name = "vllm_fork_backport_dsv4_flash_rtx3090_pp2_tp4_cgoptout.txt"
+    eq = parse_engine_log(calibration_log(name))["vllm"]["equivalent_util"]
+    assert (eq["util"], eq["with"], eq["subtracted"], eq.get("opt_out")) == ("0.9350", "0.9595", False, True)
+    r = explain_engine_log(calibration_log(name), None, gpu_memory_gib=23.56)
+    c = _figure(r, "gpu_memory_utilization with the CUDA graph estimate")
+    assert c["status"] == "consistent" and c["logged"] == "0.9595"
+    assert any("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0" in n and "opt-in" not in n for n in r["notes"])
+    r = explain_engine_log(_changed(name, "0.58 GiB total", "0.78 GiB total"), None, gpu_memory_gib=23.56)
+    assert _figure(r, "gpu_memory_utilization with the CUDA graph estimate")["status"] == "differs"
+
+
+def test_vllm_negative_kv_memory_is_a_refusal_not_a_prediction():
+    """intel/llm-scaler#672 (a fork on XPU): 'Available KV cache memory: -0.61 GiB' + 'No available memory for the
+    cache blocks' is named as the refusal; no block count is predicted from a negative budget."""
+    r = explain_engine_log(calibration_log("vllm_fork_llmscaler_qwen38_27b_b70_tp2_error.txt"), "qwen3.6-27b")
+    assert not r["checks"]
+    assert any("refused to start" in n and "0.61 GiB more" in n for n in r["notes"])
+    assert not any("null block" in n for n in r["notes"])
+
+
+def test_sglang_mamba_pool_and_a_drafts_second_pool_are_read():
+    """ktransformers#1870 (Qwen3.5-397B, SGLang 0.5.9): the Mamba pool line; club-3090#1261 (SGLang 0.5.19, dflash2):
+    the drafter's second pool is kept apart, and the target pool is Qwen3.6-27B's 16 full-attention layers."""
+    r = explain_engine_log(calibration_log("sglang_qwen35_397b_fp8_rtx4090_tp2_ktransformers.txt"), None)
+    assert r["lines_read"] == 5
+    assert any("82 request slots" in n and "SSM states 7.29 GiB = 7.42 GiB" in n for n in r["notes"])
+    name = "sglang_qwen38_27b_nvfp4_rtx5090_tp2_dflash2.txt"
+    r = explain_engine_log(calibration_log(name), "qwen3.6-27b", tensor_parallel_size=2)
+    assert _figure(r, "KV pool per token (K size + V size / #tokens)")["status"] == "exact"
+    assert any("second KV pool" in n and "K 1.08 GB + V 1.08 GB" in n for n in r["notes"])
+    assert any("16 full-attention layers only" in n for n in r["notes"])
+    r = explain_engine_log(_changed(name, "K size: 3.46 GB", "K size: 3.56 GB"), "qwen3.6-27b", tensor_parallel_size=2)
+    assert _figure(r, "KV pool per token (K size + V size / #tokens)")["status"] == "differs"
+
+
+def test_vllm_engine_init_line_gives_the_kv_dtype_and_length():
+    """SergiioB/intel-arc-pro-b70-inference-cookbook#4 (vLLM 0.27.2rc1 on XPU): 'kv_cache_dtype=fp8' and
+    'max_seq_len=100000' are read off the engine-init line; the refusal and the budget the user set
+    (kv_cache_memory_bytes, no profiling) are named without a model."""
+    name = "vllm_xpu_b70_gptq_mtp4_100k_v0272_error.txt"
+    v = parse_engine_log(calibration_log(name))["vllm"]
+    assert (v["kv_cache_dtype"]["value"], v["max_model_len"]["value"], v["version"]["value"]) == (
+        "fp8",
+        100000,
+        (0, 27),
+    )
+    r = explain_engine_log(calibration_log(name), None)
+    assert any("100,000-token request needs 4.26 GiB" in n and "4.25 GiB is available" in n for n in r["notes"])
+    assert any("budget is 4.25 GiB as set by --kv-cache-memory-bytes" in n for n in r["notes"])
+    v = parse_engine_log(_changed(name, "kv_cache_dtype=fp8,", "kv_cache_dtype=auto,"))["vllm"]
+    assert v["kv_cache_dtype"]["value"] == "auto"

@@ -148,7 +148,7 @@ def test_null_block():
     assert kv["bytes"] - kv1["bytes"] == block
     assert "null block" in kv["how"] and "null block" not in kv1["how"]
     assert new["engine_model"]["null_block"] is True
-    assert "null_block" not in v1["engine_model"]  # V1's verdict is unchanged (memory_golden.jsonl pins it)
+    assert "null_block" not in v1["engine_model"]  # V1's verdict is unchanged (the golden files pin it)
 
 
 def test_longest_context_counts_the_null_block():

@@ -143,7 +143,9 @@ _VLLM_FLOAT = {
 _VLLM_INT = {
     "gpu_blocks": re.compile(r"(?:GPU|CUDA) blocks:\s*([\d,]+)"),  # "# CUDA blocks" in 0.6.6-0.7
     "gpu_kv_tokens": re.compile(r"GPU KV cache size:\s*([\d,]+)\s*tokens"),
-    "max_model_len": re.compile(r"['\"]max_model_len['\"]:\s*(\d+)|--max-model-len[ =](\d+)|max_model_len=(\d+)"),
+    "max_model_len": re.compile(
+        r"['\"]max_model_len['\"]:\s*(\d+)|--max-model-len[ =](\d+)|max_model_len=(\d+)|[ ,]max_seq_len=(\d+)"
+    ),
     "block_size": re.compile(r"['\"]block_size['\"]:\s*(\d+)|--block-size[ =](\d+)"),
     "max_num_batched_tokens": re.compile(
         r"max_num_batched_tokens['\"]?\s*[=:]\s*(\d+)|--max-num-batched-tokens?[ =](\d+)"
@@ -163,7 +165,11 @@ _SPECULATIVE = re.compile(r"speculative[_-]config['\"]?\s*[:=]?\s*['\"]?\{([^}]*
 _SPEC_METHOD = re.compile(r"['\"]method['\"]:\s*['\"]([\w.-]+)['\"]")
 _SPEC_TOKENS = re.compile(r"['\"]num_speculative_tokens['\"]:\s*(\d+)")
 _PREFIX_CACHING = re.compile(r"['\"]enable_prefix_caching['\"]:\s*(True|False)|--(no-)?enable-prefix-caching\b")
-_VLLM_DTYPE = re.compile(r"['\"]kv_cache_dtype['\"]:\s*['\"](\w+)['\"]|--kv-cache-dtype[ =](\w+)")
+# the engine arguments ('kv_cache_dtype': 'fp8'), the command (--kv-cache-dtype fp8) or the engine-init line
+# ("Initializing a V1 LLM engine (v...) with config: ..., kv_cache_dtype=fp8, ...")
+_VLLM_DTYPE = re.compile(
+    r"['\"]kv_cache_dtype['\"]:\s*['\"](\w+)['\"]|--kv-cache-dtype[ =](\w+)|[ ,]kv_cache_dtype=(\w+)"
+)
 _CONCURRENCY = re.compile(r"Maximum concurrency for\s*([\d,]+)\s*tokens per request:\s*([\d.]+)x")
 _NEEDED = re.compile(
     r"max seq len \((\d+)\),\s*\(([\d.]+)\s*GiB KV cache is needed, which is larger than the available "
@@ -185,8 +191,41 @@ _VLLM_EQUIV = re.compile(
 _VLLM_EQUIV_OLD = re.compile(
     r"increase --gpu-memory-utilization from ([\d.]+) to ([\d.]+) to maintain the same effective KV cache size"
 )
-# "Initializing a V1 LLM engine (v0.24.0)", "vLLM API server version 0.20.2rc1..."
-_VLLM_VERSION = re.compile(r"LLM engine \(v(\d+)\.(\d+)|vLLM API server version (\d+)\.(\d+)")
+# 0.21+ run with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 (opt-out): the estimate is printed, not subtracted, and
+# the utilization that would keep the same KV cache with it subtracted is advised ("increasing ... from A to B.")
+_VLLM_OPT_OUT = re.compile(
+    r"CUDA graph memory profiling is disabled \(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0\).*?increasing "
+    r"--gpu-memory-utilization from (\d*\.\d+) to (\d*\.\d+)"
+)
+# "Initializing a V1 LLM engine (v0.24.0)", "vLLM API server version 0.20.2rc1...", and the 0.22+ start-up banner
+# ("▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.25.1", api_utils.py)
+_VLLM_VERSION = re.compile(
+    r"LLM engine \(v(\d+)\.(\d+)|vLLM API server version (\d+)\.(\d+)|[█▀▄]\s+version (\d+)\.(\d+)\.\d"
+)
+# gpu_worker.py, when the KV cache is sized from gpu_memory_utilization: what the run took and the --kv-cache-memory
+# that would keep it ("... consumed memory (weights + non-torch), ..." in later releases; "... for weight, ... for
+# non-torch memory, ..." before)
+_VLLM_FREE = re.compile(
+    r"Free memory on device \(([\d.]+)/([\d.]+) GiB\) on startup\. Desired GPU memory utilization is \(([\d.]+), "
+    r"([\d.]+) GiB\)\. Actual usage is ([\d.]+) GiB for (consumed memory \(weights \+ non-torch\)|weight), "
+    r"([\d.]+) GiB for peak activation, (?:([\d.]+) GiB for non-torch memory, )?and ([\d.]+) GiB for CUDAGraph "
+    r"memory\. Replace gpu_memory_utilization config with `--kv-cache-memory=(\d+)` \(([\d.]+) GiB\) to fit into "
+    r"requested memory, or `--kv-cache-memory=(\d+)` \(([\d.]+) GiB\) to fully utilize gpu memory\. Current kv "
+    r"cache memory in use is ([\d.]+) GiB"
+)
+# gpu_worker.py after capture: the graphs' pool against the estimate subtracted before the KV cache was sized
+_VLLM_CG_POOL = re.compile(
+    r"CUDA graph pool memory:\s*([\d.]+)\s*GiB \(actual\),\s*([\d.]+)\s*GiB \(estimated\),\s*difference:\s*"
+    r"(-?[\d.]+)\s*GiB"
+)
+_VLLM_NO_MEMORY = re.compile(r"No available memory for the cache blocks")
+# --kv-cache-memory-bytes set: the KV budget is the user's, no profiling run (gpu_worker.py)
+_VLLM_KV_SET = re.compile(
+    r"Initial free memory ([\d.]+) GiB, reserved ([\d.]+) GiB memory for KV Cache as specified by "
+    r"kv_cache_memory_bytes config"
+)
+# vllm/worker/gpu_worker.py: redundancy_buffer_memory = 150 * (1 << 20), kept back from both --kv-cache-memory advices
+VLLM_REDUNDANCY_BUFFER = 150 * (1 << 20)
 
 # --- SGLang ----------------------------------------------------------------------------
 # python/sglang/srt/model_executor/model_runner.py and mem_cache/memory_pool.py; SGLang's "GB" are GiB (÷ 2³⁰)
@@ -204,6 +243,11 @@ _SGLANG = {
     "available_gpu_mem": re.compile(r"available_gpu_mem=([\d.]+)\s*GB"),
     "mem_fraction_static": re.compile(r"mem[_-]fraction[_-]static['\"]?\s*[=:]\s*(\d+(?:\.\d+)?)"),
     "refusal": re.compile(r"(Loaded weights leave no GPU memory for the KV cache[^\n]*|Not enough memory[^\n]*)"),
+    # hybrid models (Qwen3.5/3.6/Next, Nemotron-H...): the recurrent states' pool, one slot per running request
+    "mamba": re.compile(
+        r"Mamba Cache is allocated\.\s*max_mamba_cache_size:\s*(\d+),\s*conv_state size:\s*([\d.]+)\s*GB,\s*"
+        r"ssm_state size:\s*([\d.]+)\s*GB"
+    ),
 }
 
 # --- TensorRT-LLM ----------------------------------------------------------------------
@@ -269,6 +313,55 @@ def _vllm_v021_lines(line: str, number: int, vllm: dict) -> None:
                 "text": m.group(0),
             }
             vllm.setdefault("gpu_memory_utilization", {"value": float(m.group(1)), "line": number, "text": m.group(0)})
+    if "equivalent_util" not in vllm and (m := _VLLM_OPT_OUT.search(line)):
+        # 0.21+ with the estimate switched off: not subtracted; with it the same KV cache would take util'
+        vllm["equivalent_util"] = {
+            "util": m.group(1),
+            "without": m.group(1),
+            "with": m.group(2),
+            "subtracted": False,
+            "opt_out": True,
+            "line": number,
+            "text": m.group(0),
+        }
+        vllm.setdefault("gpu_memory_utilization", {"value": float(m.group(1)), "line": number, "text": m.group(0)})
+    if "free_memory" not in vllm and (m := _VLLM_FREE.search(line)):
+        g = m.groups()
+        vllm["free_memory"] = {
+            "free": float(g[0]),
+            "total": float(g[1]),
+            "util": float(g[2]),
+            "desired": float(g[3]),
+            "consumed": float(g[4]),
+            "consumed_what": "weights + non-torch" if g[5].startswith("consumed") else "weights",
+            "activation": float(g[6]),
+            "non_torch": float(g[7]) if g[7] is not None else None,
+            "cuda_graph": float(g[8]),
+            "fit_bytes": int(g[9]),
+            "fit_gib": float(g[10]),
+            "full_bytes": int(g[11]),
+            "full_gib": float(g[12]),
+            "in_use": float(g[13]),
+            "line": number,
+            "text": m.group(0),
+        }
+    if "cuda_graph_pool" not in vllm and (m := _VLLM_CG_POOL.search(line)):
+        vllm["cuda_graph_pool"] = {
+            "actual": float(m.group(1)),
+            "estimated": float(m.group(2)),
+            "difference": float(m.group(3)),
+            "line": number,
+            "text": m.group(0),
+        }
+    if "kv_memory_set" not in vllm and (m := _VLLM_KV_SET.search(line)):
+        vllm["kv_memory_set"] = {
+            "free": float(m.group(1)),
+            "value": float(m.group(2)),
+            "line": number,
+            "text": m.group(0),
+        }
+    if "no_memory" not in vllm and (m := _VLLM_NO_MEMORY.search(line)):
+        vllm["no_memory"] = {"line": number, "text": m.group(0)}
     if "version" not in vllm and (m := _VLLM_VERSION.search(line)):
         major, minor = (g for g in m.groups() if g is not None)
         vllm["version"] = {"value": (int(major), int(minor)), "line": number, "text": m.group(0)}
@@ -276,10 +369,31 @@ def _vllm_v021_lines(line: str, number: int, vllm: dict) -> None:
 
 def _read_sglang(line: str, number: int, sg: dict) -> None:
     """SGLang's memory lines: weights, the KV pool (tokens, K and V sizes), what is left, the scheduler's limits."""
+    if "pool" in sg and (m := _SGLANG["pool"].search(line)):
+        # a second pool of another size (a draft model's under speculative decoding): kept apart, read once
+        first = sg["pool"]
+        sizes = (m["k"], m["v"], m["kv"])
+        if sizes != (first["k"], first["v"], first["kv"]) and "other_pool" not in sg:
+            sg["other_pool"] = {
+                "tokens": _int(m["tokens"]),
+                "k": m["k"],
+                "v": m["v"],
+                "kv": m["kv"],
+                "line": number,
+                "text": m.group(0),
+            }
     for key, rx in _SGLANG.items():
         if key in sg or not (m := rx.search(line)):
             continue
-        if key == "pool":
+        if key == "mamba":
+            sg[key] = {
+                "slots": int(m.group(1)),
+                "conv": float(m.group(2)),
+                "ssm": float(m.group(3)),
+                "line": number,
+                "text": m.group(0),
+            }
+        elif key == "pool":
             sg[key] = {
                 "tokens": _int(m["tokens"]),
                 "k": m["k"],
@@ -1136,7 +1250,17 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     )
     batched_known = batched_logged is not None or stated.get("max_num_batched_tokens") is not None
     tp = _pick("tensor_parallel_size", v.get("tensor_parallel_size"), stated, 1, settings, "tensor parallel (-tp)")
-    dtype_key = "auto" if str(dtype).lower() == "auto" else kv_type(str(dtype).replace("fp8_e4m3", "fp8"))
+    try:
+        dtype_key = "auto" if str(dtype).lower() == "auto" else kv_type(str(dtype).replace("fp8_e4m3", "fp8"))
+    except ValueError:
+        # nvfp4, fp8_ds_mla, int8_per_token_head...: vLLM's own page layouts, which kvlab's KV types do not have
+        out = _explain_vllm_log_only(
+            v,
+            stated,
+            f"not modelled: KV cache dtype {dtype!r} (a vLLM page layout kvlab's KV types do not have): the log's "
+            "own figures are checked against each other, not rebuilt from the model's layers",
+        )
+        return {"settings": settings, "checks": out["checks"], "notes": out["notes"], "log_only": True}
     if max_len is None:
         return {
             "settings": settings,
@@ -1465,7 +1589,7 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         )
 
     avail = v.get("available_gib")
-    if avail and not blocks:
+    if avail and not blocks and avail["value"] > 0:
         gib = avail["value"] * GIB
         fits = gib / per_request if per_request else 0
         tokens_pred = int(gib // page_all) * block if not hybrid else None
@@ -1493,6 +1617,10 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     cg_checks, cg_notes = _vllm_cuda_graph_checks(v, stated)
     checks.extend(cg_checks)
     notes.extend(cg_notes)
+    fm_checks, fm_notes = _vllm_free_memory_checks(v)
+    checks.extend(fm_checks)
+    notes.extend(fm_notes)
+    notes.extend(_vllm_refusal_notes(v))
     if gpu and util and weights and avail:
         budget = gpu * util["value"]
         rest = budget - weights["value"] - avail["value"]
@@ -1779,11 +1907,260 @@ def _vllm_cuda_graph_checks(v: dict, stated: dict) -> tuple[list[dict], list[str
         "from 0.21; the 0.20.2 nightlies already do): KV memory = total x gpu_memory_utilization - weights - "
         "activations - non-torch memory - CUDA graphs"
         if subtracted
+        else f"this vLLM runs with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 (line {eq['line']}): it estimates the "
+        f"CUDA graphs{size} but does not subtract them, although subtracting is its default (0.21 on; the 0.20.2 "
+        "nightlies print the same line): they are captured after the KV cache is sized, in what "
+        "gpu_memory_utilization leaves"
+        if eq and eq.get("opt_out")
         else f"this vLLM measures the CUDA graphs{size} but does not subtract them (opt-in before 0.19, "
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1): they are captured after the KV cache is sized, in what "
         "gpu_memory_utilization leaves"
     )
     return checks, notes
+
+
+def _vllm_free_memory_checks(v: dict) -> tuple[list[dict], list[str]]:
+    """vLLM's "Free memory on device ..." line (gpu_worker.py) and "CUDA graph pool memory" line, rebuilt from their
+    own terms: desired = util x total; the two --kv-cache-memory advices = desired (or free) - every term - 150 MiB;
+    the KV memory in use = desired - consumed - peak activation."""
+    checks: list = []
+    notes: list = []
+    fm = v.get("free_memory")
+    if fm:
+        half = 0.005  # every GiB figure is printed to 0.01
+        terms = [("consumed", fm["consumed"]), ("peak activation", fm["activation"])]
+        if fm["non_torch"] is not None:
+            terms.append(("non-torch", fm["non_torch"]))
+        terms.append(("CUDA graphs", fm["cuda_graph"]))
+        spent = sum(x for _, x in terms)
+        buffer_gib = VLLM_REDUNDANCY_BUFFER / GIB
+        desired = fm["util"] * fm["total"]
+        ok = abs(desired - fm["desired"]) <= fm["util"] * half + half
+        checks.append(
+            {
+                "figure": "requested memory (gpu_memory_utilization x total)",
+                "line": fm["line"],
+                "logged": f"{fm['desired']:.2f} GiB",
+                "rebuilt": f"{desired:.2f} GiB",
+                "status": "consistent" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "requested",
+                        "logged": f"{fm['desired']:.2f} GiB",
+                        "rebuilt": f"{desired:.2f} GiB",
+                        "how": f"{fm['util']:g} x {fm['total']:.2f} GiB (the total the line prints)",
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "the utilization and the total the line prints do not multiply to its request",
+            }
+        )
+        spent_text = " - ".join(f"{name} {x:.2f}" for name, x in terms)
+        tol = half * (len(terms) + 2)
+        for figure, base, base_name, gib, nbytes in (
+            (
+                "--kv-cache-memory to fit into requested memory",
+                fm["desired"],
+                "requested",
+                fm["fit_gib"],
+                fm["fit_bytes"],
+            ),
+            ("--kv-cache-memory to fully utilize GPU memory", fm["free"], "free", fm["full_gib"], fm["full_bytes"]),
+        ):
+            rebuilt = base - spent - buffer_gib
+            ok_sum = abs(rebuilt - gib) <= tol
+            ok_bytes = f"{nbytes / GIB:.2f}".rstrip("0").rstrip(".") == f"{gib:.2f}".rstrip("0").rstrip(".")
+            checks.append(
+                {
+                    "figure": figure,
+                    "line": fm["line"],
+                    "logged": f"{nbytes:,} B ({gib:g} GiB)",
+                    "rebuilt": f"{rebuilt:.2f} GiB",
+                    "status": "consistent" if ok_sum and ok_bytes else "differs",
+                    "terms": [
+                        {
+                            "term": "advice",
+                            "logged": f"{gib:g} GiB",
+                            "rebuilt": f"{rebuilt:.2f} GiB",
+                            "how": f"{base_name} {base:.2f} - {spent_text} - 150 MiB (vLLM's redundancy buffer) GiB, "
+                            f"each term printed to 0.01 (within {tol:.3f})",
+                            "ok": ok_sum,
+                        },
+                        {
+                            "term": "bytes",
+                            "logged": f"{nbytes:,} B",
+                            "rebuilt": f"{nbytes / GIB:.3f} GiB",
+                            "how": "the byte figure / 2³⁰ is the GiB figure printed beside it",
+                            "ok": ok_bytes,
+                        },
+                    ],
+                    "why": None
+                    if ok_sum and ok_bytes
+                    else "the advice is not the line's own terms less vLLM's 150 MiB buffer: another release's rule",
+                }
+            )
+        if fm["non_torch"] is None:
+            in_use = fm["desired"] - fm["consumed"] - fm["activation"]
+            in_use_how = (
+                f"requested {fm['desired']:.2f} - consumed {fm['consumed']:.2f} - peak activation "
+                f"{fm['activation']:.2f} GiB: the CUDA graph term is not taken again (this release's peak activation "
+                "already holds the estimate subtracted before the KV cache was sized, vllm#57936; the advices above "
+                "take the graphs a second time)"
+            )
+        else:
+            in_use = fm["desired"] - fm["consumed"] - fm["activation"] - fm["non_torch"]
+            in_use_how = (
+                f"requested {fm['desired']:.2f} - weights {fm['consumed']:.2f} - peak activation "
+                f"{fm['activation']:.2f} - non-torch {fm['non_torch']:.2f} GiB"
+            )
+        ok = abs(in_use - fm["in_use"]) <= half * 4
+        checks.append(
+            {
+                "figure": "KV cache memory in use",
+                "line": fm["line"],
+                "logged": f"{fm['in_use']:.2f} GiB",
+                "rebuilt": f"{in_use:.2f} GiB",
+                "status": "consistent" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "KV",
+                        "logged": f"{fm['in_use']:.2f} GiB",
+                        "rebuilt": f"{in_use:.2f} GiB",
+                        "how": in_use_how,
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "the KV memory in use is not the request less the line's terms",
+            }
+        )
+        avail = v.get("available_gib")
+        if avail and f"{avail['value']:.2f}" != f"{fm['in_use']:.2f}":
+            notes.append(
+                f"lines {avail['line']} and {fm['line']}: the available KV memory ({avail['value']:.2f} GiB) and the "
+                f"KV memory in use ({fm['in_use']:.2f} GiB) differ: they come from different ranks or runs"
+            )
+    pool = v.get("cuda_graph_pool")
+    if pool:
+        ok = abs(abs(pool["estimated"] - pool["actual"]) - abs(pool["difference"])) <= 0.011
+        checks.append(
+            {
+                "figure": "CUDA graph pool: estimated - actual",
+                "line": pool["line"],
+                "logged": f"{pool['difference']:g} GiB",
+                "rebuilt": f"{pool['estimated'] - pool['actual']:.2f} GiB",
+                "status": "consistent" if ok else "differs",
+                "terms": [
+                    {
+                        "term": "difference",
+                        "logged": f"{pool['difference']:g} GiB",
+                        "rebuilt": f"{pool['estimated'] - pool['actual']:.2f} GiB",
+                        "how": f"{pool['estimated']:g} GiB estimated - {pool['actual']:g} GiB captured, each printed to "
+                        "0.01",
+                        "ok": ok,
+                    }
+                ],
+                "why": None if ok else "the line's difference is not its estimate less its actual pool",
+            }
+        )
+        notes.append(
+            f"line {pool['line']}: the CUDA graphs took {pool['actual']:g} GiB once captured; vLLM had set "
+            f"{pool['estimated']:g} GiB aside for them (the estimate it subtracts before it sizes the KV cache), so "
+            f"{pool['estimated'] - pool['actual']:.2f} GiB of the budget stays unused"
+        )
+    return checks, notes
+
+
+def _explain_vllm_log_only(v: dict, stated: dict, reason: str) -> dict:
+    """A vLLM log read without rebuilding from a model (no model given, or a KV dtype kvlab does not model): the
+    figures that check against each other (token line and concurrency, CUDA graph lines, the free-memory line)."""
+    settings: list = []
+    checks: list = []
+    notes: list = [reason]
+    conc = v.get("concurrency")
+    logged_len = v.get("max_model_len") or ({"value": conc["max_model_len"], "line": conc["line"]} if conc else None)
+    if logged_len or stated.get("max_model_len"):
+        _pick("max_model_len", logged_len, stated, None, settings, "max model length (--max-model-len)")
+    if v.get("kv_cache_dtype") or stated.get("kv_cache_dtype"):
+        _pick("kv_cache_dtype", v.get("kv_cache_dtype"), stated, "auto", settings, "KV cache dtype (--kv-cache-dtype)")
+    if v.get("tensor_parallel_size") or stated.get("tensor_parallel_size"):
+        _pick("tensor_parallel_size", v.get("tensor_parallel_size"), stated, 1, settings, "tensor parallel (-tp)")
+    if v.get("pipeline_parallel_size") or stated.get("pipeline_parallel_size"):
+        _pick("pipeline_parallel_size", v.get("pipeline_parallel_size"), stated, 1, settings, "pipeline parallel (-pp)")
+    tok = v.get("gpu_kv_tokens")
+    if tok and conc:
+        length = conc["max_model_len"]
+        lo, hi = int((conc["value"] - 0.005) * length), int((conc["value"] + 0.005) * length)
+        ok = lo <= tok["value"] <= hi
+        blocks = tok["value"] % VLLM_BLOCK_SIZE == 0 and not ok
+        checks.append(
+            {
+                "figure": "KV cache size in tokens",
+                "line": tok["line"],
+                "logged": f"{tok['value']:,} tokens",
+                "rebuilt": f"{conc['text_value']}x x {length:,} = {lo:,} to {hi:,} tokens",
+                "status": "consistent" if ok else "not rebuilt",
+                "terms": [
+                    {
+                        "term": "tokens",
+                        "logged": f"{tok['value']:,}",
+                        "rebuilt": f"{lo:,}-{hi:,}",
+                        "how": "vLLM 0.20.2 and later (vllm#38364) print “GPU KV cache size” as int(maximum "
+                        f"concurrency x max_model_len); the concurrency is printed to 0.01 (line {conc['line']})",
+                        "ok": ok,
+                    }
+                ],
+                "why": None
+                if ok
+                else (
+                    "an older vLLM: the token line is blocks x block size, which needs the model to check"
+                    if blocks
+                    else "the token line is not the concurrency line times max_model_len"
+                ),
+            }
+        )
+    cg_checks, cg_notes = _vllm_cuda_graph_checks(v, stated)
+    fm_checks, fm_notes = _vllm_free_memory_checks(v)
+    checks += cg_checks + fm_checks
+    notes += cg_notes + fm_notes
+    notes += _vllm_refusal_notes(v)
+    if nd := v.get("needed"):
+        notes.append(
+            f"the engine refused to start (line {nd['line']}): one {nd['max_model_len']:,}-token request needs "
+            f"{nd['needed']} GiB of KV cache, {nd['available']} GiB is available; the model's layers would rebuild "
+            "the need"
+        )
+    if avail := v.get("available_gib"):
+        if avail["value"] > 0:
+            notes.append(f"line {avail['line']}: {avail['value']:.2f} GiB for the KV cache on this GPU")
+    if w := v.get("weights_gib"):
+        notes.append(f"line {w['line']}: the weights took {w['value']:g} GiB")
+    if spec := v.get("speculative"):
+        how = ", ".join(x for x in (spec["method"], spec["tokens"] and plural(spec["tokens"], "token")) if x)
+        notes.append(f"speculative decoding ({how}; log line {spec['line']}): a drafter's KV layers share the pool")
+    return {"settings": settings, "checks": checks, "notes": notes}
+
+
+def _vllm_refusal_notes(v: dict) -> list[str]:
+    """vLLM's refusal when the profiling run leaves nothing for the KV cache (gpu_worker.py / kv_cache_utils.py), and
+    a KV budget set by --kv-cache-memory-bytes (no profiling run)."""
+    avail, refused = v.get("available_gib"), v.get("no_memory")
+    notes = []
+    if ks := v.get("kv_memory_set"):
+        notes.append(
+            f"line {ks['line']}: the KV cache budget is {ks['value']:g} GiB as set by --kv-cache-memory-bytes "
+            f"({ks['free']:g} GiB free at start): vLLM skipped its profiling run, so gpu_memory_utilization, "
+            "activations and CUDA graphs play no part in it"
+        )
+    if not refused and not (avail and avail["value"] <= 0):
+        return notes
+    where = f"line {refused['line']}" if refused else f"line {avail['line']}"
+    text = f"the engine refused to start ({where}: No available memory for the cache blocks)"
+    if avail and avail["value"] <= 0:
+        text += (
+            f": the weights, the profiling run's activations and non-torch memory took {abs(avail['value']):.2f} GiB "
+            "more than total x gpu_memory_utilization (the available KV memory is negative)"
+        )
+    return notes + [text]
 
 
 def _hybrid_checks(layout: dict, conc: dict | None, tokens_logged: dict | None, kv_gib: dict | None, max_len: int):
@@ -2019,10 +2396,15 @@ def _explain_sglang(sg: dict, arch: Architecture | None, stated: dict) -> dict:
                     "why": why,
                 }
             )
-            if ok and (arch.count(SLIDING) or arch.count(LINEAR)):
+            if ok and arch.count(SLIDING):
                 notes.append(
                     "this pool gives every attention layer every token: the SGLang of this log does not size the "
                     "sliding-window layers apart (later releases keep them in a pool of their own, SWAKVPool)"
+                )
+            if ok and arch.count(LINEAR):
+                notes.append(
+                    f"this pool holds the {n_layers} full-attention layers only: the {arch.count(LINEAR)} "
+                    "linear-attention layers keep their recurrent states in SGLang's Mamba pool (MambaPool), apart"
                 )
         else:
             notes.append(
@@ -2060,6 +2442,23 @@ def _explain_sglang(sg: dict, arch: Architecture | None, stated: dict) -> dict:
         notes.append(
             f"line {w['line']}: the weights took {w['usage']:.2f} GiB (SGLang prints GiB as “GB”), "
             f"{w['avail']:.2f} GiB left on the GPU"
+        )
+    if sg.get("other_pool"):
+        o = sg["other_pool"]
+        size = f"K {o['k']} GB + V {o['v']} GB" if o["k"] else f"KV {o['kv']} GB"
+        per = (float(o["k"]) + float(o["v"]) if o["k"] else float(o["kv"])) * GIB / (o["tokens"] + 1)
+        notes.append(
+            f"line {o['line']}: a second KV pool on the same rank, {size} for {o['tokens']:,} tokens "
+            f"({per:,.0f} B per token): a draft model's own pool under speculative decoding; the figures above are "
+            "the first pool's"
+        )
+    if sg.get("mamba"):
+        mb = sg["mamba"]
+        notes.append(
+            f"line {mb['line']}: the recurrent-state (Mamba) pool: {mb['slots']:,} request slots, conv states "
+            f"{mb['conv']:.2f} GiB + SSM states {mb['ssm']:.2f} GiB = {mb['conv'] + mb['ssm']:.2f} GiB (about "
+            f"{(mb['conv'] + mb['ssm']) * 1024 / mb['slots']:,.1f} MiB a slot), taken from the budget beside the KV "
+            "pool; not modelled yet"
         )
     if sg.get("refusal"):
         r = sg["refusal"]
@@ -2318,7 +2717,7 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
         if key not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {short_repr(engine)}")
         parsed["engine"] = key
-    if model is None and parsed["engine"] not in ("sglang", "tensorrt-llm"):
+    if model is None and parsed["engine"] not in ("sglang", "tensorrt-llm", "vllm"):
         raise ValueError("model: give the model the log ran (a catalogue id or a config.json) to rebuild its figures")
     arch = model_architecture(model) if model is not None else None
     name = arch.name if arch is not None else None
@@ -2352,6 +2751,14 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
             | {f["line"] for f in lc["facts"].values()}
             | _fit_line_numbers(fit)
         )
+    elif parsed["engine"] == "vllm" and arch is None:
+        out = _explain_vllm_log_only(
+            parsed["vllm"],
+            stated,
+            "no model given: the log's own figures are checked against each other; give the model the log ran (a "
+            "catalogue id or a config.json) to rebuild them from its layers",
+        )
+        lines = {x["line"] for x in parsed["vllm"].values()}
     elif parsed["engine"] == "vllm":
         out = _explain_vllm(parsed["vllm"], arch, stated)
         lines = {x["line"] for x in parsed["vllm"].values()}
@@ -2368,7 +2775,7 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
         "checks": out["checks"],
         "notes": out["notes"],
         "summary": _summary(out["checks"]).replace("from the config", "from the log's own figures")
-        if arch is None
+        if arch is None or out.get("log_only")
         else _summary(out["checks"]),
         "lines_read": len(lines),
         "sources": [
