@@ -246,6 +246,18 @@ def _engine_version(entry: dict, text: str) -> str:
     return era(entry, text)
 
 
+def _speculative(args: dict) -> tuple[str | None, int]:
+    """(method, num_speculative_tokens) from an entry's speculative_config, as calibration.json records it (vLLM's
+    dict, or a note such as 'mtp, 3 tokens'); (None, 0) without one."""
+    spec = args.get("speculative_config")
+    if not spec:
+        return None, 0
+    if isinstance(spec, dict):
+        return spec.get("method"), int(spec.get("num_speculative_tokens") or 0)
+    tokens = re.search(r"(\d+)", str(spec))
+    return ("mtp" if "mtp" in str(spec).lower() else None), int(tokens.group(1)) if tokens else 0
+
+
 def vllm_prediction_rows(cited: str) -> list[dict]:
     """Every vLLM log with a known model, card and a logged KV figure or refusal, predicted by fit_verdict."""
     rows = []
@@ -277,6 +289,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
             how.append(f"kv_cache_dtype {args['kv_cache_dtype']} is not a kvlab type: predicted as fp8 (1 B)")
             kv = "fp8"
         version = _engine_version(entry, text)
+        spec = _speculative(args)
         try:
             v = fit_verdict(
                 arch,
@@ -293,6 +306,9 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
                 allow_long_context=True,
                 solve=False,
                 engine_version=version,
+                prefix_caching=bool(args.get("enable_prefix_caching")),
+                speculative_tokens=spec[1],
+                mtp=spec[0] == "mtp" and bool(arch.draft_layers),
             )
         except ValueError as exc:
             rows.append({"file": entry["file"], "error": str(exc)[:100], "set_constant": set_a_constant(entry, cited)})

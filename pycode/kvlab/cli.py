@@ -259,10 +259,23 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     sim.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     p.set_defaults(func=_run_serve)
 
-    p = sub.add_parser("explain-log", help="a llama.cpp or vLLM start-up log, rebuilt term by term from the config")
+    p = sub.add_parser(
+        "explain-log",
+        help="a llama.cpp, vLLM, SGLang or TensorRT-LLM start-up log, rebuilt term by term from the config",
+    )
     p.add_argument("log", help="the log file ('-' reads standard input)")
-    p.add_argument("--model", required=True, help="catalogue id, Hugging Face id in the catalogue, or config.json path")
-    p.add_argument("--engine", choices=("llama.cpp", "vllm"), default=None, help="default: read from the log")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="catalogue id, Hugging Face id in the catalogue, or config.json path; without it the log's own "
+        "figures are checked against each other (llama.cpp needs it)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("llama.cpp", "vllm", "sglang", "tensorrt-llm"),
+        default=None,
+        help="default: read from the log",
+    )
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     for flag, kind, what in (
         ("--n-ctx", int, "llama.cpp -c, if the log does not show it"),
@@ -275,9 +288,19 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         ("--block-size", int, "vLLM --block-size"),
         ("--max-num-batched-tokens", int, "vLLM --max-num-batched-tokens"),
         ("--gpu-memory-gib", float, "the GPU's memory, to account for what vLLM did not log"),
+        ("--tensor-parallel-size", int, "vLLM / SGLang / TensorRT-LLM tensor parallel, if the log does not show it"),
+        ("--pipeline-parallel-size", int, "vLLM --pipeline-parallel-size"),
+        ("--num-speculative-tokens", int, "vLLM num_speculative_tokens, if the log does not show it"),
+        ("--speculative-method", str, "vLLM speculative method (mtp counts the model's own MTP layers)"),
     ):
         p.add_argument(flag, type=kind, default=None, help=what)
     p.add_argument("--swa-full", action="store_true", default=None, help="llama.cpp --swa-full")
+    p.add_argument(
+        "--enable-prefix-caching",
+        action="store_true",
+        default=None,
+        help="vLLM --enable-prefix-caching, if the log does not show it",
+    )
     p.set_defaults(func=_run_explain_log)
 
     p = sub.add_parser("models", help="the model catalogue")
@@ -698,6 +721,11 @@ def _run_explain_log(args: argparse.Namespace) -> int:
             "max_num_batched_tokens",
             "gpu_memory_gib",
             "swa_full",
+            "tensor_parallel_size",
+            "pipeline_parallel_size",
+            "num_speculative_tokens",
+            "speculative_method",
+            "enable_prefix_caching",
         )
     }
     r = explain_engine_log(text, args.model, engine=args.engine, **stated)

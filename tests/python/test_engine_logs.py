@@ -302,25 +302,49 @@ def test_recurrent_line_prints_every_layer_and_plain_seqs():
         assert layers["rebuilt"] == "52" and "24 of them keep a state" in layers["how"]
 
 
-def test_what_the_log_runs_that_kvlab_does_not_model_is_named():
-    """A club-3090 Qwen3.6-27B log runs MTP speculative decoding with prefix caching: both are named in a
-    note, and the differing concurrency's reason names them (calibration.json has the log's URL)."""
+def test_what_the_log_runs_is_counted_or_named():
+    """A club-3090 Qwen3.6-27B log runs MTP speculative decoding with prefix caching: kvlab counts both (the MTP
+    layer's K and V, the state blocks per request) and says so; a drafter that is a separate model is named as
+    not modelled (calibration.json has the log's URL)."""
     log = (LOGS / "calibration" / "vllm_qwen36_27b_int4_rtx3090_tp2_mtp.txt").read_text(encoding="utf-8")
     out = explain_engine_log(log, "qwen3.6-27b")
-    notes = [n for n in out["notes"] if n.startswith("not modelled: ")]
-    assert [n.split(" (")[0] for n in notes] == [
-        "not modelled: speculative decoding",
-        "not modelled: prefix caching on a model with recurrent layers",
-    ]
-    assert notes[0].startswith("not modelled: speculative decoding (mtp, 3 tokens; log line 3)")
+    assert not [n for n in out["notes"] if n.startswith("not modelled: ")]
+    spec = next(n for n in out["notes"] if n.startswith("speculative decoding (mtp, 3 tokens; log line 3)"))
+    assert "MTP layer caches K and V" in spec and "(both counted)" in spec
+    assert any(n.startswith("prefix caching on a model with recurrent layers (log line 3)") for n in out["notes"])
     conc = next(c for c in out["checks"] if c["figure"] == "maximum concurrency")
-    assert conc["status"] == "differs"
-    assert conc["why"].endswith(
-        "; or what kvlab does not model: speculative decoding; prefix caching on a model with recurrent layers"
-    )
+    assert conc["status"] == "differs" and "or what kvlab does not model" not in (conc["why"] or "")
+    # a separate draft model (eagle3) is named, and the figure that differs says so
+    eagle = log.replace("'method': 'mtp'", "'method': 'eagle3'")
+    assert eagle != log
+    out = explain_engine_log(eagle, "qwen3.6-27b")
+    (note,) = [n for n in out["notes"] if n.startswith("not modelled: ")]
+    assert note.startswith("not modelled: a separate draft model (eagle3, 3 tokens; log line 3)")
+    conc = next(c for c in out["checks"] if c["figure"] == "maximum concurrency")
+    assert conc["why"].endswith("; or what kvlab does not model: a separate draft model")
     # a stock log says nothing of the kind
     plain = explain_engine_log((LOGS / "vllm_qwen35_27b_h20.txt").read_text(encoding="utf-8"), "qwen3.6-27b")
-    assert not [n for n in plain["notes"] if n.startswith("not modelled")]
+    assert not [n for n in plain["notes"] if n.startswith(("not modelled", "speculative", "prefix caching"))]
+
+
+def test_speculative_decoding_and_prefix_caching_can_be_stated():
+    """An excerpt without vLLM's args line (club-3090 PR 594's three lines): the settings stated change the
+    blocks per request as the args line would."""
+    log = calibration_log("vllm_qwen36_27b_fp8_tp2_dualmax.txt")
+    base = {"kv_cache_dtype": "fp8", "tensor_parallel_size": 2, "max_num_batched_tokens": 8192}
+    plain = check(explain_engine_log(log, "qwen3.6-27b", **base), "maximum concurrency")["rebuilt"]
+    stated = explain_engine_log(
+        log,
+        "qwen3.6-27b",
+        **base,
+        enable_prefix_caching=True,
+        num_speculative_tokens=3,
+        speculative_method="mtp",
+    )
+    assert "/ 171 =" in plain and "/ 183 =" in check(stated, "maximum concurrency")["rebuilt"]
+    assert any(n.startswith("speculative decoding (mtp, 3 tokens; stated)") for n in stated["notes"])
+    with pytest.raises(ValueError, match="enable_prefix_caching must be true or false"):
+        explain_engine_log(log, "qwen3.6-27b", enable_prefix_caching="yes")
 
 
 @pytest.mark.parametrize(
@@ -399,7 +423,7 @@ def test_vllm_mtp_concurrency_is_not_rebuilt_from_a_misread_token_count():
     assert check(r, "KV cache size in tokens")["status"] == "consistent"
     conc = check(r, "maximum concurrency")
     assert conc["status"] == "differs" and "9." not in conc["rebuilt"]
-    assert "blocks per request" in conc["why"] and "speculative decoding" in conc["why"]
+    assert "blocks per request" in conc["why"]
 
 
 def test_vllm_024_token_count_without_a_length_is_read_not_called_a_mismatch():
@@ -441,7 +465,8 @@ def test_vllm_null_block_is_held_back():
         "qwen3.6-27b",
         tensor_parallel_size=4,
     )
-    assert any("null block" in n and "requests share 1,313" in n for n in r["notes"])
+    # 1,236 blocks of 17 layers (the MTP layer counted since its own args line asks for it)
+    assert any("null block" in n and "requests share 1,235" in n for n in r["notes"])
 
 
 def test_llamacpp_excerpt_cut_before_a_caches_size_line():

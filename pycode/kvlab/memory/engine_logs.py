@@ -1275,8 +1275,24 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         pp = _pick(
             "pipeline_parallel_size", v.get("pipeline_parallel_size"), stated, 1, settings, "pipeline parallel (-pp)"
         )
-    # one GPU's layout: under tensor parallel each GPU holds its share of the KV heads (vLLM's figures are per GPU)
-    kv = vllm_kv_cache(arch, max_len, dtype_key, block_size=block, max_num_batched_tokens=batched, tp=tp)
+    # one GPU's layout: under tensor parallel each GPU holds its share of the KV heads (vLLM's figures are per GPU);
+    # prefix caching and speculative tokens as the log gives them (a recurrent state's blocks per request, an MTP
+    # drafter's own layers: kv_bytes.vllm_state_blocks, vllm_with_draft_layers)
+    if not v.get("speculative") and stated.get("num_speculative_tokens"):
+        v["speculative"] = {
+            "method": stated.get("speculative_method"),
+            "tokens": stated["num_speculative_tokens"],
+            "line": None,
+        }
+    if not v.get("prefix_caching") and stated.get("enable_prefix_caching") is not None:
+        v["prefix_caching"] = {"value": stated["enable_prefix_caching"], "line": None}
+    spec = v.get("speculative") or {}
+    request = {
+        "prefix_caching": bool((v.get("prefix_caching") or {}).get("value")),
+        "speculative_tokens": spec.get("tokens") or 0,
+        "mtp": spec.get("method") == "mtp" and bool(arch.draft_layers),
+    }
+    kv = vllm_kv_cache(arch, max_len, dtype_key, block_size=block, max_num_batched_tokens=batched, tp=tp, **request)
     layout = gpu_stages(kv)[0]["layout"]
     stage_layouts = []
     if pp > 1:
@@ -1290,6 +1306,7 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
             tp=tp,
             pp=pp,
             pp_partition=partition,
+            **request,
         )
         stage_layouts = [st["layout"] for st in gpu_stages(staged)]
         notes.append(
@@ -1690,24 +1707,32 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     unmodelled = []
     if spec := v.get("speculative"):
         how = ", ".join(x for x in (spec["method"], spec["tokens"] and plural(spec["tokens"], "token")) if x)
-        unmodelled.append(
-            (
-                "speculative decoding",
-                f"{how}; log line {spec['line']}",
-                "a drafter's own KV layers join the groups, and recurrent "
-                "layers keep a state per speculative token (MambaSpec num_speculative_blocks); kvlab's layout "
-                "has neither",
+        where = f"log line {spec['line']}" if spec["line"] else "stated"
+        if spec.get("method") == "mtp" and arch.draft_layers:
+            notes.append(
+                f"speculative decoding ({how}; {where}): "
+                + (
+                    "the model's MTP layer caches"
+                    if arch.draft_layers == 1
+                    else f"the model's {arch.draft_layers} MTP layers cache"
+                )
+                + " K and V in the same pool, and each recurrent group keeps a state block per speculative token "
+                "(both counted)"
             )
-        )
-    if kv["by_kind"][LINEAR]["layers"] and (v.get("prefix_caching") or {}).get("value"):
-        unmodelled.append(
-            (
-                "prefix caching on a model with recurrent layers",
-                f"log line {v['prefix_caching']['line']}",
-                "vLLM may keep more than one state per request "
-                "(MambaSpec.max_memory_usage_bytes: 2 in mamba_cache_mode 'align', one per block in 'all', by "
-                "version); kvlab counts one",
+        else:
+            unmodelled.append(
+                (
+                    "a separate draft model",
+                    f"{how}; {where}",
+                    "its own KV layers join the pool; kvlab counts the state blocks per speculative token only",
+                )
             )
+    if kv["by_kind"][LINEAR]["layers"] and request["prefix_caching"]:
+        notes.append(
+            "prefix caching on a model with recurrent layers ("
+            + (f"log line {v['prefix_caching']['line']}" if v["prefix_caching"]["line"] else "stated")
+            + "): each "
+            "recurrent group keeps 2 state blocks per request (mamba_cache_mode 'align', counted; 'all' is not modelled)"
         )
     notes.extend(f"not modelled: {name} ({where}): {what}" for name, where, what in unmodelled)
     if unmodelled:
@@ -2665,6 +2690,7 @@ _STATED_INTS = {
     "max_num_batched_tokens": 1 << 24,
     "tensor_parallel_size": 64,
     "pipeline_parallel_size": 64,
+    "num_speculative_tokens": 64,
 }
 STATED_LLAMACPP = ("n_ctx", "n_seq", "type_k", "type_v", "n_ubatch", "kv_unified", "swa_full", "flash_attn")
 STATED_VLLM = (
@@ -2676,6 +2702,9 @@ STATED_VLLM = (
     "pipeline_parallel_size",
     "gpu_memory_gib",
     "weights",
+    "enable_prefix_caching",
+    "num_speculative_tokens",
+    "speculative_method",
 )
 
 
@@ -2703,13 +2732,15 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
             isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _STATED_INTS[name]
         ):
             raise ValueError(f"{name} must be a whole number from 1 to {_STATED_INTS[name]:,}, got {short_repr(value)}")
-        if name in ("kv_unified", "swa_full", "flash_attn") and not isinstance(value, bool):
+        if name in ("kv_unified", "swa_full", "flash_attn", "enable_prefix_caching") and not isinstance(value, bool):
             raise ValueError(f"{name} must be true or false, got {short_repr(value)}")
         if name == "gpu_memory_gib" and (
             isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 2**20
         ):
             raise ValueError(f"gpu_memory_gib must be a positive number of GiB, got {short_repr(value)}")
-        if name in ("type_k", "type_v", "kv_cache_dtype", "weights") and not isinstance(value, str):
+        if name in ("type_k", "type_v", "kv_cache_dtype", "weights", "speculative_method") and not isinstance(
+            value, str
+        ):
             raise ValueError(f"{name} must be a type name, got {short_repr(value)}")
     parsed = parse_engine_log(log)
     if engine is not None:
