@@ -732,7 +732,7 @@ def _run_explain_log(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(r, indent=1))
         return 0
-    print(f"{r['model']}, {r['engine'] or 'no engine recognised'}: {r['summary']}")
+    print(f"{r['model'] or 'model not given'}, {r['engine'] or 'no engine recognised'}: {r['summary']}")
     for s in r["settings"]:
         print(f"  setting: {s['name']} = {s['value']}  ({s['from']})")
     for c in r["checks"]:
