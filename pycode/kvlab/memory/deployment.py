@@ -42,7 +42,7 @@ VERDICT_ENGINES = ("llamacpp", "vllm")  # the engines kvlab.memory.verdict answe
 TENSOR_PARALLEL = (1, 2, 4, 8)
 PIPELINE_STAGES = (1, 2, 4, 8)  # the choices the widgets offer; any count up to MAX_PIPELINE_STAGES is taken
 MAX_PIPELINE_STAGES = 16
-LLAMACPP_VERSION = "llama.cpp b6000 and later (KV cache with streams, -np, --kv-unified), with --fit as on by default since b7407 (read at b10309)"
+LLAMACPP_VERSION = "llama.cpp b6000 and later (KV cache with streams, -np, --kv-unified; --fit on by default since b7407, read at b10309)"
 
 
 class Refused(ValueError):
