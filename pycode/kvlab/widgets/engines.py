@@ -56,6 +56,8 @@ def engines_figure(
                 "tokens_text": f"{x['max_tokens']:,}",
                 "sequences_text": plural(x["max_sequences_at_context"], "chat")
                 if x["fits"]
+                else "probably none (a close call)"
+                if x.get("confidence") == "low"
                 else "none at this context",
                 "longest_text": f"{x['longest_context']:,}" if x["longest_context"] else "—",
                 "percent": round(100 * x["kv_budget_bytes"] / largest, 2),
