@@ -163,6 +163,59 @@
           return running;
         };
       },
+      /* The widget loop, written once: read the widget's form (form.kv-controls), call fn
+       * (ctx.live: latest input wins, clamped values put back into the form, the status line),
+       * draw, and do it again on the reader's input. Returns {activate, update, call, data}:
+       * mount() returns it (or an activate of its own that calls update).
+       *   fn                 a kvlab function's name, or an async JS function (the model), as ctx.live
+       *   opts.read(ev, data) the call's arguments (ev: the input event; none on activate or
+       *                      update()); null or undefined: no call (the widget said why). Default:
+       *                      kit.readForm(form, data.params), typed as the last result's params
+       *   opts.sync          put back into the form before binding (kit.writeForm: never into the
+       *                      field being typed in): true, the result's params; or a function of the
+       *                      result giving the values
+       *   opts.bind          false: draw binds what it shows itself (default: kit.bind(root, data))
+       *   opts.draw(data, before) after binding: charts, rasters, what the binder cannot do
+       *                      (before: the result drawn until now, or the build's)
+       *   opts.describe(data) the status line after each result (ctx.live's)
+       *   opts.echo          {name: format}: how a slider's readout (<output name="<name>-out">)
+       *                      shows its value while it moves (default: the value as it is)
+       *   opts.debounce      ms after the last input before the call (typing in a text box)
+       * data: the last result drawn (the build's until the first). update(ev): read, then call.
+       * call(args): call with these arguments (a button's own). */
+      form(fn, opts = {}) {
+        const kit = kv.kit;
+        const form = root.querySelector("form.kv-controls");
+        const loop = { data: ctx.data };
+        const compute = ctx.live(
+          fn,
+          async (result) => {
+            const before = loop.data;
+            loop.data = result;
+            if (opts.sync) kit.writeForm(form, opts.sync === true ? result.params : opts.sync(result));
+            if (opts.bind !== false) kit.bind(root, result);
+            if (opts.draw) await opts.draw(result, before);
+          },
+          opts.describe
+        );
+        loop.call = compute;
+        loop.update = (ev) => {
+          const args = opts.read ? opts.read(ev, loop.data) : kit.readForm(form, loop.data.params);
+          return args === null || args === undefined ? undefined : compute(args);
+        };
+        loop.activate = () => loop.update();
+        const echo = opts.echo || {};
+        let timer = null;
+        form.addEventListener("input", (ev) => {
+          // a slider's readout follows it while it moves (the result's own value is bound after)
+          const out = ev.target.name && form.elements.namedItem(`${ev.target.name}-out`);
+          if (out && out.tagName === "OUTPUT") out.value = echo[ev.target.name] ? echo[ev.target.name](ev.target.value) : ev.target.value;
+          if (!opts.debounce) return loop.update(ev);
+          clearTimeout(timer);
+          timer = setTimeout(() => loop.update(ev), opts.debounce);
+        });
+        return loop;
+      },
       /* Python clamps out-of-range input and says so in data.clamped
        * ({name: {requested, used}}): put the values used back into the form (kit.writeForm:
        * never into the field the reader is typing in; it shows the value used once they press

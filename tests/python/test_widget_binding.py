@@ -1,256 +1,33 @@
 """The binder (kvlab.kit.bind) against the templates, without a browser.
 
 A converted widget's template is its only markup: Jinja fills it at build time, and in the
-browser kit.bind fills the same elements from a call's result by their data-bind paths. Here:
-every path in the template exists in the widget function's default result, every element
-Jinja filled shows the value its path names (so the build and the binder agree), every
-<template data-each> row has one root element marked data-item; and the widget's JS builds no
-table rows or list items of its own.
+browser kit.bind fills the same elements from a call's result by their data-bind paths. Here,
+for every widget of the registry's BOUND_WIDGETS (tests/python/widget_calls.py: every widget but
+the ones NOT_BOUND names): every path in the template exists in the widget function's default
+result, every element Jinja filled shows the value its path names (so the build and the binder
+agree), every <template data-each> row has one root element marked data-item; and the widget's JS
+builds no table rows or list items of its own. The checker is tests/python/template_binding.py.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import sys
-from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-WIDGETS = ROOT / "site_src" / "widgets"
-
-# the widgets whose markup is the template alone (kit.bind fills it)
-CONVERTED = [
-    "kv-memory",
-    "gpu-fit",
-    "quadratic-wall",
-    "serving",
-    "engine-log",
-    "race",
-    "reprocessing",
-    "step-through",
-    "tokens",
-    "prefill-decode",
-    "tradeoff-map",
-    "prefix-blocks",
-    "prefix-cases",
-    "prefix-cache",
-    "context-shift",
-    "api-cache",
-    "eviction",
-    "attention",
-    "kv-quant",
-    "model-eviction",
-    "next-token",
-    "generate",
-    "model-race",
-    "model-attention",
-]
+from tests.python.template_binding import ROWS_BUILT, check, render
+from tests.python.widget_calls import BOUND_WIDGETS, NOT_BOUND, WIDGET_FUNCTION, WIDGETS, slow_widget_if
 
 
-def model_views(name: str, data: dict) -> dict:
-    """What a model widget's template binds besides its result: the view it renders with its
-    Python view function (the browser binds widget.js's JS twin of it)."""
-    from kvlab.widgets import views
-
-    if name == "model-attention":
-        s = data["view"]
-        return {"display": views.model_attention_display(data, s["layer"], s["head"], s["query"])}
-    fn = {"next-token": views.next_token_view, "generate": views.generate_view, "model-race": views.model_race_view}
-    return {"view": fn[name](data)} if name in fn else {}
-
-
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-BOUND = ("data-bind", "data-bind-links", "data-bind-attr", "data-bind-hidden", "data-bind-class", "data-bind-style")
-
-
-class Node:
-    def __init__(self, tag: str, attrs: dict, parent: Node | None):
-        self.tag, self.attrs, self.parent, self.children = tag, attrs, parent, []
-
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-    def elements(self) -> list[Node]:
-        return [c for c in self.children if isinstance(c, Node)]
-
-
-class Tree(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.root = self.at = Node("#root", {}, None)
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, dict(attrs), self.at)
-        self.at.children.append(node)
-        if tag not in VOID:
-            self.at = node
-
-    def handle_endtag(self, tag):
-        at = self.at
-        while at is not None and at.tag != tag:
-            at = at.parent
-        if at is not None and at.parent is not None:
-            self.at = at.parent
-
-    def handle_data(self, data):
-        self.at.children.append(data)
-
-
-def parse(html: str) -> Node:
-    tree = Tree()
-    tree.feed(html)
-    return tree.root
-
-
-MISSING = object()
-
-
-def get(data, path: str):
-    """The binder's lookup (kit.get); MISSING where a name is not there, None through a None."""
-    if path in (".", ""):
-        return data
-    v = data
-    for key in path.split("."):
-        if v is None:
-            return None
-        if isinstance(v, list):
-            v = v[int(key)] if key.isdigit() and int(key) < len(v) else MISSING
-        elif isinstance(v, dict):
-            v = v.get(key, MISSING)
-        else:
-            v = MISSING
-        if v is MISSING:
-            return MISSING
-    return v
-
-
-def value(data, spec: str):
-    """kit.js value(): a path's value, or for "path=text" whether its text is that text."""
-    if "=" not in spec:
-        return get(data, spec)
-    path, want = spec.split("=", 1)
-    v = get(data, path)
-    return v if v is MISSING else shown(v) == want
-
-
-def shown(v) -> str:
-    """What kit.bind writes for a value (JS's String())."""
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
-def pairs(spec: str) -> list[tuple[str, str]]:
-    return [tuple(p.split(":", 1)) for p in re.split(r"\s+(?=[\w-]+:)", spec.strip())]
-
-
-def check(scope: Node, data, where: str, problems: list[str], *, own_scope: bool = False) -> None:
-    """Walk scope as kit.bind does: its bound elements with data, each list's items with an item."""
-
-    def visit(node: Node, top: bool) -> None:
-        if not top and "data-item" in node.attrs:
-            return  # an item of a list: checked with its item
-        if not top and "data-bind-scope" in node.attrs:
-            sub = get(data, node.attrs["data-bind-scope"])
-            if sub is MISSING:
-                problems.append(f"{where}: data-bind-scope={node.attrs['data-bind-scope']!r}: not in the result")
-            else:
-                check(node, sub, f"{where} {node.attrs['data-bind-scope']}", problems, own_scope=True)
-            return
-        if node.tag == "template":
-            return
-        a = node.attrs
-        for name in BOUND:
-            if name not in a:
-                continue
-            specs = (
-                pairs(a[name]) if name in ("data-bind-attr", "data-bind-class", "data-bind-style") else [("", a[name])]
-            )
-            if name == "data-bind-hidden":
-                specs = [("", p) for p in a[name].lstrip("!").split(" ")]
-            values = []
-            for key, spec in specs:
-                path = spec.split(" ")[0]
-                v = value(data, path)
-                values.append(v)
-                if v is MISSING:
-                    problems.append(f"{where}: {name}={a[name]!r}: no {path!r} in the result")
-                    continue
-                if name == "data-bind" and node.text() != shown(v):
-                    problems.append(
-                        f"{where}: data-bind={path!r}: Jinja wrote {node.text()!r}, the binder writes {shown(v)!r}"
-                    )
-                data_attr = key.startswith(("data-", "aria-"))
-                if name == "data-bind-attr" and v is None and key in a:
-                    problems.append(f"{where}: {key} from {path!r}: the binder removes it (null), Jinja wrote it")
-                if (
-                    name == "data-bind-attr"
-                    and v is not None
-                    and (data_attr or v not in (False, True))
-                    and a.get(key) != shown(v)
-                ):
-                    problems.append(
-                        f"{where}: {key} from {path!r}: Jinja wrote {a.get(key)!r}, the binder {shown(v)!r}"
-                    )
-                if name == "data-bind-attr" and not data_attr and v in (None, False, True) and (key in a) != bool(v):
-                    problems.append(f"{where}: {key} from {path!r}: Jinja's {key} does not follow {v!r}")
-            if name == "data-bind-hidden" and MISSING not in values:
-                hide = not any(values)
-                if ("hidden" in a) != (not hide if a[name].startswith("!") else hide):
-                    problems.append(f"{where}: data-bind-hidden={a[name]!r}: Jinja's hidden does not follow the value")
-        kids = node.elements()
-        for i, child in enumerate(kids):
-            if child.tag == "template" and "data-each" in child.attrs:
-                path = child.attrs["data-each"]
-                items = get(data, path)
-                if items is MISSING or not isinstance(items, list):
-                    problems.append(f"{where}: data-each={path!r}: not a list in the result")
-                    continue
-                roots = child.elements()
-                if len(roots) != 1 or "data-item" not in roots[0].attrs:
-                    problems.append(f"{where}: data-each={path!r}: the row needs one root element with data-item")
-                rendered = []
-                for sib in kids[i + 1 :]:
-                    if "data-item" not in sib.attrs:
-                        break
-                    rendered.append(sib)
-                if len(rendered) != len(items):
-                    problems.append(
-                        f"{where}: data-each={path!r}: Jinja wrote {len(rendered)} rows for {len(items)} items"
-                    )
-                for j, (row, item) in enumerate(zip(rendered, items)):
-                    check(row, item, f"{where} {path}[{j}]", problems, own_scope=True)
-            else:
-                visit(child, False)
-
-    visit(scope, own_scope)
-
-
-def render(name: str):
-    sys.path.insert(0, str(ROOT))
-    from sitebuild.widget_blocks import WidgetRenderer, discover_widgets
-
-    widgets = discover_widgets()
-    renderer = WidgetRenderer(widgets)
-    import kvlab
-
-    data = json.loads(json.dumps(getattr(kvlab, widgets[name].function)()))
-    html = renderer.render(name, {}, uid="w", page_url="/")
-    return parse(html), {**data, **json.loads(json.dumps(model_views(name, data)))}
+def test_the_registry_binds_every_widget_but_the_named_ones():
+    assert len(BOUND_WIDGETS) >= 28, BOUND_WIDGETS
+    assert set(NOT_BOUND) <= set(WIDGET_FUNCTION), NOT_BOUND
+    for name in ("spec-decode", "kv-offload", "pd-transfer", "kv-routing", "kv-memory", "model-eviction"):
+        assert name in BOUND_WIDGETS
 
 
 # kv-quant and model-eviction run the tiny model over whole episodes: slow, left out of `build.py test --fast`
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=[pytest.mark.slow] if n in ("kv-quant", "model-eviction") else []) for n in CONVERTED],
-)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=slow_widget_if(n)) for n in BOUND_WIDGETS])
 def test_template_binds_paths_of_the_result_and_jinja_agrees(name):
     tree, data = render(name)
     problems: list[str] = []
@@ -260,12 +37,7 @@ def test_template_binds_paths_of_the_result_and_jinja_agrees(name):
     assert "data-bind" in source, f"{name}: the template binds nothing"
 
 
-ROWS_BUILT = re.compile(
-    r"""createElement\(\s*["'`](tr|td|th|li)["'`]|\bel\(\s*["'`](tr|td|th|li)["'`]|fillRows\(|insertRow\(|insertCell\("""
-)
-
-
-@pytest.mark.parametrize("name", CONVERTED)
+@pytest.mark.parametrize("name", BOUND_WIDGETS)
 def test_converted_widget_js_builds_no_rows_or_list_items(name):
     js = (WIDGETS / name / "widget.js").read_text(encoding="utf-8")
     found = [m.group(0) for m in ROWS_BUILT.finditer(js)]
@@ -276,3 +48,46 @@ def test_the_checker_sees_a_row_built_in_js():
     assert ROWS_BUILT.search('const tr = document.createElement("tr");')
     assert ROWS_BUILT.search("li = el('li', null, 'x')")
     assert not ROWS_BUILT.search("kvlab.kit.bind(root, data);")
+
+
+def test_the_checker_sees_a_path_the_result_lacks():
+    tree, data = render("kv-routing")
+    del data["headline"]
+    problems: list[str] = []
+    check(tree, data, "kv-routing", problems)
+    assert any("headline" in p for p in problems)
+
+
+# The widget loop (read form.kv-controls, call the function, bind and draw, put the values used back, again on
+# the reader's input) is ctx.form's (site_src/runtime/context.js). A widget whose widget.js writes it out by
+# hand (ctx.live, or an "input" listener of its own on its form) must be named here, with why its loop is
+# another one; a widget named here that uses ctx.form makes the list stale, and fails too.
+OWN_LOOP = {
+    "model-attention": "the model runs on Show (or Enter) only; its settings (layer, head) redraw the numbers it "
+    "already has, without a call",
+    "generate": "a generation streamed token by token from the model, played back step by step",
+    "model-race": "two generations raced on the model, timed, then kvlab.race_measured",
+    "kv-quant": "a measurement run on a button: the model over every cache format, then kvlab.kv_quant_table",
+    "model-eviction": "a run on a button: the model reads the chat under three caches, then kvlab.door_code_score",
+}
+HAND_LOOP = re.compile(r"""ctx\.live\(|form\.addEventListener\(\s*["']input["']""")
+
+
+@pytest.mark.parametrize("name", sorted(WIDGET_FUNCTION))
+def test_widget_loop_is_ctx_form_unless_named(name):
+    js = (WIDGETS / name / "widget.js").read_text(encoding="utf-8")
+    hand = HAND_LOOP.findall(js)
+    if name in OWN_LOOP:
+        assert "ctx.form(" not in js, f"{name} uses ctx.form: take it out of OWN_LOOP"
+    else:
+        assert "ctx.form(" in js, f"{name}/widget.js has no ctx.form: use it, or name the widget in OWN_LOOP (and why)"
+        assert not hand, (
+            f"{name}/widget.js writes the widget loop by hand ({hand}): ctx.form reads the form and listens"
+        )
+
+
+def test_the_checker_sees_a_loop_written_by_hand():
+    assert HAND_LOOP.search('const compute = ctx.live("prefix_blocks", render);')
+    assert HAND_LOOP.search("form.addEventListener('input', update);")
+    assert not HAND_LOOP.search('return ctx.form("prefix_blocks", { draw });')
+    assert set(OWN_LOOP) <= set(WIDGET_FUNCTION), OWN_LOOP

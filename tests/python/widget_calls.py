@@ -32,7 +32,7 @@ from kvlab.memory.catalogue import engine_log_examples
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDGETS = ROOT / "site_src" / "widgets"
-CALLED_FROM_JS = re.compile(r"""ctx\.(?:call|live)\(\s*["']([A-Za-z_]\w*)["']""")
+CALLED_FROM_JS = re.compile(r"""ctx\.(?:call|live|form)\(\s*["']([A-Za-z_]\w*)["']""")
 
 WIDGET_FUNCTION: dict[str, str] = {
     spec.parent.name: json.loads(spec.read_text(encoding="utf-8"))["function"]

@@ -7,25 +7,8 @@ kvlab.register("api-cache", {
     const form = root.querySelector("form.kv-controls");
     const plot = root.querySelector(".kv-plot");
     const COLORS = { anthropic: "#d84315", openai: "#2e7d32", google: "#1e88e5" };
-    let data = ctx.data;
 
-    const compute = ctx.live(
-      "api_cache_figure",
-      async (result) => {
-        data = result;
-        form["hours-out"].value = data.params.hours;
-        form.ttl.disabled = !data.ttl_applies;
-        kit.bind(root, data);
-        await draw();
-      },
-      (d) => d.status
-    );
-    const update = () => {
-      form["hours-out"].value = form.hours.value;
-      return compute(kit.readForm(form, data.params));
-    };
-
-    function draw() {
+    function drawCurve(data) {
       const c = data.curve;
       const traces = [];
       for (const s of c.series) {
@@ -48,7 +31,12 @@ kvlab.register("api-cache", {
       });
     }
 
-    form.addEventListener("input", update);
-    return { activate: update };
+    return ctx.form("api_cache_figure", {
+      draw(data) {
+        form.ttl.disabled = !data.ttl_applies;
+        return drawCurve(data);
+      },
+      describe: (d) => d.status,
+    });
   },
 });

@@ -9,15 +9,13 @@ kvlab.register("attention", {
     const details = root.querySelector(".kv-numbers");
     const querySelect = root.querySelector("select[name=query]");
     const readout = root.querySelector('[data-bind-scope="view.readout"]');
-    let data = ctx.data;
-    let query = data.tokens.length - 1;
+    let query = ctx.data.tokens.length - 1;
 
-    const compute = ctx.live(
-      "attention_demo",
-      (result) => {
-        data = result;
-        kit.writeForm(form, { seed: data.seed }); // Python clamps out-of-range input: show what was computed (kit: not while the reader types)
-        kit.bind(root, data);
+    const loop = ctx.form("attention_demo", {
+      read: (ev, data) => kit.readForm(form, { d: data.d, temperature: data.temperature, seed: 0, causal: data.causal }),
+      echo: { temperature: (v) => Number(v).toFixed(1) }, // the control's own value, echoed
+      sync: (data) => ({ seed: data.seed }), // Python clamps out-of-range input: show what was computed (kit: not while the reader types)
+      draw(data) {
         showQuery(query);
         // the heatmap (kit.heatmap: no chart library); a click on a cell reads its query row
         const rows = data.view.rows;
@@ -33,22 +31,16 @@ kvlab.register("attention", {
         });
         details.open = false;
       },
-      (d) => `Computed in your browser by kvlab.attention_demo (d = ${d.d}, temperature = ${d.view.temperature}).`
-    );
-    const update = () => {
-      form["d-out"].value = form.d.value;
-      form["temperature-out"].value = Number(form.temperature.value).toFixed(1); // the control's own value, echoed
-      return compute(kit.readForm(form, { d: data.d, temperature: data.temperature, seed: 0, causal: data.causal }));
-    };
+      describe: (d) => `Computed in your browser by kvlab.attention_demo (d = ${d.d}, temperature = ${d.view.temperature}).`,
+    });
 
     function showQuery(q) {
       query = q;
       querySelect.value = String(q);
-      kit.bind(readout, data.view.readouts[q]);
+      kit.bind(readout, loop.data.view.readouts[q]);
     }
 
-    form.addEventListener("input", update);
     querySelect.addEventListener("change", () => showQuery(parseInt(querySelect.value, 10)));
-    return { activate: () => update() };
+    return loop;
   },
 });

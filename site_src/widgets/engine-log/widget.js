@@ -5,7 +5,6 @@ kvlab.register("engine-log", {
     const form = root.querySelector("form.kv-controls");
     const field = (name) => root.querySelector(`[data-field="${name}"]`);
     const errorBox = field("error");
-    let data = ctx.data;
 
     function readState(useLog) {
       return {
@@ -17,23 +16,20 @@ kvlab.register("engine-log", {
       };
     }
 
-    const compute = ctx.live(
-      "engine_log_figure",
-      (result) => {
-        data = result;
-        kvlab.kit.bind(root, data);
-      },
-      (d) => d.status
-    );
+    // a pasted log is read when the reader submits it, not at every key (read: no call on input)
+    const loop = ctx.form("engine_log_figure", {
+      read: (ev) => (ev ? null : readState(false)),
+      describe: (d) => d.status,
+    });
 
     /* Picking an example puts its log (and config, and model) in the form and explains it as published. */
     form.example.addEventListener("change", () => {
-      const e = data.examples.find((x) => x.id === form.example.value);
+      const e = loop.data.examples.find((x) => x.id === form.example.value);
       form.log.value = e.log;
       form.config.value = e.config || "";
       form.settings.value = "";
       if (e.model) form.model.value = e.model;
-      compute(readState(false));
+      loop.call(readState(false));
     });
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
@@ -45,9 +41,9 @@ kvlab.register("engine-log", {
         ctx.say("Not computed: the pasted text was refused (below). The checks are still the last ones computed.");
         return;
       }
-      compute(readState(true));
+      loop.call(readState(true));
     });
 
-    return { activate: () => compute(readState(false)) };
+    return loop;
   },
 });

@@ -12,10 +12,7 @@ kvlab.register("eviction", {
     const stepInput = root.querySelector('input[name="step"]');
     const stepOut = root.querySelector('output[name="step-out"]');
     const stepScope = root.querySelector('[data-bind-scope="view.step"]');
-    const RANGES = ["window", "n_sink", "budget", "recent"];
     const LINE = { full: "#9e9e9e", window: "#ef5350", sinks: "#5c6bc0", h2o: "#26a69a" };
-    const showRanges = () => RANGES.forEach((k) => (form[`${k}-out`].value = form[k].value));
-    let data = ctx.data;
     let step = null; // null: follow the last step
 
     function showRelevantControls() {
@@ -24,32 +21,29 @@ kvlab.register("eviction", {
       });
     }
 
-    // latest input wins (ctx.live): Python clamps out-of-range input, so show what was really computed
-    const compute = ctx.live(
-      "eviction_view",
-      async (result) => {
-        data = result;
-        showRanges();
-        kit.bind(root, data);
+    // latest input wins (ctx.form): Python clamps out-of-range input, so show what was really computed
+    const loop = ctx.form("eviction_view", {
+      read(ev, data) {
+        showRelevantControls();
+        return kit.readForm(form, data.params);
+      },
+      async draw() {
         showStep();
         await drawKept();
         details.open = false;
       },
-      (data) => `Computed in your browser by kvlab.eviction_view (${data.policy_name}, n = ${data.params.n}).`
-    );
-    const update = () => {
-      showRelevantControls();
-      showRanges();
-      return compute(kit.readForm(form, data.params));
-    };
+      describe: (data) => `Computed in your browser by kvlab.eviction_view (${data.policy_name}, n = ${data.params.n}).`,
+    });
 
     function currentStep() {
+      const data = loop.data;
       const last = data.steps.length - 1;
       return step === null || step > last ? last : step;
     }
 
     // the step read out: its sentence, the slider, and its outline on the raster (only the outline moves)
     function showStep() {
+      const data = loop.data;
       const s = data.steps[currentStep()];
       stepInput.max = String(data.steps.length - 1);
       stepInput.value = String(s.step);
@@ -65,6 +59,7 @@ kvlab.register("eviction", {
 
     // the policies' attention kept, step by step, with the chosen step marked
     function drawKept() {
+      const data = loop.data;
       const steps = data.steps.map((s) => s.step);
       const s = currentStep();
       return kit.plot(
@@ -91,14 +86,13 @@ kvlab.register("eviction", {
       );
     }
 
-    form.addEventListener("input", update);
     stepInput.addEventListener("input", () => {
       step = parseInt(stepInput.value, 10);
-      if (step === data.steps.length - 1) step = null;
+      if (step === loop.data.steps.length - 1) step = null;
       showStep();
       if (root.dataset.state === "ready") drawKept();
     });
     showRelevantControls();
-    return { activate: () => update() };
+    return loop;
   },
 });

@@ -5,8 +5,6 @@ kvlab.register("gpu-fit", {
     const form = root.querySelector("form.kv-controls");
     const steps = ctx.data.options.context_steps;
 
-    let data = ctx.data;
-
     function syncKvOptions() {
       const mode = form.mode.value;
       for (const opt of form.kv.options) opt.disabled = !opt.dataset.modes.split(" ").includes(mode);
@@ -15,24 +13,16 @@ kvlab.register("gpu-fit", {
       form.gpu_memory_utilization.disabled = form.block_size.disabled = form.pipeline_parallel.disabled = mode !== "vllm";
     }
 
-    function readState(ev) {
-      syncKvOptions();
-      // the slider picks one of Python's context steps; a typed number goes as typed (Python clamps it)
-      if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
-      return kvlab.kit.readForm(form, data.params);
-    }
-
-    const compute = ctx.live(
-      "gpu_fit_figure",
-      async (result) => {
-        data = result;
-        kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
-        kvlab.kit.bind(root, data);
-      },
-      (data) => data.status
-    );
-    form.addEventListener("input", (ev) => compute(readState(ev)));
     syncKvOptions();
-    return { activate: () => compute(readState()) };
+    return ctx.form("gpu_fit_figure", {
+      read(ev, data) {
+        syncKvOptions();
+        // the slider picks one of Python's context steps; a typed number goes as typed (Python clamps it)
+        if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
+        return kvlab.kit.readForm(form, data.params);
+      },
+      sync: (data) => ({ ...data.params, context_step: data.context_step }),
+      describe: (data) => data.status,
+    });
   },
 });

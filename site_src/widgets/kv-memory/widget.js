@@ -13,7 +13,6 @@ kvlab.register("kv-memory", {
     const hubForm = root.querySelector(".kv-hub-form");
     const hubButton = hubForm.querySelector("button");
 
-    let data = ctx.data;
     let config = ""; // the pasted or fetched config.json, while it is the one shown
     let fetched = {}; // what the Hub fetch brought with it: index, hub, hub_status
     /* The config, or none; a Link or Embed says it does not carry one (embed.js). */
@@ -38,30 +37,17 @@ kvlab.register("kv-memory", {
 
     /* The form's values as kvlab.kv_memory_figure's arguments. The slider picks one of Python's
      * context steps; the number field is sent as typed (Python clamps it and says so). */
-    function readForm(ev) {
+    function readForm(ev, data) {
       syncKvOptions();
       if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
       return { ...kvlab.kit.readForm(form, data.params), config, ...fetched };
     }
 
-    const compute = ctx.live(
-      "kv_memory_figure",
-      async (result) => {
-        data = result;
-        if (data.config_error) useConfig(""); // a config that could not be read: its message is shown, the config forgotten
-        kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
-        kvlab.kit.bind(root, data);
-        await render();
-      },
-      (data) => data.status
-    );
-    const update = (args) => compute(args);
-
     /* hybrid: a Falcon-H1 layer, attention and a Mamba-2 state together; none: an MLP-only layer (caches nothing) */
     const LAYER_COLORS = { full: "#5c6bc0", sliding: "#ef6c00", linear: "#26a69a", mla: "#d81b60", hybrid: "#7e57c2", none: "#9e9e9e" };
 
     /* The layer map as a chart: per layer, what it needs (coloured by kind) and what the engine adds on top (grey). */
-    function renderLayers() {
+    function renderLayers(data) {
       const p = data.layer_map.plot;
       return kvlab.kit.plot(root, layerPlot, [
         { type: "bar", name: "needed", x: p.x, y: p.needed, text: p.hover, hoverinfo: "text", textposition: "none",
@@ -76,8 +62,9 @@ kvlab.register("kv-memory", {
       });
     }
 
-    async function render() {
-      await renderLayers();
+    async function render(data) {
+      if (data.config_error) useConfig(""); // a config that could not be read: its message is shown, the config forgotten
+      await renderLayers(data);
       const ticks = data.options.context_ticks;
       const colors = ["#5c6bc0", "#ef6c00", "#26a69a", "#d81b60", "#8d6e63"];
       const traces = data.curve.series.map((s, i) => ({
@@ -106,7 +93,14 @@ kvlab.register("kv-memory", {
       );
     }
 
-    form.addEventListener("input", (ev) => update(readForm(ev)));
+    syncKvOptions();
+    const loop = ctx.form("kv_memory_figure", {
+      read: readForm,
+      sync: (data) => ({ ...data.params, context_step: data.context_step }),
+      draw: render,
+      describe: (data) => data.status,
+    });
+
     configForm.addEventListener("submit", (ev) => {
       ev.preventDefault();
       try {
@@ -118,7 +112,7 @@ kvlab.register("kv-memory", {
         return;
       }
       useConfig(configArea.value); // Python reads it: a bad one comes back as a message naming the field
-      update(readForm());
+      loop.update();
     });
     /* One file from the Hub: its text, or what went wrong in Python's words (kv_memory_figure's hub_status). */
     async function hubFile(url, missing) {
@@ -157,7 +151,7 @@ kvlab.register("kv-memory", {
           configArea.value = cfg.text;
           useConfig(cfg.text, { hub: plan.repo, hub_status: idx.status, index: idx.text || "" });
         }
-        await update(readForm());
+        await loop.update();
       } finally {
         hubButton.disabled = false;
       }
@@ -166,10 +160,9 @@ kvlab.register("kv-memory", {
       useConfig("");
       configArea.value = "";
       configError.hidden = true;
-      update(readForm());
+      loop.update();
     });
 
-    syncKvOptions();
-    return { activate: () => update(readForm()) };
+    return loop;
   },
 });

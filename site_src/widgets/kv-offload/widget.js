@@ -4,28 +4,10 @@
 kvlab.register("kv-offload", {
   mount(root, ctx) {
     const kit = kvlab.kit;
-    const form = root.querySelector("form.kv-controls");
     const plot = root.querySelector(".kv-plot");
     const COLORS = { dram: "#1e88e5", nvme: "#ef6c00", remote: "#8e24aa" };
-    let data = ctx.data;
 
-    function readState() {
-      for (const name of ["zipf", "hbm_percent", "prefill_percent"]) form[`${name}-out`].value = form[name].value;
-      return kit.readForm(form, data.params);
-    }
-
-    const compute = ctx.live(
-      "offload_figure",
-      async (result) => {
-        data = result;
-        kit.writeForm(form, data.params);
-        kit.bind(root, data);
-        await render();
-      },
-      (d) => d.status
-    );
-
-    async function render() {
+    async function render(data) {
       const c = data.curve;
       const traces = [
         { type: "scatter", mode: "lines+markers", name: "prefill again", x: c.tokens, y: c.recompute, text: c.recompute_text,
@@ -54,7 +36,6 @@ kvlab.register("kv-offload", {
       });
     }
 
-    form.addEventListener("input", () => compute(readState()));
-    return { activate: () => compute(readState()) };
+    return ctx.form("offload_figure", { sync: true, draw: render, describe: (d) => d.status });
   },
 });

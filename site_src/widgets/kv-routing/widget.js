@@ -7,20 +7,8 @@ kvlab.register("kv-routing", {
     const form = root.querySelector("form.kv-controls");
     const plot = root.querySelector(".kv-plot");
     const COLORS = ["#ef6c00", "#5c6bc0", "#2e7d32"];
-    let data = ctx.data;
 
-    const compute = ctx.live(
-      "kv_routing_figure",
-      async (result) => {
-        data = result;
-        kit.writeForm(form, data.params);
-        kit.bind(root, data);
-        await render();
-      },
-      (d) => d.status
-    );
-
-    async function render() {
+    async function render(data) {
       const c = data.curve;
       const traces = c.series.map((s, i) => ({
         type: "scatter", mode: "lines", name: s.label, x: c.requests, y: s.percent,
@@ -41,12 +29,11 @@ kvlab.register("kv-routing", {
     }
 
     // parameters the form lacks (an embed's prefix_tokens, own_tokens) keep their values
-    const update = () => compute({ ...data.params, ...kit.readForm(form, data.params) });
-    form.addEventListener("input", (ev) => {
-      const out = form[`${ev.target.name}-out`];
-      if (out) out.value = ev.target.value;
-      update();
+    return ctx.form("kv_routing_figure", {
+      read: (ev, data) => ({ ...data.params, ...kit.readForm(form, data.params) }),
+      sync: true,
+      draw: render,
+      describe: (d) => d.status,
     });
-    return { activate: update };
   },
 });

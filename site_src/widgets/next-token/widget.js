@@ -13,7 +13,6 @@ kvlab.register("next-token", {
     const plot = root.querySelector(".kv-next-plot");
     const tableBox = root.querySelector(".kv-next-table-box");
     const K = ctx.data.top.length;
-    let timer = null;
 
     async function render(r) {
       const top = r.steps[0].top;
@@ -29,13 +28,8 @@ kvlab.register("next-token", {
       tableBox.classList.add("kv-visually-hidden");
     }
 
-    // latest input wins (ctx.live); the model's worker runs one forward pass per prompt
-    const compute = ctx.live(
-      (prompt) => kvlab.generate({ prompt, maxNewTokens: 1, topK: K, temperature: 0 }),
-      render,
-      (r) => `Computed in your browser by the tiny model (onnxruntime-web) from ${r.promptLen} tokens.`
-    );
-    function update() {
+    // the prompt to continue, or null (no call) when there is no text
+    function read() {
       const prompt = form.prompt.value;
       if (!prompt.trim()) {
         // nothing to continue: no chart of an earlier prompt stays on screen
@@ -44,17 +38,20 @@ kvlab.register("next-token", {
         ctx.notice("", "truncated");
         ctx.notice("Type the beginning of a sentence: the chart shows what the model expects next.");
         ctx.say("No text, so no prediction.");
-        return;
+        return null;
       }
       plot.hidden = false;
       tableBox.hidden = false;
       ctx.notice("");
-      return compute(prompt);
+      return prompt;
     }
-    form.addEventListener("input", () => {
-      clearTimeout(timer);
-      timer = setTimeout(update, 150);
+    // latest input wins (ctx.live); the model's worker runs one forward pass per prompt
+    return ctx.form((prompt) => kvlab.generate({ prompt, maxNewTokens: 1, topK: K, temperature: 0 }), {
+      read,
+      debounce: 150,
+      bind: false, // the model's numbers, put through the view first (render)
+      draw: render,
+      describe: (r) => `Computed in your browser by the tiny model (onnxruntime-web) from ${r.promptLen} tokens.`,
     });
-    return { activate: update };
   },
 });

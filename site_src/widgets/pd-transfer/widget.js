@@ -4,23 +4,10 @@
 kvlab.register("pd-transfer", {
   mount(root, ctx) {
     const kit = kvlab.kit;
-    const form = root.querySelector("form.kv-controls");
     const plot = root.querySelector(".kv-plot");
     const COLORS = ["#2e7d32", "#5c6bc0", "#00897b", "#8e24aa", "#ef6c00", "#c62828", "#6d4c41"];
-    let data = ctx.data;
 
-    const compute = ctx.live(
-      "pd_transfer_figure",
-      async (result) => {
-        data = result;
-        kit.writeForm(form, data.params);
-        kit.bind(root, data);
-        await render();
-      },
-      (d) => d.status
-    );
-
-    async function render() {
+    async function render(data) {
       const c = data.curve;
       const traces = [
         { type: "scatter", mode: "lines+markers", name: "prefill (compute roofline)", x: c.prompts, y: c.prefill_ms,
@@ -44,11 +31,6 @@ kvlab.register("pd-transfer", {
       });
     }
 
-    const update = () => compute(kit.readForm(form, data.params));
-    form.addEventListener("input", (ev) => {
-      if (ev.target === form.batch) form["batch-out"].value = form.batch.value;
-      update();
-    });
-    return { activate: update };
+    return ctx.form("pd_transfer_figure", { sync: true, draw: render, describe: (d) => d.status });
   },
 });

@@ -4,26 +4,17 @@
 kvlab.register("prefill-decode", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    let timer = null;
-
-    const compute = ctx.live(
-      "prefill_decode_sequence",
-      (data) => kvlab.kit.bind(root, data),
-      (d) => `Computed in your browser by kvlab.prefill_decode_sequence: ${d.steps.length} steps.`
-    );
-
-    function update() {
-      if (!form.prompt.value.trim() || !form.replies.value.trim()) {
-        ctx.notice("Type a prompt and at least one word for the model to write.");
-        return;
-      }
-      ctx.notice("");
-      return compute({ prompt: form.prompt.value, replies: form.replies.value });
-    }
-    form.addEventListener("input", () => {
-      clearTimeout(timer);
-      timer = setTimeout(update, 200);
+    return ctx.form("prefill_decode_sequence", {
+      debounce: 200,
+      read() {
+        if (!form.prompt.value.trim() || !form.replies.value.trim()) {
+          ctx.notice("Type a prompt and at least one word for the model to write.");
+          return null;
+        }
+        ctx.notice("");
+        return { prompt: form.prompt.value, replies: form.replies.value };
+      },
+      describe: (d) => `Computed in your browser by kvlab.prefill_decode_sequence: ${d.steps.length} steps.`,
     });
-    return { activate: update };
   },
 });

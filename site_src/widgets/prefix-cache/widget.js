@@ -2,22 +2,10 @@
  * fills the template's sentence and tables from Python's result; JS draws the chart. */
 kvlab.register("prefix-cache", {
   mount(root, ctx) {
-    const form = root.querySelector(".kv-controls");
     const plot = root.querySelector(".kv-plot");
-    let data = ctx.data;
 
-    const showRanges = (values) => {
-      form["prefix_len-out"].value = values.prefix_len;
-      form["suffix_len-out"].value = values.suffix_len;
-    };
-
-    // latest input wins (ctx.live): Python clamps out-of-range input, so show what was really computed
-    const compute = ctx.live(
-      "prefix_cache_figure",
-      async (result) => {
-        data = result;
-        showRanges(data.params);
-        kvlab.kit.bind(root, data);
+    return ctx.form("prefix_cache_figure", {
+      async draw(data) {
         const line = (name, y, color, dash) => ({
           type: "scatter", mode: "lines", name, x: data.requests, y, line: { color, width: 2.5, dash },
           hovertemplate: "after request %{x}: %{y:,} tokens computed<extra>" + name + "</extra>",
@@ -39,14 +27,7 @@ kvlab.register("prefix-cache", {
           }
         );
       },
-      (data) => `Computed in your browser by kvlab.prefix_cache_figure (${data.text.n_requests} requests).`
-    );
-    const update = () => {
-      showRanges({ prefix_len: form.prefix_len.value, suffix_len: form.suffix_len.value });
-      return compute(kvlab.kit.readForm(form, data.params));
-    };
-
-    form.addEventListener("input", update);
-    return { activate: () => update() };
+      describe: (data) => `Computed in your browser by kvlab.prefix_cache_figure (${data.text.n_requests} requests).`,
+    });
   },
 });

@@ -6,8 +6,7 @@ kvlab.register("qkv", {
     const kit = kvlab.kit;
     const form = root.querySelector("form.kv-controls");
     const scope = root.querySelector(".kv-qkv-read");
-    let data = ctx.data;
-    let query = data.query;
+    let query = ctx.data.query;
 
     // the chosen token's row, the rows it cannot read yet (the causal mask), its button pressed
     function mark() {
@@ -21,29 +20,28 @@ kvlab.register("qkv", {
     function show(i) {
       query = i;
       scope.dataset.bindScope = `queries.${i}`;
-      kit.bind(scope, data.queries[i]);
+      kit.bind(scope, loop.data.queries[i]);
       mark();
     }
 
-    const compute = ctx.live(
-      "qkv_picture",
-      (result) => {
-        data = result;
+    const fields = (data) => ({ sentence: data.sentence, layer: data.layer, head: data.head });
+    const loop = ctx.form("qkv_picture", {
+      read: (ev, data) => kit.readForm(form, fields(data)),
+      sync: fields,
+      bind: false, // the reading's scope follows the chosen token first
+      draw(data) {
         query = Math.min(query, data.tokens.length - 1);
         scope.dataset.bindScope = `queries.${query}`;
-        kit.writeForm(form, { sentence: data.sentence, layer: data.layer, head: data.head });
         kit.bind(root, data);
         mark();
       },
-      (d) => d.status
-    );
-    const read = () => kit.readForm(form, { sentence: data.sentence, layer: data.layer, head: data.head });
+      describe: (d) => d.status,
+    });
     root.addEventListener("click", (ev) => {
       const b = ev.target.closest(".kv-qkv-pick");
       if (b) show(Number(b.dataset.index));
     });
-    form.addEventListener("input", () => compute(read()));
     mark();
-    return { activate: () => compute(read()) };
+    return loop;
   },
 });

@@ -4,26 +4,9 @@ kvlab.register("quadratic-wall", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
     const plot = root.querySelector(".kv-plot");
-    let data = ctx.data;
-    const state = { n: data.params.n, model: form.model.value, log: true };
-
     const shape = () => JSON.parse(form.model.selectedOptions[0].dataset.shape);
 
-    const compute = ctx.live(
-      "quadratic_wall_figure",
-      async (result) => {
-        data = result;
-        kvlab.kit.writeForm(form, { n: data.params.n });
-        kvlab.kit.bind(root, data);
-        await render();
-      },
-      (data) => `Computed in your browser by kvlab.quadratic_wall_figure (n = ${data.params.n}, ${data.params.n_layers} layers, d_model ${data.params.d_model}).`
-    );
-    function update() {
-      return compute({ n: state.n, ...shape() });
-    }
-
-    async function render() {
+    async function render(data) {
       const line = (name, y, color, dash) => ({
         name, x: data.tokens, y, mode: "lines", line: { color, width: 2.5, dash },
         hovertemplate: `%{y:.3s} multiply-adds<extra>${name}, step %{x}</extra>`,
@@ -42,23 +25,23 @@ kvlab.register("quadratic-wall", {
           height: 360,
           legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
           xaxis: { title: { text: "step (tokens in context)" } },
-          yaxis: { title: { text: "multiply-adds in this step" }, type: state.log ? "log" : "linear", exponentformat: "power" },
+          yaxis: { title: { text: "multiply-adds in this step" }, type: form.log.checked ? "log" : "linear", exponentformat: "power" },
         }
       );
     }
 
-    form.addEventListener("input", (ev) => {
-      if (ev.target === form.log) {
-        state.log = form.log.checked;
-        if (root.dataset.state === "ready") render();
-        return;
-      }
-      state.n = parseInt(form.n.value, 10);
-      state.model = form.model.value;
-      form["n-out"].value = state.n;
-      update();
+    return ctx.form("quadratic_wall_figure", {
+      read(ev, data) {
+        // the y-axis's scale is the chart's alone: drawn again, nothing computed
+        if (ev && ev.target === form.log) {
+          if (root.dataset.state === "ready") render(data);
+          return null;
+        }
+        return { n: parseInt(form.n.value, 10), ...shape() };
+      },
+      sync: (data) => ({ n: data.params.n }),
+      draw: render,
+      describe: (data) => `Computed in your browser by kvlab.quadratic_wall_figure (n = ${data.params.n}, ${data.params.n_layers} layers, d_model ${data.params.d_model}).`,
     });
-
-    return { activate: () => update() };
   },
 });

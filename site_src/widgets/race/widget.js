@@ -13,27 +13,22 @@ kvlab.register("race", {
     const readoutLine = root.querySelector('[data-field="odo-readout"]');
     const RACE_MS = 6000; // the whole race, at the same units per second for both
 
-    let data = ctx.data;
-    const state = { n: data.params.n };
     let anim = null; // {start, raf}
     let stillStep = 0; // reduced motion: which still is shown next
 
-    const compute = ctx.live(
-      "race_figure",
-      async (result) => {
+    const loop = ctx.form("race_figure", {
+      read: () => ({ n: parseInt(form.n.value, 10) }),
+      sync: (data) => ({ n: data.params.n }),
+      draw(data) {
         stop();
-        data = result;
-        await render();
+        return render(data);
       },
-      (data) => `Computed in your browser by kvlab.race_figure (n = ${data.params.n}).`
-    );
-    function update() {
-      return compute({ n: state.n });
-    }
+      describe: (data) => `Computed in your browser by kvlab.race_figure (n = ${data.params.n}).`,
+    });
 
     /* One frame of the odometers (Python's frames, in words: data.view.frames), into the template's fields. */
     const showFrame = (f) => kit.bind(odometers, f);
-    const readout = () => (readoutLine.textContent = data.view.readout);
+    const readout = () => (readoutLine.textContent = loop.data.view.readout);
 
     function stop() {
       if (anim) cancelAnimationFrame(anim.raf);
@@ -43,6 +38,7 @@ kvlab.register("race", {
     }
     function race() {
       if (anim) return stop();
+      const data = loop.data;
       const frames = data.odometers.frames;
       const shown = data.view.frames;
       if (kit.reducedMotion()) {
@@ -76,9 +72,7 @@ kvlab.register("race", {
     }
     raceButton.addEventListener("click", race);
 
-    async function render() {
-      kit.writeForm(form, { n: data.params.n });
-      kit.bind(root, data);
+    async function render(data) {
       await kit.plot(root, plot,
         [
           { name: "without a cache", x: data.tokens, y: data.no_cache.cumulative, mode: "lines", line: { color: "#ef6c00", width: 3 },
@@ -100,13 +94,8 @@ kvlab.register("race", {
       details.open = false;
     }
 
-    form.addEventListener("input", () => {
-      state.n = parseInt(form.n.value, 10);
-      form["n-out"].value = state.n;
-      update();
-    });
     window.addEventListener("pagehide", stop);
 
-    return { activate: () => update() };
+    return loop;
   },
 });

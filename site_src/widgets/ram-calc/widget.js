@@ -6,24 +6,18 @@ kvlab.register("ram-calc", {
     const kit = kvlab.kit;
     const form = root.querySelector("form.kv-controls");
     const steps = ctx.data.options.ctx_steps;
-    let data = ctx.data;
 
-    const compute = ctx.live(
-      "ram_calculator",
-      (result) => {
-        data = result;
-        const at = steps.indexOf(data.params.ctx_size);
-        kit.writeForm(form, { ...data.params, ...(at >= 0 ? { ctx_step: at } : {}) });
-        kit.bind(root, data);
+    return ctx.form("ram_calculator", {
+      read(ev, data) {
+        if (ev && ev.target === form.ctx_step) form.ctx_size.value = steps[Number(form.ctx_step.value)];
+        const { ctx_step, ...args } = kit.readForm(form, { ...data.params, ctx_step: 0 });
+        return args;
       },
-      (d) => d.status
-    );
-    const read = (ev) => {
-      if (ev && ev.target === form.ctx_step) form.ctx_size.value = steps[Number(form.ctx_step.value)];
-      const { ctx_step, ...args } = kit.readForm(form, { ...data.params, ctx_step: 0 });
-      return args;
-    };
-    form.addEventListener("input", (ev) => compute(read(ev)));
-    return { activate: () => compute(read()) };
+      sync(data) {
+        const at = steps.indexOf(data.params.ctx_size);
+        return { ...data.params, ...(at >= 0 ? { ctx_step: at } : {}) };
+      },
+      describe: (d) => d.status,
+    });
   },
 });

@@ -6,24 +6,14 @@ kvlab.register("reprocessing", {
     const plot = root.querySelector(".kv-plot");
     const addButton = root.querySelector('[data-action="add"]');
 
-    let data = ctx.data;
-    const state = { n: data.params.n };
+    const loop = ctx.form("reprocessing", {
+      read: () => ({ n: parseInt(form.n.value, 10) }),
+      sync: (data) => ({ n: data.params.n }),
+      draw: render,
+      describe: (data) => `Computed in your browser by kvlab.reprocessing (n = ${data.params.n}).`,
+    });
 
-    const compute = ctx.live(
-      "reprocessing",
-      async (result) => {
-        data = result;
-        await render();
-      },
-      (data) => `Computed in your browser by kvlab.reprocessing (n = ${data.params.n}).`
-    );
-    function update() {
-      return compute({ n: state.n });
-    }
-
-    function renderText() {
-      kvlab.kit.writeForm(form, { n: data.params.n });
-      kvlab.kit.bind(root, data);
+    function renderText(data) {
       addButton.disabled = data.params.n >= Number(form.n.max);
       // the counters that changed flash once (not under reduced motion)
       if (!kvlab.kit.reducedMotion()) {
@@ -42,8 +32,8 @@ kvlab.register("reprocessing", {
     const wholeTicks = (n, most) =>
       n < INT_TICKS_BELOW ? { tickmode: "linear", tick0: 0, dtick: Math.max(1, Math.ceil(n / most)), tickformat: "d" } : { tickformat: "d" };
 
-    async function render() {
-      renderText();
+    async function render(data) {
+      renderText(data);
       const n = data.params.n;
       await kvlab.kit.plot(
         root,
@@ -68,22 +58,13 @@ kvlab.register("reprocessing", {
 
     // "Add token": one more token in the reply; Python returns the counters for it
     addButton.addEventListener("click", () => {
-      state.n = Math.min(Number(form.n.max), data.params.n + 1);
-      form.n.value = state.n;
-      form["n-out"].value = state.n;
-      update();
+      const n = Math.min(Number(form.n.max), loop.data.params.n + 1);
+      form.n.value = n;
+      form["n-out"].value = n;
+      loop.call({ n });
     });
-    root.querySelector('[data-action="restart"]').addEventListener("click", () => {
-      state.n = Number(form.n.min);
-      update();
-    });
+    root.querySelector('[data-action="restart"]').addEventListener("click", () => loop.call({ n: Number(form.n.min) }));
 
-    form.addEventListener("input", () => {
-      state.n = parseInt(form.n.value, 10);
-      form["n-out"].value = state.n;
-      update();
-    });
-
-    return { activate: () => update() };
+    return loop;
   },
 });

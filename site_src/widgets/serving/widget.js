@@ -6,8 +6,6 @@ kvlab.register("serving", {
     const plot = root.querySelector(".kv-plot");
     const steps = ctx.data.options.context_steps;
 
-    let data = ctx.data;
-
     function syncKvOptions() {
       const engine = form.engine.value;
       for (const opt of form.kv.options) opt.disabled = !opt.dataset.modes.split(" ").includes(engine);
@@ -16,25 +14,7 @@ kvlab.register("serving", {
       form.gpu_memory_utilization.disabled = form.block_size.disabled = engine !== "vllm";
     }
 
-    function readState(ev) {
-      syncKvOptions();
-      // the slider picks one of Python's context steps; a typed number goes as typed (Python clamps it)
-      if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
-      form["batch-out"].value = form.batch.value;
-      return kvlab.kit.readForm(form, data.params);
-    }
-
-    const compute = ctx.live(
-      "serving_figure",
-      async (result) => {
-        data = result;
-        kvlab.kit.writeForm(form, { ...data.params, context_step: data.context_step });
-        kvlab.kit.bind(root, data);
-        await render();
-      },
-      (data) => data.status
-    );
-    async function render() {
+    async function render(data) {
       const ticks = data.options.context_ticks;
       const c = data.curve;
       // where a batch does not fit, Python gives no time (null): the line stops there
@@ -62,8 +42,17 @@ kvlab.register("serving", {
       );
     }
 
-    form.addEventListener("input", (ev) => compute(readState(ev)));
     syncKvOptions();
-    return { activate: () => compute(readState()) };
+    return ctx.form("serving_figure", {
+      read(ev, data) {
+        syncKvOptions();
+        // the slider picks one of Python's context steps; a typed number goes as typed (Python clamps it)
+        if (ev && ev.target === form.context_step) form.context.value = steps[parseInt(form.context_step.value, 10)];
+        return kvlab.kit.readForm(form, data.params);
+      },
+      sync: (data) => ({ ...data.params, context_step: data.context_step }),
+      draw: render,
+      describe: (data) => data.status,
+    });
   },
 });

@@ -4,13 +4,18 @@
  * (data.view); kit.bind puts them in the template's markup. */
 kvlab.register("spec-decode", {
   mount(root, ctx) {
-    const form = root.querySelector(".kv-controls");
     const live = root.querySelector(".kv-sd-live");
     const button = (action) => root.querySelector(`[data-action="${action}"]`);
-    let data = ctx.data;
     let step = 0; // index into data.view.steps
 
+    const loop = ctx.form("speculative_figure", {
+      sync: true,
+      draw: () => go(step), // keep the step the reader was on, if it still exists
+      describe: (d) => `Computed in your browser by kvlab.speculative_figure (k = ${d.params.k}, ${d.params.draft_layers}-layer draft, ${d.params.n_new} tokens).`,
+    });
+
     function go(to) {
+      const data = loop.data;
       step = Math.max(0, Math.min(data.view.steps.length - 1, to));
       kvlab.kit.bind(live, data.view.steps[step]);
       button("prev").disabled = step === 0;
@@ -18,36 +23,19 @@ kvlab.register("spec-decode", {
       root.dataset.step = String(step + 1);
     }
 
-    const compute = ctx.live(
-      "speculative_figure",
-      async (result) => {
-        data = result;
-        kvlab.kit.writeForm(form, data.params);
-        kvlab.kit.bind(root, data);
-        go(step); // keep the step the reader was on, if it still exists
-      },
-      (d) => `Computed in your browser by kvlab.speculative_figure (k = ${d.params.k}, ${d.params.draft_layers}-layer draft, ${d.params.n_new} tokens).`
-    );
-
     button("prev").addEventListener("click", () => go(step - 1));
     button("next").addEventListener("click", () => go(step + 1));
     root.querySelector('[data-field="step"]').addEventListener("keydown", (ev) => {
       if (ev.key === "ArrowRight") { go(step + 1); ev.preventDefault(); }
       if (ev.key === "ArrowLeft") { go(step - 1); ev.preventDefault(); }
     });
-    const update = () => compute(kvlab.kit.readForm(form, data.params));
-    form.addEventListener("input", (ev) => {
-      if (ev.target.type === "range") form[`${ev.target.name}-out`].value = ev.target.value;
-      update();
-    });
-
     go(0);
     return {
       // Stepping needs no Python: the build-time data (the same function, the same inputs)
       // is already here. Python and the model's weights load when a setting changes
       // (or at once on an embed page whose link sets the controls).
       activate() {
-        if (root.dataset.embedApplied === "true") return update(); // an embed link's settings
+        if (root.dataset.embedApplied === "true") return loop.update(); // an embed link's settings
         ctx.say("Step with Previous/Next (or ← → on the step). Changing a setting runs kvlab.speculative_figure in your browser.");
         ctx.setState("ready");
       },

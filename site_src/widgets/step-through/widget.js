@@ -10,10 +10,9 @@ kvlab.register("step-through", {
     const gridWrap = field("grid");
     const PLAY_MS = 1100;
 
-    let data = ctx.data;
     let step = 0; // index into data.steps (0 = prefill)
     let timer = null;
-    const state = { prompt_len: data.params.prompt_len, steps: data.params.steps, layers: data.params.layers };
+    const SETTINGS = ["prompt_len", "steps", "layers"];
 
     const live = root.querySelector(".kv-st-live");
     const cacheBox = button("cache");
@@ -21,6 +20,7 @@ kvlab.register("step-through", {
 
     /* The step the reader is on: Python's words and grid for it (data.view.steps), into the live part. */
     function renderStep() {
+      const data = loop.data;
       const view = data.view.steps[step];
       // with the cache off: Python's grid and words for the same step without one (view.no_cache)
       kvlab.kit.bind(live, cacheOn() ? view : { ...view, ...view.no_cache });
@@ -31,7 +31,7 @@ kvlab.register("step-through", {
     }
 
     function go(to) {
-      step = Math.max(0, Math.min(data.steps.length - 1, to));
+      step = Math.max(0, Math.min(loop.data.steps.length - 1, to));
       renderStep();
     }
 
@@ -48,6 +48,7 @@ kvlab.register("step-through", {
 
     function play() {
       if (timer) return stop();
+      const data = loop.data;
       if (reducedMotion.matches) {
         go(step === data.steps.length - 1 ? 0 : step + 1);
         ctx.say("Reduced motion is on, so Play does not advance by itself: each press shows the next step.");
@@ -57,25 +58,20 @@ kvlab.register("step-through", {
       button("play").setAttribute("aria-pressed", "true");
       button("play").textContent = "Pause";
       timer = setInterval(() => {
-        if (step >= data.steps.length - 1) return stop();
+        if (step >= loop.data.steps.length - 1) return stop();
         go(step + 1);
       }, PLAY_MS);
     }
 
-    const compute = ctx.live(
-      "step_through_figure",
-      async (result) => {
-        data = result;
+    const loop = ctx.form("step_through_figure", {
+      read: () => Object.fromEntries(SETTINGS.map((name) => [name, parseInt(form[name].value, 10)])),
+      sync: true,
+      draw() {
         stop();
-        kvlab.kit.writeForm(form, data.params);
-        kvlab.kit.bind(root, data);
         go(step); // keep the step the reader was on, if it still exists
       },
-      (data) => `Computed in your browser by kvlab.step_through_figure (prompt ${data.params.prompt_len} tokens, ${data.params.steps} decode steps, ${data.params.layers} layers).`
-    );
-    function update() {
-      return compute({ ...state });
-    }
+      describe: (data) => `Computed in your browser by kvlab.step_through_figure (prompt ${data.params.prompt_len} tokens, ${data.params.steps} decode steps, ${data.params.layers} layers).`,
+    });
 
     button("prev").addEventListener("click", () => { stop(); go(step - 1); });
     button("next").addEventListener("click", () => { stop(); go(step + 1); });
@@ -88,14 +84,6 @@ kvlab.register("step-through", {
       if (ev.key === "ArrowRight") { stop(); go(step + 1); ev.preventDefault(); }
       if (ev.key === "ArrowLeft") { stop(); go(step - 1); ev.preventDefault(); }
     });
-    form.addEventListener("input", () => {
-      for (const name of ["prompt_len", "steps", "layers"]) {
-        state[name] = parseInt(form[name].value, 10);
-        form[`${name}-out`].value = state[name];
-      }
-      update();
-    });
-
     renderStep();
     return {
       // Stepping needs no Python: the build-time data (the same function, the same

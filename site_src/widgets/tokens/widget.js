@@ -3,9 +3,9 @@
 kvlab.register("tokens", {
   mount(root, ctx) {
     const form = root.querySelector("form");
-    const compute = ctx.live("tokenize_demo", (data) => kvlab.kit.bind(root, data), () => "Tokenized in your browser by kvlab.tokenize_demo.");
-    const update = () => compute({ text: form.text.value });
-    form.addEventListener("input", update);
-    return { activate: update };
+    return ctx.form("tokenize_demo", {
+      read: () => ({ text: form.text.value }),
+      describe: () => "Tokenized in your browser by kvlab.tokenize_demo.",
+    });
   },
 });

@@ -4,20 +4,16 @@
 kvlab.register("tradeoff-map", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    const compute = ctx.live(
-      "tradeoff_map",
-      (data) => kvlab.kit.bind(root, data),
-      (d) => `Computed in your browser by kvlab.tradeoff_map (${d.params.length} conversation, ${d.params.repetition} repetition, ${d.params.memory} memory).`
-    );
-    const update = () => compute(kvlab.kit.readForm(form, ctx.data.params));
-
+    const loop = ctx.form("tradeoff_map", {
+      read: () => kvlab.kit.readForm(form, ctx.data.params),
+      describe: (d) => `Computed in your browser by kvlab.tradeoff_map (${d.params.length} conversation, ${d.params.repetition} repetition, ${d.params.memory} memory).`,
+    });
     root.querySelector('[data-field="grid"]').addEventListener("click", (ev) => {
       const b = ev.target.closest(".kv-tm-cell");
       if (!b) return;
       kvlab.kit.writeForm(form, { length: b.dataset.length, repetition: b.dataset.repetition });
-      update();
+      loop.update();
     });
-    form.addEventListener("input", update);
-    return { activate: update };
+    return loop;
   },
 });
