@@ -250,11 +250,16 @@ def test_a_worker_killed_during_a_call_leaves_no_widget_waiting(page_factory, si
             set("race", 7);
             set("reprocessing", 9);
             set("quadratic-wall", 40);
+            window.deadPort = kvlab.runtimes.python.port;
             kvlab.runtimes.python.port.terminate();
         }"""
     )
     for root in roots:
         expect(root).to_have_attribute("data-state", "loading")
+    # the watchdog (3 s here) takes the silent worker for dead; the fresh one then boots with the default patience,
+    # since a boot on a loaded machine can be silent for longer than 3 s and is not a dead worker
+    page.wait_for_function("() => kvlab.runtimes.python.port !== window.deadPort", timeout=30_000)
+    page.evaluate("kvlab.runtimes.python.silentMs = 45000")
     for root in roots:
         wait_ready(root, 60_000)  # was: "loading" for good
     assert roots[0].locator('input[name="n"]').input_value() == "7"
