@@ -61,7 +61,7 @@ def main() -> None:
         stored = idx["total_size"]
         estimate = ratio = "—"
         if catalogue:
-            w = model_weights_bytes(model_architecture(catalogue), fmt)
+            w = model_weights_bytes(model_architecture(catalogue), fmt, as_stored=False)
             estimate = f"{w['bytes'] / GB:.2f} GB ({catalogue}, {w['format']} {w['bits_per_weight']:g} b)"
             if stored:
                 ratio = f"{stored / w['bytes']:.3f}"
@@ -86,7 +86,7 @@ def catalogue_rows() -> None:
     print("| catalogue model | checkpoint | format | stored | kvlab params x bits | stored / kvlab | how |")
     print("|---|---|---|---|---|---|---|")
     for e in json.loads(CATALOGUE.read_text(encoding="utf-8"))["checkpoints"]:
-        w = model_weights_bytes(model_architecture(e["model"]), e["format"])
+        w = model_weights_bytes(model_architecture(e["model"]), e["format"], as_stored=False)
         print(
             f"| {e['model']} | {e['hf_id']} | {e['format']} | {e['total_bytes'] / GB:.2f} GB | "
             f"{w['bytes'] / GB:.2f} GB ({w['bits_per_weight']:.3g} b) | {e['total_bytes'] / w['bytes']:.3f} | {e['how']} |"

@@ -45,9 +45,10 @@ def test_cost_per_million_tokens():
 
 
 def test_serving_estimate_llama3_8b_on_h100():
-    # bf16 weights 8.03e9 x 2 B; cache of an 8192-token chat = 128 KiB x 8192 = 1 GiB; H100 SXM 3350 GB/s
+    # bf16 weights as the checkpoint stores them (16,060,522,496 B); cache of an 8192-token chat = 128 KiB x 8192 =
+    # 1 GiB; H100 SXM 3350 GB/s
     r = serving_estimate("llama-3.1-8b", "h100-sxm", 8192, batch=4)
-    roofline_step = (16.06e9 + 4 * GIB) / 3350e9
+    roofline_step = (16_060_522_496 + 4 * GIB) / 3350e9
     assert r["roofline_seconds_per_token"] == pytest.approx(roofline_step) and r["bound"] == "bandwidth"
     # the step is the roofline step over the efficiency calibrated for a batch of 4
     eff = calibrated_efficiency(4)["value"]
@@ -221,7 +222,9 @@ def test_cli_bad_input_is_an_error_not_a_traceback(capsys):
 # Llama-3.1-8B (config.json): 32 layers, 8 KV heads x 128, hidden 4096, intermediate 14336, vocab 128256,
 # 8.03e9 params; H100 SXM: 80 GiB.
 LLAMA_KV_PER_TOKEN = 32 * 2 * 8 * 128 * 2  # K and V, f16: 128 KiB
-LLAMA_BF16_WEIGHTS = int(8.03e9 * 2)
+# the published BF16 checkpoint as stored (kvlab/data/checkpoints.json: its safetensors index's total_size), not
+# 8.03e9 x 2 B: 522,496 bytes more (8,030,261,248 parameters)
+LLAMA_BF16_WEIGHTS = 16_060_522_496
 # vLLM's reserve as the engine model counts it (kvlab/data/engines.json, fitted on real logs): on an H100 vLLM
 # batches 8192 tokens and samples for 1024 sequences; the fixed term is the fitted constant
 _ENGINES = json.loads((Path(kvlab.__file__).parent / "data" / "engines.json").read_text())["vllm"]

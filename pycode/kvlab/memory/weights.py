@@ -112,32 +112,39 @@ PARTIAL_FORMATS = {"MXFP4": "MoE expert weights"}
 def _stored_sizes() -> dict:
     """{(catalogue hf_id lowercased, format): entry} for every checkpoints.json entry that applies."""
     models = json.loads((DATA_DIR / "models.json").read_text(encoding="utf-8"))["models"]
-    hf_ids = {m["id"]: m["hf_id"].lower() for m in models}
+    catalogue = {m["id"]: (m["hf_id"].lower(), m["params"]) for m in models}
     out = {}
     for entry in json.loads((DATA_DIR / "checkpoints.json").read_text(encoding="utf-8"))["checkpoints"]:
         if entry.get("applies"):
-            out[(hf_ids[entry["model"]], weight_format(entry["format"]))] = entry
+            hf_id, params = catalogue[entry["model"]]
+            out[(hf_id, weight_format(entry["format"]))] = entry | {"catalogue_params": params}
     return out
 
 
 def catalogue_checkpoint(arch, fmt: str) -> dict | None:
-    """The published checkpoint's stored size for a catalogue model in `fmt` (kvlab/data/checkpoints.json), or None."""
-    return _stored_sizes().get((str(getattr(arch, "name", "")).lower(), weight_format(fmt)))
+    """The published checkpoint's stored size for a catalogue model in `fmt` (kvlab/data/checkpoints.json), or None.
+
+    Only for the catalogue's own model: an Architecture of the same name with another parameter count
+    (model_architecture(id, params=...)) is not that checkpoint, and gets params x bits."""
+    known = _stored_sizes().get((str(getattr(arch, "name", "")).lower(), weight_format(fmt)))
+    if known and getattr(arch, "params", None) == known["catalogue_params"]:
+        return known
+    return None
 
 
-def model_weights_bytes(arch, fmt: str = "BF16") -> dict:
+def model_weights_bytes(arch, fmt: str = "BF16", as_stored: bool = True) -> dict:
     """Weights of a model (an Architecture with params, maybe expert_params) stored as `fmt`.
 
     A catalogue model whose published checkpoint in `fmt` kvlab has read (kvlab/data/checkpoints.json)
     gets the bytes that checkpoint stores, with its source (`stored` True); otherwise parameters x bits,
-    the labelled fallback (`stored` False).
+    the labelled fallback (`stored` False), which `as_stored=False` asks for.
 
     For MXFP4 only the MoE expert weights are 4.25 bits; the other tensors are
     counted in BF16. A model with no expert split in the catalogue is refused
     for MXFP4, naming what is missing.
     """
     fmt = weight_format(fmt)
-    known = catalogue_checkpoint(arch, fmt)
+    known = catalogue_checkpoint(arch, fmt) if as_stored else None
     if known:
         return stored_weights(
             {"bytes": known["total_bytes"], "source": f"{known['how']}; {known['source']}"}, fmt, known["hf_id"]
