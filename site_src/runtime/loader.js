@@ -51,9 +51,11 @@
   kv.runtimeBytes = function (role) {
     const size = (p) => (manifest.files[p] || {}).size || 0;
     const dir = "vendor/pyodide/";
+    // over http the worker loads the trimmed standard library (worker.js, sitebuild/stdlib_min.py)
+    const stdlib = !manifest.offline && manifest.files[dir + "python_stdlib.min.zip"] ? "python_stdlib.min.zip" : "python_stdlib.zip";
     const paths =
       role === "python"
-        ? ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json", "pyodide.asm.js", "pyodide.js", manifest.numpyWheel].map((f) => dir + f).concat([manifest.kvlabZip])
+        ? ["pyodide.asm.wasm", stdlib, "pyodide-lock.json", "pyodide.asm.js", "pyodide.js", manifest.numpyWheel].map((f) => dir + f).concat([manifest.kvlabZip])
         : manifest.model
           ? ["vendor/ort/ort-wasm-simd-threaded.wasm", "vendor/ort/ort.iife.js", manifest.model.onnx, manifest.model.tokenizer]
           : [];

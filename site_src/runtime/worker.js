@@ -222,12 +222,26 @@
     const m = env.manifest;
     const dir = "vendor/pyodide/";
     const scripts = [dir + "pyodide.asm.js", dir + "pyodide.js"];
-    const big = [dir + "pyodide.asm.wasm", dir + "python_stdlib.zip", dir + "pyodide-lock.json", dir + m.numpyWheel, m.kvlabZip];
+    // a memory snapshot of the started runtime (manifest.snapshot, sitebuild/snapshot.mjs), when
+    // the build made one: Python restored with numpy and kvlab imported; any failure falls back
+    const snap = m.snapshot ? [m.snapshot.file] : [];
+    // over http, the standard library trimmed to what the widgets import (sitebuild/stdlib_min.py),
+    // in the full one's place; an import it misses fetches the full one (fullStdlibOnMiss). Not
+    // with a snapshot: the image holds the zip importer's directory of the full one
+    const min = dir + "python_stdlib.min.zip";
+    const trimmed = env.response && !snap.length && m.files[min] ? min : null;
+    const big = [dir + "pyodide.asm.wasm", trimmed || dir + "python_stdlib.zip", dir + "pyodide-lock.json", dir + m.numpyWheel, m.kvlabZip];
     const label = `Python (Pyodide ${m.pyodideVersion}) with numpy and kvlab`;
+    // Over http (env.response) Pyodide gets pyodide.asm.wasm as the browser's own
+    // Response, not as bytes: WebAssembly.instantiateStreaming compiles it while it
+    // arrives and Chromium caches it: a second visit started in 0.56–0.80× the time of the
+    // from-memory path (bench/results/2026-12-05-runtime-routes.md). From file:// (fetch is
+    // refused there) and on the page fallback it comes from memory as the rest.
+    const streamed = env.response ? [dir + "pyodide.asm.wasm"] : [];
     // Python starts as soon as its scripts are in, while the rest downloads: Pyodide
     // asks for its wasm, standard library and lock file (served from these downloads
     // by withFetchShim), numpy after them; kvlab's zip last
-    const files = env.files("python", label, big.concat(scripts));
+    const files = env.files("python", label, big.concat(scripts, snap), streamed);
     // pyodide.asm.js first: pyodide.js then skips its own (blocked on file://) import
     for (const s of scripts) await env.importScript(s, await files[s]);
     let stage = "download"; // the progress line goes download → starting → numpy, never back
@@ -236,23 +250,115 @@
       () => stage === "download" && ((stage = "starting"), env.progress("python", { what: "Starting Python…", loaded: 0, total: 0 })),
       () => {}
     );
-    const served = new Map(big.slice(0, 4).map((p) => [new URL(env.assets + p).href, files[p]]));
+    const asked = (p) => (p === trimmed ? dir + "python_stdlib.zip" : p); // the URL Pyodide asks for
+    const serve = () => new Map(big.slice(0, 4).map((p) => [new URL(env.assets + asked(p)).href, files.responses[p] || files[p]]));
     // a failed download fails the start, naming the file (Pyodide itself may never
     // settle when its wasm does not arrive): the race rejects with the first failure
     const anyFailed = allIn.then(() => new Promise(() => {}));
-    const py = await Promise.race([anyFailed, withFetchShim(served, () =>
-      global.loadPyodide({ indexURL: env.assets + dir, stdout: () => {}, stderr: (s) => console.warn(s) }).then(async (py) => {
+    const opts = { indexURL: env.assets + dir, stdout: () => {}, stderr: (s) => console.warn(s) };
+    if (snap.length) {
+      try {
+        const py = await Promise.race([anyFailed, fromSnapshot(env, files, snap[0], serve(), opts)]);
+        env.progress("python", { what: "Python ready", done: true });
+        return py;
+      } catch (err) {
+        if (err instanceof JobError && !err.snapshot) throw err; // a download of today's path failed
+        console.warn(`kvlab: Python's snapshot did not load (${messageOf(err)}); starting Python the usual way`);
+        // the wasm's Response went to the failed start: a fresh one (from the browser's cache)
+        for (const p of streamed) files.responses[p] = env.response(p, () => {}).response;
+      }
+    }
+    const py = await Promise.race([anyFailed, withFetchShim(serve(), () =>
+      global.loadPyodide(opts).then(async (py) => {
         stage = "numpy";
         env.progress("python", { what: "Loading numpy…", loaded: 0, total: 0 });
         await py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (s) => console.warn(s) });
         return py;
       })
     )]);
+    if (trimmed) fullStdlibOnMiss(py, env.assets + dir + "python_stdlib.zip");
     const site = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
     py.unpackArchive(await files[m.kvlabZip], "zip", { extractDir: site });
     py.pyimport("kvlab");
     env.progress("python", { what: "Python ready", done: true });
     return py;
+  }
+
+  /* The trimmed standard library (sitebuild/stdlib_min.py) misses a module of the full one:
+   * fetch the full one (once, synchronously: an import cannot wait; a worker may), write it where
+   * the trimmed one was (a superset, same layout) and ask the path finders again. Only for names
+   * the full library has (its list is in the trimmed zip): a module that is nowhere (an optional
+   * import) downloads nothing. tests/browser/test_runtime_routes.py imports one it leaves out. */
+  function fullStdlibOnMiss(py, url) {
+    py.registerJsModule("_kvlab_stdlib", {
+      fetch_full() {
+        const req = new XMLHttpRequest();
+        req.open("GET", url, false);
+        req.responseType = "arraybuffer";
+        req.send();
+        if (req.status !== 200) throw new Error(`could not download ${url}: HTTP ${req.status}`);
+        return new Uint8Array(req.response);
+      },
+    });
+    py.runPython(`
+import sys
+
+class _FullStdlib:
+    zip = "/lib/python312.zip"
+    names = None
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        import importlib, importlib.machinery, zipimport
+        if cls.names is None:
+            try:
+                cls.names = set(zipimport.zipimporter(cls.zip).get_data("kvlab-full-stdlib.txt").decode().split())
+            except (OSError, zipimport.ZipImportError):  # not the trimmed zip: nothing to fetch
+                cls.names = set()
+        if name not in cls.names:
+            return None
+        import _kvlab_stdlib
+        try:
+            data = _kvlab_stdlib.fetch_full().to_bytes()
+        except Exception as exc:
+            raise ImportError(f"{name} is in Python's full standard library, which did not download: {exc}") from None
+        with open(cls.zip, "wb") as f:
+            f.write(data)
+        sys.meta_path.remove(cls)
+        zipimport._zip_directory_cache.clear()
+        importlib.invalidate_caches()
+        return importlib.machinery.PathFinder.find_spec(name, path, target)
+
+sys.meta_path.append(_FullStdlib)
+del _FullStdlib
+`);
+  }
+
+  /* Python from the build's memory snapshot (snapshot.js): numpy's wheel and kvlab's zip
+   * unzipped into the file system, numpy's side modules instantiated again, the image laid
+   * back, numpy checked. Throws on any failure (err.snapshot: the snapshot's own; the caller
+   * then starts Python the usual way; tests/browser/test_runtime_routes.py forces both). */
+  async function fromSnapshot(env, files, file, served, opts) {
+    const m = env.manifest;
+    const dir = "vendor/pyodide/";
+    const own = (err) => Object.assign(err instanceof Error ? err : new Error(messageOf(err)), { snapshot: true });
+    let bytes;
+    try {
+      bytes = await files[file];
+      if (!global.kvlabSnapshot) await env.importScript("kvlab/snapshot.js");
+    } catch (err) {
+      throw own(err);
+    }
+    return withFetchShim(served, () =>
+      global.kvlabSnapshot
+        .loadFromSnapshot(Object.assign({ snapshotGz: bytes, zips: [files[dir + m.numpyWheel], files[m.kvlabZip]] }, opts))
+        .then((py) => {
+          py.pyimport("kvlab.bridge");
+          return py;
+        })
+    ).catch((err) => {
+      throw err instanceof JobError ? err : own(err);
+    });
   }
 
   /* Pyodide fetches its own files: answer those we already hold from memory,
@@ -261,11 +367,11 @@
     const realFetch = global.fetch;
     global.fetch = function (input, init) {
       const url = new URL(input instanceof Request ? input.url : String(input), global.location.href).href;
-      const bytes = served.get(url); // a promise of the bytes, or the bytes
+      const bytes = served.get(url); // a promise of the bytes (or of the browser's own Response), or the bytes
       if (!bytes) return realFetch.call(global, input, init);
       served.delete(url);
       const type = url.endsWith(".wasm") ? "application/wasm" : url.endsWith(".json") ? "application/json" : "application/octet-stream";
-      return Promise.resolve(bytes).then((b) => new Response(b, { status: 200, headers: { "Content-Type": type } }));
+      return Promise.resolve(bytes).then((b) => (b instanceof Response ? b : new Response(b, { status: 200, headers: { "Content-Type": type } })));
     };
     try {
       return await fn();
@@ -293,12 +399,7 @@
       asked.set(path, { resolve, reject });
       port.postMessage({ type: "need", path });
     });
-    async function one(path, onBytes) {
-      if (init.manifest.offline) {
-        const out = decodeBase64(await ask(path));
-        onBytes(out.length);
-        return out;
-      }
+    async function get(path) {
       let res;
       try {
         res = await fetch(init.assets + path);
@@ -306,15 +407,22 @@
         throw new JobError(`could not download ${path} (${messageOf(err)}); check your connection and try again`);
       }
       if (!res.ok) throw new JobError(`could not download ${path}: the server answered HTTP ${res.status}`);
+      return res;
+    }
+    async function read(path, res, onBytes) {
       const reader = res.body.getReader();
       const chunks = [];
       let received = 0;
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        chunks.push(value);
-        received += value.length;
-        onBytes(value.length);
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          chunks.push(value);
+          received += value.length;
+          onBytes(value.length);
+        }
+      } catch (err) {
+        throw new JobError(`could not download ${path} (${messageOf(err)}); check your connection and try again`);
       }
       const out = new Uint8Array(received);
       let offset = 0;
@@ -324,8 +432,44 @@
       }
       return out;
     }
+    async function one(path, onBytes) {
+      if (init.manifest.offline) {
+        const out = decodeBase64(await ask(path));
+        onBytes(out.length);
+        return out;
+      }
+      return read(path, await get(path), onBytes);
+    }
+    if (!init.manifest.offline) {
+      /* A file handed on as the browser's own Response (pyodide.asm.wasm: its compiled code is
+       * cached only when it is compiled from the network's Response): {response, done}, where
+       * `done` settles when the whole body has arrived (progress is counted on a clone). A
+       * host that serves it without Content-Type application/wasm gets the bytes path instead
+       * (instantiateStreaming would refuse it, and Pyodide then never settles). */
+      env.response = (path, onBytes) => {
+        let settle;
+        const done = new Promise((resolve, reject) => (settle = { resolve, reject }));
+        const response = get(path).then(
+          (res) => {
+            if (!/^application\/wasm\b/.test(res.headers.get("Content-Type") || "")) {
+              const bytes = read(path, res, onBytes);
+              bytes.then(() => settle.resolve(), settle.reject);
+              return bytes.then((b) => new Response(b, { status: 200, headers: { "Content-Type": "application/wasm" } }));
+            }
+            read(path, res.clone(), onBytes).then(() => settle.resolve(), settle.reject);
+            return res;
+          },
+          (err) => {
+            settle.reject(err);
+            throw err;
+          }
+        );
+        response.catch(() => {});
+        return { response, done };
+      };
+    }
     env.bytes = (task, what, paths) => fetchAll(env, task, what, paths, one);
-    env.files = (task, what, paths) => fetchEach(env, task, what, paths, one);
+    env.files = (task, what, paths, streamed) => fetchEach(env, task, what, paths, one, streamed);
     env.importScript = async (path, bytes) => {
       if (!init.manifest.offline && !bytes) return global.importScripts(init.assets + path);
       const data = bytes || (await one(path, () => {}));
@@ -342,18 +486,27 @@
 
   /* Several files under one progress label, all downloading at once: {path:
    * Promise<Uint8Array>}, so a runtime starts on its first files while the rest
-   * still arrive. (A failure is reported where a promise is awaited.) */
-  function fetchEach(env, task, what, paths, one) {
+   * still arrive. (A failure is reported where a promise is awaited.) The paths in
+   * `streamed` (where env.response exists) are not read into memory: out.responses[path]
+   * is a promise of the browser's Response, and out[path] settles once it has all arrived. */
+  function fetchEach(env, task, what, paths, one, streamed) {
     const sizes = env.manifest.files;
     const total = paths.reduce((n, p) => n + ((sizes[p] || {}).size || 0), 0);
     let loaded = 0;
     env.progress(task, { what, loaded, total, done: false });
     const out = {};
+    Object.defineProperty(out, "responses", { value: {} }); // not enumerable: fetchAll lists paths
+    const stream = new Set(env.response ? streamed || [] : []);
     for (const p of paths) {
-      out[p] = one(p, (n) => {
+      const onBytes = (n) => {
         loaded += n;
         env.progress(task, { what, loaded: Math.min(loaded, total || loaded), total: total || loaded, done: false });
-      });
+      };
+      if (stream.has(p)) {
+        const { response, done } = env.response(p, onBytes);
+        out.responses[p] = response;
+        out[p] = done;
+      } else out[p] = one(p, onBytes);
       out[p].catch(() => {});
     }
     return out;

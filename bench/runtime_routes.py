@@ -1,0 +1,287 @@
+"""The first Python widget, cold and warm, by route (issue 42): a bare Pyodide page, today's
+worker, the worker that lets Pyodide stream its wasm, and that worker starting from a memory
+snapshot. Headless Chromium, side by side in one run, rotated order; each variant in a fresh
+browser profile (cold cache), then the same page again in that profile (warm: a second visit,
+from its disk cache, as GitHub Pages serves with Cache-Control: max-age=600).
+
+  bare      the page loads Pyodide + numpy on its main thread (as bench/runtime.py's bare page)
+  today     the site's own runtime (runtime.js, the worker of git HEAD: every file fetched by
+            the worker and handed to Pyodide from memory)
+  stream    the same with this checkout's worker.js: pyodide.asm.wasm handed over as the
+            browser's Response (instantiateStreaming; Chromium caches the compiled code), and the
+            trimmed standard library when the site has one (python_stdlib.min.zip)
+  snapshot  this checkout's worker.js with a manifest that names a snapshot (made here by
+            sitebuild/snapshot.mjs unless the site has one): Python restored from it (streamed
+            wasm, the full standard library)
+
+The site variants run the real page runtime: a page with the site's CSP loads
+assets/kvlab/manifest.js and runtime.js and calls kvlab.runPython("import numpy, kvlab,
+kvlab.bridge; ...") — "ready" is when that answer is back, timed from navigation start. Bytes:
+bodies of 200 answers (a 304 sends none), per file on the cold visit.
+
+    python build.py build --site-dir /tmp/site42
+    .venv/bin/python bench/runtime_routes.py --site /tmp/site42 --reps 3 [--gzip]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import http.server
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import defaultdict
+from pathlib import Path
+
+from local_site import CHROMIUM, CHROMIUM_ARGS, SiteHandler
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
+CSP = (
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' blob:; worker-src 'self' blob:; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'"
+)
+
+BARE = """<!doctype html><meta charset="utf-8"><title>bare</title>
+<script src="pyodide/pyodide.js"></script>
+<script>
+window.result = (async () => {
+  const py = await loadPyodide({indexURL: new URL("pyodide/", location.href).href});
+  await py.loadPackage("numpy");
+  py.runPython("import numpy; numpy.arange(10).sum()");
+  return {ms: performance.now()};
+})();
+</script>
+"""
+
+PAGE = f"""<!doctype html><meta charset="utf-8"><title>{{variant}}</title>
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<script src="assets/kvlab/manifest.js"></script>
+<script src="assets/kvlab/runtime.js"></script>
+<script src="bench.js"></script>
+"""
+
+BENCH_JS = """
+window.progress = [];
+kvlab.onProgress((p) => window.progress.push([Math.round(performance.now()), p.what, p.loaded, p.total, p.done]));
+window.result = kvlab.runPython("import numpy, kvlab, kvlab.bridge; int(numpy.arange(10).sum())")
+  .then((v) => ({ms: performance.now(), v}));
+"""
+
+VARIANTS = ["bare", "today", "stream", "snapshot"]
+
+
+class Handler(SiteHandler):
+    """/<variant>/… is the site, with a few files replaced per variant (overrides); /bare.html and
+    /pyodide/ the bare page. Counts the bytes of each answer's body by path."""
+
+    overrides: dict[str, Path] = {}
+    sent: dict[str, int] = defaultdict(int)
+    lock = threading.Lock()
+    site: Path = Path("site")
+    use_gzip = False
+
+    def end_headers(self):
+        self.send_header("Cache-Control", "max-age=600")
+        super().end_headers()
+
+    def translate_path(self, path):
+        clean = path.split("?")[0].split("#")[0]
+        if clean in self.overrides:
+            return str(self.overrides[clean])
+        if clean.startswith("/pyodide/"):
+            return str(self.site / "assets/vendor" / clean.lstrip("/"))
+        for v in VARIANTS:
+            if clean.startswith(f"/{v}/"):
+                return str(self.site / clean[len(v) + 2 :])
+        return super().translate_path(path)
+
+    def copyfile(self, source, outputfile):
+        data = source.read()
+        self._count(len(data))
+        outputfile.write(data)
+
+    def _count(self, n):
+        with self.lock:
+            self.sent[self.path.split("?")[0]] += n
+
+    def do_GET(self):
+        # gzip (when asked) as GitHub Pages: .js/.json/.html/.wasm, see the results file
+        path = Path(self.translate_path(self.path))
+        if self.use_gzip and path.is_file() and path.suffix in (".js", ".json", ".html", ".wasm", ".css"):
+            if "gzip" in self.headers.get("Accept-Encoding", ""):
+                body = gzip_cached(path)
+                self.send_response(200)
+                self.send_header("Content-Type", self.guess_type(str(path)))
+                self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self._count(len(body))
+                self.wfile.write(body)
+                return
+        return http.server.SimpleHTTPRequestHandler.do_GET(self)
+
+
+@functools.cache
+def gzip_cached(path: Path) -> bytes:
+    return gzip.compress(path.read_bytes(), 6)
+
+
+def prepare(site: Path, work: Path, snapshot: Path | None, make_snapshot: bool = True) -> dict:
+    (work / "bare.html").write_text(BARE)
+    (work / "bench.js").write_text(BENCH_JS)
+    today_worker = work / "worker-head.js"
+    today_worker.write_text(
+        subprocess.run(
+            ["git", "show", "HEAD:site_src/runtime/worker.js"], cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout
+    )
+    manifest_text = (site / "assets/kvlab/manifest.js").read_text()
+    manifest = json.loads(manifest_text.split("=", 1)[1].strip().rstrip(";"))
+    info = {}
+    if snapshot is None and "snapshot" not in manifest and make_snapshot:
+        snapshot = work / "python.snap.gz"
+        kvlab_zip = site / "assets" / manifest["kvlabZip"]
+        made = subprocess.run(
+            [
+                "node",
+                str(ROOT / "sitebuild/snapshot.mjs"),
+                str(ROOT / "node_modules/pyodide"),
+                str(site / "assets/vendor/pyodide" / NUMPY_WHEEL),
+                str(kvlab_zip),
+                str(snapshot),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        info["snapshot_log"] = made.stdout.strip().splitlines()[-1]
+    overrides = {}
+    for v in VARIANTS[1:]:
+        (work / f"{v}.html").write_text(PAGE.format(variant=v))
+        overrides[f"/{v}/bench.html"] = work / f"{v}.html"
+        overrides[f"/{v}/bench.js"] = work / "bench.js"
+    overrides["/bare.html"] = work / "bare.html"
+    overrides["/today/assets/kvlab/worker.js"] = today_worker
+    overrides["/stream/assets/kvlab/worker.js"] = ROOT / "site_src/runtime/worker.js"
+    overrides["/snapshot/assets/kvlab/worker.js"] = ROOT / "site_src/runtime/worker.js"
+    overrides["/snapshot/assets/kvlab/snapshot.js"] = ROOT / "site_src/runtime/snapshot.js"
+    # today / stream: the manifest without a snapshot; snapshot: with one
+    plain = dict(manifest)
+    plain.pop("snapshot", None)
+    (work / "manifest-plain.js").write_text("window.kvlabManifest = " + json.dumps(plain) + ";\n")
+    overrides["/today/assets/kvlab/manifest.js"] = work / "manifest-plain.js"
+    overrides["/stream/assets/kvlab/manifest.js"] = work / "manifest-plain.js"
+    if snapshot is not None:
+        with_snap = dict(manifest, snapshot={"file": "kvlab/python.snap.gz"})
+        with_snap["files"] = dict(manifest["files"], **{"kvlab/python.snap.gz": {"size": snapshot.stat().st_size}})
+        (work / "manifest-snap.js").write_text("window.kvlabManifest = " + json.dumps(with_snap) + ";\n")
+        overrides["/snapshot/assets/kvlab/manifest.js"] = work / "manifest-snap.js"
+        overrides["/snapshot/assets/kvlab/python.snap.gz"] = snapshot
+    info["overrides"] = overrides
+    return info
+
+
+def visit(page, url: str) -> float:
+    errors = []
+    page.on("console", lambda m: m.type in ("warning", "error") and errors.append(m.text))
+    page.goto(url)
+    res = page.evaluate("window.result")
+    if errors:
+        print("   console:", " | ".join(e[:160] for e in errors[:3]), flush=True)
+    return res["ms"] / 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--site", type=Path, default=Path("site"))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--gzip", action="store_true", help="gzip .js/.json/.wasm/.html as GitHub Pages does")
+    ap.add_argument("--snapshot", type=Path, help="a snapshot file (default: made here in Node)")
+    args = ap.parse_args()
+    variants = args.variants.split(",")
+    work = Path(tempfile.mkdtemp(prefix="kvroutes-"))
+    site = args.site.resolve()
+    try:
+        info = prepare(site, work, args.snapshot.resolve() if args.snapshot else None, "snapshot" in variants)
+        Handler.overrides = info["overrides"]
+        Handler.site = site
+        Handler.use_gzip = args.gzip
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(work)))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        print(
+            f"load average at start: {os.getloadavg()} ({os.cpu_count()} cores); Chromium {CHROMIUM}; gzip {args.gzip}"
+        )
+        if "snapshot_log" in info:
+            print(f"snapshot made in Node: {info['snapshot_log']}", flush=True)
+        cold, warm, sent, sent_warm, files = (defaultdict(list) for _ in range(5))
+        loads = []
+        with sync_playwright() as p:
+            for rep in range(args.reps):
+                k = rep % len(variants)
+                for v in variants[k:] + variants[:k]:  # rotate: no variant always first
+                    url = base + ("bare.html" if v == "bare" else f"{v}/bench.html")
+                    profile = tempfile.mkdtemp(prefix="kvroutes-profile-")
+                    ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                    try:
+                        Handler.sent.clear()
+                        page = ctx.new_page()
+                        cold[v].append(visit(page, url))
+                        sent[v].append(sum(Handler.sent.values()))
+                        files[v].append(dict(Handler.sent))
+                        page.close()
+                        # let Chromium write its code cache (V8 caches a streamed module after it
+                        # tiers up, or a few seconds on), as a reader reading the page would
+                        ctx.new_page().wait_for_timeout(3000)
+                        Handler.sent.clear()
+                        page = ctx.new_page()
+                        warm[v].append(visit(page, url))
+                        sent_warm[v].append(sum(Handler.sent.values()))
+                    finally:
+                        ctx.close()
+                        shutil.rmtree(profile, ignore_errors=True)
+                loads.append(os.getloadavg()[0])
+                print(
+                    f"rep {rep + 1}: "
+                    + ", ".join(f"{v} {cold[v][-1]:.2f}/{warm[v][-1]:.2f} s" for v in variants)
+                    + f" (load {loads[-1]:.2f})",
+                    flush=True,
+                )
+        server.shutdown()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    med = statistics.median
+    b = med(cold["bare"]) if cold.get("bare") else None
+    t, tw = med(cold.get("today") or [1]), med(warm.get("today") or [1])
+    print(
+        "\n| variant | cold: ready (s) | × bare | × today | warm: ready (s) | × today warm | MB sent cold | MB sent warm |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for v in variants:
+        print(
+            f"| {v} | {med(cold[v]):.2f} | {f'{med(cold[v]) / b:.2f}×' if b else '—'} | {med(cold[v]) / t:.2f}× | {med(warm[v]):.2f} "
+            f"| {med(warm[v]) / tw:.2f}× | {med(sent[v]) / 1e6:.2f} | {med(sent_warm[v]) / 1e6:.2f} |"
+        )
+    print(f"\nmedians of {args.reps}; all runs (cold / warm, s):")
+    for v in variants:
+        print(f"  {v}: cold {[round(x, 2) for x in cold[v]]}, warm {[round(x, 2) for x in warm[v]]}")
+    print(f"load average per rep: {[round(x, 2) for x in loads]}; at the end: {os.getloadavg()}")
+    print("\nbytes sent on the first cold visit, by file:")
+    for v in variants:
+        big = sorted(((n, f) for f, n in files[v][0].items() if n > 20_000), reverse=True)
+        print(f"  {v}: " + ", ".join(f"{f.rsplit('/', 1)[-1]} {n / 1e6:.2f}" for n, f in big))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

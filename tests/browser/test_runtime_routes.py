@@ -1,0 +1,180 @@
+"""How the Python worker hands Pyodide its wasm, and its memory-snapshot start with the fallback
+(issue 42; bench/results/2026-12-05-runtime-routes.md).
+
+- Over http pyodide.asm.wasm goes to Pyodide as the browser's own Response (instantiateStreaming,
+  whose compiled code Chromium caches), downloaded once; a host that serves it under another
+  Content-Type gets the from-memory path, and Python still starts.
+- A manifest that names a snapshot (no build does yet: the results file says why) starts Python
+  from it (numpy imported, never loaded); a snapshot that fails to restore falls back to the usual
+  start in the same worker, and the widget goes live.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.browser.widgets import activate, open_widget, wait_ready
+
+ROOT = Path(__file__).resolve().parents[2]
+NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
+# pyodide.loadPackage("numpy") ran (the usual start); a restored runtime never calls it
+LOADED_NUMPY = "kvlab.runPython(\"import pyodide_js; 'numpy' in pyodide_js.loadedPackages.to_py()\")"
+
+
+def wasm_requests(page) -> list[str]:
+    seen = []
+    page.context.on("request", lambda r: r.url.endswith("/pyodide.asm.wasm") and seen.append(r.url))
+    return seen
+
+
+def test_the_wasm_is_downloaded_once_and_streamed(page_factory, site_url):
+    page, _ = page_factory(allowed=[site_url])
+    seen = wasm_requests(page)
+    root = open_widget(page, site_url + "attention/", "attention")
+    activate(root)
+    wait_ready(root)
+    assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(4).sum())')") == 6
+    assert len(seen) == 1, seen
+
+
+def test_a_wasm_served_under_another_type_still_starts_python(page_factory, site_url):
+    """instantiateStreaming refuses a Response that is not application/wasm (and Pyodide would then
+    never settle): the worker reads such a one into memory and hands it over as today."""
+    page, _ = page_factory(allowed=[site_url])
+
+    def octet(route):
+        res = route.fetch()
+        route.fulfill(response=res, headers={**res.headers, "content-type": "application/octet-stream"})
+
+    page.context.route("**/pyodide.asm.wasm", octet)
+    root = open_widget(page, site_url + "attention/", "attention")
+    activate(root)
+    wait_ready(root)
+    assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(4).sum())')") == 6
+
+
+@pytest.fixture(scope="module")
+def snapshot(built_site, tmp_path_factory) -> bytes:
+    """Made as a site build would (sitebuild/snapshot.mjs, from node_modules/pyodide), ~5 s."""
+    manifest = manifest_of(built_site)
+    out = tmp_path_factory.mktemp("snapshot") / "python.snap.gz"
+    subprocess.run(
+        [
+            "node",
+            str(ROOT / "sitebuild/snapshot.mjs"),
+            str(ROOT / "node_modules/pyodide"),
+            str(built_site / "assets/vendor/pyodide" / NUMPY_WHEEL),
+            str(built_site / "assets" / manifest["kvlabZip"]),
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=300,
+    )
+    return out.read_bytes()
+
+
+def manifest_of(site: Path) -> dict:
+    return json.loads((site / "assets/kvlab/manifest.js").read_text().split("=", 1)[1].strip().rstrip(";"))
+
+
+def with_snapshot(page, site: Path, snap: bytes) -> None:
+    manifest = manifest_of(site)
+    manifest["snapshot"] = {"file": "kvlab/python.snap.gz"}
+    manifest["files"]["kvlab/python.snap.gz"] = {"size": len(snap)}
+    body = "window.kvlabManifest = " + json.dumps(manifest) + ";\n"
+    page.context.route("**/assets/kvlab/manifest.js", lambda r: r.fulfill(body=body, content_type="text/javascript"))
+    script = (ROOT / "site_src/runtime/snapshot.js").read_text()
+    page.context.route("**/assets/kvlab/snapshot.js", lambda r: r.fulfill(body=script, content_type="text/javascript"))
+    page.context.route(
+        "**/assets/kvlab/python.snap.gz", lambda r: r.fulfill(body=snap, content_type="application/octet-stream")
+    )
+
+
+def broken(snap: bytes) -> bytes:
+    """The same snapshot whose header records a function table one slot longer: snapshot.js's check
+    fails after Pyodide's module is created and numpy's side modules are loaded again (the deepest
+    point a restore can fail before the image is back)."""
+    raw = gzip.decompress(snap)
+    n = int.from_bytes(raw[8:12], "little")
+    header = json.loads(raw[12 : 12 + n])
+    header["table"] += 1
+    head = json.dumps(header).encode()
+    pad = (8 - ((12 + len(head)) % 8)) % 8
+    start = 12 + n + ((8 - ((12 + n) % 8)) % 8)
+    return gzip.compress(raw[:8] + len(head).to_bytes(4, "little") + head + b"\0" * pad + raw[start:], 1)
+
+
+def test_python_starts_from_a_snapshot(page_factory, site_url, built_site, snapshot):
+    page, problems = page_factory(allowed=[site_url])
+    warnings = []
+    page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
+    with_snapshot(page, built_site, snapshot)
+    root = open_widget(page, site_url + "attention/", "attention")
+    activate(root)
+    wait_ready(root)
+    assert page.evaluate(LOADED_NUMPY) is False  # restored, not started
+    assert not [w for w in warnings if "snapshot" in w], warnings
+    # numpy's C code (the side modules instantiated again), a lazily imported part, and fresh randomness
+    assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(6).reshape(2, 3).sum())')") == 15
+    assert page.evaluate("kvlab.runPython('import numpy.linalg; float(numpy.linalg.det(numpy.eye(3)))')") == 1.0
+    draws = page.evaluate("kvlab.runPython('import random; random.random()')")
+    assert 0 <= draws < 1
+
+
+def test_a_snapshot_that_fails_falls_back_to_the_usual_start(page_factory, site_url, built_site, snapshot):
+    page, _ = page_factory(allowed=[site_url])
+    warnings = []
+    page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
+    with_snapshot(page, built_site, broken(snapshot))
+    root = open_widget(page, site_url + "attention/", "attention")
+    activate(root)
+    wait_ready(root)
+    assert any("snapshot did not load" in w and "function table" in w for w in warnings), warnings
+    assert page.evaluate(LOADED_NUMPY) is True  # the usual start ran
+    assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(6).reshape(2, 3).sum())')") == 15
+
+
+def test_a_snapshot_that_does_not_arrive_falls_back(page_factory, site_url, built_site, snapshot):
+    page, problems = page_factory(allowed=[site_url])
+    warnings = []
+    page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
+    with_snapshot(page, built_site, snapshot)
+    page.context.route("**/assets/kvlab/python.snap.gz", lambda r: r.fulfill(status=404, body="gone"))
+    problems.expect_console_error("404")
+    root = open_widget(page, site_url + "attention/", "attention")
+    activate(root)
+    wait_ready(root)
+    assert any("snapshot did not load" in w for w in warnings), warnings
+
+
+def test_the_trimmed_standard_library_fetches_the_full_one_on_a_miss(page_factory, site_url):
+    """Over http the worker loads python_stdlib.min.zip (sitebuild/stdlib_min.py); a module it leaves
+    out downloads the full library once, and a module that is nowhere downloads nothing."""
+    page, _ = page_factory(allowed=[site_url])
+    stdlib = []
+    page.context.on("request", lambda r: "python_stdlib" in r.url and stdlib.append(r.url.rsplit("/", 1)[-1]))
+    root = open_widget(page, site_url + "attention/", "attention")
+    activate(root)
+    wait_ready(root)
+    assert stdlib == ["python_stdlib.min.zip"], stdlib
+    assert page.evaluate("kvlab.runPython('import sys; \\'difflib\\' in sys.modules')") is False
+    nowhere = page.evaluate(
+        "kvlab.runPython('try:\\n import no_such_module_kv\\nexcept ImportError as e:\\n r = type(e).__name__\\nr')"
+    )
+    assert nowhere == "ModuleNotFoundError"
+    assert stdlib == ["python_stdlib.min.zip"], stdlib  # nothing fetched for it
+    got = page.evaluate(
+        "kvlab.runPython('import difflib, email.mime.text, json; difflib.SequenceMatcher(None, \\'abc\\', \\'abd\\').ratio()')"
+    )
+    assert abs(got - 2 / 3) < 1e-9
+    assert stdlib == ["python_stdlib.min.zip", "python_stdlib.zip"], stdlib
+    # a second miss: already the full library, nothing more downloaded
+    assert page.evaluate("kvlab.runPython('import fractions; str(fractions.Fraction(1, 3))')") == "1/3"
+    assert stdlib == ["python_stdlib.min.zip", "python_stdlib.zip"], stdlib
