@@ -1,6 +1,6 @@
 """Write models/tiny/episodes.json: held-out door-code chats for the eviction demo.
 
-The site's eviction demo (kvlab.eviction_recall_demo, pycode/kvlab/widgets/eviction.py, and the model-eviction
+The site's eviction demo (kvlab.model_eviction_figure, pycode/kvlab/widgets/eviction.py, and the model-eviction
 widget) reads these: a code stated early, small talk, then the question. Held-out
 codes and a seed that training never uses (corpus.heldout_episodes).
 

@@ -5,7 +5,7 @@
 Per cache format (fp32, fp16, int8, q8_0, q4_0; kvlab.core.kv_quant):
 
 - bytes per token, max |Δlogit| against fp32, top-1 agreement and the first step where
-  greedy output diverges, on the kv-quant widget's default generation (kvlab.kv_quant_demo:
+  greedy output diverges, on the kv-quant widget's default generation (kvlab.kv_quant_figure:
   the same numbers as the memory page's static figure, numpy reference);
 - door-code recall by distance on the held-out chats of evaluate.py (codes and seeds never
   used in training): prefill, then 10 greedy tokens, with the cache stored in that format
@@ -29,7 +29,7 @@ sys.path.insert(0, HERE)
 
 from corpus import heldout_episodes  # noqa: E402
 from kvlab.core import kv_quant, tiny  # noqa: E402
-from kvlab.widgets.kv_quant import kv_quant_demo, score_answer  # noqa: E402
+from kvlab.widgets.kv_quant import kv_quant_figure, score_answer  # noqa: E402
 
 TINY = os.path.join(HERE, "tiny")
 README = os.path.join(HERE, "README.md")
@@ -78,7 +78,7 @@ def recall_by_distance(episodes: list[dict], n_new: int = 10) -> dict:
 
 def kv_quant_card() -> dict:
     """card.json's "kv_quant": the widget's table and recall by distance."""
-    demo = kv_quant_demo()
+    demo = kv_quant_figure()
     table = demo["table"]
     return {
         "method": (

@@ -4,9 +4,9 @@ JSON in, JSON out, so the page sees exactly the numbers CPython would give,
 and a Python error reaches the page as one readable line, not a traceback.
 
 >>> import json
->>> json.loads(call_json("attention_demo", '{"d": 4}'))["result"]["d"]
+>>> json.loads(call_json("attention_figure", '{"d": 4}'))["result"]["d"]
 4
->>> json.loads(call_json("attention_demo", '{"d": "x"}'))["error"]
+>>> json.loads(call_json("attention_figure", '{"d": "x"}'))["error"]
 "ValueError: d must be a number, got 'x'"
 >>> json.loads(call_json("os", '{}'))["error"]
 'NameError: kvlab has no public function os'
@@ -33,7 +33,7 @@ import kvlab
 # out so that importing the bridge imports nothing more (tests/python/test_lazy_import.py).
 PACKED_WEIGHTS = Path(kvlab.__file__).resolve().parent / "data" / "tiny" / "weights.npz"
 TINY_WEIGHTS = {"what": "The tiny model's weights", "files": {"models/tiny/weights.npz": str(PACKED_WEIGHTS)}}
-BROWSER_FILES = {"speculative_figure": TINY_WEIGHTS, "qkv_picture": TINY_WEIGHTS}
+BROWSER_FILES = {"spec_decode_figure": TINY_WEIGHTS, "qkv_figure": TINY_WEIGHTS}
 
 
 def _error(exc: BaseException) -> str:
@@ -56,9 +56,9 @@ def call_json(name: str, kwargs_json: str) -> str:
 def files_json(name: str) -> str:
     """The files kvlab.<name> needs beyond the zip: JSON {"what", "files": {asset path: file path}}.
 
-    >>> json.loads(files_json("speculative_figure"))["files"]
+    >>> json.loads(files_json("spec_decode_figure"))["files"]
     {'models/tiny/weights.npz': '...weights.npz'}
-    >>> json.loads(files_json("attention_demo"))
+    >>> json.loads(files_json("attention_figure"))
     {'what': '', 'files': {}}
     """
     return json.dumps(BROWSER_FILES.get(name, {"what": "", "files": {}}))

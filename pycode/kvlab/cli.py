@@ -40,7 +40,7 @@ from kvlab.memory.engines import VLLM_VERSIONS
 from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, verdict
 from kvlab.memory.weights import WEIGHT_FORMATS
 from kvlab.reuse.context import spans
-from kvlab.widgets.attention import attention_demo
+from kvlab.widgets.attention import attention_figure
 from kvlab.widgets.eviction import context_shift_timeline, eviction_timeline
 from kvlab.widgets.kv_cache import step_through
 from kvlab.widgets.prefix import prefix_cache_demo
@@ -89,7 +89,7 @@ def _add_attention_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_attention(args: argparse.Namespace) -> int:
-    data = attention_demo(d=args.d, temperature=args.temperature, seed=args.seed, causal=not args.no_causal)
+    data = attention_figure(d=args.d, temperature=args.temperature, seed=args.seed, causal=not args.no_causal)
     print(json.dumps(data, indent=1))
     return 0
 

@@ -619,7 +619,7 @@
       t.dispose();
       return heads;
     });
-    // the average over heads, per layer: a port of kvlab.model_attention's mean_over_heads (parity:
+    // the average over heads, per layer: a port of kvlab.model_attention_figure's mean_over_heads (parity:
     // tests/browser/test_model_widgets.py::test_browser_attention_equals_the_numpy_reference)
     const mean = weights.map((heads) => heads[0].map((row, q) => row.map((_, k) => heads.reduce((s, h) => s + h[q][k], 0) / heads.length)));
     return { ids, tokens: ids.map((i) => model.tokenizer.tokenText(i)), weights, mean };

@@ -27,7 +27,7 @@ def expect_weights(root, data) -> None:
 
 def test_static_figure_is_in_the_page_before_any_script_runs(built_site):
     html = (built_site / "attention" / "index.html").read_text()
-    data = kvlab.attention_demo(d=8, temperature=1.0, seed=0)
+    data = kvlab.attention_figure(d=8, temperature=1.0, seed=0)
     assert 'data-widget="attention"' in html
     # the build-time table holds the same numbers CPython computes now
     for row in expected_cells(data)[:3]:
@@ -67,11 +67,11 @@ def test_moving_a_control_recomputes_in_pyodide(warm_page, site_url):
     activate(root)
     wait_ready(root)
     # defaults recomputed live equal CPython
-    assert shown_weights(root) == expected_cells(kvlab.attention_demo(d=8, temperature=1.0, seed=0))
+    assert shown_weights(root) == expected_cells(kvlab.attention_figure(d=8, temperature=1.0, seed=0))
 
     set_range(root, "d", 16)
     set_range(root, "temperature", 0.5)
-    want = kvlab.attention_demo(d=16, temperature=0.5, seed=0)
+    want = kvlab.attention_figure(d=16, temperature=0.5, seed=0)
     expect(root.locator('[data-field="d"]')).to_have_text("16")
     wait_ready(root)
     expect(root.locator('[data-field="temperature"]')).to_have_text("0.5")
@@ -98,7 +98,7 @@ def test_out_of_range_seed_is_clamped_and_shown(warm_page, site_url):
     wait_ready(root)
     set_range(root, "seed", -5)
     expect(root.locator('[data-field="seed"]')).to_have_text("0")
-    expect_weights(root, kvlab.attention_demo(d=8, temperature=1.0, seed=0))
+    expect_weights(root, kvlab.attention_figure(d=8, temperature=1.0, seed=0))
     wait_ready(root)
 
 
@@ -117,7 +117,7 @@ def test_failure_to_load_python_keeps_the_static_figure(page_factory, site_url):
     page.context.unroute("**/pyodide.asm.wasm")
     set_range(root, "seed", 1)
     expect(root).to_have_attribute("data-state", "ready", timeout=120_000)
-    expect_weights(root, kvlab.attention_demo(d=8, temperature=1.0, seed=1))
+    expect_weights(root, kvlab.attention_figure(d=8, temperature=1.0, seed=1))
 
 
 def test_page_reads_without_javascript(browser, site_url):

@@ -58,7 +58,7 @@ def test_offline_site_runs_python_from_file_url(page_factory, unzipped):
     set_range(root, "d", 4)
     expect(root.locator('[data-field="d"]')).to_have_text("4")
     wait_ready(root)
-    assert shown_weights(root) == cells(kvlab.attention_demo(d=4, temperature=1.0, seed=0))
+    assert shown_weights(root) == cells(kvlab.attention_figure(d=4, temperature=1.0, seed=0))
 
 
 def test_offline_search_finds_a_page(page_factory, unzipped):
@@ -94,7 +94,7 @@ def test_embed_in_an_iframe_on_another_origin_resizes_and_works(page_factory, si
         activate(root)
         wait_ready(root)  # live, with the settings from the query string
         expect(root.locator('[data-field="d"]')).to_have_text("16")
-        assert shown_weights(root) == cells(kvlab.attention_demo(d=16))
+        assert shown_weights(root) == cells(kvlab.attention_figure(d=16))
     finally:
         server.shutdown()
 
@@ -135,7 +135,7 @@ def test_embed_query_params_are_validated_and_clamped(page, site_url):
     activate(root)
     wait_ready(root)
     expect(root.locator('[data-field="d"]')).to_have_text("64")
-    assert shown_weights(root) == cells(kvlab.attention_demo(d=64, temperature=1.0, causal=False))
+    assert shown_weights(root) == cells(kvlab.attention_figure(d=64, temperature=1.0, causal=False))
 
 
 def test_embed_page_links_back_and_has_no_site_chrome(page, site_url):

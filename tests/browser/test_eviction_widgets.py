@@ -57,7 +57,7 @@ def assert_raster_is(root, prefix: str, grid) -> None:
 
 def test_static_page_holds_the_numbers_kvlab_computes(built_site):
     html = (built_site / "eviction" / "index.html").read_text()
-    ev = kvlab.eviction_view(policy="sinks", n=32, window=8, n_sink=4, budget=12, recent=4)
+    ev = kvlab.eviction_figure(policy="sinks", n=32, window=8, n_sink=4, budget=12, recent=4)
     unbound = re.sub(r' data-(?:item|bind(?:-[a-z]+)?="[^"]*")', "", html)  # the binder's attributes set aside
     for s in ev["steps"]:
         assert (
@@ -66,7 +66,7 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
         )
     for key, p in ev["compare"].items():
         assert f'data-field="mean-{key}">{p["mean_text"]}<' in html
-    cs = kvlab.context_shift_view(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4, mode="shift")
+    cs = kvlab.context_shift_figure(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4, mode="shift")
     assert cs["shifts"], "the default settings must show a shift"
     for s in cs["shifts"]:
         assert f'<li data-item data-bind="text">{s["text"]}</li>' in html
@@ -90,7 +90,7 @@ def test_eviction_widget_recomputes_in_pyodide(warm_page, site_url):
     root.locator('select[name="policy"]').select_option("window")
     set_range(root, "window", 6)
     set_range(root, "n", 40)
-    want = kvlab.eviction_view(policy="window", n=40, window=6, n_sink=4, budget=12, recent=4)
+    want = kvlab.eviction_figure(policy="window", n=40, window=6, n_sink=4, budget=12, recent=4)
     expect(root.locator('[data-field="n"]')).to_have_text("40")
     wait_ready(root)
     # controls of other policies are hidden, the window control is shown
@@ -129,7 +129,7 @@ def test_eviction_widget_recomputes_in_pyodide(warm_page, site_url):
     expect(root.locator(".kv-clamped")).to_contain_text("Recent: asked 9, used 5")
     wait_ready(root)
     expect(root.locator('input[name="n"]')).to_have_value("256")
-    clamped = kvlab.eviction_view(policy="h2o", n=256, window=6, n_sink=4, budget=5, recent=5)
+    clamped = kvlab.eviction_figure(policy="h2o", n=256, window=6, n_sink=4, budget=5, recent=5)
     expect(root.locator('[data-field="mean-h2o"]')).to_have_text(clamped["compare"]["h2o"]["mean_text"])
 
 
@@ -139,7 +139,7 @@ def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
     wait_ready(root)
     set_range(root, "n_ctx", 20)
     set_range(root, "n_keep", 2)
-    want = kvlab.context_shift_view(prompt_len=8, n_generate=40, n_ctx=20, n_keep=2, mode="shift")
+    want = kvlab.context_shift_figure(prompt_len=8, n_generate=40, n_ctx=20, n_keep=2, mode="shift")
     expect(root.locator('[data-field="outcome"]')).to_have_text(want["text"]["outcome"])
     wait_ready(root)
     assert root.locator('[data-field="shifts"] li').all_text_contents() == [s["text"] for s in want["shifts"]]
@@ -152,7 +152,7 @@ def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
     assert_ticks_are(root, want["view"]["ticks"])
 
     root.locator('select[name="mode"]').select_option("stop")
-    stop = kvlab.context_shift_view(prompt_len=8, n_generate=40, n_ctx=20, n_keep=2, mode="stop")
+    stop = kvlab.context_shift_figure(prompt_len=8, n_generate=40, n_ctx=20, n_keep=2, mode="stop")
     assert stop["stopped_at"] is not None
     expect(root.locator('[data-field="outcome"]')).to_have_text(stop["text"]["outcome"])
     wait_ready(root)
@@ -165,7 +165,7 @@ def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
     expect(root.locator(".kv-clamped")).to_contain_text("Prompt tokens: asked 40, used 19")
     wait_ready(root)
     expect(root.locator('input[name="prompt_len"]')).to_have_value("19")
-    clamped = kvlab.context_shift_view(prompt_len=19, n_generate=40, n_ctx=20, n_keep=2, mode="stop")
+    clamped = kvlab.context_shift_figure(prompt_len=19, n_generate=40, n_ctx=20, n_keep=2, mode="stop")
     expect(root.locator('[data-field="outcome"]')).to_have_text(clamped["text"]["outcome"])
 
 
@@ -175,7 +175,7 @@ def test_embed_page_applies_settings_and_keeps_both_notes(page, site_url):
     wait_ready(root)
     expect(root.locator(".kv-embed")).to_contain_text("bogus")
     expect(root.locator(".kv-clamped")).to_contain_text("Recent: asked 9, used 5")
-    want = kvlab.eviction_view(policy="h2o", n=32, window=8, n_sink=4, budget=5, recent=5)
+    want = kvlab.eviction_figure(policy="h2o", n=32, window=8, n_sink=4, budget=5, recent=5)
     expect(root.locator('[data-field="policy_name"]')).to_have_text(want["policy_name"])
     expect(root.locator('[data-field="cached_text"]')).to_have_text(want["steps"][-1]["cached_text"])
 
@@ -205,7 +205,7 @@ def assert_ticks_are(root, ticks):
 
 def test_context_shift_raster_has_axis_ticks(browser, site_url):
     """The raster had no ticks: readable labels along both axes, at 375 and 1280 px, with JavaScript on."""
-    want = kvlab.context_shift_view(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4, mode="shift")["view"]["ticks"]
+    want = kvlab.context_shift_figure(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4, mode="shift")["view"]["ticks"]
     for width in (375, 1280):
         context = browser.new_context(viewport={"width": width, "height": 800})
         try:

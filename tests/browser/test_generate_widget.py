@@ -39,7 +39,7 @@ def generate(root, *, prompt=None, n=None, use_cache=True, temperature=None, see
 
 def test_static_figure_is_the_reference_models_greedy_continuation(built_site):
     html = (built_site / "generate" / "index.html").read_text()
-    data = kvlab.generation_demo()
+    data = kvlab.generate_figure()
     first, last = data["steps"][0], data["steps"][-1]
     # the readout describes the step the text and the grid show: the last one of the run
     assert (
@@ -61,7 +61,7 @@ def test_static_figure_is_the_reference_models_greedy_continuation(built_site):
 
 
 def test_the_run_shown_can_be_stepped_back_and_forth(widget):
-    data = kvlab.generation_demo()
+    data = kvlab.generate_figure()
     phase = widget.locator('[data-field="phase"]')
     last = data["steps"][-1]
     expect(phase).to_have_text(
@@ -147,7 +147,7 @@ def test_the_grid_shows_what_each_step_computes_and_what_it_reads(widget):
     Cache off: every earlier cell of the step is computed again, none is read."""
     prompt = "The cat sat on the mat."
     p = len(kvlab.load_tokenizer(str(tiny.TINY_DIR / "tokenizer.json")).encode(prompt))
-    n_layer = kvlab.generation_demo()["n_layer"]
+    n_layer = kvlab.generate_figure()["n_layer"]
     rows = widget.locator(".kv-gen-cells")
     phase = widget.locator('[data-field="phase"]')
     for use_cache in (True, False):
@@ -258,7 +258,7 @@ def test_rapid_clicks_start_only_one_run(widget):
     widget.page.wait_for_function("el => el.dataset.tokens !== undefined", arg=widget.element_handle(), timeout=120_000)
     rows = widget.locator('[data-field="steps"] tr')
     # the default (the slider starts at the run shown): one run, not three interleaved
-    expect(rows).to_have_count(len(kvlab.generation_demo()["steps"]))
+    expect(rows).to_have_count(len(kvlab.generate_figure()["steps"]))
 
 
 def test_stop_ends_a_run_early(widget):

@@ -8,7 +8,7 @@ import json
 
 from playwright.sync_api import expect
 
-from kvlab import kv_quant_demo
+from kvlab import kv_quant_figure
 
 from .widgets import activate, open_widget, wait_ready
 
@@ -21,7 +21,7 @@ def test_live_table_matches_the_numpy_reference(warm_page, site_url):
     expect(root).to_have_attribute("data-state", "loading")
     wait_ready(root, timeout=300_000)
     live = json.loads(root.get_attribute("data-table"))
-    want = kv_quant_demo()["table"]
+    want = kv_quant_figure()["table"]
     assert live["source"].startswith("your browser")
     assert (live["n_steps"], live["prompt_len"], live["distances"]) == (
         want["n_steps"],

@@ -373,9 +373,9 @@ def test_ram_calculator_follows_ctx_size_and_agrees_with_cpython(warm_page, site
     root = open_widget(warm_page, site_url + "memory/", "ram-calc")
     activate(root)
     wait_ready(root)
-    steps = kvlab.ram_calculator()["options"]["ctx_steps"]
+    steps = kvlab.ram_calc_figure()["options"]["ctx_steps"]
     set_range(root, "ctx_step", 8)
-    want = kvlab.ram_calculator(ctx_size=steps[8])
+    want = kvlab.ram_calc_figure(ctx_size=steps[8])
     expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
     wait_ready(root)
     assert root.locator('input[name="ctx_size"]').input_value() == str(steps[8])
@@ -387,7 +387,7 @@ def test_ram_calculator_follows_ctx_size_and_agrees_with_cpython(warm_page, site
     root.locator('select[name="kv"]').select_option("q8_0")
     box = root.locator('input[name="ctx_size"]')
     box.fill("20000")
-    want = kvlab.ram_calculator(model="qwen3-8b", kv="q8_0", ctx_size=20000)
+    want = kvlab.ram_calc_figure(model="qwen3-8b", kv="q8_0", ctx_size=20000)
     expect(root.locator('[data-field="smallest"]')).to_have_text(want["smallest"])
     wait_ready(root)
     assert table(root, "ram")[0][1] == want["ram"][0]["verdict"]

@@ -15,7 +15,7 @@ from tests.browser.widgets import open_widget, set_range, wait_ready
 
 def test_static_table_is_the_numpy_reference(built_site):
     html = (built_site / "eviction" / "index.html").read_text()
-    data = kvlab.eviction_recall_demo()
+    data = kvlab.model_eviction_figure()
     for p in data["policies"].values():
         assert f'<code data-bind="answer">{p["answer"]}</code>' in html
         assert f">{p['mean_nll_last']:.3f}</td>" in html
@@ -40,7 +40,7 @@ def test_reading_with_each_cache_matches_the_reference(warm_page, site_url):
     set_range(root, "window", 48)
     set_range(root, "sinks", 2)
     got = ask(root, warm_page)
-    want = kvlab.eviction_recall_demo(episode=1, window=48, sinks=2)
+    want = kvlab.model_eviction_figure(episode=1, window=48, sinks=2)
     for name, w in want["policies"].items():
         g = got["score"]["policies"][name]
         assert g["answer"] == w["answer"], name
@@ -100,7 +100,7 @@ def test_a_chat_without_a_code_says_so(warm_page, site_url):
 
 def test_the_measured_recall_line_comes_from_the_model_card(built_site):
     html = (built_site / "eviction" / "index.html").read_text()
-    m = kvlab.eviction_recall_demo()["measured"]
+    m = kvlab.model_eviction_figure()["measured"]
     far = tiny.tiny_card()["recall"][">=200"]
     assert m["full_cache"] == far["full_cache"] and m["n_far"] == far["n"]
     assert f"Measured on {far['n']} held-out chats" in html

@@ -98,14 +98,14 @@ def test_kit_fixed_writes_numbers_as_python_does(widgets_page):
 
 
 def test_next_token_view_in_js_is_pythons(widgets_page):
-    datas = [kvlab.next_token_demo(p, top_k=20) for p in ("Mia had a red ball. She gave", "The", 'He said "no')]
+    datas = [kvlab.next_token_figure(p, top_k=20) for p in ("Mia had a red ball. She gave", "The", 'He said "no')]
     datas.append({"n_tokens": 3, "top": [{"token": 1, "text": "\n", "p": 0.0625}, {"token": 2, "text": '"', "p": 0.5}]})
     got = in_js(widgets_page, "ds => ds.map((d) => kvlab.widgets['next-token'].view(d))", datas)
     assert got == [views.next_token_view(d) for d in datas]
 
 
 def test_generate_view_in_js_is_pythons(widgets_page):
-    data = kvlab.generation_demo(max_new_tokens=6, top_k=4)
+    data = kvlab.generate_figure(max_new_tokens=6, top_k=4)
     n = len(data["steps"])
     # a run in the browser: step times, positions, an uncached run's cache lengths, a token outside the top-k
     browser = {**data, "prompt": "…the end", "steps": [dict(s) for s in data["steps"]]}
@@ -132,7 +132,7 @@ def test_generate_view_in_js_is_pythons(widgets_page):
 def test_model_attention_display_in_js_is_pythons(widgets_page):
     # the last prompt has tokens that are only whitespace (a newline, a space): shown as ↵ and ␣
     for prompt in (tiny.ATTENTION_PROMPT, 'Tom lost his key, so "he" looked for it.', "Alice:\nThe code.\n\nBob:  ok"):
-        data = kvlab.model_attention(prompt)
+        data = kvlab.model_attention_figure(prompt)
         T, heads = len(data["tokens"]), ["mean", *range(data["n_head"])]
         cases = [
             (layer, head, q, source)

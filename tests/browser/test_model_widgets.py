@@ -62,7 +62,7 @@ def test_cached_and_uncached_generation_write_the_same_tokens(warm_page, site_ur
         assert [s["tokensIn"] for s in res["uncached"]["steps"]] == [p + k for k in range(n)]
 
     # greedy in the browser = greedy in the numpy reference (CPython)
-    ref = kvlab.generation_demo(prompt, max_new_tokens=n)
+    ref = kvlab.generate_figure(prompt, max_new_tokens=n)
     assert greedy["cached"]["promptLen"] == ref["prompt_len"]
     assert greedy["cached"]["tokens"] == [s["token"] for s in ref["steps"]]
     # the sampled run really sampled: equal tokens in both modes are not the greedy ones
@@ -73,13 +73,13 @@ def test_browser_attention_equals_the_numpy_reference(warm_page, site_url):
     warm_page.goto(site_url + "attention/")  # kvlab.attention: on any page of the site
     for prompt in (tiny.ATTENTION_PROMPT, "Tom lost his key, so he looked for it under the bed."):
         got = warm_page.evaluate("(p) => kvlab.attention(p)", prompt)
-        want = kvlab.model_attention(prompt)
+        want = kvlab.model_attention_figure(prompt)
         assert got["ids"] == want["ids"]
         assert got["tokens"] == want["tokens"]
         diff = np.abs(np.array(got["weights"]) - np.array(want["weights"]))
         print(f"\n{prompt!r}: max |onnxruntime-web - numpy| = {diff.max():.2e}")
         assert diff.max() < 1e-4
-        # model.js's mean over heads is a port of model_attention's mean_over_heads
+        # model.js's mean over heads is a port of model_attention_figure's mean_over_heads
         mean = np.abs(np.array(got["mean"]) - np.array(want["mean_over_heads"]))
         assert mean.max() < 1e-4
 
@@ -99,7 +99,7 @@ def shown_weights(root) -> list[float]:
 
 
 def test_model_attention_widget_shows_what_the_reference_computes(warm_page, site_url):
-    ref = kvlab.model_attention(tiny.ATTENTION_PROMPT)
+    ref = kvlab.model_attention_figure(tiny.ATTENTION_PROMPT)
     tokens = ref["tokens"]
     root = open_widget(warm_page, site_url + "attention/", "model-attention")
     activate(root)  # the runtime starts on the reader's intent, not on scroll
@@ -152,7 +152,7 @@ def test_model_attention_widget_shows_what_the_reference_computes(warm_page, sit
 
 def test_model_attention_static_figure_is_the_reference(built_site):
     html = (built_site / "attention" / "index.html").read_text()
-    ref = kvlab.model_attention()
+    ref = kvlab.model_attention_figure()
     view = ref["view"]
     q = view["query"]
     row = ref["weights"][view["layer"]][view["head"]][q]
@@ -300,7 +300,7 @@ def test_model_attention_keeps_the_reference_numbers_when_the_model_cannot_load(
     problems.expect_console_error("ERR_FAILED")
     page.route("**/*.onnx", lambda route: route.abort())
     root = open_widget(page, site_url + "embed/model-attention/", "model-attention")
-    ref = kvlab.model_attention()
+    ref = kvlab.model_attention_figure()
     view = ref["view"]
     q = view["query"]
     want = expected_readout(ref["tokens"], ref["weights"][view["layer"]][view["head"]][q], q)
@@ -322,7 +322,7 @@ def test_both_widgets_read_without_javascript(browser, site_url):
     page.goto(site_url + "attention/")
     att = page.locator('[data-widget="model-attention"]')
     expect(att.locator(".kv-ma-table")).to_be_visible()
-    expect(att.locator(".kv-ma-token")).to_have_count(len(kvlab.model_attention()["tokens"]))
+    expect(att.locator(".kv-ma-token")).to_have_count(len(kvlab.model_attention_figure()["tokens"]))
     expect(att.locator(".kv-controls")).to_be_hidden()
     context.close()
 
@@ -338,7 +338,7 @@ def test_eviction_page_shows_the_copy_head_reading_the_code(built_site):
     params = parse_params(re.search(r"<!-- widget: model-attention(.*?)-->", page).group(1))
     copy = tiny.tiny_card()["copy_head"]
     assert (params["layer"], params["head"]) == (copy["layer"], copy["head"])
-    ref = kvlab.model_attention(**params)
+    ref = kvlab.model_attention_figure(**params)
     q = ref["view"]["query"]
     row = ref["weights"][copy["layer"]][copy["head"]][q]
     top = max(range(q + 1), key=lambda j: row[j])
@@ -381,18 +381,18 @@ def test_concurrent_model_calls_queue_instead_of_colliding(warm_page, site_url):
         }"""
     )
     assert got != "timed out"
-    assert got[0] == kvlab.model_attention("The cat sat on the mat.")["tokens"]
-    assert got[1] == kvlab.model_attention("Tom lost his key.")["tokens"]
-    assert got[2] == [s["token"] for s in kvlab.generation_demo("The dog", max_new_tokens=8)["steps"]]
+    assert got[0] == kvlab.model_attention_figure("The cat sat on the mat.")["tokens"]
+    assert got[1] == kvlab.model_attention_figure("Tom lost his key.")["tokens"]
+    assert got[2] == [s["token"] for s in kvlab.generate_figure("The dog", max_new_tokens=8)["steps"]]
 
 
 def test_model_attention_refuses_a_blank_sentence_and_keeps_the_last_one(warm_page, site_url):
-    """Like kvlab.model_attention (ValueError), a sentence of spaces is not run."""
+    """Like kvlab.model_attention_figure (ValueError), a sentence of spaces is not run."""
     root = open_widget(warm_page, site_url + "attention/", "model-attention")
     root.locator('input[name="prompt"]').focus()
     expect(root).to_have_attribute("data-state", "ready", timeout=GEN_TIMEOUT_MS)
     root.locator('input[name="prompt"]').fill("   ")
     root.locator('button[name="show"]').click()
     expect(root.locator(".kv-notice")).to_contain_text("Type a sentence first")
-    expect(root.locator("button.kv-ma-token")).to_have_count(len(kvlab.model_attention()["tokens"]))
+    expect(root.locator("button.kv-ma-token")).to_have_count(len(kvlab.model_attention_figure()["tokens"]))
     assert warm_page.evaluate("kvlab.attention('  ').then(() => 'ran', (e) => e.message)") == "Type a prompt first."

@@ -108,7 +108,7 @@ def test_add_token_chart_has_whole_ticks_at_a_small_n(warm_page, site_url):
             assert all(re.fullmatch(r"\d+", t) for t in labels), f"{axis} ticks at n = {n}: {labels}"
             assert len(set(labels)) == len(labels), f"repeated {axis} ticks at n = {n}: {labels}"
         # the sentence counts in words that agree: "token 2 1 time", not "1 times"
-        want = kvlab.reprocessing(n=n)["view"]
+        want = kvlab.reprocessing_figure(n=n)["view"]
         expect(root.locator('[data-field="kth-unit"]')).to_have_text(want["kth_unit"])
         expect(root.locator('[data-field="other"]')).to_be_visible()
         assert want["kth_unit"] == ("time" if n <= 10 else "times")

@@ -12,7 +12,7 @@ PAGE = "kv-offload/"
 
 def test_static_page_holds_the_numbers_kvlab_computes(built_site):
     html = (built_site / "kv-offload" / "index.html").read_text()
-    data = kvlab.offload_figure()
+    data = kvlab.kv_offload_figure()
     assert data["text"]["verdict"].replace("'", "&#39;") in html
     for t in data["tiers"]:
         assert f'<td data-bind="hit">{t["hit"]}</td>' in html
@@ -26,7 +26,7 @@ def test_offload_widget_recomputes_in_pyodide(warm_page, site_url):
     activate(root)
     wait_ready(root)
     # the chart: prefill again, one load line per offload tier, the crossovers
-    want = kvlab.offload_figure()
+    want = kvlab.kv_offload_figure()
     marks = [s for s in want["curve"]["series"] if s["crossover"] and s["crossover"] >= want["curve"]["tokens"][0]]
     expect(root.locator(".kv-plot .scatterlayer .trace")).to_have_count(1 + len(want["curve"]["series"]) + bool(marks))
     # a bigger model over NVLink-C2C, a longer prefix, fewer prefixes
@@ -34,7 +34,7 @@ def test_offload_widget_recomputes_in_pyodide(warm_page, site_url):
     root.locator('select[name="link"]').select_option("nvlink-c2c")
     set_range(root, "prefix_tokens", 32768)
     set_range(root, "n_prefixes", 2000)
-    want = kvlab.offload_figure(model="qwen3-32b", link="nvlink-c2c", prefix_tokens=32768, n_prefixes=2000)
+    want = kvlab.kv_offload_figure(model="qwen3-32b", link="nvlink-c2c", prefix_tokens=32768, n_prefixes=2000)
     verdict = root.locator('[data-bind="text.verdict"]')
     expect(verdict).to_have_text(want["text"]["verdict"], timeout=60_000)
     wait_ready(root)
@@ -46,6 +46,6 @@ def test_offload_widget_recomputes_in_pyodide(warm_page, site_url):
     expect(root.locator('[data-bind="text.trace"]')).to_have_text(want["text"]["trace"])
     # past the trace limit the page says the numbers are the closed form alone
     set_range(root, "n_prefixes", 50_000)
-    want = kvlab.offload_figure(model="qwen3-32b", link="nvlink-c2c", prefix_tokens=32768, n_prefixes=50_000)
+    want = kvlab.kv_offload_figure(model="qwen3-32b", link="nvlink-c2c", prefix_tokens=32768, n_prefixes=50_000)
     expect(root.locator('[data-bind="text.trace"]')).to_have_text(want["text"]["trace"], timeout=60_000)
     expect(rows.nth(0).locator('[data-bind="hit"]')).to_have_text(want["tiers"][0]["hit"])

@@ -45,7 +45,7 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
         {"prefix_len": 40, "suffix_len": 10, "block_size": 16},
         {"prefix_len": 980, "suffix_len": 20, "block_size": 16},
     ):
-        blocks = kvlab.prefix_blocks(**params)
+        blocks = kvlab.prefix_blocks_figure(**params)
         assert f'data-field="tokens_reused">{blocks["text"]["tokens_reused"]}<' in html
         assert f'data-field="radix_reused">{blocks["text"]["radix_reused"]}<' in html
 
@@ -104,7 +104,7 @@ def test_prefix_blocks_widget_shows_which_blocks_hit(warm_page, site_url):
     activate(root)
     wait_ready(root)
     set_range(root, "prefix_len", 48)
-    want = kvlab.prefix_blocks(prefix_len=48, suffix_len=10, block_size=16)
+    want = kvlab.prefix_blocks_figure(prefix_len=48, suffix_len=10, block_size=16)
     expect(root.locator('[data-field="tokens_reused"]')).to_have_text(want["text"]["tokens_reused"])
     wait_ready(root)
     statuses = root.locator(".kv-blocks").evaluate_all(
@@ -115,7 +115,7 @@ def test_prefix_blocks_widget_shows_which_blocks_hit(warm_page, site_url):
     assert sentence == want["text"]
     # one shared token more: it lands in a block with request 2's own tokens and is computed again
     set_range(root, "prefix_len", 49)
-    more = kvlab.prefix_blocks(prefix_len=49, suffix_len=10, block_size=16)
+    more = kvlab.prefix_blocks_figure(prefix_len=49, suffix_len=10, block_size=16)
     expect(root.locator('[data-field="shared_not_reused"]')).to_have_text(more["text"]["shared_not_reused"])
     assert more["text"]["shared_not_reused"] == "1"
     # bad input: suffix 0 is below the minimum; Python clamps it to 1 and the page says so
@@ -123,5 +123,5 @@ def test_prefix_blocks_widget_shows_which_blocks_hit(warm_page, site_url):
     expect(root.locator(".kv-clamped")).to_contain_text("Own tokens: asked 0, used 1")
     wait_ready(root)
     expect(root.locator('input[name="suffix_len"]')).to_have_value("1")
-    clamped = kvlab.prefix_blocks(prefix_len=49, suffix_len=1, block_size=16)
+    clamped = kvlab.prefix_blocks_figure(prefix_len=49, suffix_len=1, block_size=16)
     expect(root.locator('[data-field="n_tokens"]')).to_have_text(clamped["text"]["n_tokens"])

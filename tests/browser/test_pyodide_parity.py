@@ -21,7 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # Functions that read the tiny model's weights (weights.npz): they draw the
 # model widgets' build-time figures; in the browser the model itself runs on
 # onnxruntime-web (tested against them in test_model_widgets.py).
-NEEDS_WEIGHTS = {"generation_demo", "model_attention", "next_token_demo", "eviction_recall_demo", "kv_quant_demo"}
+NEEDS_WEIGHTS = {
+    "generate_figure",
+    "model_attention_figure",
+    "next_token_figure",
+    "model_eviction_figure",
+    "kv_quant_figure",
+}
 
 
 def widget_functions() -> list[str]:

@@ -1,6 +1,6 @@
 """qkv on attention/, in a real Chromium: q, k and v of a real sentence drawn per token; picking a
 token shows what it reads without downloading anything; a new sentence is computed in Pyodide and
-agrees with CPython's kvlab.qkv_picture."""
+agrees with CPython's kvlab.qkv_figure."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def shown_k(root, row: int) -> list[float]:
 
 def test_picking_a_token_shows_its_reading_without_a_download(page, site_url):
     root = open_widget(page, site_url + "attention/", "qkv")
-    want = kvlab.qkv_picture()
+    want = kvlab.qkv_figure()
     expect(root).to_have_attribute("data-mounted", "true")
     assert root.locator("tbody tr[data-index]").count() == len(want["tokens"])
     assert shown_k(root, 2) == [c["m"] for c in want["rows"][2]["k"]]
@@ -38,7 +38,7 @@ def test_a_new_sentence_is_computed_in_pyodide(warm_page, site_url):
     box = root.locator('input[name="sentence"]')
     box.fill("She gave the ball to the dog.")
     root.locator('select[name="head"]').select_option(index=2)
-    want = kvlab.qkv_picture("She gave the ball to the dog.", head=2)
+    want = kvlab.qkv_figure("She gave the ball to the dog.", head=2)
     # the first call downloads Python and the model's weights (23.5 MB): give it the load's time
     expect(root.locator(".kv-status-text")).to_have_text(want["status"], timeout=LOAD_TIMEOUT_MS)
     wait_ready(root)

@@ -293,7 +293,7 @@ mods = [m.__file__ for m in list(sys.modules.values()) if (getattr(m, "__file__"
 
 def test_python_errors_come_back_as_one_line(warm_page, site_url):
     warm_page.goto(site_url + "attention/")
-    msg = warm_page.evaluate("kvlab.call('attention_demo', {d: 'x'}).then(() => 'ran', (e) => e.message)")
+    msg = warm_page.evaluate("kvlab.call('attention_figure', {d: 'x'}).then(() => 'ran', (e) => e.message)")
     assert msg.startswith("ValueError:") and "\n" not in msg and "Traceback" not in msg
     msg = warm_page.evaluate("kvlab.runPython('1/0').then(() => 'ran', (e) => e.message)")
     assert msg == "ZeroDivisionError: division by zero"

@@ -133,7 +133,7 @@ def test_instant_navigation_applies_settings_and_the_second_widget_has_its_own_k
     expect(second).to_have_attribute("data-kv-key", "prefix-blocks-2")
     expect(second.locator('input[name="prefix_len"]')).to_have_value("500")
     expect(second.locator('output[name="prefix_len-out"]')).to_have_text("500")  # the slider's readout too
-    hi = kvlab.prefix_blocks()["limits"]["suffix_len"][1]
+    hi = kvlab.prefix_blocks_figure()["limits"]["suffix_len"][1]
     expect(second.locator('input[name="suffix_len"]')).to_have_value(str(hi))
     expect(second.locator(".kv-link-clamped")).to_have_text(
         f"Out of range, so clamped: Own tokens: asked 99999, used {hi}."  # the control's label, not the key
@@ -144,7 +144,7 @@ def test_instant_navigation_applies_settings_and_the_second_widget_has_its_own_k
     second.scroll_into_view_if_needed()
     activate(second)
     wait_ready(second)
-    want = kvlab.prefix_blocks(prefix_len=500, suffix_len=hi, block_size=16)["text"]
+    want = kvlab.prefix_blocks_figure(prefix_len=500, suffix_len=hi, block_size=16)["text"]
     for name in ("n_tokens", "blocks_hit", "tokens_reused", "radix_reused"):
         expect(second.locator(f'[data-field="{name}"]')).to_have_text(str(want[name]))
     history = page.evaluate("history.length")

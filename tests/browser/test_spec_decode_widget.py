@@ -19,7 +19,7 @@ WEIGHTS = "models/tiny/weights.npz"
 def test_static_page_holds_every_step_kvlab_computes(built_site):
     page = (built_site / "speculative" / "index.html").read_text()
     text = htmllib.unescape(page)
-    data = kvlab.speculative_figure(prompt="chat", k=4, draft_layers=2, n_new=20)
+    data = kvlab.spec_decode_figure(prompt="chat", k=4, draft_layers=2, n_new=20)
     v = data["view"]
     for key in ("summary", "check", "draft", "hybrid"):
         assert f'data-field="{key}">{v[key]}<' in text, key
@@ -32,7 +32,7 @@ def test_spec_decode_steps_then_recomputes_in_pyodide(page, site_url):
     requested: list[str] = []
     page.on("request", lambda r: requested.append(r.url))
     root = open_widget(page, site_url + PAGE, "spec-decode")
-    want = kvlab.speculative_figure()
+    want = kvlab.spec_decode_figure()
     steps = want["view"]["steps"]
     # stepping: no Python, no weights
     activate(root)
@@ -49,7 +49,7 @@ def test_spec_decode_steps_then_recomputes_in_pyodide(page, site_url):
     assert not [u for u in requested if u.endswith(WEIGHTS)], "the weights downloaded before a setting changed"
     # a setting: Python runs the numpy model on the downloaded weights
     set_range(root, "draft_layers", 3)
-    want = kvlab.speculative_figure(draft_layers=3)
+    want = kvlab.spec_decode_figure(draft_layers=3)
     expect(root.locator('[data-field="summary"]')).to_have_text(want["view"]["summary"], timeout=180_000)
     wait_ready(root)
     assert [u for u in requested if u.endswith(WEIGHTS)]
@@ -58,7 +58,7 @@ def test_spec_decode_steps_then_recomputes_in_pyodide(page, site_url):
     expect(root.locator('[data-field="headline"]')).to_have_text(want["view"]["steps"][1]["headline"])
     root.locator('select[name="prompt"]').select_option("story")
     set_range(root, "k", 6)
-    want = kvlab.speculative_figure(prompt="story", k=6, draft_layers=3)
+    want = kvlab.spec_decode_figure(prompt="story", k=6, draft_layers=3)
     expect(root.locator('[data-field="summary"]')).to_have_text(want["view"]["summary"], timeout=60_000)
     rows = root.locator('[data-field="steps"] tbody tr')
     expect(rows).to_have_count(len(want["steps"]))
@@ -69,13 +69,13 @@ def test_spec_decode_steps_then_recomputes_in_pyodide(page, site_url):
             const out = [];
             for (let i = 0; i < 3; i++) {
                 const t = performance.now();
-                await kvlab.call("speculative_figure", {});
+                await kvlab.call("spec_decode_figure", {});
                 out.push(performance.now() - t);
             }
             return out;
         }"""
     )
-    print(f"speculative_figure() in Pyodide, ms: {[round(t) for t in timings]}")
+    print(f"spec_decode_figure() in Pyodide, ms: {[round(t) for t in timings]}")
     assert min(timings) < 10_000  # a measurement (shared 2-core machines): the budget is bench's, not a gate
     # the weights came once, for the first call that needed them
     assert len([u for u in requested if u.endswith(WEIGHTS)]) == 1
@@ -87,7 +87,7 @@ def test_an_embed_link_sets_the_widget_when_it_goes_live(page, site_url):
     root = page.locator('[data-widget="spec-decode"]')
     expect(root).to_contain_text("clamped")
     activate(root)
-    want = kvlab.speculative_figure(k=8, prompt="repeat")
+    want = kvlab.spec_decode_figure(k=8, prompt="repeat")
     expect(root.locator('[data-field="summary"]')).to_have_text(want["view"]["summary"], timeout=180_000)
     expect(root.locator('input[name="k"]')).to_have_value("8")
 

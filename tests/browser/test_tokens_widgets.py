@@ -10,9 +10,9 @@ from tests.browser.widgets import activate, open_widget, wait_ready
 
 def test_static_figures_hold_the_build_time_numbers(built_site):
     html = (built_site / "tokens" / "index.html").read_text()
-    data = kvlab.tokenize_demo()
+    data = kvlab.tokens_figure()
     assert f'<strong><span data-bind="n_tokens">{data["n_tokens"]}</span> tokens</strong>' in html
-    top = kvlab.next_token_demo()["top"][0]
+    top = kvlab.next_token_figure()["top"][0]
     assert f'<td data-bind="p">{top["p"]:.3f}</td>' in html
 
 
@@ -22,7 +22,7 @@ def test_typing_retokenizes_in_pyodide(warm_page, site_url):
     wait_ready(root)
     text = "Ünïcode ✓ and 안녕 with code 2024"
     root.locator("textarea[name=text]").fill(text)
-    want = kvlab.tokenize_demo(text)
+    want = kvlab.tokens_figure(text)
     expect(root.locator('[data-field="summary"]')).to_contain_text(f"→ {want['n_tokens']} tokens")
     wait_ready(root)
     shown = root.locator(".kv-token").evaluate_all("els => els.map(e => e.firstChild.textContent)")
@@ -35,7 +35,7 @@ def test_next_token_probabilities_equal_the_numpy_reference(warm_page, site_url)
     wait_ready(root)
     prompt = "The dog ran to the"
     root.locator("textarea[name=prompt]").fill(prompt)
-    want = kvlab.next_token_demo(prompt)["top"]
+    want = kvlab.next_token_figure(prompt)["top"]
     expect(root.locator('[data-field="top"] tr').first.locator("code")).to_have_text(want[0]["text"], timeout=30_000)
     wait_ready(root)
     got = root.locator(".kv-next-plot").evaluate("el => el.data[0].x")

@@ -59,7 +59,7 @@ def test_static_page_states_the_claims_from_kvlab(built_site):
         in html
     )
     # token 1 processed 50 times, token 10 forty-one times by token 50
-    rep = kvlab.reprocessing(n=50)
+    rep = kvlab.reprocessing_figure(n=50)
     assert (rep["no_cache"][0], rep["no_cache"][9]) == (50, 41)
     assert f'data-field="first">{rep["no_cache"][0]}</strong>' in html
     assert f'data-field="kth">{rep["no_cache"][9]}</strong>' in html
@@ -93,7 +93,7 @@ def test_three_widgets_recompute_in_pyodide(warm_page, site_url):
     wait_ready(rep)
     set_range(rep, "n", 7)
     wait_ready(rep)
-    want = kvlab.reprocessing(n=7)
+    want = kvlab.reprocessing_figure(n=7)
     expect(rep.locator('[data-field="first"]')).to_have_text(str(want["no_cache"][0]))
     expect(rep.locator('[data-field="k"]')).to_have_text("7")
     expect(rep.locator('[data-field="kth"]')).to_have_text(str(want["no_cache"][6]))

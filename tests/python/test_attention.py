@@ -113,12 +113,12 @@ def test_kv_heads_must_divide_query_heads():
 
 
 def test_the_qkv_picture_draws_what_the_model_computes_and_caches():
-    """kvlab.qkv_picture: k and v are the model's cache (GPT.layer_qkv against forward's presents), each
+    """kvlab.qkv_figure: k and v are the model's cache (GPT.layer_qkv against forward's presents), each
     query's weights are the model's attention row over the tokens up to it, and its output their mix."""
     import numpy as np
 
     from kvlab.core import tiny
-    from kvlab.widgets.attention import qkv_picture
+    from kvlab.widgets.attention import qkv_figure
 
     sentence = "The cat sat on the mat because it was warm."
     model, tok = tiny.model_and_tokenizer()
@@ -127,7 +127,7 @@ def test_the_qkv_picture_draws_what_the_model_computes_and_caches():
     for layer in (0, 2):
         q, k, v = model.layer_qkv(ids, layer)
         assert np.array_equal(k, cache[layer][0]) and np.array_equal(v, cache[layer][1])
-    r = qkv_picture(sentence, layer=2, head=1, query=7)
+    r = qkv_figure(sentence, layer=2, head=1, query=7)
     assert r["tokens"] == [tok.token_str(i) for i in ids] and r["query"] == 7
     att = np.asarray(atts[2][0, 1], dtype=np.float64)
     for i, qr in enumerate(r["queries"]):
@@ -136,5 +136,5 @@ def test_the_qkv_picture_draws_what_the_model_computes_and_caches():
     kmax = np.abs(cache[2][0][0, 1]).max()
     assert [c["m"] for c in r["rows"][3]["k"]] == [round(abs(float(x)) / kmax, 2) for x in cache[2][0][0, 1, 3]]
     assert r["view"]["kept"].startswith(f"The cache keeps the k and v of all {len(ids)} tokens")
-    long = qkv_picture("word " * 40)
+    long = qkv_figure("word " * 40)
     assert len(long["rows"]) == 16 and long["cut"] > 0 and long["view"]["cut"]

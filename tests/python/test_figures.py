@@ -9,7 +9,7 @@ from kvlab.__main__ import main
 
 FIGURES = [
     (kvlab.race, {}),
-    (kvlab.reprocessing, {}),
+    (kvlab.reprocessing_figure, {}),
     (kvlab.quadratic_wall, {"n": 64}),
     (kvlab.step_through, {}),
     (kvlab.cache_equivalence, {}),
@@ -61,7 +61,7 @@ def test_race_series_are_running_sums_of_the_per_step_counts():
 
 
 def test_reprocessing_counts_token_1_fifty_times_and_token_10_forty_one_times():
-    r = kvlab.reprocessing(50)
+    r = kvlab.reprocessing_figure(50)
     assert r["no_cache"][0] == 50 and r["no_cache"][9] == 41
     assert sum(r["no_cache"]) == sum(range(1, 51))
     assert set(r["cache"]) == {1}

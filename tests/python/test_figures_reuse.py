@@ -40,7 +40,7 @@ def test_prefix_cache_figure_clamps_and_says_so():
 
 
 def test_prefix_blocks_partial_shared_block_is_recomputed():
-    d = kvlab.prefix_blocks(prefix_len=40, suffix_len=10, block_size=16)
+    d = kvlab.prefix_blocks_figure(prefix_len=40, suffix_len=10, block_size=16)
     assert [b["status"] for b in d["requests"][1]["blocks"]] == ["hit", "hit", "miss", "partial"]
     assert d["requests"][1]["tokens_reused"] == 32
     assert d["token_granular_reused"] == 40
@@ -48,7 +48,7 @@ def test_prefix_blocks_partial_shared_block_is_recomputed():
 
 @pytest.mark.parametrize("policy", ["full", "window", "sinks", "h2o"])
 def test_eviction_view_grid_matches_timeline(policy):
-    v = kvlab.eviction_view(policy=policy, n=24, window=5, n_sink=2, budget=8, recent=3)
+    v = kvlab.eviction_figure(policy=policy, n=24, window=5, n_sink=2, budget=8, recent=3)
     t = kvlab.eviction_timeline(policy=policy, n=24, window=5, n_sink=2, budget=8, recent=3)
     for row, s in zip(v["grid"], t["steps"]):
         cached = [p for p, code in enumerate(row) if code in (CACHED, NEW)]
@@ -61,7 +61,7 @@ def test_eviction_view_grid_matches_timeline(policy):
 @pytest.mark.parametrize("policy", ["full", "window", "sinks", "h2o"])
 def test_eviction_view_marks_the_token_added_at_each_step_as_new(policy):
     """Exactly one NEW cell per row, at the step's position; every other cached token is CACHED."""
-    v = kvlab.eviction_view(policy=policy, n=24, window=5, n_sink=2, budget=8, recent=3)
+    v = kvlab.eviction_figure(policy=policy, n=24, window=5, n_sink=2, budget=8, recent=3)
     assert len(v["grid"]) == len(v["steps"]) == 24
     for row, s in zip(v["grid"], v["steps"]):
         assert row[s["position"]] == NEW
@@ -70,12 +70,12 @@ def test_eviction_view_marks_the_token_added_at_each_step_as_new(policy):
 
 
 def test_eviction_view_clamps_recent_to_budget_and_n_to_view_limit():
-    v = kvlab.eviction_view(policy="h2o", n=1000, budget=5, recent=9)
+    v = kvlab.eviction_figure(policy="h2o", n=1000, budget=5, recent=9)
     assert v["clamped"] == {"recent": {"requested": 9, "used": 5}, "n": {"requested": 1000, "used": 256}}
 
 
 def test_context_shift_view_grid_matches_visible_spans():
-    v = kvlab.context_shift_view(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4)
+    v = kvlab.context_shift_figure(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4)
     t = kvlab.context_shift_timeline(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4)
     assert v["shifts"][0]["n_discard"] == t["shifts"][0]["n_discard"]
     for row, s in zip(v["grid"], t["steps"]):
@@ -84,6 +84,6 @@ def test_context_shift_view_grid_matches_visible_spans():
 
 
 def test_context_shift_view_clamps_prompt_to_context():
-    v = kvlab.context_shift_view(prompt_len=40, n_ctx=16, n_keep=-1, mode="shift")
+    v = kvlab.context_shift_figure(prompt_len=40, n_ctx=16, n_keep=-1, mode="shift")
     assert v["clamped"]["prompt_len"] == {"requested": 40, "used": 15}
     assert v["clamped"]["n_keep"]["used"] == 13

@@ -39,7 +39,7 @@ ALLOWED = {
     ("kvlab.core.tiny", "tiny_tokenizer"): "the tokenizer's module loads only when a widget first tokenizes",
     ("kvlab.core.tiny", "model_and_tokenizer"): (
         "the numpy GPT (kvlab.core.gpt) loads only when a widget first runs the tiny model, "
-        "not for the pages' first widgets (attention_demo, the cache figures)"
+        "not for the pages' first widgets (attention_figure, the cache figures)"
     ),
 }
 

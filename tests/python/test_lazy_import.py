@@ -17,7 +17,7 @@ import kvlab
 from kvlab import bridge
 loaded = lambda: sorted(m for m in sys.modules if m.startswith("kvlab."))
 print(loaded())
-kvlab.attention_demo(d=4)
+kvlab.attention_figure(d=4)
 after_one = loaded()
 print(after_one)
 steps = 0

@@ -9,7 +9,7 @@ from kvlab.widgets import views
 def test_model_attention_never_shows_an_empty_token():
     """A token that is only whitespace is a box (and, live, a button) of its own: it needs
     something to show and a name for screen readers: a newline is ↵, a run of spaces ␣."""
-    data = kvlab.model_attention("Alice:\nThe code.\n\nBob:  ok")
+    data = kvlab.model_attention_figure("Alice:\nThe code.\n\nBob:  ok")
     assert "\n" in data["tokens"] and " " in data["tokens"]
     shown = views.model_attention_display(data, 0, "mean", len(data["tokens"]) - 1)
     texts = [t["text"] for t in shown["tokens"]]

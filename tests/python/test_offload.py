@@ -1,4 +1,4 @@
-"""KV offload tiers (kvlab.reuse.offload, kvlab.offload_figure): the Che closed form against seeded
+"""KV offload tiers (kvlab.reuse.offload, kvlab.kv_offload_figure): the Che closed form against seeded
 sampled traces, the LRU replay against kvlab's own prefix cache, load vs recompute and the
 crossover, the widget's text, bad input, and the time one call takes."""
 
@@ -34,7 +34,7 @@ from kvlab.reuse.offload import (
 )
 from kvlab.reuse.prefix_cache import RadixPrefixCache
 from kvlab.widgets import offload_types
-from kvlab.widgets.offload import TRACE_MAX_PREFIXES, offload_figure
+from kvlab.widgets.offload import TRACE_MAX_PREFIXES, kv_offload_figure
 
 # ---------------------------------------------------------------------------
 # hit rates
@@ -183,7 +183,7 @@ def test_a_faster_host_link_makes_dram_cheaper():
 
 
 def test_the_widget_shows_the_estimate_and_says_which_tier_loses():
-    d = offload_figure()
+    d = kv_offload_figure()
     p = d["params"]
     e = offload_estimate(
         p["model"],
@@ -211,13 +211,14 @@ def test_the_widget_shows_the_estimate_and_says_which_tier_loses():
 
 def test_a_prefix_longer_than_the_models_context_is_said():
     assert (
-        "longer than the model's context of 131,072 tokens" in offload_figure(prefix_tokens=262144)["text"]["verdict"]
+        "longer than the model's context of 131,072 tokens"
+        in kv_offload_figure(prefix_tokens=262144)["text"]["verdict"]
     )
-    assert "context" not in offload_figure()["text"]["verdict"]
+    assert "context" not in kv_offload_figure()["text"]["verdict"]
 
 
 def test_above_the_trace_limit_the_page_says_closed_form_only():
-    d = offload_figure(n_prefixes=TRACE_MAX_PREFIXES + 1)
+    d = kv_offload_figure(n_prefixes=TRACE_MAX_PREFIXES + 1)
     assert not d["traced"] and d["numbers"]["trace_rates"] is None
     assert "closed form alone" in d["text"]["trace"] and {t["trace"] for t in d["tiers"]} == {"—"}
 
@@ -241,14 +242,14 @@ def test_above_the_trace_limit_the_page_says_closed_form_only():
 )
 def test_bad_input_names_the_field(kwargs, field):
     with pytest.raises(ValueError, match=f"^{field} "):
-        offload_figure(**kwargs)
-    reply = json.loads(call_json("offload_figure", json.dumps(kwargs, allow_nan=True)))
+        kv_offload_figure(**kwargs)
+    reply = json.loads(call_json("kv_offload_figure", json.dumps(kwargs, allow_nan=True)))
     assert reply["error"].startswith(f"ValueError: {field} ")
 
 
 def test_weights_that_do_not_fit_even_eight_gpus_name_the_gpu():
     with pytest.raises(ValueError, match="^gpu 'l4' has no room for a KV cache: .* FP8 weights"):
-        offload_figure(model="deepseek-v3", gpu="l4")
+        kv_offload_figure(model="deepseek-v3", gpu="l4")
 
 
 def test_a_model_too_big_for_one_gpu_runs_tensor_parallel_on_the_fewest_that_hold_it():
@@ -259,12 +260,12 @@ def test_a_model_too_big_for_one_gpu_runs_tensor_parallel_on_the_fewest_that_hol
     assert one["recompute_seconds"] == pytest.approx(recompute_seconds(arch, 8192, card) / 2)
     assert one["tiers"][1]["gb_s"] == 2 * link("pcie5")["gb_s"]  # each GPU loads its share over its own link
     assert offload_estimate("llama-3.1-70b", "b200", 8192, 1000, 0.8, 5, 0.5, 256, 2, 5)["n_gpus"] == 1
-    d = offload_figure(model="llama-3.1-70b")
+    d = kv_offload_figure(model="llama-3.1-70b")
     assert d["gpu_name"].startswith("2 × ") and "tensor parallel" in d["text"]["capacity"]
 
 
 def test_out_of_range_is_clamped_and_said():
-    d = offload_figure(prefix_tokens=10, n_prefixes=10**9, zipf=7, hbm_percent=150, nvme_drives=0)
+    d = kv_offload_figure(prefix_tokens=10, n_prefixes=10**9, zipf=7, hbm_percent=150, nvme_drives=0)
     assert d["params"]["prefix_tokens"] == 256 and d["params"]["n_prefixes"] == 100_000
     assert d["params"]["zipf"] == 2.0 and d["params"]["hbm_percent"] == 100 and d["params"]["nvme_drives"] == 1
     assert set(d["clamped"]) == {"prefix_tokens", "n_prefixes", "zipf", "hbm_percent", "nvme_drives"}
@@ -275,24 +276,24 @@ def test_out_of_range_is_clamped_and_said():
     [{}, {"n_prefixes": 50_000, "policy": "evict-down"}, {"gpu": "a100-80gb", "link": "nvlink-c2c", "remote_tib": 0}],
 )
 def test_result_matches_its_typed_dict(kwargs):
-    hint = typing.get_type_hints(kvlab.offload_figure, localns=vars(offload_types))["return"]
+    hint = typing.get_type_hints(kvlab.kv_offload_figure, localns=vars(offload_types))["return"]
     assert hint is offload_types.OffloadFigureResult
-    check_type(offload_figure(**kwargs), hint, collection_check_strategy=CollectionCheckStrategy.ALL_ITEMS)
+    check_type(kv_offload_figure(**kwargs), hint, collection_check_strategy=CollectionCheckStrategy.ALL_ITEMS)
 
 
 @pytest.mark.parametrize(
     "kwargs", [{}, {"n_prefixes": 100_000, "prefix_tokens": 131072, "model": "llama-3.1-70b", "gpu": "b200"}]
 )
 def test_one_call_stays_under_200_ms(kwargs):
-    offload_figure(**kwargs)  # the catalogue and the data file load once
+    kv_offload_figure(**kwargs)  # the catalogue and the data file load once
     best = min(_timed(kwargs) for _ in range(3))
-    assert best < 0.2, f"offload_figure({kwargs}) took {best * 1000:.0f} ms"
+    assert best < 0.2, f"kv_offload_figure({kwargs}) took {best * 1000:.0f} ms"
 
 
 def _timed(kwargs) -> float:
     """CPU seconds of one call (the machine running the tests is shared: wall time measures the others)."""
     start = time.process_time()
-    offload_figure(**kwargs)
+    kv_offload_figure(**kwargs)
     return time.process_time() - start
 
 

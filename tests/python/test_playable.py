@@ -33,7 +33,7 @@ def test_add_token_counters_match_the_sums(n):
     assert c["total"] == {"no_cache": n * (n + 1) // 2, "cache": n}
     assert c["reprocessed"] == {"no_cache": n - 1, "cache": 0}
     assert c["saved"] == n * (n + 1) // 2 - n and c["ratio"] == (n + 1) / 2
-    assert kvlab.reprocessing(n)["counters"] == c
+    assert kvlab.reprocessing_figure(n)["counters"] == c
 
 
 def test_door_code_chat_finds_the_code_and_its_tokens():
@@ -65,7 +65,7 @@ def test_door_code_score_counts_digits_and_cached_code():
 
 @pytest.mark.slow  # the tiny model over whole episodes: left out of `build.py test --fast`
 def test_eviction_recall_demo_is_scored_like_the_browser_runs():
-    d = kvlab.eviction_recall_demo()
+    d = kvlab.model_eviction_figure()
     assert d["score"]["loss_tail"] == 100
     assert d["policies"]["full"]["correct"] and d["policies"]["full"]["code_in_cache"]
     assert not d["policies"]["window"]["code_in_cache"]
@@ -73,7 +73,7 @@ def test_eviction_recall_demo_is_scored_like_the_browser_runs():
 
 @pytest.mark.parametrize("case", sorted(PREFIX_CASES))
 def test_prefix_cases_three_requests_and_where_reuse_stops(case):
-    d = kvlab.prefix_cases(case)
+    d = kvlab.prefix_cases_figure(case)
     assert len(d["requests"]) == 3 and d["requests"][0]["radix_reused"] == 0
     for r in d["requests"]:
         assert r["blocks_reused"] <= r["radix_reused"] <= r["n_tokens"]
@@ -99,16 +99,16 @@ def test_llama_server_command_matches_the_kv_calculator():
 
 
 def test_tradeoff_map_follows_the_calculators():
-    m = kvlab.tradeoff_map("long", "high", "low")
+    m = kvlab.tradeoff_map_figure("long", "high", "low")
     assert m["cell"]["helps"] == ["kv_cache", "prefix_cache", "kv_quant", "eviction"]
-    assert kvlab.tradeoff_map("short", "low", "high")["cell"]["helps"] == ["kv_cache"]
-    assert kvlab.tradeoff_map("long", "low", "medium")["cell"]["numbers"]["fits"] == ["q4_0"]
+    assert kvlab.tradeoff_map_figure("short", "low", "high")["cell"]["helps"] == ["kv_cache"]
+    assert kvlab.tradeoff_map_figure("long", "low", "medium")["cell"]["numbers"]["fits"] == ["q4_0"]
     assert len(m["grid"]) == 3 and all(len(row) == 3 for row in m["grid"])
     with pytest.raises(ValueError):
-        kvlab.tradeoff_map(length="huge")
+        kvlab.tradeoff_map_figure(length="huge")
 
 
 def test_prefill_decode_sequence_follows_cache_phases():
-    s = kvlab.prefill_decode_sequence("The cat sat", "on the")
+    s = kvlab.prefill_decode_figure("The cat sat", "on the")
     assert [st["phase"] for st in s["steps"]] == ["prefill", "decode"]
     assert s["steps"][1]["note"] == "Step 1: DECODE · cache 3 → 4"

@@ -28,7 +28,7 @@ def card_and_measured():
 def test_card_pronoun_heads_are_recomputed_from_the_committed_model(card_and_measured):
     card, measured = card_and_measured
     if card is None:  # a card from before the measurement: the page falls back to the head average
-        assert kvlab.model_attention()["view"]["head"] == "mean"
+        assert kvlab.model_attention_figure()["view"]["head"] == "mean"
         return
     for kind in ("it", "he_she"):
         assert card[kind]["sentences"] == measured[kind]["sentences"] >= 200
@@ -39,7 +39,7 @@ def test_card_pronoun_heads_are_recomputed_from_the_committed_model(card_and_mea
 
 def test_attention_page_opens_on_the_pronoun_head(card_and_measured):
     card, _ = card_and_measured
-    data = kvlab.model_attention()
+    data = kvlab.model_attention_figure()
     if card is None:
         assert data["pronoun_head"] is None and data["view"]["head"] == "mean"
         return

@@ -59,7 +59,7 @@ def test_the_race_is_written_by_python_with_the_pages_formats():
     the page's lines before a race (model_race_view), the run's text, and a status line."""
     from kvlab.widgets import views
 
-    demo = kvlab.race_demo()
+    demo = kvlab.model_race_figure()
     r = kvlab.race_measured(n_new=demo["n_new"], prompt_len=demo["prompt_len"], text_written=" a b")
     page = views.model_race_view(demo)
     assert set(r["view"]) == set(page)

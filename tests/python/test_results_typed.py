@@ -42,7 +42,7 @@ HELPERS: dict[str, list[dict]] = {
 }
 
 # Too slow to call once per numeric parameter and extreme (the tiny model's forward passes).
-SLOW = SLOW_FUNCTIONS | {"generation_demo"}
+SLOW = SLOW_FUNCTIONS | {"generate_figure"}
 EXTREMES = (1e308, -1e308, 2.5)
 
 
@@ -151,7 +151,7 @@ def extremes_problems(function, parameter: str, hint) -> list[str]:
         if declared is None
         else [v for v in (declared.lo, declared.hi) if not declared.choices or v in declared.choices]
     )
-    # the other inputs: the function's parameters and its Spec's names (race_demo's n_new meets the prompt_len
+    # the other inputs: the function's parameters and its Spec's names (model_race_figure's n_new meets the prompt_len
     # of its fixed prompt: "prompt_len + n_new must fit the 512-token context")
     others = {*params, *(getattr(function, "inputs", None) or {})} - {parameter}
     problems, accepted = [], 0
@@ -183,8 +183,8 @@ def test_extremes_match_the_declared_type(name, parameter):
 
 def test_the_extremes_check_fails_on_a_refused_declared_value_and_on_a_wrong_type():
     """test_extremes_match_the_declared_type cannot pass on a function that refuses everything."""
-    hint = return_type("reprocessing")
-    good = kvlab.reprocessing()
+    hint = return_type("reprocessing_figure")
+    good = kvlab.reprocessing_figure()
 
     @takes(Spec(n=Param(1, 4096), k=Param(1, 8)))
     def refuses_all(n: int = 100, k: int = 2):
@@ -208,8 +208,8 @@ def test_the_extremes_check_fails_on_a_refused_declared_value_and_on_a_wrong_typ
 
 
 def test_the_check_fails_on_an_undeclared_key_a_missing_key_and_a_wrong_type():
-    good = kvlab.attention_demo()
-    hint = return_type("attention_demo")
+    good = kvlab.attention_figure()
+    hint = return_type("attention_figure")
     check(good, hint)
     broken = {
         "an undeclared key": {**good, "extra": 1},
@@ -222,7 +222,7 @@ def test_the_check_fails_on_an_undeclared_key_a_missing_key_and_a_wrong_type():
         with pytest.raises(TypeCheckError):
             check(value, hint)
             pytest.fail(f"{what} passed the check")
-    nested = kvlab.context_shift_view()
+    nested = kvlab.context_shift_figure()
     nested["steps"][-1]["visible"] = [[0, "8"]]
     with pytest.raises(TypeCheckError, match="steps"):
-        check(nested, return_type("context_shift_view"))
+        check(nested, return_type("context_shift_figure"))

@@ -43,7 +43,7 @@ def as_text(value) -> str:
 # bits. Differences between fp32 and a quantized cache (max |dlogit| ~ 1e-2) amplify that to a
 # few 1e-3 relative; every other function is plain float64 arithmetic and compared to 1e-9.
 MODEL_DERIVED_REL_TOL = 5e-3
-MODEL_DERIVED = {"generation_demo", "model_attention", "kv_quant_demo", "kv_quant_table"}
+MODEL_DERIVED = {"generate_figure", "model_attention_figure", "kv_quant_figure", "kv_quant_table"}
 # A 4-bit cache rounds each value to one of 16 levels: when the last float32 bits move a value
 # across a level boundary, the largest logit change moves by about a percent (q4_0's max |dlogit|
 # was 1.718 on one CI machine and 1.73 on another). A wrong computation moves it by far more.

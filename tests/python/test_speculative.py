@@ -1,4 +1,4 @@
-"""Speculative decoding on the tiny model (kvlab.core.speculative, kvlab.speculative_figure): the output
+"""Speculative decoding on the tiny model (kvlab.core.speculative, kvlab.spec_decode_figure): the output
 is plain greedy decoding's, token for token; the cache after the rollbacks is plain decoding's; each
 step's acceptance and cache lengths follow from the draft's and the target's own greedy choices."""
 
@@ -165,7 +165,7 @@ def test_recurrent_rollback_keeps_one_snapshot_per_verified_position(k, accepted
 
 
 def test_figure_reports_what_the_run_did():
-    f = kvlab.speculative_figure()
+    f = kvlab.spec_decode_figure()
     t, c = f["totals"], f["check"]
     assert c["same_tokens"] and c["cache_matches"]
     assert c["cache_entries"] == c["plain_cache_entries"] == f["prompt_tokens"] + f["params"]["n_new"] - 1
@@ -185,7 +185,7 @@ def test_figure_reports_what_the_run_did():
 
 
 def test_figure_view_matches_the_steps():
-    f = kvlab.speculative_figure(prompt="story", k=3, draft_layers=1, n_new=12)
+    f = kvlab.spec_decode_figure(prompt="story", k=3, draft_layers=1, n_new=12)
     for s, v in zip(f["steps"], f["view"]["steps"]):
         states = [c["state"] for c in v["chips"]]
         assert states == ["accepted"] * s["accepted"] + ["rejected"] * (s["k"] - s["accepted"]) + ["target"]
@@ -200,7 +200,7 @@ def test_figure_view_matches_the_steps():
 
 
 def test_hybrid_snapshots_are_priced_from_the_catalogue():
-    f = kvlab.speculative_figure(k=6)
+    f = kvlab.spec_decode_figure(k=6)
     h = f["hybrid"]
     arch = model_architecture(HYBRID_MODEL)
     state = sum(layer.state_values for layer in arch.state_layers) * 4  # f32
@@ -219,19 +219,19 @@ def test_hybrid_snapshots_are_priced_from_the_catalogue():
     ],
 )
 def test_bad_input_gets_one_line_naming_the_field(kwargs, field):
-    reply = json.loads(call_json("speculative_figure", json.dumps(kwargs)))
+    reply = json.loads(call_json("spec_decode_figure", json.dumps(kwargs)))
     assert reply["error"].startswith(f"ValueError: {field}")
 
 
 def test_out_of_range_inputs_are_clamped_and_said():
-    f = kvlab.speculative_figure(k=99, draft_layers=0, n_new=2)
+    f = kvlab.spec_decode_figure(k=99, draft_layers=0, n_new=2)
     assert f["params"]["k"] == 8 and f["params"]["draft_layers"] == 1 and f["params"]["n_new"] == 2
     assert f["clamped"] == {"k": {"requested": 99, "used": 8}, "draft_layers": {"requested": 0, "used": 1}}
 
 
 def test_the_worker_writes_the_weights_where_kvlab_reads_them():
     """kvlab.bridge names the file for the browser's worker; kvlab.core.tiny reads it from the same path."""
-    spec = json.loads(call_json_files("speculative_figure"))
+    spec = json.loads(call_json_files("spec_decode_figure"))
     assert spec["files"] == {"models/tiny/weights.npz": str(tiny.PACKED_WEIGHTS)}
     assert spec["what"]
     assert json.loads(call_json_files("race_figure")) == {"what": "", "files": {}}

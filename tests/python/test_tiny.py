@@ -10,16 +10,16 @@ from kvlab.core import tiny
 from kvlab.core.decoding import DecoderConfig, step_cost
 
 
-def test_generation_demo_is_the_greedy_continuation_of_the_reference_model():
+def test_generate_figure_is_the_greedy_continuation_of_the_reference_model():
     model, tok = tiny.model_and_tokenizer()
-    data = kvlab.generation_demo(max_new_tokens=12)
+    data = kvlab.generate_figure(max_new_tokens=12)
     ids = tok.encode(tiny.DEFAULT_PROMPT)
     assert [s["token"] for s in data["steps"]] == model.generate(ids, 12, use_cache=False)
     assert data["text"] == tok.decode([s["token"] for s in data["steps"]])
 
 
-def test_generation_demo_reports_cache_length_before_and_after_each_step():
-    data = kvlab.generation_demo(max_new_tokens=5)
+def test_generate_figure_reports_cache_length_before_and_after_each_step():
+    data = kvlab.generate_figure(max_new_tokens=5)
     p = data["prompt_len"]
     first, *rest = data["steps"]
     assert (first["phase"], first["cache_len_before"], first["cache_len_after"], first["tokens_in"]) == (
@@ -38,7 +38,7 @@ def test_generation_demo_reports_cache_length_before_and_after_each_step():
 
 
 def test_top_k_probabilities_are_sorted_and_the_chosen_token_is_the_most_likely():
-    for s in kvlab.generation_demo(max_new_tokens=4, top_k=5)["steps"]:
+    for s in kvlab.generate_figure(max_new_tokens=4, top_k=5)["steps"]:
         ps = [t["p"] for t in s["top"]]
         assert ps == sorted(ps, reverse=True) and 0 < sum(ps) <= 1 + 1e-6
         assert s["top"][0]["token"] == s["token"]
@@ -46,11 +46,11 @@ def test_top_k_probabilities_are_sorted_and_the_chosen_token_is_the_most_likely(
 
 def test_empty_prompt_is_refused():
     with pytest.raises(ValueError, match="prompt is empty"):
-        kvlab.generation_demo(prompt="   ")
+        kvlab.generate_figure(prompt="   ")
 
 
 def test_model_attention_rows_are_causal_distributions():
-    data = kvlab.model_attention()
+    data = kvlab.model_attention_figure()
     t = len(data["tokens"])
     w = np.array(data["weights"])  # (layers, heads, T, T)
     assert w.shape == (data["n_layer"], data["n_head"], t, t)
@@ -90,25 +90,29 @@ def test_race_theory_refuses_what_does_not_fit_the_context():
 def test_the_full_cache_recalls_every_demo_code_and_a_short_window_forgets_it():
     """The eviction page's chats, read token by token by the numpy reference."""
     for i in range(len(tiny.demo_episodes())):
-        d = kvlab.eviction_recall_demo(episode=i, window=64, sinks=4)
+        d = kvlab.model_eviction_figure(episode=i, window=64, sinks=4)
         full, window = d["policies"]["full"], d["policies"]["window"]
         assert full["code_in_cache"] and full["correct"], (i, full["answer"])
         assert not window["code_in_cache"] and not window["correct"], (i, window["answer"])
 
 
 def test_the_generate_widget_states_the_card_recall():
-    facts = kvlab.generation_demo()["card"]
+    facts = kvlab.generate_figure()["card"]
     card = tiny.tiny_card()["recall"][">=200"]
     assert (facts["recall_far"], facts["recall_far_evicted"]) == (card["full_cache"], card["fact_evicted"])
 
 
 def test_model_attention_view_is_clamped_and_defaults_to_the_pronoun():
-    data = kvlab.model_attention()
+    data = kvlab.model_attention_figure()
     best = data["pronoun_head"]
     layer, head = (best["layer"], best["head"]) if best else (0, "mean")
     pronouns = [i for i, t in enumerate(data["tokens"]) if t in (" it", " It", " he", " He", " she", " She")]
     assert data["view"] == {"layer": layer, "head": head, "query": pronouns[-1]}
     T = len(data["tokens"])
-    view = kvlab.model_attention(layer=99, head=9, query=-1)["view"]
+    view = kvlab.model_attention_figure(layer=99, head=9, query=-1)["view"]
     assert view == {"layer": data["n_layer"] - 1, "head": data["n_head"] - 1, "query": T - 1}
-    assert kvlab.model_attention(layer=-3, head=-1, query=10_000)["view"] == {"layer": 0, "head": 0, "query": T - 1}
+    assert kvlab.model_attention_figure(layer=-3, head=-1, query=10_000)["view"] == {
+        "layer": 0,
+        "head": 0,
+        "query": T - 1,
+    }

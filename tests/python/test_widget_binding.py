@@ -87,7 +87,7 @@ def test_widget_loop_is_ctx_form_unless_named(name):
 
 
 def test_the_checker_sees_a_loop_written_by_hand():
-    assert HAND_LOOP.search('const compute = ctx.live("prefix_blocks", render);')
+    assert HAND_LOOP.search('const compute = ctx.live("prefix_blocks_figure", render);')
     assert HAND_LOOP.search("form.addEventListener('input', update);")
-    assert not HAND_LOOP.search('return ctx.form("prefix_blocks", { draw });')
+    assert not HAND_LOOP.search('return ctx.form("prefix_blocks_figure", { draw });')
     assert set(OWN_LOOP) <= set(WIDGET_FUNCTION), OWN_LOOP

@@ -24,6 +24,12 @@ def test_every_widget_function_is_found_and_public():
     assert [name for name in FUNCTIONS if name not in kvlab.__all__] == []
 
 
+def test_each_widget_calls_a_function_named_after_it():
+    """One naming rule for entry points: the widget `kv-offload` calls `kv_offload_figure` (docs/design.md)."""
+    misnamed = {w: fn for w, fn in WIDGET_FUNCTION.items() if fn != w.replace("-", "_") + "_figure"}
+    assert misnamed == {}, f"widget.json functions not named <widget>_figure: {misnamed}"
+
+
 def test_the_lists_name_widget_functions_and_widgets():
     assert set(CALLS) <= set(FUNCTIONS) and SLOW_FUNCTIONS <= set(FUNCTIONS)
     assert {name for name, _ in CASES} == set(FUNCTIONS) and len(CASES) > 2 * len(FUNCTIONS)

@@ -51,7 +51,7 @@ FUNCTIONS = widget_functions()
 
 # The functions that run the tiny model over whole episodes at every call (most of tests/python's wall time:
 # bench/results/2026-12-03-test-loop.md), and the widgets that call them.
-SLOW_FUNCTIONS = {"eviction_recall_demo", "kv_quant_demo", "kv_quant_table"}
+SLOW_FUNCTIONS = {"model_eviction_figure", "kv_quant_figure", "kv_quant_table"}
 SLOW_WIDGETS = {w for w, f in WIDGET_FUNCTION.items() if f in SLOW_FUNCTIONS}
 
 
@@ -111,32 +111,32 @@ MEASUREMENTS = {
 
 # Inputs besides the defaults, per function: extremes, and what reaches the other branches.
 CALLS: dict[str, list[dict]] = {
-    "attention_demo": [{"d": 2, "causal": False}, {"d": 1000, "temperature": "0.01", "seed": 7, "sentence": "one"}],
-    "model_attention": [
+    "attention_figure": [{"d": 2, "causal": False}, {"d": 1000, "temperature": "0.01", "seed": 7, "sentence": "one"}],
+    "model_attention_figure": [
         {"layer": 0, "head": "mean", "query": 0},
         {"prompt": "Hello there", "layer": 99, "head": -5, "query": -1},
     ],
-    "tokenize_demo": [{"text": ""}, {"text": "aé " * 900}],
-    "next_token_demo": [{"top_k": 1}, {"prompt": "The", "top_k": 99}],
-    "generation_demo": [{"max_new_tokens": 1, "top_k": 1}, {"prompt": "Once", "max_new_tokens": 3, "top_k": 20}],
-    "race_demo": [{"n_new": 1}],
+    "tokens_figure": [{"text": ""}, {"text": "aé " * 900}],
+    "next_token_figure": [{"top_k": 1}, {"prompt": "The", "top_k": 99}],
+    "generate_figure": [{"max_new_tokens": 1, "top_k": 1}, {"prompt": "Once", "max_new_tokens": 3, "top_k": 20}],
+    "model_race_figure": [{"n_new": 1}],
     "race_theory": [
         {"n_new": 1},
         {"prompt_len": 1, "n_new": 511, "n_layer": 1, "n_head": 1, "n_embd": 8, "vocab_size": 10},
     ],
-    "reprocessing": [{"n": 1}, {"n": 10**6}],
+    "reprocessing_figure": [{"n": 1}, {"n": 10**6}],
     "race_figure": [{"n": 1, "reply": 1, "target_ratio": 1}, {"n": 5000, "reply": 3, "target_ratio": 10**6}],
     "quadratic_wall_figure": [{"n": 1, "max_points": 1}, {"n": 5000, "n_kv_heads": 4, "max_points": 10**9}],
     "step_through_figure": [
         {"prompt_len": 1, "steps": 1, "layers": 1},
         {"prompt_len": 100, "steps": 100, "layers": 100, "seed": 5},
     ],
-    "eviction_view": [
+    "eviction_figure": [
         {"policy": "full"},
         {"policy": "window", "n": 1},
         {"policy": "h2o", "budget": 3, "recent": 9, "n": 10**6},
     ],
-    "context_shift_view": [
+    "context_shift_figure": [
         {"mode": "stop"},
         {"prompt_len": 40, "n_ctx": 8, "n_keep": 99},
         {"n_generate": 1, "n_keep": -1},
@@ -149,13 +149,13 @@ CALLS: dict[str, list[dict]] = {
         {"runs": RUNS, "code_positions": [1, 2], "window": 1, "sinks": 99},
         {"code": None, "runs": {"window": {**RUNS["window"], "prompt_nll": []}}},
     ],
-    "eviction_recall_demo": [{"episode": -1, "window": 8, "sinks": 0, "n_new": 1}],
-    "prefix_blocks": [{"prefix_len": 0, "suffix_len": 1, "block_size": 1}, {"prefix_len": 32, "block_size": 16}],
+    "model_eviction_figure": [{"episode": -1, "window": 8, "sinks": 0, "n_new": 1}],
+    "prefix_blocks_figure": [{"prefix_len": 0, "suffix_len": 1, "block_size": 1}, {"prefix_len": 32, "block_size": 16}],
     "prefix_cache_figure": [
         {"n_requests": 1, "prefix_len": 0},
         {"block_size": 7, "flops_per_token": "2e9", "bytes_per_token": 1.5},
     ],
-    "prefix_cases": [
+    "prefix_cases_figure": [
         {"case": case, "shared_len": 999, "own_len": 1, "block_size": 5}
         for case in ("code_template", "instructions_last", "multi_turn")
     ],
@@ -198,14 +198,14 @@ CALLS: dict[str, list[dict]] = {
         {"log": EXAMPLES["vllm-llama-3.1-8b-20k"]["log"], "config": "not json"},
         {"log": EXAMPLES["vllm-llama-3.1-8b-20k"]["log"], "settings": "bogus"},
     ],
-    "kv_quant_demo": [{"n_new": 4, "prompt": "Hi"}],
+    "kv_quant_figure": [{"n_new": 4, "prompt": "Hi"}],
     "kv_quant_table": [{"measurements": MEASUREMENTS}, {"measurements": {**MEASUREMENTS, "recall": []}}],
-    "tradeoff_map": [
+    "tradeoff_map_figure": [
         {"length": "short", "repetition": "low", "memory": "low"},
         {"length": "long", "repetition": "high", "memory": "high"},
         {"length": "long", "memory": "low"},
     ],
-    "prefill_decode_sequence": [{"replies": "one"}, {"prompt": "a", "replies": "b c d e"}],
+    "prefill_decode_figure": [{"replies": "one"}, {"prompt": "a", "replies": "b c d e"}],
 }
 
 # Every call: each function with its defaults, then CALLS.

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 ATTENTION_SENTENCE = "The cat sat on the mat because it was tired"
 
-# What attention_demo accepts, clamped with no notice (the widget shows the values it used);
+# What attention_figure accepts, clamped with no notice (the widget shows the values it used);
 # a fraction of d or seed is cut toward zero.
 INPUTS = Spec(
     d=Param(2, 64, fractions="cut"),
@@ -35,7 +35,7 @@ INPUTS = Spec(
 
 @takes(INPUTS)
 @with_view(attention_view)
-def attention_demo(
+def attention_figure(
     d: int = 8,
     temperature: float = 1.0,
     seed: int = 0,
@@ -51,7 +51,7 @@ def attention_demo(
     temperature = float(temperature)
     tokens = text("sentence", sentence).split()
     if not tokens:
-        raise ValueError("attention_demo needs at least one word")
+        raise ValueError("attention_figure needs at least one word")
     rng = np.random.default_rng(seed)
     t = len(tokens)
     q = rng.standard_normal((t, d))  # (T, d)
@@ -98,7 +98,7 @@ def pronoun_head() -> PronounHead | None:
     }
 
 
-def model_attention(
+def model_attention_figure(
     prompt: str = tiny.ATTENTION_PROMPT,
     layer: int | None = None,
     head: int | str | None = None,
@@ -160,7 +160,7 @@ def _cells(vec: np.ndarray, scale: float) -> list[dict]:
 
 
 @takes(QKV_INPUTS)
-def qkv_picture(
+def qkv_figure(
     sentence: str = "The cat sat on the mat because it was warm.",
     layer: int = 0,
     head: int = 0,
@@ -171,7 +171,7 @@ def qkv_picture(
     token what it reads: the model's own attention weights over the tokens up to it, and the output,
     the weighted sum of their values (that head's output before the projection).
 
-    >>> r = qkv_picture("The cat sat.")
+    >>> r = qkv_figure("The cat sat.")
     >>> len(r["tokens"]) == len(r["rows"]) == len(r["queries"]), len(r["rows"][0]["k"])
     (True, 32)
     >>> round(sum(x["weight"] for x in r["queries"][-1]["reads"]), 3)
@@ -252,5 +252,5 @@ def qkv_picture(
                 "compares; the weights are the model's own."
             ),
         },
-        "status": f"Computed in your browser by kvlab.qkv_picture ({plural(T, 'token')}, layer {layer + 1}, head {head + 1}).",
+        "status": f"Computed in your browser by kvlab.qkv_figure ({plural(T, 'token')}, layer {layer + 1}, head {head + 1}).",
     }

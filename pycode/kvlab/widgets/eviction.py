@@ -1,8 +1,8 @@
 """The "Eviction" page (eviction.md): the eviction, context-shift and model-eviction widgets.
 
-eviction_view and context_shift_view follow the same contract as every widget
+eviction_figure and context_shift_figure follow the same contract as every widget
 module (inputs validated and clamped by kvlab.inputs, "params", "clamped", "text");
-eviction_recall_demo runs the tiny model (kvlab.core.tiny) with a cache that keeps
+model_eviction_figure runs the tiny model (kvlab.core.tiny) with a cache that keeps
 the first tokens and a window.
 """
 
@@ -146,7 +146,7 @@ def context_shift_timeline(
     }
 
 
-# ---------------------------------------------------------------------------- eviction_view, context_shift_view
+# ---------------------------------------------------------------------------- eviction_figure, context_shift_figure
 
 POLICY_NAMES = {
     "full": "Full cache",
@@ -159,7 +159,7 @@ NOT_YET, EVICTED, CACHED, NEW = 0, 1, 2, 3
 
 @takes(EVICTION_VIEW_INPUTS)
 @with_view(eviction_display)
-def eviction_view(
+def eviction_figure(
     policy: str = "sinks",
     n: int = 32,
     window: int = 8,
@@ -234,7 +234,7 @@ KEPT, VISIBLE, DISCARDED = 3, 2, 1
 
 @takes(CONTEXT_SHIFT_VIEW_INPUTS)
 @with_view(context_shift_display)
-def context_shift_view(
+def context_shift_figure(
     prompt_len: int = 8, n_generate: int = 40, n_ctx: int = 32, n_keep: int = 4, mode: str = "shift"
 ) -> ContextShiftViewResult:
     """`context_shift_timeline` as a step × text-token raster, with the shifts spelled out.
@@ -489,7 +489,7 @@ def door_code_score(
 
 
 @takes(RECALL_INPUTS)
-def eviction_recall_demo(
+def model_eviction_figure(
     episode: int = 0, window: int = 64, sinks: int = 4, n_new: int = 8
 ) -> EvictionRecallDemoResult:
     """The door-code question after a long chat, answered by the tiny model with

@@ -19,7 +19,7 @@ from kvlab.widgets.views import race_measured_view, with_view
 if TYPE_CHECKING:
     from kvlab.widgets.generate_types import GenerationDemoResult, RaceDemoResult, RaceMeasuredResult, RaceTheoryResult
 
-# What generation_demo accepts, clamped with no notice (the widget shows the steps it ran).
+# What generate_figure accepts, clamped with no notice (the widget shows the steps it ran).
 GENERATE_INPUTS = Spec(
     max_new_tokens=Param(1, 200, fractions="cut"),
     top_k=Param(1, 20, fractions="cut"),
@@ -39,7 +39,7 @@ RACE_INPUTS = Spec(
 
 
 @takes(GENERATE_INPUTS)
-def generation_demo(
+def generate_figure(
     prompt: str = tiny.DEFAULT_PROMPT, max_new_tokens: int = 24, top_k: int = 5
 ) -> GenerationDemoResult:
     """Greedy generation with the KV cache, step by step (numpy reference).
@@ -87,7 +87,7 @@ def generation_demo(
 
 
 @takes(RACE_INPUTS)
-def race_demo(n_new: int = 128) -> RaceDemoResult:
+def model_race_figure(n_new: int = 128) -> RaceDemoResult:
     """race_theory for the default prompt (its length counted by the tokenizer),
     with the prompt itself: the static figure of the model-race widget."""
     prompt_len = len(tiny.tiny_tokenizer().encode(tiny.DEFAULT_PROMPT))

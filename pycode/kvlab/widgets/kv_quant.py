@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from kvlab.widgets.kv_quant_types import KvQuantDemoResult, KvQuantTableResult
 
 KV_QUANT_PROMPT = tiny.DEFAULT_PROMPT
-# What kv_quant_demo accepts, clamped with no notice (the widget shows the value it used).
+# What kv_quant_figure accepts, clamped with no notice (the widget shows the value it used).
 INPUTS = Spec(n_new=Param(4, 64, fractions="cut"))
 ANSWER_TOKENS = 8  # the answer "the door has code NNNN." fits in 8 tokens
 _CODE = re.compile(r"code (\d{4})")
@@ -182,7 +182,7 @@ def kv_quant_table(measurements: dict | None = None) -> KvQuantTableResult:
 
 
 @takes(INPUTS)
-def kv_quant_demo(prompt: str = KV_QUANT_PROMPT, n_new: int = 48) -> KvQuantDemoResult:
+def kv_quant_figure(prompt: str = KV_QUANT_PROMPT, n_new: int = 48) -> KvQuantDemoResult:
     """The kv-quant widget's static figure: the table measured on the numpy reference,
     the chats it asks about, and the model card's recall by distance per format."""
     if not isinstance(prompt, str) or not prompt.strip():

@@ -26,7 +26,7 @@ from kvlab.wording import human_bytes
 if TYPE_CHECKING:
     from kvlab.widgets.offload_types import OffloadFigureResult
 
-# What offload_figure accepts (whole numbers rounded; clamped with a notice); the page's controls offer the same.
+# What kv_offload_figure accepts (whole numbers rounded; clamped with a notice); the page's controls offer the same.
 INPUTS = Spec(
     prefix_tokens=Param(256, 1_048_576),
     n_prefixes=Param(1, 100_000),
@@ -98,7 +98,7 @@ def _crossover_text(n: int | None) -> str:
 
 
 @takes(INPUTS)
-def offload_figure(
+def kv_offload_figure(
     model: str = "llama-3.1-8b",
     gpu: str = "h100-sxm",
     prefix_tokens: int = 8192,
@@ -127,7 +127,7 @@ def offload_figure(
     prefill runs at `prefill_percent` of the GPU's dense BF16 peak. Numbers are clamped into
     INPUTS (what was clamped is under "clamped"); the choices must be among the options.
 
-    >>> d = offload_figure()
+    >>> d = kv_offload_figure()
     >>> [t["hit"] for t in d["tiers"]], d["per_request"][2]["seconds"]
     (['6.6%', '18.2%', '32.4%', '22.6%'], '107 ms')
     """
@@ -371,7 +371,7 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
         "curve_rows": curve_rows,
         "curve_names": [TIER_NAMES[t] for t in TIERS[1:]],
         "assumptions": assumptions,
-        "status": f"Computed in your browser by kvlab.offload_figure ({e['model']} on {_gpus(e)}).",
+        "status": f"Computed in your browser by kvlab.kv_offload_figure ({e['model']} on {_gpus(e)}).",
     }
 
 

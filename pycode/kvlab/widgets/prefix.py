@@ -30,7 +30,7 @@ INPUTS = Spec(
     capacity=Param(0, 1_000_000, fractions="refuse"),
     flops_per_token=Param(0.0, 1e15, step="any"),
     bytes_per_token=Param(0, 2**30, step="any"),
-    shared_len=Param(1, 256, fractions="refuse"),  # prefix_cases: the shared and the own segments
+    shared_len=Param(1, 256, fractions="refuse"),  # prefix_cases_figure: the shared and the own segments
     own_len=Param(1, 256, fractions="refuse"),
 )
 
@@ -132,7 +132,7 @@ def _cumulative(values: list[int]) -> list[int]:
     return out
 
 
-# ---------------------------------------------------------------------------- prefix_cache_figure, prefix_blocks
+# ---------------------------------------------------------------------------- prefix_cache_figure, prefix_blocks_figure
 
 
 @takes(INPUTS)
@@ -255,7 +255,7 @@ def prefix_cache_figure(
 
 @takes(INPUTS)
 @with_view(prefix_blocks_view)
-def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 16) -> PrefixBlocksResult:
+def prefix_blocks_figure(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 16) -> PrefixBlocksResult:
     """Two requests that share a prefix, cut into blocks: which blocks of the second one hit.
 
     Request 1 fills an empty block cache; request 2 (same prefix, its own
@@ -331,7 +331,7 @@ def prefix_blocks(prefix_len: int = 40, suffix_len: int = 10, block_size: int = 
     }
 
 
-# ---------------------------------------------------------------------------- prefix_cases
+# ---------------------------------------------------------------------------- prefix_cases_figure
 
 # Where a prefix cache shines (and where it cannot help): three requests per case,
 # each a list of segments (label, kind, length key). kind "shared" segments are the
@@ -392,7 +392,7 @@ PREFIX_CASES = {
 
 @takes(INPUTS)
 @with_view(prefix_cases_view)
-def prefix_cases(
+def prefix_cases_figure(
     case: str = "system_prompt", shared_len: int = 40, own_len: int = 12, block_size: int = 16
 ) -> PrefixCasesResult:
     """Three requests of one case, through a block cache (vLLM) and a token-granular one (SGLang).

@@ -45,7 +45,7 @@ def _row(where: str, kind: str, memory: int, v: dict, needed: int) -> dict:
 
 
 @takes(INPUTS)
-def ram_calculator(
+def ram_calc_figure(
     model: str = "qwen3.6-27b", ctx_size: int = 8192, weights: str = "Q4_K_M", kv: str = "f16"
 ) -> RamCalculatorResult:
     """What `llama-server --ctx-size ctx_size` needs for `model`, and where it fits.
@@ -54,7 +54,7 @@ def ram_calculator(
     CUDA reserve); in CPU RAM it is the same less the CUDA reserve, and the operating system needs
     its own share on top (not counted: it depends on the machine).
 
-    >>> r = ram_calculator(ctx_size=8192)
+    >>> r = ram_calc_figure(ctx_size=8192)
     >>> r["command"].splitlines()[2].strip()
     '--ctx-size 8192 \\\\'
     >>> [row["where"] for row in r["ram"]][:2]
@@ -117,7 +117,7 @@ def ram_calculator(
         "ram": ram,
         "gpus": gpus,
         "note": "In RAM the operating system and other programs need their share on top of this.",
-        "status": f"Computed in your browser by kvlab.ram_calculator ({info['hf_id']}, --ctx-size {ctx_size}).",
+        "status": f"Computed in your browser by kvlab.ram_calc_figure ({info['hf_id']}, --ctx-size {ctx_size}).",
         "options": {
             "models": model_groups(),
             "weights": list(WEIGHTS),

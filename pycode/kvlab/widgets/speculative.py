@@ -23,7 +23,7 @@ from kvlab.wording import human_bytes, plural, span_text
 if TYPE_CHECKING:
     from kvlab.widgets.speculative_types import SpecDecodeResult, SpecDecodeView
 
-# What speculative_figure accepts (rounded, clamped with a notice); `control`: what the page's slider offers.
+# What spec_decode_figure accepts (rounded, clamped with a notice); `control`: what the page's slider offers.
 INPUTS = Spec(
     k=Param(1, 8),
     draft_layers=Param(1, 3),  # below the tiny model's 4 (the target)
@@ -149,7 +149,7 @@ def spec_decode_view(data: dict) -> SpecDecodeView:
 
 @takes(INPUTS)
 @with_view(spec_decode_view)
-def speculative_figure(prompt: str = "chat", k: int = 4, draft_layers: int = 2, n_new: int = 20) -> SpecDecodeResult:
+def spec_decode_figure(prompt: str = "chat", k: int = 4, draft_layers: int = 2, n_new: int = 20) -> SpecDecodeResult:
     """Greedy speculative decoding on the tiny model, step by step, against plain greedy decoding.
 
     The draft is the tiny model's first `draft_layers` blocks + its final norm and head; the
@@ -157,7 +157,7 @@ def speculative_figure(prompt: str = "chat", k: int = 4, draft_layers: int = 2, 
     how many it accepted, the tokens it emitted, the target's and the draft's cache
     lengths before / after the verify pass / after the rollback, and the positions rolled back.
 
-    >>> f = speculative_figure(n_new=8)
+    >>> f = spec_decode_figure(n_new=8)
     >>> f["check"]["same_tokens"], f["check"]["cache_matches"], f["totals"]["new_tokens"]
     (True, True, 8)
     """

@@ -119,7 +119,7 @@ class SpecDecodeView(TypedDict):
 
 
 class SpecDecodeResult(TypedDict):
-    """kvlab.speculative_figure."""
+    """kvlab.spec_decode_figure."""
 
     params: SpecDecodeParams
     clamped: Clamped

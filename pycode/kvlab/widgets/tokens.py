@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 @with_view(tokens_view)
-def tokenize_demo(text: str = "The cat sat on the mat. Its door code is 4719! 😀") -> TokenizeDemoResult:
+def tokens_figure(text: str = "The cat sat on the mat. Its door code is 4719! 😀") -> TokenizeDemoResult:
     """How text becomes tokens: each token's text, id and UTF-8 bytes.
 
     Works in the browser too (the tokenizer is pure Python). Long input is cut
@@ -58,12 +58,12 @@ def _display(raw: bytes) -> str:
         return "<" + " ".join(f"{b:02X}" for b in raw) + ">"
 
 
-# What next_token_demo accepts, clamped with no notice (the widget shows the tokens it lists).
+# What next_token_figure accepts, clamped with no notice (the widget shows the tokens it lists).
 NEXT_TOKEN_INPUTS = Spec(top_k=Param(1, 20, fractions="cut"))
 
 
 @takes(NEXT_TOKEN_INPUTS)
-def next_token_demo(prompt: str = "Mia had a red ball. She gave", top_k: int = 10) -> NextTokenDemoResult:
+def next_token_figure(prompt: str = "Mia had a red ball. She gave", top_k: int = 10) -> NextTokenDemoResult:
     """One forward pass of the tiny model (numpy reference): the probabilities
     of the most likely next tokens after the prompt (softmax at temperature 1)."""
     if not text("prompt", prompt).strip():

@@ -615,7 +615,7 @@ def next_token_view(data: dict) -> NextTokenView:
 
 
 def generate_view(data: dict, at: int | None = None, use_cache: bool = True, built: bool = True) -> GenerateView:
-    """The generate widget's run shown at step `at` (None: its last). `data`: generation_demo's
+    """The generate widget's run shown at step `at` (None: its last). `data`: generate_figure's
     result, or a run in the browser in its shape (steps may carry `position` and `ms`);
     `built`: the run the page was built with."""
     steps, n_layer = data["steps"], data["n_layer"]
@@ -694,7 +694,7 @@ def generate_view(data: dict, at: int | None = None, use_cache: bool = True, bui
 
 
 MODEL_ATTENTION_SOURCES = {
-    "built": "the numpy reference of the model (kvlab.model_attention), computed when this page was built",
+    "built": "the numpy reference of the model (kvlab.model_attention_figure), computed when this page was built",
     "live": "the tiny model running in your browser (onnxruntime-web)",
 }
 
@@ -702,7 +702,7 @@ MODEL_ATTENTION_SOURCES = {
 def model_attention_display(
     data: dict, layer: int, head: int | str, query: int, source: str = "built"
 ) -> ModelAttentionDisplay:
-    """What the model-attention widget shows of `data` (model_attention's result, or the
+    """What the model-attention widget shows of `data` (model_attention_figure's result, or the
     browser's kvlab.attention in its shape): layer, head (or "mean") and query token."""
     # a token that is only whitespace would be an empty box (and a button with no name): ↵ / ␣
     tokens = [t.replace("\n", "↵") if t.strip() or "\n" in t else "␣" for t in data["tokens"]]
@@ -770,7 +770,7 @@ def race_measured_view(r: dict) -> ModelRaceView:
 
 
 def model_race_view(data: dict) -> ModelRaceView:
-    """The model-race widget before a race: race_demo's theory (race_measured_view writes a race's lines)."""
+    """The model-race widget before a race: model_race_figure's theory (race_measured_view writes a race's lines)."""
     return {
         "identical": "",
         "verdict": None,

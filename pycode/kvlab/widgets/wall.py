@@ -88,7 +88,7 @@ def race(n: int = 19) -> RaceResult:
 
 @takes(REPROCESSING_INPUTS)
 @with_view(reprocessing_view)
-def reprocessing(n: int = 50) -> ReprocessingResult:
+def reprocessing_figure(n: int = 50) -> ReprocessingResult:
     """How many times each token was pushed through the model by the time there are n tokens.
 
     Shape: {"params": {"n": 50}, "clamped": {}, "tokens": [1, ..., 50],

@@ -1,11 +1,11 @@
 """The "Wrap-up" page (wrap-up.md): the trade-off map and the prefill/decode sequence diagram.
 
-tradeoff_map answers "which technique helps here?" for three coarse settings
+tradeoff_map_figure answers "which technique helps here?" for three coarse settings
 (conversation length, prefix repetition, memory left for the cache) by running
 kvlab's own calculators on one reference model: the decode cost with and without
 the KV cache, a prefix cache over repeated requests, the cache's size in f16,
 q8_0 and q4_0, and how many tokens a window could keep when nothing fits.
-prefill_decode_sequence gives the messages of a sequence diagram (prefill, then
+prefill_decode_figure gives the messages of a sequence diagram (prefill, then
 decode steps) with the cache lengths of kvlab.cache_phases.
 """
 
@@ -126,7 +126,9 @@ def _cell(length: str, repetition: str, memory: str) -> dict:
 
 
 @with_view(tradeoff_view)
-def tradeoff_map(length: str = "medium", repetition: str = "medium", memory: str = "medium") -> TradeoffMapResult:
+def tradeoff_map_figure(
+    length: str = "medium", repetition: str = "medium", memory: str = "medium"
+) -> TradeoffMapResult:
     """Which technique helps at a conversation length × prefix repetition × memory setting, computed.
 
     "cell": the chosen setting (techniques that help, why, in numbers); "grid": every
@@ -159,7 +161,7 @@ def tradeoff_map(length: str = "medium", repetition: str = "medium", memory: str
 
 
 @with_view(sequence_view)
-def prefill_decode_sequence(prompt: str = "The cat sat", replies: str = "on the") -> PrefillDecodeSequenceResult:
+def prefill_decode_figure(prompt: str = "The cat sat", replies: str = "on the") -> PrefillDecodeSequenceResult:
     """The messages of a sequence diagram: one prefill step, then one decode step per reply word.
 
     Words stand for tokens here. Cache lengths before and after each step come

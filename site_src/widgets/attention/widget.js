@@ -1,4 +1,4 @@
-/* Attention on a sentence. State → kvlab.attention_demo in Pyodide → kit.bind fills the
+/* Attention on a sentence. State → kvlab.attention_figure in Pyodide → kit.bind fills the
  * template's table and readout from Python's result (every number formatted there); JS draws
  * the heatmap and picks which query token's readout (a data-bind-scope) is shown. */
 kvlab.register("attention", {
@@ -11,7 +11,7 @@ kvlab.register("attention", {
     const readout = root.querySelector('[data-bind-scope="view.readout"]');
     let query = ctx.data.tokens.length - 1;
 
-    const loop = ctx.form("attention_demo", {
+    const loop = ctx.form("attention_figure", {
       read: (ev, data) => kit.readForm(form, { d: data.d, temperature: data.temperature, seed: 0, causal: data.causal }),
       echo: { temperature: (v) => Number(v).toFixed(1) }, // the control's own value, echoed
       sync: (data) => ({ seed: data.seed }), // Python clamps out-of-range input: show what was computed (kit: not while the reader types)
@@ -31,7 +31,7 @@ kvlab.register("attention", {
         });
         details.open = false;
       },
-      describe: (d) => `Computed in your browser by kvlab.attention_demo (d = ${d.d}, temperature = ${d.view.temperature}).`,
+      describe: (d) => `Computed in your browser by kvlab.attention_figure (d = ${d.d}, temperature = ${d.view.temperature}).`,
     });
 
     function showQuery(q) {

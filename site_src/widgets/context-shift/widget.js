@@ -1,11 +1,11 @@
-/* llama.cpp running out of context. State → kvlab.context_shift_view in Pyodide → kit.bind fills
+/* llama.cpp running out of context. State → kvlab.context_shift_figure in Pyodide → kit.bind fills
  * the template's readout, shifts, server line and step table from Python's result. The raster is
  * the build's SVG, redrawn in place (kvlab.kit.raster): no chart library. */
 kvlab.register("context-shift", {
   mount(root, ctx) {
     const raster = root.querySelector(".kv-static-raster");
     const details = root.querySelector(".kv-numbers");
-    return ctx.form("context_shift_view", {
+    return ctx.form("context_shift_figure", {
       draw(data) {
         const cells = data.view.cells;
         // a shift at step s: a line between rows s - 1 and s (in the gap between them)
@@ -16,7 +16,7 @@ kvlab.register("context-shift", {
         });
         details.open = false;
       },
-      describe: (data) => `Computed in your browser by kvlab.context_shift_view (n_ctx = ${data.n_ctx}, ${data.mode}).`,
+      describe: (data) => `Computed in your browser by kvlab.context_shift_figure (n_ctx = ${data.n_ctx}, ${data.mode}).`,
     });
   },
 });

@@ -1,4 +1,4 @@
-/* Eviction policies on a bounded cache. State → kvlab.eviction_view in Pyodide → kit.bind fills
+/* Eviction policies on a bounded cache. State → kvlab.eviction_figure in Pyodide → kit.bind fills
  * the template's readout, means and step table from Python's result; the step slider rebinds the
  * readout's step (a data-bind-scope). The raster is the build's SVG, redrawn in place
  * (kvlab.kit.raster); the curves are Plotly. */
@@ -22,7 +22,7 @@ kvlab.register("eviction", {
     }
 
     // latest input wins (ctx.form): Python clamps out-of-range input, so show what was really computed
-    const loop = ctx.form("eviction_view", {
+    const loop = ctx.form("eviction_figure", {
       read(ev, data) {
         showRelevantControls();
         return kit.readForm(form, data.params);
@@ -32,7 +32,7 @@ kvlab.register("eviction", {
         await drawKept();
         details.open = false;
       },
-      describe: (data) => `Computed in your browser by kvlab.eviction_view (${data.policy_name}, n = ${data.params.n}).`,
+      describe: (data) => `Computed in your browser by kvlab.eviction_figure (${data.policy_name}, n = ${data.params.n}).`,
     });
 
     function currentStep() {

@@ -1,7 +1,7 @@
 /* Try it: the tiny model generating in the browser (kvlab.generate on
  * onnxruntime-web), token by token, with or without the KV cache.
  * Everything shown comes from the model's own outputs (or, before the first
- * run, from kvlab.generation_demo at build time); the template draws it, bound
+ * run, from kvlab.generate_figure at build time); the template draws it, bound
  * by kit.bind as text, never as HTML.
  *
  * A run is a list of recorded steps; the view shows one step of it. "Step back" /
@@ -16,7 +16,7 @@
  * step not yet recorded is waited for). With prefers-reduced-motion the run
  * shows its latest step as it comes and Play moves one step a press.
  * `view` is the JS twin of kvlab.widgets.views.generate_view (the template's):
- * a run in the shape of generation_demo's result → the bound strings. */
+ * a run in the shape of generate_figure's result → the bound strings. */
 kvlab.register("generate", {
   view(data, at = data.steps.length - 1, useCache = true, built = true) {
     const f = kvlab.kit.fixed;
@@ -76,9 +76,9 @@ kvlab.register("generate", {
     let waiting = false; // playing, at the last recorded step of a run still being recorded
     let summary = ""; // the status line's words on the reader's last run: its measured time
 
-    // The run shown: generation_demo's result, or the reader's run in its shape.
+    // The run shown: generate_figure's result, or the reader's run in its shape.
     let run = { data: ctx.data, useCache: true, built: true, at: ctx.data.steps.length - 1 };
-    // a step of kvlab.generate, in the shape of generation_demo's steps
+    // a step of kvlab.generate, in the shape of generate_figure's steps
     const fromModel = (s) => ({
       step: s.step, phase: s.phase, token: s.token, text: s.text, top: s.top, tokens_in: s.tokensIn,
       cache_len_before: s.cacheLenBefore, cache_len_after: s.cacheLenAfter, position: s.position, ms: s.ms,

@@ -1,4 +1,4 @@
-/* KV offload tiers. State → kvlab.offload_figure in Pyodide → render.
+/* KV offload tiers. State → kvlab.kv_offload_figure in Pyodide → render.
  * Every number and sentence come from Python (kit.bind fills the template); JS reads the form
  * and draws the chart: load time per tier and prefill time against prefix length. */
 kvlab.register("kv-offload", {
@@ -36,6 +36,6 @@ kvlab.register("kv-offload", {
       });
     }
 
-    return ctx.form("offload_figure", { sync: true, draw: render, describe: (d) => d.status });
+    return ctx.form("kv_offload_figure", { sync: true, draw: render, describe: (d) => d.status });
   },
 });

@@ -4,7 +4,7 @@
  * JS only gathers the raw measurements (logits per step, cache bytes, answer texts);
  * kvlab.kv_quant_table (Pyodide) derives every number of the table and its strings, and
  * kit.bind fills the template's rows with them.
- * Static figure: kvlab.kv_quant_demo (numpy reference). */
+ * Static figure: kvlab.kv_quant_figure (numpy reference). */
 kvlab.register("kv-quant", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");

@@ -1,12 +1,12 @@
 /* A real model's attention: the tiny transformer's attention weights for a
  * sentence, live from onnxruntime-web (kvlab.attention); the page was built
- * with the numpy reference (kvlab.model_attention), which gives the same
+ * with the numpy reference (kvlab.model_attention_figure), which gives the same
  * numbers. Tokens are buttons: hover or focus one to light up what it reads.
  * `display` is the JS twin of kvlab.widgets.views.model_attention_display (the
- * template's): model_attention's result, or the model's numbers in its shape → the bound strings. */
+ * template's): model_attention_figure's result, or the model's numbers in its shape → the bound strings. */
 kvlab.register("model-attention", {
   SOURCES: {
-    built: "the numpy reference of the model (kvlab.model_attention), computed when this page was built",
+    built: "the numpy reference of the model (kvlab.model_attention_figure), computed when this page was built",
     live: "the tiny model running in your browser (onnxruntime-web)",
   },
   display(data, layer, head, query, source = "built") {
@@ -43,14 +43,14 @@ kvlab.register("model-attention", {
     const details = root.querySelector(".kv-numbers");
     const readout = root.querySelector(".kv-ma-readout");
 
-    // What is shown: model_attention's result (or the model's numbers in its shape), and where it came from
+    // What is shown: model_attention_figure's result (or the model's numbers in its shape), and where it came from
     let shown = { data: ctx.data, source: "built" };
-    // as kvlab.model_attention: the last pronoun of the sentence (its list: ctx.data.pronouns), else its last token
+    // as kvlab.model_attention_figure: the last pronoun of the sentence (its list: ctx.data.pronouns), else its last token
     const pronoun = (tokens) => {
       for (let i = tokens.length - 1; i >= 0; i--) if (ctx.data.pronouns.includes(tokens[i])) return i;
       return tokens.length - 1;
     };
-    const state = { ...ctx.data.view }; // what the page asked to show first (model_attention's layer, head, query)
+    const state = { ...ctx.data.view }; // what the page asked to show first (model_attention_figure's layer, head, query)
     let live = false;
     const now = () => display(shown.data, state.layer, state.head, state.query, shown.source);
     const buttons = () => [...tokensBox.querySelectorAll(".kv-ma-token")];
@@ -108,7 +108,7 @@ kvlab.register("model-attention", {
     );
 
     function update(prompt) {
-      if (!prompt.trim()) { // as kvlab.model_attention: nothing to read, and no chart of an earlier sentence left up
+      if (!prompt.trim()) { // as kvlab.model_attention_figure: nothing to read, and no chart of an earlier sentence left up
         ctx.notice("Type a sentence first: the model shows what each of its tokens reads.");
         plot.hidden = true;
         form.prompt.focus();

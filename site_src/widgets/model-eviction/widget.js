@@ -3,7 +3,7 @@
  * model reads the chat token by token (kvlab.generate with streamPrompt) under
  * three caches; kvlab.door_code_chat finds the code's tokens and kvlab.door_code_score
  * turns the model's raw outputs (answers, cached positions, per-token loss) into
- * every number shown. Static figure: kvlab.eviction_recall_demo (numpy). */
+ * every number shown. Static figure: kvlab.model_eviction_figure (numpy). */
 kvlab.register("model-eviction", {
   mount(root, ctx) {
     const kit = kvlab.kit;

@@ -1,10 +1,10 @@
 /* Prefill, then decode, as a sequence diagram: the reader's prompt and reply words →
- * kvlab.prefill_decode_sequence (cache lengths from kvlab.cache_phases) → kit.bind fills
+ * kvlab.prefill_decode_figure (cache lengths from kvlab.cache_phases) → kit.bind fills
  * the template's steps and arrows from the result's view. */
 kvlab.register("prefill-decode", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    return ctx.form("prefill_decode_sequence", {
+    return ctx.form("prefill_decode_figure", {
       debounce: 200,
       read() {
         if (!form.prompt.value.trim() || !form.replies.value.trim()) {
@@ -14,7 +14,7 @@ kvlab.register("prefill-decode", {
         ctx.notice("");
         return { prompt: form.prompt.value, replies: form.replies.value };
       },
-      describe: (d) => `Computed in your browser by kvlab.prefill_decode_sequence: ${d.steps.length} steps.`,
+      describe: (d) => `Computed in your browser by kvlab.prefill_decode_figure: ${d.steps.length} steps.`,
     });
   },
 });

@@ -1,10 +1,10 @@
-/* Two requests sharing a prefix, cut into blocks. State → kvlab.prefix_blocks in Pyodide →
+/* Two requests sharing a prefix, cut into blocks. State → kvlab.prefix_blocks_figure in Pyodide →
  * kit.bind fills the template's block rows and sentence (and the slider's readout: the length
  * Python used) from Python's result. */
 kvlab.register("prefix-blocks", {
   mount(root, ctx) {
-    return ctx.form("prefix_blocks", {
-      describe: (data) => `Computed in your browser by kvlab.prefix_blocks (block size ${data.params.block_size}).`,
+    return ctx.form("prefix_blocks_figure", {
+      describe: (data) => `Computed in your browser by kvlab.prefix_blocks_figure (block size ${data.params.block_size}).`,
     });
   },
 });

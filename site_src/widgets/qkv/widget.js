@@ -1,4 +1,4 @@
-/* Q, K and V of a real sentence. State → kvlab.qkv_picture in Pyodide (a new sentence, layer or head)
+/* Q, K and V of a real sentence. State → kvlab.qkv_figure in Pyodide (a new sentence, layer or head)
  * → kit.bind fills the template's vectors. Picking a query token needs no call: Python computed
  * every token's reading (data.queries); the pick binds that one into the reading's scope. */
 kvlab.register("qkv", {
@@ -25,7 +25,7 @@ kvlab.register("qkv", {
     }
 
     const fields = (data) => ({ sentence: data.sentence, layer: data.layer, head: data.head });
-    const loop = ctx.form("qkv_picture", {
+    const loop = ctx.form("qkv_figure", {
       read: (ev, data) => kit.readForm(form, fields(data)),
       sync: fields,
       bind: false, // the reading's scope follows the chosen token first

@@ -1,4 +1,4 @@
-/* The RAM calculator. State → kvlab.ram_calculator in Pyodide → kit.bind fills the template.
+/* The RAM calculator. State → kvlab.ram_calc_figure in Pyodide → kit.bind fills the template.
  * Every number and sentence comes from Python; JS keeps the log-scale slider and the typed
  * --ctx-size in step (the slider picks one of Python's steps; a typed number goes as typed). */
 kvlab.register("ram-calc", {
@@ -7,7 +7,7 @@ kvlab.register("ram-calc", {
     const form = root.querySelector("form.kv-controls");
     const steps = ctx.data.options.ctx_steps;
 
-    return ctx.form("ram_calculator", {
+    return ctx.form("ram_calc_figure", {
       read(ev, data) {
         if (ev && ev.target === form.ctx_step) form.ctx_size.value = steps[Number(form.ctx_step.value)];
         const { ctx_step, ...args } = kit.readForm(form, { ...data.params, ctx_step: 0 });

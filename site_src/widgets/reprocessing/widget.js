@@ -1,4 +1,4 @@
-/* Times each token was processed: state {n} → kvlab.reprocessing in Pyodide → render.
+/* Times each token was processed: state {n} → kvlab.reprocessing_figure in Pyodide → render.
  * kit.bind fills the template from Python's result; JS handles input, the counters' flash and the chart. */
 kvlab.register("reprocessing", {
   mount(root, ctx) {
@@ -6,11 +6,11 @@ kvlab.register("reprocessing", {
     const plot = root.querySelector(".kv-plot");
     const addButton = root.querySelector('[data-action="add"]');
 
-    const loop = ctx.form("reprocessing", {
+    const loop = ctx.form("reprocessing_figure", {
       read: () => ({ n: parseInt(form.n.value, 10) }),
       sync: (data) => ({ n: data.params.n }),
       draw: render,
-      describe: (data) => `Computed in your browser by kvlab.reprocessing (n = ${data.params.n}).`,
+      describe: (data) => `Computed in your browser by kvlab.reprocessing_figure (n = ${data.params.n}).`,
     });
 
     function renderText(data) {

@@ -1,5 +1,5 @@
 /* Speculative decoding, step by step. Stepping re-renders data already computed;
- * changing a setting calls kvlab.speculative_figure in Pyodide (the numpy tiny model:
+ * changing a setting calls kvlab.spec_decode_figure in Pyodide (the numpy tiny model:
  * its weights download on that first call). Every number and sentence is Python's
  * (data.view); kit.bind puts them in the template's markup. */
 kvlab.register("spec-decode", {
@@ -8,10 +8,10 @@ kvlab.register("spec-decode", {
     const button = (action) => root.querySelector(`[data-action="${action}"]`);
     let step = 0; // index into data.view.steps
 
-    const loop = ctx.form("speculative_figure", {
+    const loop = ctx.form("spec_decode_figure", {
       sync: true,
       draw: () => go(step), // keep the step the reader was on, if it still exists
-      describe: (d) => `Computed in your browser by kvlab.speculative_figure (k = ${d.params.k}, ${d.params.draft_layers}-layer draft, ${d.params.n_new} tokens).`,
+      describe: (d) => `Computed in your browser by kvlab.spec_decode_figure (k = ${d.params.k}, ${d.params.draft_layers}-layer draft, ${d.params.n_new} tokens).`,
     });
 
     function go(to) {
@@ -36,7 +36,7 @@ kvlab.register("spec-decode", {
       // (or at once on an embed page whose link sets the controls).
       activate() {
         if (root.dataset.embedApplied === "true") return loop.update(); // an embed link's settings
-        ctx.say("Step with Previous/Next (or ← → on the step). Changing a setting runs kvlab.speculative_figure in your browser.");
+        ctx.say("Step with Previous/Next (or ← → on the step). Changing a setting runs kvlab.spec_decode_figure in your browser.");
         ctx.setState("ready");
       },
     };

@@ -1,12 +1,12 @@
-/* The trade-off map: three settings → kvlab.tradeoff_map in Pyodide → kit.bind fills the
+/* The trade-off map: three settings → kvlab.tradeoff_map_figure in Pyodide → kit.bind fills the
  * grid, the reasons (in numbers, from kvlab's calculators) and the llama-server line. A grid
  * cell is a button: it picks that length and repetition. */
 kvlab.register("tradeoff-map", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
-    const loop = ctx.form("tradeoff_map", {
+    const loop = ctx.form("tradeoff_map_figure", {
       read: () => kvlab.kit.readForm(form, ctx.data.params),
-      describe: (d) => `Computed in your browser by kvlab.tradeoff_map (${d.params.length} conversation, ${d.params.repetition} repetition, ${d.params.memory} memory).`,
+      describe: (d) => `Computed in your browser by kvlab.tradeoff_map_figure (${d.params.length} conversation, ${d.params.repetition} repetition, ${d.params.memory} memory).`,
     });
     root.querySelector('[data-field="grid"]').addEventListener("click", (ev) => {
       const b = ev.target.closest(".kv-tm-cell");
