@@ -45,7 +45,15 @@ from kvlab.memory.calibration import (  # noqa: E402
     reading_table,
 )
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
-from kvlab.memory.calibration import calibration, era, gpu_of, log_text, model_of, weights_format  # noqa: E402
+from kvlab.memory.calibration import (  # noqa: E402
+    calibration,
+    era,
+    gpu_of,
+    log_text,
+    model_of,
+    speculative_of,
+    weights_format,
+)
 from kvlab.memory.catalogue import model_architecture  # noqa: E402
 from kvlab.memory.verdict import fit_verdict  # noqa: E402
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noqa: E402
@@ -246,18 +254,6 @@ def _engine_version(entry: dict, text: str) -> str:
     return era(entry, text)
 
 
-def _speculative(args: dict) -> tuple[str | None, int]:
-    """(method, num_speculative_tokens) from an entry's speculative_config, as calibration.json records it (vLLM's
-    dict, or a note such as 'mtp, 3 tokens'); (None, 0) without one."""
-    spec = args.get("speculative_config")
-    if not spec:
-        return None, 0
-    if isinstance(spec, dict):
-        return spec.get("method"), int(spec.get("num_speculative_tokens") or 0)
-    tokens = re.search(r"(\d+)", str(spec))
-    return ("mtp" if "mtp" in str(spec).lower() else None), int(tokens.group(1)) if tokens else 0
-
-
 def vllm_prediction_rows(cited: str) -> list[dict]:
     """Every vLLM log with a known model, card and a logged KV figure or refusal, predicted by fit_verdict."""
     rows = []
@@ -289,7 +285,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
             how.append(f"kv_cache_dtype {args['kv_cache_dtype']} is not a kvlab type: predicted as fp8 (1 B)")
             kv = "fp8"
         version = _engine_version(entry, text)
-        spec = _speculative(args)
+        spec = speculative_of(args)
         try:
             v = fit_verdict(
                 arch,

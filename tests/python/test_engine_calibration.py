@@ -36,8 +36,8 @@ NOT_REBUILT = {
     # the concurrency itself needs the blocks one request takes in that patched layout, which is not stock vLLM's
     "calibration/vllm_qwen36_27b_rtx3090_tp2_dflash.txt": {"maximum concurrency"},
     "calibration/vllm_qwen36_27b_rtx3090_tp2_dflash_noviz.txt": {"maximum concurrency"},
-    "calibration/vllm_qwen36_27b_fp8_tp2_dualmax.txt": {"maximum concurrency"},
-    "calibration/vllm_qwen36_27b_int4_rtx3090_tp2_mtp.txt": {"maximum concurrency"},
+    # (the two MTP 3 + prefix caching logs, vllm_qwen36_27b_fp8_tp2_dualmax.txt and
+    # vllm_qwen36_27b_int4_rtx3090_tp2_mtp.txt, are rebuilt: 179 blocks per request, kv_bytes.vllm_speculative_state)
     "calibration/vllm_qwen36_27b_int4_rtx3090_tp2_util088.txt": {"maximum concurrency"},
     "calibration/vllm_qwen36_27b_rtx3090_tp2_v0202.txt": {"maximum concurrency"},
     # 0.20.1 still printed blocks // groups x block size; 67,728 is no whole number of kvlab's 784-token blocks

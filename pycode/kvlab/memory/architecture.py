@@ -79,6 +79,9 @@ class LayerSpec:
     ssm_state_values: int = 0
     # DeepSeek-V3.2 (DSA): the lightning indexer's key per token (one head of index_head_dim values)
     index_values: int = 0
+    # a Gated DeltaNet / KDA layer's conv kernel width (0: not known). vLLM keeps conv_kernel - 1 + k rows of
+    # the conv state under k speculative tokens (kv_bytes.vllm_speculative_state); not part of equality
+    conv_kernel: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in ALL_KINDS:
@@ -228,7 +231,7 @@ def linear_layer(
     d_inner = num_value_heads * value_head_dim
     conv = (conv_kernel - 1) * (d_inner + 2 * num_key_heads * key_head_dim)
     ssm = key_head_dim * d_inner
-    return LayerSpec(kind=LINEAR, conv_state_values=conv, ssm_state_values=ssm)
+    return LayerSpec(kind=LINEAR, conv_state_values=conv, ssm_state_values=ssm, conv_kernel=conv_kernel)
 
 
 def mamba_layer(d_conv: int, d_inner: int, d_state: int, n_group: int = 0) -> LayerSpec:

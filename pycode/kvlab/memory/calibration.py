@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from pathlib import Path
 
@@ -102,6 +103,18 @@ def gpu_of(entry: dict) -> dict | None:
     return None
 
 
+def speculative_of(args: dict) -> tuple[str | None, int]:
+    """(method, num_speculative_tokens) from an entry's speculative_config, as calibration.json records it (vLLM's
+    dict, or a note such as 'mtp, 3 tokens'); (None, 0) without one."""
+    spec = args.get("speculative_config")
+    if not spec:
+        return None, 0
+    if isinstance(spec, dict):
+        return spec.get("method"), int(spec.get("num_speculative_tokens") or 0)
+    tokens = re.search(r"(\d+)", str(spec))
+    return ("mtp" if "mtp" in str(spec).lower() else None), int(tokens.group(1)) if tokens else 0
+
+
 # ------------------------------------------------------------------------------------------ 1. reading
 def reading_table() -> tuple[list[dict], int, int]:
     rows, ok, total = [], 0, 0
@@ -114,6 +127,13 @@ def reading_table() -> tuple[list[dict], int, int]:
             for k, v in entry.get("args", {}).items()
             if k in ("max_model_len", "kv_cache_dtype", "block_size", "max_num_batched_tokens", "n_ctx", "n_seq")
         }
+        if entry["engine"] == "vllm":
+            args = entry.get("args", {})
+            if args.get("enable_prefix_caching") is not None:
+                stated["enable_prefix_caching"] = bool(args["enable_prefix_caching"])
+            method, tokens = speculative_of(args)
+            if tokens:
+                stated.update(num_speculative_tokens=tokens, **({"speculative_method": method} if method else {}))
         if entry["engine"] == "vllm" and (entry.get("args", {}).get("tensor_parallel_size") or 1) > 1:
             stated["tensor_parallel_size"] = entry["args"]["tensor_parallel_size"]
         if entry["engine"] == "vllm" and (entry.get("args", {}).get("pp") or 1) > 1:

@@ -730,6 +730,33 @@ def vllm_with_draft_layers(arch: Architecture, speculative_tokens: int) -> Archi
     )
 
 
+def vllm_speculative_state(arch: Architecture, speculative_tokens: int) -> Architecture:
+    """`arch` with each Gated DeltaNet / KDA layer's conv state as vLLM keeps it under `speculative_tokens`
+    speculative tokens (any method): conv_kernel - 1 + k rows of the conv width instead of conv_kernel - 1
+    (vllm/model_executor/layers/mamba/mamba_utils.py, MambaStateShapeCalculator.gated_delta_net_state_shape and
+    kda_state_shape: conv_state_shape (conv_dim // tp, conv_kernel_size - 1 + num_spec); num_spec =
+    speculative_config.num_speculative_tokens, vllm/model_executor/models/qwen3_next.py). The larger state page
+    also enlarges the attention block that must hold it (HybridAttentionMambaModelConfig). Layers whose conv kernel
+    kvlab does not know (LayerSpec.conv_kernel 0: Mamba layers) are left as they are.
+
+    >>> from kvlab.memory.architecture import linear_layer
+    >>> layer = linear_layer(4, 16, 128, 48, 128)
+    >>> a = Architecture("x", "qwen3_5", (layer,), 24, 5120)
+    >>> vllm_speculative_state(a, 3).layers[0].conv_state_values == layer.conv_state_values * 2
+    True
+    """
+    if not speculative_tokens:
+        return arch
+    layers = []
+    for layer in arch.layers:
+        rows = layer.conv_kernel - 1
+        if rows > 0 and layer.conv_state_values:
+            conv = layer.conv_state_values // rows * (rows + speculative_tokens)
+            layer = dataclasses.replace(layer, conv_state_values=conv)
+        layers.append(layer)
+    return dataclasses.replace(arch, layers=tuple(layers))
+
+
 def vllm_kv_cache(
     arch: Architecture,
     max_model_len: int,
@@ -765,8 +792,8 @@ def vllm_kv_cache(
             f"kv_cache_dtype={short_repr(dtype)} is a llama.cpp type; vLLM takes auto, fp8, bf16, f16, f32"
         )
     width = KV_TYPES[dtype][1]
-    arch = vllm_with_draft_layers(arch, speculative_tokens if mtp else 0)
     state_blocks = vllm_state_blocks(prefix_caching, speculative_tokens)
+    arch = vllm_speculative_state(vllm_with_draft_layers(arch, speculative_tokens if mtp else 0), speculative_tokens)
     kinds = (FULL, SLIDING, LINEAR) + ((CHUNKED,) if arch.count(CHUNKED) else ())
     by_kind = {kind: {"layers": 0, "page_bytes": 0, "bytes_per_sequence": 0} for kind in kinds}
     per_token = 0
