@@ -13,7 +13,8 @@ constant), vLLM runs whose figures set the simulation's step-time constants (USE
 chosen by the rule stated there; fitted by bench/serving_sim_calibration.py), and SGLang runs,
 reported apart (the simulation models vLLM's engine); the baseline before the fit is printed beside.
 Random-dataset runs whose answers stopped at EOS (fewer tokens generated than prompts x output length)
-are simulated with the run's mean answer length.
+are simulated with the run's mean answer length. A run served with `--async-scheduling` (its serve command, in
+settings "other") is simulated with simulate(async_scheduling=True).
 
 A run is skipped, with its reason, when its model or GPU is not in the catalogue or its lengths
 are not known. A run the engine completed and kvlab calls "does not fit" is counted and named.
@@ -147,6 +148,7 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
         **({"max_num_seqs": int(s["max_num_seqs"])} if s.get("max_num_seqs") else {}),
         **({"max_num_batched_tokens": int(s["max_num_batched_tokens"])} if s.get("max_num_batched_tokens") else {}),
         **({"gpu_memory_utilization": float(s["gpu_memory_utilization"])} if s.get("gpu_memory_utilization") else {}),
+        **({"async_scheduling": True} if "--async-scheduling" in (s.get("other") or "") else {}),
     }
     note = "" if run.get("gpu") else f"GPU assumed {gpu}"
     return {"model": run["model"], "gpu": gpu, **args}, note

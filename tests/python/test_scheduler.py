@@ -378,3 +378,59 @@ def test_a_close_call_refusal_is_simulated_at_the_estimates_optimistic_edge_and_
     assert run()["kv_pool"]["close_call"] is None
     with pytest.raises(ValueError, match="max_model_len: .*would not start"):
         simulate("gpt-oss-120b", "h100-sxm", weights_format="MXFP4", max_model_len=131072, num_prompts=8)
+
+
+# ---------------------------------------------------------------------------- session 4: engine behaviour
+
+
+def test_a_sliding_window_group_holds_only_the_blocks_its_window_still_covers():
+    # gpt-oss-20b: 12 sliding (window 128) and 12 full layers, one group each in vLLM's hybrid layout
+    arch = model_architecture("gpt-oss-20b")
+    layout_kv = scheduler.vllm_kv_cache(arch, 8192, "auto", block_size=16, max_num_batched_tokens=2048, tp=1)
+    blocks = scheduler._Blocks(scheduler.gpu_stages(layout_kv)[0]["layout"], 8192, 2048)
+    # decoding token 4001 with 4000 computed: blocks wholly before token 4000 - 128 + 1 = 3873 are freed
+    # (3873 // 16 = 242 of them), so the sliding group keeps 251 - 242 = 9 and the full group all 251
+    assert blocks.one(4001, 4000) == 251 + 9
+    assert blocks.of(np.array([4001]), np.array([4000]))[0] == 251 + 9
+    # before the window has filled nothing is freed
+    assert blocks.one(100, 99) == 2 * 7
+    # a 2,048-token chunk from 4,000 computed: the window's last 127 tokens plus the chunk
+    assert blocks.one(6048, 4000) == 378 + (378 - 242)
+    # without the computed count: the memory estimate's cap (window - 1 + max_num_batched_tokens)
+    assert blocks.one(6048) == 378 + min(378, -(-(127 + 2048) // 16) + 1)
+
+
+def test_decoding_sliding_window_requests_leave_the_pool_for_others():
+    r = simulate(
+        "gpt-oss-20b",
+        GPU,
+        weights_format="MXFP4",
+        num_prompts=4,
+        max_concurrency=4,
+        dataset="fixed",
+        input_len=4000,
+        output_len=64,
+        max_model_len=8192,
+        trace=True,
+    )
+    used = [r["kv_pool"]["blocks"] - e["free_blocks"] for e in r["trace"] if e["running"] == 4 and e["steps"] > 1]
+    assert used
+    # 4 requests of at most 4,064 tokens: 254 full-layer blocks each + at most 9 sliding ones (not 254 + 254)
+    assert max(used) <= 4 * (254 + 9)
+    assert min(used) >= 4 * (251 + 8)
+
+
+def test_async_scheduling_overlaps_the_cpu_time_with_the_gpu():
+    kw = {"num_prompts": 2, "max_concurrency": 1, "output_len": 64, **plain_roofline(0.5)}
+    gpu_only = run(**kw)["tpot_ms"]["mean"]
+    cpu = {"step_overhead_ms": 1.0, "request_overhead_us": 500}
+    sync = run(**(kw | cpu))["tpot_ms"]["mean"]
+    overlapped = run(**(kw | cpu), async_scheduling=True)
+    assert sync == pytest.approx(gpu_only + 1.5, rel=1e-6)
+    assert overlapped["tpot_ms"]["mean"] == pytest.approx(gpu_only, rel=1e-6)  # 1.5 ms of CPU hides under the GPU
+    assert overlapped["engine_settings"]["async_scheduling"] and "--async-scheduling" in overlapped["flags"]
+    # CPU longer than the GPU: the step takes the CPU's time
+    slow_cpu = run(**(kw | {"step_overhead_ms": 100.0}), async_scheduling=True)["tpot_ms"]["mean"]
+    assert slow_cpu == pytest.approx(100.0, rel=1e-6)
+    with pytest.raises(ValueError, match="async_scheduling"):
+        run(num_prompts=2, async_scheduling="yes")

@@ -58,3 +58,11 @@ def test_the_calibration_script_reproduces_the_stored_constants():
     assert fitted["runs"] == STORED["runs"]
     for k in SIMULATION_KEYS:
         assert fitted["constants"][k] == pytest.approx(STORED["constants"][k], rel=0.011), k
+
+
+def test_a_run_served_with_async_scheduling_is_simulated_with_it():
+    runs = {r["id"]: r for r in serving_validation.load_runs()}
+    args, _ = serving_validation.settings_of(runs["gpustack-h100-gptoss120b-vllm-tp2-async-sharegpt"])
+    assert args["async_scheduling"] is True
+    args, _ = serving_validation.settings_of(runs["gpustack-h100-gptoss20b-vllm-sharegpt"])
+    assert "async_scheduling" not in args

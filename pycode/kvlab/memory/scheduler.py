@@ -40,8 +40,9 @@ The block pool is the one the fit verdict sizes for this deployment
 (`kvlab.memory.verdict.fit_verdict` at --max-model-len, one sequence): gpu_memory_utilization x
 memory - weights - activation reserve, divided into blocks of `block_size` tokens of every
 layer (`kvlab.memory.kv_bytes.vllm_kv_cache` layout, `vllm_blocks`). A request holds
-cdiv(tokens, block_size) blocks per full-attention group (sliding and chunked groups at most
-what their window needs, a recurrent state one block).
+cdiv(tokens, block_size) blocks per full-attention group (a sliding group only the blocks its window
+still covers, as vLLM frees the others before each allocation: `_Blocks`; a chunked group at most what its
+chunk needs, a recurrent state one block).
 
 Time of a step: the roofline of `kvlab.memory.serving`, applied to what the step really does,
 plus what the roofline leaves out. Bytes read = weights (once per step; an MoE reads the experts its
@@ -55,6 +56,9 @@ summed over a prefill chunk's positions, as `prefill_flops`). The step takes
     + step_overhead_ms + requests in the step x request_overhead_us
     + (tensor parallel) 2 x layers x (2 (n - 1) x allreduce_latency_us + tokens x hidden_size x 2 bytes
       x 2 (n - 1) / n / allreduce_gb_s)
+
+(with --async-scheduling the CPU's part, step_overhead_ms + requests x request_overhead_us, overlaps the
+GPU's, and the step takes the longer of the two instead of their sum: `step_time`),
 
 and requests reach the engine through the API server one after another, frontend_ms each.
 
@@ -100,13 +104,12 @@ uniformly in [floor(L x (1 - r)), ceil(L x (1 + r))] (output at least 1) after a
 of `prefix_len` tokens (--random-prefix-len), and ignores EOS, so every request generates its
 output length exactly.
 
-Not modelled: speculative decoding, async scheduling (the overlap of CPU scheduling with the
-GPU), CUDA-graph padding of batch sizes, the prefill-token threshold for long prompts
+Not modelled: speculative decoding, CUDA-graph padding of batch sizes, the prefill-token threshold for long prompts
 (long_prefill_token_threshold), priority scheduling, LoRA, multimodal encoders, KV offloading or
 transfer, the free-block watermark and full-sequence admission checks of recent vLLM
 (allocate_slots' `watermark_blocks`, `full_sequence_must_fit`), the prefix cache's hits on a
-preempted request's own freed blocks (only the shared prefix is a hit here), blocks of a sliding
-window freed as the window moves (held up to the window's need instead), pipeline parallelism,
+preempted request's own freed blocks (only the shared prefix is a hit here), blocks of a chunked-local
+group freed as the chunk moves (held up to the group's need instead), pipeline parallelism,
 network and detokenization time, the tokenizer's special tokens, requests that stop early.
 """
 
@@ -215,6 +218,9 @@ MODELLED = [
     "bound over its efficiency; plus a fixed time per step, a time per request, and tensor parallelism's "
     "all-reduces (2 per layer, each a ring of 2 (n - 1) steps: latencies + bytes over the interconnect), "
     "fitted on published vllm bench serve runs",
+    "--async-scheduling: the engine's CPU time per step overlaps the GPU's (a step takes the longer of the two)",
+    "sliding-window groups free the blocks that fall out of the window before each allocation "
+    "(SlidingWindowManager.remove_skipped_blocks)",
     "MLA (DeepSeek) prefill chunks computed in the expanded multi-head form, decodes in the absorbed latent form",
     "MXFP4 weights on a card without FP4 tensor cores: prefill at a compute efficiency of its own (weight-only "
     "FP4, dequantized in the GEMM)",
@@ -224,7 +230,7 @@ MODELLED = [
 ]
 NOT_MODELLED = [
     "speculative decoding",
-    "async scheduling (CPU scheduling overlapped with the GPU); the network; the API server's work beyond one "
+    "the network; the API server's work beyond one "
     "fitted time per request (the fitted per-step and per-request times stand for the engine's own CPU work)",
     "--enforce-eager (no CUDA graphs: slower steps than the fitted constants)",
     "CUDA-graph batch padding",
@@ -232,7 +238,7 @@ NOT_MODELLED = [
     "priority scheduling, LoRA, multimodal encoders",
     "recent vLLM's free-block watermark and full-sequence admission check",
     "prefix-cache hits on a preempted request's own freed blocks (only the shared prefix hits)",
-    "sliding-window blocks freed as the window moves (a sliding group holds its window's need)",
+    "chunked-local-attention blocks freed as the chunk moves (a chunked group holds its cap)",
     "KV offloading, disaggregated prefill, pipeline parallelism",
     "requests that stop before their output length (EOS)",
 ]
@@ -305,47 +311,77 @@ def _windows(arch: Architecture) -> list[int]:
 
 
 class _Blocks:
-    """How many blocks of the pool a request holding `t` tokens takes (vLLM's layout, all groups)."""
+    """How many blocks of the pool a request holding `t` tokens takes (vLLM's layout, all groups).
+
+    A sliding-window group holds only the blocks its window still needs: before allocating a step's slots, vLLM
+    frees a request's blocks whose tokens all lie before num_computed_tokens - sliding_window + 1 (replaced by the
+    null block; vllm/v1/core/single_type_kv_cache_manager.py, SlidingWindowManager.remove_skipped_blocks, called
+    from KVCacheManager.allocate_slots with request.num_computed_tokens, at commit
+    002f34915134cfd1a7d6ed777edd67dcc2289466 of vllm-project/vllm). So with `c` tokens computed and `t` tokens
+    allocated a sliding group holds cdiv(t, block) - max(0, (c - window + 1) // block) blocks: a decoding gpt-oss
+    request holds about window / block + 1 of them, not its whole context. Chunked-local groups keep the memory
+    estimate's cap (their freeing is not modelled).
+    """
 
     def __init__(self, layout: dict, max_model_len: int, max_num_batched_tokens: int):
         self.block = layout["block_size"]
         self.state = 0
-        self.groups: list[tuple[int, int | None]] = []  # (groups, cap in blocks or None)
+        # (groups, cap in blocks or None, sliding window or None)
+        self.groups: list[tuple[int, int | None, int | None]] = []
         for t in layout["types"]:
             g = t["groups"]
             if t["kind"] == LINEAR:
                 self.state += g
             elif t["kind"] == FULL:
-                self.groups.append((g, None))
+                self.groups.append((g, None, None))
             elif t["kind"] == SLIDING:
                 cap = -(-min(t["window"] - 1 + max_num_batched_tokens, max_model_len) // self.block) + 1
-                self.groups.append((g, cap))
+                self.groups.append((g, cap, int(t["window"])))
             else:  # chunked
                 cap = -(-min(t["window"] + max_num_batched_tokens, max_model_len) // self.block)
-                self.groups.append((g, cap))
-        self.full_only = all(cap is None for _, cap in self.groups)
-        self.full_groups = sum(g for g, cap in self.groups if cap is None)
+                self.groups.append((g, cap, None))
+        self.full_only = all(cap is None for _, cap, _ in self.groups)
+        self.full_groups = sum(g for g, cap, _ in self.groups if cap is None)
+        self.sliding_slack = 2 * sum(g for g, _, window in self.groups if window is not None)
 
-    def of(self, t):
-        """Blocks for t tokens (array or int; 0 tokens hold none)."""
+    def of(self, t, c=None):
+        """Blocks for t tokens allocated with c of them computed (array or int; 0 tokens hold none).
+
+        c None: the memory estimate's cap for sliding groups (every block of the window plus a full chunk)."""
         if self.full_only and not self.state:
             return self.full_groups * (-(-t // self.block))
         t = np.asarray(t, dtype=np.int64)
         n = -(-t // self.block)
         out = np.where(t > 0, self.state, 0)
-        for g, cap in self.groups:
-            out = out + g * (n if cap is None else np.minimum(n, cap))
+        for g, cap, window in self.groups:
+            if cap is None:
+                out = out + g * n
+            elif window is not None and c is not None:
+                skipped = np.maximum((np.asarray(c, dtype=np.int64) - window + 1) // self.block, 0)
+                out = out + g * np.maximum(n - skipped, 0)
+            else:
+                out = out + g * np.minimum(n, cap)
         return out
 
     def most_in(self, steps: int) -> int:
         """The most blocks one request can add in `steps` decode steps."""
-        return sum(g for g, _ in self.groups) * (-(-steps // self.block) + 1)
+        return sum(g for g, _, _ in self.groups) * (-(-steps // self.block) + 1)
 
-    def one(self, t: int) -> int:
+    def one(self, t: int, c: int | None = None) -> int:
+        """`of` for one request (ints)."""
+        t = int(t)
         if t <= 0:
             return 0
         n = -(-t // self.block)
-        return self.state + sum(g * (n if cap is None else min(n, cap)) for g, cap in self.groups)
+        out = self.state
+        for g, cap, window in self.groups:
+            if cap is None:
+                out += g * n
+            elif window is not None and c is not None:
+                out += g * max(n - max((int(c) - window + 1) // self.block, 0), 0)
+            else:
+                out += g * min(n, cap)
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -456,6 +492,7 @@ def simulate(
     allreduce_latency_us: float | None = None,
     frontend_ms: float | None = None,
     allreduce_gb_s: float | None = None,
+    async_scheduling: bool = False,
     price_per_hour: float | None = None,
     max_timeline_rows: int = MAX_TIMELINE_ROWS,
     max_points: int = MAX_POINTS,
@@ -478,7 +515,8 @@ def simulate(
     all-reduces per layer, n_gpus > 1 only) on top
     of its bytes over `allreduce_gb_s` (GB/s one way per GPU; default: the card's `interconnect_gb_s`,
     else PCIe 5); `frontend_ms`, the API server's time per request before the engine sees it (requests
-    reach the engine's queue one after another, at most one per frontend_ms). Each defaults to the value fitted on published vllm bench serve runs
+    reach the engine's queue one after another, at most one per frontend_ms). `async_scheduling`
+    (vllm serve --async-scheduling): the CPU's time per step overlaps the GPU's. Each defaults to the value fitted on published vllm bench serve runs
     (`simulation_constants()`, kvlab/data/serving_benchmarks.json "simulation"). `price_per_hour`
     defaults to the catalogue's price of the card x n_gpus. `trace` adds every step (or stretch of
     identical decode steps) for tests. The module docstring says what a step is and what is modelled.
@@ -504,6 +542,8 @@ def simulate(
     if max_concurrency is not None:
         concurrency = finite_number("max_concurrency", max_concurrency, minimum=1, maximum=MAX_PROMPTS, integer=True)
     seed = finite_number("seed", seed, minimum=0, maximum=2**63 - 1, integer=True)
+    if not isinstance(async_scheduling, (bool, np.bool_)):
+        raise ValueError(f"async_scheduling must be true or false, got {short_repr(async_scheduling)}")
     eff_bw_given = eff_c_given = None
     if bandwidth_efficiency is not None:
         eff_bw_given = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
@@ -682,15 +722,27 @@ def simulate(
     ar_per_token_s = n_allreduce * ar_bytes_per_token / (link["gb_s"] * 1e9)
 
     def step_time(tokens: int, batch: int, kv_bytes, flops):
-        """Seconds of one step (floats) or of many (arrays), and whether compute binds."""
+        """Seconds of one step (floats) or of many (arrays), and whether compute binds.
+
+        The GPU's part: the roofline and the all-reduces; the CPU's: step_overhead + requests x request_overhead.
+        vLLM runs them one after the other, unless --async-scheduling: then the engine schedules step n + 1 while
+        the GPU runs step n ("If set to True, perform async scheduling. This helps to avoid gaps in GPU
+        utilization", vLLM's engine arguments, https://docs.vllm.ai/en/latest/configuration/engine_args.html;
+        EngineCore.step_with_batch_queue in vllm/v1/engine/core.py keeps two batches in flight), and a step
+        takes the longer of the two."""
         memory = (weights_at(tokens) + kv_bytes) / bandwidth / eb
-        extra = step_fixed_s + per_request_s * batch + ar_fixed_s + ar_per_token_s * tokens
+        gpu_extra = ar_fixed_s + ar_per_token_s * tokens
+        cpu = step_fixed_s + per_request_s * batch
+        many = isinstance(memory, np.ndarray)
         if peak is None:
-            return memory + extra, (memory < 0) if isinstance(memory, np.ndarray) else False
-        compute = flops / peak / ec
-        if isinstance(memory, np.ndarray):
-            return np.maximum(memory, compute) + extra, compute > memory
-        return max(memory, compute) + extra, compute > memory
+            gpu, bound = memory + gpu_extra, (memory < 0) if many else False
+        else:
+            compute = flops / peak / ec
+            gpu = (np.maximum(memory, compute) if many else max(memory, compute)) + gpu_extra
+            bound = compute > memory
+        if not async_scheduling:
+            return gpu + cpu, bound
+        return (np.maximum(gpu, cpu) if many else max(gpu, cpu)), bound
 
     # --- per-request state ----------------------------------------------------------------------
     send = np.full(n, np.inf)
@@ -817,17 +869,19 @@ def simulate(
                 head = waiting[0]
                 hit = _hit(pb, bs, prefix_cached, computed[head], prompt[head] + generated[head])
                 chunk = min(int(prompt[head] + generated[head]) - hit, budget - n_run)
-                step_need = int(np.maximum(blocks.of(ctx + 1) - occ, 0).sum())
+                step_need = int((blocks.of(ctx + 1, ctx) - occ).sum())  # net: sliding groups free as they grow
                 extra = pb if hit and prefix_refs == 0 else 0
-                admissible = blocks.one(hit + chunk) - hit // bs + extra <= free - step_need
+                admissible = blocks.one(hit + chunk, hit) - hit // bs + extra <= free - step_need
             if not admissible:
                 left = out[run] - gen
                 k = min(int(left.min()), JUMP_STEPS)
                 # blocks: the first step whose allocations would not fit (there, a preemption); each request
                 # takes at most blocks.most_in(k) more blocks in k steps, so plenty of room skips the count
-                if n_run * blocks.most_in(k) > free and int(np.maximum(blocks.of(ctx + k) - occ, 0).sum()) > free:
+                # (a sliding group's count moves by at most 2 blocks between steps once its window is full: slack)
+                last_k = int((blocks.of(ctx + k, ctx + k - 1) - occ).sum()) + n_run * blocks.sliding_slack
+                if n_run * blocks.most_in(k) > free and last_k > free:
                     js = np.arange(1, k + 1)
-                    demand = np.maximum(blocks.of(ctx[:, None] + js[None, :]) - occ[:, None], 0)
+                    demand = blocks.of(ctx[:, None] + js[None, :], ctx[:, None] + js[None, :] - 1) - occ[:, None]
                     over = np.nonzero(demand.sum(axis=0) > free)[0]
                     k = int(over[0]) if len(over) else k  # steps 0 .. k-1 fit
                 if k >= 1:
@@ -845,7 +899,7 @@ def simulate(
                     t0, t_end = t, float(ends[-1])
                     dt0 = float(dts[0])
                     new_ctx = ctx + k
-                    grown = np.maximum(blocks.of(new_ctx) - (occ - own), own)
+                    grown = blocks.of(new_ctx, new_ctx - 1) - (occ - own)
                     free -= int((grown - own).sum())
                     prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)
                     held[run] = grown
@@ -885,7 +939,7 @@ def simulate(
         # ---- one step -------------------------------------------------------------------------
         if n_run:
             sched = np.minimum(np.maximum(budget - (np.cumsum(need) - need), 0), need)
-            newb = np.where(sched > 0, np.maximum(blocks.of(ctx + sched) - occ, 0), 0)
+            newb = np.where(sched > 0, blocks.of(ctx + sched, ctx) - occ, 0)
         else:
             sched = newb = np.zeros(0, dtype=np.int64)
         preempted = 0
@@ -923,7 +977,7 @@ def simulate(
                 total = int(prompt[r] + generated[r])
                 hit = _hit(pb, bs, prefix_cached, computed[r], total)
                 chunk = min(total - hit, budget_left)
-                mine = blocks.one(hit + chunk) - hit // bs
+                mine = blocks.one(hit + chunk, hit) - hit // bs
                 extra = pb if hit and prefix_refs == 0 else 0
                 if mine + extra > free:
                     break
@@ -1057,7 +1111,8 @@ def simulate(
         "engine": "vllm",
         "flags": verdict["flags"]
         + f" --max-num-seqs {seqs_cap} --max-num-batched-tokens {budget}"
-        + (" --enable-prefix-caching" if enable_prefix_caching else " --no-enable-prefix-caching"),
+        + (" --enable-prefix-caching" if enable_prefix_caching else " --no-enable-prefix-caching")
+        + (" --async-scheduling" if async_scheduling else ""),
         "workload": {
             "dataset": dataset,
             "num_prompts": n,
@@ -1078,6 +1133,7 @@ def simulate(
             "block_size": bs,
             "gpu_memory_utilization": float(gpu_memory_utilization),
             "enable_prefix_caching": bool(enable_prefix_caching),
+            "async_scheduling": bool(async_scheduling),
             "defaults_how": setup["defaults_how"],
         },
         "kv_pool": {
