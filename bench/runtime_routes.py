@@ -38,6 +38,7 @@ import sys
 import tempfile
 import threading
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from local_site import CHROMIUM, CHROMIUM_ARGS, SiteHandler
@@ -191,14 +192,74 @@ def prepare(site: Path, work: Path, snapshot: Path | None, make_snapshot: bool =
     return info
 
 
-def visit(page, url: str) -> float:
+def visit_result(page, url: str) -> dict:
+    """Open `url` and wait for the page's window.result (a dict with "ms": ready, from navigation start)."""
     errors = []
     page.on("console", lambda m: m.type in ("warning", "error") and errors.append(m.text))
     page.goto(url)
     res = page.evaluate("window.result")
     if errors:
         print("   console:", " | ".join(e[:160] for e in errors[:3]), flush=True)
-    return res["ms"] / 1000
+    return res
+
+
+@dataclass
+class Reps:
+    """What cold_warm_reps measured, by variant: seconds, bytes sent, the pages' own results."""
+
+    cold: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    warm: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    sent: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    sent_warm: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    files: dict[str, list[dict[str, int]]] = field(default_factory=lambda: defaultdict(list))
+    results: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    results_warm: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    loads: list[float] = field(default_factory=list)
+
+
+def cold_warm_reps(p, variants: list[str], reps: int, url_of, sent: dict, warm_wait_ms: int = 3000) -> Reps:
+    """The rep loop the runtime benches share. Each rep runs every variant, in rotated order (no
+    variant always first), in a fresh persistent Chromium profile: the page once (cold cache), then,
+    after `warm_wait_ms` on another tab, the same page again in that profile (warm: its disk cache,
+    which an ephemeral context's in-memory cache would not keep for the 10 MB wasm). `url_of(v)` is
+    the variant's page; `sent` the server's bytes-by-path dict, cleared before each visit. Prints one
+    line per rep, with the load average after it."""
+    out = Reps()
+    for rep in range(reps):
+        k = rep % len(variants)
+        for v in variants[k:] + variants[:k]:
+            profile = tempfile.mkdtemp(prefix="kvbench-profile-")
+            ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                sent.clear()
+                page = ctx.new_page()
+                res = visit_result(page, url_of(v))
+                out.cold[v].append(res["ms"] / 1000)
+                out.results[v].append(res)
+                out.sent[v].append(sum(sent.values()))
+                out.files[v].append(dict(sent))
+                page.close()
+                if warm_wait_ms:
+                    # let Chromium write its code cache (V8 caches a streamed module after it tiers
+                    # up, or a few seconds on), as a reader reading the page would
+                    ctx.new_page().wait_for_timeout(warm_wait_ms)
+                sent.clear()
+                page = ctx.new_page()
+                res = visit_result(page, url_of(v))
+                out.warm[v].append(res["ms"] / 1000)
+                out.results_warm[v].append(res)
+                out.sent_warm[v].append(sum(sent.values()))
+            finally:
+                ctx.close()
+                shutil.rmtree(profile, ignore_errors=True)
+        out.loads.append(os.getloadavg()[0])
+        print(
+            f"rep {rep + 1}: "
+            + ", ".join(f"{v} {out.cold[v][-1]:.2f}/{out.warm[v][-1]:.2f} s" for v in variants)
+            + f" (load {out.loads[-1]:.2f})",
+            flush=True,
+        )
+    return out
 
 
 def main() -> None:
@@ -225,42 +286,18 @@ def main() -> None:
         )
         if "snapshot_log" in info:
             print(f"snapshot made in Node: {info['snapshot_log']}", flush=True)
-        cold, warm, sent, sent_warm, files = (defaultdict(list) for _ in range(5))
-        loads = []
         with sync_playwright() as p:
-            for rep in range(args.reps):
-                k = rep % len(variants)
-                for v in variants[k:] + variants[:k]:  # rotate: no variant always first
-                    url = base + ("bare.html" if v == "bare" else f"{v}/bench.html")
-                    profile = tempfile.mkdtemp(prefix="kvroutes-profile-")
-                    ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                    try:
-                        Handler.sent.clear()
-                        page = ctx.new_page()
-                        cold[v].append(visit(page, url))
-                        sent[v].append(sum(Handler.sent.values()))
-                        files[v].append(dict(Handler.sent))
-                        page.close()
-                        # let Chromium write its code cache (V8 caches a streamed module after it
-                        # tiers up, or a few seconds on), as a reader reading the page would
-                        ctx.new_page().wait_for_timeout(3000)
-                        Handler.sent.clear()
-                        page = ctx.new_page()
-                        warm[v].append(visit(page, url))
-                        sent_warm[v].append(sum(Handler.sent.values()))
-                    finally:
-                        ctx.close()
-                        shutil.rmtree(profile, ignore_errors=True)
-                loads.append(os.getloadavg()[0])
-                print(
-                    f"rep {rep + 1}: "
-                    + ", ".join(f"{v} {cold[v][-1]:.2f}/{warm[v][-1]:.2f} s" for v in variants)
-                    + f" (load {loads[-1]:.2f})",
-                    flush=True,
-                )
+            r = cold_warm_reps(
+                p,
+                variants,
+                args.reps,
+                lambda v: base + ("bare.html" if v == "bare" else f"{v}/bench.html"),
+                Handler.sent,
+            )
         server.shutdown()
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    cold, warm, sent, sent_warm, files, loads = r.cold, r.warm, r.sent, r.sent_warm, r.files, r.loads
     med = statistics.median
     b = med(cold["bare"]) if cold.get("bare") else None
     t, tw = med(cold.get("today") or [1]), med(warm.get("today") or [1])

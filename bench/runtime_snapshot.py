@@ -25,6 +25,8 @@ Pages serves.
 from __future__ import annotations
 
 import argparse
+import functools
+import http.server
 import os
 import shutil
 import statistics
@@ -32,10 +34,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import defaultdict
 from pathlib import Path
 
-from local_site import CHROMIUM, CHROMIUM_ARGS, SiteHandler
+from local_site import CHROMIUM, SiteHandler
 from playwright.sync_api import sync_playwright
+from runtime_routes import cold_warm_reps
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
@@ -107,7 +111,7 @@ self.onmessage = async (ev) => {
 
 
 class CountingHandler(SiteHandler):
-    sent = {"bytes": 0}
+    sent: dict[str, int] = defaultdict(int)
     lock = threading.Lock()
 
     def end_headers(self):
@@ -151,12 +155,6 @@ def prepare(site: Path, out: Path) -> dict:
     return {"snapshot_log": made.stdout.strip().splitlines()[-1], "kvlab_zip": kvlab_zip.stat().st_size}
 
 
-def visit(page, url: str) -> float:
-    page.goto(url)
-    res = page.evaluate("window.result")
-    return res["ms"] / 1000
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--site", type=Path, default=Path("site"))
@@ -165,9 +163,6 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="kvsnap-bench-"))
     try:
         info = prepare(args.site.resolve(), work)
-        import functools
-        import http.server
-
         server = http.server.ThreadingHTTPServer(
             ("127.0.0.1", 0), functools.partial(CountingHandler, directory=str(work))
         )
@@ -176,40 +171,13 @@ def main() -> None:
         print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores); Chromium {CHROMIUM}")
         print(f"snapshot made in Node: {info['snapshot_log']}", flush=True)
         variants = ["bare", "today", "snapshot"]
-        cold = {v: [] for v in variants}
-        warm = {v: [] for v in variants}
-        sent = {v: [] for v in variants}
-        sent_warm = {v: [] for v in variants}
-        loads = []
         with sync_playwright() as p:
-            for rep in range(args.reps):
-                order = variants[rep % 3 :] + variants[: rep % 3]  # rotate: no variant always first
-                for v in order:
-                    # a persistent profile: its disk cache keeps the 10 MB wasm, which an ephemeral
-                    # context's in-memory cache does not (a second visit would download it again)
-                    profile = tempfile.mkdtemp(prefix="kvsnap-profile-")
-                    ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-                    page = ctx.new_page()
-                    CountingHandler.sent["bytes"] = 0
-                    cold[v].append(visit(page, base + f"{v}.html"))
-                    sent[v].append(CountingHandler.sent["bytes"])
-                    CountingHandler.sent["bytes"] = 0
-                    page.close()
-                    page = ctx.new_page()
-                    warm[v].append(visit(page, base + f"{v}.html"))
-                    sent_warm[v].append(CountingHandler.sent["bytes"])
-                    ctx.close()
-                    shutil.rmtree(profile, ignore_errors=True)
-                loads.append(os.getloadavg()[0])
-                print(
-                    f"rep {rep + 1}: "
-                    + ", ".join(f"{v} {cold[v][-1]:.2f}/{warm[v][-1]:.2f} s" for v in variants)
-                    + f" (load {loads[-1]:.2f})",
-                    flush=True,
-                )
+            # no pause before the warm visit (as this bench was first run; runtime_routes waits 3 s)
+            r = cold_warm_reps(p, variants, args.reps, lambda v: base + f"{v}.html", CountingHandler.sent, 0)
         server.shutdown()
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    cold, warm, sent, sent_warm, loads = r.cold, r.warm, r.sent, r.sent_warm, r.loads
     med = statistics.median
     b = med(cold["bare"])
     print("\n| variant | cold: ready (s) | × bare | warm: ready (s) | × bare warm | MB sent cold | MB sent warm |")
