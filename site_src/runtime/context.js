@@ -146,7 +146,7 @@
                 }
                 await render(data);
                 if (data && data.clamped && data.params) ctx.reportClamped(data);
-                ctx.say(describe ? describe(data) : `Computed in your browser by kvlab.${fn}.`);
+                ctx.say(describe ? describe(data) : (data?.view?.status ?? data?.status ?? `Computed in your browser by kvlab.${fn}.`));
                 // drawn: the form holds the values used (embed.js keeps the address bar in step)
                 root.dispatchEvent(new CustomEvent("kvlab:rendered"));
               }
@@ -177,7 +177,8 @@
        *   opts.bind          false: draw binds what it shows itself (default: kit.bind(root, data))
        *   opts.draw(data, before) after binding: charts, rasters, what the binder cannot do
        *                      (before: the result drawn until now, or the build's)
-       *   opts.describe(data) the status line after each result (ctx.live's)
+       *   opts.describe(data) the status line after each result (ctx.live's; default: the one Python
+       *                      wrote, result.view.status or result.status)
        *   opts.echo          {name: format}: how a slider's readout (<output name="<name>-out">)
        *                      shows its value while it moves (default: the value as it is)
        *   opts.debounce      ms after the last input before the call (typing in a text box)

@@ -31,7 +31,7 @@
  *   kit.fixed(x, digits, grouping)      x with that many decimals, as Python's f"{x:.{digits}f}"
  *                                       (grouping: f"{x:,.{digits}f}") writes it: the one number
  *                                       formatter of the model widgets' views (their Python
- *                                       twins in kvlab.widgets.views use those f-strings)
+ *                                       twins beside their functions in kvlab.widgets use those f-strings)
  *
  * The binder: the widget's template is its only markup. The build fills it with
  * Jinja; in the browser kit.bind fills the same elements from a call's result.

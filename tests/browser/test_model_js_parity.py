@@ -1,7 +1,7 @@
 """model.js's per-step rules against the Python functions they port, over a grid of
 logits: the top-k probabilities and a token's NLL (kvlab.core.sampling). The worker
 runs them at every decode step, so they cannot be a Python call; they must agree.
-And the model widgets' views: widget.js's JS twins against kvlab.widgets.views."""
+And the model widgets' views: widget.js's JS twins against the Python views in kvlab.widgets.tokens, generate and attention."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 import kvlab
 from kvlab.core import sampling, tiny
-from kvlab.widgets import views
+from kvlab.widgets import attention, generate, tokens
 
 TEMPERATURES = [0.0, 0.3, 1.0, 2.5]
 KS = [1, 5, 20]
@@ -71,7 +71,7 @@ def test_top_k_and_nll_in_model_js_match_kvlab(home):
 
 # ---------------------------------------------------------------------------- the model widgets' views
 # next-token, generate and model-attention get their live numbers from the model in the browser, so
-# each widget.js has a JS twin of its Python view (kvlab.widgets.views), which draws the build-time page:
+# each widget.js has a JS twin of its Python view (beside its function in kvlab.widgets), which draws the build-time page:
 # for the same numbers the two must write the same strings. kvlab.kit.fixed is their one number format.
 
 
@@ -101,7 +101,7 @@ def test_next_token_view_in_js_is_pythons(widgets_page):
     datas = [kvlab.next_token_figure(p, top_k=20) for p in ("Mia had a red ball. She gave", "The", 'He said "no')]
     datas.append({"n_tokens": 3, "top": [{"token": 1, "text": "\n", "p": 0.0625}, {"token": 2, "text": '"', "p": 0.5}]})
     got = in_js(widgets_page, "ds => ds.map((d) => kvlab.widgets['next-token'].view(d))", datas)
-    assert got == [views.next_token_view(d) for d in datas]
+    assert got == [tokens.next_token_view(d) for d in datas]
 
 
 def test_generate_view_in_js_is_pythons(widgets_page):
@@ -124,9 +124,9 @@ def test_generate_view_in_js_is_pythons(widgets_page):
     cases.append((empty, 0, True, False))
     got = in_js(widgets_page, "cs => cs.map(([d, at, c, b]) => kvlab.widgets.generate.view(d, at, c, b))", cases)
     for (d, at, cache, built), js in zip(cases, got, strict=True):
-        assert js == views.generate_view(d, at, cache, built), (at, cache, built)
+        assert js == generate.generate_view(d, at, cache, built), (at, cache, built)
     default = in_js(widgets_page, "d => kvlab.widgets.generate.view(d)", data)
-    assert default == views.generate_view(data)
+    assert default == generate.generate_view(data)
 
 
 def test_model_attention_display_in_js_is_pythons(widgets_page):
@@ -147,4 +147,4 @@ def test_model_attention_display_in_js_is_pythons(widgets_page):
             [data, cases],
         )
         for (layer, head, q, source), js in zip(cases, got, strict=True):
-            assert js == views.model_attention_display(data, layer, head, q, source), (prompt, layer, head, q)
+            assert js == attention.model_attention_display(data, layer, head, q, source), (prompt, layer, head, q)

@@ -21,12 +21,16 @@ ROOT = Path(__file__).resolve().parents[2]
 def model_views(name: str, data: dict) -> dict:
     """What a model widget's template binds besides its result: the view it renders with its
     Python view function (the browser binds widget.js's JS twin of it)."""
-    from kvlab.widgets import views
+    from kvlab.widgets import attention, generate, tokens
 
     if name == "model-attention":
         s = data["view"]
-        return {"display": views.model_attention_display(data, s["layer"], s["head"], s["query"])}
-    fn = {"next-token": views.next_token_view, "generate": views.generate_view, "model-race": views.model_race_view}
+        return {"display": attention.model_attention_display(data, s["layer"], s["head"], s["query"])}
+    fn = {
+        "next-token": tokens.next_token_view,
+        "generate": generate.generate_view,
+        "model-race": generate.model_race_view,
+    }
     return {"view": fn[name](data)} if name in fn else {}
 
 

@@ -57,11 +57,11 @@ def test_malformed_runs_name_the_field(cached, field):
 def test_the_race_is_written_by_python_with_the_pages_formats():
     """The measured race's lines come from race_measured_view (no JS twin): the same keys and number formats as
     the page's lines before a race (model_race_view), the run's text, and a status line."""
-    from kvlab.widgets import views
+    from kvlab.widgets import generate
 
     demo = kvlab.model_race_figure()
     r = kvlab.race_measured(n_new=demo["n_new"], prompt_len=demo["prompt_len"], text_written=" a b")
-    page = views.model_race_view(demo)
+    page = generate.model_race_view(demo)
     assert set(r["view"]) == set(page)
     assert (r["view"]["theory"], r["view"]["theory_value"]) == (page["theory"], page["theory_value"])
     assert r["view"]["identical"] == f"✓ identical tokens: both runs wrote the same {demo['n_new']} tokens."

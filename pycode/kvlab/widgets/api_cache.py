@@ -20,10 +20,39 @@ from kvlab.reuse.api_cache_cost import (
     api_price_table,
     break_even,
 )
-from kvlab.widgets.views import api_cache_view, with_view
+from kvlab.widgets.views import with_view
 
 if TYPE_CHECKING:
-    from kvlab.widgets.api_cache_types import ApiCacheFigureResult
+    from kvlab.widgets.api_cache_types import ApiCacheFigureResult, ApiCacheView
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+def api_cache_view(data: dict) -> ApiCacheView:
+    m, c = data["model_info"], data["curve"]
+    return {
+        "model": f"{m['vendor_name']} · {m['name']}",
+        "curve_heads": [f"{s['name']}, {kind}" for s in c["series"] for kind in ("cached", "not cached")],
+        "curve_rows": [
+            {
+                "rate": rate,
+                "cells": [text for s in c["series"] for text in (s["cached_text"][i], s["uncached_text"][i])],
+            }
+            for i, rate in enumerate(c["rate_labels"])
+        ],
+        "compare": [
+            {
+                "name": f"{o['vendor_name']} · {o['name']}",
+                "row": "chosen" if o["chosen"] else None,
+                "cells": [
+                    o[k] for k in ("uncached_per_day", "cached_per_day", "saving", "hit_rate", "break_even", "status")
+                ],
+            }
+            for o in data["compare"]
+        ],
+    }
+
 
 # What api_cache_figure accepts (token counts rounded; clamped with a notice); the page's controls offer the same.
 INPUTS = Spec(

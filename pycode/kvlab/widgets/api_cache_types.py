@@ -8,7 +8,26 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import Clamped, IdLabel, KeyLabel
-from kvlab.widgets.views_types import ApiCacheView
+
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class ApiCacheCurveRow(TypedDict):
+    rate: str
+    cells: list[str]  # per series: cached, not cached
+
+
+class ApiCacheCompareView(TypedDict):
+    name: str
+    row: str | None  # "chosen": the model picked
+    cells: list[str]
+
+
+class ApiCacheView(TypedDict):
+    model: str
+    curve_heads: list[str]
+    curve_rows: list[ApiCacheCurveRow]
+    compare: list[ApiCacheCompareView]
 
 
 class ApiCacheParams(TypedDict):
@@ -126,4 +145,4 @@ class ApiCacheFigureResult(TypedDict):
     compare: list[ApiCacheCompareRow]
     curve: ApiCacheCurve
     status: str
-    view: ApiCacheView  # display strings for the template (kvlab.widgets.views)
+    view: ApiCacheView  # display strings for the template (the module's *_view, beside the function)

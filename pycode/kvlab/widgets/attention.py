@@ -16,11 +16,85 @@ import numpy as np
 from kvlab.core import tiny
 from kvlab.core.attention import scaled_dot_product_attention
 from kvlab.inputs import SEED, Param, Spec, takes, text
-from kvlab.widgets.views import attention_view, with_view
+from kvlab.widgets.views import computed_status, with_view
 from kvlab.wording import plural
 
 if TYPE_CHECKING:
-    from kvlab.widgets.attention_types import AttentionDemoResult, ModelAttentionResult, PronounHead, QkvPictureResult
+    from kvlab.widgets.attention_types import (
+        AttentionDemoResult,
+        AttentionDemoView,
+        ModelAttentionDisplay,
+        ModelAttentionResult,
+        PronounHead,
+        QkvPictureResult,
+    )
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+def attention_view(data: dict) -> AttentionDemoView:
+    tokens, weights = data["tokens"], data["weights"]
+
+    def readout(q: int) -> dict:
+        row = weights[q]
+        return {
+            "token": tokens[q],
+            "d": data["d"],
+            "top": tokens[row.index(max(row))],
+            "outputs": [f"{x:.3f}" for x in data["outputs"][q]],
+        }
+
+    return {
+        "status": computed_status("attention_figure", f"d = {data['d']}, temperature = {data['temperature']}"),
+        "temperature": f"{data['temperature']}",
+        "mask": ", causal" if data["causal"] else ", no mask",
+        "rows": [{"token": tokens[i], "cells": [f"{w:.3f}" for w in row]} for i, row in enumerate(weights)],
+        "readouts": [readout(q) for q in range(len(tokens))],
+        "readout": readout(len(tokens) - 1),
+    }
+
+
+MODEL_ATTENTION_SOURCES = {
+    "built": "the numpy reference of the model (kvlab.model_attention_figure), computed when this page was built",
+    "live": "the tiny model running in your browser (onnxruntime-web)",
+}
+
+
+def model_attention_display(
+    data: dict, layer: int, head: int | str, query: int, source: str = "built"
+) -> ModelAttentionDisplay:
+    """What the model-attention widget shows of `data` (model_attention_figure's result, or the
+    browser's kvlab.attention in its shape): layer, head (or "mean") and query token."""
+    # a token that is only whitespace would be an empty box (and a button with no name): ↵ / ␣
+    tokens = [t.replace("\n", "↵") if t.strip() or "\n" in t else "␣" for t in data["tokens"]]
+    m = data["mean_over_heads"][layer] if head == "mean" else data["weights"][layer][head]
+    row = m[query]
+    which = f"average of the {data['n_head']} heads" if head == "mean" else f"head {head + 1}"
+    order = sorted(range(query + 1), key=lambda j: (-row[j], j))
+    parts = ", ".join(f"“{tokens[j]}” {row[j]:.2f}" for j in order[:3])
+    return {
+        "readout": f"“{tokens[query]}” reads: {parts}{', …' if len(order) > 3 else ''}",
+        "where": f"Layer {layer + 1}, {which}; numbers from {MODEL_ATTENTION_SOURCES[source]}.",
+        "table_where": f"layer {layer + 1}, {which}",
+        "tokens": [
+            {
+                "text": t,
+                "weight": row[j] if j <= query else None,
+                "w": f"{row[j]:.3f}" if j <= query else None,
+                "small": f"{row[j]:.2f}" if j <= query else "\u00a0",
+                "state": "query" if j == query else "future" if j > query else None,
+                "ink": "strong" if j <= query and row[j] >= 0.5 else None,
+                "pressed": j == query,
+            }
+            for j, t in enumerate(tokens)
+        ],
+        "rows": [
+            {"token": tokens[i], "cells": [{"w": f"{w:.3f}" if j <= i else None} for j, w in enumerate(r)]}
+            for i, r in enumerate(m)
+        ],
+    }
+
 
 ATTENTION_SENTENCE = "The cat sat on the mat because it was tired"
 

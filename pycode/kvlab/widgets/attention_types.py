@@ -7,7 +7,55 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 
 from typing import TypedDict
 
-from kvlab.widgets.views_types import AttentionDemoView
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class AttentionReadout(TypedDict):
+    token: str
+    d: int
+    top: str
+    outputs: list[str]
+
+
+class AttentionRow(TypedDict):
+    token: str
+    cells: list[str]
+
+
+class AttentionDemoView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    temperature: str
+    mask: str
+    rows: list[AttentionRow]
+    readouts: list[AttentionReadout]  # per query token
+    readout: AttentionReadout  # the last token's, shown first
+
+
+class ModelAttentionToken(TypedDict):
+    text: str
+    weight: float | None
+    w: str | None
+    small: str
+    state: str | None  # "query" or "future"
+    ink: str | None  # "strong": light text on a dark cell
+    pressed: bool
+
+
+class ModelAttentionCell(TypedDict):
+    w: str | None
+
+
+class ModelAttentionRow(TypedDict):
+    token: str
+    cells: list[ModelAttentionCell]
+
+
+class ModelAttentionDisplay(TypedDict):
+    readout: str
+    where: str
+    table_where: str
+    tokens: list[ModelAttentionToken]
+    rows: list[ModelAttentionRow]
 
 
 class AttentionDemoResult(TypedDict):
@@ -19,7 +67,7 @@ class AttentionDemoResult(TypedDict):
     scale: float
     weights: list[list[float]]  # [query][key]
     outputs: list[list[float]]  # [token][d]
-    view: AttentionDemoView  # display strings for the template (kvlab.widgets.views)
+    view: AttentionDemoView  # display strings for the template (the module's *_view, beside the function)
 
 
 class HeadScore(TypedDict):

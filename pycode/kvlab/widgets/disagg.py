@@ -8,9 +8,8 @@ Every display string comes from here; the templates bind them (kvlab.kit.bind).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from kvlab.inputs import SEED, Param, Spec, note_clamped, takes
 from kvlab.memory.catalogue import get_gpu, model_architecture
@@ -25,8 +24,8 @@ from kvlab.reuse.disagg import (
     transfer_seconds,
 )
 from kvlab.reuse.routing import IN_FLIGHT, POLICY_LABELS, simulate_routing
-from kvlab.wording import amount, human_bytes, plural, trim
 from kvlab.widgets.pickers import gpu_options, model_groups, model_info
+from kvlab.wording import amount, human_bytes, plural, trim
 
 if TYPE_CHECKING:
     from kvlab.widgets.disagg_types import KvRoutingFigureResult, PdTransferFigureResult

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvlab.inputs import short_repr, text
 from kvlab.memory.catalogue import engine_log_examples
 from kvlab.memory.engine_logs import MAX_LOG_CHARS, STATED_LLAMACPP, STATED_VLLM, explain_engine_log
 from kvlab.memory.verdict import ENGINE_NAMES
 from kvlab.widgets.pickers import model_groups, model_info
-from kvlab.inputs import short_repr, text
 
 if TYPE_CHECKING:
     from kvlab.widgets.engine_log_types import EngineLogFigureResult

@@ -15,6 +15,7 @@ from kvlab.memory.compare import ENGINE_NAMES, engines_side_by_side
 from kvlab.memory.verdict import TENSOR_PARALLEL
 from kvlab.memory.weights import weight_format
 from kvlab.widgets.pickers import gpu_options, model_groups, model_info, weight_options
+from kvlab.widgets.views import computed_status
 from kvlab.wording import human_bytes, plural
 
 if TYPE_CHECKING:
@@ -89,9 +90,11 @@ def engines_figure(
     if held:
         parts.append("; ".join(f"{x['engine_name']} holds {x['max_sequences_at_context']:,}" for x in held))
     headline += f" Chats of {plural(p['context'], 'token')} at once: " + "; ".join(parts) + "."
+    gpus = plural(p["n_gpus"], "GPU")
     return {
         "params": {"model": info["id"], "gpu": card["id"], "weights": weights, **p},
         "clamped": clamped,
+        "status": computed_status("engines_figure", f"{p['context']:,} tokens, {gpus}"),
         "options": {
             "models": model_groups(),
             "gpus": gpu_options(),

@@ -2,7 +2,7 @@
 
 from typing import TypedDict
 
-from kvlab.widgets.memory_types import IntRange, ModelGroup, ChoiceRange
+from kvlab.widgets.memory_types import ChoiceRange, IntRange, ModelGroup
 from kvlab.widgets.shared_types import Clamped, IdLabel
 
 
@@ -42,6 +42,7 @@ class EngineRow(TypedDict):
 
 
 class EnginesFigureResult(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
     params: EnginesParams
     clamped: Clamped
     options: EnginesOptions

@@ -8,28 +8,76 @@ the first tokens and a window.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kvlab.core import tiny
+from kvlab.inputs import SEED, Param, Spec, finite_number, one_of, short_repr, takes
 from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
+from kvlab.widgets.views import computed_status, raster_display, raster_ticks, with_view
 from kvlab.wording import span_text
-from kvlab.inputs import SEED, Param, Spec, finite_number, one_of, short_repr, takes
-from kvlab.widgets.views import context_shift_display, door_code_view, eviction_display, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.eviction_types import (
+        ContextShiftDisplay,
         ContextShiftViewResult,
         DoorCodeChatResult,
         DoorCodeScoreResult,
+        DoorCodeView,
+        EvictionDisplay,
         EvictionRecallDemoResult,
         EvictionViewResult,
     )
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+CONTEXT_SHIFT_CELLS = ["not written yet", "discarded", "seen by the model", "seen, protected by n_keep"]
+
+
+def context_shift_display(data: dict) -> ContextShiftDisplay:
+    grid = data["grid"]
+    return {
+        **raster_display(grid, CONTEXT_SHIFT_CELLS),
+        "ticks": raster_ticks(len(grid), len(grid[0]) if grid else 0),
+        "status": computed_status("context_shift_figure", f"n_ctx = {data['n_ctx']}, {data['mode']}"),
+    }
+
+
+EVICTION_CELLS = ["not written yet", "evicted", "cached", "added at this step"]
+
+
+def eviction_display(data: dict) -> EvictionDisplay:
+    # the step read out at first: the last
+    return {
+        **raster_display(data["grid"], EVICTION_CELLS),
+        "step": data["steps"][-1],
+        "status": computed_status("eviction_figure", f"{data['policy_name']}, n = {data['params']['n']}"),
+    }
+
+
+def door_code_view(data: dict) -> DoorCodeView:
+    n_digits = len(data["code"] or "")
+
+    def row(key: str, p: dict) -> dict:
+        sizes = "" if p["window"] is None else f"({p['sinks']} + {p['window']})" if p["sinks"] else f"({p['window']})"
+        return {
+            "key": key,
+            "label": p["label"],
+            "sizes": sizes,
+            "kept": p["cache_len"],
+            "in_cache": "yes" if p["code_in_cache"] else "no",
+            "answer": p["answer"],
+            "right": f"{p['digits_right']} of {n_digits}",
+            "loss": "–" if p["mean_nll_last"] is None else f"{p['mean_nll_last']:.3f}",
+        }
+
+    return {"rows": [row(key, p) for key, p in data["policies"].items()]}
 
 
 # ----------------------------------------------------------------------------

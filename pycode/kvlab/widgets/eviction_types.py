@@ -7,8 +7,40 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 
 from typing import NotRequired, TypedDict
 
-from kvlab.widgets.shared_types import Clamped, ServerCommand
-from kvlab.widgets.views_types import ContextShiftDisplay, DoorCodeView, EvictionDisplay
+from kvlab.widgets.shared_types import Clamped, RasterTicks, ServerCommand
+
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class ContextShiftDisplay(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    last_step: int
+    last_token: int
+    cells: list[str]  # a raster cell's meaning, by its value (0..3)
+    ticks: RasterTicks
+
+
+class EvictionDisplay(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    last_step: int
+    last_token: int
+    cells: list[str]  # a raster cell's meaning, by its value (0..3)
+    step: dict  # the step read out at first (the last of the result's `steps`)
+
+
+class DoorCodeRow(TypedDict):
+    key: str
+    label: str
+    sizes: str  # "(sinks + window)", "(window)", or "" for the full cache
+    kept: int
+    in_cache: str
+    answer: str
+    right: str
+    loss: str
+
+
+class DoorCodeView(TypedDict):
+    rows: list[DoorCodeRow]
 
 
 class EvictionParams(TypedDict):
@@ -86,7 +118,7 @@ class EvictionViewResult(TypedDict):
     grid: list[list[int]]  # [step][position]: 0 not seen yet, 1 evicted, 2 cached, 3 new
     compare: PolicyComparison
     text: EvictionViewText
-    view: EvictionDisplay  # display strings for the template (kvlab.widgets.views)
+    view: EvictionDisplay  # display strings for the template (the module's *_view, beside the function)
 
 
 class ContextShiftParams(TypedDict):
@@ -150,7 +182,7 @@ class ContextShiftViewResult(TypedDict):
     grid: list[list[int]]  # [step][token]: 0 not fed yet, 1 discarded, 2 seen, 3 seen and kept
     n_past: list[int]
     text: ContextShiftText
-    view: ContextShiftDisplay  # display strings for the template (kvlab.widgets.views)
+    view: ContextShiftDisplay  # display strings for the template (the module's *_view, beside the function)
 
 
 class DoorCodeChatText(TypedDict):
@@ -226,7 +258,7 @@ class DoorCodeScoreResult(TypedDict):
     chart: DoorCodeChart
     code_gone_at: CodeGoneAt
     text: LinesText
-    view: DoorCodeView  # display strings for the template (kvlab.widgets.views)
+    view: DoorCodeView  # display strings for the template (the module's *_view, beside the function)
 
 
 class RecallEpisode(TypedDict):

@@ -11,13 +11,161 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kvlab.core import tiny
-from kvlab.core.sampling import top_k_probs
 from kvlab.core.decoding import DecoderConfig, decoding_costs
+from kvlab.core.sampling import top_k_probs
 from kvlab.inputs import SEED, Param, Spec, finite_number, takes, text
-from kvlab.widgets.views import race_measured_view, with_view
+from kvlab.widgets.views import token_text, with_view
 
 if TYPE_CHECKING:
-    from kvlab.widgets.generate_types import GenerationDemoResult, RaceDemoResult, RaceMeasuredResult, RaceTheoryResult
+    from kvlab.widgets.generate_types import (
+        GenerateStepView,
+        GenerateView,
+        GenerationDemoResult,
+        ModelRaceView,
+        RaceDemoResult,
+        RaceMeasuredResult,
+        RaceTheoryResult,
+    )
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+def generate_view(data: dict, at: int | None = None, use_cache: bool = True, built: bool = True) -> GenerateView:
+    """The generate widget's run shown at step `at` (None: its last). `data`: generate_figure's
+    result, or a run in the browser in its shape (steps may carry `position` and `ms`);
+    `built`: the run the page was built with."""
+    steps, n_layer = data["steps"], data["n_layer"]
+    at = len(steps) - 1 if at is None else at
+    if built:
+        shown = (
+            "The run below was computed when the page was built (the same weights, in numpy): "
+            f"{data['prompt_len']} prompt tokens, then {len(steps)} new ones."
+        )
+    else:
+        shown = "Your run: the text so far, the cache and the top guesses of each step, as the model computes them."
+
+    def chosen_p(s: dict) -> str:
+        p = next((t["p"] for t in s["top"] if t["token"] == s["token"]), None)
+        return "–" if p is None else f"{p:.3f}"
+
+    def step_view(s: dict) -> GenerateStepView:
+        total = s.get("position", s["cache_len_after"])
+        before, after = s["cache_len_before"], s["cache_len_after"]
+        if not use_cache:
+            phase = (
+                f"No cache · step {s['step']} · all {s['tokens_in']} tokens computed again, nothing kept after the step"
+            )
+        elif s["phase"] == "prefill":
+            phase = f"Prefill · step 0 · cache empty before, {after} entries after the step"
+        else:
+            phase = f"Decode · step {s['step']} · {before} entries read from the cache, {after} after the step"
+        return {
+            "phase": phase,
+            "which": f"new token {s['step'] + 1}",
+            "top": [
+                {
+                    "text": token_text(t["text"]),
+                    "p": f"{t['p']:.3f}",
+                    "mark": "chosen" if t["token"] == s["token"] else None,
+                }
+                for t in s["top"]
+            ],
+            "cells": ["new" if i >= before else "read" for i in range(total)],
+            "grid_label": (
+                f"{n_layer} layers × {total} tokens; this step computed {s['tokens_in']} and read {before} from the cache"
+            ),
+        }
+
+    empty: GenerateStepView = {
+        "phase": "Press Generate.",
+        "which": "the next token",
+        "top": [],
+        "cells": [],
+        "grid_label": f"{n_layer} layers, no tokens yet",
+    }
+    return {
+        "shown": shown,
+        "shown_more": " Step back through it, or press Generate for your own." if built else "",
+        "prompt": data["prompt"],
+        "tokens": [
+            {"text": s["text"], "at": "now" if i == at else "later" if i > at else None} for i, s in enumerate(steps)
+        ],
+        "rows": [
+            {
+                "step": s["step"],
+                "phase": s["phase"],
+                "tokens_in": s["tokens_in"],
+                "before": s["cache_len_before"],
+                "after": s["cache_len_after"],
+                "text": token_text(s["text"]),
+                "p": chosen_p(s),
+                "ms": None if s.get("ms") is None else f"{s['ms']:.1f}",
+                "current": "step" if i == at else None,
+            }
+            for i, s in enumerate(steps)
+        ],
+        "step": step_view(steps[at]) if steps else empty,
+        "scrub": f"step {steps[at]['step']} of {steps[-1]['step']}" if steps else "no steps yet",
+    }
+
+
+def race_measured_view(r: dict) -> ModelRaceView:
+    """The model-race widget after a race: race_measured's numbers as the template's lines."""
+    m, t, run = r["compared"], r["theory"], r["run"]
+    if m == 0:
+        identical = "Stopped before both runs had a token to compare."
+    elif r["first_difference"] is None:
+        identical = f"✓ identical tokens: both runs wrote the same {'' if m == r['n_new'] else 'first '}{m} tokens."
+    else:
+        identical = f"✗ the tokens differ: first at new token {r['first_difference']} (of {m} compared)."
+    speedup, d = r["speedup_decode"], r["decode_ms"]
+    cut = run["prompt_cut"]
+    return {
+        "identical": identical,
+        "verdict": "bad" if r["first_difference"] is not None else "ok" if m > 0 else None,
+        "same": r["identical"],
+        "measured": "–" if speedup is None else f"{speedup:,.1f}×",
+        "measured_value": speedup,
+        "measured_note": "Stopped too early to compare decode steps."
+        if speedup is None
+        else f"Sum of the {m - 1} decode steps: {d['no_cache']:,.2f} ms without the cache ÷ {d['cache']:,.2f} ms "
+        f"with it (prefill left out: {r['prefill_ms']:,.2f} ms, the same work in both runs).",
+        "theory": f"{t['speedup_decode']:,.1f}×" if t else "–",
+        "theory_value": t["speedup_decode"] if t else None,
+        "theory_note": f"Multiply-adds of the same {t['n_new'] - 1} decode steps (prompt {t['prompt_len']} tokens): "
+        f"without the cache ÷ with it. Over the whole run, prefill included: {t['speedup_total']:,.1f}×. It leaves "
+        "out the fixed cost of each step."
+        if t
+        else "Nothing to compare yet: run the race to the end.",
+        "prompt": f"Prompt: {r['prompt_len']} tokens"
+        + (f" (the first {cut} cut off to fit the context)" if cut else "")
+        + ". The model wrote: ",
+        "wrote": run["text"],
+    }
+
+
+def model_race_view(data: dict) -> ModelRaceView:
+    """The model-race widget before a race: model_race_figure's theory (race_measured_view writes a race's lines)."""
+    return {
+        "identical": "",
+        "verdict": None,
+        "same": None,
+        "measured": "–",
+        "measured_value": None,
+        "measured_note": "Press Run to race on your machine.",
+        "theory": f"{data['speedup_decode']:,.1f}×",
+        "theory_value": data["speedup_decode"],
+        "theory_note": (
+            f"Multiply-adds of the {data['n_new'] - 1} decode steps for the prompt above ({data['prompt_len']} tokens) "
+            f"and n = {data['n_new']}, computed when this page was built: without the cache ÷ with it. Over the whole "
+            f"run, prefill included: {data['speedup_total']:,.1f}×. A race computes it again in your browser, for its "
+            "own prompt length and n."
+        ),
+        "prompt": "",
+        "wrote": "",
+    }
+
 
 # What generate_figure accepts, clamped with no notice (the widget shows the steps it ran).
 GENERATE_INPUTS = Spec(

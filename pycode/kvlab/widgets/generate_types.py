@@ -8,7 +8,63 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import FloatListPerSide, FloatPerSide, TokenProbability
-from kvlab.widgets.views_types import ModelRaceView
+
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class GenerateTopRow(TypedDict):
+    text: str
+    p: str
+    mark: str | None  # "chosen": the step's token
+
+
+class GenerateStepView(TypedDict):
+    phase: str
+    which: str
+    top: list[GenerateTopRow]
+    cells: list[str]  # per token of the step: "new" (computed) or "read" (from the cache)
+    grid_label: str
+
+
+class GenerateToken(TypedDict):
+    text: str
+    at: str | None  # "now": the step shown; "later": after it
+
+
+class GenerateRow(TypedDict):
+    step: int
+    phase: str
+    tokens_in: int
+    before: int
+    after: int
+    text: str
+    p: str
+    ms: str | None
+    current: str | None  # "step": the step shown
+
+
+class GenerateView(TypedDict):
+    shown: str
+    shown_more: str
+    prompt: str
+    tokens: list[GenerateToken]
+    rows: list[GenerateRow]
+    step: GenerateStepView
+    scrub: str
+
+
+class ModelRaceView(TypedDict):
+    identical: str
+    verdict: str | None  # "ok": the two runs wrote the same tokens; "bad": they differ
+    same: bool | None
+    measured: str
+    measured_value: float | None
+    measured_note: str
+    theory: str
+    theory_value: float | None
+    theory_note: str
+    prompt: str
+    wrote: str  # the model's text
 
 
 class GenerationStep(TypedDict):
@@ -102,4 +158,4 @@ class RaceMeasuredResult(TypedDict):
     prompt_len: int
     run: RaceRunText
     status: str
-    view: ModelRaceView  # every line the widget shows (kvlab.widgets.views.race_measured_view)
+    view: ModelRaceView  # every line the widget shows (kvlab.widgets.generate.race_measured_view)

@@ -14,10 +14,104 @@ import numpy as np
 from kvlab.core.cache import cache_lengths
 from kvlab.core.decoding import DecoderConfig, ToyDecoder, positions_processed
 from kvlab.inputs import SEED, Param, Spec, takes
-from kvlab.widgets.views import step_through_view, with_view
+from kvlab.widgets.views import computed_status, with_view
 
 if TYPE_CHECKING:
-    from kvlab.widgets.kv_cache_types import StepThroughFigureResult, StepThroughResult
+    from kvlab.widgets.kv_cache_types import StepThroughFigureResult, StepThroughResult, StepThroughView, StepView
+
+
+def _span(ps: list[int]) -> str:
+    return f"token {ps[0] + 1}" if len(ps) == 1 else f"tokens {ps[0] + 1}–{ps[-1] + 1}"
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+def step_through_view(data: dict) -> StepThroughView:
+    p = data["params"]
+    width = data["steps"][-1]["cache_len_after"]
+    cell = {"computed": "computed", "read": "read", "empty": "not yet"}
+
+    def step(s: dict) -> StepView:
+        l0 = s["layers"][0]
+        if s["phase"] == "prefill":
+            phase = f"Prefill · step {s['step']} · cache empty before, {s['cache_len_after']} entries after"
+            describe = (
+                f"Every layer computes K and V for {_span(l0['computed'])} (the whole prompt, in one pass) and "
+                "writes them to its cache; nothing is read from the cache yet."
+            )
+        else:
+            phase = f"Decode · step {s['step']} · {s['cache_len_before']} entries read, {s['cache_len_after']} after the step"
+            describe = (
+                f"Every layer computes K and V for {_span(l0['computed'])} only, and reads {_span(l0['read'])} from "
+                f"its cache. Without a cache this step would push all {len(s['without_cache_recomputed'])} tokens "
+                "through every layer."
+            )
+        rows = []
+        for lay in s["layers"]:
+            states = [
+                "computed" if x in lay["computed"] else "read" if x in lay["read"] else "empty" for x in range(width)
+            ]
+            rows.append({"layer": lay["layer"] + 1, "cells": [{"state": st, "text": cell[st]} for st in states]})
+        # the same step with the cache off: every token so far goes through every layer again
+        redo = set(s["without_cache_recomputed"])
+        n_redo = len(redo)
+        rows_no_cache = [
+            {
+                "layer": lay["layer"] + 1,
+                "cells": [
+                    {"state": "computed", "text": cell["computed"]}
+                    if x in redo
+                    else {"state": "empty", "text": cell["empty"]}
+                    for x in range(width)
+                ],
+            }
+            for lay in s["layers"]
+        ]
+        redone_before = n_redo - s["n_new"]
+        no_cache = {
+            "phase": f"{s['phase'].capitalize()} · step {s['step']} · no cache: {n_redo} tokens through every layer",
+            "describe": (
+                f"Every layer computes K and V for {_span(l0['computed'])} (the whole prompt) and keeps none of them."
+                if s["phase"] == "prefill"
+                else f"Every layer computes K and V again for all {n_redo} tokens: the {redone_before} it already "
+                f"computed at earlier steps, then thrown away, and the new one. {n_redo * len(s['layers'])} cells "
+                f"computed where the cache computes {s['n_new'] * len(s['layers'])}."
+            ),
+            "rows": rows_no_cache,
+        }
+        return {
+            "step": s["step"],
+            "counter": f"step {s['step']} of {p['steps']}",
+            "phase": phase,
+            "describe": describe,
+            "positions": list(range(1, width + 1)),
+            "rows": rows,
+            "no_cache": no_cache,
+        }
+
+    eq = data["equivalence"]
+    # rounding noise differs between CPython and Pyodide (6.2e-15 vs 7.1e-15): below 1e-12 the page says so
+    # instead of printing the noise, so the page and the browser show the same words
+    mantissa, exponent = f"{eq['max_abs_logit_diff']:.1e}".split("e")
+    diff = "under 1e-12" if eq["max_abs_logit_diff"] < 1e-12 else f"{mantissa}e{int(exponent)}"
+    return {
+        "status": computed_status(
+            "step_through_figure",
+            f"prompt {data['params']['prompt_len']} tokens, {data['params']['steps']} decode steps, {data['params']['layers']} layers",
+        ),
+        "steps": [step(s) for s in data["steps"]],
+        "equivalence": {
+            "steps": str(p["steps"] + 1),
+            "tokens_no_cache": " ".join(str(t) for t in eq["tokens_no_cache"]),
+            "tokens_cache": " ".join(str(t) for t in eq["tokens_cache"]),
+            "same": "identical" if eq["same_tokens"] else "different",
+            "diff": diff,
+            "work_no_cache": str(eq["tokens_processed"]["no_cache"]),
+            "work_cache": str(eq["tokens_processed"]["cache"]),
+        },
+    }
+
 
 # What the functions accept: whole numbers (a fraction is refused), clamped into these ranges.
 # `control`: the range the page's slider offers, where narrower.

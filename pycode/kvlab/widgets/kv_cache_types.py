@@ -8,7 +8,40 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import Clamped, IntPerSide
-from kvlab.widgets.views_types import StepThroughView
+
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class GridCell(TypedDict):
+    state: str
+    text: str
+
+
+class GridRow(TypedDict):
+    layer: int
+    cells: list[GridCell]
+
+
+class StepNoCache(TypedDict):
+    phase: str
+    describe: str
+    rows: list[GridRow]
+
+
+class StepView(TypedDict):
+    step: int
+    counter: str
+    phase: str
+    describe: str
+    positions: list[int]
+    rows: list[GridRow]
+    no_cache: StepNoCache
+
+
+class StepThroughView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    steps: list[StepView]
+    equivalence: dict[str, str]
 
 
 class StepThroughParams(TypedDict):
@@ -56,4 +89,4 @@ class CacheEquivalence(TypedDict):
 
 class StepThroughFigureResult(StepThroughResult):
     equivalence: CacheEquivalence
-    view: StepThroughView  # display strings for the template (kvlab.widgets.views)
+    view: StepThroughView  # display strings for the template (the module's *_view, beside the function)

@@ -21,21 +21,55 @@ page and the card derive every number the same way:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import copy
 import functools
 import json
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kvlab.core import kv_quant, tiny
 from kvlab.inputs import Param, Spec, takes
-from kvlab.widgets.views import kv_quant_view, with_view
+from kvlab.widgets.views import with_view
 
 if TYPE_CHECKING:
-    from kvlab.widgets.kv_quant_types import KvQuantDemoResult, KvQuantTableResult
+    from kvlab.widgets.kv_quant_types import KvQuantDemoResult, KvQuantTableResult, KvQuantView
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+# where a kv-quant table was measured (kv_quant_measure's source, or the browser's), in the caption's words
+KV_QUANT_MEASURED = {
+    "numpy reference (kvlab.core.gpt)": "when the page was built, on kvlab's numpy reference of the tiny model",
+    "your browser (onnxruntime-web)": "in your browser just now (onnxruntime-web)",
+}
+
+
+def kv_quant_view(data: dict) -> KvQuantView:
+    measured = KV_QUANT_MEASURED.get(data["source"], f"by {data['source']}")
+    return {
+        "caption": (
+            f"Measured {measured}: {data['n_steps']} tokens after a {data['prompt_len']}-token prompt, "
+            "then the door-code chats below."
+        ),
+        "rows": [
+            {
+                "format": r["format"],
+                "bytes": f"{r['bytes_per_token']:,}",
+                "share": f"({100 * r['vs_fp32']:.1f}%)",
+                "dlogit": f"{r['max_abs_dlogit']:.3g}",
+                "top1": f"{100 * r['top1_agreement']:.1f}%",
+                "diverge": f"never ({data['n_steps']} steps)"
+                if r["first_divergence"] is None
+                else f"token {r['first_divergence']}",
+                "recall": [{"said": s["said"] or "–", "correct": s["correct"]} for s in r["recall"]],
+            }
+            for r in data["rows"]
+        ],
+    }
+
 
 KV_QUANT_PROMPT = tiny.DEFAULT_PROMPT
 # What kv_quant_figure accepts, clamped with no notice (the widget shows the value it used).

@@ -7,7 +7,27 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 
 from typing import TypedDict
 
-from kvlab.widgets.views_types import KvQuantView
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class KvQuantAnswer(TypedDict):
+    said: str
+    correct: bool
+
+
+class KvQuantRowView(TypedDict):
+    format: str
+    bytes: str
+    share: str
+    dlogit: str
+    top1: str
+    diverge: str
+    recall: list[KvQuantAnswer]
+
+
+class KvQuantView(TypedDict):
+    caption: str
+    rows: list[KvQuantRowView]
 
 
 class KvQuantRecallAnswer(TypedDict):
@@ -35,7 +55,7 @@ class KvQuantTableResult(TypedDict):
     distances: list[int]
     codes: list[str]
     rows: list[KvQuantRow]
-    view: KvQuantView  # display strings for the template (kvlab.widgets.views)
+    view: KvQuantView  # display strings for the template (the module's *_view, beside the function)
 
 
 class KvQuantEpisode(TypedDict):

@@ -9,21 +9,20 @@ steps, limits and pickers are shared with the other pages (kvlab.widgets.pickers
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from kvlab.dtypes import GIB
 from kvlab.inputs import short_repr, takes, text
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
-from kvlab.memory.checkpoint import checkpoint_weights_bytes, hub_plan
 from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
+from kvlab.memory.checkpoint import checkpoint_weights_bytes, hub_plan
 from kvlab.memory.kv_bytes import (
     LAYER_KIND_LABELS,
+    LLAMACPP_PAD,
     VLLM_BLOCK_SIZE,
     VLLM_GPU_MEMORY_UTILIZATION,
     VLLM_MAX_NUM_BATCHED_TOKENS,
-    LLAMACPP_PAD,
     kv_formula,
     layer_memory_map,
     memory_report,
@@ -51,11 +50,59 @@ from kvlab.widgets.pickers import (
     model_info,
     weight_options,
 )
-from kvlab.widgets.views import gpu_fit_view, kv_memory_view, with_view
+from kvlab.widgets.views import with_view
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
 
 if TYPE_CHECKING:
-    from kvlab.widgets.memory_types import GpuFitFigureResult, HubPlan, KvMemoryFigureResult
+    from kvlab.widgets.memory_types import GpuFitFigureResult, GpuFitView, HubPlan, KvMemoryFigureResult, KvMemoryView
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+def _not_confirmed(info: dict | None) -> str:
+    return f"Not confirmed: {info['note']}" if info and not info["confirmed"] else ""
+
+
+def kv_memory_view(data: dict) -> KvMemoryView:
+    r = data["result"]
+    g = r["growth"]
+    head = g["growth_per_token"] if g["bounded"] else r["per_token"]
+    curve = data["curve"]
+    return {
+        "head": {
+            "human": head["human"],
+            "exact": head["exact"],
+            "text": g["text"] if g["bounded"] else "per token",
+            "formula": g["growth_formula"] if g["bounded"] else r["formula"],
+        },
+        "notes": r["notes"] + r["engine_notes"],
+        "log": "\n".join(r["log_lines"]),
+        "model_note": _not_confirmed(data["model_info"]),
+        "curve_axis": f"KV cache, GiB ({data['params']['kv']}, {data['mode_label'].split(' (')[0]})",
+        "curve_rows": [
+            {
+                "tokens": f"{c:,}",
+                "cells": [{"human": s["human"][i], "title": f"{s['bytes'][i]:,} B"} for s in curve["series"]],
+            }
+            for i, c in enumerate(curve["contexts"])
+        ],
+        "kinds": [{**k, "title": f"{k['per_token']['exact']}; {k['formula']}"} for k in data["kinds"]],
+    }
+
+
+def gpu_fit_view(data: dict) -> GpuFitView:
+    segments = data["segments"]
+    return {
+        "segments": [{**s, "title": f"{s['label']}: {s['human']} ({s['exact']})"} for s in segments],
+        "bar_label": "".join(f"{s['label']} {s['human']}, " for s in segments)
+        + f"against {data['memory']['human']} of GPU memory",
+        "limit_title": f"{data['budget_label']}: {data['budget']['human']}",
+        "total_label": "total per GPU" if data["per_gpu"] else "total",
+        "log": "\n".join(data["log_lines"]),
+        "model_note": _not_confirmed(data["model_info"]),
+    }
+
 
 # One model per kind for the comparison table (ids in the catalogue).
 KIND_EXAMPLES = ("llama-2-7b", "llama-3.1-8b", "deepseek-v2-lite", "gemma-2-9b", "qwen3-next-80b-a3b")

@@ -8,7 +8,44 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import NotRequired, TypedDict
 
 from kvlab.widgets.shared_types import Amount, Clamped, IdLabel, ServerFlag
-from kvlab.widgets.views_types import GpuFitView, KvMemoryView
+
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class TitledCell(TypedDict):
+    human: str
+    title: str
+
+
+class CurveRow(TypedDict):
+    tokens: str
+    cells: list[TitledCell]
+
+
+class KvMemoryHead(TypedDict):
+    human: str
+    exact: str
+    text: str
+    formula: str
+
+
+class KvMemoryView(TypedDict):
+    head: KvMemoryHead
+    notes: list[str]
+    log: str
+    model_note: str
+    curve_axis: str  # the KV-against-context chart's y-axis title
+    curve_rows: list[CurveRow]
+    kinds: list[dict]  # the result's `kinds`, each with its cell's `title`
+
+
+class GpuFitView(TypedDict):
+    segments: list[dict]  # the result's `segments`, each with its `title`
+    bar_label: str
+    limit_title: str
+    total_label: str
+    log: str
+    model_note: str
 
 
 class ModelInfo(TypedDict):
@@ -291,7 +328,7 @@ class KvMemoryFigureResult(TypedDict):
     claim: SeedClaim
     status: str
     options: KvMemoryOptions
-    view: KvMemoryView  # display strings for the template (kvlab.widgets.views)
+    view: KvMemoryView  # display strings for the template (the module's *_view, beside the function)
 
 
 class GpuFitParams(TypedDict):
@@ -389,4 +426,4 @@ class GpuFitFigureResult(TypedDict):
     gpus: list[GpuVerdictRow]
     status: str
     options: GpuFitOptions
-    view: GpuFitView  # display strings for the template (kvlab.widgets.views)
+    view: GpuFitView  # display strings for the template (the module's *_view, beside the function)

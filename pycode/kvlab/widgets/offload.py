@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvlab.inputs import one_of, Param, short_repr, Spec, takes
+from kvlab.inputs import Param, Spec, one_of, short_repr, takes
 from kvlab.memory.catalogue import get_gpu, get_model
 from kvlab.reuse.offload import (
     CURVE_TOKENS,

@@ -11,14 +11,94 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-
+from kvlab.inputs import Param, Spec, short_repr, takes
 from kvlab.reuse.prefix_cache import BlockPrefixCache, RadixPrefixCache, run_requests, shared_prompt_requests
+from kvlab.widgets.views import computed_status, with_view
 from kvlab.wording import sci
-from kvlab.inputs import Param, short_repr, Spec, takes
-from kvlab.widgets.views import prefix_blocks_view, prefix_cache_view, prefix_cases_view, with_view
 
 if TYPE_CHECKING:
-    from kvlab.widgets.prefix_types import PrefixBlocksResult, PrefixCacheFigureResult, PrefixCasesResult
+    from kvlab.widgets.prefix_types import (
+        PrefixBlocksResult,
+        PrefixBlocksView,
+        PrefixCacheFigureResult,
+        PrefixCacheView,
+        PrefixCasesResult,
+        PrefixCasesView,
+    )
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+def prefix_blocks_view(data: dict) -> PrefixBlocksView:
+    prefix_len = data["params"]["prefix_len"]
+    return {
+        "status": computed_status("prefix_blocks_figure", f"block size {data['params']['block_size']}"),
+        "requests": [
+            {
+                "label": f"Request {i}",
+                "aria": f"Request {i}: {r['n_tokens']} tokens in {len(r['blocks'])} blocks",
+                "prefix": f"{100 * prefix_len / r['n_tokens']:.4f}",
+                "blocks": [
+                    {
+                        "status": b["status"],
+                        "grow": b["end"] - b["start"],
+                        "what": f"tokens {b['start']}–{b['end'] - 1}: {b['status']}",
+                    }
+                    for b in r["blocks"]
+                ],
+            }
+            for i, r in enumerate(data["requests"], start=1)
+        ],
+    }
+
+
+def prefix_cases_view(data: dict) -> PrefixCasesView:
+    return {
+        "status": computed_status(
+            "prefix_cases_figure", next(c["label"] for c in data["cases"] if c["key"] == data["params"]["case"]).lower()
+        ),
+        "case": next(c["label"] for c in data["cases"] if c["key"] == data["params"]["case"]).lower(),
+        "requests": [
+            {
+                "label": f"Request {i} · {r['n_tokens']} tokens · reused: {r['radix_reused']} token-granular, "
+                f"{r['blocks_reused']} in blocks",
+                "aria": f"Request {i}: its parts",
+                "segments": [
+                    {
+                        "label": sg["label"],
+                        "kind": sg["kind"],
+                        "reuse": sg["reuse"],
+                        "tokens": sg["tokens"],
+                        "count": f"{sg['reused']}/{sg['tokens']}",
+                        "title": f"{sg['label']}: {sg['reused']} of {sg['tokens']} tokens reused",
+                    }
+                    for sg in r["segments"]
+                ],
+                "blocks": [{"status": b["status"], "tokens": b["tokens"]} for b in r["blocks"]],
+            }
+            for i, r in enumerate(data["requests"], start=1)
+        ],
+    }
+
+
+def prefix_cache_view(data: dict) -> PrefixCacheView:
+    block_size = data["params"]["block_size"]
+    return {
+        "status": computed_status("prefix_cache_figure", f"{data['text']['n_requests']} requests"),
+        "blocks_name": f"{block_size}-token blocks (vLLM)",
+        "granularity": [
+            {
+                "block_size": g["block_size"],
+                "row": "current" if g["block_size"] == block_size else None,
+                "reused_per_request": f"{g['tokens_reused_per_request']:,}",
+                "recomputed_of_prefix": f"{g['tokens_recomputed_of_prefix']:,}",
+                "reused": f"{g['tokens_reused']:,}",
+            }
+            for g in data["granularity"]
+        ],
+    }
+
 
 GRANULARITY_BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64]
 # What the functions accept: token counts are whole numbers (a fraction is refused), clamped into these ranges.

@@ -8,7 +8,67 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import Clamped, KeyLabel
-from kvlab.widgets.views_types import PrefixBlocksView, PrefixCacheView, PrefixCasesView
+
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class BlockView(TypedDict):
+    status: str
+    grow: int
+    what: str
+
+
+class BlocksRequestView(TypedDict):
+    label: str
+    aria: str
+    prefix: str  # the shared prefix's share of the request's width, in percent
+    blocks: list[BlockView]
+
+
+class PrefixBlocksView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    requests: list[BlocksRequestView]
+
+
+class CaseSegmentView(TypedDict):
+    label: str
+    kind: str
+    reuse: str
+    tokens: int
+    count: str
+    title: str
+
+
+class CaseBlockView(TypedDict):
+    status: str
+    tokens: int
+
+
+class CaseRequestView(TypedDict):
+    label: str
+    aria: str
+    segments: list[CaseSegmentView]
+    blocks: list[CaseBlockView]
+
+
+class PrefixCasesView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    case: str  # the case's label, for the status line
+    requests: list[CaseRequestView]
+
+
+class GranularityRowView(TypedDict):
+    block_size: int
+    row: str | None  # "current": the block size chosen
+    reused_per_request: str
+    recomputed_of_prefix: str
+    reused: str
+
+
+class PrefixCacheView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    blocks_name: str
+    granularity: list[GranularityRowView]
 
 
 class PrefixCacheParams(TypedDict):
@@ -89,7 +149,7 @@ class PrefixCacheFigureResult(TypedDict):
     blocks: BlockPrefixCacheRun
     granularity: list[GranularityRow]
     text: PrefixCacheText
-    view: PrefixCacheView  # display strings for the template (kvlab.widgets.views)
+    view: PrefixCacheView  # display strings for the template (the module's *_view, beside the function)
 
 
 class PrefixBlocksParams(TypedDict):
@@ -137,7 +197,7 @@ class PrefixBlocksResult(TypedDict):
     requests: list[PrefixBlocksRequest]
     token_granular_reused: int
     text: PrefixBlocksText
-    view: PrefixBlocksView  # display strings for the template (kvlab.widgets.views)
+    view: PrefixBlocksView  # display strings for the template (the module's *_view, beside the function)
 
 
 class PrefixCasesParams(TypedDict):
@@ -201,4 +261,4 @@ class PrefixCasesResult(TypedDict):
     requests: list[CaseRequest]
     totals: CaseTotals
     text: SummaryText
-    view: PrefixCasesView  # display strings for the template (kvlab.widgets.views)
+    view: PrefixCasesView  # display strings for the template (the module's *_view, beside the function)

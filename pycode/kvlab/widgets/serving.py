@@ -10,15 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-
+from kvlab.inputs import Param, Spec, short_repr, takes
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
-from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION
 from kvlab.memory.deployment import Refused
+from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION
 from kvlab.memory.scheduler import simulate
 from kvlab.memory.serving import serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
-from kvlab.inputs import Param, Spec, short_repr, takes
-from kvlab.wording import amount, human_bytes, plural, token_count, trim
 from kvlab.widgets.pickers import (
     CONTEXT_STEPS,
     CONTEXT_TICKS,
@@ -28,17 +26,31 @@ from kvlab.widgets.pickers import (
     context_flag,
     context_step,
     curve_contexts,
-    input_limits,
-    model_info,
     gpu_options,
+    input_limits,
     kv_options,
     model_groups,
+    model_info,
     weight_options,
 )
-from kvlab.widgets.views import serving_view, with_view
+from kvlab.widgets.views import computed_status, with_view
+from kvlab.wording import amount, human_bytes, plural, token_count, trim
 
 if TYPE_CHECKING:
-    from kvlab.widgets.serving_types import ServingFigureResult, ServingSimFigureResult
+    from kvlab.widgets.serving_types import ServingFigureResult, ServingSimFigureResult, ServingView
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+def serving_view(data: dict) -> ServingView:
+    c = data["curve"]
+    return {
+        "curve_rows": [
+            {"tokens": f"{x:,}", "ms_batch1": c["ms_batch1_text"][i], "ms_batch": c["ms_batch_text"][i]}
+            for i, x in enumerate(c["contexts"])
+        ]
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -409,6 +421,7 @@ def serving_sim_figure(
     base = {
         "params": {"model": info["id"], "gpu": card["id"], "weights": weights, **p},
         "clamped": clamped,
+        "status": computed_status("serving_sim_figure", f"{p['num_prompts']} chats, {p['users']} at a time"),
         "options": {
             "models": model_groups(),
             "gpus": gpu_options(),

@@ -9,7 +9,18 @@ from typing import TypedDict
 
 from kvlab.widgets.memory_types import ContextFlag, IntRange, ModelGroup, ModelInfo, ServingOptions
 from kvlab.widgets.shared_types import Amount, Clamped, IdLabel
-from kvlab.widgets.views_types import ServingView
+
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class ServingCurveRow(TypedDict):
+    tokens: str
+    ms_batch1: str
+    ms_batch: str
+
+
+class ServingView(TypedDict):
+    curve_rows: list[ServingCurveRow]
 
 
 class ServingParams(TypedDict):
@@ -132,7 +143,7 @@ class ServingFigureResult(TypedDict):
     curve: ServingCurve
     status: str
     options: ServingOptions
-    view: ServingView  # display strings for the template (kvlab.widgets.views)
+    view: ServingView  # display strings for the template (the module's *_view, beside the function)
 
 
 class ServingSimParams(TypedDict):
@@ -172,6 +183,8 @@ class NameValue(TypedDict):
 
 class ServingSimFigureResult(TypedDict):
     """kvlab.serving_sim_figure: the scheduler simulation (kvlab.memory.scheduler.simulate), played."""
+
+    status: str  # the status line after a result (context.js ctx.live says it)
 
     params: ServingSimParams
     clamped: Clamped

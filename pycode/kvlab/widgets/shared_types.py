@@ -78,3 +78,14 @@ class TokenProbability(TypedDict):
     token: int
     text: str
     p: float
+
+
+# a step-by-position raster's axis ticks (kvlab.widgets.views.raster_ticks)
+class RasterTick(TypedDict):
+    label: str
+    at: float  # the cell's middle, in percent of the drawing's width (x) or height (y)
+
+
+class RasterTicks(TypedDict):
+    x: list[RasterTick]  # tokens of the text
+    y: list[RasterTick]  # steps

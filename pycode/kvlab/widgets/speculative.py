@@ -17,7 +17,7 @@ from kvlab.core.speculative import greedy_check, recurrent_rollback, speculative
 from kvlab.inputs import Param, Spec, one_of, takes
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.kv_bytes import kv_bytes_per_token, kv_cache_bytes
-from kvlab.widgets.views import with_view
+from kvlab.widgets.views import computed_status, with_view
 from kvlab.wording import human_bytes, plural, span_text
 
 if TYPE_CHECKING:
@@ -119,6 +119,10 @@ def spec_decode_view(data: dict) -> SpecDecodeView:
         }
 
     return {
+        "status": computed_status(
+            "spec_decode_figure",
+            f"k = {data['params']['k']}, {data['params']['draft_layers']}-layer draft, {data['params']['n_new']} tokens",
+        ),
         "steps": [step(s) for s in data["steps"]],
         "summary": (
             f"{plural(t['new_tokens'], 'token')} in {plural(t['target_passes'], 'target pass', 'target passes')} "

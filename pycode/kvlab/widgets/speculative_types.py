@@ -111,6 +111,7 @@ class SpecStepView(TypedDict):
 
 
 class SpecDecodeView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
     steps: list[SpecStepView]
     summary: str
     check: str

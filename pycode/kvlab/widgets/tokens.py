@@ -10,12 +10,30 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kvlab.core import tiny
-from kvlab.inputs import Param, Spec, takes, text
 from kvlab.core.sampling import top_k_probs
-from kvlab.widgets.views import tokens_view, with_view
+from kvlab.inputs import Param, Spec, takes, text
+from kvlab.widgets.views import with_view
 
 if TYPE_CHECKING:
-    from kvlab.widgets.tokens_types import NextTokenDemoResult, TokenizeDemoResult
+    from kvlab.widgets.tokens_types import NextTokenDemoResult, NextTokenView, TokenizeDemoResult, TokensView
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+def tokens_view(data: dict) -> TokensView:
+    return {
+        "status": "Tokenized in your browser by kvlab.tokens_figure.",
+        "tokens": [
+            {**t, "title": f"token id {t['id']}, {t['bytes']} byte{'' if t['bytes'] == 1 else 's'}"}
+            for t in data["tokens"]
+        ],
+        "bytes_per_token": f"{data['bytes_per_token']:g}",
+    }
+
+
+def next_token_view(data: dict) -> NextTokenView:
+    return {"n_tokens": data["n_tokens"], "top": [{"text": t["text"], "p": f"{t['p']:.3f}"} for t in data["top"]]}
 
 
 @with_view(tokens_view)

@@ -8,7 +8,31 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import TokenProbability
-from kvlab.widgets.views_types import TokensView
+
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class TitledToken(TypedDict):
+    id: int
+    text: str
+    bytes: int
+    title: str
+
+
+class TokensView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    tokens: list[TitledToken]
+    bytes_per_token: str
+
+
+class NextTokenRow(TypedDict):
+    text: str
+    p: str
+
+
+class NextTokenView(TypedDict):
+    n_tokens: int
+    top: list[NextTokenRow]
 
 
 class TokenPiece(TypedDict):
@@ -26,7 +50,7 @@ class TokenizeDemoResult(TypedDict):
     n_bytes: int
     bytes_per_token: float
     vocab_size: int
-    view: TokensView  # display strings for the template (kvlab.widgets.views)
+    view: TokensView  # display strings for the template (the module's *_view, beside the function)
 
 
 class NextTokenDemoResult(TypedDict):

@@ -10,26 +10,139 @@ what was computed. The *_figure functions add what the page states in words
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kvlab.core.decoding import DecoderConfig, decoding_costs, decoding_steps, step_cost, times_processed
 from kvlab.inputs import Param, Spec, takes
-from kvlab.widgets.views import race_view, reprocessing_view, wall_view, with_view
+from kvlab.widgets.views import computed_status, times, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.wall_types import (
         AddTokenCounters,
+        OdometerFrame,
+        OdometerSide,
         QuadraticWallFigureResult,
         RaceFigureResult,
         RaceOdometers,
         RaceResult,
+        RaceView,
         ReprocessingResult,
+        ReprocessingView,
+        WallView,
     )
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+def big_number(x: float) -> str:
+    """A count of multiply-adds in words: 1.2 billion, 3.4 million, 812.
+
+    >>> big_number(1_234_567_890), big_number(2.5e12), big_number(812.7)
+    ('1.2 billion', '2.5 trillion', '812')
+    """
+    for v, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "thousand")):
+        if x >= v:
+            return f"{x / v:.1f} {word}"
+    return f"{int(x)}"
+
+
+def wall_view(data: dict) -> WallView:
+    p = data["params"]
+
+    def work(step: dict) -> dict[str, dict[str, str]]:
+        return {
+            side: {k: big_number(step[side][k]) for k in ("weight_macs", "attention_macs", "cumulative_macs")}
+            for side in ("cache", "no_cache")
+        }
+
+    return {
+        "status": computed_status(
+            "quadratic_wall_figure",
+            f"n = {data['params']['n']}, {data['params']['n_layers']} layers, d_model {data['params']['d_model']}",
+        ),
+        "n": f"{p['n']:,}",
+        "shape": (
+            f"{p['n_layers']} layers, d_model {p['d_model']}, {p['n_heads']} heads "
+            f"({p['n_kv_heads']} KV heads), d_ff {p['d_ff']}"
+        ),
+        "growth": {side: {k: times(v) for k, v in g.items()} for side, g in data["growth"].items()},
+        "share": f"{100 * data['last_attention_share']['cache']:.1f}",
+        "first": work(data["first"]),
+        "last": work(data["last"]),
+    }
+
+
+def race_view(data: dict) -> RaceView:
+    od = data["odometers"]
+    n = od["n"]
+
+    def side(f: dict) -> OdometerSide:
+        return {"units": f"{f['units']:,}", "tokens": f["tokens"], "done": f["tokens"] == n}
+
+    def frame(f: dict) -> OdometerFrame:
+        return {"n": n, "no_cache": side(f["no_cache"]), "cache": side(f["cache"])}
+
+    frames = [frame(f) for f in od["frames"]]
+    key = next(i for i, f in enumerate(od["frames"]) if f["units"] == od["cache_done"]["units"])
+    t = data["totals"]
+    n_now = data["params"]["n"]
+    whole = t["ratio"] > 1 and float(t["ratio"]).is_integer()
+    return {
+        "status": computed_status("race_figure", f"n = {data['params']['n']}"),
+        "n": f"{n_now:,}",
+        "totals": {"no_cache": f"{t['no_cache']:,}", "cache": f"{t['cache']:,}", "ratio": times(t["ratio"])},
+        # the first bullet: the slider's n (at the page's n = 19, the landmark: exactly 10x cheaper)
+        "headline": {
+            "tokens": f"{n_now:,} token{'' if n_now == 1 else 's'}",
+            "exactly": "exactly " if whole else "",
+            "cheaper": f"{times(t['ratio'])}× cheaper" if t["ratio"] > 1 else "no cheaper yet",
+            "no_cache": f"{t['no_cache']:,} token-computation{'' if t['no_cache'] == 1 else 's'}",
+            "cache": f"{t['cache']:,}",
+        },
+        "rows": [
+            {
+                "tokens": f"{x:,}",
+                "no_cache": f"{data['no_cache']['cumulative'][i]:,}",
+                "cache": f"{data['cache']['cumulative'][i]:,}",
+                "ratio": f"{times(data['ratio'][i])}×",
+            }
+            for i, x in enumerate(data["tokens"])
+        ],
+        "readout": (
+            f"When the cached model has written all {n} tokens ({od['cache_done']['units']:,} units), the other has "
+            f"written {od['cache_done']['no_cache_tokens']}; it needs {od['no_cache_done']['units']:,} units to finish."
+        ),
+        "frames": frames,
+        "key_frame": frames[key],
+    }
+
+
+def reprocessing_view(data: dict) -> ReprocessingView:
+    k = min(10, data["params"]["n"])  # the token the sentence names next to token 1
+    c = data["counters"]
+    kth = data["no_cache"][k - 1]
+    return {
+        "status": computed_status("reprocessing_figure", f"n = {data['params']['n']}"),
+        "k": k,
+        "kth": kth,
+        "first_unit": "time" if data["no_cache"][0] == 1 else "times",
+        "kth_unit": "time" if kth == 1 else "times",
+        "other": k > 1,  # at n = 1 there is no other token to name ("token 1 … and token 1 1 time")
+        "counters": {
+            "token": f"{c['token']:,}",
+            "reprocessed": f"{c['reprocessed']['no_cache']:,}",
+            "total_no_cache": f"{c['total']['no_cache']:,}",
+            "total_cache": f"{c['total']['cache']:,}",
+        },
+        "rows": [
+            {"token": t, "no_cache": data["no_cache"][i], "cache": data["cache"][i]}
+            for i, t in enumerate(data["tokens"])
+        ],
+    }
 
 
 # What the functions accept: whole numbers (a fraction is refused), clamped into these ranges.

@@ -8,7 +8,73 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import Clamped, FloatListPerSide, FloatPerSide, IntPerSide
-from kvlab.widgets.views_types import RaceView, ReprocessingView, WallView
+
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class WallView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    n: str
+    shape: str
+    growth: dict[str, dict[str, str]]
+    share: str
+    first: dict[str, dict[str, str]]
+    last: dict[str, dict[str, str]]
+
+
+class OdometerSide(TypedDict):
+    units: str
+    tokens: int
+    done: bool
+
+
+class OdometerFrame(TypedDict):
+    n: int
+    no_cache: OdometerSide
+    cache: OdometerSide
+
+
+class RaceRow(TypedDict):
+    tokens: str
+    no_cache: str
+    cache: str
+    ratio: str
+
+
+class RaceHeadline(TypedDict):
+    tokens: str  # "19 tokens"
+    exactly: str  # "exactly " when the ratio is whole, else ""
+    cheaper: str  # "10× cheaper"
+    no_cache: str  # "190 token-computations"
+    cache: str
+
+
+class RaceView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    n: str
+    totals: dict[str, str]
+    headline: RaceHeadline
+    rows: list[RaceRow]
+    readout: str
+    frames: list[OdometerFrame]
+    key_frame: OdometerFrame
+
+
+class ReprocessingRow(TypedDict):
+    token: int
+    no_cache: int
+    cache: int
+
+
+class ReprocessingView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    k: int
+    kth: int
+    first_unit: str  # "time" or "times", after no_cache[0]
+    kth_unit: str  # after kth
+    other: bool  # k is another token than token 1 (n > 1)
+    counters: dict[str, str]
+    rows: list[ReprocessingRow]
 
 
 class NParams(TypedDict):
@@ -97,7 +163,7 @@ class RaceOdometers(TypedDict):
 class RaceFigureResult(RaceResult):
     landmarks: RaceLandmarks
     odometers: RaceOdometers
-    view: RaceView  # display strings for the template (kvlab.widgets.views)
+    view: RaceView  # display strings for the template (the module's *_view, beside the function)
 
 
 class AddTokenCounters(TypedDict):
@@ -118,7 +184,7 @@ class ReprocessingResult(TypedDict):
     no_cache: list[int]
     cache: list[int]
     counters: AddTokenCounters
-    view: ReprocessingView  # display strings for the template (kvlab.widgets.views)
+    view: ReprocessingView  # display strings for the template (the module's *_view, beside the function)
 
 
 class QuadraticWallFigureParams(TypedDict):
@@ -172,4 +238,4 @@ class QuadraticWallFigureResult(TypedDict):
     last_attention_share: FloatPerSide
     growth: GrowthPerSide
     ratio_cumulative_last: float
-    view: WallView  # display strings for the template (kvlab.widgets.views)
+    view: WallView  # display strings for the template (the module's *_view, beside the function)

@@ -13,16 +13,86 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvlab.inputs import short_repr, text
 from kvlab.memory.catalogue import get_model, model_architecture
 from kvlab.memory.kv_bytes import kv_cache_bytes
 from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.prefix_cache import run_requests, shared_prompt_requests
 from kvlab.widgets.kv_cache import cache_phases
-from kvlab.widgets.views import sequence_view, tradeoff_view, with_view
-from kvlab.inputs import short_repr, text
+from kvlab.widgets.views import computed_status, with_view
 
 if TYPE_CHECKING:
-    from kvlab.widgets.wrapup_types import PrefillDecodeSequenceResult, TradeoffMapResult
+    from kvlab.widgets.wrapup_types import PrefillDecodeSequenceResult, SequenceView, TradeoffMapResult, TradeoffView
+
+
+# ---------------------------------------------------------------------------- views: the words this module's widgets show
+
+
+SEQUENCE_COLUMNS = {"input": 1, "model": 2, "cache": 3}  # the diagram's lifelines, left to right
+
+
+def sequence_view(data: dict) -> SequenceView:
+    col = SEQUENCE_COLUMNS
+    return {
+        "status": f"Computed in your browser by kvlab.prefill_decode_figure: {len(data['steps'])} steps.",
+        "participants": [{**p, "col": col[p["key"]]} for p in data["participants"]],
+        "steps": [
+            {
+                "phase": s["phase"],
+                "note": s["note"],
+                "messages": [
+                    {
+                        "text": m["text"],
+                        "from_col": col[m["from"]],
+                        "to_col": col[m["to"]],
+                        "reply": m["reply"],
+                        "sr": f"{m['from']} to {m['to']}",
+                    }
+                    for m in s["messages"]
+                ],
+            }
+            for s in data["steps"]
+        ],
+    }
+
+
+def tradeoff_view(data: dict) -> TradeoffView:
+    p, names, cell = data["params"], data["techniques"], data["cell"]
+    lengths = data["options"]["length"]
+    return {
+        "status": computed_status(
+            "tradeoff_map_figure",
+            f"{data['params']['length']} conversation, {data['params']['repetition']} repetition, {data['params']['memory']} memory",
+        ),
+        "memory": next(o["label"] for o in data["options"]["memory"] if o["key"] == p["memory"]),
+        "rows": [
+            {
+                "label": lengths[i]["label"],
+                "cells": [
+                    {
+                        "main": c["main"],
+                        "name": names[c["main"]],
+                        "length": c["length"],
+                        "repetition": c["repetition"],
+                        "current": c["length"] == p["length"] and c["repetition"] == p["repetition"],
+                        "label": f"{lengths[i]['label']}, repeats {c['repetition']}: "
+                        + ", ".join(names[h] for h in c["helps"]),
+                    }
+                    for c in row
+                ],
+            }
+            for i, row in enumerate(data["grid"])
+        ],
+        "why": [
+            {
+                "helps": key in cell["helps"],
+                "head": f"{label} helps." if key in cell["helps"] else f"{label}: not needed.",
+                "text": cell["why"][key],
+            }
+            for key, label in names.items()
+        ],
+    }
+
 
 GIB = 2**30
 LENGTHS = {"short": 1024, "medium": 8192, "long": 65536}  # tokens in the conversation

@@ -8,7 +8,61 @@ against them with typeguard. Conventions (all *_types modules): see kvlab.widget
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import IntPerSide, KeyLabel, ServerCommand
-from kvlab.widgets.views_types import SequenceView, TradeoffView
+
+# the view: the words the widget shows (its *_view function, beside the entry function)
+
+
+class SequenceHead(TypedDict):
+    key: str
+    label: str
+    col: int
+
+
+class SequenceArrow(TypedDict):
+    text: str
+    from_col: int
+    to_col: int
+    reply: bool
+    sr: str
+
+
+class SequenceStepView(TypedDict):
+    phase: str
+    note: str
+    messages: list[SequenceArrow]
+
+
+class SequenceView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    participants: list[SequenceHead]
+    steps: list[SequenceStepView]
+
+
+class TradeoffCellView(TypedDict):
+    main: str
+    name: str
+    length: str
+    repetition: str
+    current: bool
+    label: str
+
+
+class TradeoffRowView(TypedDict):
+    label: str
+    cells: list[TradeoffCellView]
+
+
+class TradeoffWhy(TypedDict):
+    helps: bool
+    head: str
+    text: str
+
+
+class TradeoffView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    memory: str
+    rows: list[TradeoffRowView]
+    why: list[TradeoffWhy]
 
 
 class TradeoffParams(TypedDict):
@@ -72,7 +126,7 @@ class TradeoffMapResult(TypedDict):
     grid: list[list[TradeoffCell]]  # [length][repetition]
     rows: list[str]
     cols: list[str]
-    view: TradeoffView  # display strings for the template (kvlab.widgets.views)
+    view: TradeoffView  # display strings for the template (the module's *_view, beside the function)
 
 
 SequenceMessage = TypedDict("SequenceMessage", {"from": str, "to": str, "text": str, "reply": bool})
@@ -88,4 +142,4 @@ class SequenceStep(TypedDict):
 class PrefillDecodeSequenceResult(TypedDict):
     participants: list[KeyLabel]
     steps: list[SequenceStep]
-    view: SequenceView  # display strings for the template (kvlab.widgets.views)
+    view: SequenceView  # display strings for the template (the module's *_view, beside the function)

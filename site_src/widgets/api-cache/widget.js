@@ -36,7 +36,6 @@ kvlab.register("api-cache", {
         form.ttl.disabled = !data.ttl_applies;
         return drawCurve(data);
       },
-      describe: (d) => d.status,
     });
   },
 });

@@ -31,7 +31,6 @@ kvlab.register("attention", {
         });
         details.open = false;
       },
-      describe: (d) => `Computed in your browser by kvlab.attention_figure (d = ${d.d}, temperature = ${d.view.temperature}).`,
     });
 
     function showQuery(q) {

@@ -16,7 +16,6 @@ kvlab.register("context-shift", {
         });
         details.open = false;
       },
-      describe: (data) => `Computed in your browser by kvlab.context_shift_figure (n_ctx = ${data.n_ctx}, ${data.mode}).`,
     });
   },
 });

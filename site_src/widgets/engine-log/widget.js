@@ -19,7 +19,6 @@ kvlab.register("engine-log", {
     // a pasted log is read when the reader submits it, not at every key (read: no call on input)
     const loop = ctx.form("engine_log_figure", {
       read: (ev) => (ev ? null : readState(false)),
-      describe: (d) => d.status,
     });
 
     /* Picking an example puts its log (and config, and model) in the form and explains it as published. */

@@ -32,7 +32,6 @@ kvlab.register("eviction", {
         await drawKept();
         details.open = false;
       },
-      describe: (data) => `Computed in your browser by kvlab.eviction_figure (${data.policy_name}, n = ${data.params.n}).`,
     });
 
     function currentStep() {

@@ -15,7 +15,7 @@
  * Generate plays its run from the first step while the model records it (a
  * step not yet recorded is waited for). With prefers-reduced-motion the run
  * shows its latest step as it comes and Play moves one step a press.
- * `view` is the JS twin of kvlab.widgets.views.generate_view (the template's):
+ * `view` is the JS twin of kvlab.widgets.generate.generate_view (the template's):
  * a run in the shape of generate_figure's result → the bound strings. */
 kvlab.register("generate", {
   view(data, at = data.steps.length - 1, useCache = true, built = true) {

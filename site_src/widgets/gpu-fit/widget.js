@@ -22,7 +22,6 @@ kvlab.register("gpu-fit", {
         return kvlab.kit.readForm(form, data.params);
       },
       sync: (data) => ({ ...data.params, context_step: data.context_step }),
-      describe: (data) => data.status,
     });
   },
 });

@@ -98,7 +98,6 @@ kvlab.register("kv-memory", {
       read: readForm,
       sync: (data) => ({ ...data.params, context_step: data.context_step }),
       draw: render,
-      describe: (data) => data.status,
     });
 
     configForm.addEventListener("submit", (ev) => {

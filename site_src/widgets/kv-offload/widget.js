@@ -36,6 +36,6 @@ kvlab.register("kv-offload", {
       });
     }
 
-    return ctx.form("kv_offload_figure", { sync: true, draw: render, describe: (d) => d.status });
+    return ctx.form("kv_offload_figure", { sync: true, draw: render });
   },
 });

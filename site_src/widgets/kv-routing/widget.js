@@ -33,7 +33,6 @@ kvlab.register("kv-routing", {
       read: (ev, data) => ({ ...data.params, ...kit.readForm(form, data.params) }),
       sync: true,
       draw: render,
-      describe: (d) => d.status,
     });
   },
 });

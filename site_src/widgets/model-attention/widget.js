@@ -2,7 +2,7 @@
  * sentence, live from onnxruntime-web (kvlab.attention); the page was built
  * with the numpy reference (kvlab.model_attention_figure), which gives the same
  * numbers. Tokens are buttons: hover or focus one to light up what it reads.
- * `display` is the JS twin of kvlab.widgets.views.model_attention_display (the
+ * `display` is the JS twin of kvlab.widgets.attention.model_attention_display (the
  * template's): model_attention_figure's result, or the model's numbers in its shape → the bound strings. */
 kvlab.register("model-attention", {
   SOURCES: {

@@ -1,6 +1,6 @@
 /* One forward pass of the tiny model (onnxruntime-web): the top next tokens.
  * Static figure: kvlab.next_token_figure, the numpy reference of the same weights.
- * `view` is the JS twin of kvlab.widgets.views.next_token_view (the template's):
+ * `view` is the JS twin of kvlab.widgets.tokens.next_token_view (the template's):
  * the model's numbers in the shape of next_token_figure's result → the bound strings.
  * A prompt longer than the model's context is cut from the front, and the
  * widget says so in a note that stays; an empty prompt clears the chart. */

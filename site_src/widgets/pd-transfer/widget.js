@@ -31,6 +31,6 @@ kvlab.register("pd-transfer", {
       });
     }
 
-    return ctx.form("pd_transfer_figure", { sync: true, draw: render, describe: (d) => d.status });
+    return ctx.form("pd_transfer_figure", { sync: true, draw: render });
   },
 });

@@ -14,7 +14,6 @@ kvlab.register("prefill-decode", {
         ctx.notice("");
         return { prompt: form.prompt.value, replies: form.replies.value };
       },
-      describe: (d) => `Computed in your browser by kvlab.prefill_decode_figure: ${d.steps.length} steps.`,
     });
   },
 });

@@ -4,7 +4,6 @@
 kvlab.register("prefix-blocks", {
   mount(root, ctx) {
     return ctx.form("prefix_blocks_figure", {
-      describe: (data) => `Computed in your browser by kvlab.prefix_blocks_figure (block size ${data.params.block_size}).`,
     });
   },
 });

@@ -27,7 +27,6 @@ kvlab.register("prefix-cache", {
           }
         );
       },
-      describe: (data) => `Computed in your browser by kvlab.prefix_cache_figure (${data.text.n_requests} requests).`,
     });
   },
 });

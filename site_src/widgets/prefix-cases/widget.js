@@ -13,7 +13,6 @@ kvlab.register("prefix-cases", {
           list.classList.add("kv-pc-enter");
         }
       },
-      describe: (d) => `Computed in your browser by kvlab.prefix_cases_figure (${d.view.case}).`,
     });
   },
 });

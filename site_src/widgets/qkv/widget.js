@@ -35,7 +35,6 @@ kvlab.register("qkv", {
         kit.bind(root, data);
         mark();
       },
-      describe: (d) => d.status,
     });
     root.addEventListener("click", (ev) => {
       const b = ev.target.closest(".kv-qkv-pick");

@@ -41,7 +41,6 @@ kvlab.register("quadratic-wall", {
       },
       sync: (data) => ({ n: data.params.n }),
       draw: render,
-      describe: (data) => `Computed in your browser by kvlab.quadratic_wall_figure (n = ${data.params.n}, ${data.params.n_layers} layers, d_model ${data.params.d_model}).`,
     });
   },
 });

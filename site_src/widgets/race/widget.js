@@ -23,7 +23,6 @@ kvlab.register("race", {
         stop();
         return render(data);
       },
-      describe: (data) => `Computed in your browser by kvlab.race_figure (n = ${data.params.n}).`,
     });
 
     /* One frame of the odometers (Python's frames, in words: data.view.frames), into the template's fields. */

@@ -17,7 +17,6 @@ kvlab.register("ram-calc", {
         const at = steps.indexOf(data.params.ctx_size);
         return { ...data.params, ...(at >= 0 ? { ctx_step: at } : {}) };
       },
-      describe: (d) => d.status,
     });
   },
 });

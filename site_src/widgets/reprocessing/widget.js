@@ -10,7 +10,6 @@ kvlab.register("reprocessing", {
       read: () => ({ n: parseInt(form.n.value, 10) }),
       sync: (data) => ({ n: data.params.n }),
       draw: render,
-      describe: (data) => `Computed in your browser by kvlab.reprocessing_figure (n = ${data.params.n}).`,
     });
 
     function renderText(data) {

@@ -11,7 +11,6 @@ kvlab.register("serving-sim", {
           title: (row, first, last, v) => `chat ${data.rows[row] + 1}: ${states[v]}`,
         });
       },
-      describe: (data) => `Computed in your browser by kvlab.serving_sim_figure (${data.params.num_prompts} chats, ${data.params.users} at a time).`,
     });
   },
 });

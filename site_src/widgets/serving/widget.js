@@ -52,7 +52,6 @@ kvlab.register("serving", {
       },
       sync: (data) => ({ ...data.params, context_step: data.context_step }),
       draw: render,
-      describe: (data) => data.status,
     });
   },
 });

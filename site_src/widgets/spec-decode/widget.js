@@ -11,7 +11,6 @@ kvlab.register("spec-decode", {
     const loop = ctx.form("spec_decode_figure", {
       sync: true,
       draw: () => go(step), // keep the step the reader was on, if it still exists
-      describe: (d) => `Computed in your browser by kvlab.spec_decode_figure (k = ${d.params.k}, ${d.params.draft_layers}-layer draft, ${d.params.n_new} tokens).`,
     });
 
     function go(to) {

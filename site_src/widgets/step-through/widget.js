@@ -70,7 +70,6 @@ kvlab.register("step-through", {
         stop();
         go(step); // keep the step the reader was on, if it still exists
       },
-      describe: (data) => `Computed in your browser by kvlab.step_through_figure (prompt ${data.params.prompt_len} tokens, ${data.params.steps} decode steps, ${data.params.layers} layers).`,
     });
 
     button("prev").addEventListener("click", () => { stop(); go(step - 1); });

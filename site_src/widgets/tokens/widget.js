@@ -5,7 +5,6 @@ kvlab.register("tokens", {
     const form = root.querySelector("form");
     return ctx.form("tokens_figure", {
       read: () => ({ text: form.text.value }),
-      describe: () => "Tokenized in your browser by kvlab.tokens_figure.",
     });
   },
 });

@@ -6,7 +6,6 @@ kvlab.register("tradeoff-map", {
     const form = root.querySelector(".kv-controls");
     const loop = ctx.form("tradeoff_map_figure", {
       read: () => kvlab.kit.readForm(form, ctx.data.params),
-      describe: (d) => `Computed in your browser by kvlab.tradeoff_map_figure (${d.params.length} conversation, ${d.params.repetition} repetition, ${d.params.memory} memory).`,
     });
     root.querySelector('[data-field="grid"]').addEventListener("click", (ev) => {
       const b = ev.target.closest(".kv-tm-cell");
