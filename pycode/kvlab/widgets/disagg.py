@@ -25,10 +25,11 @@ from kvlab.reuse.disagg import (
 )
 from kvlab.reuse.routing import IN_FLIGHT, POLICY_LABELS, simulate_routing
 from kvlab.widgets.pickers import gpu_options, model_groups, model_info
+from kvlab.widgets.views import significant, with_view
 from kvlab.wording import amount, human_bytes, plural, trim
 
 if TYPE_CHECKING:
-    from kvlab.widgets.disagg_types import KvRoutingFigureResult, PdTransferFigureResult
+    from kvlab.widgets.disagg_types import KvRoutingFigureResult, KvRoutingView, PdTransferFigureResult, PdTransferView
 
 # ---------------------------------------------------------------------------
 # pd-transfer
@@ -107,7 +108,17 @@ def _lanes(col: dict, dis: dict, pre: float, step: float, transfer: float, n_chu
     return [{**lane, "label": f"{lane['name']}: {lane['text']}"} for lane in lanes]
 
 
+def pd_transfer_view(data: dict) -> PdTransferView:
+    c = data["curve"]
+
+    def ms(ys: list) -> list[str]:
+        return [f"{x:,} tokens: {significant(y)} ms" for x, y in zip(c["prompts"], ys)]
+
+    return {"hover": {"prefill": ms(c["prefill_ms"]), "links": [ms(link["ms"]) for link in c["links"]]}}
+
+
 @takes(PD_INPUTS)
+@with_view(pd_transfer_view)
 def pd_transfer_figure(
     model: str = "llama-3.1-8b",
     gpu: str = "h100-sxm",
@@ -314,7 +325,15 @@ def _to_block(name: str, value: int, clamped: dict) -> int:
     return used
 
 
+def kv_routing_view(data: dict) -> KvRoutingView:
+    c = data["curve"]
+    return {
+        "hover": [[f"after {x:,} requests: {y:.1f}%" for x, y in zip(c["requests"], s["percent"])] for s in c["series"]]
+    }
+
+
 @takes(ROUTING_INPUTS)
+@with_view(kv_routing_view)
 def kv_routing_figure(
     replicas: int = 4,
     groups: int = 8,

@@ -104,7 +104,17 @@ class Lane(TypedDict):
     segments: list[LaneSegment]
 
 
+class PdTransferHover(TypedDict):
+    prefill: list[str]  # a hover line per prompt length
+    links: list[list[str]]  # the same, one list per link
+
+
+class PdTransferView(TypedDict):
+    hover: PdTransferHover
+
+
 class PdTransferFigureResult(TypedDict):
+    view: PdTransferView  # the chart's hover lines (disagg.pd_transfer_view)
     params: PdTransferParams
     clamped: Clamped
     limits: PdTransferLimits
@@ -202,7 +212,12 @@ class RouterInfo(TypedDict):
     status: str
 
 
+class KvRoutingView(TypedDict):
+    hover: list[list[str]]  # per policy, a hover line per point of the curve
+
+
 class KvRoutingFigureResult(TypedDict):
+    view: KvRoutingView  # the chart's hover lines (disagg.kv_routing_view)
     params: RoutingParams
     clamped: Clamped
     limits: RoutingLimits

@@ -55,6 +55,10 @@ EVICTION_CELLS = ["not written yet", "evicted", "cached", "added at this step"]
 def eviction_display(data: dict) -> EvictionDisplay:
     # the step read out at first: the last
     return {
+        "hover": {
+            key: [f"step {s['step']}: {100 * y:.1f}% kept" for s, y in zip(data["steps"], p["attention_kept"])]
+            for key, p in data["compare"].items()
+        },
         **raster_display(data["grid"], EVICTION_CELLS),
         "step": data["steps"][-1],
         "status": computed_status("eviction_figure", f"{data['policy_name']}, n = {data['params']['n']}"),

@@ -21,6 +21,7 @@ class ContextShiftDisplay(TypedDict):
 
 
 class EvictionDisplay(TypedDict):
+    hover: dict[str, list[str]]  # per policy: a hover line per step
     status: str  # the status line after a result (context.js ctx.live says it)
     last_step: int
     last_token: int

@@ -85,6 +85,13 @@ def prefix_cases_view(data: dict) -> PrefixCasesView:
 def prefix_cache_view(data: dict) -> PrefixCacheView:
     block_size = data["params"]["block_size"]
     return {
+        "hover": {
+            key: [
+                f"after request {x}: {y:,} tokens computed"
+                for x, y in zip(data["requests"], data[key]["cumulative_computed"])
+            ]
+            for key in ("no_cache", "token_granular", "blocks")
+        },
         "status": computed_status("prefix_cache_figure", f"{data['text']['n_requests']} requests"),
         "blocks_name": f"{block_size}-token blocks (vLLM)",
         "granularity": [

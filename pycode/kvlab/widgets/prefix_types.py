@@ -66,6 +66,7 @@ class GranularityRowView(TypedDict):
 
 
 class PrefixCacheView(TypedDict):
+    hover: dict[str, list[str]]  # per line (no_cache, token_granular, blocks): a hover line per request
     status: str  # the status line after a result (context.js ctx.live says it)
     blocks_name: str
     granularity: list[GranularityRowView]

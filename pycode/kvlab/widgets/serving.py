@@ -46,10 +46,14 @@ if TYPE_CHECKING:
 def serving_view(data: dict) -> ServingView:
     c = data["curve"]
     return {
+        "hover": {
+            key: [None if y is None else f"{x:,} tokens: {y:.2f} ms/token" for x, y in zip(c["contexts"], c[key])]
+            for key in ("ms_batch1", "ms_batch")
+        },
         "curve_rows": [
             {"tokens": f"{x:,}", "ms_batch1": c["ms_batch1_text"][i], "ms_batch": c["ms_batch_text"][i]}
             for i, x in enumerate(c["contexts"])
-        ]
+        ],
     }
 
 

@@ -20,6 +20,7 @@ class ServingCurveRow(TypedDict):
 
 
 class ServingView(TypedDict):
+    hover: dict[str, list[str | None]]  # per line (ms_batch1, ms_batch): a hover line per context (None: no point)
     curve_rows: list[ServingCurveRow]
 
 

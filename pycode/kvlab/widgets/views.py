@@ -12,6 +12,7 @@ writes them so that no widget.js formats text of its own.
 from __future__ import annotations
 
 import functools
+import re
 import json
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,31 @@ def computed_status(fn: str, detail: str) -> str:
     'Computed in your browser by kvlab.race_figure (n = 19).'
     """
     return f"Computed in your browser by kvlab.{fn} ({detail})."
+
+
+def si_number(x: float, digits: int = 3) -> str:
+    """x with an SI prefix and `digits` significant digits, as a chart's hover shows it (d3's ".3s").
+
+    >>> si_number(1_234_567), si_number(999), si_number(12), si_number(0), si_number(2.5e10)
+    ('1.23M', '999', '12.0', '0.00', '25.0G')
+    """
+    if x == 0:
+        return f"{0:.{digits - 1}f}"
+    e = int(f"{abs(x):.{digits - 1}e}".split("e")[1])  # the exponent after rounding to `digits`
+    k = max(-24, min(24, e // 3 * 3))
+    prefixes = {-24: "y", -21: "z", -18: "a", -15: "f", -12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M"}
+    prefixes |= {9: "G", 12: "T", 15: "P", 18: "E", 21: "Z", 24: "Y"}
+    return f"{x / 10**k:.{max(0, digits - 1 - (e - k))}f}{prefixes[k]}"
+
+
+def significant(x: float, digits: int = 3) -> str:
+    """x to `digits` significant digits, trailing zeros dropped (d3's ".3~g").
+
+    >>> significant(0.012345), significant(1.5), significant(1234.5)
+    ('0.0123', '1.5', '1.23e+3')
+    """
+    s = f"{x:.{digits}g}"
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", s)
 
 
 def times(x: float) -> str:

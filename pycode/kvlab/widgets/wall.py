@@ -17,7 +17,7 @@ import numpy as np
 
 from kvlab.core.decoding import DecoderConfig, decoding_costs, decoding_steps, step_cost, times_processed
 from kvlab.inputs import Param, Spec, takes
-from kvlab.widgets.views import computed_status, times, with_view
+from kvlab.widgets.views import computed_status, si_number, times, with_view
 
 if TYPE_CHECKING:
     from kvlab.widgets.wall_types import (
@@ -60,6 +60,11 @@ def wall_view(data: dict) -> WallView:
         }
 
     return {
+        "hover": {
+            f"{key}_{part}": [f"{si_number(y)} multiply-adds" for y in data[key][f"{part}_macs"]]
+            for key in ("no_cache", "cache")
+            for part in ("weight", "attention")
+        },
         "status": computed_status(
             "quadratic_wall_figure",
             f"n = {data['params']['n']}, {data['params']['n_layers']} layers, d_model {data['params']['d_model']}",
@@ -92,6 +97,10 @@ def race_view(data: dict) -> RaceView:
     n_now = data["params"]["n"]
     whole = t["ratio"] > 1 and float(t["ratio"]).is_integer()
     return {
+        "hover": {
+            **{key: [f"{y:,} token-computations" for y in data[key]["cumulative"]] for key in ("no_cache", "cache")},
+            "ratio": [f"{y:.2f}× more" for y in data["ratio"]],
+        },
         "status": computed_status("race_figure", f"n = {data['params']['n']}"),
         "n": f"{n_now:,}",
         "totals": {"no_cache": f"{t['no_cache']:,}", "cache": f"{t['cache']:,}", "ratio": times(t["ratio"])},
@@ -126,6 +135,10 @@ def reprocessing_view(data: dict) -> ReprocessingView:
     c = data["counters"]
     kth = data["no_cache"][k - 1]
     return {
+        "hover": {
+            key: [f"token {x} · times processed: {y}" for x, y in zip(data["tokens"], data[key])]
+            for key in ("no_cache", "cache")
+        },
         "status": computed_status("reprocessing_figure", f"n = {data['params']['n']}"),
         "k": k,
         "kth": kth,

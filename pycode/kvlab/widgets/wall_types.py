@@ -13,6 +13,7 @@ from kvlab.widgets.shared_types import Clamped, FloatListPerSide, FloatPerSide, 
 
 
 class WallView(TypedDict):
+    hover: dict[str, list[str]]  # per line (no_cache_weight, ...): a hover line per step
     status: str  # the status line after a result (context.js ctx.live says it)
     n: str
     shape: str
@@ -50,6 +51,7 @@ class RaceHeadline(TypedDict):
 
 
 class RaceView(TypedDict):
+    hover: dict[str, list[str]]  # per line (no_cache, cache, ratio): a hover line per point
     status: str  # the status line after a result (context.js ctx.live says it)
     n: str
     totals: dict[str, str]
@@ -67,6 +69,7 @@ class ReprocessingRow(TypedDict):
 
 
 class ReprocessingView(TypedDict):
+    hover: dict[str, list[str]]  # per bar series (no_cache, cache): a hover line per token
     status: str  # the status line after a result (context.js ctx.live says it)
     k: int
     kth: int

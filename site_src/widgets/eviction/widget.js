@@ -72,7 +72,7 @@ kvlab.register("eviction", {
           y: p.attention_kept,
           line: { color: LINE[key], width: key === data.params.policy ? 3.5 : 1.5 },
           opacity: key === data.params.policy ? 1 : 0.55,
-          hovertemplate: "step %{x}: %{y:.1%} kept<extra>" + p.name + "</extra>",
+          hovertext: data.view.hover[key], hovertemplate: "%{hovertext}<extra>" + p.name + "</extra>",
         })),
         {
           margin: { l: 55, r: 10, t: 10, b: 45 },

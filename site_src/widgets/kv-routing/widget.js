@@ -13,7 +13,7 @@ kvlab.register("kv-routing", {
       const traces = c.series.map((s, i) => ({
         type: "scatter", mode: "lines", name: s.label, x: c.requests, y: s.percent,
         line: { color: COLORS[i % COLORS.length], width: 2.5 },
-        hovertemplate: "after %{x:,} requests: %{y:.1f}%<extra>" + s.label + "</extra>",
+        hovertext: data.view.hover[i], hovertemplate: "%{hovertext}<extra>" + s.label + "</extra>",
       }));
       await kit.plot(root, plot, traces, {
         margin: { l: 60, r: 10, t: 10, b: 50 },

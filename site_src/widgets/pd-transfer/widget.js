@@ -11,11 +11,11 @@ kvlab.register("pd-transfer", {
       const c = data.curve;
       const traces = [
         { type: "scatter", mode: "lines+markers", name: "prefill (compute roofline)", x: c.prompts, y: c.prefill_ms,
-          line: { color: kit.TEXT, width: 3 }, marker: { size: 5 }, hovertemplate: "%{x:,} tokens: %{y:.3~g} ms<extra>prefill</extra>" },
+          line: { color: kit.TEXT, width: 3 }, marker: { size: 5 }, hovertext: data.view.hover.prefill, hovertemplate: "%{hovertext}<extra>prefill</extra>" },
         ...c.links.map((l, i) => ({
           type: "scatter", mode: "lines", name: l.name, x: c.prompts, y: l.ms,
           line: { color: COLORS[i % COLORS.length], width: l.id === data.params.link ? 3 : 1.5, dash: l.id === data.params.link ? "solid" : "dot" },
-          hovertemplate: "%{x:,} tokens: %{y:.3~g} ms<extra>" + l.name + "</extra>",
+          hovertext: data.view.hover.links[i], hovertemplate: "%{hovertext}<extra>" + l.name + "</extra>",
         })),
       ];
       // a phone's width puts the eight legend entries on as many rows: room below the axis for them

@@ -6,17 +6,17 @@ kvlab.register("prefix-cache", {
 
     return ctx.form("prefix_cache_figure", {
       async draw(data) {
-        const line = (name, y, color, dash) => ({
-          type: "scatter", mode: "lines", name, x: data.requests, y, line: { color, width: 2.5, dash },
-          hovertemplate: "after request %{x}: %{y:,} tokens computed<extra>" + name + "</extra>",
+        const line = (name, key, color, dash) => ({
+          type: "scatter", mode: "lines", name, x: data.requests, y: data[key].cumulative_computed, line: { color, width: 2.5, dash },
+          hovertext: data.view.hover[key], hovertemplate: "%{hovertext}<extra>" + name + "</extra>",
         });
         await kvlab.kit.plot(
           root,
           plot,
           [
-            line("no prefix cache", data.no_cache.cumulative_computed, "#ef5350"),
-            line("token-granular (radix tree)", data.token_granular.cumulative_computed, "#5c6bc0"),
-            line(data.view.blocks_name, data.blocks.cumulative_computed, "#ffb300", "dash"),
+            line("no prefix cache", "no_cache", "#ef5350"),
+            line("token-granular (radix tree)", "token_granular", "#5c6bc0"),
+            line(data.view.blocks_name, "blocks", "#ffb300", "dash"),
           ],
           {
             margin: { l: 70, r: 10, t: 10, b: 50 },

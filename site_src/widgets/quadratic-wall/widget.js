@@ -7,18 +7,18 @@ kvlab.register("quadratic-wall", {
     const shape = () => JSON.parse(form.model.selectedOptions[0].dataset.shape);
 
     async function render(data) {
-      const line = (name, y, color, dash) => ({
-        name, x: data.tokens, y, mode: "lines", line: { color, width: 2.5, dash },
-        hovertemplate: `%{y:.3s} multiply-adds<extra>${name}, step %{x}</extra>`,
+      const line = (name, side, part, color, dash) => ({
+        name, x: data.tokens, y: data[side][`${part}_macs`], mode: "lines", line: { color, width: 2.5, dash },
+        hovertext: data.view.hover[`${side}_${part}`], hovertemplate: `%{hovertext}<extra>${name}, step %{x}</extra>`,
       });
       await kvlab.kit.plot(
         root,
         plot,
         [
-          line("weights, no cache", data.no_cache.weight_macs, "#ef6c00", "dash"),
-          line("attention, no cache", data.no_cache.attention_macs, "#c62828", "dash"),
-          line("weights, cache", data.cache.weight_macs, "#5c6bc0", "solid"),
-          line("attention, cache", data.cache.attention_macs, "#00897b", "solid"),
+          line("weights, no cache", "no_cache", "weight", "#ef6c00", "dash"),
+          line("attention, no cache", "no_cache", "attention", "#c62828", "dash"),
+          line("weights, cache", "cache", "weight", "#5c6bc0", "solid"),
+          line("attention, cache", "cache", "attention", "#00897b", "solid"),
         ],
         {
           margin: { l: 70, r: 10, t: plot.clientWidth < 520 ? 80 : 40, b: 50 },

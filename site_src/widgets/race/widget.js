@@ -75,11 +75,11 @@ kvlab.register("race", {
       await kit.plot(root, plot,
         [
           { name: "without a cache", x: data.tokens, y: data.no_cache.cumulative, mode: "lines", line: { color: "#ef6c00", width: 3 },
-            hovertemplate: "%{y:,} token-computations<extra>without a cache, n = %{x}</extra>" },
+            hovertext: data.view.hover.no_cache, hovertemplate: "%{hovertext}<extra>without a cache, n = %{x}</extra>" },
           { name: "with a cache", x: data.tokens, y: data.cache.cumulative, mode: "lines", line: { color: "#5c6bc0", width: 3 },
-            hovertemplate: "%{y:,} token-computations<extra>with a cache, n = %{x}</extra>" },
+            hovertext: data.view.hover.cache, hovertemplate: "%{hovertext}<extra>with a cache, n = %{x}</extra>" },
           { name: "ratio (right axis)", x: data.tokens, y: data.ratio, yaxis: "y2", mode: "lines", line: { color: kit.TEXT, width: 1.5, dash: "dot" },
-            hovertemplate: "%{y:.2f}× more<extra>ratio, n = %{x}</extra>" },
+            hovertext: data.view.hover.ratio, hovertemplate: "%{hovertext}<extra>ratio, n = %{x}</extra>" },
         ],
         {
           margin: { l: 70, r: 60, t: plot.clientWidth < 520 ? 80 : 40, b: 50 },

@@ -39,9 +39,9 @@ kvlab.register("reprocessing", {
         plot,
         [
           { type: "bar", name: "without a cache", x: data.tokens, y: data.no_cache, marker: { color: "#ef6c00" },
-            hovertemplate: "token %{x} · times processed: %{y}<extra>without a cache</extra>" },
+            hovertext: data.view.hover.no_cache, hovertemplate: "%{hovertext}<extra>without a cache</extra>" },
           { type: "bar", name: "with a cache", x: data.tokens, y: data.cache, marker: { color: "#5c6bc0" },
-            hovertemplate: "token %{x} · times processed: %{y}<extra>with a cache</extra>" },
+            hovertext: data.view.hover.cache, hovertemplate: "%{hovertext}<extra>with a cache</extra>" },
         ],
         {
           barmode: "overlay",
