@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, assert_one_table_size, open_widget, set_range, wait_ready
+from tests.browser.widgets import assert_one_table_size, open_live, set_range, wait_ready
 
 PAGE = "api-prompt-caching/"
 SHOWN = ("verdict", "break_even", "cached_per_day", "uncached_per_day", "cached_per_month", "hit_rate", "gap")
@@ -21,9 +21,7 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
 
 
 def test_api_cache_widget_recomputes_in_pyodide(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "api-cache")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "api-cache")
     root.locator('select[name="model"]').select_option("gpt-5.4")
     set_range(root, "requests_per_hour", 4)
     set_range(root, "prefix_tokens", 20000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, heatmap_weights, open_widget, set_range, wait_ready
+from tests.browser.widgets import activate, heatmap_weights, open_live, open_widget, set_range, wait_ready
 
 
 def shown_weights(root) -> list[list[str]]:
@@ -63,9 +63,7 @@ def test_widget_in_view_stays_static_until_the_reader_uses_it(page_factory, site
 
 
 def test_moving_a_control_recomputes_in_pyodide(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "attention/", "attention")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "attention/", "attention")
     # defaults recomputed live equal CPython
     assert shown_weights(root) == expected_cells(kvlab.attention_figure(d=8, temperature=1.0, seed=0))
 
@@ -93,9 +91,7 @@ def test_moving_a_control_recomputes_in_pyodide(warm_page, site_url):
 
 
 def test_out_of_range_seed_is_clamped_and_shown(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "attention/", "attention")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "attention/", "attention")
     set_range(root, "seed", -5)
     expect(root.locator('[data-field="seed"]')).to_have_text("0")
     expect_weights(root, kvlab.attention_figure(d=8, temperature=1.0, seed=0))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, assert_one_table_size, open_widget, set_range, wait_ready
+from tests.browser.widgets import assert_one_table_size, open_live, set_range, wait_ready
 
 PAGE = "disaggregated/"
 
@@ -23,9 +23,7 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
 
 
 def test_pd_transfer_recomputes_in_pyodide(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "pd-transfer")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "pd-transfer")
     root.locator('select[name="link"]').select_option("tcp-25")
     set_range(root, "prompt_tokens", 20000)
     set_range(root, "batch", 8)
@@ -43,9 +41,7 @@ def test_pd_transfer_recomputes_in_pyodide(warm_page, site_url):
 
 
 def test_kv_routing_simulates_in_pyodide(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "kv-routing")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "kv-routing")
     set_range(root, "skew", 2)
     set_range(root, "replicas", 6)
     want = kvlab.kv_routing_figure(skew=2, replicas=6)

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 import kvlab
 from tests.browser.conftest import QuietHandler, make_zip, serve_directory
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import activate, open_live, open_widget, set_range, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -149,9 +149,7 @@ def test_embed_page_links_back_and_has_no_site_chrome(page, site_url):
 def test_embed_button_gives_a_snippet_with_current_settings(page_factory, site_url):
     page, _ = page_factory(allowed=[site_url])
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    root = open_widget(page, site_url + "attention/", "attention")
-    activate(root)
-    wait_ready(root)
+    root = open_live(page, site_url + "attention/", "attention")
     set_range(root, "d", 32)
     wait_ready(root)
     root.get_by_role("button", name="Embed").click()

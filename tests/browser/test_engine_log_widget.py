@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import kvlab
 from playwright.sync_api import expect
-from tests.browser.widgets import activate, open_widget, wait_ready
+from tests.browser.widgets import open_live, open_widget, wait_ready
 
 
 def rows(root) -> list[list[str]]:
@@ -28,9 +28,7 @@ def test_static_figure_explains_the_default_example(built_site):
 
 
 def test_live_examples_and_a_pasted_log(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "memory/", "engine-log")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "memory/", "engine-log")
     assert rows(root) == want_rows(kvlab.engine_log_figure())
 
     # an example with a figure that differs: the difference and its reason are shown
@@ -73,9 +71,7 @@ def test_a_log_with_terminal_colours_is_read_as_a_log(warm_page, site_url):
     """vLLM's log as a terminal shows it, colour codes and all ("\\x1b[1;36m(EngineCore_DP0 pid=…)"):
     explained as CPython explains it; it was refused as JSON "nested 88 levels deep" (the nesting
     check, meant for a pasted config.json, ran on the log)."""
-    root = open_widget(warm_page, site_url + "memory/", "engine-log")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "memory/", "engine-log")
     example = kvlab.engine_log_figure()["example"]
     # a start-up as a terminal shows it: vLLM's lines before the memory report (their form, from
     # vLLM 0.10's start-up), then the example's real lines; every line with its coloured prefix

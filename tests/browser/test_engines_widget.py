@@ -8,7 +8,7 @@ import html as html_lib
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, wait_ready
+from tests.browser.widgets import open_live
 
 PAGE = "memory/"
 DEFAULTS = {"model": "qwen3-32b", "gpu": "h100-sxm", "context": 32768, "n_gpus": 1, "weights": "BF16"}
@@ -25,9 +25,7 @@ def test_static_figure_is_kvlab_at_the_page_settings(built_site):
 
 
 def test_more_gpus_give_every_engine_the_rows_kvlab_computes(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "engines")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "engines")
     root.locator('select[name="n_gpus"]').select_option(index=1)  # 2 GPUs (index: "2" would match a label)
     want = kvlab.engines_figure(**{**DEFAULTS, "n_gpus": 2})
     expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"], timeout=60_000)

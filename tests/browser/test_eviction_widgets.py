@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from widget_blocks import runs  # sitebuild/ is on pytest's pythonpath
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import activate, open_live, open_widget, set_range, wait_ready
 
 PAGE = "eviction/"
 
@@ -84,9 +84,7 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
 
 
 def test_eviction_widget_recomputes_in_pyodide(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "eviction")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "eviction")
     root.locator('select[name="policy"]').select_option("window")
     set_range(root, "window", 6)
     set_range(root, "n", 40)
@@ -134,9 +132,7 @@ def test_eviction_widget_recomputes_in_pyodide(warm_page, site_url):
 
 
 def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "context-shift")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "context-shift")
     set_range(root, "n_ctx", 20)
     set_range(root, "n_keep", 2)
     want = kvlab.context_shift_figure(prompt_len=8, n_generate=40, n_ctx=20, n_keep=2, mode="shift")

@@ -14,7 +14,7 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, wait_ready
+from tests.browser.widgets import open_live
 
 DATA = Path(__file__).resolve().parents[1] / "python" / "data" / "checkpoints"
 HUB = "https://huggingface.co"
@@ -52,9 +52,7 @@ def test_a_hub_model_is_fetched_read_by_python_and_its_failures_said(page_factor
     problems.expect_console_error("status of 403")
     problems.expect_console_error("status of 404")
     page.context.route(f"{HUB}/**", serve_hub)
-    root = open_widget(page, site_url + "memory/", "kv-memory")
-    activate(root)
-    wait_ready(root)
+    root = open_live(page, site_url + "memory/", "kv-memory")
     root.locator(".kv-config summary").click()
     message = root.locator('[data-field="hub-message"]')
 
@@ -89,9 +87,7 @@ def test_a_hub_model_is_fetched_read_by_python_and_its_failures_said(page_factor
 def test_the_offline_copy_offers_the_paste_only(page_factory, unzipped):
     page, _ = page_factory(allowed=["file://"])
     page.set_default_timeout(90_000)
-    root = open_widget(page, (unzipped / "memory.html").as_uri(), "kv-memory")
-    activate(root)
-    wait_ready(root)
+    root = open_live(page, (unzipped / "memory.html").as_uri(), "kv-memory")
     root.locator(".kv-config summary").click()
     expect(root.locator(".kv-hub-form")).to_be_hidden()
     expect(root.locator(".kv-hub-offline")).to_be_visible()

@@ -10,13 +10,11 @@ from playwright.sync_api import expect
 
 from kvlab import kv_quant_figure
 
-from .widgets import activate, open_widget, wait_ready
+from .widgets import open_live, wait_ready
 
 
 def test_live_table_matches_the_numpy_reference(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "memory/", "kv-quant")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "memory/", "kv-quant")
     root.locator("button[name=run]").click()
     expect(root).to_have_attribute("data-state", "loading")
     wait_ready(root, timeout=300_000)

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 import kvlab
 from kvlab.memory.catalogue import get_model
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import activate, open_live, open_widget, set_range, wait_ready
 
 
 def text(root, name: str) -> str:
@@ -85,9 +85,7 @@ def test_static_figures_hold_the_computed_numbers(built_site):
 
 
 def test_kv_memory_controls_recompute_in_pyodide(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "memory/", "kv-memory")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "memory/", "kv-memory")
     assert_kv_memory_shows(root, kvlab.kv_memory_figure())
 
     root.locator('select[name="model"]').select_option("gemma-2-9b")
@@ -120,9 +118,7 @@ def test_kv_memory_controls_recompute_in_pyodide(warm_page, site_url):
 
 def test_kv_memory_llama_server_command_follows_the_controls_and_copies(warm_page, site_url):
     warm_page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    root = open_widget(warm_page, site_url + "memory/", "kv-memory")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "memory/", "kv-memory")
     command = root.locator('[data-field="server-command"]')
     expect(command).to_have_text(kvlab.kv_memory_figure()["server"]["command"])
     root.locator('select[name="model"]').select_option("llama-3.1-8b")
@@ -151,9 +147,7 @@ def test_kv_memory_llama_server_command_follows_the_controls_and_copies(warm_pag
 
 
 def test_pasted_config_json_is_read_by_python(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "memory/", "kv-memory")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "memory/", "kv-memory")
     root.locator(".kv-config summary").click()
     area = root.locator('textarea[name="config"]')
     use = root.locator(".kv-config-use")
@@ -317,9 +311,7 @@ def test_pasted_falcon_h1_and_mamba_configs_draw_their_state(warm_page, site_url
     """A Falcon-H1 layer holds KV and a Mamba-2 state (one colour of its own in the layer map); a Mamba holds
     only a state: 0 B per token, said in words."""
     ssm = json.loads((Path(__file__).resolve().parents[1] / "python/data/state_space_configs.json").read_text())
-    root = open_widget(warm_page, site_url + "memory/", "kv-memory")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "memory/", "kv-memory")
     root.locator(".kv-config summary").click()
     area = root.locator('textarea[name="config"]')
     for entry, kind in (("falcon-h1-1.5b", "hybrid"), ("mamba-130m", "linear")):
@@ -370,9 +362,7 @@ def test_gpu_fit_pipeline_stages_list_each_stage(warm_page, site_url):
 def test_ram_calculator_follows_ctx_size_and_agrees_with_cpython(warm_page, site_url):
     """The RAM calculator at the top of memory/ (the brief's "RAM Calculator — Qwen3.6-27B"): the
     --ctx-size slider and a typed context recompute the need and the verdicts, as CPython's."""
-    root = open_widget(warm_page, site_url + "memory/", "ram-calc")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "memory/", "ram-calc")
     steps = kvlab.ram_calc_figure()["options"]["ctx_steps"]
     set_range(root, "ctx_step", 8)
     want = kvlab.ram_calc_figure(ctx_size=steps[8])

@@ -220,6 +220,12 @@ def test_model_race_widget_runs_and_agrees_with_the_theory(warm_page, site_url):
     # one line per mode, one point per decode step, at the positions of the new tokens
     xs = root.locator(".kv-plot").evaluate("el => el.data.map(t => t.x)")
     assert xs == [list(range(prompt_len + 1, prompt_len + n))] * 2
+    # the hovers are race_measured_view's: the run, the position and the step's ms (two decimals)
+    traces = root.locator(".kv-plot").evaluate("el => el.data.map(t => [t.hovertext, t.x, t.y, t.hovertemplate])")
+    for (hover, x, y, template), name in zip(traces, ("with the cache", "without the cache"), strict=True):
+        assert template == "%{hovertext}<extra></extra>"
+        assert hover == [f"{name}<br>new token at position {p}<br>{ms:.2f} ms" for p, ms in zip(x, y, strict=True)]
+    expect(root.locator(".kv-status")).to_contain_text(f"Measured in your browser: {n} tokens with the cache")
     print(f"\nmodel-race n={n}: measured {measured:.2f}x, theory {theory['speedup_decode']:.2f}x (decode steps)")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from tests.browser.conftest import swap_to
-from tests.browser.widgets import activate, open_widget, wait_ready
+from tests.browser.widgets import open_live, wait_ready
 
 OVERLAY_POSITIONS = """root => Array.from(root.querySelectorAll('.js-plotly-plot .main-svg'),
     svg => getComputedStyle(svg).position)"""
@@ -20,9 +20,7 @@ OVERLAY_POSITIONS = """root => Array.from(root.querySelectorAll('.js-plotly-plot
 def test_charts_on_the_next_page_keep_plotlys_layout(warm_page, site_url):
     page = warm_page
     # start the runtime on one page (its chart loads Plotly, if no page of the visit did), then go on by instant navigation
-    first = open_widget(page, site_url + "quadratic-wall/", "race")
-    activate(first)
-    wait_ready(first)
+    first = open_live(page, site_url + "quadratic-wall/", "race")
     expect(first.locator(".js-plotly-plot").first).to_be_visible()
     page.evaluate("() => { window.kvSameVisit = true }")  # gone if the next page is a real load
     assert swap_to(page, site_url + "memory/", site_url), "instant navigation is off for this build"

@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import open_live, set_range, wait_ready
 
 PAGE = "quadratic-wall/"
 
@@ -23,9 +23,7 @@ def test_static_odometers_show_the_moment_the_cache_finishes(built_site):
 
 
 def test_the_race_plays_both_odometers_to_the_end(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "race")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "race")
     set_range(root, "n", 30)
     expect(root.locator('[data-field="odo-n"]')).to_have_text("30")
     wait_ready(root)
@@ -51,9 +49,7 @@ def test_reduced_motion_shows_stills_instead(browser, site_url):
     context = browser.new_context(reduced_motion="reduce", viewport={"width": 1200, "height": 900})
     page = context.new_page()
     try:
-        root = open_widget(page, site_url + PAGE, "race")
-        activate(root)
-        wait_ready(root)
+        root = open_live(page, site_url + PAGE, "race")
         root.get_by_role("button", name="Race").click()
         od = kvlab.race_figure(19)["odometers"]
         expect(root.locator('[data-field="odo-no_cache-tokens"]')).to_have_text(
@@ -67,9 +63,7 @@ def test_reduced_motion_shows_stills_instead(browser, site_url):
 
 
 def test_add_token_counts_with_and_without_the_cache(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "reprocessing")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "reprocessing")
     root.get_by_role("button", name="Start over").click()
     expect(root.locator('[data-field="c-token"]')).to_have_text("1")
     add = root.get_by_role("button", name="Add token")
@@ -89,9 +83,7 @@ TICKS_JS = """el => ['xaxis', 'yaxis'].map(a => [...el.querySelectorAll(`.${a.ch
 
 def test_add_token_chart_has_whole_ticks_at_a_small_n(warm_page, site_url):
     """At n = 2 Plotly's own ticks were 0.5, 1.5, … ("token 1.5"): every tick is a whole token or count."""
-    root = open_widget(warm_page, site_url + PAGE, "reprocessing")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "reprocessing")
     root.get_by_role("button", name="Start over").click()
     expect(root.locator('[data-field="c-token"]')).to_have_text("1")
     wait_ready(root)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import open_live, set_range, wait_ready
 
 PAGE = "kv-offload/"
 
@@ -22,9 +22,7 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
 
 
 def test_offload_widget_recomputes_in_pyodide(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "kv-offload")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "kv-offload")
     # the chart: prefill again, one load line per offload tier, the crossovers
     want = kvlab.kv_offload_figure()
     marks = [s for s in want["curve"]["series"] if s["crossover"] and s["crossover"] >= want["curve"]["tokens"][0]]

@@ -7,7 +7,7 @@ import re
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import open_live, set_range, wait_ready
 
 PAGE = "prefix-cache/"
 
@@ -51,9 +51,7 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
 
 
 def test_prefix_cache_widget_recomputes_in_pyodide_and_clamps(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "prefix-cache")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "prefix-cache")
     set_range(root, "prefix_len", 64)
     set_range(root, "suffix_len", 7)
     root.locator('select[name="block_size"]').select_option("32")
@@ -100,9 +98,7 @@ def test_prefix_cache_widget_recomputes_in_pyodide_and_clamps(warm_page, site_ur
 
 
 def test_prefix_blocks_widget_shows_which_blocks_hit(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "prefix-blocks")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "prefix-blocks")
     set_range(root, "prefix_len", 48)
     want = kvlab.prefix_blocks_figure(prefix_len=48, suffix_len=10, block_size=16)
     expect(root.locator('[data-field="tokens_reused"]')).to_have_text(want["text"]["tokens_reused"])

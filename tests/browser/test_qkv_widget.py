@@ -40,7 +40,7 @@ def test_a_new_sentence_is_computed_in_pyodide(warm_page, site_url):
     root.locator('select[name="head"]').select_option(index=2)
     want = kvlab.qkv_figure("She gave the ball to the dog.", head=2)
     # the first call downloads Python and the model's weights (23.5 MB): give it the load's time
-    expect(root.locator(".kv-status-text")).to_have_text(want["status"], timeout=LOAD_TIMEOUT_MS)
+    expect(root.locator(".kv-status-text")).to_have_text(want["view"]["status"], timeout=LOAD_TIMEOUT_MS)
     wait_ready(root)
     expect(root.locator('[data-field="kept"]')).to_have_text(want["view"]["kept"])
     assert root.locator("tbody tr[data-index]").count() == len(want["tokens"])

@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import QuietHandler, serve_directory
 from tests.browser.gates import SCROLL_THROUGH_JS, heavy_requests
-from tests.browser.widgets import LOAD_TIMEOUT_MS, activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import LOAD_TIMEOUT_MS, activate, open_live, open_widget, set_range, wait_ready
 
 
 def scroll_through(page) -> None:
@@ -167,9 +167,7 @@ def test_a_touch_taken_for_scrolling_is_not_intent(page_factory, site_url):
 
 
 def test_navigation_keeps_the_same_runtime(page, site_url):
-    root = open_widget(page, site_url + "attention/", "attention")
-    activate(root)
-    wait_ready(root)
+    open_live(page, site_url + "attention/", "attention")
     page.evaluate("window.kvlabSameVisit = true")
     heavy = heavy_requests(page)
     page.locator("a.md-footer__link--next").click()  # attention → quadratic-wall
@@ -186,9 +184,7 @@ def test_navigation_keeps_the_same_runtime(page, site_url):
 def test_a_10000_level_json_paste_is_refused_and_the_widget_keeps_working(page, site_url):
     # a fresh page, like the pasted-config test in test_memory_widgets.py: in the warm visit
     # the kv-memory chart drawn as the widget mounts live covers the config form
-    root = open_widget(page, site_url + "memory/", "kv-memory")
-    activate(root)
-    wait_ready(root)
+    root = open_live(page, site_url + "memory/", "kv-memory")
     root.locator("details.kv-config summary").click()
     area = root.locator("textarea[name=config]")
     area.fill("[" * 10_000 + "]" * 10_000)
@@ -334,9 +330,7 @@ def test_offline_pages_download_nothing_until_asked(page_factory, unzipped, path
 
 def test_offline_site_runs_python_in_a_worker(page_factory, unzipped):
     page, _ = page_factory(allowed=["file:///"])
-    root = open_widget(page, (unzipped / "quadratic-wall.html").as_uri(), "race")
-    activate(root)
-    wait_ready(root)
+    open_live(page, (unzipped / "quadratic-wall.html").as_uri(), "race")
     assert len(page.workers) >= 1
     assert page.evaluate("typeof window.loadPyodide") == "undefined"
 

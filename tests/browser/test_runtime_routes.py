@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.widgets import activate, open_widget, wait_ready
+from tests.browser.widgets import open_live
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
@@ -35,9 +35,7 @@ def wasm_requests(page) -> list[str]:
 def test_the_wasm_is_downloaded_once_and_streamed(page_factory, site_url):
     page, _ = page_factory(allowed=[site_url])
     seen = wasm_requests(page)
-    root = open_widget(page, site_url + "attention/", "attention")
-    activate(root)
-    wait_ready(root)
+    open_live(page, site_url + "attention/", "attention")
     assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(4).sum())')") == 6
     assert len(seen) == 1, seen
 
@@ -52,9 +50,7 @@ def test_a_wasm_served_under_another_type_still_starts_python(page_factory, site
         route.fulfill(response=res, headers={**res.headers, "content-type": "application/octet-stream"})
 
     page.context.route("**/pyodide.asm.wasm", octet)
-    root = open_widget(page, site_url + "attention/", "attention")
-    activate(root)
-    wait_ready(root)
+    open_live(page, site_url + "attention/", "attention")
     assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(4).sum())')") == 6
 
 
@@ -116,9 +112,7 @@ def test_python_starts_from_a_snapshot(page_factory, site_url, built_site, snaps
     warnings = []
     page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
     with_snapshot(page, built_site, snapshot)
-    root = open_widget(page, site_url + "attention/", "attention")
-    activate(root)
-    wait_ready(root)
+    open_live(page, site_url + "attention/", "attention")
     assert page.evaluate(LOADED_NUMPY) is False  # restored, not started
     assert not [w for w in warnings if "snapshot" in w], warnings
     # numpy's C code (the side modules instantiated again), a lazily imported part, and fresh randomness
@@ -133,9 +127,7 @@ def test_a_snapshot_that_fails_falls_back_to_the_usual_start(page_factory, site_
     warnings = []
     page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
     with_snapshot(page, built_site, broken(snapshot))
-    root = open_widget(page, site_url + "attention/", "attention")
-    activate(root)
-    wait_ready(root)
+    open_live(page, site_url + "attention/", "attention")
     assert any("snapshot did not load" in w and "function table" in w for w in warnings), warnings
     assert page.evaluate(LOADED_NUMPY) is True  # the usual start ran
     assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(6).reshape(2, 3).sum())')") == 15
@@ -148,9 +140,7 @@ def test_a_snapshot_that_does_not_arrive_falls_back(page_factory, site_url, buil
     with_snapshot(page, built_site, snapshot)
     page.context.route("**/assets/kvlab/python.snap.gz", lambda r: r.fulfill(status=404, body="gone"))
     problems.expect_console_error("404")
-    root = open_widget(page, site_url + "attention/", "attention")
-    activate(root)
-    wait_ready(root)
+    open_live(page, site_url + "attention/", "attention")
     assert any("snapshot did not load" in w for w in warnings), warnings
 
 
@@ -160,9 +150,7 @@ def test_the_trimmed_standard_library_fetches_the_full_one_on_a_miss(page_factor
     page, _ = page_factory(allowed=[site_url])
     stdlib = []
     page.context.on("request", lambda r: "python_stdlib" in r.url and stdlib.append(r.url.rsplit("/", 1)[-1]))
-    root = open_widget(page, site_url + "attention/", "attention")
-    activate(root)
-    wait_ready(root)
+    open_live(page, site_url + "attention/", "attention")
     assert stdlib == ["python_stdlib.min.zip"], stdlib
     assert page.evaluate("kvlab.runPython('import sys; \\'difflib\\' in sys.modules')") is False
     nowhere = page.evaluate(

@@ -9,7 +9,7 @@ import html as html_lib
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import open_live, set_range
 
 PAGE = "serving/"
 DEFAULTS = {
@@ -40,9 +40,7 @@ def test_static_figure_is_kvlab_at_the_page_settings(built_site):
 
 
 def test_a_longer_prompt_queues_and_preempts_as_kvlab_says(warm_page, site_url):
-    root = open_widget(warm_page, site_url + PAGE, "serving-sim")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + PAGE, "serving-sim")
     set_range(root, "input_len", 16384)
     want = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 16384})
     expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"], timeout=60_000)

@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 
 import kvlab
 from widget_blocks import URL_RE, link_name  # sitebuild/ is on pytest's pythonpath
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import open_live, open_widget, set_range, wait_ready
 
 FIELDS = {  # data-field -> key of kvlab.serving_figure's result
     "ms": "ms_per_token_text",
@@ -47,9 +47,7 @@ def test_static_figure_holds_the_computed_numbers(built_site):
 
 
 def test_controls_recompute_speed_and_cost_in_pyodide(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "serving/", "serving")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "serving/", "serving")
     assert shown(root) == expected(kvlab.serving_figure())
 
     root.locator('select[name="gpu"]').select_option("a100-80gb")
@@ -91,9 +89,7 @@ def test_controls_recompute_speed_and_cost_in_pyodide(warm_page, site_url):
 
 
 def test_vllm_share_and_block_size_by_keyboard_move_the_chats_that_fit(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "serving/", "serving")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "serving/", "serving")
     util = root.locator('input[name="gpu_memory_utilization"]')
     block = root.locator('select[name="block_size"]')
     # the limits and choices are Python's (the gpu-fit widget's); the default engine is vLLM, so both are on
@@ -163,9 +159,7 @@ def test_embed_link_sets_the_vllm_settings(page, site_url):
 def test_users_vanish_from_the_grid_as_the_context_grows_while_the_price_climbs(warm_page, site_url):
     """The seed's interaction (EP04): drag the context slider and the users grid empties while the
     price per chat climbs; each square and price is CPython's kvlab.serving_figure for that context."""
-    root = open_widget(warm_page, site_url + "serving/", "serving")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "serving/", "serving")
     steps = kvlab.serving_figure()["options"]["context_steps"]
     seen = []
     for step in (2, 8, 14):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, wait_ready
+from tests.browser.widgets import open_live, open_widget, wait_ready
 
 
 def test_static_figures_hold_the_build_time_numbers(built_site):
@@ -17,9 +17,7 @@ def test_static_figures_hold_the_build_time_numbers(built_site):
 
 
 def test_typing_retokenizes_in_pyodide(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "tokens/", "tokens")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "tokens/", "tokens")
     text = "Ünïcode ✓ and 안녕 with code 2024"
     root.locator("textarea[name=text]").fill(text)
     want = kvlab.tokens_figure(text)
@@ -30,9 +28,7 @@ def test_typing_retokenizes_in_pyodide(warm_page, site_url):
 
 
 def test_next_token_probabilities_equal_the_numpy_reference(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "tokens/", "next-token")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "tokens/", "next-token")
     prompt = "The dog ran to the"
     root.locator("textarea[name=prompt]").fill(prompt)
     want = kvlab.next_token_figure(prompt)["top"]

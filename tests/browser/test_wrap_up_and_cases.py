@@ -9,7 +9,7 @@ import re
 from playwright.sync_api import expect
 
 import kvlab
-from tests.browser.widgets import activate, open_widget, set_range, wait_ready
+from tests.browser.widgets import open_live, open_widget, set_range, wait_ready
 
 
 def test_wrap_up_is_in_the_nav_and_reads_without_javascript(built_site):
@@ -23,9 +23,7 @@ def test_wrap_up_is_in_the_nav_and_reads_without_javascript(built_site):
 
 
 def test_tradeoff_map_cell_click_and_memory_change(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "wrap-up/", "tradeoff-map")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "wrap-up/", "tradeoff-map")
     root.locator("select[name=memory]").select_option("low")
     wait_ready(root)
     want = kvlab.tradeoff_map_figure("medium", "medium", "low")
@@ -35,17 +33,16 @@ def test_tradeoff_map_cell_click_and_memory_change(warm_page, site_url):
     assert cells.evaluate_all("tds => tds.map(td => td.dataset.main)") == mains
     # a click on the long / high cell picks it: the reasons and the command follow
     root.locator('.kv-tm-cell[data-length="long"][data-repetition="high"]').click()
-    cell = kvlab.tradeoff_map_figure("long", "high", "low")["cell"]
-    expect(root.locator('[data-field="where"]')).to_have_text(cell["text"]["where"])
+    picked = kvlab.tradeoff_map_figure("long", "high", "low")
+    cell = picked["cell"]
+    expect(root.locator('[data-field="where"]')).to_have_text(picked["view"]["where"])
     expect(root.locator('[data-field="why"] li[data-helps="true"]')).to_have_count(len(cell["helps"]))
     expect(root.locator('[data-field="server-command"]')).to_have_text(cell["server"]["command"])
     expect(root.locator("select[name=length]")).to_have_value("long")
 
 
 def test_prefix_cases_three_requests_per_case(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "prefix-cache/", "prefix-cases")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "prefix-cache/", "prefix-cases")
     for case in ("multi_turn", "instructions_last", "code_template"):
         root.locator("select[name=case]").select_option(case)
         set_range(root, "shared_len", 48)
@@ -62,9 +59,7 @@ def test_prefix_cases_three_requests_per_case(warm_page, site_url):
 
 
 def test_sequence_diagram_follows_the_readers_prompt(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "kv-cache/", "prefill-decode")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "kv-cache/", "prefill-decode")
     root.locator("input[name=prompt]").fill("A dog ran to the")
     root.locator("input[name=replies]").fill("park today")
     want = kvlab.prefill_decode_figure("A dog ran to the", "park today")
@@ -75,9 +70,7 @@ def test_sequence_diagram_follows_the_readers_prompt(warm_page, site_url):
 
 
 def test_context_shift_shows_the_command_for_its_settings(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "eviction/", "context-shift")
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "eviction/", "context-shift")
     set_range(root, "n_ctx", 64)
     root.locator("select[name=mode]").select_option("stop")
     want = kvlab.context_shift_figure(prompt_len=8, n_generate=40, n_ctx=64, n_keep=4, mode="stop")

@@ -31,6 +31,14 @@ def wait_ready(root, timeout: int = LOAD_TIMEOUT_MS) -> None:
     expect(root).to_have_attribute("data-state", "ready", timeout=timeout)
 
 
+def open_live(page: Page, url: str, name: str, index: int = 0):
+    """open_widget, then make it live and wait for its first live result: the widget's root."""
+    root = open_widget(page, url, name, index)
+    activate(root)
+    wait_ready(root)
+    return root
+
+
 def set_range(root, name: str, value) -> None:
     """Set a range/number input and fire `input`, as dragging would."""
     root.locator(f'input[name="{name}"]').evaluate(

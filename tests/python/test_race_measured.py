@@ -62,10 +62,15 @@ def test_the_race_is_written_by_python_with_the_pages_formats():
     demo = kvlab.model_race_figure()
     r = kvlab.race_measured(n_new=demo["n_new"], prompt_len=demo["prompt_len"], text_written=" a b")
     page = generate.model_race_view(demo)
-    assert set(r["view"]) == set(page)
+    assert set(r["view"]) == set(page) | {"status", "hover"}  # a race's status line and chart hovers
+    ms = r["step_ms"]["cache"]
+    assert len(r["view"]["hover"]["cache"]) == len(ms) - 1 == len(r["view"]["hover"]["no_cache"])
+    assert r["view"]["hover"]["cache"][0] == (
+        f"with the cache<br>new token at position {demo['prompt_len'] + 1}<br>{ms[1]:.2f} ms"
+    )
     assert (r["view"]["theory"], r["view"]["theory_value"]) == (page["theory"], page["theory_value"])
     assert r["view"]["identical"] == f"✓ identical tokens: both runs wrote the same {demo['n_new']} tokens."
-    assert r["view"]["wrote"] == " a b" and r["status"].startswith("Measured in your browser")
+    assert r["view"]["wrote"] == " a b" and r["view"]["status"].startswith("Measured in your browser")
     stopped = kvlab.race_measured(run([1, 2], [9, 1]), None, n_new=50, prompt_cut=3)
-    assert stopped["status"] == "Stopped: compared the 0 steps both runs finished."
+    assert stopped["view"]["status"] == "Stopped: compared the 0 steps both runs finished."
     assert "(the first 3 cut off to fit the context)" in stopped["view"]["prompt"]

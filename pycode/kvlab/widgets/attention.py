@@ -50,6 +50,10 @@ def attention_view(data: dict) -> AttentionDemoView:
         "temperature": f"{data['temperature']}",
         "mask": ", causal" if data["causal"] else ", no mask",
         "rows": [{"token": tokens[i], "cells": [f"{w:.3f}" for w in row]} for i, row in enumerate(weights)],
+        "hover": [
+            [f"query “{tokens[i]}” → key “{tokens[j]}”: weight {w:.3f}" for j, w in enumerate(row)]
+            for i, row in enumerate(weights)
+        ],
         "readouts": [readout(q) for q in range(len(tokens))],
         "readout": readout(len(tokens) - 1),
     }
@@ -325,6 +329,7 @@ def qkv_figure(
                 "This model first mixes each key with the one before it (half and half, in most heads) and then "
                 "compares; the weights are the model's own."
             ),
+            "status": f"Computed in your browser by kvlab.qkv_figure ({plural(T, 'token')}, layer {layer + 1}, "
+            f"head {head + 1}).",
         },
-        "status": f"Computed in your browser by kvlab.qkv_figure ({plural(T, 'token')}, layer {layer + 1}, head {head + 1}).",
     }

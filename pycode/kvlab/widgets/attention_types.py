@@ -1,13 +1,9 @@
 """What the attention page's functions return (kvlab.widgets.attention).
 
-Imported by the widget module only under `if TYPE_CHECKING:` (the browser's first widget does
-not pay for class creation it never uses); tests/python/test_results_typed.py checks real results
-against them with typeguard. Conventions (all *_types modules): see kvlab.widgets.shared_types.
+Imported under `if TYPE_CHECKING:` only; checked on real results by test_results_typed; conventions in shared_types.
 """
 
 from typing import TypedDict
-
-# the view: the words the widget shows (its *_view function, beside the entry function)
 
 
 class AttentionReadout(TypedDict):
@@ -27,6 +23,7 @@ class AttentionDemoView(TypedDict):
     temperature: str
     mask: str
     rows: list[AttentionRow]
+    hover: list[list[str]]  # [query][key]: the heatmap cell's title
     readouts: list[AttentionReadout]  # per query token
     readout: AttentionReadout  # the last token's, shown first
 
@@ -144,6 +141,7 @@ class QkvView(TypedDict):
     cut: str
     kept: str
     smear: str
+    status: str  # the status line after a result (context.js ctx.live says it)
 
 
 class QkvPictureResult(TypedDict):
@@ -157,4 +155,3 @@ class QkvPictureResult(TypedDict):
     queries: list[QkvQuery]
     query: int
     view: QkvView
-    status: str

@@ -142,6 +142,18 @@ def race_measured_view(r: dict) -> ModelRaceView:
         + (f" (the first {cut} cut off to fit the context)" if cut else "")
         + ". The model wrote: ",
         "wrote": run["text"],
+        "hover": {
+            side: [
+                f"{name}<br>new token at position {r['prompt_len'] + k}<br>{ms:.2f} ms"
+                for k, ms in enumerate(r["step_ms"][side][1:], start=1)
+            ]
+            for side, name in (("cache", "with the cache"), ("no_cache", "without the cache"))
+            if side in r["step_ms"]
+        },
+        "status": f"Stopped: compared the {m} steps both runs finished."
+        if r["stopped"]
+        else f"Measured in your browser: {r['n_new']} tokens with the cache and {r['n_new']} without, on the tiny model "
+        "(onnxruntime-web, 1 thread).",
     }
 
 
@@ -332,7 +344,7 @@ def race_measured(
     Defaults: an illustration, not a measurement: both runs' step times proportional to
     race_theory's multiply-adds (1 ms per 10 M), so measured and theory agree. `prompt_cut` (prompt tokens
     cut off to fit the context) and `text_written` (the cached run's text) are for the sentences: `view`
-    (race_measured_view) writes every line the widget shows, and `status` its status line.
+    (race_measured_view) writes every line the widget shows, its status line (`view.status`) included.
     """
     n_new, prompt_len = RACE_INPUTS.require({"n_new": n_new, "prompt_len": prompt_len}).values()
     if cached is None:
@@ -366,14 +378,9 @@ def race_measured(
         "speedup_decode": speedup,
         "theory": race_theory(prompt_len=prompt_len, n_new=n_theory) if n_theory >= 2 else None,
         "prompt_len": prompt_len,
+        "step_ms": {side: r["ms"] for side, r in runs.items()},  # each run's steps as timed (step 0 the prefill)
         "run": {
             "prompt_cut": finite_number("prompt_cut", prompt_cut, 0, integer=True),
             "text": text("text_written", text_written),
         },
-        "status": (
-            f"Stopped: compared the {compared} steps both runs finished."
-            if stopped or uncached is None
-            else f"Measured in your browser: {n_new} tokens with the cache and {n_new} without, on the tiny model "
-            "(onnxruntime-web, 1 thread)."
-        ),
     }

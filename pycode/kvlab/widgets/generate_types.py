@@ -1,15 +1,11 @@
 """What the generate page's functions return (kvlab.widgets.generate).
 
-Imported by the widget module only under `if TYPE_CHECKING:` (the browser's first widget does
-not pay for class creation it never uses); tests/python/test_results_typed.py checks real results
-against them with typeguard. Conventions (all *_types modules): see kvlab.widgets.shared_types.
+Imported under `if TYPE_CHECKING:` only; checked on real results by test_results_typed; conventions in shared_types.
 """
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from kvlab.widgets.shared_types import FloatListPerSide, FloatPerSide, TokenProbability
-
-# the view: the words the widget shows (its *_view function, beside the entry function)
 
 
 class GenerateTopRow(TypedDict):
@@ -65,6 +61,8 @@ class ModelRaceView(TypedDict):
     theory_note: str
     prompt: str
     wrote: str  # the model's text
+    status: NotRequired[str]  # race_measured_view only: the status line after a race
+    hover: NotRequired[dict[str, list[str]]]  # race_measured_view only: per run, a line per decode step
 
 
 class GenerationStep(TypedDict):
@@ -156,6 +154,6 @@ class RaceMeasuredResult(TypedDict):
     speedup_decode: float | None
     theory: RaceTheoryResult | None
     prompt_len: int
+    step_ms: dict[str, list[float]]  # per run that started (cache, no_cache): ms per step, step 0 the prefill
     run: RaceRunText
-    status: str
     view: ModelRaceView  # every line the widget shows (kvlab.widgets.generate.race_measured_view)

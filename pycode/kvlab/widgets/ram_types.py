@@ -1,7 +1,6 @@
 """What the memory page's RAM calculator returns (kvlab.widgets.ram).
 
-Imported by the widget module only under `if TYPE_CHECKING:`; tests/python/test_results_typed.py
-checks real results against them with typeguard. Conventions: see kvlab.widgets.shared_types.
+Imported under `if TYPE_CHECKING:` only; checked on real results by test_results_typed; conventions in shared_types.
 """
 
 from typing import TypedDict

@@ -1,16 +1,12 @@
 """What the serving page's widget returns (kvlab.widgets.serving).
 
-Imported by the widget module only under `if TYPE_CHECKING:` (the browser's first widget does
-not pay for class creation it never uses); tests/python/test_results_typed.py checks real results
-against them with typeguard. Conventions (all *_types modules): see kvlab.widgets.shared_types.
+Imported under `if TYPE_CHECKING:` only; checked on real results by test_results_typed; conventions in shared_types.
 """
 
 from typing import TypedDict
 
 from kvlab.widgets.memory_types import ContextFlag, IntRange, ModelGroup, ModelInfo, ServingOptions
 from kvlab.widgets.shared_types import Amount, Clamped, IdLabel
-
-# the view: the words the widget shows (its *_view function, beside the entry function)
 
 
 class ServingCurveRow(TypedDict):

@@ -2,7 +2,9 @@
 
 The widget functions' results, one TypedDict per result and nested ones for nested objects,
 live beside each page's module (kvlab/widgets/<page>_types.py); these are the shapes that
-several pages share. kvlab.bridge.call_json is the one place that turns a result into JSON.
+several pages share. The widget modules import them under `if TYPE_CHECKING:` only (the browser's
+first widget does not pay for class creation it never uses); tests/python/test_results_typed.py checks
+real results against them with typeguard. kvlab.bridge.call_json is the one place that turns a result into JSON.
 
 - These modules must not use `from __future__ import annotations` (the widget modules do): on
   Python 3.11 to 3.13 (CPython and Pyodide alike) a TypedDict whose annotations are strings

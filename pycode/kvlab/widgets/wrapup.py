@@ -65,6 +65,8 @@ def tradeoff_view(data: dict) -> TradeoffView:
             f"{data['params']['length']} conversation, {data['params']['repetition']} repetition, {data['params']['memory']} memory",
         ),
         "memory": next(o["label"] for o in data["options"]["memory"] if o["key"] == p["memory"]),
+        "where": f"{cell['tokens']:,} tokens, {100 * cell['repeated_share']:.0f}% of each prompt repeated, "
+        f"{cell['memory_bytes'] / GIB:,.0f} GiB for the cache:",
         "rows": [
             {
                 "label": lengths[i]["label"],
@@ -176,9 +178,6 @@ def _cell(length: str, repetition: str, memory: str) -> dict:
         "repetition": repetition,
         "memory": memory,
         "server": {"command": server["command"], "flags": server["flags"]},
-        "text": {
-            "where": f"{n:,} tokens, {100 * share:.0f}% of each prompt repeated, {budget / GIB:,.0f} GiB for the cache:"
-        },
         "tokens": n,
         "repeated_share": share,
         "memory_bytes": budget,

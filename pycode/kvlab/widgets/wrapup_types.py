@@ -1,15 +1,11 @@
 """What the wrap-up page's functions return (kvlab.widgets.wrapup).
 
-Imported by the widget module only under `if TYPE_CHECKING:` (the browser's first widget does
-not pay for class creation it never uses); tests/python/test_results_typed.py checks real results
-against them with typeguard. Conventions (all *_types modules): see kvlab.widgets.shared_types.
+Imported under `if TYPE_CHECKING:` only; checked on real results by test_results_typed; conventions in shared_types.
 """
 
 from typing import TypedDict
 
 from kvlab.widgets.shared_types import IntPerSide, KeyLabel, ServerCommand
-
-# the view: the words the widget shows (its *_view function, beside the entry function)
 
 
 class SequenceHead(TypedDict):
@@ -61,6 +57,7 @@ class TradeoffWhy(TypedDict):
 class TradeoffView(TypedDict):
     status: str  # the status line after a result (context.js ctx.live says it)
     memory: str
+    where: str  # the chosen setting in words, above its reasons
     rows: list[TradeoffRowView]
     why: list[TradeoffWhy]
 
@@ -84,10 +81,6 @@ class PerTechnique(TypedDict):
     eviction: str
 
 
-class WhereText(TypedDict):
-    where: str
-
-
 class KvBytesByFormat(TypedDict):
     f16: int
     q8_0: int
@@ -107,7 +100,6 @@ class TradeoffCell(TypedDict):
     repetition: str
     memory: str
     server: ServerCommand
-    text: WhereText
     tokens: int
     repeated_share: float
     memory_bytes: int

@@ -18,7 +18,6 @@ kvlab.register("attention", {
       draw(data) {
         showQuery(query);
         // the heatmap (kit.heatmap: no chart library); a click on a cell reads its query row
-        const rows = data.view.rows;
         kit.heatmap(plot, {
           // future keys under the causal mask are not "weight 0": they don't exist yet
           z: data.weights.map((row, i) => row.map((w, j) => (data.causal && j > i ? null : w))),
@@ -26,7 +25,7 @@ kvlab.register("attention", {
           y: data.tokens,
           xTitle: "key (what is read)",
           yTitle: "query",
-          title: (i, j) => `query “${data.tokens[i]}” → key “${data.tokens[j]}”: weight ${rows[i].cells[j]}`,
+          title: (i, j) => data.view.hover[i][j],
           onCell: showQuery,
         });
         details.open = false;

@@ -3,7 +3,7 @@
  * cache, greedily. The chart plots the measured milliseconds of every decode
  * step. JS times and renders: kvlab.race_measured (Pyodide) turns the two runs'
  * raw tokens and step times into every number and sentence shown (the speed-up, the
- * first differing token, the theory for the same steps; its `view` and `status`). */
+ * first differing token, the theory for the same steps; its `view`, status line included). */
 kvlab.register("model-race", {
   mount(root, ctx) {
     const form = root.querySelector(".kv-controls");
@@ -117,15 +117,15 @@ kvlab.register("model-race", {
         prompt_cut: cached.truncated || 0, text_written: cached.text,
       });
       kvlab.kit.bind(root, { view: r.view });
-      ctx.say(r.status);
+      ctx.say(r.view.status);
 
       plot.hidden = false;
-      const trace = (res, name, color) => ({
+      const trace = (res, name, color, hover) => ({
         type: "scatter", mode: "lines", name, x: res.steps.slice(1).map((s) => s.position), y: res.steps.slice(1).map((s) => s.ms),
-        line: { color, width: 2 }, hovertemplate: `${name}<br>new token at position %{x}<br>%{y:.2f} ms<extra></extra>`,
+        line: { color, width: 2 }, hovertext: hover, hovertemplate: "%{hovertext}<extra></extra>",
       });
-      const traces = [trace(cached, "with the cache", "#1e88e5")];
-      if (uncached) traces.push(trace(uncached, "without the cache", "#e65100"));
+      const traces = [trace(cached, "with the cache", "#1e88e5", r.view.hover.cache)];
+      if (uncached) traces.push(trace(uncached, "without the cache", "#e65100", r.view.hover.no_cache));
       await kvlab.kit.plot(root, plot, traces, {
         margin: { l: 60, r: 10, t: 10, b: 50 }, height: 340, legend: { orientation: "h", x: 0, y: 1.12 },
         xaxis: { title: { text: "position of the new token (decode steps)" } },
