@@ -16,7 +16,7 @@ def rows(root) -> list[list[str]]:
 def want_rows(data) -> list[list[str]]:
     return [
         [c["figure"] + (f" (line {c['line']})" if c["line"] else ""), c["status_label"], c["logged"], c["rebuilt"]]
-        for c in data["checks"]
+        for c in data["view"]["checks"]
     ]
 
 

@@ -59,18 +59,18 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
     html = (built_site / "eviction" / "index.html").read_text()
     ev = kvlab.eviction_figure(policy="sinks", n=32, window=8, n_sink=4, budget=12, recent=4)
     unbound = re.sub(r' data-(?:item|bind(?:-[a-z]+)?="[^"]*")', "", html)  # the binder's attributes set aside
-    for s in ev["steps"]:
+    for s in ev["view"]["steps"]:
         assert (
-            f'<th scope="row">{s["step"]}</th><td>{s["cached_text"]}</td><td>{s["evicted_text"]}</td><td>{s["attention_kept_text"]}</td>'
+            f'<th scope="row">{s["step"]}</th><td>{s["cached"]}</td><td>{s["evicted"]}</td><td>{s["attention_kept"]}</td>'
             in unbound
         )
-    for key, p in ev["compare"].items():
-        assert f'data-field="mean-{key}">{p["mean_text"]}<' in html
+    for key, mean in ev["view"]["means"].items():
+        assert f'data-field="mean-{key}">{mean}<' in html
     cs = kvlab.context_shift_figure(prompt_len=8, n_generate=40, n_ctx=32, n_keep=4, mode="shift")
     assert cs["shifts"], "the default settings must show a shift"
-    for s in cs["shifts"]:
-        assert f'<li data-item data-bind="text">{s["text"]}</li>' in html
-    assert f'data-field="outcome">{cs["text"]["outcome"]}<' in html
+    for s in cs["view"]["shifts"]:
+        assert f'<li data-item data-bind=".">{s}</li>' in html
+    assert f'data-field="outcome">{cs["view"]["outcome"]}<' in html
     assert 'data-widget="model-eviction"' in html  # the real-model demo took the marked spot
     # the static rasters (for readers without JavaScript) draw one rect per run of written cells
     for cls, grid in (("kv-ev", ev["grid"]), ("kv-cs", cs["grid"])):
@@ -99,19 +99,24 @@ def test_eviction_widget_recomputes_in_pyodide(warm_page, site_url):
     expect(root.locator(".kv-raster-step")).to_have_attribute("y", "38.95")  # the last step, outlined
     kept = root.locator(".kv-kept").evaluate("el => el.data.map(t => Array.from(t.y))")
     assert same(kept, [p["attention_kept"] for p in want["compare"].values()])
-    last = want["steps"][-1]
-    for key in ("cached_text", "evicted_text", "attention_kept_text", "n_evicted_total"):
-        expect(root.locator(f'[data-field="{key}"]')).to_have_text(str(last[key]))
-    for key, p in want["compare"].items():
-        expect(root.locator(f'[data-field="mean-{key}"]')).to_have_text(p["mean_text"])
+    last = want["view"]["steps"][-1]
+    for field, key in (
+        ("cached_text", "cached"),
+        ("evicted_text", "evicted"),
+        ("attention_kept_text", "attention_kept"),
+    ):
+        expect(root.locator(f'[data-field="{field}"]')).to_have_text(last[key])
+    expect(root.locator('[data-field="n_evicted_total"]')).to_have_text(str(last["n_evicted_total"]))
+    for key, mean in want["view"]["means"].items():
+        expect(root.locator(f'[data-field="mean-{key}"]')).to_have_text(mean)
     # the step slider reads any step back from the same data
     root.locator('input[name="step"]').evaluate(
         "el => { el.value = '10'; el.dispatchEvent(new Event('input', {bubbles: true})); }"
     )
-    s = want["steps"][10]
+    s = want["view"]["steps"][10]
     expect(root.locator('[data-field="step"]')).to_have_text("10")
-    expect(root.locator('[data-field="cached_text"]')).to_have_text(s["cached_text"])
-    expect(root.locator('[data-field="attention_kept_text"]')).to_have_text(s["attention_kept_text"])
+    expect(root.locator('[data-field="cached_text"]')).to_have_text(s["cached"])
+    expect(root.locator('[data-field="attention_kept_text"]')).to_have_text(s["attention_kept"])
     # ... and its row is outlined in the raster, which is otherwise untouched
     expect(root.locator(".kv-raster-step")).to_have_count(1)
     expect(root.locator(".kv-raster-step")).to_have_attribute("y", "9.95")
@@ -128,7 +133,7 @@ def test_eviction_widget_recomputes_in_pyodide(warm_page, site_url):
     wait_ready(root)
     expect(root.locator('input[name="n"]')).to_have_value("256")
     clamped = kvlab.eviction_figure(policy="h2o", n=256, window=6, n_sink=4, budget=5, recent=5)
-    expect(root.locator('[data-field="mean-h2o"]')).to_have_text(clamped["compare"]["h2o"]["mean_text"])
+    expect(root.locator('[data-field="mean-h2o"]')).to_have_text(clamped["view"]["means"]["h2o"])
 
 
 def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
@@ -136,21 +141,21 @@ def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
     set_range(root, "n_ctx", 20)
     set_range(root, "n_keep", 2)
     want = kvlab.context_shift_figure(prompt_len=8, n_generate=40, n_ctx=20, n_keep=2, mode="shift")
-    expect(root.locator('[data-field="outcome"]')).to_have_text(want["text"]["outcome"])
+    expect(root.locator('[data-field="outcome"]')).to_have_text(want["view"]["outcome"])
     wait_ready(root)
-    assert root.locator('[data-field="shifts"] li').all_text_contents() == [s["text"] for s in want["shifts"]]
+    assert root.locator('[data-field="shifts"] li').all_text_contents() == want["view"]["shifts"]
     assert_raster_is(root, "kv-cs", want["grid"])
     # a dashed line per shift, between the row before it and its own
     ys = root.locator(".kv-raster-shift").evaluate_all("ls => ls.map(l => l.getAttribute('y1'))")
     assert ys == [f"{s['step'] - 0.05:g}" for s in want["shifts"]]
     expect(root.locator('[data-field="raster-cols"]')).to_have_text(str(len(want["grid"][0]) - 1))
-    expect(root.locator('[data-field="final_visible"]')).to_have_text(want["text"]["final_visible"])
+    expect(root.locator('[data-field="final_visible"]')).to_have_text(want["view"]["final_visible"])
     assert_ticks_are(root, want["view"]["ticks"])
 
     root.locator('select[name="mode"]').select_option("stop")
     stop = kvlab.context_shift_figure(prompt_len=8, n_generate=40, n_ctx=20, n_keep=2, mode="stop")
     assert stop["stopped_at"] is not None
-    expect(root.locator('[data-field="outcome"]')).to_have_text(stop["text"]["outcome"])
+    expect(root.locator('[data-field="outcome"]')).to_have_text(stop["view"]["outcome"])
     wait_ready(root)
     expect(root.locator('[data-field="shifts"] li')).to_have_count(0)
     expect(root.locator(".kv-raster-shift")).to_have_count(0)
@@ -162,7 +167,7 @@ def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
     wait_ready(root)
     expect(root.locator('input[name="prompt_len"]')).to_have_value("19")
     clamped = kvlab.context_shift_figure(prompt_len=19, n_generate=40, n_ctx=20, n_keep=2, mode="stop")
-    expect(root.locator('[data-field="outcome"]')).to_have_text(clamped["text"]["outcome"])
+    expect(root.locator('[data-field="outcome"]')).to_have_text(clamped["view"]["outcome"])
 
 
 def test_embed_page_applies_settings_and_keeps_both_notes(page, site_url):
@@ -173,7 +178,7 @@ def test_embed_page_applies_settings_and_keeps_both_notes(page, site_url):
     expect(root.locator(".kv-clamped")).to_contain_text("Recent: asked 9, used 5")
     want = kvlab.eviction_figure(policy="h2o", n=32, window=8, n_sink=4, budget=5, recent=5)
     expect(root.locator('[data-field="policy_name"]')).to_have_text(want["policy_name"])
-    expect(root.locator('[data-field="cached_text"]')).to_have_text(want["steps"][-1]["cached_text"])
+    expect(root.locator('[data-field="cached_text"]')).to_have_text(want["view"]["step"]["cached"])
 
 
 TICKS_JS = """root => {

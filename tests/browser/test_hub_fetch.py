@@ -59,11 +59,11 @@ def test_a_hub_model_is_fetched_read_by_python_and_its_failures_said(page_factor
     # a real repository: config.json and the index, read by the same Python as on the command line
     fetch(root, "mistralai/Devstral-Small-2507")
     want = kvlab.kv_memory_figure(config=CONFIG, index=INDEX, hub="mistralai/Devstral-Small-2507", hub_status="ok")
-    expect(root.locator('[data-field="weights-stored"]')).to_have_text(want["weights_stored"]["text"])
+    expect(root.locator('[data-field="weights-stored"]')).to_have_text(want["view"]["weights_stored"])
     expect(root.locator('[data-field="model"]')).to_have_text(want["result"]["model"])
     expect(root.locator('[data-field="total"]')).to_have_text(want["result"]["total"]["human"])
     expect(message).to_be_hidden()
-    assert "43.91 GiB" in want["weights_stored"]["text"]  # the index's total_size, 47,144,806,400 B
+    assert "43.91 GiB" in want["view"]["weights_stored"]  # the index's total_size, 47,144,806,400 B
 
     # a gated repository: nothing to read, and the reader is told what to do
     fetch(root, "gated/model")

@@ -37,7 +37,7 @@ def assert_kv_memory_shows(root, data, pasted: bool = False) -> None:
     head = g["growth_per_token"] if g["bounded"] else r["per_token"]
     assert text(root, "per-token") == head["human"]
     assert root.locator('[data-field="per-token"]').get_attribute("title") == head["exact"]
-    assert text(root, "per-token-text") == (g["text"] if g["bounded"] else "per token")
+    assert text(root, "per-token-text") == data["view"]["head"]["text"]
     assert text(root, "formula") == (g["growth_formula"] if g["bounded"] else r["formula"])
     flag = root.locator('[data-field="context-flag"]')
     if data["context_flag"]:
@@ -59,7 +59,7 @@ def assert_kv_memory_shows(root, data, pasted: bool = False) -> None:
         assert shown == server["command"]
     else:
         expect(command).to_be_hidden()
-    assert text(root, "server-text") == server["text"]
+    assert text(root, "server-text") == data["view"]["server_text"]
     assert root.locator('[data-field="server-flags"] li').all_text_contents() == [
         f"{f['flag']}: {f['means']}" for f in server["flags"]
     ]
@@ -322,7 +322,7 @@ def test_pasted_falcon_h1_and_mamba_configs_draw_their_state(warm_page, site_url
         expect(root.locator('[data-field="total"]')).to_have_text(want["result"]["total"]["human"])
         wait_ready(root)
         expect(root.locator(".kv-error")).to_be_hidden()
-        expect(root.locator('[data-field="per-token-text"]')).to_have_text(want["result"]["growth"]["text"])
+        expect(root.locator('[data-field="per-token-text"]')).to_have_text(want["view"]["head"]["text"])
         legend = root.locator(f'[data-field="layer-legend"] .kv-layer-{kind}')
         expect(legend).to_have_count(1)
         assert legend.evaluate("el => getComputedStyle(el).backgroundColor") not in ("", "rgba(0, 0, 0, 0)")
@@ -356,7 +356,7 @@ def test_gpu_fit_pipeline_stages_list_each_stage(warm_page, site_url):
     assert "--pipeline-parallel-size 2" in want["flags"] and len(want["stages"]) == 2
     expect(root.locator('[data-field="stages"] li')).to_have_text(want["stages"])
     expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
-    expect(root.locator('[data-field="gpu"]')).to_have_text(want["where"])
+    expect(root.locator('[data-field="gpu"]')).to_have_text(want["view"]["where"])
 
 
 def test_ram_calculator_follows_ctx_size_and_agrees_with_cpython(warm_page, site_url):
@@ -366,11 +366,12 @@ def test_ram_calculator_follows_ctx_size_and_agrees_with_cpython(warm_page, site
     steps = kvlab.ram_calc_figure()["options"]["ctx_steps"]
     set_range(root, "ctx_step", 8)
     want = kvlab.ram_calc_figure(ctx_size=steps[8])
-    expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"])
+    view = want["view"]
+    expect(root.locator('[data-field="headline"]')).to_have_text(view["headline"])
     wait_ready(root)
     assert root.locator('input[name="ctx_size"]').input_value() == str(steps[8])
-    assert table(root, "ram") == [[r["memory"], r["verdict"], r["margin"]] for r in want["ram"]]
-    assert table(root, "gpus") == [[g["where"], g["verdict"], g["margin"], g["max_context"]] for g in want["gpus"]]
+    assert table(root, "ram") == [[r["memory"], r["verdict"], r["margin"]] for r in view["ram"]]
+    assert table(root, "gpus") == [[g["where"], g["verdict"], g["margin"], g["max_context"]] for g in view["gpus"]]
     assert root.locator('[data-field="command"]').text_content() == want["command"]
     # a smaller model, a q8_0 cache and a typed context: the smallest machine that fits moves down
     root.locator('select[name="model"]').select_option("qwen3-8b")
@@ -378,7 +379,7 @@ def test_ram_calculator_follows_ctx_size_and_agrees_with_cpython(warm_page, site
     box = root.locator('input[name="ctx_size"]')
     box.fill("20000")
     want = kvlab.ram_calc_figure(model="qwen3-8b", kv="q8_0", ctx_size=20000)
-    expect(root.locator('[data-field="smallest"]')).to_have_text(want["smallest"])
+    expect(root.locator('[data-field="smallest"]')).to_have_text(want["view"]["smallest"])
     wait_ready(root)
-    assert table(root, "ram")[0][1] == want["ram"][0]["verdict"]
+    assert table(root, "ram")[0][1] == want["view"]["ram"][0]["verdict"]
     assert box.input_value() == "20000"

@@ -87,6 +87,12 @@ def test_the_reader_writes_the_chat_keeps_chatting_then_asks(warm_page, site_url
     assert again["policies"] == got["score"]["policies"]
     expect(root.locator('tr[data-policy="window"] [data-col="in-cache"]')).to_have_text("no")
     expect(root.locator('[data-field="code"]')).to_have_text("7391")
+    # where the code sits, the lines and the chart's hovers: the views of door_code_chat and door_code_score
+    expect(root.locator('[data-field="code-pos"]')).to_have_text(facts["view"]["code_span"])
+    expect(root.locator('[data-field="n-tokens"]')).to_have_text(facts["view"]["n_tokens"])
+    assert root.locator(".kv-me-lines li").all_text_contents() == again["view"]["lines"]
+    hovers = root.locator(".kv-me-plot").evaluate("el => el.data.map(t => Array.from(t.hovertext))")
+    assert hovers == [again["view"]["hover"][name] for name in again["chart"]]
 
 
 def test_a_chat_without_a_code_says_so(warm_page, site_url):

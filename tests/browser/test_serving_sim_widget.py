@@ -33,16 +33,17 @@ def test_static_figure_is_kvlab_at_the_page_settings(built_site):
     page = (built_site / "serving" / "index.html").read_text()
     data = kvlab.serving_sim_figure(**DEFAULTS)
     for key in ("headline", "pool", "compare", "price_text"):
-        assert html_lib.escape(data[key], quote=False) in page, key
+        assert html_lib.escape(data["view"][key], quote=False) in page, key
     assert data["grid"] and len(data["grid"]) == len(data["rows"]) <= 48
     # at the page's settings every chat fits: nothing preempted, nobody waits for the pool
-    assert "kv-sim4" not in classes_in(data["grid"]) and "All 32 chats fit" in data["pool"]
+    assert "kv-sim4" not in classes_in(data["grid"]) and "All 32 chats fit" in data["view"]["pool"]
 
 
 def test_a_longer_prompt_queues_and_preempts_as_kvlab_says(warm_page, site_url):
     root = open_live(warm_page, site_url + PAGE, "serving-sim")
     set_range(root, "input_len", 16384)
-    want = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 16384})
+    data = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 16384})
+    want = data["view"]
     expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"], timeout=60_000)
     expect(root.locator('[data-field="pool"]')).to_have_text(want["pool"])
     assert "preemption" in want["pool"], "16,384-token prompts: 32 chats no longer fit the pool"
@@ -51,5 +52,5 @@ def test_a_longer_prompt_queues_and_preempts_as_kvlab_says(warm_page, site_url):
     for i, row in enumerate(want["stats"]):
         expect(stats.nth(i).locator("td")).to_have_text(row["value"])
     drawn = root.locator(".kv-sim-raster").evaluate(RECTS_JS)
-    assert set(drawn) == classes_in(want["grid"]) and "kv-sim4" in drawn
-    assert root.locator(".kv-sim-kv-line").get_attribute("points") == want["kv_points"]
+    assert set(drawn) == classes_in(data["grid"]) and "kv-sim4" in drawn
+    assert root.locator(".kv-sim-kv-line").get_attribute("points") == data["kv_points"]

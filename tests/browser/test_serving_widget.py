@@ -8,7 +8,7 @@ import kvlab
 from widget_blocks import URL_RE, link_name  # sitebuild/ is on pytest's pythonpath
 from tests.browser.widgets import open_live, open_widget, set_range, wait_ready
 
-FIELDS = {  # data-field -> key of kvlab.serving_figure's result
+FIELDS = {  # data-field -> key of kvlab.serving_figure's view (or, when not in it, of its result)
     "ms": "ms_per_token_text",
     "ms1": "ms_per_token_batch1_text",
     "tps-chat": "tokens_per_second_per_chat_text",
@@ -32,7 +32,7 @@ def shown(root) -> dict:
 
 
 def expected(data) -> dict:
-    return {name: data[key] for name, key in FIELDS.items()}
+    return {name: data["view"].get(key, data.get(key)) for name, key in FIELDS.items()}
 
 
 def test_static_figure_holds_the_computed_numbers(built_site):
@@ -56,7 +56,7 @@ def test_controls_recompute_speed_and_cost_in_pyodide(warm_page, site_url):
     set_range(root, "batch", 4)
     want = kvlab.serving_figure(model="qwen3-8b", gpu="a100-80gb", context=32768, batch=4)
     assert want["fits"]
-    expect(root.locator('[data-field="ms"]')).to_have_text(want["ms_per_token_text"])
+    expect(root.locator('[data-field="ms"]')).to_have_text(want["view"]["ms_per_token_text"])
     wait_ready(root)
     assert shown(root) == expected(want)
     # a source's web address is a link named by its site (widget_blocks.linked at build time, kit.linked here)
@@ -75,7 +75,7 @@ def test_controls_recompute_speed_and_cost_in_pyodide(warm_page, site_url):
     set_range(root, "batch", 24)
     want = kvlab.serving_figure(model="qwen3-8b", gpu="a100-80gb", context=32768, batch=24)
     assert not want["fits"]
-    expect(root.locator('[data-field="cost"]')).to_have_text(want["cost_text"])
+    expect(root.locator('[data-field="cost"]')).to_have_text(want["view"]["cost_text"])
     wait_ready(root)
     assert shown(root) == expected(want)
 
@@ -83,7 +83,7 @@ def test_controls_recompute_speed_and_cost_in_pyodide(warm_page, site_url):
     set_range(root, "batch", 4)
     root.locator('select[name="gpu"]').select_option("mi300x")
     want = kvlab.serving_figure(model="qwen3-8b", gpu="mi300x", context=32768, batch=4)
-    expect(root.locator('[data-field="cost"]')).to_have_text(want["cost_text"])
+    expect(root.locator('[data-field="cost"]')).to_have_text(want["view"]["cost_text"])
     wait_ready(root)
     assert shown(root) == expected(want)
 
@@ -164,13 +164,14 @@ def test_users_vanish_from_the_grid_as_the_context_grows_while_the_price_climbs(
     seen = []
     for step in (2, 8, 14):
         set_range(root, "context_step", step)
-        want = kvlab.serving_figure(context=steps[step])["users"]
-        expect(root.locator('[data-field="users-text"]')).to_have_text(want["text"])
+        data = kvlab.serving_figure(context=steps[step])
+        want, said = data["users"], data["view"]["users"]
+        expect(root.locator('[data-field="users-text"]')).to_have_text(said["text"])
         wait_ready(root)
         on = root.locator(".kv-users-grid .kv-user-on").count()
         assert on == sum(c["state"] == "on" for c in want["cells"])
         assert root.locator(".kv-users-grid .kv-user").count() == len(want["cells"])
-        assert root.locator('[data-field="users-price"]').inner_text() == want["price_text"]
-        seen.append((on, float(want["price_text"].split()[0].lstrip("$"))))
+        assert root.locator('[data-field="users-price"]').inner_text() == said["price_text"]
+        seen.append((on, want["price_per_chat_hour"]))
     assert seen[0][0] > seen[1][0] > seen[2][0] > 0, seen  # users vanish
     assert seen[0][1] < seen[1][1] < seen[2][1], seen  # the price per chat climbs

@@ -144,7 +144,7 @@ def test_instant_navigation_applies_settings_and_the_second_widget_has_its_own_k
     second.scroll_into_view_if_needed()
     activate(second)
     wait_ready(second)
-    want = kvlab.prefix_blocks_figure(prefix_len=500, suffix_len=hi, block_size=16)["text"]
+    want = kvlab.prefix_blocks_figure(prefix_len=500, suffix_len=hi, block_size=16)["view"]
     for name in ("n_tokens", "blocks_hit", "tokens_reused", "radix_reused"):
         expect(second.locator(f'[data-field="{name}"]')).to_have_text(str(want[name]))
     history = page.evaluate("history.length")

@@ -47,7 +47,7 @@ def test_prefix_cases_three_requests_per_case(warm_page, site_url):
         root.locator("select[name=case]").select_option(case)
         set_range(root, "shared_len", 48)
         want = kvlab.prefix_cases_figure(case, 48, 12, 16)
-        expect(root.locator('[data-field="summary"]')).to_have_text(want["text"]["summary"])
+        expect(root.locator('[data-field="summary"]')).to_have_text(want["view"]["summary"])
         expect(root.locator(".kv-pc-request")).to_have_count(3)
         labels = root.locator(".kv-pc-label").all_inner_texts()
         assert labels == [

@@ -180,7 +180,7 @@ def test_out_of_range_is_clamped_and_said():
     d = kvlab.api_cache_figure(prefix_tokens=-5, requests_per_hour=10**6, hours=99)
     assert d["params"]["prefix_tokens"] == 0 and d["params"]["requests_per_hour"] == 3600 and d["params"]["hours"] == 24
     assert set(d["clamped"]) == {"prefix_tokens", "requests_per_hour", "hours"}
-    assert "shorter than" in d["text"]["verdict"]
+    assert "shorter than" in d["view"]["verdict"]
 
 
 def check(value, hint):
@@ -207,5 +207,5 @@ def test_the_static_text_is_the_closed_form():
     d = kvlab.api_cache_figure()
     c = api_cache_cost(10_000, 500, 300, 30, 8, "claude-sonnet-4-5", "5m")
     assert d["numbers"]["cached_per_day"] == c["cached"]["per_day"]
-    assert d["text"]["cached_per_day"] == "$2.19" and d["text"]["uncached_per_day"] == "$8.64"
-    assert d["text"]["hit_rate"] == "99.6%" and d["text"]["requests_per_day"] == "240"
+    assert d["view"]["cached_per_day"] == "$2.19" and d["view"]["uncached_per_day"] == "$8.64"
+    assert d["view"]["hit_rate"] == "99.6%" and d["view"]["requests_per_day"] == "240"

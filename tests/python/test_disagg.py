@@ -102,17 +102,18 @@ def test_colocated_and_disaggregated_follow_their_equations():
 
 def test_a_batch_that_does_not_fit_is_not_timed_but_its_bytes_are():
     d = kvlab.pd_transfer_figure(model="llama-3.1-70b", gpu="l4", prompt_tokens=131072)
-    assert d["fits"] is False and d["rows"] == [] and d["prefill_seconds"] is None
+    assert d["fits"] is False and d["view"]["rows"] == [] and d["prefill_seconds"] is None
     assert d["kv"]["bytes"] == kv_bytes_per_request(model_architecture("llama-3.1-70b"), 131072)
-    assert "Not timed" in d["headline"]
+    assert "Not timed" in d["view"]["headline"]
 
 
 def test_figure_sentences_carry_the_computed_numbers():
     d = kvlab.pd_transfer_figure()
-    assert d["transfer_text"] in d["headline"] and d["prefill_text"] in d["headline"]
+    v = d["view"]
+    assert v["transfer"] in v["headline"] and v["prefill"] in v["headline"]
     chosen = [r for r in d["link_rows"] if r["chosen"]]
-    assert [r["id"] for r in chosen] == ["roce-200"] and chosen[0]["time"] == d["transfer_text"]
-    assert d["rows"][0]["label"].startswith("time to first token")
+    assert [r["id"] for r in chosen] == ["roce-200"] and chosen[0]["time"] == v["transfer"]
+    assert v["rows"][0]["label"].startswith("time to first token")
     faster = [r["seconds"] for r in d["link_rows"]]
     assert faster == sorted(faster)
     assert d["throughput"]["vllm"].startswith("“Disaggregated prefill DOES NOT improve throughput.”")

@@ -262,7 +262,7 @@ def test_widget_paste_uses_the_model_or_the_config_and_reports_errors_as_data():
     r = engine_log_figure(log=line, model="mistral-7b-v0.3")
     assert r["params"]["source"] == "catalogue" and r["checks"][0]["status"] == "exact"
     r = engine_log_figure(log=line, config="{bad")
-    assert r["error"].startswith("Could not explain this log: config") and r["params"]["source"] == "example"
+    assert r["view"]["error"].startswith("Could not explain this log: config") and r["params"]["source"] == "example"
     with pytest.raises(ValueError, match="example must be one of"):
         engine_log_figure(example="nope")
     # settings the log hides, stated in the box
@@ -271,7 +271,7 @@ def test_widget_paste_uses_the_model_or_the_config_and_reports_errors_as_data():
     assert [c["status"] for c in r["checks"]] == ["exact"]
     for bad in ("bogus=1", "n_ctx", "n_ctx=nan", "n_ctx=abc"):
         r = engine_log_figure(log=refused, model="gpt-oss-120b", settings=bad)
-        assert r["error"].startswith("Could not explain this log") and r["params"]["source"] == "example"
+        assert r["view"]["error"].startswith("Could not explain this log") and r["params"]["source"] == "example"
 
 
 def test_cli_explain_log(tmp_path, capsys):

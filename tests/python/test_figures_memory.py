@@ -66,7 +66,7 @@ def test_windowed_models_show_the_fixed_part_and_the_growth_per_token():
     assert g["fixed"]["bytes"] == 2 * 21 * 8 * 256 * 2 * 4096
     # fixed + growth x context is the total: the two numbers add up, unlike 336 KiB x 131,072
     assert g["fixed"]["bytes"] + g["growth_per_token"]["bytes"] * 131072 == data["result"]["total"]["bytes"]
-    assert "168 KiB" == g["growth_per_token"]["human"] and "336 KiB per token" in g["text"]
+    assert "168 KiB" == g["growth_per_token"]["human"] and "336 KiB per token" in data["view"]["head"]["text"]
     assert not kvlab.kv_memory_figure(model="llama-3.1-8b")["result"]["growth"]["bounded"]
 
 
@@ -133,7 +133,8 @@ def test_kv_memory_shows_the_llama_server_command_that_allocates_its_total(model
     assert argv[argv.index("--ctx-size") + 1] == str(context * n_seq)
     # --parallel always: without it llama-server would run 4 slots over one unified cache
     assert argv[argv.index("--parallel") + 1] == str(n_seq) and ("-ctk" in argv) == (kv != "f16")
-    assert data["result"]["total"]["human"] in server["text"] and f"{context:,} tokens per slot" in server["text"]
+    said = data["view"]["server_text"]
+    assert data["result"]["total"]["human"] in said and f"{context:,} tokens per slot" in said
 
 
 def test_kv_memory_server_command_for_a_pasted_config_and_for_fp8():
@@ -142,8 +143,9 @@ def test_kv_memory_server_command_for_a_pasted_config_and_for_fp8():
     listed = kvlab.kv_memory_figure(model="llama-3.1-8b", context=8192, kv="q8_0")["server"]
     assert pasted["kv_bytes"] == listed["kv_bytes"]
     assert "-m model-Q4_K_M.gguf" in pasted["command"] and "-m Llama-3.1-8B-Q4_K_M.gguf" in listed["command"]
-    fp8 = kvlab.kv_memory_figure(model="llama-3.1-8b", kv="fp8", mode="vllm")["server"]
-    assert fp8["command"] is None and fp8["flags"] == [] and "no fp8 cache type" in fp8["text"]
+    fp8_data = kvlab.kv_memory_figure(model="llama-3.1-8b", kv="fp8", mode="vllm")
+    fp8 = fp8_data["server"]
+    assert fp8["command"] is None and fp8["flags"] == [] and "no fp8 cache type" in fp8_data["view"]["server_text"]
 
 
 def test_pasted_config_errors_name_the_problem_and_keep_the_catalogue_figure():
@@ -321,8 +323,9 @@ def test_serving_matches_serving_estimate_and_shows_the_working():
     assert data["chats_that_fit"] == est["chats_that_fit_in_memory"]
     assert data["assumptions"] == est["assumptions"]
     # the roofline step, which bound binds, then the calibrated efficiency that gives the figure shown
-    assert "(bandwidth-bound)" in data["working"] and data["working"].endswith(f": {data['ms_per_token_text']}")
-    assert data["gpu_info"]["price_date"] == "2026-05-07" and "on-demand" in data["gpu_info"]["price_label"]
+    said = data["view"]
+    assert "(bandwidth-bound)" in said["working"] and said["working"].endswith(f": {said['ms_per_token_text']}")
+    assert data["gpu_info"]["price_date"] == "2026-05-07" and "on-demand" in said["price_label"]
     i = data["curve"]["contexts"].index(32768)
     assert data["curve"]["ms_batch"][i] == data["ms_per_token"]
     assert data["curve"]["ms_batch1"][i] < data["curve"]["ms_batch"][i]
@@ -332,8 +335,9 @@ def test_serving_prices_and_times_nothing_that_does_not_fit():
     for context, batch in ((131072, 16), (2**20, 16)):
         data = kvlab.serving_figure(context=context, batch=batch)
         assert not data["fits"] and data["usd_per_million_tokens"] is None
-        assert data["cost_text"].startswith("not priced") and data["ms_per_token_text"] == "does not fit"
-        assert data["working"].startswith("Not timed")
+        said = data["view"]
+        assert said["cost_text"].startswith("not priced") and said["ms_per_token_text"] == "does not fit"
+        assert said["working"].startswith("Not timed")
     data = kvlab.serving_figure(context=2**20, batch=16)
     assert data["chats_that_fit_text"].startswith("none") and data["context_flag"]
     curve = kvlab.serving_figure(context=32768, batch=16)["curve"]
@@ -349,8 +353,8 @@ def test_serving_compares_prices_of_one_kind_only():
 def test_serving_without_a_price_says_so():
     data = kvlab.serving_figure(gpu="mi300x")
     assert data["usd_per_million_tokens"] is None
-    assert data["cost_text"].startswith("no hourly price") and data["same_kind"] == []
-    assert "tools" not in data["gpu_info"]["price_label"]
+    assert data["view"]["cost_text"].startswith("no hourly price") and data["same_kind"] == []
+    assert "tools" not in data["view"]["price_label"]
 
 
 def test_figures_are_json_and_reachable_from_the_bridge():
@@ -361,5 +365,6 @@ def test_figures_are_json_and_reachable_from_the_bridge():
         assert "result" in reply, reply
     bad = json.loads(call_json("kv_memory_figure", json.dumps({"config": '{"model_type": "llama"}'})))
     assert (
-        bad["result"]["config_error"] == "Could not read this config.json: config field 'num_hidden_layers' is missing"
+        bad["result"]["view"]["config_error"]
+        == "Could not read this config.json: config field 'num_hidden_layers' is missing"
     )

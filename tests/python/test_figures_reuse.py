@@ -29,7 +29,7 @@ def test_prefix_cache_figure_matches_prefix_cache_demo(n_requests, prefix_len, s
 def test_seed_claim_first_request_pays():
     fig = kvlab.prefix_cache_figure(n_requests=1000, prefix_len=100, suffix_len=20)
     assert fig["token_granular"]["tokens_reused"] == 99_900
-    assert fig["text"]["radix_reused"] == "99,900"
+    assert fig["view"]["radix_reused"] == "99,900"
     assert fig["blocks"]["tokens_reused"] == 999 * 96  # 16-token blocks: 6 full blocks of the 100-token prompt
 
 

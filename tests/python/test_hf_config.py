@@ -425,9 +425,9 @@ def test_kv_memory_widget_words_for_state_only_and_parallel_hybrid_models():
 
     mamba = kv_memory_figure(config=json.dumps(SSM["mamba-130m"]["config"]), context=32_768)
     assert mamba["config_error"] is None
-    growth = mamba["result"]["growth"]
-    assert growth["growth_per_token"]["bytes"] == 0 and "nothing grows" in growth["text"]
-    assert "2.67 MiB of recurrent state" in growth["text"] and "windows" not in growth["text"]
+    growth, said = mamba["result"]["growth"], mamba["view"]["head"]["text"]
+    assert growth["growth_per_token"]["bytes"] == 0 and "nothing grows" in said
+    assert "2.67 MiB of recurrent state" in said and "windows" not in said
     assert [k["label"] for k in mamba["result"]["kinds"]] == ["recurrent state (no attention layer)"]
     falcon = kv_memory_figure(config=json.dumps(SSM["falcon-h1-1.5b"]["config"]), context=32_768)
     assert falcon["result"]["total"]["human"] == "840.98 MiB"  # 768 MiB of KV + 72.98 MiB of state

@@ -43,8 +43,9 @@ def test_the_weights_as_stored_sit_beside_the_kv_cache():
 
 
 def test_an_unreadable_index_is_a_sentence_not_an_error():
-    w = kvlab.kv_memory_figure(config=CONFIG, index='{"weight_map": {}}')["weights_stored"]
-    assert w["bytes"] is None and w["text"].startswith("The checkpoint's index could not be read")
+    data = kvlab.kv_memory_figure(config=CONFIG, index='{"weight_map": {}}')
+    assert data["weights_stored"]["bytes"] is None
+    assert data["view"]["weights_stored"].startswith("The checkpoint's index could not be read")
 
 
 @pytest.mark.parametrize("status", [s for s in HUB_MESSAGES if s != "ok"])

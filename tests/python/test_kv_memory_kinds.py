@@ -40,9 +40,9 @@ def test_the_kinds_table_grows_with_the_number_of_sequences():
 
 def test_growth_text_speaks_of_windows_only_where_there_are_windows():
     """A hybrid with recurrent state and no sliding window grows per token from the first one."""
-    no_windows = kv_memory_figure(model="qwen3-next-80b-a3b")["result"]["growth"]["text"]
+    no_windows = kv_memory_figure(model="qwen3-next-80b-a3b")["view"]["head"]["text"]
     assert no_windows.startswith("per token, plus ") and "window" not in no_windows
-    windows = kv_memory_figure(model="gemma-2-9b")["result"]["growth"]["text"]
+    windows = kv_memory_figure(model="gemma-2-9b")["view"]["head"]["text"]
     assert windows.startswith("per token beyond the windows, plus ")
 
 
@@ -66,7 +66,8 @@ def test_a_config_of_ten_thousand_layers_draws_a_bounded_map_and_counts_every_la
     }
     text = json.dumps(cfg)
     assert len(text.encode()) < 256 * 1024  # under the paste limit: it reaches Python
-    lm = kv_memory_figure(config=text)["layer_map"]
+    data = kv_memory_figure(config=text)
+    lm, lm_text = data["layer_map"], data["view"]["layer_map_text"]
     assert len(lm["layers"]) == len(lm["plot"]["x"]) == MAX_DRAWN_LAYERS
     assert {k["kind"]: k["layers"] for k in lm["kinds"]} == {"full": 1666, "sliding": 8334}
-    assert lm["text"].startswith("10,000 layers") and lm["text"].endswith(f"the map draws the first {MAX_DRAWN_LAYERS}")
+    assert lm_text.startswith("10,000 layers") and lm_text.endswith(f"the map draws the first {MAX_DRAWN_LAYERS}")

@@ -74,6 +74,6 @@ def test_widget_layer_map_is_drawn_from_python():
     assert max(la["allocated_pct"] for la in lm["layers"]) == 100
     assert lm["allocated"]["bytes"] == data["result"]["total"]["bytes"]
     assert lm["plot"]["unit"] in ("MiB", "GiB") and len(lm["plot"]["needed"]) == 62
-    assert "beyond the need" in lm["text"]
+    assert "beyond the need" in data["view"]["layer_map_text"]
     with pytest.raises(ValueError, match="mode must be one of"):
         layer_memory_map(model_architecture("llama-2-7b"), 10, mode="tgi")

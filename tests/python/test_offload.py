@@ -205,22 +205,22 @@ def test_the_widget_shows_the_estimate_and_says_which_tier_loses():
     losers = [t for t in e["tiers"][1:] if not t["loading_wins"]]
     assert losers, "the default workload shows a tier that loses to prefilling"
     for t in losers:
-        assert f"{t['crossover_tokens']:,} tokens" in d["text"]["verdict"]
-    assert d["text"]["trace"].startswith("Checked against a sampled trace")
+        assert f"{t['crossover_tokens']:,} tokens" in d["view"]["verdict"]
+    assert d["view"]["trace"].startswith("Checked against a sampled trace")
 
 
 def test_a_prefix_longer_than_the_models_context_is_said():
     assert (
         "longer than the model's context of 131,072 tokens"
-        in kv_offload_figure(prefix_tokens=262144)["text"]["verdict"]
+        in kv_offload_figure(prefix_tokens=262144)["view"]["verdict"]
     )
-    assert "context" not in kv_offload_figure()["text"]["verdict"]
+    assert "context" not in kv_offload_figure()["view"]["verdict"]
 
 
 def test_above_the_trace_limit_the_page_says_closed_form_only():
     d = kv_offload_figure(n_prefixes=TRACE_MAX_PREFIXES + 1)
     assert not d["traced"] and d["numbers"]["trace_rates"] is None
-    assert "closed form alone" in d["text"]["trace"] and {t["trace"] for t in d["tiers"]} == {"—"}
+    assert "closed form alone" in d["view"]["trace"] and {t["trace"] for t in d["tiers"]} == {"—"}
 
 
 @pytest.mark.parametrize(
@@ -261,7 +261,7 @@ def test_a_model_too_big_for_one_gpu_runs_tensor_parallel_on_the_fewest_that_hol
     assert one["tiers"][1]["gb_s"] == 2 * link("pcie5")["gb_s"]  # each GPU loads its share over its own link
     assert offload_estimate("llama-3.1-70b", "b200", 8192, 1000, 0.8, 5, 0.5, 256, 2, 5)["n_gpus"] == 1
     d = kv_offload_figure(model="llama-3.1-70b")
-    assert d["gpu_name"].startswith("2 × ") and "tensor parallel" in d["text"]["capacity"]
+    assert d["gpu_name"].startswith("2 × ") and "tensor parallel" in d["view"]["capacity"]
 
 
 def test_out_of_range_is_clamped_and_said():

@@ -228,7 +228,7 @@ def test_the_gpu_fit_widget_offers_stages_under_vllm_only():
         "llama-3.1-70b", 131072, weights="FP8", kv="fp8", gpu="h100-sxm", engine="vllm", pipeline_parallel=2
     )
     assert two["stages"] == [s["text"] for s in same["stages"]] and two["headline"] == same["headline"]
-    assert two["params"]["pipeline_parallel"] == 2 and "2 pipeline stages" in two["where"]
+    assert two["params"]["pipeline_parallel"] == 2 and "2 pipeline stages" in two["view"]["where"]
     llama = gpu_fit_figure(**{**kw, "kv": "q8_0", "weights": "Q4_K_M"}, mode="llamacpp", pipeline_parallel=2)
     assert llama["params"]["pipeline_parallel"] == 1 and llama["stages"] == []
     with pytest.raises(ValueError, match="pipeline_parallel must be one of 1, 2, 4, 8"):

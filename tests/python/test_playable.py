@@ -45,7 +45,7 @@ def test_door_code_chat_finds_the_code_and_its_tokens():
     digits = tok.decode([tok.encode(d["prompt"])[p] for p in d["code_positions"]])
     assert "7391" in digits.replace(" ", "")
     none = kvlab.door_code_chat("user: hi.\nbot: hello.\n")
-    assert none["code"] is None and "never states a door code" in none["note"]
+    assert none["code"] is None and "never states a door code" in none["view"]["note"]
     with pytest.raises(ValueError, match="empty"):
         kvlab.door_code_chat("   ")
 

@@ -103,9 +103,10 @@ def test_figure_says_what_the_simulation_says():
     d = kvlab.kv_routing_figure()
     sim = simulate_routing(rule=SGLANG)
     assert [p["hit_rate"] for p in d["policies"]] == [p["hit_rate"] for p in sim["policies"]]
-    pa = d["policies"][2]
-    assert pa["hit_rate_text"] in d["headline"] and d["ceiling"]["text"] in d["headline"]
-    assert [row["counts"][0] for row in d["replica_rows"]] == ["500"] * 4
+    v = d["view"]
+    assert v["policies"][2]["hit_rate"] in v["headline"] and v["ceiling"]["hit_rate"] in v["headline"]
+    assert [row["counts"][0] for row in v["replica_rows"]] == ["500"] * 4
+    assert v["ceiling_label"] == "ceiling " + v["ceiling"]["hit_rate"]
 
 
 def test_token_counts_round_to_blocks_and_the_cache_holds_a_request():

@@ -262,8 +262,8 @@ def test_serving_gpu_memory_utilization_moves_the_batch_limit_and_the_verdict():
     # the curve and the like-for-like prices follow the share too: batch 8 at 32,768 tokens does not fit
     i = half["curve"]["contexts"].index(32768)
     assert half["curve"]["fits_batch"][i] is False and default["curve"]["fits_batch"][i] is True
-    chosen = next(row for row in half["same_kind"] if row["chosen"])
-    assert chosen["cost_text"] == "does not fit"
+    chosen = next(i for i, row in enumerate(half["same_kind"]) if row["chosen"])
+    assert not half["same_kind"][chosen]["fits"] and half["view"]["same_kind"][chosen]["cost_text"] == "does not fit"
 
 
 def test_serving_block_size_rounds_each_chat_up_to_whole_blocks():
@@ -551,10 +551,10 @@ def test_the_users_grid_empties_as_the_context_grows_and_the_price_per_chat_clim
         assert on * u["per_cell"] <= d["chats_that_fit"] < (on + 1) * u["per_cell"]
         assert u["chats"] == d["chats_that_fit"] and len(u["cells"]) * u["per_cell"] >= u["most"]
         price = d["gpu_info"]["price_per_hour"] / d["chats_that_fit"]
-        assert u["price_text"] == f"${price:.2f} per chat-hour"
+        assert d["view"]["users"]["price_text"] == f"${price:.2f} per chat-hour"
         rows.append((on, price))
     assert all(a[0] > b[0] and a[1] < b[1] for a, b in zip(rows, rows[1:])), rows
-    assert serving_figure(context=2**20)["users"]["text"].startswith("not one chat")
+    assert serving_figure(context=2**20)["view"]["users"]["text"].startswith("not one chat")
 
 
 def test_cli_fit_engine_all_puts_the_four_engines_side_by_side(capsys):
@@ -581,9 +581,11 @@ def test_serving_sim_says_when_the_engine_would_not_start():
     from kvlab.widgets.serving import serving_sim_figure
 
     d = serving_sim_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="BF16")
-    assert "would not start" in d["headline"] and "weights alone take" in d["headline"]
-    assert d["stats"] == [] and d["rows"] == [] and d["pool"].startswith("No chat is served")
-    assert serving_sim_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="Q4_K_M")["stats"]  # it fits in 4 bits
+    v = d["view"]
+    assert "would not start" in v["headline"] and "weights alone take" in v["headline"] and d["run"] is None
+    assert v["stats"] == [] and d["rows"] == [] and v["pool"].startswith("No chat is served")
+    four_bits = serving_sim_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="Q4_K_M")
+    assert four_bits["view"]["stats"] and four_bits["run"]  # it fits in 4 bits
 
 
 @pytest.mark.parametrize("engine", ["sglang", "trtllm"])

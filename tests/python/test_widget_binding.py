@@ -52,10 +52,10 @@ def test_the_checker_sees_a_row_built_in_js():
 
 def test_the_checker_sees_a_path_the_result_lacks():
     tree, data = render("kv-routing")
-    del data["headline"]
+    del data["view"]["headline"]
     problems: list[str] = []
     check(tree, data, "kv-routing", problems)
-    assert any("headline" in p for p in problems)
+    assert any("view.headline" in p for p in problems)
 
 
 # The widget loop (read form.kv-controls, call the function, bind and draw, put the values used back, again on

@@ -2,8 +2,9 @@
 
 The reader's request mix and timing go through kvlab.inputs (clamped with a notice, junk refused
 with the field's name), then kvlab.reuse.api_cache_cost prices the workload on the chosen model
-and on every other model in the data file. Every readout comes back as text formatted here, so
-the page's JavaScript only places strings and draws the curve.
+and on every other model in the data file. The result keeps the numbers; api_cache_view writes every
+readout, the status line and the curve's hovers from them, so the page's JavaScript only places strings
+and draws the curve.
 """
 
 from __future__ import annotations
@@ -30,14 +31,48 @@ if TYPE_CHECKING:
 
 
 def api_cache_view(data: dict) -> ApiCacheView:
-    m, c = data["model_info"], data["curve"]
+    m, c, cost, params = data["model_info"], data["curve"], data["cost"], data["params"]
+    ttl, hours = params["ttl"], params["hours"]
+    life = cost["ttl_minutes"]
+    days = data["days_per_month"]
     return {
         "model": f"{m['vendor_name']} · {m['name']}",
+        "verdict": _verdict(cost, m, params, ttl),
+        "break_even": _break_even_text(cost, m, ttl, hours),
+        "working": _working(cost, m, params),
+        "gap": _minutes(cost["gap_minutes"]),
+        "lifetime": "the whole day's window" if life is None else _minutes(life),
+        "requests_per_day": f"{cost['requests_per_day']:,}",
+        "hit_rate": _percent(cost["hit_rate"]),
+        "uncached_per_request": usd(cost["uncached"]["per_request"]),
+        "cached_per_request": usd(cost["cached"]["per_request"]),
+        "uncached_per_day": usd(cost["uncached"]["per_day"]),
+        "cached_per_day": usd(cost["cached"]["per_day"]),
+        "uncached_per_month": usd(cost["uncached"]["per_month"]),
+        "cached_per_month": usd(cost["cached"]["per_month"]),
+        "saving_per_day": usd(cost["saving_per_day"]),
+        "saving_per_month": usd(cost["saving_per_day"] * days),
+        "month": f"{days} days",
+        "prices": (
+            f"input ${m['input_per_mtok']:g}, cached ${m['cache_read_per_mtok']:g}, "
+            f"output ${m['output_per_mtok']:g} per million tokens"
+            + (
+                f"; writes ${m['cache_write_5m_per_mtok']:g} (5 min), ${m['cache_write_1h_per_mtok']:g} (1 h)"
+                if m["mode"] == "explicit_ttl"
+                else ""
+            )
+            + (
+                f"; storage ${m['storage_per_mtok_hour']:g} per million tokens per hour"
+                if m["storage_per_mtok_hour"] is not None
+                else ""
+            )
+        ),
+        "price_status": STATUS_TEXT[m["status"]],
         "curve_heads": [f"{s['name']}, {kind}" for s in c["series"] for kind in ("cached", "not cached")],
         "curve_rows": [
             {
                 "rate": rate,
-                "cells": [text for s in c["series"] for text in (s["cached_text"][i], s["uncached_text"][i])],
+                "cells": [usd(x) for s in c["series"] for x in (s["cached"][i], s["uncached"][i])],
             }
             for i, rate in enumerate(c["rate_labels"])
         ],
@@ -46,11 +81,28 @@ def api_cache_view(data: dict) -> ApiCacheView:
                 "name": f"{o['vendor_name']} · {o['name']}",
                 "row": "chosen" if o["chosen"] else None,
                 "cells": [
-                    o[k] for k in ("uncached_per_day", "cached_per_day", "saving", "hit_rate", "break_even", "status")
+                    usd(o["uncached_per_day"]),
+                    usd(o["cached_per_day"]),
+                    _percent(o["saving_per_day"] / o["uncached_per_day"]) if o["uncached_per_day"] else "0.0%",
+                    _percent(o["hit_rate"]),
+                    (
+                        f"{o['break_even_reuses']} a day"
+                        if o["mode"] == "explicit_storage"
+                        else f"{o['break_even_reuses']}"
+                    )
+                    if o["cacheable"]
+                    else "not cacheable",
+                    o["status"],
                 ],
             }
             for o in data["compare"]
         ],
+        "hover": [
+            [f"{rate} per hour: {usd(y)}" for rate, y in zip(c["rate_labels"], ys)]
+            for s in c["series"]
+            for ys in (s["cached"], s["uncached"])
+        ],
+        "status": f"Computed in your browser by kvlab.api_cache_figure ({m['name']}).",
     }
 
 
@@ -212,7 +264,7 @@ def api_cache_figure(
     same workload ("compare"), and cost per request against the request rate per vendor ("curve").
 
     >>> d = api_cache_figure()
-    >>> d["text"]["cached_per_day"], d["text"]["uncached_per_day"], d["numbers"]["break_even_reuses"]
+    >>> d["view"]["cached_per_day"], d["view"]["uncached_per_day"], d["numbers"]["break_even_reuses"]
     ('$2.19', '$8.64', 1)
     """
     clamped: dict = {}
@@ -255,15 +307,13 @@ def api_cache_figure(
                 "name": other["name"],
                 "vendor_name": other["vendor_name"],
                 "status": other["status"],
-                "uncached_per_day": usd(o["uncached"]["per_day"]),
-                "cached_per_day": usd(o["cached"]["per_day"]),
-                "saving": _percent(o["saving_per_day"] / o["uncached"]["per_day"])
-                if o["uncached"]["per_day"]
-                else "0.0%",
-                "hit_rate": _percent(o["hit_rate"]),
-                "break_even": (f"{be['reuses']} a day" if other["mode"] == "explicit_storage" else f"{be['reuses']}")
-                if o["cacheable"]
-                else "not cacheable",
+                "mode": other["mode"],
+                "cacheable": o["cacheable"],
+                "uncached_per_day": o["uncached"]["per_day"],
+                "cached_per_day": o["cached"]["per_day"],
+                "saving_per_day": o["saving_per_day"],
+                "hit_rate": o["hit_rate"],
+                "break_even_reuses": be["reuses"],
                 "chosen": other["id"] == model,
             }
         )
@@ -279,8 +329,6 @@ def api_cache_figure(
                 "name": api_model(pick)["name"],
                 "cached": [r["cached"]["per_request"] for r in runs],
                 "uncached": [r["uncached"]["per_request"] for r in runs],
-                "cached_text": [usd(r["cached"]["per_request"]) for r in runs],
-                "uncached_text": [usd(r["uncached"]["per_request"]) for r in runs],
             }
         )
 
@@ -304,25 +352,6 @@ def api_cache_figure(
         "break_even_reuses": c["break_even"]["reuses"],
         "min_requests_per_hour": c["min_requests_per_hour"],
     }
-    life = c["ttl_minutes"]
-    text = {
-        "verdict": _verdict(c, m, params, ttl),
-        "break_even": _break_even_text(c, m, ttl, hours),
-        "working": _working(c, m, params),
-        "gap": _minutes(c["gap_minutes"]),
-        "lifetime": "the whole day's window" if life is None else _minutes(life),
-        "requests_per_day": f"{c['requests_per_day']:,}",
-        "hit_rate": _percent(c["hit_rate"]),
-        "uncached_per_request": usd(c["uncached"]["per_request"]),
-        "cached_per_request": usd(c["cached"]["per_request"]),
-        "uncached_per_day": usd(c["uncached"]["per_day"]),
-        "cached_per_day": usd(c["cached"]["per_day"]),
-        "uncached_per_month": usd(c["uncached"]["per_month"]),
-        "cached_per_month": usd(c["cached"]["per_month"]),
-        "saving_per_day": usd(c["saving_per_day"]),
-        "saving_per_month": usd(c["saving_per_day"] * days),
-        "month": f"{days} days",
-    }
     return {
         "params": params,
         "clamped": clamped,
@@ -334,27 +363,26 @@ def api_cache_figure(
             "name": m["name"],
             "vendor_name": m["vendor_name"],
             "status": m["status"],
-            "status_text": STATUS_TEXT[m["status"]],
             "source": m["source"],
             "read": m["read"],
             "rules_source": rules["source"],
-            "prices": (
-                f"input ${m['input_per_mtok']:g}, cached ${m['cache_read_per_mtok']:g}, "
-                f"output ${m['output_per_mtok']:g} per million tokens"
-                + (
-                    f"; writes ${m['cache_write_5m_per_mtok']:g} (5 min), ${m['cache_write_1h_per_mtok']:g} (1 h)"
-                    if m["mode"] == "explicit_ttl"
-                    else ""
+            "mode": m["mode"],
+            "min_cacheable_tokens": m.get("min_cacheable_tokens"),
+            **{
+                k: m.get(k)
+                for k in (
+                    "input_per_mtok",
+                    "output_per_mtok",
+                    "cache_read_per_mtok",
+                    "cache_write_5m_per_mtok",
+                    "cache_write_1h_per_mtok",
+                    "storage_per_mtok_hour",
                 )
-                + (
-                    f"; storage ${m['storage_per_mtok_hour']:g} per million tokens per hour"
-                    if "storage_per_mtok_hour" in m
-                    else ""
-                )
-            ),
+            },
         },
         "numbers": numbers,
-        "text": text,
+        "cost": c,
+        "days_per_month": days,
         "compare": compare,
         "curve": {
             "rates": list(CURVE_RATES),
@@ -362,5 +390,4 @@ def api_cache_figure(
             "ticks": {"values": list(CURVE_TICKS), "labels": [_rate(r) for r in CURVE_TICKS]},
             "series": series,
         },
-        "status": f"Computed in your browser by kvlab.api_cache_figure ({m['name']}).",
     }

@@ -109,12 +109,93 @@ def _lanes(col: dict, dis: dict, pre: float, step: float, transfer: float, n_chu
 
 
 def pd_transfer_view(data: dict) -> PdTransferView:
-    c = data["curve"]
+    c, t, p = data["curve"], data["timing"], data["params"]
+    prompt_tokens, batch, output_tokens = p["prompt_tokens"], p["batch"], p["output_tokens"]
+    kv, link = data["kv"], data["link_info"]["name"]
+    pre, step, transfer = data["prefill_seconds"], data["step_seconds"], data["transfer_seconds"]
+    chunk = t["chunk"]
 
     def ms(ys: list) -> list[str]:
         return [f"{x:,} tokens: {significant(y)} ms" for x, y in zip(c["prompts"], ys)]
 
-    return {"hover": {"prefill": ms(c["prefill_ms"]), "links": [ms(link["ms"]) for link in c["links"]]}}
+    if data["fits"]:
+        col, dis = t["colocated"], t["disaggregated"]
+        diff = dis["ttft"] - col["ttft"]
+        if abs(diff) < 0.05 * col["ttft"]:
+            ttft_words = "its first token comes about when it would colocated"
+        elif diff < 0:
+            ttft_words = f"its first token comes {seconds_text(-diff)} sooner than colocated"
+        else:
+            ttft_words = f"its first token comes {seconds_text(diff)} later than colocated"
+        headline = (
+            f"Over {link} the {kv['human']} cache of a prompt of {prompt_tokens:,} tokens takes "
+            f"{seconds_text(transfer)} to move: {_percent(t['transfer_share'])} of its "
+            f"{seconds_text(pre)} prefill. Disaggregated, {ttft_words} ({seconds_text(dis['ttft'])} against "
+            f"{seconds_text(col['ttft'])}), and the {plural(batch, 'running request')} never see a decode step "
+            f"stretched from {seconds_text(step)} to {seconds_text(col['step_during_prefill'])}."
+        )
+        rows = [
+            {
+                "label": "time to first token (the new request)",
+                "colocated": seconds_text(col["ttft"]),
+                "disaggregated": seconds_text(dis["ttft"]),
+            },
+            {
+                "label": "a decode step while the prompt is prefilled",
+                "colocated": seconds_text(col["step_during_prefill"]),
+                "disaggregated": seconds_text(dis["step_during_prefill"]),
+            },
+            {"label": "a decode step otherwise", "colocated": seconds_text(step), "disaggregated": seconds_text(step)},
+            {
+                "label": "extra wait for each running request",
+                "colocated": seconds_text(col["delay_per_running_request"]),
+                "disaggregated": "none",
+            },
+            {
+                "label": "KV cache sent between GPUs",
+                "colocated": "none (it stays on the GPU)",
+                "disaggregated": f"{kv['human']} in {seconds_text(transfer)}",
+            },
+        ]
+        lanes = _lanes(col, dis, pre, step, transfer, t["n_chunks"], link)
+        working = (
+            f"prefill {seconds_text(pre)} (compute roofline); decode step {seconds_text(step)} for "
+            f"{plural(batch, 'request')} at {prompt_tokens + output_tokens:,} tokens (efficiency "
+            f"{t['efficiency']:.2f}, calibrated); colocated: {plural(t['n_chunks'], 'chunk')} of up to "
+            f"{chunk['chunk']:,} tokens ({chunk['budget']:,}-token budget per step less {batch} decode tokens), "
+            f"each adding {seconds_text(pre / t['n_chunks'])} to a step, so TTFT = {t['n_chunks']} x "
+            f"({seconds_text(step)} + {seconds_text(pre / t['n_chunks'])}); disaggregated: TTFT = prefill + "
+            f"transfer + one decode step"
+        )
+    else:
+        headline = (
+            f"The {kv['human']} cache of a prompt of {prompt_tokens:,} tokens takes {seconds_text(transfer)} "
+            f"over {link}. Not timed on {data['gpu_name']}: {t['verdict']}."
+        )
+        rows, lanes = [], []
+        working = f"Not timed: {t['verdict']}."
+    return {
+        "prompt": f"{prompt_tokens:,}",
+        "transfer": seconds_text(transfer),
+        "prefill": seconds_text(pre),
+        "headline": headline,
+        "rows": rows,
+        "lanes": lanes,
+        "working": working,
+        "assumptions": [
+            f"bytes per request: the prompt's whole KV cache, every layer's K and V in f16 (sliding layers hold "
+            f"their window, linear layers their state): {kv['human']} for {prompt_tokens:,} tokens",
+            "transfer: the bytes / the link's line rate in one direction, one NIC per GPU: a lower bound on the "
+            "time (connectors such as NIXL or Mooncake add setup, and send layer by layer while prefill runs)",
+            "colocated: vLLM's chunked prefill; each chunk's share of the prefill time is added to the decode step "
+            f"it rides on ({chunk['how']}); the running requests' own prefills are not counted",
+            "disaggregated: the decode GPU only decodes; receiving the cache by RDMA does not slow its steps",
+            "one new request at a time: queueing when prompts arrive faster than a GPU prefills them is not modelled",
+        ],
+        "hover": {"prefill": ms(c["prefill_ms"]), "links": [ms(x["ms"]) for x in c["links"]]},
+        "status": f"Computed in your browser by kvlab.pd_transfer_figure ({data['model_name']} on {data['gpu_name']}, "
+        f"{link}).",
+    }
 
 
 @takes(PD_INPUTS)
@@ -181,65 +262,6 @@ def pd_transfer_figure(
         for i, (p, b) in enumerate(zip(CURVE_PROMPTS, curve_bytes))
     ]
 
-    chunk = c["chunk"]
-    if c["fits"]:
-        col, dis = c["colocated"], c["disaggregated"]
-        step = c["step_seconds"]
-        diff = dis["ttft"] - col["ttft"]
-        if abs(diff) < 0.05 * col["ttft"]:
-            ttft_words = "its first token comes about when it would colocated"
-        elif diff < 0:
-            ttft_words = f"its first token comes {seconds_text(-diff)} sooner than colocated"
-        else:
-            ttft_words = f"its first token comes {seconds_text(diff)} later than colocated"
-        headline = (
-            f"Over {chosen['name']} the {kv['human']} cache of a prompt of {prompt_tokens:,} tokens takes "
-            f"{seconds_text(c['transfer_seconds'])} to move: {_percent(c['transfer_share'])} of its "
-            f"{seconds_text(pre)} prefill. Disaggregated, {ttft_words} ({seconds_text(dis['ttft'])} against "
-            f"{seconds_text(col['ttft'])}), and the {plural(batch, 'running request')} never see a decode step "
-            f"stretched from {seconds_text(step)} to {seconds_text(col['step_during_prefill'])}."
-        )
-        rows = [
-            {
-                "label": "time to first token (the new request)",
-                "colocated": seconds_text(col["ttft"]),
-                "disaggregated": seconds_text(dis["ttft"]),
-            },
-            {
-                "label": "a decode step while the prompt is prefilled",
-                "colocated": seconds_text(col["step_during_prefill"]),
-                "disaggregated": seconds_text(dis["step_during_prefill"]),
-            },
-            {"label": "a decode step otherwise", "colocated": seconds_text(step), "disaggregated": seconds_text(step)},
-            {
-                "label": "extra wait for each running request",
-                "colocated": seconds_text(col["delay_per_running_request"]),
-                "disaggregated": "none",
-            },
-            {
-                "label": "KV cache sent between GPUs",
-                "colocated": "none (it stays on the GPU)",
-                "disaggregated": f"{kv['human']} in {seconds_text(c['transfer_seconds'])}",
-            },
-        ]
-        lanes = _lanes(col, dis, pre, step, c["transfer_seconds"], c["n_chunks"], chosen["name"])
-        working = (
-            f"prefill {seconds_text(pre)} (compute roofline); decode step {seconds_text(step)} for "
-            f"{plural(batch, 'request')} at {prompt_tokens + output_tokens:,} tokens (efficiency "
-            f"{c['efficiency']:.2f}, calibrated); colocated: {plural(c['n_chunks'], 'chunk')} of up to "
-            f"{chunk['chunk']:,} tokens ({chunk['budget']:,}-token budget per step less {batch} decode tokens), "
-            f"each adding {seconds_text(pre / c['n_chunks'])} to a step, so TTFT = {c['n_chunks']} x "
-            f"({seconds_text(step)} + {seconds_text(pre / c['n_chunks'])}); disaggregated: TTFT = prefill + "
-            f"transfer + one decode step"
-        )
-    else:
-        headline = (
-            f"The {kv['human']} cache of a prompt of {prompt_tokens:,} tokens takes {seconds_text(c['transfer_seconds'])} "
-            f"over {chosen['name']}. Not timed on {card['name']}: {c['verdict']}."
-        )
-        rows = []
-        lanes = []
-        working = f"Not timed: {c['verdict']}."
     return {
         "params": {
             "model": info["id"],
@@ -251,7 +273,6 @@ def pd_transfer_figure(
         },
         "clamped": clamped,
         "limits": PD_INPUTS.ranges(),
-        "prompt_text": f"{prompt_tokens:,}",
         "model_name": info["hf_id"],
         "gpu_name": card["name"],
         "link_info": {
@@ -267,14 +288,12 @@ def pd_transfer_figure(
         "kv": kv,
         "kv_per_token": human_bytes(c["kv_bytes"] / prompt_tokens),
         "transfer_seconds": c["transfer_seconds"],
-        "transfer_text": seconds_text(c["transfer_seconds"]),
         "prefill_seconds": pre,
-        "prefill_text": seconds_text(pre),
         "step_seconds": c["step_seconds"],
-        "headline": headline,
-        "rows": rows,
-        "lanes": lanes,
-        "working": working,
+        "timing": {  # None where the model does not fit the GPU (not timed)
+            k: c.get(k) for k in ("n_chunks", "chunk", "efficiency", "transfer_share", "colocated", "disaggregated")
+        }
+        | {"verdict": c["verdict"]},
         "link_rows": link_rows,
         "curve": curve,
         "curve_rows": curve_rows,
@@ -284,18 +303,6 @@ def pd_transfer_figure(
             "llmd": f"“{facts['llmd_throughput']['quote']}” {facts['llmd_throughput']['why']}",
             "llmd_source": facts["llmd_throughput"]["source"],
         },
-        "assumptions": [
-            f"bytes per request: the prompt's whole KV cache, every layer's K and V in f16 (sliding layers hold "
-            f"their window, linear layers their state): {kv['human']} for {prompt_tokens:,} tokens",
-            "transfer: the bytes / the link's line rate in one direction, one NIC per GPU: a lower bound on the "
-            "time (connectors such as NIXL or Mooncake add setup, and send layer by layer while prefill runs)",
-            "colocated: vLLM's chunked prefill; each chunk's share of the prefill time is added to the decode step "
-            f"it rides on ({chunk['how']}); the running requests' own prefills are not counted",
-            "disaggregated: the decode GPU only decodes; receiving the cache by RDMA does not slow its steps",
-            "one new request at a time: queueing when prompts arrive faster than a GPU prefills them is not modelled",
-        ],
-        "status": f"Computed in your browser by kvlab.pd_transfer_figure ({info['hf_id']} on {card['name']}, "
-        f"{chosen['name']}).",
         "options": {"models": model_groups(), "gpus": gpu_options(), "links": link_options()},
     }
 
@@ -326,9 +333,70 @@ def _to_block(name: str, value: int, clamped: dict) -> int:
 
 
 def kv_routing_view(data: dict) -> KvRoutingView:
-    c = data["curve"]
+    c, p, sim = data["curve"], data["params"], data["sim"]
+    by = {x["policy"]: x for x in data["policies"]}
+    rr, pa, ceiling = by["round_robin"], by["prefix_aware"], data["ceiling"]
+    more = pa["tokens_reused"] - rr["tokens_reused"]
+    requests, replicas, skew, seed = p["requests"], p["replicas"], p["skew"], p["seed"]
+    cache_blocks, block, request_blocks = p["cache_blocks"], data["block_tokens"], sim["request_blocks"]
+    rule, in_flight = sim["rule"], sim["in_flight"]
+    groups = ", ".join(f"{n:,}" for n in sim["trace_groups"][:12]) + (" …" if p["groups"] > 12 else "")
     return {
-        "hover": [[f"after {x:,} requests: {y:.1f}%" for x, y in zip(c["requests"], s["percent"])] for s in c["series"]]
+        "headline": (
+            f"Prefix-aware routing reuses {_percent(pa['hit_rate'])} of the prompt tokens, round-robin "
+            f"{_percent(rr['hit_rate'])} (the ceiling is {_percent(ceiling['hit_rate'])}): "
+            f"{abs(more):,} prefill tokens {'fewer' if more >= 0 else 'more'} to compute. The price is balance: its "
+            f"busiest replica gets {pa['busiest_share']:.2f}× an even share of the requests and holds up to "
+            f"{pa['peak_in_flight']:,} at once, against {by['least_loaded']['peak_in_flight']:,} for least-loaded "
+            f"({in_flight} on average)."
+        ),
+        "skew": trim(skew),
+        "trace": (
+            f"{requests:,} requests, each {p['prefix_tokens']:,} tokens of its group's prefix + {p['own_tokens']:,} of "
+            f"its own ({request_blocks} blocks of {block}); requests per group, most popular first: {groups}"
+        ),
+        "cache": (
+            f"{cache_blocks:,} blocks per replica ({cache_blocks * block:,} tokens): room for "
+            f"{cache_blocks / max(request_blocks, 1):.1f} requests"
+        ),
+        "ceiling": {"hit_rate": _percent(ceiling["hit_rate"]), "saved": f"{ceiling['tokens_reused']:,}"},
+        "ceiling_label": f"ceiling {_percent(ceiling['hit_rate'])}",
+        "policies": [
+            {
+                "label": x["label"],
+                "hit_rate": _percent(x["hit_rate"]),
+                "computed": f"{x['tokens_computed']:,}",
+                "saved": f"{x['tokens_reused']:,}",
+                "busiest": f"{x['busiest_share']:.2f}×",
+                "peak": f"{x['peak_in_flight']:,}",
+            }
+            for x in data["policies"]
+        ],
+        "replica_rows": [
+            {"replica": f"replica {r + 1}", "counts": [f"{x['requests_per_replica'][r]:,}" for x in data["policies"]]}
+            for r in range(replicas)
+        ],
+        "assumptions": [
+            f"each replica: vLLM-style prefix cache of {cache_blocks:,} blocks of {block} tokens, LRU, "
+            "a finished request's blocks freed tail first (kvlab.reuse.prefix_cache.BlockPrefixCache, checked block "
+            "for block in kvlab's tests)",
+            f"groups drawn with Zipf weights 1/(rank)^{trim(skew)}, seed {seed}; a request's own tokens never match",
+            f"one request per time unit; each stays on its replica for an exponential time with mean "
+            f"{in_flight} x {replicas} units (its decode), so {in_flight} run on each replica on average; load = "
+            "requests held",
+            f"prefix-aware: the SGLang router's cache_aware rule with its defaults (match at least "
+            f"{trim(rule['cache_threshold'])} of the request, else least loaded; least loaded when the busiest "
+            f"holds more than {rule['balance_abs_threshold']} requests over and {trim(rule['balance_rel_threshold'])}"
+            "× the idlest), seeing each cache exactly as KV events let Dynamo and llm-d do",
+            "a sampled trace with scaled-down caches: a real cluster's millions of requests and 10^5 blocks per GPU "
+            "would take the browser minutes; the ceiling (every group's prefix cached after its first request) "
+            "is a closed form",
+        ],
+        "hover": [
+            [f"after {x:,} requests: {y:.1f}%" for x, y in zip(c["requests"], s["percent"])] for s in c["series"]
+        ],
+        "status": f"Simulated in your browser by kvlab.kv_routing_figure ({requests:,} requests, "
+        f"{plural(replicas, 'replica')}, seed {seed}).",
     }
 
 
@@ -375,38 +443,20 @@ def kv_routing_figure(
         seed=seed,
         rule=rule,
     )
-    by = {p["policy"]: p for p in sim["policies"]}
-    rr, pa = by["round_robin"], by["prefix_aware"]
     ceiling = sim["ceiling"]
     policies = [
         {
             "policy": p["policy"],
             "label": p["label"],
             "hit_rate": p["hit_rate"],
-            "hit_rate_text": _percent(p["hit_rate"]),
-            "computed": f"{p['tokens_computed']:,}",
-            "saved": f"{p['tokens_reused']:,}",
+            "tokens_computed": p["tokens_computed"],
+            "tokens_reused": p["tokens_reused"],
             "busiest_share": p["busiest_share"],
-            "busiest_text": f"{p['busiest_share']:.2f}×",
             "peak_in_flight": p["peak_in_flight"],
-            "peak_text": f"{p['peak_in_flight']:,}",
+            "requests_per_replica": p["requests_per_replica"],
         }
         for p in sim["policies"]
     ]
-    replica_rows = [
-        {"replica": f"replica {r + 1}", "counts": [f"{p['requests_per_replica'][r]:,}" for p in sim["policies"]]}
-        for r in range(replicas)
-    ]
-    more = pa["tokens_reused"] - rr["tokens_reused"]
-    headline = (
-        f"Prefix-aware routing reuses {_percent(pa['hit_rate'])} of the prompt tokens, round-robin "
-        f"{_percent(rr['hit_rate'])} (the ceiling is {_percent(ceiling['hit_rate'])}): "
-        f"{abs(more):,} prefill tokens {'fewer' if more >= 0 else 'more'} to compute. The price is balance: its "
-        f"busiest replica gets {pa['busiest_share']:.2f}× an even share of the requests and holds up to "
-        f"{pa['peak_in_flight']:,} at once, against {by['least_loaded']['peak_in_flight']:,} for least-loaded "
-        f"({IN_FLIGHT} on average)."
-    )
-    groups_text = ", ".join(f"{n:,}" for n in sim["trace_groups"][:12]) + (" …" if groups > 12 else "")
     return {
         "params": {
             "replicas": replicas,
@@ -420,24 +470,15 @@ def kv_routing_figure(
         },
         "clamped": clamped,
         "limits": ROUTING_INPUTS.ranges(),
-        "skew_text": trim(skew),
         "block_tokens": VLLM_BLOCK_SIZE,
-        "headline": headline,
-        "trace_text": (
-            f"{requests:,} requests, each {prefix_tokens:,} tokens of its group's prefix + {own_tokens:,} of its own "
-            f"({request_blocks} blocks of {VLLM_BLOCK_SIZE}); requests per group, most popular first: {groups_text}"
-        ),
-        "cache_text": (
-            f"{cache_blocks:,} blocks per replica ({cache_blocks * VLLM_BLOCK_SIZE:,} tokens): room for "
-            f"{cache_blocks / max(request_blocks, 1):.1f} requests"
-        ),
-        "ceiling": {
-            "hit_rate": ceiling["hit_rate"],
-            "text": _percent(ceiling["hit_rate"]),
-            "saved": f"{ceiling['tokens_reused']:,}",
+        "sim": {
+            "request_blocks": request_blocks,
+            "trace_groups": sim["trace_groups"],
+            "in_flight": IN_FLIGHT,
+            "rule": rule,
         },
+        "ceiling": {"hit_rate": ceiling["hit_rate"], "tokens_reused": ceiling["tokens_reused"]},
         "policies": policies,
-        "replica_rows": replica_rows,
         "curve": {
             "requests": sim["curve_requests"],
             "series": [
@@ -448,23 +489,5 @@ def kv_routing_figure(
         "routers": [
             {"name": r["name"], "rule": r["rule"], "source": r["source"], "status": r["status"]} for r in routers
         ],
-        "assumptions": [
-            f"each replica: vLLM-style prefix cache of {cache_blocks:,} blocks of {VLLM_BLOCK_SIZE} tokens, LRU, "
-            "a finished request's blocks freed tail first (kvlab.reuse.prefix_cache.BlockPrefixCache, checked block "
-            "for block in kvlab's tests)",
-            f"groups drawn with Zipf weights 1/(rank)^{trim(skew)}, seed {seed}; a request's own tokens never match",
-            f"one request per time unit; each stays on its replica for an exponential time with mean "
-            f"{IN_FLIGHT} x {replicas} units (its decode), so {IN_FLIGHT} run on each replica on average; load = "
-            "requests held",
-            f"prefix-aware: the SGLang router's cache_aware rule with its defaults (match at least "
-            f"{trim(rule['cache_threshold'])} of the request, else least loaded; least loaded when the busiest "
-            f"holds more than {rule['balance_abs_threshold']} requests over and {trim(rule['balance_rel_threshold'])}"
-            "× the idlest), seeing each cache exactly as KV events let Dynamo and llm-d do",
-            "a sampled trace with scaled-down caches: a real cluster's millions of requests and 10^5 blocks per GPU "
-            "would take the browser minutes; the ceiling (every group's prefix cached after its first request) "
-            "is a closed form",
-        ],
-        "status": f"Simulated in your browser by kvlab.kv_routing_figure ({requests:,} requests, "
-        f"{plural(replicas, 'replica')}, seed {seed}).",
         "policy_labels": list(POLICY_LABELS.values()),
     }

@@ -109,36 +109,62 @@ class PdTransferHover(TypedDict):
 
 
 class PdTransferView(TypedDict):
+    prompt: str
+    transfer: str
+    prefill: str
+    headline: str
+    rows: list[CompareRow]  # empty when not timed
+    lanes: list[Lane]  # the new request's wait for its first token, colocated and disaggregated (none unfitted)
+    working: str
+    assumptions: list[str]
     hover: PdTransferHover
+    status: str  # the status line after a result (context.js ctx.live says it)
+
+
+class ChunkInfo(TypedDict):
+    budget: int  # tokens a step may hold
+    chunk: int  # prompt tokens per chunk
+    how: str  # where the budget comes from
+
+
+class PdTiming(TypedDict):
+    """One new request while a batch decodes (kvlab.reuse.disagg.pd_compare); ttft and steps in seconds."""
+
+    ttft: float
+    step_during_prefill: float
+    step_otherwise: float
+    delay_per_running_request: float
+
+
+class PdTimingTerms(TypedDict):
+    n_chunks: int
+    chunk: ChunkInfo
+    efficiency: float | None  # the timing fields are None when the decode batch does not fit
+    transfer_share: float | None
+    colocated: PdTiming | None
+    disaggregated: PdTiming | None
+    verdict: str  # the fit's verdict in a line (kvlab.memory's serving estimate)
 
 
 class PdTransferFigureResult(TypedDict):
-    view: PdTransferView  # the chart's hover lines (disagg.pd_transfer_view)
+    view: PdTransferView  # display strings (disagg.pd_transfer_view)
     params: PdTransferParams
     clamped: Clamped
     limits: PdTransferLimits
-    prompt_text: str
     model_name: str
     gpu_name: str
     link_info: LinkInfo
     fits: bool
     kv: Amount
     kv_per_token: str
-    lanes: list[Lane]  # the new request's wait for its first token, colocated and disaggregated (none unfitted)
     transfer_seconds: float
-    transfer_text: str
     prefill_seconds: float | None  # the timing fields are None when the decode batch does not fit
-    prefill_text: str
     step_seconds: float | None
-    headline: str
-    rows: list[CompareRow]  # empty when not timed
-    working: str
+    timing: PdTimingTerms
     link_rows: list[LinkRow]
     curve: PdCurve
     curve_rows: list[PdCurveRow]
     throughput: Throughput
-    assumptions: list[str]
-    status: str
     options: PdOptions
 
 
@@ -171,26 +197,33 @@ class RoutingLimits(TypedDict):
 
 class Ceiling(TypedDict):
     hit_rate: float
-    text: str
-    saved: str
+    tokens_reused: int
 
 
 class PolicyRow(TypedDict):
     policy: str  # round_robin | least_loaded | prefix_aware
     label: str
     hit_rate: float
-    hit_rate_text: str
-    computed: str
-    saved: str
+    tokens_computed: int
+    tokens_reused: int
     busiest_share: float  # requests on the busiest replica / an even share
-    busiest_text: str
     peak_in_flight: int
-    peak_text: str
+    requests_per_replica: list[int]
 
 
-class ReplicaRow(TypedDict):
-    replica: str
-    counts: list[str]  # requests per policy, in the order of `policies`
+class RoutingRule(TypedDict):
+    """The SGLang router's cache_aware thresholds (interconnects.json)."""
+
+    cache_threshold: float
+    balance_abs_threshold: int
+    balance_rel_threshold: float
+
+
+class RoutingSim(TypedDict):
+    request_blocks: int  # blocks of one request (its prefix and its own tokens)
+    trace_groups: list[int]  # requests per prefix group, most popular first
+    in_flight: int  # requests each replica runs on average
+    rule: RoutingRule
 
 
 class CurveSeries(TypedDict):
@@ -211,25 +244,48 @@ class RouterInfo(TypedDict):
     status: str
 
 
+class CeilingWords(TypedDict):
+    hit_rate: str
+    saved: str
+
+
+class PolicyWords(TypedDict):
+    label: str
+    hit_rate: str
+    computed: str
+    saved: str
+    busiest: str
+    peak: str
+
+
+class ReplicaRow(TypedDict):
+    replica: str
+    counts: list[str]  # requests per policy, in the order of `policies`
+
+
 class KvRoutingView(TypedDict):
+    headline: str
+    skew: str
+    trace: str  # the trace in a sentence
+    cache: str  # the cache per replica in a sentence
+    ceiling: CeilingWords
+    ceiling_label: str  # the chart's label on the ceiling's line
+    policies: list[PolicyWords]
+    replica_rows: list[ReplicaRow]
+    assumptions: list[str]
     hover: list[list[str]]  # per policy, a hover line per point of the curve
+    status: str  # the status line after a result (context.js ctx.live says it)
 
 
 class KvRoutingFigureResult(TypedDict):
-    view: KvRoutingView  # the chart's hover lines (disagg.kv_routing_view)
+    view: KvRoutingView  # display strings (disagg.kv_routing_view)
     params: RoutingParams
     clamped: Clamped
     limits: RoutingLimits
-    skew_text: str
     block_tokens: int  # vLLM's default block size (kvlab.memory.kv_bytes)
-    headline: str
-    trace_text: str
-    cache_text: str
+    sim: RoutingSim
     ceiling: Ceiling
     policies: list[PolicyRow]
-    replica_rows: list[ReplicaRow]
     curve: RoutingCurve
     routers: list[RouterInfo]
-    assumptions: list[str]
-    status: str
     policy_labels: list[str]

@@ -14,9 +14,10 @@ from kvlab.memory.catalogue import engine_log_examples
 from kvlab.memory.engine_logs import MAX_LOG_CHARS, STATED_LLAMACPP, STATED_VLLM, explain_engine_log
 from kvlab.memory.verdict import ENGINE_NAMES
 from kvlab.widgets.pickers import model_groups, model_info
+from kvlab.widgets.views import with_view
 
 if TYPE_CHECKING:
-    from kvlab.widgets.engine_log_types import EngineLogFigureResult
+    from kvlab.widgets.engine_log_types import EngineLogFigureResult, EngineLogView
 
 
 # the engines explain-log reads, as the page names them
@@ -54,6 +55,23 @@ def parse_stated_settings(text: str) -> dict:
     return out
 
 
+# ---------------------------------------------------------------------------- the view: the words the widget shows
+
+
+def engine_log_view(data: dict) -> EngineLogView:
+    """The engine-log widget's words: the model's name, why a paste could not be read, the example's
+    note, each check with its verdict in words, and the status line."""
+    name = data["model_name"]
+    return {
+        "status": f"Computed in your browser by kvlab.engine_log_figure ({data['summary']}).",
+        "model_name": f"your config.json ({name})" if data["params"]["source"] == "config" else name,
+        "error": f"Could not explain this log: {data['error']}" if data["error"] is not None else None,
+        "example_note": data["example"]["note"][:1].upper() + data["example"]["note"][1:],
+        "checks": [dict(c, status_label=STATUS_LABELS[c["status"]]) for c in data["checks"]],
+    }
+
+
+@with_view(engine_log_view)
 def engine_log_figure(
     example: str = "vllm-llama-3.1-8b-20k",
     log: str = "",
@@ -67,7 +85,7 @@ def engine_log_figure(
     With a `log`, it is explained for `model` (catalogue id) or, when given, the pasted `config`
     (config.json text), with `settings` the log does not show ("n_ctx=8192 max_num_batched_tokens=1024").
     A config, log or setting that cannot be read is not an exception: the example is shown and `error`
-    says what is wrong.
+    says what is wrong (view.error in a sentence).
     """
     example, log, model, config, settings = (
         text(name, value or "")
@@ -96,7 +114,7 @@ def engine_log_figure(
             result = explain_engine_log(log, subject, **parse_stated_settings(settings))
             source = "config" if config else "catalogue"
         except ValueError as exc:
-            error = f"Could not explain this log: {exc}"
+            error = str(exc)
             result = None
     if result is None:
         subject = chosen.get("config") or chosen["model"]
@@ -104,7 +122,6 @@ def engine_log_figure(
         log_shown = chosen["log"]
     else:
         log_shown = log
-    checks = [dict(c, status_label=STATUS_LABELS[c["status"]]) for c in result["checks"]]
     info = (
         model_info(model)
         if source == "catalogue"
@@ -113,10 +130,7 @@ def engine_log_figure(
     return {
         "params": {"example": chosen["id"], "model": model, "source": source, "settings": settings},
         "error": error,
-        "example": dict(
-            {k: chosen.get(k) for k in ("id", "label", "source", "engine", "model", "config")},
-            note=chosen["note"][:1].upper() + chosen["note"][1:],
-        ),
+        "example": {k: chosen.get(k) for k in ("id", "label", "source", "engine", "model", "config", "note")},
         "examples": [
             {
                 "id": e["id"],
@@ -129,14 +143,13 @@ def engine_log_figure(
             for e in examples
         ],
         "log": log_shown,
-        "model_name": result["model"] if source != "config" else f"your config.json ({result['model']})",
+        "model_name": result["model"],
         "model_info": info,
         "engine": DISPLAY_NAMES.get(result["engine"], result["engine"]),  # the display name: vLLM, SGLang, ...
         "summary": result["summary"],
         "settings": result["settings"],
-        "checks": checks,
+        "checks": result["checks"],
         "notes": result["notes"],
-        "status": f"Computed in your browser by kvlab.engine_log_figure ({result['summary']}).",
         "options": {
             "models": model_groups(),
             "max_log_chars": MAX_LOG_CHARS,

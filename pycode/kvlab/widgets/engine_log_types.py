@@ -22,7 +22,7 @@ class EngineLogExample(TypedDict):
     engine: str
     model: str | None  # None for an example explained from its own config.json
     config: str | None
-    note: str
+    note: str  # as the catalogue writes it (view.example_note: capitalised)
 
 
 class EngineLogExampleOption(TypedDict):
@@ -56,7 +56,10 @@ class EngineCheck(TypedDict):
     status: str
     terms: list[CheckTerm]
     why: str | None
-    status_label: str
+
+
+class EngineCheckView(EngineCheck):
+    status_label: str  # the verdict in words
 
 
 EngineSettingNames = TypedDict("EngineSettingNames", {"llama.cpp": list[str], "vllm": list[str]})
@@ -68,18 +71,26 @@ class EngineLogOptions(TypedDict):
     settings: EngineSettingNames
 
 
+class EngineLogView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    model_name: str
+    error: str | None
+    example_note: str
+    checks: list[EngineCheckView]
+
+
 class EngineLogFigureResult(TypedDict):
     params: EngineLogParams
     error: str | None  # why a pasted log, config or setting could not be read (the example is shown)
     example: EngineLogExample
     examples: list[EngineLogExampleOption]
     log: str
-    model_name: str
+    model_name: str  # the model as the log's explanation names it
     model_info: ModelInfo | None
     engine: str | None  # None when the log has no llama.cpp, vLLM, SGLang or TensorRT-LLM memory line
     summary: str
     settings: list[EngineSetting]
     checks: list[EngineCheck]
     notes: list[str]
-    status: str
     options: EngineLogOptions
+    view: EngineLogView  # display strings for the template (the module's *_view, beside the function)

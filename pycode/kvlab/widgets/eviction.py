@@ -1,7 +1,8 @@
 """The "Eviction" page (eviction.md): the eviction, context-shift and model-eviction widgets.
 
 eviction_figure and context_shift_figure follow the same contract as every widget
-module (inputs validated and clamped by kvlab.inputs, "params", "clamped", "text");
+module (inputs validated and clamped by kvlab.inputs, "params", "clamped", and a view
+above each function that writes every sentence from the result's numbers);
 model_eviction_figure runs the tiny model (kvlab.core.tiny) with a cache that keeps
 the first tokens and a window.
 """
@@ -26,11 +27,13 @@ if TYPE_CHECKING:
         ContextShiftDisplay,
         ContextShiftViewResult,
         DoorCodeChatResult,
+        DoorCodeChatView,
         DoorCodeScoreResult,
         DoorCodeView,
         EvictionDisplay,
         EvictionRecallDemoResult,
         EvictionViewResult,
+        ModelEvictionView,
     )
 
 
@@ -42,10 +45,44 @@ CONTEXT_SHIFT_CELLS = ["not written yet", "discarded", "seen by the model", "see
 
 def context_shift_display(data: dict) -> ContextShiftDisplay:
     grid = data["grid"]
+    keep, n_ctx = data["n_keep"], data["n_ctx"]
+    n_generate, shifts = data["params"]["n_generate"], data["shifts"]
+    if data["stopped_at"] is not None:
+        outcome = (
+            f"Stopped at step {data['stopped_at']}: the cache was full after "
+            f"{data['tokens_fed']} of {n_generate} generated tokens."
+        )
+    elif shifts:
+        outcome = (
+            f"Generated all {data['tokens_fed']} tokens with {len(shifts)} context shift"
+            f"{'' if len(shifts) == 1 else 's'}; {data['total_discarded']} tokens discarded in all."
+        )
+    else:
+        outcome = f"Generated all {data['tokens_fed']} tokens without running out of context."
+    final = data["steps"][-1]
     return {
         **raster_display(grid, CONTEXT_SHIFT_CELLS),
         "ticks": raster_ticks(len(grid), len(grid[0]) if grid else 0),
-        "status": computed_status("context_shift_figure", f"n_ctx = {data['n_ctx']}, {data['mode']}"),
+        "outcome": outcome,
+        "final_visible": span_text(final["visible"]),
+        "final_n_past": f"{final['n_past_after']:,}",
+        "n_text": f"{data['n_text']:,}",
+        "n_keep": f"{keep:,}",
+        "shifts": [
+            f"step {sh['step']}: {sh['n_past_before']} + 1 ≥ n_ctx = {n_ctx}; kept the first {keep}, "
+            f"discarded {sh['n_discard']} (tokens {span_text(sh['discarded'])}), half of the {sh['n_left']} after them"
+            for sh in shifts
+        ],
+        "steps": [
+            {
+                "step": s["step"],
+                "n_past_after": s["n_past_after"],
+                "n_discarded": s["n_discarded"],
+                "visible": span_text(s["visible"]),
+            }
+            for s in data["steps"]
+        ],
+        "status": computed_status("context_shift_figure", f"n_ctx = {n_ctx}, {data['mode']}"),
     }
 
 
@@ -53,19 +90,41 @@ EVICTION_CELLS = ["not written yet", "evicted", "cached", "added at this step"]
 
 
 def eviction_display(data: dict) -> EvictionDisplay:
-    # the step read out at first: the last
+    steps = [
+        {
+            "step": s["step"],
+            "position": s["position"],
+            "cache_len_after": s["cache_len_after"],
+            "n_evicted_total": s["n_evicted_total"],
+            "cached": span_text(spans(s["cached"])),
+            "evicted": span_text(spans(sorted(s["evicted"]))),
+            "attention_kept": _percent(s["attention_kept"]),
+        }
+        for s in data["steps"]
+    ]
+    last = data["steps"][-1]
     return {
         "hover": {
             key: [f"step {s['step']}: {100 * y:.1f}% kept" for s, y in zip(data["steps"], p["attention_kept"])]
             for key, p in data["compare"].items()
         },
         **raster_display(data["grid"], EVICTION_CELLS),
-        "step": data["steps"][-1],
+        "steps": steps,
+        "step": steps[-1],  # the step read out at first: the last
+        "means": {key: _percent(p["mean_attention_kept"]) for key, p in data["compare"].items()},
+        "mean_attention_kept": _percent(data["mean_attention_kept"]),
+        "final_cache_len": f"{last['cache_len_after']:,}",
+        "n_evicted_total": f"{last['n_evicted_total']:,}",
         "status": computed_status("eviction_figure", f"{data['policy_name']}, n = {data['params']['n']}"),
     }
 
 
+def _percent(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
 def door_code_view(data: dict) -> DoorCodeView:
+    policies = data["policies"]
     n_digits = len(data["code"] or "")
 
     def row(key: str, p: dict) -> dict:
@@ -81,7 +140,64 @@ def door_code_view(data: dict) -> DoorCodeView:
             "loss": "–" if p["mean_nll_last"] is None else f"{p['mean_nll_last']:.3f}",
         }
 
-    return {"rows": [row(key, p) for key, p in data["policies"].items()]}
+    lines = []
+    for name in ("window", "sinks"):
+        if name in policies and "full" in policies:
+            p, f = policies[name], policies["full"]
+            verdict = "names the code" if p["correct"] else f"gets {p['digits_right']} of {n_digits} digits"
+            kept = "still cached" if p["code_in_cache"] else "evicted"
+            lines.append(
+                f"{p['label']} ({kept}): {verdict}; loss over the last {data['loss_tail']} tokens "
+                f"{p['mean_nll_last']:.2f} against {f['mean_nll_last']:.2f} with the full cache."
+            )
+    return {
+        "rows": [row(key, p) for key, p in policies.items()],
+        "lines": lines,
+        "hover": {
+            name: [
+                f"{policies[name]['label']}: token {x}, {_signed(y)} nats vs the full cache"
+                for x, y in zip(c["x"], c["extra"])
+            ]
+            for name, c in data["chart"].items()
+        },
+    }
+
+
+def _signed(x: float) -> str:
+    """x with its sign and 3 decimals, as the chart's hover showed it (d3's "+.3f"; no "-0.000").
+
+    >>> _signed(0.01234), _signed(-0.5), _signed(-0.0001)
+    ('+0.012', '-0.500', '+0.000')
+    """
+    s = f"{x:+.3f}"
+    return "+0.000" if s == "-0.000" else s
+
+
+def _chat_words(code: str | None, positions: list[int], n_tokens: int) -> ModelEvictionView:
+    """Where a chat states its door code, in words: "tokens 13–16 of 120" and its parts."""
+    return {
+        "code": code or "",
+        "n_tokens": f"{n_tokens:,}",
+        "code_at": f"tokens {positions[0] + 1}–{positions[-1] + 1} of {n_tokens:,}" if positions else "",
+        "code_span": f"{positions[0] + 1}–{positions[-1] + 1}" if positions else "–",
+    }
+
+
+def door_code_chat_view(data: dict) -> DoorCodeChatView:
+    if data["code"] is None:
+        note = "Your chat never states a door code: write one in, as “the door has code 1234.”"
+    elif not data["fits"]:
+        note = (
+            f"Your chat is {data['n_tokens']:,} tokens; with the answer the model can read {data['block_size']:,}, "
+            f"so it sees only the end of it."
+        )
+    else:
+        note = ""
+    return {**_chat_words(data["code"], data["code_positions"], data["n_tokens"]), "note": note}
+
+
+def model_eviction_view(data: dict) -> ModelEvictionView:
+    return _chat_words(data["code"], data["code_positions"], data["n_tokens"])
 
 
 # ----------------------------------------------------------------------------
@@ -225,9 +341,9 @@ def eviction_figure(
     grid[step][position]: 0 not seen yet, 1 evicted, 2 cached, 3 the token added
     at this step (and still cached). recent is clamped to budget (H2O needs
     budget >= recent). "compare" runs all four policies with the same settings.
-    Shape: {"params", "clamped", "limits", "policy", "steps": [... + "cached_text", "evicted_text",
-    "n_evicted_total"], "mean_attention_kept", "grid": [[...]], "compare": {"full": {"name",
-    "attention_kept": [...], "mean_attention_kept", "cache_len": [...]}, ...}, "text": {...}}
+    Shape: {"params", "clamped", "limits", "policy", "steps": [... + "n_evicted_total"],
+    "mean_attention_kept", "grid": [[...]], "compare": {"full": {"name", "attention_kept": [...],
+    "mean_attention_kept", "cache_len": [...]}, ...}, "view": {...}}
     """
     clamped: dict = {}
     policy = one_of("policy", policy, list(POLICY_NAMES))
@@ -251,10 +367,7 @@ def eviction_figure(
             row[s["position"]] = NEW
         grid.append(row)
         seen_evicted += len(s["evicted"])
-        s["cached_text"] = span_text(spans(s["cached"]))
-        s["evicted_text"] = span_text(spans(sorted(s["evicted"])))
         s["n_evicted_total"] = seen_evicted
-        s["attention_kept_text"] = f"{100 * s['attention_kept']:.1f}%"
     compare = {}
     for name, label in POLICY_NAMES.items():
         run = base if name == policy else eviction_timeline(name, **kw)
@@ -263,9 +376,7 @@ def eviction_figure(
             "attention_kept": [s["attention_kept"] for s in run["steps"]],
             "cache_len": [s["cache_len_after"] for s in run["steps"]],
             "mean_attention_kept": run["mean_attention_kept"],
-            "mean_text": f"{100 * run['mean_attention_kept']:.1f}%",
         }
-    last = base["steps"][-1]
     return {
         **base,
         "clamped": clamped,
@@ -273,11 +384,6 @@ def eviction_figure(
         "policy_name": POLICY_NAMES[policy],
         "grid": grid,
         "compare": compare,
-        "text": {
-            "mean_attention_kept": f"{100 * base['mean_attention_kept']:.1f}%",
-            "final_cache_len": f"{last['cache_len_after']:,}",
-            "n_evicted_total": f"{last['n_evicted_total']:,}",
-        },
     }
 
 
@@ -296,7 +402,7 @@ def context_shift_figure(
     grid[step][token]: 0 not fed yet, 1 discarded, 2 seen by the model, 3 seen and
     protected (one of the first n_keep tokens).
     Shape: {... context_shift_timeline ..., "limits", "n_text": 48, "grid": [[...]],
-    "n_past": [8, 9, ...], "shifts": [... + "text"], "text": {...}}
+    "n_past": [8, 9, ...], "view": {...}}
     """
     clamped: dict = {}
     mode = one_of("mode", mode, ["shift", "stop"])
@@ -326,25 +432,6 @@ def context_shift_figure(
             for t in range(a, b):
                 row[t] = KEPT if t < keep else VISIBLE
         grid.append(row)
-        s["visible_text"] = span_text(s["visible"])
-    for sh in data["shifts"]:
-        sh["text"] = (
-            f"step {sh['step']}: {sh['n_past_before']} + 1 ≥ n_ctx = {n_ctx}; kept the first {keep}, "
-            f"discarded {sh['n_discard']} (tokens {span_text(sh['discarded'])}), half of the {sh['n_left']} after them"
-        )
-    if data["stopped_at"] is not None:
-        outcome = (
-            f"Stopped at step {data['stopped_at']}: the cache was full after "
-            f"{data['tokens_fed']} of {n_generate} generated tokens."
-        )
-    elif data["shifts"]:
-        outcome = (
-            f"Generated all {data['tokens_fed']} tokens with {len(data['shifts'])} context shift"
-            f"{'' if len(data['shifts']) == 1 else 's'}; {data['total_discarded']} tokens discarded in all."
-        )
-    else:
-        outcome = f"Generated all {data['tokens_fed']} tokens without running out of context."
-    final = data["steps"][-1]
     # the command that runs llama.cpp's server this way (its context per slot, shift or stop, n_keep)
     server = llama_server_command(ctx_size=n_ctx, context_shift=mode == "shift", keep=n_keep if mode == "shift" else 0)
     return {
@@ -355,13 +442,6 @@ def context_shift_figure(
         "n_text": n_text,
         "grid": grid,
         "n_past": [s["n_past_after"] for s in data["steps"]],
-        "text": {
-            "outcome": outcome,
-            "final_visible": span_text(final["visible"]),
-            "final_n_past": f"{final['n_past_after']:,}",
-            "n_text": f"{n_text:,}",
-            "n_keep": f"{keep:,}",
-        },
     }
 
 
@@ -395,6 +475,7 @@ def _code_positions(tok, ids: list[int], text: str, code: str) -> list[int]:
     return [i for i, e in enumerate(ends) if start < e <= start + len(code)]
 
 
+@with_view(door_code_chat_view)
 def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | None = None) -> DoorCodeChatResult:
     """A door-code chat the reader wrote (or edited), ready to be read and asked.
 
@@ -426,15 +507,6 @@ def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | No
     ids = tok.encode(prompt)
     positions = _code_positions(tok, ids, prompt, code) if code else []
     fits = len(ids) + n_new - 1 <= block
-    if code is None:
-        note = "Your chat never states a door code: write one in, as “the door has code 1234.”"
-    elif not fits:
-        note = (
-            f"Your chat is {len(ids):,} tokens; with the answer the model can read {block:,}, "
-            f"so it sees only the end of it."
-        )
-    else:
-        note = ""
     return {
         "chat": chat,
         "question": DOOR_QUESTION,
@@ -444,12 +516,6 @@ def door_code_chat(chat: str | None = None, n_new: int = 8, block_size: int | No
         "n_tokens": len(ids),
         "block_size": block,
         "fits": fits,
-        "note": note,
-        "text": {
-            "n_tokens": f"{len(ids):,}",
-            "code_at": f"tokens {positions[0] + 1}–{positions[-1] + 1} of {len(ids):,}" if positions else "",
-            "code_span": f"{positions[0] + 1}–{positions[-1] + 1}" if positions else "–",
-        },
     }
 
 
@@ -516,16 +582,6 @@ def door_code_score(
     for name, s in (("window", 0), ("sinks", sinks)):
         first = next((p for p in code_positions if p >= s), None)
         gone[name] = None if first is None else first + window + (s if name == "sinks" else 0) + 1
-    lines = []
-    for name in ("window", "sinks"):
-        if name in policies and "full" in policies:
-            p, f = policies[name], policies["full"]
-            verdict = "names the code" if p["correct"] else f"gets {p['digits_right']} of {len(code or '')} digits"
-            kept = "still cached" if p["code_in_cache"] else "evicted"
-            lines.append(
-                f"{p['label']} ({kept}): {verdict}; loss over the last {LOSS_TAIL} tokens "
-                f"{p['mean_nll_last']:.2f} against {f['mean_nll_last']:.2f} with the full cache."
-            )
     return {
         "code": code,
         "code_positions": code_positions,
@@ -536,11 +592,11 @@ def door_code_score(
         "policies": policies,
         "chart": chart,
         "code_gone_at": gone,
-        "text": {"lines": lines},
     }
 
 
 @takes(RECALL_INPUTS)
+@with_view(model_eviction_view)
 def model_eviction_figure(
     episode: int = 0, window: int = 64, sinks: int = 4, n_new: int = 8
 ) -> EvictionRecallDemoResult:

@@ -8,12 +8,36 @@ from typing import NotRequired, TypedDict
 from kvlab.widgets.shared_types import Clamped, RasterTicks, ServerCommand
 
 
+class ContextStepWords(TypedDict):
+    step: int
+    n_past_after: int
+    n_discarded: int
+    visible: str  # the text tokens the model sees, as spans: "0–3, 30–47"
+
+
 class ContextShiftDisplay(TypedDict):
     status: str  # the status line after a result (context.js ctx.live says it)
     last_step: int
     last_token: int
     cells: list[str]  # a raster cell's meaning, by its value (0..3)
     ticks: RasterTicks
+    outcome: str  # how the run ended, in a sentence
+    final_visible: str
+    final_n_past: str
+    n_text: str
+    n_keep: str
+    shifts: list[str]  # each context shift in a sentence
+    steps: list[ContextStepWords]  # the step table's rows
+
+
+class EvictionStepWords(TypedDict):
+    step: int
+    position: int
+    cache_len_after: int
+    n_evicted_total: int
+    cached: str  # positions as spans: "0–3, 24–31"
+    evicted: str  # "none" when nothing was
+    attention_kept: str  # "82.2%"
 
 
 class EvictionDisplay(TypedDict):
@@ -22,7 +46,12 @@ class EvictionDisplay(TypedDict):
     last_step: int
     last_token: int
     cells: list[str]  # a raster cell's meaning, by its value (0..3)
-    step: dict  # the step read out at first (the last of the result's `steps`)
+    steps: list[EvictionStepWords]  # the step table's rows and the step readout
+    step: EvictionStepWords  # the step read out at first (the last)
+    means: dict[str, str]  # per policy: its mean attention kept, "82.2%"
+    mean_attention_kept: str
+    final_cache_len: str
+    n_evicted_total: str
 
 
 class DoorCodeRow(TypedDict):
@@ -38,6 +67,21 @@ class DoorCodeRow(TypedDict):
 
 class DoorCodeView(TypedDict):
     rows: list[DoorCodeRow]
+    lines: list[str]  # each evicting cache against the full cache, in a sentence
+    hover: dict[str, list[str]]  # per evicting cache in `chart`: a hover line per chat token
+
+
+class ModelEvictionView(TypedDict):
+    """Where the chat states its door code (kvlab.widgets.eviction._chat_words)."""
+
+    code: str  # "" when the chat states none
+    n_tokens: str
+    code_at: str  # "tokens 13–16 of 120"; "" when there is no code
+    code_span: str  # "13–16"; "–" when there is no code
+
+
+class DoorCodeChatView(ModelEvictionView):
+    note: str  # what the reader should know before a run (no code, too long); "" when nothing
 
 
 class EvictionParams(TypedDict):
@@ -69,10 +113,7 @@ class EvictionViewStep(TypedDict):
     cached: list[int]
     evicted: list[int]
     attention_kept: float
-    cached_text: str
-    evicted_text: str
     n_evicted_total: int
-    attention_kept_text: str
 
 
 class EvictionViewLimits(TypedDict):
@@ -88,7 +129,6 @@ class PolicyRun(TypedDict):
     attention_kept: list[float]
     cache_len: list[int]
     mean_attention_kept: float
-    mean_text: str
 
 
 class PolicyComparison(TypedDict):
@@ -96,12 +136,6 @@ class PolicyComparison(TypedDict):
     window: PolicyRun
     sinks: PolicyRun
     h2o: PolicyRun
-
-
-class EvictionViewText(TypedDict):
-    mean_attention_kept: str
-    final_cache_len: str
-    n_evicted_total: str
 
 
 class EvictionViewResult(TypedDict):
@@ -114,7 +148,6 @@ class EvictionViewResult(TypedDict):
     policy_name: str
     grid: list[list[int]]  # [step][position]: 0 not seen yet, 1 evicted, 2 cached, 3 new
     compare: PolicyComparison
-    text: EvictionViewText
     view: EvictionDisplay  # display strings for the template (the module's *_view, beside the function)
 
 
@@ -134,7 +167,6 @@ class ContextStep(TypedDict):
     n_past_after: int
     n_discarded: int
     visible: list[list[int]]  # half-open [start, end) runs
-    visible_text: str
 
 
 class ContextShift(TypedDict):
@@ -143,7 +175,6 @@ class ContextShift(TypedDict):
     n_left: int
     n_discard: int
     discarded: list[list[int]]
-    text: str
 
 
 class ContextShiftLimits(TypedDict):
@@ -151,14 +182,6 @@ class ContextShiftLimits(TypedDict):
     prompt_len: list[int]
     n_generate: list[int]
     n_keep: list[int]
-
-
-class ContextShiftText(TypedDict):
-    outcome: str
-    final_visible: str
-    final_n_past: str
-    n_text: str
-    n_keep: str
 
 
 class ContextShiftViewResult(TypedDict):
@@ -178,14 +201,7 @@ class ContextShiftViewResult(TypedDict):
     n_text: int
     grid: list[list[int]]  # [step][token]: 0 not fed yet, 1 discarded, 2 seen, 3 seen and kept
     n_past: list[int]
-    text: ContextShiftText
     view: ContextShiftDisplay  # display strings for the template (the module's *_view, beside the function)
-
-
-class DoorCodeChatText(TypedDict):
-    n_tokens: str
-    code_at: str
-    code_span: str
 
 
 class DoorCodeChatResult(TypedDict):
@@ -197,8 +213,7 @@ class DoorCodeChatResult(TypedDict):
     n_tokens: int
     block_size: int
     fits: bool
-    note: str
-    text: DoorCodeChatText
+    view: DoorCodeChatView  # display strings (the module's door_code_chat_view)
 
 
 class DoorCodePolicy(TypedDict):
@@ -240,10 +255,6 @@ class CodeGoneAt(TypedDict):
     sinks: int | None
 
 
-class LinesText(TypedDict):
-    lines: list[str]
-
-
 class DoorCodeScoreResult(TypedDict):
     code: str | None
     code_positions: list[int]
@@ -254,7 +265,6 @@ class DoorCodeScoreResult(TypedDict):
     policies: DoorCodePolicies
     chart: DoorCodeChart
     code_gone_at: CodeGoneAt
-    text: LinesText
     view: DoorCodeView  # display strings for the template (the module's *_view, beside the function)
 
 
@@ -310,3 +320,4 @@ class EvictionRecallDemoResult(TypedDict):
     score: DoorCodeScoreResult
     limits: EvictionLimits
     measured: MeasuredRecall
+    view: ModelEvictionView  # display strings (the module's model_eviction_view)

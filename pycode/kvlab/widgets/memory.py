@@ -65,16 +65,42 @@ def _not_confirmed(info: dict | None) -> str:
 
 
 def kv_memory_view(data: dict) -> KvMemoryView:
-    r = data["result"]
+    """The kv-memory widget's words: the headline's growth, the layer map's sentence and hovers, the
+    llama-server sentence, the curve's hovers and table, the messages, and the status line."""
+    r, p, lm = data["result"], data["params"], data["layer_map"]
     g = r["growth"]
     head = g["growth_per_token"] if g["bounded"] else r["per_token"]
     curve = data["curve"]
+    layers_text = (
+        f"{plural(lm['n_layers'], 'layer')}: {lm['ideal']['human']} needed, {lm['allocated']['human']} allocated"
+    )
+    if lm["padding"]["bytes"]:
+        layers_text += f" ({lm['padding']['human']} beyond the need, {lm['padding_share']:.1%} of it)"
+    if lm["n_layers"] > len(lm["layers"]):
+        layers_text += f"; the map draws the first {len(lm['layers']):,}"
+    who = "your config.json" if p["source"] == "config" else data["model_info"]["hf_id"]
     return {
+        "status": f"Computed in your browser by kvlab.kv_memory_figure ({who}, {plural(p['context'], 'token')}, {p['kv']}).",
+        "context_text": plural(p["context"], "token"),
+        "sequences_text": plural(p["n_seq"], "sequence"),
+        "config_error": f"Could not read this config.json: {data['config_error']}" if data["config_error"] else None,
         "head": {
             "human": head["human"],
             "exact": head["exact"],
-            "text": g["text"] if g["bounded"] else "per token",
+            "text": _growth_text(g) if g["bounded"] else "per token",
             "formula": g["growth_formula"] if g["bounded"] else r["formula"],
+        },
+        "layer_map_text": layers_text,
+        "layer_kinds": [dict(k, layers_text=plural(k["layers"], "layer")) for k in lm["kinds"]],
+        "server_text": _server_text(data["server"]),
+        "weights_stored": _stored_weights_text(data["weights_stored"], p["context"]),
+        "hover": {
+            "layers": [
+                f"layer {la['index']}, {la['label']}: needs {la['ideal']['human']} ({la['holds']}), "
+                f"allocated {la['allocated']['human']}"
+                for la in lm["layers"]
+            ],
+            "curve": [[f"{c:,} tokens: {h}" for c, h in zip(curve["contexts"], s["human"])] for s in curve["series"]],
         },
         "notes": r["notes"] + r["engine_notes"],
         "log": "\n".join(r["log_lines"]),
@@ -91,13 +117,32 @@ def kv_memory_view(data: dict) -> KvMemoryView:
     }
 
 
+def _where(data: dict) -> str:
+    """The GPUs, as the headline names them: "NVIDIA H100 SXM 80GB", "2 × ...", "4 × ... (2 pipeline stages)"."""
+    p, name = data["params"], data["gpu_info"]["name"]
+    gpus = p["n_gpus"] * p["pipeline_parallel"]
+    where = name if gpus == 1 else f"{gpus} × {name}"
+    if p["pipeline_parallel"] > 1:
+        where += f" ({p['pipeline_parallel']} pipeline stages)"
+    return where
+
+
 def gpu_fit_view(data: dict) -> GpuFitView:
-    segments = data["segments"]
+    """The gpu-fit widget's words: where it runs, the engine line, the bar's labels and titles, and the status line."""
+    segments, p = data["segments"], data["params"]
+    where = _where(data)
+    budget_label = ("vLLM budget (" + data["budget_how"] + ")") if p["mode"] == "vllm" else "GPU memory"
     return {
+        "status": f"Computed in your browser by kvlab.gpu_fit_figure ({data['model_info']['hf_id']} on {where}).",
+        "where": where,
+        "context_text": plural(p["context"], "token"),
+        "sequences_text": plural(p["n_seq"], "sequence"),
+        "engine_text": _engine_text(data),
+        "budget_label": budget_label,
         "segments": [{**s, "title": f"{s['label']}: {s['human']} ({s['exact']})"} for s in segments],
         "bar_label": "".join(f"{s['label']} {s['human']}, " for s in segments)
         + f"against {data['memory']['human']} of GPU memory",
-        "limit_title": f"{data['budget_label']}: {data['budget']['human']}",
+        "limit_title": f"{budget_label}: {data['budget']['human']}",
         "total_label": "total per GPU" if data["per_gpu"] else "total",
         "log": "\n".join(data["log_lines"]),
         "model_note": _not_confirmed(data["model_info"]),
@@ -191,36 +236,44 @@ def _growth(report: dict, arch) -> dict:
             if full
             else "no layer grows with the context"
         ),
-        "text": "",
+        # what the view's sentence names: the windows, whether there is recurrent state, whether any
+        # layer grows (full attention), and whether the state sits in the attention layers (Falcon-H1)
+        "windows": windows if per["by_kind"][SLIDING]["layers"] else [],
+        "state": bool(per["by_kind"][LINEAR]["layers"]),
+        "grows": bool(full),
+        "state_beside_attention": bool(report["architecture"]["layers_by_kind"].get("full_with_state")),
+        "within_windows_per_token": per["bytes_per_token"],
     }
-    if not bounded:
-        return out
-    if not per["by_kind"][SLIDING]["layers"] and (
-        not full or report["architecture"]["layers_by_kind"].get("full_with_state")
-    ):
+    return out
+
+
+def _growth_text(g: dict) -> str:
+    """The growth in words: what stops growing (windows, state) and what grows with every token."""
+    if not g["bounded"]:
+        return ""
+    fixed = g["fixed"]["human"]
+    if not g["windows"] and (not g["grows"] or g["state_beside_attention"]):
         # pure Mamba / Mamba-2 (nothing grows) and Falcon-H1 (no windows: every layer grows and keeps a state)
-        out["text"] = (
-            f"per token: no layer has attention, so nothing grows with the context; the cache is {human_bytes(fixed)} "
+        return (
+            f"per token: no layer has attention, so nothing grows with the context; the cache is {fixed} "
             "of recurrent state per sequence, the same at any length"
-            if not full
-            else f"per token, plus {human_bytes(fixed)} of recurrent state per sequence that does not grow "
+            if not g["grows"]
+            else f"per token, plus {fixed} of recurrent state per sequence that does not grow "
             "(each layer runs a Mamba-2 mixer beside its attention)"
         )
-        return out
     parts = []
-    if per["by_kind"][SLIDING]["layers"]:
-        parts.append(f"sliding windows of {', '.join(token_count(w) for w in windows)} tokens")
-    if per["by_kind"][LINEAR]["layers"]:
+    if g["windows"]:
+        parts.append(f"sliding windows of {', '.join(token_count(w) for w in g['windows'])} tokens")
+    if g["state"]:
         parts.append("recurrent state")
-    where = "per token beyond the windows" if per["by_kind"][SLIDING]["layers"] else "per token"
-    text = f"{where}, plus {human_bytes(fixed)} that stops growing ({' and '.join(parts)})"
-    if per["by_kind"][SLIDING]["layers"]:
+    where = "per token beyond the windows" if g["windows"] else "per token"
+    text = f"{where}, plus {fixed} that stops growing ({' and '.join(parts)})"
+    if g["windows"]:
         text += (
-            f"; within the first {token_count(min(windows))} tokens every attention layer grows: "
-            f"{human_bytes(per['bytes_per_token'])} per token"
+            f"; within the first {token_count(min(g['windows']))} tokens every attention layer grows: "
+            f"{human_bytes(g['within_windows_per_token'])} per token"
         )
-    out["text"] = text
-    return out
+    return text
 
 
 def _summary(report: dict, arch) -> dict:
@@ -294,21 +347,12 @@ def _layer_map(arch, context: int, kv: str, mode: str, n_seq: int) -> dict:
                 "kind": kind,
                 "label": LAYER_KIND_LABELS[kind],
                 "layers": len(rows),
-                "layers_text": plural(len(rows), "layer"),
                 "ideal": amount(ideal),
                 "allocated": amount(alloc),
                 "padding": amount(alloc - ideal),
             }
         )
     share = m["padding_bytes"] / m["allocated_bytes"] if m["allocated_bytes"] else 0.0
-    text = (
-        f"{plural(len(all_layers), 'layer')}: {human_bytes(m['ideal_bytes'])} needed, "
-        f"{human_bytes(m['allocated_bytes'])} allocated"
-    )
-    if m["padding_bytes"]:
-        text += f" ({human_bytes(m['padding_bytes'])} beyond the need, {share:.1%} of it)"
-    if len(all_layers) > len(layers):
-        text += f"; the map draws the first {len(layers):,}"
     unit, size = ("GiB", GIB) if top >= GIB else ("MiB", 2**20)
     plot = {
         "unit": unit,
@@ -316,11 +360,6 @@ def _layer_map(arch, context: int, kv: str, mode: str, n_seq: int) -> dict:
         "kind": [la["kind"] for la in m["layers"]],
         "needed": [la["ideal_bytes"] / size for la in m["layers"]],
         "padding": [(la["allocated_bytes"] - la["ideal_bytes"]) / size for la in m["layers"]],
-        "hover": [
-            f"layer {la['index']}, {la['label']}: needs {la['ideal']['human']} ({la['holds']}), "
-            f"allocated {la['allocated']['human']}"
-            for la in layers
-        ],
     }
     return {
         "layers": layers,
@@ -330,7 +369,7 @@ def _layer_map(arch, context: int, kv: str, mode: str, n_seq: int) -> dict:
         "allocated": amount(m["allocated_bytes"]),
         "padding": amount(m["padding_bytes"]),
         "padding_share": share,
-        "text": text,
+        "n_layers": len(all_layers),  # the map draws the first len(layers)
         "how": m["how"],
         "engine": LAYER_MAP_ENGINES[mode],
         "note": (
@@ -379,26 +418,42 @@ def _server(model, context: int, kv: str, n_seq: int) -> dict:
         return {
             "command": None,
             "flags": [],
-            "text": f"llama.cpp has no {kv} cache type (it is vLLM's); pick f16, bf16, q8_0 or q4_0 to see "
-            "the llama-server command.",
+            "cache_type": kv,
             "kv_bytes": None,
+            "holds": "",
+            "n_ctx_seq": 0,
+            "note": "",
         }
     c = llama_server_command(ctx_size=context * n_seq, cache_type_k=kv, parallel=n_seq, model=model)
     return {
         "command": c["command"],
         "flags": c["flags"],
-        "text": f"The same model, context and cache type on llama.cpp's server: it allocates "
-        f"{human_bytes(c['kv']['total_bytes'])} of {c['kv']['holds']}, {plural(c['kv']['n_ctx_seq'], 'token')} per slot "
-        "(after -m goes your own GGUF file). " + c["notes"][0] + ".",
+        "cache_type": kv,
         "kv_bytes": c["kv"]["total_bytes"],
+        "holds": c["kv"]["holds"],
+        "n_ctx_seq": c["kv"]["n_ctx_seq"],
+        "note": c["notes"][0],
     }
 
 
-def _engine_text(v: dict) -> str:
+def _server_text(sv: dict) -> str:
+    if sv["command"] is None:
+        return (
+            f"llama.cpp has no {sv['cache_type']} cache type (it is vLLM's); pick f16, bf16, q8_0 or q4_0 to see "
+            "the llama-server command."
+        )
+    return (
+        f"The same model, context and cache type on llama.cpp's server: it allocates "
+        f"{human_bytes(sv['kv_bytes'])} of {sv['holds']}, {plural(sv['n_ctx_seq'], 'token')} per slot "
+        "(after -m goes your own GGUF file). " + sv["note"] + "."
+    )
+
+
+def _engine_text(data: dict) -> str:
     """Which engine version the verdict models, how sure it is, and any close call, in one line."""
-    sure = "a firm answer" if v["confidence"] == "high" else "a close call"
-    text = f"Modelled on {v['engine_model']['version']}: {sure}."
-    for warning in v["warnings"]:
+    sure = "a firm answer" if data["confidence"] == "high" else "a close call"
+    text = f"Modelled on {data['engine_version']}: {sure}."
+    for warning in data["warnings"]:
         if warning.startswith("close call: "):
             warning = warning.removeprefix("close call: ")
         # a sentence opens with a capital, but a name keeps its own case ("llama.cpp's --fit ...")
@@ -443,7 +498,7 @@ def kv_memory_figure(
                 raise ValueError("paste the text of a config.json (a JSON object, starting with '{')")
             arch = model_architecture(config)  # the ValueError names the missing or bad field
         except ValueError as exc:
-            config_error = f"Could not read this config.json: {exc}"
+            config_error = str(exc)  # view.config_error says it in a sentence
             arch = None
     if arch is not None:
         source, info, chosen = "config", None, arch
@@ -498,7 +553,6 @@ def kv_memory_figure(
             }
         )
 
-    sequences = plural(n_seq, "sequence")
     return {
         "params": {
             "model": info["id"] if info else None,
@@ -513,8 +567,6 @@ def kv_memory_figure(
         "hub_message": _hub_message(text("hub", hub).strip(), text("hub_status", hub_status)),
         "weights_stored": stored,
         "context_human": token_count(context),
-        "context_text": plural(context, "token"),
-        "sequences_text": sequences,
         "context_step": context_step(context),
         "mode_label": MODE_LABELS[mode],
         "model_info": info,
@@ -525,10 +577,6 @@ def kv_memory_figure(
         "layer_map": _layer_map(arch, context, kv, mode, n_seq),
         "server": _server(arch if source == "config" else info["id"], context, kv, n_seq),
         "claim": seed_claim(),
-        "status": (
-            f"Computed in your browser by kvlab.kv_memory_figure "
-            f"({'your config.json' if source == 'config' else info['hf_id']}, {plural(context, 'token')}, {kv})."
-        ),
         "options": {
             "models": model_groups(),
             "kv": kv_options(),
@@ -580,14 +628,19 @@ def _stored_weights(index: str, arch, kv_bytes: int, context: int) -> dict | Non
     try:
         w = checkpoint_weights_bytes(index=index, num_hidden_layers=arch.n_layers)
     except ValueError as exc:
-        return {"bytes": None, "text": f"The checkpoint's index could not be read: {exc}", "with_kv": None}
-    both = w["bytes"] + kv_bytes
-    return {
-        "bytes": w["bytes"],
-        "text": f"Weights as the checkpoint stores them: {human_bytes(w['bytes'])} (the index's total_size); "
-        f"with the KV cache at {plural(context, 'token')}, {human_bytes(both)} before the engine's own buffers.",
-        "with_kv": amount(both),
-    }
+        return {"bytes": None, "error": str(exc), "with_kv": None}
+    return {"bytes": w["bytes"], "error": None, "with_kv": amount(w["bytes"] + kv_bytes)}
+
+
+def _stored_weights_text(stored: dict | None, context: int) -> str | None:
+    if stored is None:
+        return None
+    if stored["error"] is not None:
+        return f"The checkpoint's index could not be read: {stored['error']}"
+    return (
+        f"Weights as the checkpoint stores them: {human_bytes(stored['bytes'])} (the index's total_size); "
+        f"with the KV cache at {plural(context, 'token')}, {stored['with_kv']['human']} before the engine's own buffers."
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -678,9 +731,6 @@ def gpu_fit_figure(
         table.append({"id": g["id"], "name": g["name"], "memory": amount(other["memory_bytes"]), **_verdict_row(other)})
 
     gpus = v["n_gpus"] * v["pipeline_parallel"]
-    where = card["name"] if gpus == 1 else f"{gpus} × {card['name']}"
-    if v["pipeline_parallel"] > 1:
-        where += f" ({v['pipeline_parallel']} pipeline stages)"
     return {
         "params": {
             "model": info["id"],
@@ -697,8 +747,6 @@ def gpu_fit_figure(
         },
         "clamped": clamped,
         "context_human": token_count(context),
-        "context_text": plural(context, "token"),
-        "sequences_text": plural(n_seq, "sequence"),
         "context_step": context_step(context),
         "mode_label": MODE_LABELS[mode],
         "model_info": info,
@@ -709,11 +757,10 @@ def gpu_fit_figure(
             "note": card.get("note", ""),
             "unconfirmed": card.get("unconfirmed", []),
         },
-        "where": where,
         "flags": v["flags"],
         "memory": amount(memory),
         "budget": amount(v["budget_bytes"]),
-        "budget_label": ("vLLM budget (" + v["budget_how"] + ")") if mode == "vllm" else "GPU memory",
+        "budget_how": v["budget_how"],
         "budget_percent": round(100 * v["budget_bytes"] / scale, 3),
         "memory_percent": round(100 * memory / scale, 3),
         "segments": segments,
@@ -724,7 +771,9 @@ def gpu_fit_figure(
         "verdict": v["verdict"],
         "binding": v["binding"],
         "headline": v["headline"],
-        "engine_text": _engine_text(v),
+        "engine_version": v["engine_model"]["version"],
+        "confidence": v["confidence"],  # "high": a firm answer; otherwise a close call
+        "warnings": v["warnings"],
         "context_flag": context_flag(arch, context, mode),
         "max_context": v["max_context"],
         "max_context_text": v["max_context_text"],
@@ -735,7 +784,6 @@ def gpu_fit_figure(
         "assumptions": v["assumptions"],
         "log_lines": log_lines,
         "gpus": table,
-        "status": f"Computed in your browser by kvlab.gpu_fit_figure ({info['hf_id']} on {where}).",
         "options": {
             "models": model_groups(),
             "gpus": gpu_options(),

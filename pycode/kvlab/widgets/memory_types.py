@@ -25,8 +25,32 @@ class KvMemoryHead(TypedDict):
     formula: str
 
 
+class LayerKindView(TypedDict):
+    kind: str
+    label: str
+    layers: int
+    layers_text: str
+    ideal: Amount
+    allocated: Amount
+    padding: Amount
+
+
+class KvMemoryHover(TypedDict):
+    layers: list[str]  # the layer map's bars, one line per layer drawn
+    curve: list[list[str]]  # KV against context, one line per context, per series
+
+
 class KvMemoryView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    context_text: str
+    sequences_text: str
+    config_error: str | None  # why a pasted config.json could not be read, in a sentence
     head: KvMemoryHead
+    layer_map_text: str
+    layer_kinds: list[LayerKindView]
+    server_text: str
+    weights_stored: str | None  # the checkpoint's weights with the KV cache, in a sentence (None: no index)
+    hover: KvMemoryHover
     notes: list[str]
     log: str
     model_note: str
@@ -36,6 +60,12 @@ class KvMemoryView(TypedDict):
 
 
 class GpuFitView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    where: str  # the GPUs: "2 × NVIDIA H100 SXM 80GB (2 pipeline stages)"
+    context_text: str
+    sequences_text: str
+    engine_text: str  # the engine version modelled, how sure, any close call
+    budget_label: str
     segments: list[dict]  # the result's `segments`, each with its `title`
     bar_label: str
     limit_title: str
@@ -149,7 +179,11 @@ class CacheGrowth(TypedDict):
     growth_per_token: Amount
     fixed: Amount
     growth_formula: str
-    text: str
+    windows: list[int]  # the sliding windows ([] without sliding layers)
+    state: bool  # recurrent state (linear layers)
+    grows: bool  # some layer grows with every token (full attention)
+    state_beside_attention: bool  # the state sits in the attention layers (Falcon-H1)
+    within_windows_per_token: int  # bytes per token while every attention layer grows
 
 
 class LayerKindRow(TypedDict):
@@ -223,7 +257,6 @@ class LayerMapKind(TypedDict):
     kind: str
     label: str
     layers: int
-    layers_text: str
     ideal: Amount
     allocated: Amount
     padding: Amount
@@ -235,7 +268,6 @@ class LayerMapPlot(TypedDict):
     kind: list[str]
     needed: list[float]
     padding: list[float]
-    hover: list[str]
 
 
 class LayerMap(TypedDict):
@@ -246,7 +278,7 @@ class LayerMap(TypedDict):
     allocated: Amount
     padding: Amount
     padding_share: float
-    text: str
+    n_layers: int  # every layer (the map draws the first len(layers))
     how: str
     engine: str
     note: str
@@ -255,8 +287,11 @@ class LayerMap(TypedDict):
 class KvMemoryServer(TypedDict):
     command: str | None  # None for a cache type llama.cpp does not have (vLLM's fp8)
     flags: list[ServerFlag]
-    text: str
+    cache_type: str
     kv_bytes: int | None
+    holds: str  # what the cache holds, as llama_server_command says ("" without a command)
+    n_ctx_seq: int  # tokens per slot (0 without a command)
+    note: str  # llama_server_command's first note ("" without a command)
 
 
 class ClaimRow(TypedDict):
@@ -298,20 +333,18 @@ class HubPlan(TypedDict):
 
 
 class StoredWeights(TypedDict):
-    bytes: int | None  # None when the index could not be read (text says why)
-    text: str
+    bytes: int | None  # None when the index could not be read (error says why)
+    error: str | None
     with_kv: Amount | None
 
 
 class KvMemoryFigureResult(TypedDict):
     params: KvMemoryParams
     clamped: Clamped
-    config_error: str | None
+    config_error: str | None  # why a pasted config.json could not be read (the catalogue model is shown)
     hub_message: str  # what fetching from the Hub came to ("" when nothing was fetched or all went well)
     weights_stored: StoredWeights | None  # from the checkpoint's index, with a config
     context_human: str
-    context_text: str
-    sequences_text: str
     context_step: int
     mode_label: str
     model_info: ModelInfo | None  # None for a pasted config.json
@@ -322,7 +355,6 @@ class KvMemoryFigureResult(TypedDict):
     layer_map: LayerMap
     server: KvMemoryServer
     claim: SeedClaim
-    status: str
     options: KvMemoryOptions
     view: KvMemoryView  # display strings for the template (the module's *_view, beside the function)
 
@@ -388,17 +420,14 @@ class GpuFitFigureResult(TypedDict):
     params: GpuFitParams
     clamped: Clamped
     context_human: str
-    context_text: str
-    sequences_text: str
     context_step: int
     mode_label: str
     model_info: ModelInfo
     gpu_info: GpuFitGpuInfo
-    where: str
     flags: str
     memory: Amount
     budget: Amount
-    budget_label: str
+    budget_how: str  # how the engine's budget is counted
     budget_percent: float
     memory_percent: float
     segments: list[MemorySegment]
@@ -409,7 +438,9 @@ class GpuFitFigureResult(TypedDict):
     verdict: str
     binding: str | None  # None when it fits
     headline: str
-    engine_text: str
+    engine_version: str  # the engine version the verdict models
+    confidence: str  # "high": a firm answer; otherwise a close call
+    warnings: list[str]
     context_flag: ContextFlag | None
     max_context: int | None  # None when not even the smallest context fits
     max_context_text: str
@@ -420,6 +451,5 @@ class GpuFitFigureResult(TypedDict):
     assumptions: list[str]
     log_lines: list[str]
     gpus: list[GpuVerdictRow]
-    status: str
     options: GpuFitOptions
     view: GpuFitView  # display strings for the template (the module's *_view, beside the function)

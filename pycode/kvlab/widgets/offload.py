@@ -3,8 +3,9 @@
 The reader's model, GPU, request mix and tier sizes go through kvlab.inputs (clamped with a notice,
 junk refused with the field's name); kvlab.reuse.offload computes how often each tier answers (the
 Che approximation, checked against a small sampled trace when the browser can afford one) and
-what a hit costs against prefilling again. Every readout comes back as text formatted here, so the
-page's JavaScript only binds strings and draws the chart.
+what a hit costs against prefilling again. The result keeps the numbers; kv_offload_view writes every
+sentence, the status line and the chart's hovers from them, so the page's JavaScript only binds strings
+and draws the chart.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from kvlab.reuse.offload import (
     offload_estimate,
 )
 from kvlab.widgets.pickers import model_groups
+from kvlab.widgets.views import with_view
 from kvlab.wording import human_bytes
 
 if TYPE_CHECKING:
-    from kvlab.widgets.offload_types import OffloadFigureResult
+    from kvlab.widgets.offload_types import OffloadFigureResult, OffloadView
 
 # What kv_offload_figure accepts (whole numbers rounded; clamped with a notice); the page's controls offer the same.
 INPUTS = Spec(
@@ -97,7 +99,53 @@ def _crossover_text(n: int | None) -> str:
     return f"from {tokens_text(n)}"
 
 
+def kv_offload_view(data: dict) -> OffloadView:
+    """Every sentence of the kv-offload widget, its status line and its chart's hovers, from the result's numbers."""
+    n, t, params = data["numbers"], data["terms"], data["params"]
+    c = data["curve"]
+    series = c["series"]
+    marks = [s for s in series if s["crossover"] is not None and s["crossover"] >= c["tokens"][0]]
+    return {
+        "prefix": tokens_text(params["prefix_tokens"]),
+        "verdict": _verdict(n, t, params),
+        "short": _short(n),
+        "working": (
+            f"One prefix: {tokens_text(params['prefix_tokens'])} × {human_bytes(n['prefix_bytes'] / params['prefix_tokens'])}"
+            f" per token = {human_bytes(n['prefix_bytes'])} of KV. Prefilling it again: "
+            f"{n['prefill_flops'] / 1e12:,.1f} TFLOP / ({n['peak_tflops']:g} TFLOPS × {params['prefill_percent']}%) = "
+            f"{seconds_text(n['recompute_seconds'])}. Loading it from tier t: {human_bytes(n['prefix_bytes'])} / "
+            "bandwidth(t) + latency(t)."
+        ),
+        "capacity": _capacity_text(n, t, params),
+        "trace": _trace_text(n, params, data["traced"]),
+        "links": (
+            f"Reloads cross {t['host_link']} at {n['host_link_gb_s_used']:,.2f} GB/s on average: "
+            f"{percent(n['host_link_busy'])} of its {n['host_link_gb_s']:g} GB/s"
+            + (
+                ". More than the link can carry: loads queue, and the times above are too low."
+                if n["host_link_busy"] > 1
+                else "."
+            )
+            + " Busy: "
+            + ", ".join(f"{TIER_NAMES[k]} {percent(v)}" for k, v in n["tier_busy"].items())
+            + "."
+        ),
+        "policy": POLICY_LABELS[params["policy"]],
+        "saved": (
+            f"{n['gpu_seconds_saved_per_hour']:,.0f} GPU-seconds of prefill saved per hour against HBM alone, "
+            f"at {params['requests_per_second']:g} requests a second."
+        ),
+        "hover": {
+            "recompute": [f"{x:,} tokens: {seconds_text(y)}" for x, y in zip(c["tokens"], c["recompute"])],
+            "series": [[f"{x:,} tokens: {seconds_text(y)}" for x, y in zip(c["tokens"], s["load"])] for s in series],
+            "crossover": [f"{TIER_NAMES[s['tier']]}: loading wins {_crossover_text(s['crossover'])}" for s in marks],
+        },
+        "status": f"Computed in your browser by kvlab.kv_offload_figure ({data['model_name']} on {data['gpu_name']}).",
+    }
+
+
 @takes(INPUTS)
+@with_view(kv_offload_view)
 def kv_offload_figure(
     model: str = "llama-3.1-8b",
     gpu: str = "h100-sxm",
@@ -200,7 +248,7 @@ def kv_offload_figure(
     return _figure(params, clamped, e, traced)
 
 
-def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
+def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> OffloadFigureResult:
     recompute = e["recompute_seconds"]
     per = e["seconds_per_request"]
     tiers = []
@@ -244,8 +292,20 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
         "seconds_best": per["best"],
         "gpu_seconds_saved_per_hour": e["gpu_seconds_saved_per_hour"],
         "host_link_busy": e["host_link_busy"],
+        "host_link_gb_s": e["host_link"]["gb_s"],
+        "host_link_gb_s_used": e["host_link_gb_s_used"],
+        "tier_busy": e["tier_busy"],
+        "hbm_hit_rate_alone": e["hbm_hit_rate_alone"],
+        "tier_prefixes": [t["prefixes"] for t in e["tiers"]],
+        "loading_wins": [t["loading_wins"] for t in e["tiers"]],
+        "prefill_flops": e["prefill_flops"],
+        "peak_tflops": e["peak_tflops"],
+        "weights_bytes": e["weights_bytes"],
+        "n_gpus": e["n_gpus"],
+        "max_context": e["max_context"],
+        "trace_requests": e["trace"]["n_requests"] if e["trace"] else None,
+        "trace_seed": e["trace"]["seed"] if e["trace"] else None,
     }
-    rate = params["requests_per_second"]
     per_request = [
         {
             "label": "no prefix cache",
@@ -272,50 +332,19 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
                 "tier": t,
                 "name": f"load from {TIER_NAMES[t]} ({e['paths'][t]['gb_s']:g} GB/s)",
                 "load": curve["load"][t],
-                "load_text": [seconds_text(s) for s in curve["load"][t]],
                 "crossover": e["tiers"][i]["crossover_tokens"],
                 "crossover_seconds": e["tiers"][i]["crossover_seconds"],
-                "crossover_text": f"{TIER_NAMES[t]}: loading wins {_crossover_text(e['tiers'][i]['crossover_tokens'])}",
             }
         )
     curve_rows = [
         {
             "tokens": f"{n:,}",
             "recompute": seconds_text(curve["recompute"][j]),
-            **{s["tier"]: s["load_text"][j] for s in series},
+            **{s["tier"]: seconds_text(s["load"][j]) for s in series},
         }
         for j, n in enumerate(curve["tokens"])
     ]
     host = e["host_link"]
-    text = {
-        "verdict": _verdict(e, params),
-        "short": _short(e),
-        "working": (
-            f"One prefix: {tokens_text(params['prefix_tokens'])} × {human_bytes(e['prefix_bytes'] / params['prefix_tokens'])}"
-            f" per token = {human_bytes(e['prefix_bytes'])} of KV. Prefilling it again: "
-            f"{e['prefill_flops'] / 1e12:,.1f} TFLOP / ({e['peak_tflops']:g} TFLOPS × {params['prefill_percent']}%) = "
-            f"{seconds_text(recompute)}. Loading it from tier t: {human_bytes(e['prefix_bytes'])} / bandwidth(t) + latency(t)."
-        ),
-        "capacity": _capacity_text(e, params),
-        "trace": _trace_text(e, params, traced),
-        "links": (
-            f"Reloads cross {host['name']} at {e['host_link_gb_s_used']:,.2f} GB/s on average: "
-            f"{percent(e['host_link_busy'])} of its {host['gb_s']:g} GB/s"
-            + (
-                ". More than the link can carry: loads queue, and the times above are too low."
-                if e["host_link_busy"] > 1
-                else "."
-            )
-            + " Busy: "
-            + ", ".join(f"{TIER_NAMES[k]} {percent(v)}" for k, v in e["tier_busy"].items())
-            + "."
-        ),
-        "policy": POLICY_LABELS[params["policy"]],
-        "saved": (
-            f"{e['gpu_seconds_saved_per_hour']:,.0f} GPU-seconds of prefill saved per hour against HBM alone, "
-            f"at {rate:g} requests a second."
-        ),
-    }
     d = offload_data()
     link_src = e["gpu_link"]
     assumptions = [
@@ -352,7 +381,6 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
         },
         "model_name": e["model"],
         "gpu_name": _gpus(e),
-        "prefix_text": tokens_text(params["prefix_tokens"]),
         "prefix_size": human_bytes(e["prefix_bytes"]),
         "recompute": seconds_text(recompute),
         "miss": {"hit": percent(e["miss_rate"]), "trace": percent(e["trace"]["miss"]) if e["trace"] else "—"},
@@ -360,18 +388,16 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> dict:
         "numbers": numbers,
         "tiers": tiers,
         "per_request": per_request,
-        "text": text,
+        "terms": {"gpu": e["gpu"], "weights_format": e["weights_format"], "host_link": host["name"]},
         "curve": {
             "tokens": list(curve["tokens"]),
             "recompute": curve["recompute"],
-            "recompute_text": [seconds_text(s) for s in curve["recompute"]],
             "series": series,
             "ticks": {"values": CURVE_TICKS, "labels": [tick_text(n) for n in CURVE_TICKS]},
         },
         "curve_rows": curve_rows,
         "curve_names": [TIER_NAMES[t] for t in TIERS[1:]],
         "assumptions": assumptions,
-        "status": f"Computed in your browser by kvlab.kv_offload_figure ({e['model']} on {_gpus(e)}).",
     }
 
 
@@ -379,18 +405,18 @@ def _gpus(e: dict) -> str:
     return e["gpu"] if e["n_gpus"] == 1 else f"{e['n_gpus']} × {e['gpu']}"
 
 
-def _capacity_text(e: dict, params: dict) -> str:
-    n = e["n_gpus"]
+def _capacity_text(n: dict, t: dict, params: dict) -> str:
+    gpus = n["n_gpus"]
     where = (
-        e["gpu"]
-        if n == 1
-        else f"Its {e['weights_format']} weights need {n} × {e['gpu']} (tensor parallel: each GPU holds and loads its "
+        t["gpu"]
+        if gpus == 1
+        else f"Its {t['weights_format']} weights need {gpus} × {t['gpu']} (tensor parallel: each GPU holds and loads its "
         f"share of every prefix over its own link, and they prefill together). Together they"
     )
     return (
-        f"{where} keep{'s' if n == 1 else ''} {human_bytes(e['kv_space_bytes'])} for the KV cache after {human_bytes(e['weights_bytes'])} "
-        f"of {e['weights_format']} weights (vLLM, 0.9 of the memory); {params['hbm_percent']}% of it holds cached "
-        "prefixes, the rest the running requests."
+        f"{where} keep{'s' if gpus == 1 else ''} {human_bytes(n['kv_space_bytes'])} for the KV cache after "
+        f"{human_bytes(n['weights_bytes'])} of {t['weights_format']} weights (vLLM, 0.9 of the memory); "
+        f"{params['hbm_percent']}% of it holds cached prefixes, the rest the running requests."
     )
 
 
@@ -398,49 +424,47 @@ def _busy(gpus: float) -> str:
     return f"{gpus:,.2f} GPUs busy prefilling" if gpus else "no prefill"
 
 
-def _short(e: dict) -> str:
+def _short(n: dict) -> str:
     """The verdict in one line: the phone's result strip, in view while a slider moves."""
-    offload_hits = sum(x["hit_rate"] for x in e["tiers"][1:])
-    per = e["seconds_per_request"]
     return (
-        f"HBM {percent(e['hbm_hit_rate_alone'])} + offload {percent(offload_hits)} of requests; "
-        f"{seconds_text(per['with_tiers'])} a prefix (HBM alone {seconds_text(per['hbm_only'])})"
+        f"HBM {percent(n['hbm_hit_rate_alone'])} + offload {percent(sum(n['hit_rates'][1:]))} of requests; "
+        f"{seconds_text(n['seconds_with_tiers'])} a prefix (HBM alone {seconds_text(n['seconds_hbm_only'])})"
     )
 
 
-def _verdict(e: dict, params: dict) -> str:
-    t = e["tiers"]
-    offload_hits = sum(x["hit_rate"] for x in t[1:])
-    per = e["seconds_per_request"]
+def _verdict(n: dict, t: dict, params: dict) -> str:
     head = (
-        f"HBM alone answers {percent(e['hbm_hit_rate_alone'])} of requests; the offload tiers answer "
-        f"{percent(offload_hits)} more, and {percent(e['miss_rate'])} are prefilled again. A prefix costs "
-        f"{seconds_text(per['with_tiers'])} on average instead of {seconds_text(per['hbm_only'])} with HBM alone "
-        f"({seconds_text(per['no_cache'])} with no cache)."
+        f"HBM alone answers {percent(n['hbm_hit_rate_alone'])} of requests; the offload tiers answer "
+        f"{percent(sum(n['hit_rates'][1:]))} more, and {percent(n['miss_rate'])} are prefilled again. A prefix costs "
+        f"{seconds_text(n['seconds_with_tiers'])} on average instead of {seconds_text(n['seconds_hbm_only'])} with HBM "
+        f"alone ({seconds_text(n['seconds_no_cache'])} with no cache)."
     )
-    if e["max_context"] and params["prefix_tokens"] > e["max_context"]:
-        head += f" (A prefix of {tokens_text(params['prefix_tokens'])} is longer than the model's context of {tokens_text(e['max_context'])}.)"
-    losers = [x for x in t[1:] if x["prefixes"] and not x["loading_wins"]]
+    if n["max_context"] and params["prefix_tokens"] > n["max_context"]:
+        head += (
+            f" (A prefix of {tokens_text(params['prefix_tokens'])} is longer than the model's context of "
+            f"{tokens_text(n['max_context'])}.)"
+        )
+    losers = [i for i in range(1, len(TIERS)) if n["tier_prefixes"][i] and not n["loading_wins"][i]]
     if losers:
         head += " " + " ".join(
-            f"Loading from {TIER_NAMES[x['tier']]} ({seconds_text(x['load_seconds'])}) is slower than prefilling again "
-            f"({seconds_text(e['recompute_seconds'])}): it pays only {_crossover_text(x['crossover_tokens'])}."
-            for x in losers
+            f"Loading from {TIER_NAMES[TIERS[i]]} ({seconds_text(n['load_seconds'][i])}) is slower than prefilling "
+            f"again ({seconds_text(n['recompute_seconds'])}): it pays only {_crossover_text(n['crossover_tokens'][i])}."
+            for i in losers
         )
     return head
 
 
-def _trace_text(e: dict, params: dict, traced: bool) -> str:
+def _trace_text(n: dict, params: dict, traced: bool) -> str:
     if not traced:
         return (
             f"{params['n_prefixes']:,} prefixes is more than this page replays in your browser: the hit rates are "
             f"the closed form alone (kvlab's tests check it against traces of up to 200,000 requests)."
         )
-    tr = e["trace"]
     shares = ", ".join(
-        f"{TIER_NAMES[x['tier']]} {percent(x['trace_rate'])} (closed form {percent(x['hit_rate'])})" for x in e["tiers"]
+        f"{TIER_NAMES[tier]} {percent(n['trace_rates'][i])} (closed form {percent(n['hit_rates'][i])})"
+        for i, tier in enumerate(TIERS)
     )
     return (
-        f"Checked against a sampled trace: {tr['n_requests']:,} requests (seed {tr['seed']}) replayed through the "
-        f"same LRU tiers, started from their steady state, give {shares}, miss {percent(tr['miss'])}."
+        f"Checked against a sampled trace: {n['trace_requests']:,} requests (seed {n['trace_seed']}) replayed through "
+        f"the same LRU tiers, started from their steady state, give {shares}, miss {percent(n['trace_miss'])}."
     )

@@ -73,6 +73,27 @@ class OffloadNumbers(TypedDict):
     seconds_best: float
     gpu_seconds_saved_per_hour: float
     host_link_busy: float
+    host_link_gb_s: float
+    host_link_gb_s_used: float
+    tier_busy: dict[str, float]  # per offload tier: the share of its bandwidth the reloads use
+    hbm_hit_rate_alone: float
+    tier_prefixes: list[int]  # prefixes each tier holds, in TIERS order
+    loading_wins: list[bool]  # per tier: loading a hit beats prefilling it again
+    prefill_flops: float
+    peak_tflops: float
+    weights_bytes: float
+    n_gpus: int
+    max_context: int | None
+    trace_requests: int | None  # None when no trace was replayed
+    trace_seed: int | None
+
+
+class OffloadTerms(TypedDict):
+    """The names the sentences use."""
+
+    gpu: str
+    weights_format: str
+    host_link: str
 
 
 class OffloadTierRow(TypedDict):
@@ -96,7 +117,14 @@ class OffloadPerRequest(TypedDict):
     busy: str
 
 
-class OffloadText(TypedDict):
+class OffloadHover(TypedDict):
+    recompute: list[str]  # a line per prefix length
+    series: list[list[str]]  # per offload tier: a line per prefix length
+    crossover: list[str]  # per crossover marked on the chart
+
+
+class OffloadView(TypedDict):
+    prefix: str
     verdict: str
     short: str
     working: str
@@ -105,16 +133,16 @@ class OffloadText(TypedDict):
     links: str
     policy: str
     saved: str
+    hover: OffloadHover
+    status: str  # the status line after a result (context.js ctx.live says it)
 
 
 class OffloadSeries(TypedDict):
     tier: str
     name: str
     load: list[float]
-    load_text: list[str]
     crossover: int | None
     crossover_seconds: float | None
-    crossover_text: str
 
 
 class OffloadTicks(TypedDict):
@@ -125,7 +153,6 @@ class OffloadTicks(TypedDict):
 class OffloadCurve(TypedDict):
     tokens: list[int]
     recompute: list[float]
-    recompute_text: list[str]
     series: list[OffloadSeries]
     ticks: OffloadTicks
 
@@ -145,7 +172,6 @@ class OffloadFigureResult(TypedDict):
     options: OffloadOptions
     model_name: str
     gpu_name: str
-    prefix_text: str
     prefix_size: str
     recompute: str
     miss: OffloadMiss
@@ -153,9 +179,9 @@ class OffloadFigureResult(TypedDict):
     numbers: OffloadNumbers
     tiers: list[OffloadTierRow]
     per_request: list[OffloadPerRequest]
-    text: OffloadText
+    terms: OffloadTerms
     curve: OffloadCurve
     curve_rows: list[OffloadCurveRow]
     curve_names: list[str]
     assumptions: list[str]
-    status: str
+    view: OffloadView  # display strings (the module's kv_offload_view, beside the function)

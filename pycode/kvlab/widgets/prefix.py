@@ -3,8 +3,8 @@
 One function per widget, plain JSON-able data, inputs validated (a ValueError names
 the bad parameter), numbers clamped into the ranges of INPUTS, and what was used
 echoed under "params" (what was clamped under "clamped"). Each function also
-returns "text": the readouts already formatted in Python, so the page shows
-exactly these strings and JavaScript only places them.
+has a view (its *_view above it) that writes every readout from the result's numbers, so the
+page shows exactly these strings and JavaScript only places them.
 """
 
 from __future__ import annotations
@@ -32,8 +32,16 @@ if TYPE_CHECKING:
 
 def prefix_blocks_view(data: dict) -> PrefixBlocksView:
     prefix_len = data["params"]["prefix_len"]
+    second, radix_reused = data["requests"][1], data["token_granular_reused"]
     return {
         "status": computed_status("prefix_blocks_figure", f"block size {data['params']['block_size']}"),
+        "n_tokens": f"{second['n_tokens']:,}",
+        "blocks_hit": f"{second['blocks_hit']:,}",
+        "tokens_reused": f"{second['tokens_reused']:,}",
+        "tokens_computed": f"{second['tokens_computed']:,}",
+        "shared_not_reused": f"{prefix_len - second['tokens_reused']:,}",
+        "radix_reused": f"{radix_reused:,}",
+        "radix_computed": f"{second['n_tokens'] - radix_reused:,}",
         "requests": [
             {
                 "label": f"Request {i}",
@@ -54,7 +62,14 @@ def prefix_blocks_view(data: dict) -> PrefixBlocksView:
 
 
 def prefix_cases_view(data: dict) -> PrefixCasesView:
+    t, block_size = data["totals"], data["params"]["block_size"]
+    total, radix_reused, blocks_reused = t["tokens"], t["radix_reused"], t["blocks_reused"]
     return {
+        "summary": (
+            f"Three requests, {total:,} prompt tokens: a token-granular cache reuses {radix_reused:,} "
+            f"({100 * radix_reused / total:.0f}%), {block_size}-token blocks reuse {blocks_reused:,} "
+            f"({100 * blocks_reused / total:.0f}%)."
+        ),
         "status": computed_status(
             "prefix_cases_figure", next(c["label"] for c in data["cases"] if c["key"] == data["params"]["case"]).lower()
         ),
@@ -83,8 +98,33 @@ def prefix_cases_view(data: dict) -> PrefixCasesView:
 
 
 def prefix_cache_view(data: dict) -> PrefixCacheView:
-    block_size = data["params"]["block_size"]
+    p = data["params"]
+    block_size, n_requests = p["block_size"], p["n_requests"]
+    radix, blocks = data["token_granular"], data["blocks"]
+    loss_per_request = (
+        radix["tokens_reused_per_request"][-1] - blocks["tokens_reused_per_request"][-1] if n_requests > 1 else 0
+    )
     return {
+        "n_requests": f"{n_requests:,}",
+        "later_requests": f"{n_requests - 1:,}",
+        "prefix_len": f"{p['prefix_len']:,}",
+        "first_request": f"{radix['tokens_computed_per_request'][0]:,}",
+        "no_cache_computed": f"{data['no_cache']['tokens_computed']:,}",
+        "radix_reused": f"{radix['tokens_reused']:,}",
+        "radix_computed": f"{radix['tokens_computed']:,}",
+        "radix_flops_saved": sci(radix["flops_saved"]),
+        "radix_mib": f"{radix['memory_mib_held']:,.1f}",
+        "radix_hit_rate": f"{100 * radix['hit_rate']:.1f}%",
+        "blocks_reused": f"{blocks['tokens_reused']:,}",
+        "blocks_computed": f"{blocks['tokens_computed']:,}",
+        "blocks_flops_saved": sci(blocks["flops_saved"]),
+        "blocks_mib": f"{blocks['memory_mib_held']:,.1f}",
+        "blocks_hit_rate": f"{100 * blocks['hit_rate']:.1f}%",
+        "block_size": f"{block_size:,}",
+        "block_loss": f"{radix['tokens_reused'] - blocks['tokens_reused']:,}",
+        "block_loss_per_request": f"{loss_per_request:,}",
+        "flops_per_token": sci(p["flops_per_token"]),
+        "kib_per_token": f"{p['bytes_per_token'] / 1024:,.0f}",
         "hover": {
             key: [
                 f"after request {x}: {y:,} tokens computed"
@@ -92,7 +132,7 @@ def prefix_cache_view(data: dict) -> PrefixCacheView:
             ]
             for key in ("no_cache", "token_granular", "blocks")
         },
-        "status": computed_status("prefix_cache_figure", f"{data['text']['n_requests']} requests"),
+        "status": computed_status("prefix_cache_figure", f"{n_requests:,} requests"),
         "blocks_name": f"{block_size}-token blocks (vLLM)",
         "granularity": [
             {
@@ -241,7 +281,7 @@ def prefix_cache_figure(
     "no_cache": {"tokens_computed_per_request", "cumulative_computed", "tokens_computed"},
     "token_granular"|"blocks": {"tokens_computed_per_request", "tokens_reused_per_request",
       "cumulative_computed", "tokens_reused", "tokens_computed", "flops_saved", "hit_rate",
-      "memory_bytes_held", "memory_mib_held"}, "granularity": [...], "text": {...}}
+      "memory_bytes_held", "memory_mib_held"}, "granularity": [...], "view": {...}}
 
     >>> d = prefix_cache_figure(n_requests=1000, prefix_len=100, suffix_len=20, block_size=16)
     >>> d["token_granular"]["tokens_reused"], d["blocks"]["tokens_reused"]
@@ -301,31 +341,6 @@ def prefix_cache_figure(
                 "tokens_reused": later["tokens_reused"] * (n_requests - 1),
             }
         )
-    fmt = lambda x: f"{x:,}"  # noqa: E731
-    text = {
-        "n_requests": fmt(n_requests),
-        "later_requests": fmt(n_requests - 1),
-        "prefix_len": fmt(prefix_len),
-        "first_request": fmt(radix["tokens_computed_per_request"][0]),
-        "no_cache_computed": fmt(no_cache["tokens_computed"]),
-        "radix_reused": fmt(radix["tokens_reused"]),
-        "radix_computed": fmt(radix["tokens_computed"]),
-        "radix_flops_saved": sci(radix["flops_saved"]),
-        "radix_mib": f"{radix['memory_mib_held']:,.1f}",
-        "radix_hit_rate": f"{100 * radix['hit_rate']:.1f}%",
-        "blocks_reused": fmt(blocks["tokens_reused"]),
-        "blocks_computed": fmt(blocks["tokens_computed"]),
-        "blocks_flops_saved": sci(blocks["flops_saved"]),
-        "blocks_mib": f"{blocks['memory_mib_held']:,.1f}",
-        "blocks_hit_rate": f"{100 * blocks['hit_rate']:.1f}%",
-        "block_size": fmt(block_size),
-        "block_loss": fmt(radix["tokens_reused"] - blocks["tokens_reused"]),
-        "block_loss_per_request": fmt(
-            (radix["tokens_reused_per_request"][-1] - blocks["tokens_reused_per_request"][-1]) if n_requests > 1 else 0
-        ),
-        "flops_per_token": sci(flops_per_token),
-        "kib_per_token": f"{bytes_per_token / 1024:,.0f}",
-    }
     return {
         "params": p,
         "clamped": clamped,
@@ -336,7 +351,6 @@ def prefix_cache_figure(
         "token_granular": radix,
         "blocks": {"block_size": block_size, **blocks},
         "granularity": granularity,
-        "text": text,
     }
 
 
@@ -351,7 +365,7 @@ def prefix_blocks_figure(prefix_len: int = 40, suffix_len: int = 10, block_size:
     and the prompt's last token is always recomputed.
     Shape: {"params", "clamped", "limits", "block_sizes", "requests": [{"n_tokens", "blocks":
     [{"index", "start", "end", "shared", "status"}], "tokens_reused", "tokens_computed"}, ...],
-    "token_granular_reused": 39, "text": {...}}
+    "token_granular_reused": 39, "view": {...}}
     status: "stored" (request 1 computed it and cached it), "hit", "miss" (computed),
     "partial" (computed, never cached).
     """
@@ -397,16 +411,6 @@ def prefix_blocks_figure(prefix_len: int = 40, suffix_len: int = 10, block_size:
             }
         )
     radix_reused = run_requests(pair, mode="radix")["requests"][1]["tokens_reused"]
-    second = out[1]
-    text = {
-        "n_tokens": f"{second['n_tokens']:,}",
-        "blocks_hit": f"{second['blocks_hit']:,}",
-        "tokens_reused": f"{second['tokens_reused']:,}",
-        "tokens_computed": f"{second['tokens_computed']:,}",
-        "shared_not_reused": f"{prefix_len - second['tokens_reused']:,}",
-        "radix_reused": f"{radix_reused:,}",
-        "radix_computed": f"{second['n_tokens'] - radix_reused:,}",
-    }
     return {
         "params": {"prefix_len": prefix_len, "suffix_len": suffix_len, "block_size": block_size},
         "clamped": clamped,
@@ -414,7 +418,6 @@ def prefix_blocks_figure(prefix_len: int = 40, suffix_len: int = 10, block_size:
         "block_sizes": sorted(set(GRANULARITY_BLOCK_SIZES + [block_size])),
         "requests": out,
         "token_granular_reused": radix_reused,
-        "text": text,
     }
 
 
@@ -563,12 +566,5 @@ def prefix_cases_figure(
             "blocks_reused": blocks_reused,
             "radix_share": radix_reused / total,
             "blocks_share": blocks_reused / total,
-        },
-        "text": {
-            "summary": (
-                f"Three requests, {total:,} prompt tokens: a token-granular cache reuses {radix_reused:,} "
-                f"({100 * radix_reused / total:.0f}%), {block_size}-token blocks reuse {blocks_reused:,} "
-                f"({100 * blocks_reused / total:.0f}%)."
-            ),
         },
     }

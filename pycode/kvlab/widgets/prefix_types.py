@@ -8,6 +8,46 @@ from typing import TypedDict
 from kvlab.widgets.shared_types import Clamped, KeyLabel
 
 
+# The readouts each view writes (its template binds view.<name>)
+
+
+class PrefixCacheText(TypedDict):
+    n_requests: str
+    later_requests: str
+    prefix_len: str
+    first_request: str
+    no_cache_computed: str
+    radix_reused: str
+    radix_computed: str
+    radix_flops_saved: str
+    radix_mib: str
+    radix_hit_rate: str
+    blocks_reused: str
+    blocks_computed: str
+    blocks_flops_saved: str
+    blocks_mib: str
+    blocks_hit_rate: str
+    block_size: str
+    block_loss: str
+    block_loss_per_request: str
+    flops_per_token: str
+    kib_per_token: str
+
+
+class PrefixBlocksText(TypedDict):
+    n_tokens: str
+    blocks_hit: str
+    tokens_reused: str
+    tokens_computed: str
+    shared_not_reused: str
+    radix_reused: str
+    radix_computed: str
+
+
+class PrefixCasesText(TypedDict):
+    summary: str
+
+
 class BlockView(TypedDict):
     status: str
     grow: int
@@ -21,7 +61,7 @@ class BlocksRequestView(TypedDict):
     blocks: list[BlockView]
 
 
-class PrefixBlocksView(TypedDict):
+class PrefixBlocksView(PrefixBlocksText):
     status: str  # the status line after a result (context.js ctx.live says it)
     requests: list[BlocksRequestView]
 
@@ -47,7 +87,7 @@ class CaseRequestView(TypedDict):
     blocks: list[CaseBlockView]
 
 
-class PrefixCasesView(TypedDict):
+class PrefixCasesView(PrefixCasesText):
     status: str  # the status line after a result (context.js ctx.live says it)
     case: str  # the case's label, for the status line
     requests: list[CaseRequestView]
@@ -61,7 +101,7 @@ class GranularityRowView(TypedDict):
     reused: str
 
 
-class PrefixCacheView(TypedDict):
+class PrefixCacheView(PrefixCacheText):
     hover: dict[str, list[str]]  # per line (no_cache, token_granular, blocks): a hover line per request
     status: str  # the status line after a result (context.js ctx.live says it)
     blocks_name: str
@@ -112,29 +152,6 @@ class GranularityRow(TypedDict):
     tokens_reused: int
 
 
-class PrefixCacheText(TypedDict):
-    n_requests: str
-    later_requests: str
-    prefix_len: str
-    first_request: str
-    no_cache_computed: str
-    radix_reused: str
-    radix_computed: str
-    radix_flops_saved: str
-    radix_mib: str
-    radix_hit_rate: str
-    blocks_reused: str
-    blocks_computed: str
-    blocks_flops_saved: str
-    blocks_mib: str
-    blocks_hit_rate: str
-    block_size: str
-    block_loss: str
-    block_loss_per_request: str
-    flops_per_token: str
-    kib_per_token: str
-
-
 class PrefixCacheFigureResult(TypedDict):
     params: PrefixCacheParams
     clamped: Clamped
@@ -145,7 +162,6 @@ class PrefixCacheFigureResult(TypedDict):
     token_granular: PrefixCacheRun
     blocks: BlockPrefixCacheRun
     granularity: list[GranularityRow]
-    text: PrefixCacheText
     view: PrefixCacheView  # display strings for the template (the module's *_view, beside the function)
 
 
@@ -176,16 +192,6 @@ class PrefixBlocksRequest(TypedDict):
     tokens_computed: int
 
 
-class PrefixBlocksText(TypedDict):
-    n_tokens: str
-    blocks_hit: str
-    tokens_reused: str
-    tokens_computed: str
-    shared_not_reused: str
-    radix_reused: str
-    radix_computed: str
-
-
 class PrefixBlocksResult(TypedDict):
     params: PrefixBlocksParams
     clamped: Clamped
@@ -193,7 +199,6 @@ class PrefixBlocksResult(TypedDict):
     block_sizes: list[int]
     requests: list[PrefixBlocksRequest]
     token_granular_reused: int
-    text: PrefixBlocksText
     view: PrefixBlocksView  # display strings for the template (the module's *_view, beside the function)
 
 
@@ -244,10 +249,6 @@ class CaseTotals(TypedDict):
     blocks_share: float
 
 
-class SummaryText(TypedDict):
-    summary: str
-
-
 class PrefixCasesResult(TypedDict):
     params: PrefixCasesParams
     clamped: Clamped
@@ -257,5 +258,4 @@ class PrefixCasesResult(TypedDict):
     what: str
     requests: list[CaseRequest]
     totals: CaseTotals
-    text: SummaryText
     view: PrefixCasesView  # display strings for the template (the module's *_view, beside the function)

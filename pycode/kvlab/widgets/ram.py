@@ -15,10 +15,11 @@ from kvlab.memory.catalogue import gpu_memory_bytes, list_gpus
 from kvlab.memory.verdict import fit_verdict
 from kvlab.memory.weights import weight_format
 from kvlab.widgets.pickers import check_kv_mode, model_groups, model_info
+from kvlab.widgets.views import with_view
 from kvlab.wording import human_bytes, plural
 
 if TYPE_CHECKING:
-    from kvlab.widgets.ram_types import RamCalculatorResult
+    from kvlab.widgets.ram_types import RamCalcView, RamCalculatorResult, RamMachineView
 
 INPUTS = Spec(ctx_size=Param(256, 262_144))
 RAM_SIZES_GIB = (8, 16, 32, 64, 128)  # CPU RAM sizes of laptops and desktops people run llama.cpp on
@@ -30,21 +31,62 @@ CTX_STEPS = [2**k for k in range(8, 19)]  # 256 ... 262,144: the slider's stops
 GIB = 2**30
 
 
-def _row(where: str, kind: str, memory: int, v: dict, needed: int) -> dict:
-    """One machine: fits or not, and by how much."""
-    spare = memory - needed
+def _row(where: str, kind: str, memory: int, v: dict | None, needed: int) -> dict:
+    """One machine: its memory, what it needs there, and the longest context (a GPU's)."""
     return {
         "where": where,
         "kind": kind,
-        "memory": human_bytes(memory),
-        "fits": spare >= 0,
-        "verdict": "fits" if spare >= 0 else "does not fit",
-        "margin": f"{human_bytes(spare)} to spare" if spare >= 0 else f"{human_bytes(-spare)} short",
-        "max_context": v["max_context_text"] if v else "",
+        "memory_bytes": memory,
+        "spare_bytes": memory - needed,
+        "fits": memory >= needed,
+        "max_context_text": v["max_context_text"] if v else "",  # kvlab.memory.verdict's sentence
+    }
+
+
+# ---------------------------------------------------------------------------- the view: the words the widget shows
+
+
+def _machine_view(m: dict) -> RamMachineView:
+    spare = m["spare_bytes"]
+    return {
+        "where": m["where"],
+        "memory": human_bytes(m["memory_bytes"]),
+        "fits": m["fits"],
+        "verdict": "fits" if m["fits"] else "does not fit",
+        "margin": f"{human_bytes(spare)} to spare" if m["fits"] else f"{human_bytes(-spare)} short",
+        "max_context": m["max_context_text"],
+    }
+
+
+def ram_calc_view(data: dict) -> RamCalcView:
+    """The RAM calculator's words: the headline, the smallest machine that fits, each machine's verdict
+    and margin, each part's size, and the status line."""
+    p, info = data["params"], data["model_info"]
+    smallest_ram = next((r["where"] for r in data["ram"] if r["fits"]), None)
+    smallest_gpu = next((g["where"] for g in data["gpus"] if g["fits"]), None)
+    on_cpu, on_gpu = human_bytes(data["needed_cpu_bytes"]), human_bytes(data["needed_gpu_bytes"])
+    return {
+        "status": f"Computed in your browser by kvlab.ram_calc_figure ({info['hf_id']}, --ctx-size {p['ctx_size']}).",
+        "headline": (
+            f"{info['hf_id']} ({p['weights']}) with {plural(p['ctx_size'], 'token')} of context needs "
+            f"{on_cpu} of RAM, {human_bytes(data['kv_bytes'])} of it the KV cache"
+        ),
+        "smallest": (
+            f"Smallest that fits: {smallest_ram or 'none of these RAM sizes'}; on a GPU, "
+            f"{smallest_gpu or 'none of these'} ({on_gpu} with the CUDA reserve)."
+        ),
+        "ctx_text": f"--ctx-size {p['ctx_size']} = {plural(p['ctx_size'], 'token')} of context the model can remember",
+        "needed_cpu": on_cpu,
+        "needed_gpu": on_gpu,
+        "ram": [_machine_view(m) for m in data["ram"]],
+        "gpus": [_machine_view(m) for m in data["gpus"]],
+        "parts": [{"label": c["label"], "human": human_bytes(c["bytes"]), "how": c["how"]} for c in data["parts"]],
+        "note": "In RAM the operating system and other programs need their share on top of this.",
     }
 
 
 @takes(INPUTS)
+@with_view(ram_calc_view)
 def ram_calc_figure(
     model: str = "qwen3.6-27b", ctx_size: int = 8192, weights: str = "Q4_K_M", kv: str = "f16"
 ) -> RamCalculatorResult:
@@ -89,35 +131,22 @@ def ram_calc_figure(
         v = fit_verdict(info["id"], ctx_size, weights=weights, kv=kv, gpu=card["id"], engine="llamacpp")
         gpus.append(_row(card["name"], "gpu", memory, v, v["total_bytes"]))
 
-    smallest_ram = next((r["where"] for r in ram if r["fits"]), None)
-    smallest_gpu = next((g["where"] for g in gpus if g["fits"]), None)
     file = f"{info['hf_id'].split('/')[-1]}-{weights}.gguf"
     return {
         "params": {"model": info["id"], "ctx_size": ctx_size, "weights": weights, "kv": kv},
         "clamped": clamped,
         "model_info": info,
         "command": f"llama-server --model {file} \\\n  -ctk {kv} -ctv {kv} \\\n  --ctx-size {ctx_size} \\\n  --port 8080",
-        "ctx_text": f"--ctx-size {ctx_size} = {plural(ctx_size, 'token')} of context the model can remember",
         "parts": [
-            {"label": c["label"], "human": human_bytes(c["bytes"]), "how": c["how"]}
+            {"name": c["name"], "label": c["label"], "bytes": c["bytes"], "how": c["how"]}
             for c in base["components"]
             if c["name"] != "runtime_reserve"
         ],
-        "kv_human": human_bytes(parts["kv_cache"]["bytes"]),
-        "needed_cpu": human_bytes(on_cpu),
-        "needed_gpu": human_bytes(on_gpu),
-        "headline": (
-            f"{info['hf_id']} ({weights}) with {plural(ctx_size, 'token')} of context needs "
-            f"{human_bytes(on_cpu)} of RAM, {human_bytes(parts['kv_cache']['bytes'])} of it the KV cache"
-        ),
-        "smallest": (
-            f"Smallest that fits: {smallest_ram or 'none of these RAM sizes'}; on a GPU, "
-            f"{smallest_gpu or 'none of these'} ({human_bytes(on_gpu)} with the CUDA reserve)."
-        ),
+        "kv_bytes": parts["kv_cache"]["bytes"],
+        "needed_cpu_bytes": on_cpu,
+        "needed_gpu_bytes": on_gpu,
         "ram": ram,
         "gpus": gpus,
-        "note": "In RAM the operating system and other programs need their share on top of this.",
-        "status": f"Computed in your browser by kvlab.ram_calc_figure ({info['hf_id']}, --ctx-size {ctx_size}).",
         "options": {
             "models": model_groups(),
             "weights": list(WEIGHTS),

@@ -17,19 +17,47 @@ class RamParams(TypedDict):
 
 
 class RamPart(TypedDict):
+    name: str
     label: str
-    human: str
+    bytes: int
     how: str
 
 
 class RamMachine(TypedDict):
     where: str
     kind: str  # "cpu" (RAM) or "gpu"
+    memory_bytes: int
+    spare_bytes: int  # below 0: short by that much
+    fits: bool
+    max_context_text: str  # kvlab.memory.verdict's sentence; "" for RAM
+
+
+class RamPartView(TypedDict):
+    label: str
+    human: str
+    how: str
+
+
+class RamMachineView(TypedDict):
+    where: str
     memory: str
     fits: bool
     verdict: str
     margin: str
     max_context: str  # "" for RAM
+
+
+class RamCalcView(TypedDict):
+    status: str  # the status line after a result (context.js ctx.live says it)
+    headline: str
+    smallest: str
+    ctx_text: str
+    needed_cpu: str
+    needed_gpu: str
+    ram: list[RamMachineView]
+    gpus: list[RamMachineView]
+    parts: list[RamPartView]
+    note: str
 
 
 class RamLimit(TypedDict):
@@ -55,15 +83,11 @@ class RamCalculatorResult(TypedDict):
     clamped: Clamped
     model_info: ModelInfo
     command: str
-    ctx_text: str
     parts: list[RamPart]
-    kv_human: str
-    needed_cpu: str
-    needed_gpu: str
-    headline: str
-    smallest: str
+    kv_bytes: int
+    needed_cpu_bytes: int
+    needed_gpu_bytes: int
     ram: list[RamMachine]
     gpus: list[RamMachine]
-    note: str
-    status: str
     options: RamOptions
+    view: RamCalcView  # display strings for the template (the module's *_view, beside the function)

@@ -37,24 +37,13 @@ from kvlab.widgets.views import computed_status, with_view
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
 
 if TYPE_CHECKING:
-    from kvlab.widgets.serving_types import ServingFigureResult, ServingSimFigureResult, ServingView
-
-
-# ---------------------------------------------------------------------------- views: the words this module's widgets show
-
-
-def serving_view(data: dict) -> ServingView:
-    c = data["curve"]
-    return {
-        "hover": {
-            key: [None if y is None else f"{x:,} tokens: {y:.2f} ms/token" for x, y in zip(c["contexts"], c[key])]
-            for key in ("ms_batch1", "ms_batch")
-        },
-        "curve_rows": [
-            {"tokens": f"{x:,}", "ms_batch1": c["ms_batch1_text"][i], "ms_batch": c["ms_batch_text"][i]}
-            for i, x in enumerate(c["contexts"])
-        ],
-    }
+    from kvlab.widgets.serving_types import (
+        ServingFigureResult,
+        ServingSimFigureResult,
+        ServingSimView,
+        ServingView,
+        UsersView,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -66,13 +55,10 @@ def _ms(seconds: float | None) -> str:
     return "—" if seconds is None else trim(seconds * 1000) + " ms"
 
 
-def _price_label(card: dict) -> str:
-    if card.get("price_per_hour_usd") is None:
+def _price_label(g: dict) -> str:
+    if g["price_per_hour"] is None:
         return "No hourly price in the catalogue for this GPU."
-    return (
-        f"Price: ${card['price_per_hour_usd']:.2f}/hour, {card['price_kind']} ({card['price_provider']}, "
-        f"{card['price_date']})."
-    )
+    return f"Price: ${g['price_per_hour']:.2f}/hour, {g['price_kind']} ({g['price_provider']}, {g['price_date']})."
 
 
 USERS_GRID_CELLS = 512  # at most this many cells in the users grid; past it, one cell holds several chats
@@ -81,30 +67,43 @@ USERS_GRID_CELLS = 512  # at most this many cells in the users grid; past it, on
 def users_per_gpu(chats: int, most: int, shortest: int, context: int, card: dict) -> dict:
     """The users grid (the seed's "watch users vanish from the grid while the price climbs"): one cell
     per chat that fits at the shortest context, filled for the chats that fit at this one, and the
-    GPU's hourly price shared among them.
+    GPU's hourly price shared among them (users_view says it in words).
 
     >>> g = users_per_gpu(13, 435, 1024, 32768, {"name": "H100", "price_per_hour_usd": 3.78})
-    >>> sum(c["state"] == "on" for c in g["cells"]), len(g["cells"]), g["price_text"]
+    >>> sum(c["state"] == "on" for c in g["cells"]), len(g["cells"]), users_view(g, "H100")["price_text"]
     (13, 435, '$0.29 per chat-hour')
     """
     per_cell = max(1, -(-most // USERS_GRID_CELLS))
     cells = -(-most // per_cell) if most else 0
     filled = chats // per_cell
     price = card.get("price_per_hour_usd")
-    per_chat = price / chats if price is not None and chats else None
-    unit = "1 chat" if per_cell == 1 else f"{per_cell:,} chats"
-    if chats:
-        text = (
-            f"{plural(chats, 'chat')} of {plural(context, 'token')} fit on one {card['name']} "
-            f"({most:,} would at {plural(shortest, 'token')} each)"
-        )
-    else:
-        text = f"not one chat of {plural(context, 'token')} fits on one {card['name']}"
     return {
         "cells": [{"state": "on" if i < filled else "off"} for i in range(cells)],
         "per_cell": per_cell,
         "chats": chats,
         "most": most,
+        "shortest": shortest,
+        "context": context,
+        "price_per_hour": price,
+        "price_per_chat_hour": price / chats if price is not None and chats else None,
+    }
+
+
+# ---------------------------------------------------------------------------- the view: the words the widget shows
+
+
+def users_view(u: dict, gpu_name: str) -> UsersView:
+    """The users grid in words: how many chats fit, what each pays an hour, and what a square is."""
+    chats, context, price, per_chat = u["chats"], u["context"], u["price_per_hour"], u["price_per_chat_hour"]
+    unit = "1 chat" if u["per_cell"] == 1 else f"{u['per_cell']:,} chats"
+    if chats:
+        text = (
+            f"{plural(chats, 'chat')} of {plural(context, 'token')} fit on one {gpu_name} "
+            f"({u['most']:,} would at {plural(u['shortest'], 'token')} each)"
+        )
+    else:
+        text = f"not one chat of {plural(context, 'token')} fits on one {gpu_name}"
+    return {
         "text": text,
         "price_text": f"${per_chat:.2f} per chat-hour" if per_chat is not None else "",
         "price_how": (
@@ -114,6 +113,88 @@ def users_per_gpu(chats: int, most: int, shortest: int, context: int, card: dict
         ),
         "label": f"Users per GPU: {text}; one square is {unit}.",
         "legend": f"one square = {unit}; filled: fits at this context",
+    }
+
+
+def _curve_text(ms: float | None, fits: bool) -> str:
+    return _ms(None if ms is None else ms / 1000) if fits else "does not fit"
+
+
+def serving_view(data: dict) -> ServingView:
+    """The serving widget's words: the working of the roofline, every figure of the table, the users
+    grid, the GPUs priced the same way, the curve's hovers and table, and the status line."""
+    p, g, e, one, c = data["params"], data["gpu_info"], data["estimate"], data["batch1"], data["curve"]
+    fits, batch, cost = data["fits"], p["batch"], data["usd_per_million_tokens"]
+    if fits:
+        working = (
+            f"bandwidth bound: ({data['weights_read_per_step']['human']} of weights + {plural(batch, 'chat')} x "
+            f"{data['kv_per_chat']['human']} of KV) / {g['bandwidth_gb_s']:,} GB/s = "
+            f"{_ms(e['memory_seconds'])}; compute bound: {e['flops_per_step'] / 1e12:,.3g} TFLOP / "
+            f"{g['tflops']:,} TFLOPS = {_ms(e['compute_seconds'])}; the step takes the longer: "
+            f"{_ms(e['roofline_seconds_per_token'])} at the roofline ({data['bound']}-bound); engines reach "
+            f"{data['efficiency']:.2f} of it at this batch: {_ms(e['seconds_per_token'])}"
+        )
+    else:
+        working = f"Not timed: {data['headline']}."
+    return {
+        "status": f"Computed in your browser by kvlab.serving_figure ({data['model_info']['hf_id']} on {g['name']}, "
+        f"{plural(batch, 'chat')}).",
+        "context_text": plural(p["context"], "token"),
+        "batch_text": plural(batch, "chat"),
+        "bandwidth_text": f"{g['bandwidth_gb_s']:,}",
+        "price_label": _price_label(g),
+        "users": users_view(data["users"], g["name"]),
+        "working": working,
+        "ms_per_token_text": _ms(e["seconds_per_token"]) if fits else "does not fit",
+        "ms_per_token_batch1_text": _ms(one["seconds_per_token"]) if one["fits"] else "does not fit",
+        "bound_text": f"{data['bound']}-bound" if fits else "—",
+        "efficiency_text": (
+            f"efficiency {data['efficiency']:.2f} ({e['efficiency_regime']}, calibrated on published benchmarks); "
+            f"roofline {_ms(e['roofline_seconds_per_token'])}"
+            if fits
+            else "—"
+        ),
+        "cost_roofline_text": (
+            f"${e['usd_per_million_tokens_roofline']:.2f}"
+            if fits and e["usd_per_million_tokens_roofline"] is not None
+            else "—"
+        ),
+        "tokens_per_second_per_chat_text": trim(data["tokens_per_second_per_chat"]) if fits else "—",
+        "total_tokens_per_second_text": trim(data["total_tokens_per_second"]) if fits else "—",
+        "prefill_text": (
+            f"{_ms(e['prefill_seconds_per_chat'])} per {plural(e['prompt_tokens'], 'token')} prompt" if fits else "—"
+        ),
+        "mix_text": (
+            f"{plural(e['prompt_tokens'], 'token')} of prompt + {plural(e['answer_tokens'], 'token')} of answer per chat"
+        ),
+        "kv_share_text": f"{100 * data['kv_share_of_reads']:.1f}%",
+        "kv_share_batch1_text": f"{100 * one['kv_share_of_reads']:.1f}%",
+        "cost_text": (f"${cost:.2f}" if cost is not None else "no hourly price in the catalogue")
+        if fits
+        else "not priced: the batch does not fit",
+        "cost_batch1_text": (
+            f"${one['usd_per_million_tokens']:.2f}" if one["usd_per_million_tokens"] is not None else "—"
+        ),
+        "same_kind": [
+            {
+                "name": x["name"],
+                "price": f"${x['price_per_hour']:.2f}/h ({x['price_provider']}, {x['price_date']})",
+                "cost_text": f"${x['usd_per_million_tokens']:.2f}" if x["fits"] else "does not fit",
+            }
+            for x in data["same_kind"]
+        ],
+        "hover": {
+            key: [None if y is None else f"{x:,} tokens: {y:.2f} ms/token" for x, y in zip(c["contexts"], c[key])]
+            for key in ("ms_batch1", "ms_batch")
+        },
+        "curve_rows": [
+            {
+                "tokens": f"{x:,}",
+                "ms_batch1": _curve_text(c["ms_batch1"][i], c["fits_batch1"][i]),
+                "ms_batch": _curve_text(c["ms_batch"][i], c["fits_batch"][i]),
+            }
+            for i, x in enumerate(c["contexts"])
+        ],
     }
 
 
@@ -183,14 +264,6 @@ def serving_figure(
             ms = None if e["seconds_per_token"] is None else e["seconds_per_token"] * 1000
             curve["ms_batch" + key].append(ms)
             curve["fits_batch" + key].append(e["fits"])
-    curve["ms_batch1_text"] = [
-        _ms(None if ms is None else ms / 1000) if f else "does not fit"
-        for ms, f in zip(curve["ms_batch1"], curve["fits_batch1"])
-    ]
-    curve["ms_batch_text"] = [
-        _ms(None if ms is None else ms / 1000) if f else "does not fit"
-        for ms, f in zip(curve["ms_batch"], curve["fits_batch"])
-    ]
 
     same_kind = []
     if card.get("price_kind"):
@@ -203,26 +276,15 @@ def serving_figure(
                     "id": g["id"],
                     "name": g["name"],
                     "chosen": g["id"] == card["id"],
-                    "price": f"${g['price_per_hour_usd']:.2f}/h ({g['price_provider']}, {g['price_date']})",
+                    "price_per_hour": g["price_per_hour_usd"],
+                    "price_provider": g["price_provider"],
+                    "price_date": g["price_date"],
                     "fits": e["fits"],
-                    "cost_text": (f"${e['usd_per_million_tokens']:.2f}" if e["fits"] else "does not fit"),
+                    "usd_per_million_tokens": e["usd_per_million_tokens"],
                 }
             )
 
     fits = est["fits"]
-    cost = est["usd_per_million_tokens"]
-    bound = est["bound"]
-    if fits:
-        working = (
-            f"bandwidth bound: ({human_bytes(w_read)} of weights + {plural(batch, 'chat')} x "
-            f"{human_bytes(est['kv_bytes_per_chat'])} of KV) / {card['bandwidth_gb_s']:,} GB/s = "
-            f"{_ms(est['memory_seconds'])}; compute bound: {est['flops_per_step'] / 1e12:,.3g} TFLOP / "
-            f"{card['bf16_dense_tflops']:,} TFLOPS = {_ms(est['compute_seconds'])}; the step takes the longer: "
-            f"{_ms(est['roofline_seconds_per_token'])} at the roofline ({bound}-bound); engines reach "
-            f"{est['efficiency']:.2f} of it at this batch: {_ms(est['seconds_per_token'])}"
-        )
-    else:
-        working = f"Not timed: {v['headline']}."
     return {
         "params": {
             "model": info["id"],
@@ -238,15 +300,12 @@ def serving_figure(
         },
         "clamped": clamped,
         "context_human": token_count(context),
-        "context_text": plural(context, "token"),
-        "batch_text": plural(batch, "chat"),
         "context_step": context_step(context),
         "model_info": info,
         "gpu_info": {
             "id": card["id"],
             "name": card["name"],
             "bandwidth_gb_s": card["bandwidth_gb_s"],
-            "bandwidth_text": f"{card['bandwidth_gb_s']:,}",
             "tflops": card.get("bf16_dense_tflops"),
             "spec_source": card["spec_source"],
             "memory": amount(gpu_memory_bytes(card)),
@@ -255,7 +314,6 @@ def serving_figure(
             "price_provider": card.get("price_provider"),
             "price_source": card.get("price_source"),
             "price_date": card.get("price_date"),
-            "price_label": _price_label(card),
             "note": card.get("note", ""),
             "unconfirmed": card.get("unconfirmed", []),
         },
@@ -265,64 +323,45 @@ def serving_figure(
         "binding": v["binding"],
         "context_flag": context_flag(arch, context, engine),
         "flags": v["flags"],
-        "bound": bound,
+        "bound": est["bound"],
         "weights_bytes": amount(est["weights_bytes"]),
         "kv_per_chat": amount(est["kv_bytes_per_chat"]),
         "kv_per_step": amount(est["kv_bytes_per_chat"] * batch),
         "weights_read_per_step": amount(w_read),
         "bytes_per_step": amount(w_read + batch * est["kv_bytes_per_chat"]),
-        "working": working,
+        # the step's figures (None where the batch does not fit), for the working and the table
+        "estimate": {
+            k: est[k]
+            for k in (
+                "seconds_per_token",
+                "memory_seconds",
+                "compute_seconds",
+                "roofline_seconds_per_token",
+                "flops_per_step",
+                "efficiency_regime",
+                "usd_per_million_tokens_roofline",
+                "prefill_seconds_per_chat",
+                "prompt_tokens",
+                "answer_tokens",
+            )
+        },
+        "batch1": {k: one[k] for k in ("fits", "seconds_per_token", "kv_share_of_reads", "usd_per_million_tokens")},
         "ms_per_token": None if not fits else est["seconds_per_token"] * 1000,
-        "ms_per_token_text": _ms(est["seconds_per_token"]) if fits else "does not fit",
-        "ms_per_token_batch1_text": _ms(one["seconds_per_token"]) if one["fits"] else "does not fit",
-        "bound_text": f"{bound}-bound" if fits else "—",
         "efficiency": est["efficiency"],
-        "efficiency_text": (
-            f"efficiency {est['efficiency']:.2f} ({est['efficiency_regime']}, calibrated on published benchmarks); "
-            f"roofline {_ms(est['roofline_seconds_per_token'])}"
-            if fits
-            else "—"
-        ),
         "bounds_text": est["bounds_text"],
         "notes": est["notes"],
-        "cost_roofline_text": (
-            f"${est['usd_per_million_tokens_roofline']:.2f}"
-            if fits and est["usd_per_million_tokens_roofline"] is not None
-            else "—"
-        ),
         "tokens_per_second_per_chat": est["tokens_per_second_per_chat"],
-        "tokens_per_second_per_chat_text": trim(est["tokens_per_second_per_chat"]) if fits else "—",
         "total_tokens_per_second": est["total_tokens_per_second"],
-        "total_tokens_per_second_text": trim(est["total_tokens_per_second"]) if fits else "—",
-        "prefill_text": (
-            f"{_ms(est['prefill_seconds_per_chat'])} per {plural(est['prompt_tokens'], 'token')} prompt"
-            if fits
-            else "—"
-        ),
-        "mix_text": (
-            f"{plural(est['prompt_tokens'], 'token')} of prompt + {plural(est['answer_tokens'], 'token')} "
-            "of answer per chat"
-        ),
         "kv_share_of_reads": est["kv_share_of_reads"],
-        "kv_share_text": f"{100 * est['kv_share_of_reads']:.1f}%",
-        "kv_share_batch1_text": f"{100 * one['kv_share_of_reads']:.1f}%",
         "chats_that_fit": est["chats_that_fit_in_memory"],
         "chats_that_fit_text": v["max_sequences_text"],
         "users": users,
         "memory_used": amount(est["memory_used_bytes"]),
         "budget": amount(v["budget_bytes"]),
-        "usd_per_million_tokens": cost,
-        "cost_text": (f"${cost:.2f}" if cost is not None else "no hourly price in the catalogue")
-        if fits
-        else "not priced: the batch does not fit",
-        "cost_batch1_text": (
-            f"${one['usd_per_million_tokens']:.2f}" if one["usd_per_million_tokens"] is not None else "—"
-        ),
+        "usd_per_million_tokens": est["usd_per_million_tokens"],
         "same_kind": same_kind,
         "assumptions": est["assumptions"],
         "curve": curve,
-        "status": f"Computed in your browser by kvlab.serving_figure ({info['hf_id']} on {card['name']}, "
-        f"{plural(batch, 'chat')}).",
         "options": {
             "models": model_groups(),
             "gpus": gpu_options(),
@@ -393,7 +432,91 @@ def _sparkline(t: list[float], y: list[float], duration: float) -> str:
     return " ".join(f"{100 * a / duration:.2f},{20 - 20 * min(1.0, max(0.0, b)):.2f}" for a, b in zip(t, y))
 
 
+def serving_sim_view(data: dict) -> ServingSimView:
+    """The scheduler widget's words: the headline, what the KV pool did, the closed form beside the run,
+    the benchmark's figures as vllm bench serve prints them, and the status line."""
+    p, r = data["params"], data["run"]
+    status = computed_status("serving_sim_figure", f"{p['num_prompts']} chats, {p['users']} at a time")
+    not_modelled = "; ".join(data["not_modelled"])
+    if r is None:
+        return {
+            "status": status,
+            "headline": f"{data['model_info']['hf_id']} in {p['weights']} on one {data['gpu_info']['name']}: {data['refused']}.",
+            "pool": "No chat is served: pick a smaller model or weights format, or a GPU with more memory.",
+            "compare": "",
+            "duration_text": "—",
+            "peak_kv_text": "—",
+            "price_text": "no price: nothing is served",
+            "stats": [],
+            "not_modelled": not_modelled,
+        }
+    ttft, tpot, users, context = (
+        r["ttft_ms"]["median"],
+        r["tpot_ms"]["median"],
+        p["users"],
+        p["input_len"] + p["output_len"],
+    )
+    pool_tokens, peak_kv, price = plural(r["kv_pool_tokens"], "token"), r["peak_kv"], r["usd_per_million_output_tokens"]
+    headline = (
+        f"{plural(p['num_prompts'], 'chat')}, {users:,} at a time: {r['output_tok_s']:,.0f} answer tokens a second; "
+        f"a chat waits {_time_text(ttft)} for its first token (median), then gets one every {_time_text(tpot)}."
+    )
+    who = "The one chat fits" if users == 1 else f"All {users:,} chats fit"
+    if r["preemptions"]:
+        pool = (
+            f"The KV pool ran out: {plural(r['preemptions'], 'preemption')} ({plural(r['requests_preempted'], 'chat')} "
+            f"thrown out and prefilled again); at most {r['max_running']:,} chats ran at once."
+        )
+    elif r["max_running"] < users:
+        pool = (
+            f"Only {r['max_running']:,} of the {users:,} chats fit in the KV pool at once "
+            f"({pool_tokens} of cache); the others waited in the queue (up to {r['most_waiting']:,})."
+        )
+    else:
+        pool = f"{who} in the KV pool at once: at most {peak_kv:.0%} of its {pool_tokens} was in use."
+    if r["close_call"]:
+        pool = (
+            "kvlab is not sure vLLM starts this at all: the weights and its reserve leave less room than one chat "
+            "needs by kvlab's estimate, but within that estimate's error. This run assumes it starts, with "
+            f"{human_bytes(r['kv_available_bytes'])} of KV cache. " + pool
+        )
+    closed_total = r["closed_form_tok_s"]
+    if closed_total:
+        compare = (
+            f"The closed form above (all {users:,} chats decoding together at {plural(context, 'token')}) says "
+            f"{closed_total:,.0f} tokens a second; the simulation gets {r['output_tok_s'] / closed_total:.0%} of that, "
+            "because prompts must be prefilled first, new chats wait for room in the cache, and every chat is shorter "
+            "than its full context most of the time."
+        )
+    else:
+        compare = (
+            f"The closed form above says {users:,} chats of {plural(context, 'token')} each do not fit at once; a real "
+            "engine still serves them: it admits what fits and queues the rest, as the rows show."
+        )
+    return {
+        "status": status,
+        "headline": headline,
+        "pool": pool,
+        "compare": compare,
+        "duration_text": _time_text(r["duration_s"] * 1000),
+        "peak_kv_text": f"{peak_kv:.0%}",
+        "price_text": "no price for this GPU" if price is None else f"${price:,.2f} per million answer tokens",
+        "stats": [
+            {"name": "Output token throughput", "value": f"{r['output_tok_s']:,.0f} tok/s"},
+            {"name": "Total token throughput", "value": f"{r['total_tok_s']:,.0f} tok/s"},
+            {"name": "Request throughput", "value": f"{r['request_throughput']:,.2f} req/s"},
+            {"name": "TTFT median / p99", "value": f"{_time_text(ttft)} / {_time_text(r['ttft_ms']['p99'])}"},
+            {"name": "TPOT median / p99", "value": f"{_time_text(tpot)} / {_time_text(r['tpot_ms']['p99'])}"},
+            {"name": "Preemptions", "value": f"{r['preemptions']:,}"},
+            {"name": "Most chats running at once", "value": f"{r['max_running']:,}"},
+            {"name": "Peak KV pool use", "value": f"{peak_kv:.0%} of {pool_tokens}"},
+        ],
+        "not_modelled": not_modelled,
+    }
+
+
 @takes(SIM_INPUTS)
+@with_view(serving_sim_view)
 def serving_sim_figure(
     model: str = "llama-3.1-8b",
     gpu: str = "h100-sxm",
@@ -425,7 +548,6 @@ def serving_sim_figure(
     base = {
         "params": {"model": info["id"], "gpu": card["id"], "weights": weights, **p},
         "clamped": clamped,
-        "status": computed_status("serving_sim_figure", f"{p['num_prompts']} chats, {p['users']} at a time"),
         "options": {
             "models": model_groups(),
             "gpus": gpu_options(),
@@ -451,24 +573,18 @@ def serving_sim_figure(
         )
     except Refused as refused:
         # the engine would not start: nothing to play, and the reader is told why (not an error)
-        why = refused.reason
         return {
             **base,
+            "refused": refused.reason,
+            "run": None,
             "grid": [[0] * SIM_COLS],
             "rows": [],
             "rows_of": p["num_prompts"],
-            "duration_text": "—",
             "kv_points": "",
-            "peak_kv_text": "—",
-            "headline": f"{info['hf_id']} in {weights} on one {card['name']}: {why}.",
-            "pool": "No chat is served: pick a smaller model or weights format, or a GPU with more memory.",
-            "compare": "",
-            "price_text": "no price: nothing is served",
-            "stats": [],
             "command": f"vllm serve {info['hf_id']} --max-model-len {context}",
             "bench_command": "",
             "assumptions": [],
-            "not_modelled": "",
+            "not_modelled": [],
         }
     tl = r["timeline"]
     n = len(tl["request"])
@@ -482,74 +598,37 @@ def serving_sim_figure(
     closed = serving_estimate(
         arch, card["id"], context, p["users"], weights_format=weights, answer_tokens=p["output_len"]
     )
-    ttft, tpot = r["ttft_ms"]["median"], r["tpot_ms"]["median"]
-    price = r["usd_per_million_output_tokens"]
-    headline = (
-        f"{plural(p['num_prompts'], 'chat')}, {p['users']:,} at a time: {r['output_tok_s']:,.0f} answer tokens a second; "
-        f"a chat waits {_time_text(ttft)} for its first token (median), then gets one every {_time_text(tpot)}."
-    )
-    who = "The one chat fits" if p["users"] == 1 else f"All {p['users']:,} chats fit"
-    if r["preemptions"]:
-        pool = (
-            f"The KV pool ran out: {plural(r['preemptions'], 'preemption')} ({plural(r['requests_preempted'], 'chat')} "
-            f"thrown out and prefilled again); at most {r['max_running']:,} chats ran at once."
-        )
-    elif r["max_running"] < p["users"]:
-        pool = (
-            f"Only {r['max_running']:,} of the {p['users']:,} chats fit in the KV pool at once "
-            f"({plural(r['kv_pool']['tokens'], 'token')} of cache); the others waited in the queue (up to {most_waiting:,})."
-        )
-    else:
-        pool = (
-            f"{who} in the KV pool at once: at most {peak_kv:.0%} of its "
-            f"{plural(r['kv_pool']['tokens'], 'token')} was in use."
-        )
-    if r["kv_pool"]["close_call"]:
-        pool = (
-            "kvlab is not sure vLLM starts this at all: the weights and its reserve leave less room than one chat "
-            "needs by kvlab's estimate, but within that estimate's error. This run assumes it starts, with "
-            f"{human_bytes(r['kv_pool']['available_bytes'])} of KV cache. " + pool
-        )
-    closed_total = closed["total_tokens_per_second"] if closed["fits"] else None
-    if closed_total:
-        compare = (
-            f"The closed form above (all {p['users']:,} chats decoding together at {plural(context, 'token')}) says "
-            f"{closed_total:,.0f} tokens a second; the simulation gets {r['output_tok_s'] / closed_total:.0%} of that, "
-            "because prompts must be prefilled first, new chats wait for room in the cache, and every chat is shorter "
-            "than its full context most of the time."
-        )
-    else:
-        compare = (
-            f"The closed form above says {p['users']:,} chats of {plural(context, 'token')} each do not fit at once; a real "
-            "engine still serves them: it admits what fits and queues the rest, as the rows show."
-        )
     return {
         **base,
+        "refused": None,
+        "run": {
+            "duration_s": duration,
+            "output_tok_s": r["output_tok_s"],
+            "total_tok_s": r["total_tok_s"],
+            "request_throughput": r["request_throughput"],
+            "ttft_ms": {"median": r["ttft_ms"]["median"], "p99": r["ttft_ms"]["p99"]},
+            "tpot_ms": {"median": r["tpot_ms"]["median"], "p99": r["tpot_ms"]["p99"]},
+            "preemptions": r["preemptions"],
+            "requests_preempted": r["requests_preempted"],
+            "max_running": r["max_running"],
+            "most_waiting": most_waiting,
+            "peak_kv": peak_kv,
+            "kv_pool_tokens": r["kv_pool"]["tokens"],
+            "close_call": bool(r["kv_pool"]["close_call"]),
+            "kv_available_bytes": r["kv_pool"]["available_bytes"],
+            # the closed form at the same batch (every chat decoding at the full context), None where it does not fit
+            "closed_form_tok_s": closed["total_tokens_per_second"] if closed["fits"] else None,
+            "usd_per_million_output_tokens": r["usd_per_million_output_tokens"],
+        },
         "grid": grid,
         "rows": [tl["request"][i] for i in rows],
         "rows_of": r["timeline"]["rows_of"],
-        "duration_text": _time_text(duration * 1000),
         "kv_points": _sparkline(s["t_s"], s["kv_utilisation"], duration),
-        "peak_kv_text": f"{peak_kv:.0%}",
-        "headline": headline,
-        "pool": pool,
-        "compare": compare,
-        "price_text": "no price for this GPU" if price is None else f"${price:,.2f} per million answer tokens",
-        "stats": [
-            {"name": "Output token throughput", "value": f"{r['output_tok_s']:,.0f} tok/s"},
-            {"name": "Total token throughput", "value": f"{r['total_tok_s']:,.0f} tok/s"},
-            {"name": "Request throughput", "value": f"{r['request_throughput']:,.2f} req/s"},
-            {"name": "TTFT median / p99", "value": f"{_time_text(ttft)} / {_time_text(r['ttft_ms']['p99'])}"},
-            {"name": "TPOT median / p99", "value": f"{_time_text(tpot)} / {_time_text(r['tpot_ms']['p99'])}"},
-            {"name": "Preemptions", "value": f"{r['preemptions']:,}"},
-            {"name": "Most chats running at once", "value": f"{r['max_running']:,}"},
-            {"name": "Peak KV pool use", "value": f"{peak_kv:.0%} of {plural(r['kv_pool']['tokens'], 'token')}"},
-        ],
         "command": f"vllm serve {info['hf_id']} {r['flags'].strip()}",
         "bench_command": (
             f"vllm bench serve --dataset-name random --random-input-len {p['input_len']} --random-output-len "
             f"{p['output_len']} --random-range-ratio 0 --num-prompts {p['num_prompts']} --max-concurrency {p['users']}"
         ),
         "assumptions": r["assumptions"],
-        "not_modelled": "; ".join(r["engine_rules"]["not_modelled"]),
+        "not_modelled": r["engine_rules"]["not_modelled"],
     }

@@ -11,15 +11,17 @@ kvlab.register("api-cache", {
     function drawCurve(data) {
       const c = data.curve;
       const traces = [];
-      for (const s of c.series) {
+      const hover = data.view.hover; // one line per point, from Python: per vendor, cached then not cached
+      const names = data.view.curve_heads; // per vendor: "<model>, cached", "<model>, not cached"
+      c.series.forEach((s, i) => {
         const color = COLORS[s.vendor];
         traces.push(
-          { type: "scatter", mode: "lines+markers", name: `${s.name}, cached`, x: c.rates, y: s.cached, text: s.cached_text,
-            line: { color, width: 2.5 }, marker: { size: 5 }, hovertemplate: "%{x} per hour: %{text}<extra>" + s.name + ", cached</extra>" },
-          { type: "scatter", mode: "lines", name: `${s.name}, not cached`, x: c.rates, y: s.uncached, text: s.uncached_text,
-            line: { color, width: 1.5, dash: "dot" }, hovertemplate: "%{x} per hour: %{text}<extra>" + s.name + "</extra>" }
+          { type: "scatter", mode: "lines+markers", name: names[2 * i], x: c.rates, y: s.cached, hovertext: hover[2 * i],
+            line: { color, width: 2.5 }, marker: { size: 5 }, hovertemplate: "%{hovertext}<extra>" + names[2 * i] + "</extra>" },
+          { type: "scatter", mode: "lines", name: names[2 * i + 1], x: c.rates, y: s.uncached, hovertext: hover[2 * i + 1],
+            line: { color, width: 1.5, dash: "dot" }, hovertemplate: "%{hovertext}<extra>" + s.name + "</extra>" }
         );
-      }
+      });
       return kit.plot(root, plot, traces, {
         margin: { l: 60, r: 10, t: 10, b: 50 },
         height: 360,

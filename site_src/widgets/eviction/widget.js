@@ -47,7 +47,7 @@ kvlab.register("eviction", {
       stepInput.max = String(data.steps.length - 1);
       stepInput.value = String(s.step);
       stepOut.value = s.step;
-      kit.bind(stepScope, s);
+      kit.bind(stepScope, data.view.steps[currentStep()]);
       const cells = data.view.cells;
       kit.raster(raster, data.grid, {
         prefix: "kv-ev",

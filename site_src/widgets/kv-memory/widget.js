@@ -49,11 +49,11 @@ kvlab.register("kv-memory", {
     /* The layer map as a chart: per layer, what it needs (coloured by kind) and what the engine adds on top (grey). */
     function renderLayers(data) {
       const p = data.layer_map.plot;
+      const hover = { hovertext: data.view.hover.layers, hovertemplate: "%{hovertext}<extra></extra>" };
       return kvlab.kit.plot(root, layerPlot, [
-        { type: "bar", name: "needed", x: p.x, y: p.needed, text: p.hover, hoverinfo: "text", textposition: "none",
-          marker: { color: p.kind.map((k) => LAYER_COLORS[k]) } },
-        { type: "bar", name: "allocated beyond the need", x: p.x, y: p.padding, text: p.hover, hoverinfo: "text",
-          textposition: "none", marker: { color: "rgba(128,128,128,0.45)" } },
+        { type: "bar", name: "needed", x: p.x, y: p.needed, ...hover, marker: { color: p.kind.map((k) => LAYER_COLORS[k]) } },
+        { type: "bar", name: "allocated beyond the need", x: p.x, y: p.padding, ...hover,
+          marker: { color: "rgba(128,128,128,0.45)" } },
       ], {
         barmode: "stack", bargap: 0.15, height: 200, showlegend: false,
         margin: { l: 60, r: 10, t: 6, b: 36 },
@@ -73,8 +73,8 @@ kvlab.register("kv-memory", {
         name: s.name,
         x: data.curve.contexts,
         y: s.gib,
-        customdata: s.human,
-        hovertemplate: "%{x:,} tokens: %{customdata}<extra>" + s.name + "</extra>",
+        hovertext: data.view.hover.curve[i],
+        hovertemplate: "%{hovertext}<extra>%{fullData.name}</extra>",
         line: { color: colors[i % colors.length], width: s.chosen ? 3.5 : 1.8, dash: s.chosen ? "solid" : "dot" },
       }));
       await kvlab.kit.plot(

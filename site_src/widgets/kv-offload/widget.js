@@ -9,21 +9,22 @@ kvlab.register("kv-offload", {
 
     async function render(data) {
       const c = data.curve;
+      const hover = data.view.hover; // one line per point, from Python (kv_offload_view)
       const traces = [
-        { type: "scatter", mode: "lines+markers", name: "prefill again", x: c.tokens, y: c.recompute, text: c.recompute_text,
-          line: { color: kit.TEXT, width: 2.5 }, marker: { size: 5 }, hovertemplate: "%{x:,} tokens: %{text}<extra>prefill again</extra>" },
+        { type: "scatter", mode: "lines+markers", name: "prefill again", x: c.tokens, y: c.recompute, hovertext: hover.recompute,
+          line: { color: kit.TEXT, width: 2.5 }, marker: { size: 5 }, hovertemplate: "%{hovertext}<extra>prefill again</extra>" },
       ];
-      for (const s of c.series) {
-        traces.push({ type: "scatter", mode: "lines", name: s.name, x: c.tokens, y: s.load, text: s.load_text,
+      c.series.forEach((s, i) => {
+        traces.push({ type: "scatter", mode: "lines", name: s.name, x: c.tokens, y: s.load, hovertext: hover.series[i],
           line: { color: COLORS[s.tier], width: 2, dash: s.tier === "dram" ? "solid" : s.tier === "nvme" ? "dash" : "dot" },
-          hovertemplate: "%{x:,} tokens: %{text}<extra>" + s.name + "</extra>" });
-      }
-      const marks = c.series.filter((s) => s.crossover !== null && s.crossover >= c.tokens[0]);
+          hovertemplate: "%{hovertext}<extra>" + s.name + "</extra>" });
+      });
+      const marks = c.series.filter((s) => s.crossover !== null && s.crossover >= c.tokens[0]); // as hover.crossover
       if (marks.length) {
         traces.push({ type: "scatter", mode: "markers", name: "crossover", x: marks.map((s) => s.crossover),
-          y: marks.map((s) => s.crossover_seconds), text: marks.map((s) => s.crossover_text),
+          y: marks.map((s) => s.crossover_seconds), hovertext: hover.crossover,
           marker: { size: 11, symbol: "diamond", color: marks.map((s) => COLORS[s.tier]), line: { color: kit.TEXT, width: 1 } },
-          hovertemplate: "%{text}<extra></extra>" });
+          hovertemplate: "%{hovertext}<extra></extra>" });
       }
       await kit.plot(root, plot, traces, {
         margin: { l: 60, r: 10, t: 10, b: 50 },

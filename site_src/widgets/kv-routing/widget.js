@@ -24,7 +24,7 @@ kvlab.register("kv-routing", {
         shapes: [{ type: "line", xref: "paper", yref: "y", x0: 0, x1: 1, y0: c.ceiling_percent, y1: c.ceiling_percent,
           line: { color: kit.TEXT, width: 1, dash: "dash" } }],
         annotations: [{ xref: "paper", yref: "y", x: 0, y: c.ceiling_percent, xanchor: "left", yanchor: "bottom",
-          text: `ceiling ${data.ceiling.text}`, showarrow: false }],
+          text: data.view.ceiling_label, showarrow: false }],
       });
     }
 

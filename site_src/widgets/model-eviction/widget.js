@@ -10,7 +10,7 @@ kvlab.register("model-eviction", {
     const form = root.querySelector("form");
     const plot = root.querySelector(".kv-me-plot");
     const plotHelp = root.querySelector(".kv-me-plot-help"); // shown with the chart, which only a run draws
-    const field = (n) => root.querySelector(`[data-field="${n}"]`);
+    const about = root.querySelector(".kv-me-about"); // where the chat states its code: the chat's view
     const episodes = ctx.data.episodes;
     const COLORS = { full: "#3f51b5", window: "#e53935", sinks: "#ffb300" };
     const runButton = form.querySelector("[data-action=run]");
@@ -74,15 +74,13 @@ kvlab.register("model-eviction", {
       try {
         const model = await ctx.model();
         const facts = await ctx.call("door_code_chat", { chat: form.chat.value, block_size: model.config.block_size });
-        ctx.notice(facts.note);
+        ctx.notice(facts.view.note);
         if (!facts.code) {
           ctx.say("Nothing to ask: the chat states no door code.");
           ctx.setState("ready");
           return;
         }
-        field("code").textContent = facts.code;
-        field("code-pos").textContent = facts.text.code_span;
-        field("n-tokens").textContent = facts.text.n_tokens;
+        kit.bind(about, { view: facts.view });
         const policies = { full: null, window: { sinks: 0, window }, sinks: { sinks, window } };
         const NAMES = { full: "full cache", window: "sliding window", sinks: "sinks + window" };
         const runs = {};
@@ -97,7 +95,7 @@ kvlab.register("model-eviction", {
           runs[name] = { answer: r.text, cached: evict ? last.cachedPositions : null, prompt_nll: r.promptNll, kept: last.cacheLenAfter };
         }
         const score = await ctx.call("door_code_score", { code: facts.code, code_positions: facts.code_positions, runs, window, sinks });
-        await render(score, runs);
+        await render(score, runs, facts);
         ctx.say("Read and answered in your browser by the tiny model (onnxruntime-web), scored by kvlab.door_code_score.");
         ctx.setState("ready");
       } catch (err) {
@@ -107,12 +105,12 @@ kvlab.register("model-eviction", {
       }
     }
 
-    async function render(score, runs) {
-      kit.bind(root, { score }); // the table's rows and the lines: score.view and score.text, from Python
+    async function render(score, runs, facts) {
+      kit.bind(root, { score, view: facts.view }); // the table's rows, the lines and the hovers: score.view, from Python
       root.dataset.results = JSON.stringify({ score, runs });
       const traces = Object.entries(score.chart).map(([name, c]) => ({
         type: "scatter", mode: "lines", name: score.policies[name].label, line: { color: COLORS[name], width: 2 },
-        x: c.x, y: c.extra, hovertemplate: `${score.policies[name].label}: token %{x}, %{y:+.3f} nats vs the full cache<extra></extra>`,
+        x: c.x, y: c.extra, hovertext: score.view.hover[name], hovertemplate: "%{hovertext}<extra></extra>",
       }));
       const lines = Object.entries(score.code_gone_at).filter(([, x]) => x !== null).map(([name, x]) => ({
         type: "line", xref: "x", yref: "paper", x0: x, x1: x, y0: 0, y1: 1, line: { color: COLORS[name], width: 1.5, dash: "dot" },
