@@ -225,15 +225,20 @@ def cold_warm_reps(p, variants: list[str], reps: int, url_of, sent: dict, warm_w
     the variant's page; `sent` the server's bytes-by-path dict, cleared before each visit. Prints one
     line per rep, with the load average after it."""
     out = Reps()
+
+    def visit(ctx, v):
+        """One visit to variant v's page in a new tab of ctx, with `sent` counting only it."""
+        sent.clear()
+        page = ctx.new_page()
+        return visit_result(page, url_of(v)), page
+
     for rep in range(reps):
         k = rep % len(variants)
         for v in variants[k:] + variants[:k]:
             profile = tempfile.mkdtemp(prefix="kvbench-profile-")
             ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
-                sent.clear()
-                page = ctx.new_page()
-                res = visit_result(page, url_of(v))
+                res, page = visit(ctx, v)
                 out.cold[v].append(res["ms"] / 1000)
                 out.results[v].append(res)
                 out.sent[v].append(sum(sent.values()))
@@ -243,9 +248,7 @@ def cold_warm_reps(p, variants: list[str], reps: int, url_of, sent: dict, warm_w
                     # let Chromium write its code cache (V8 caches a streamed module after it tiers
                     # up, or a few seconds on), as a reader reading the page would
                     ctx.new_page().wait_for_timeout(warm_wait_ms)
-                sent.clear()
-                page = ctx.new_page()
-                res = visit_result(page, url_of(v))
+                res, _ = visit(ctx, v)
                 out.warm[v].append(res["ms"] / 1000)
                 out.results_warm[v].append(res)
                 out.sent_warm[v].append(sum(sent.values()))

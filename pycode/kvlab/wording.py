@@ -53,6 +53,11 @@ def amount(n: float) -> dict:
     return {"bytes": int(n), "human": human_bytes(n), "exact": exact_bytes(n), "gib": n / GIB}
 
 
+def percent(x: float) -> str:
+    """A share as a reader reads it: 0.8132 → "81.3%"."""
+    return f"{100 * x:.1f}%"
+
+
 def token_count(n: int) -> str:
     return f"{int(n):,}"
 

@@ -206,6 +206,6 @@ def test_result_matches_its_typed_dict(kwargs):
 def test_the_static_text_is_the_closed_form():
     d = kvlab.api_cache_figure()
     c = api_cache_cost(10_000, 500, 300, 30, 8, "claude-sonnet-4-5", "5m")
-    assert d["numbers"]["cached_per_day"] == c["cached"]["per_day"]
+    assert d["cost"]["cached"]["per_day"] == c["cached"]["per_day"]
     assert d["view"]["cached_per_day"] == "$2.19" and d["view"]["uncached_per_day"] == "$8.64"
     assert d["view"]["hit_rate"] == "99.6%" and d["view"]["requests_per_day"] == "240"

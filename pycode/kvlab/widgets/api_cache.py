@@ -22,6 +22,7 @@ from kvlab.reuse.api_cache_cost import (
     break_even,
 )
 from kvlab.widgets.views import with_view
+from kvlab.wording import percent
 
 if TYPE_CHECKING:
     from kvlab.widgets.api_cache_types import ApiCacheFigureResult, ApiCacheView
@@ -43,7 +44,7 @@ def api_cache_view(data: dict) -> ApiCacheView:
         "gap": _minutes(cost["gap_minutes"]),
         "lifetime": "the whole day's window" if life is None else _minutes(life),
         "requests_per_day": f"{cost['requests_per_day']:,}",
-        "hit_rate": _percent(cost["hit_rate"]),
+        "hit_rate": percent(cost["hit_rate"]),
         "uncached_per_request": usd(cost["uncached"]["per_request"]),
         "cached_per_request": usd(cost["cached"]["per_request"]),
         "uncached_per_day": usd(cost["uncached"]["per_day"]),
@@ -83,8 +84,8 @@ def api_cache_view(data: dict) -> ApiCacheView:
                 "cells": [
                     usd(o["uncached_per_day"]),
                     usd(o["cached_per_day"]),
-                    _percent(o["saving_per_day"] / o["uncached_per_day"]) if o["uncached_per_day"] else "0.0%",
-                    _percent(o["hit_rate"]),
+                    percent(o["saving_per_day"] / o["uncached_per_day"]) if o["uncached_per_day"] else "0.0%",
+                    percent(o["hit_rate"]),
                     (
                         f"{o['break_even_reuses']} a day"
                         if o["mode"] == "explicit_storage"
@@ -156,10 +157,6 @@ def _rate(r: float) -> str:
     return f"{r:,.3g}"
 
 
-def _percent(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
 def _verdict(c: dict, m: dict, p: dict, ttl: str) -> str:
     gap, name = _minutes(c["gap_minutes"]), m["name"]
     save, cost = c["saving_per_day"], c["cached"]["per_day"]
@@ -173,7 +170,7 @@ def _verdict(c: dict, m: dict, p: dict, ttl: str) -> str:
     change = f"{usd(plain)} → {usd(cost)} a day"
     if m["mode"] == "explicit_storage":
         if save > 0:
-            return f"Caching pays: {change} ({_percent(save / plain)} less), storage included."
+            return f"Caching pays: {change} ({percent(save / plain)} less), storage included."
         return (
             f"Caching does not pay: storing the prefix for {p['hours']:g} hours costs {usd(c['storage_per_day'])} a day, "
             f"more than {c['requests_per_day']:,} reads save ({change})."
@@ -186,10 +183,10 @@ def _verdict(c: dict, m: dict, p: dict, ttl: str) -> str:
             )
         return (
             f"A request every {gap} is longer than the {TTL_NAMES[ttl]} lifetime: every request "
-            f"writes the cache again and pays {_percent(c['break_even']['write'] - 1)} more for its prefix ({change})."
+            f"writes the cache again and pays {percent(c['break_even']['write'] - 1)} more for its prefix ({change})."
         )
     if save > 0:
-        return f"A request every {gap} keeps the prefix cached all day: {change} ({_percent(save / plain)} less)."
+        return f"A request every {gap} keeps the prefix cached all day: {change} ({percent(save / plain)} less)."
     return f"A request every {gap} hits the cache, but too few requests a day repay the write ({change})."
 
 
@@ -264,7 +261,7 @@ def api_cache_figure(
     same workload ("compare"), and cost per request against the request rate per vendor ("curve").
 
     >>> d = api_cache_figure()
-    >>> d["view"]["cached_per_day"], d["view"]["uncached_per_day"], d["numbers"]["break_even_reuses"]
+    >>> d["view"]["cached_per_day"], d["view"]["uncached_per_day"], d["cost"]["break_even"]["reuses"]
     ('$2.19', '$8.64', 1)
     """
     clamped: dict = {}
@@ -333,25 +330,6 @@ def api_cache_figure(
         )
 
     rules = next(v for v in api_price_table()["vendors"] if v["id"] == m["vendor"])["rules"]
-    numbers = {
-        "gap_minutes": c["gap_minutes"],
-        "ttl_minutes": c["ttl_minutes"],
-        "requests_per_day": c["requests_per_day"],
-        "writes_per_day": c["writes_per_day"],
-        "reads_per_day": c["reads_per_day"],
-        "hit_rate": c["hit_rate"],
-        "cacheable": c["cacheable"],
-        "cached_tokens": c["cached_tokens"],
-        "uncached_per_request": c["uncached"]["per_request"],
-        "uncached_per_day": c["uncached"]["per_day"],
-        "uncached_per_month": c["uncached"]["per_month"],
-        "cached_per_request": c["cached"]["per_request"],
-        "cached_per_day": c["cached"]["per_day"],
-        "cached_per_month": c["cached"]["per_month"],
-        "saving_per_day": c["saving_per_day"],
-        "break_even_reuses": c["break_even"]["reuses"],
-        "min_requests_per_hour": c["min_requests_per_hour"],
-    }
     return {
         "params": params,
         "clamped": clamped,
@@ -380,7 +358,6 @@ def api_cache_figure(
                 )
             },
         },
-        "numbers": numbers,
         "cost": c,
         "days_per_month": days,
         "compare": compare,

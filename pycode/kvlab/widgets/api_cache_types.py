@@ -81,26 +81,6 @@ class ApiCacheModelInfo(TypedDict):
     storage_per_mtok_hour: float | None  # None where storage is not billed
 
 
-class ApiCacheNumbers(TypedDict):
-    gap_minutes: float
-    ttl_minutes: float | None
-    requests_per_day: int
-    writes_per_day: int
-    reads_per_day: int
-    hit_rate: float
-    cacheable: bool
-    cached_tokens: int
-    uncached_per_request: float
-    uncached_per_day: float
-    uncached_per_month: float
-    cached_per_request: float
-    cached_per_day: float
-    cached_per_month: float
-    saving_per_day: float
-    break_even_reuses: int
-    min_requests_per_hour: float | None
-
-
 class ApiCachePrices(TypedDict):
     uncached: float
     write: float
@@ -188,7 +168,6 @@ class ApiCacheFigureResult(TypedDict):
     ttls: list[KeyLabel]
     ttl_applies: bool
     model_info: ApiCacheModelInfo
-    numbers: ApiCacheNumbers
     cost: ApiCacheCost
     days_per_month: int
     compare: list[ApiCacheCompareRow]

@@ -20,7 +20,7 @@ from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.widgets.views import computed_status, raster_display, raster_ticks, with_view
-from kvlab.wording import span_text
+from kvlab.wording import percent, span_text
 
 if TYPE_CHECKING:
     from kvlab.widgets.eviction_types import (
@@ -98,29 +98,25 @@ def eviction_display(data: dict) -> EvictionDisplay:
             "n_evicted_total": s["n_evicted_total"],
             "cached": span_text(spans(s["cached"])),
             "evicted": span_text(spans(sorted(s["evicted"]))),
-            "attention_kept": _percent(s["attention_kept"]),
+            "attention_kept": percent(s["attention_kept"]),
         }
         for s in data["steps"]
     ]
     last = data["steps"][-1]
     return {
         "hover": {
-            key: [f"step {s['step']}: {100 * y:.1f}% kept" for s, y in zip(data["steps"], p["attention_kept"])]
+            key: [f"step {s['step']}: {percent(y)} kept" for s, y in zip(data["steps"], p["attention_kept"])]
             for key, p in data["compare"].items()
         },
         **raster_display(data["grid"], EVICTION_CELLS),
         "steps": steps,
         "step": steps[-1],  # the step read out at first: the last
-        "means": {key: _percent(p["mean_attention_kept"]) for key, p in data["compare"].items()},
-        "mean_attention_kept": _percent(data["mean_attention_kept"]),
+        "means": {key: percent(p["mean_attention_kept"]) for key, p in data["compare"].items()},
+        "mean_attention_kept": percent(data["mean_attention_kept"]),
         "final_cache_len": f"{last['cache_len_after']:,}",
         "n_evicted_total": f"{last['n_evicted_total']:,}",
         "status": computed_status("eviction_figure", f"{data['policy_name']}, n = {data['params']['n']}"),
     }
-
-
-def _percent(x: float) -> str:
-    return f"{100 * x:.1f}%"
 
 
 def door_code_view(data: dict) -> DoorCodeView:

@@ -23,7 +23,7 @@ from kvlab.reuse.offload import (
 )
 from kvlab.widgets.pickers import model_groups
 from kvlab.widgets.views import with_view
-from kvlab.wording import human_bytes
+from kvlab.wording import human_bytes, percent
 
 if TYPE_CHECKING:
     from kvlab.widgets.offload_types import OffloadFigureResult, OffloadView
@@ -63,10 +63,6 @@ def seconds_text(s: float) -> str:
     if s >= 1e-3:
         return f"{s * 1e3:.3g} ms"
     return f"{s * 1e6:.3g} µs"
-
-
-def percent(x: float) -> str:
-    return f"{100 * x:.1f}%"
 
 
 def tokens_text(n: int) -> str:
@@ -307,22 +303,13 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> OffloadFigure
         "trace_seed": e["trace"]["seed"] if e["trace"] else None,
     }
     per_request = [
-        {
-            "label": "no prefix cache",
-            "seconds": seconds_text(per["no_cache"]),
-            "busy": _busy(e["recompute_busy_no_cache"]),
-        },
-        {"label": "HBM only", "seconds": seconds_text(per["hbm_only"]), "busy": _busy(e["recompute_busy_hbm_only"])},
-        {
-            "label": "HBM + offload tiers (load every hit)",
-            "seconds": seconds_text(per["with_tiers"]),
-            "busy": _busy(e["recompute_busy"]),
-        },
-        {
-            "label": "… loading only where it beats prefilling",
-            "seconds": seconds_text(per["best"]),
-            "busy": _busy(e["recompute_busy_best"]),
-        },
+        {"label": label, "seconds": seconds_text(per[key]), "busy": _busy(e[busy])}
+        for label, key, busy in (
+            ("no prefix cache", "no_cache", "recompute_busy_no_cache"),
+            ("HBM only", "hbm_only", "recompute_busy_hbm_only"),
+            ("HBM + offload tiers (load every hit)", "with_tiers", "recompute_busy"),
+            ("… loading only where it beats prefilling", "best", "recompute_busy_best"),
+        )
     ]
     curve = e["curve"]
     series = []
