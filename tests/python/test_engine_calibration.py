@@ -40,6 +40,10 @@ NOT_REBUILT = {
     # vllm_qwen36_27b_int4_rtx3090_tp2_mtp.txt, are rebuilt: 179 blocks per request, kv_bytes.vllm_speculative_state)
     "calibration/vllm_qwen36_27b_int4_rtx3090_tp2_util088.txt": {"maximum concurrency"},
     "calibration/vllm_qwen36_27b_rtx3090_tp2_v0202.txt": {"maximum concurrency"},
+    # club-3090 #74 and #77 (session 3): the excerpts are cut before the args line, so the MTP / prefix-caching
+    # settings that set the blocks per request are not known (their tokens are rebuilt from the concurrency line)
+    "calibration/vllm_qwen36_27b_rtx3090_tp2_nvlink_v0202.txt": {"maximum concurrency"},
+    "calibration/vllm_qwen36_27b_rtx3090_tp2_pcie_v0202.txt": {"maximum concurrency"},
     # 0.20.1 still printed blocks // groups x block size; 67,728 is no whole number of kvlab's 784-token blocks
     "calibration/vllm_qwen36_27b_rtx4090_tp2_v0201.txt": {"KV cache size in tokens"},
 }
