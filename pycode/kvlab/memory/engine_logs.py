@@ -60,7 +60,6 @@ LLAMACPP_DEFAULT_UBATCH = 512
 # How far vLLM's logged weight memory may be from kvlab's count and still agree (it also loads buffers).
 WEIGHTS_TOLERANCE = 0.03
 
-_NUM = r"([\d,]+(?:\.\d+)?)"
 
 # --- llama.cpp -------------------------------------------------------------------------
 _SIZE = re.compile(
