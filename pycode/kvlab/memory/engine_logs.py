@@ -30,6 +30,7 @@ the same digits.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from kvlab.memory.architecture import ATTENTION_KINDS, FULL, LINEAR, SLIDING, Architecture
 from kvlab.dtypes import GIB, KV_TYPES, MIB, kv_type, row_bytes
@@ -881,11 +882,71 @@ def _llamacpp_terms(
     return terms, "differs", why
 
 
+_LLAMACPP_FIGURES = {
+    "kv": "KV cache",
+    "non-SWA": "non-SWA cache (full-attention layers)",
+    "SWA": "SWA cache (sliding-window layers)",
+    "recurrent": "recurrent state",
+}
+
+
+@dataclass
+class _LlamacppRun:
+    """One llama.cpp start-up as explain-log reads it: the parsed log, the model, what the caller stated, the
+    settings in force (the log's, else the caller's, else llama.cpp's defaults), the caches llama.cpp would build
+    for them, and the checks and notes that come of comparing the two."""
+
+    parsed: dict
+    arch: Architecture
+    stated: dict
+    settings: list = field(default_factory=list)
+    checks: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    # the settings (_llamacpp_settings)
+    n_seq: int = 1
+    kv_unified: bool = True
+    n_ubatch: int = LLAMACPP_DEFAULT_UBATCH
+    flash: bool = True
+    swa_full: bool = False
+    n_ctx: int | None = None
+    type_k: str = "f16"
+    type_v: str = "f16"
+    # the caches llama.cpp builds for them (_llamacpp_expected)
+    expected: dict = field(default_factory=dict)
+    kind_layers: dict = field(default_factory=dict)
+    rules: dict = field(default_factory=dict)
+    pad_text: str = ""
+    by_name: dict = field(default_factory=dict)
+    used: set = field(default_factory=set)
+
+
 def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
-    facts, caches, buffers = parsed["facts"], parsed["caches"], parsed["buffers"]
-    settings: list = []
-    checks: list = []
-    notes: list = []
+    """llama.cpp's start-up rebuilt in named steps, each adding its checks and notes in the order the answer shows them."""
+    run = _LlamacppRun(parsed, arch, stated)
+    _llamacpp_settings(run)
+    if run.n_ctx is None:
+        return {
+            "settings": run.settings,
+            "checks": [],
+            "notes": [
+                "no context size in the log (n_ctx, kv_size or a cache line with cells): state it "
+                "(n_ctx) and the log can be rebuilt"
+            ],
+        }
+    for step in (_llamacpp_expected, _llamacpp_cache_checks, _llamacpp_context_check, _llamacpp_buffer_checks):
+        step(run)
+    facts = parsed["facts"]
+    if facts.get("n_ctx_train") and run.n_ctx > facts["n_ctx_train"]["value"]:
+        run.notes.append(
+            f"n_ctx {run.n_ctx:,} is beyond the trained context {facts['n_ctx_train']['value']:,}: llama.cpp warns "
+            "and runs"
+        )
+    return {"settings": run.settings, "checks": run.checks, "notes": run.notes}
+
+
+def _llamacpp_settings(run: _LlamacppRun) -> None:
+    """The settings in force: the log's, else the caller's, else llama.cpp's defaults (each listed in run.settings)."""
+    facts, caches, stated, settings = run.parsed["facts"], run.parsed["caches"], run.stated, run.settings
     size_lines = [c for c in caches if c["format"] == "size"]
     first = caches[0] if caches else None
 
@@ -894,7 +955,7 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
     logged_nseq = facts.get("n_seq_max")
     if logged_nseq is None and seq_line:
         logged_nseq = {"value": seq_line["n_seq"], "line": seq_line["line"]}
-    n_seq = _pick("n_seq", logged_nseq, stated, 1, settings, "sequences (--parallel, n_seq_max)")
+    n_seq = run.n_seq = _pick("n_seq", logged_nseq, stated, 1, settings, "sequences (--parallel, n_seq_max)")
     logged_unified = facts.get("kv_unified")
     if logged_unified is None and seq_line and seq_line["streams"] is not None:
         logged_unified = {"value": seq_line["streams"] == 1, "line": seq_line["line"]}
@@ -904,12 +965,12 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
         # each sequence gets its share of the context, as with --kv-unified off
         if seq_fact["value"] * n_seq == ctx_fact["value"]:
             logged_unified = {"value": False, "line": seq_fact["line"]}
-    kv_unified = _pick(
+    kv_unified = run.kv_unified = _pick(
         "kv_unified", logged_unified, stated, True, settings, "one KV stream for all sequences (--kv-unified)"
     )
-    n_ubatch = _pick("n_ubatch", facts.get("n_ubatch"), stated, LLAMACPP_DEFAULT_UBATCH, settings, "n_ubatch (-ub)")
-    flash = _pick("flash_attn", facts.get("flash_attn"), stated, True, settings, "flash attention (-fa)")
-    swa_full = bool(stated.get("swa_full", False))
+    run.n_ubatch = _pick("n_ubatch", facts.get("n_ubatch"), stated, LLAMACPP_DEFAULT_UBATCH, settings, "n_ubatch (-ub)")
+    run.flash = _pick("flash_attn", facts.get("flash_attn"), stated, True, settings, "flash attention (-fa)")
+    run.swa_full = bool(stated.get("swa_full", False))
     if stated.get("swa_full"):
         _setting(settings, "full-size SWA cache (--swa-full)", True, "you")
 
@@ -920,7 +981,7 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
         n_ctx_fact = {"value": slot["value"] * (n_seq if not kv_unified else 1), "line": slot["line"]}
     if n_ctx_fact is None and facts.get("ctx_size"):
         n_ctx_fact = facts["ctx_size"]
-    n_ctx = _pick("n_ctx", n_ctx_fact, stated, None, settings, "context (-c, n_ctx)")
+    run.n_ctx = _pick("n_ctx", n_ctx_fact, stated, None, settings, "context (-c, n_ctx)")
 
     # types: the size line, else the init line, else stated
     type_k = type_v = None
@@ -931,107 +992,102 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
             type_k, type_v = (attn["type_k"], attn["type_v"]) if attn else (None, None)
     if type_k is None and facts.get("types"):
         type_k, type_v = facts["types"]["value"]
-    type_k = kv_type(type_k or stated.get("type_k") or "f16")
-    type_v = kv_type(type_v or stated.get("type_v") or type_k)
+    run.type_k = kv_type(type_k or stated.get("type_k") or "f16")
+    run.type_v = kv_type(type_v or stated.get("type_v") or run.type_k)
     _setting(
         settings,
         "cache types (-ctk / -ctv)",
-        f"{type_k} / {type_v}",
+        f"{run.type_k} / {run.type_v}",
         f"log line {first['line']}" if first else ("you" if stated.get("type_k") else "default (not in the log)"),
     )
 
-    if n_ctx is None:
+    if run.n_ctx is None:
         base = next((c for c in size_lines if not c["recurrent"] and c["label"] != "SWA"), None)
         if base:
-            n_ctx = base["cells"] * (base["streams"] or 1)
-            _setting(settings, "context (-c, n_ctx)", n_ctx, f"cells x streams on log line {base['line']}")
-    if n_ctx is None:
-        return {
-            "settings": settings,
-            "checks": [],
-            "notes": [
-                "no context size in the log (n_ctx, kv_size or a cache line with cells): state it "
-                "(n_ctx) and the log can be rebuilt"
-            ],
-        }
+            run.n_ctx = base["cells"] * (base["streams"] or 1)
+            _setting(settings, "context (-c, n_ctx)", run.n_ctx, f"cells x streams on log line {base['line']}")
 
-    expected = llamacpp_kv_cache(
+
+def _llamacpp_expected(run: _LlamacppRun) -> None:
+    """The caches llama.cpp builds for these settings, the layers each holds, and each one's sizing rule in words."""
+    arch, n_seq, n_ctx = run.arch, run.n_seq, run.n_ctx
+    expected = run.expected = llamacpp_kv_cache(
         arch,
         n_ctx,
-        type_k,
-        type_v,
+        run.type_k,
+        run.type_v,
         n_seq=n_seq,
-        n_ubatch=n_ubatch,
-        kv_unified=kv_unified,
-        swa_full=swa_full,
-        flash_attn=flash,
+        n_ubatch=run.n_ubatch,
+        kv_unified=run.kv_unified,
+        swa_full=run.swa_full,
+        flash_attn=run.flash,
     )
-    notes += expected["notes"]
+    run.notes += expected["notes"]
     uses_swa = arch.family in LLAMACPP_SWA_FAMILIES and arch.count(SLIDING) > 0
-    kind_layers = {
+    run.kind_layers = {
         "kv": [la for la in arch.layers if la.kind in ATTENTION_KINDS],
         "non-SWA": [la for la in arch.layers if la.kind == FULL or (la.kind == SLIDING and not uses_swa)],
         "SWA": [la for la in arch.layers if la.kind == SLIDING and uses_swa],
         "recurrent": [la for la in arch.layers if la.kind == LINEAR],
     }
-    rules = {}
+    rules = run.rules
     n_ctx_seq = expected["n_ctx_seq"]
     pad_text = f"n_ctx {n_ctx:,} padded to a multiple of {LLAMACPP_PAD} = {expected['n_ctx']:,}"
-    if not kv_unified and n_seq > 1:
+    if not run.kv_unified and n_seq > 1:
         pad_text += f"; per stream pad({expected['n_ctx']:,} / {n_seq}, {LLAMACPP_PAD}) = {n_ctx_seq:,}"
-    rules["kv"] = rules["non-SWA"] = pad_text
+    run.pad_text = rules["kv"] = rules["non-SWA"] = pad_text
     swa = next((c for c in expected["caches"] if c["cache"] == "SWA"), None)
     if swa:
         rules["SWA"] = (
-            f"pad(min({n_ctx_seq:,}, n_swa {swa['n_swa']} x {n_seq if kv_unified else 1} + n_ubatch "
-            f"{n_ubatch}), {LLAMACPP_PAD}) = {swa['cells']:,}"
-            if not swa_full
+            f"pad(min({n_ctx_seq:,}, n_swa {swa['n_swa']} x {n_seq if run.kv_unified else 1} + n_ubatch "
+            f"{run.n_ubatch}), {LLAMACPP_PAD}) = {swa['cells']:,}"
+            if not run.swa_full
             else f"--swa-full: the whole context, {n_ctx_seq:,}"
         )
     rules["recurrent"] = f"one state per sequence: max(1, n_seq {n_seq})"
-    by_name = {c["cache"]: c for c in expected["caches"]}
-    mla = arch.attention == "mla"
+    run.by_name = {c["cache"]: c for c in expected["caches"]}
 
-    used = set()
-    for logged in caches:
-        if logged["recurrent"]:
-            name = "recurrent"
-        elif logged["label"] == "SWA":
-            name = "SWA"
-        elif logged["label"] == "non-SWA":
-            name = "non-SWA"
-        elif logged["format"] == "self":
-            name = "kv" if "kv" in by_name else "non-SWA"
-        else:
-            # unlabelled: the cache whose layer count matches, else the first not yet used
-            name = next(
-                (
-                    n
-                    for n, c in by_name.items()
-                    if n not in used and n != "recurrent" and c["layers"] == logged["layers"]
-                ),
-                None,
-            ) or next((n for n in by_name if n not in used and n != "recurrent"), "kv")
+
+def _llamacpp_cache_name(logged: dict, by_name: dict, used: set) -> str:
+    """Which of kvlab's caches a logged cache line is: by its label, else by its layer count, else the next unused."""
+    if logged["recurrent"]:
+        return "recurrent"
+    if logged["label"] in ("SWA", "non-SWA"):
+        return logged["label"]
+    if logged["format"] == "self":
+        return "kv" if "kv" in by_name else "non-SWA"
+    # unlabelled: the cache whose layer count matches, else the first not yet used
+    return next(
+        (n for n, c in by_name.items() if n not in used and n != "recurrent" and c["layers"] == logged["layers"]),
+        None,
+    ) or next((n for n in by_name if n not in used and n != "recurrent"), "kv")
+
+
+def _llamacpp_cache_checks(run: _LlamacppRun) -> None:
+    """Each logged cache line against the cache kvlab builds for it, term by term; a cache the log leaves out is
+    shown as what llama.cpp would print."""
+    arch, by_name, used = run.arch, run.by_name, run.used
+    mla = arch.attention == "mla"
+    for logged in run.parsed["caches"]:
+        name = _llamacpp_cache_name(logged, by_name, used)
         used.add(name)
         exp = by_name.get(name)
-        layers = kind_layers.get(name, [])
-        figure = {
-            "kv": "KV cache",
-            "non-SWA": "non-SWA cache (full-attention layers)",
-            "SWA": "SWA cache (sliding-window layers)",
-            "recurrent": "recurrent state",
-        }[name]
+        layers = run.kind_layers.get(name, [])
+        figure = _LLAMACPP_FIGURES[name]
         if logged["format"] == "self":
             figure = "KV cache (older 'KV self size' line)"
             logged = dict(
-                logged, cells=exp["cells"] if exp else n_ctx, layers=len(layers), streams=exp["streams"] if exp else 1
+                logged,
+                cells=exp["cells"] if exp else run.n_ctx,
+                layers=len(layers),
+                streams=exp["streams"] if exp else 1,
             )
-            notes.append(
+            run.notes.append(
                 f"line {logged['line']}: the older log line prints no cells or layers; the context "
-                f"({exp['cells'] if exp else n_ctx:,} cells) and the config's {len(layers)} layers are used"
+                f"({exp['cells'] if exp else run.n_ctx:,} cells) and the config's {len(layers)} layers are used"
             )
         if name == "recurrent":
-            terms, status, why = _recurrent_terms(arch, logged, exp, layers, rules["recurrent"])
+            terms, status, why = _recurrent_terms(arch, logged, exp, layers, run.rules["recurrent"])
         elif not layers:
             terms, status = [], "differs"
             why = (
@@ -1047,10 +1103,10 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
                 layers,
                 kv_type(logged["type_k"]),
                 kv_type(logged["type_v"]),
-                rules.get(name, ""),
+                run.rules.get(name, ""),
                 mla,
             )
-        checks.append(
+        run.checks.append(
             {
                 "figure": figure,
                 "line": logged["line"],
@@ -1063,14 +1119,9 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
         )
     for name, exp in by_name.items():
         if name not in used:
-            checks.append(
+            run.checks.append(
                 {
-                    "figure": {
-                        "kv": "KV cache",
-                        "non-SWA": "non-SWA cache (full-attention layers)",
-                        "SWA": "SWA cache (sliding-window layers)",
-                        "recurrent": "recurrent state",
-                    }[name],
+                    "figure": _LLAMACPP_FIGURES[name],
                     "line": None,
                     "logged": "",
                     "rebuilt": exp["log_line"],
@@ -1080,28 +1131,39 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
                 }
             )
 
-    seq_fact = facts.get("n_ctx_seq")
-    if seq_fact is not None:
-        ok = seq_fact["value"] == expected["n_ctx_seq"]
-        checks.append(
-            {
-                "figure": "context per sequence (n_ctx_per_seq)",
-                "line": seq_fact["line"],
-                "logged": f"{seq_fact['value']:,}",
-                "rebuilt": f"{expected['n_ctx_seq']:,}",
-                "status": "exact" if ok else "differs",
-                "terms": [
-                    {
-                        "term": "n_ctx_seq",
-                        "logged": f"{seq_fact['value']:,}",
-                        "rebuilt": f"{expected['n_ctx_seq']:,}",
-                        "how": pad_text,
-                        "ok": ok,
-                    }
-                ],
-                "why": None if ok else "another -c, --parallel or --kv-unified than the log shows",
-            }
-        )
+
+def _llamacpp_context_check(run: _LlamacppRun) -> None:
+    """The logged context per sequence (n_ctx_per_seq) against the padding rule."""
+    seq_fact = run.parsed["facts"].get("n_ctx_seq")
+    if seq_fact is None:
+        return
+    want = run.expected["n_ctx_seq"]
+    ok = seq_fact["value"] == want
+    run.checks.append(
+        {
+            "figure": "context per sequence (n_ctx_per_seq)",
+            "line": seq_fact["line"],
+            "logged": f"{seq_fact['value']:,}",
+            "rebuilt": f"{want:,}",
+            "status": "exact" if ok else "differs",
+            "terms": [
+                {
+                    "term": "n_ctx_seq",
+                    "logged": f"{seq_fact['value']:,}",
+                    "rebuilt": f"{want:,}",
+                    "how": run.pad_text,
+                    "ok": ok,
+                }
+            ],
+            "why": None if ok else "another -c, --parallel or --kv-unified than the log shows",
+        }
+    )
+
+
+def _llamacpp_buffer_checks(run: _LlamacppRun) -> None:
+    """The devices' KV buffers against the cache size lines (a cache cut from the excerpt filled in by kvlab's size),
+    and the compute buffers named as not rebuilt."""
+    buffers, caches = run.parsed["buffers"], run.parsed["caches"]
     kv_buffers = [b for b in buffers if b["what"] in ("KV", "RS")]
     if kv_buffers and caches:
         total_buffers = sum(float(b["mib"]) for b in kv_buffers)
@@ -1109,14 +1171,14 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
         diff = total_buffers - total_lines
         status = "exact" if abs(diff) < 0.006 else ("consistent" if 0 < diff < 1 else "differs")
         # an excerpt cut after a cache's buffer line but before its size line: kvlab's size of that cache fills in
-        missing = [(name, exp) for name, exp in by_name.items() if name not in used]
+        missing = [(name, exp) for name, exp in run.by_name.items() if name not in run.used]
         missing_mib = sum(exp["bytes"] for _, exp in missing) / MIB
         fills = status == "differs" and missing and abs(diff - missing_mib) < 0.006 * (len(missing) + 1)
         rebuilt = f"{total_lines:.2f} MiB in the cache size lines"
         if fills:
             status = "consistent"
             rebuilt += " + " + " + ".join(f"{_mib(exp['bytes'])} MiB ({name} cache, rebuilt)" for name, exp in missing)
-        checks.append(
+        run.checks.append(
             {
                 "figure": "KV buffers per device",
                 "line": kv_buffers[0]["line"],
@@ -1140,7 +1202,7 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
         )
     compute = [b for b in buffers if b["what"] == "compute"]
     if compute:
-        checks.append(
+        run.checks.append(
             {
                 "figure": "compute buffers",
                 "line": compute[0]["line"],
@@ -1152,11 +1214,6 @@ def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
                 "so kvlab only estimates it (the compute buffer in “Does it fit?” on the memory page)",
             }
         )
-    if facts.get("n_ctx_train") and n_ctx > facts["n_ctx_train"]["value"]:
-        notes.append(
-            f"n_ctx {n_ctx:,} is beyond the trained context {facts['n_ctx_train']['value']:,}: llama.cpp warns and runs"
-        )
-    return {"settings": settings, "checks": checks, "notes": notes}
 
 
 def _recurrent_terms(arch, logged, exp, layers, rule) -> tuple[list[dict], str, str | None]:
@@ -1212,12 +1269,88 @@ def _recurrent_terms(arch, logged, exp, layers, rule) -> tuple[list[dict], str, 
 # ---------------------------------------------------------------------------------------
 
 
+@dataclass
+class _VllmRun:
+    """One vLLM start-up as explain-log reads it: the log's figures (`v`), the model, what the caller stated, the
+    settings in force (the log's, else the caller's, else vLLM's defaults) and, step by step, the request's layout,
+    the figures the log prints, and the checks and notes that come of them."""
+
+    v: dict
+    arch: Architecture
+    stated: dict
+    settings: list = field(default_factory=list)
+    checks: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    # the settings (_vllm_settings)
+    logged_len: dict | None = None
+    max_len: int | None = None
+    dtype: str = "auto"
+    dtype_key: str | None = None
+    block: int = VLLM_BLOCK_SIZE
+    batched: int = VLLM_MAX_NUM_BATCHED_TOKENS
+    batched_known: bool = False
+    tp: int = 1
+    pp: int = 1
+    # one request's layout (_vllm_request_layout)
+    request: dict = field(default_factory=dict)
+    kv: dict = field(default_factory=dict)
+    layout: dict = field(default_factory=dict)
+    stage_layouts: list = field(default_factory=list)
+    per_request: int = 0
+    page_all: int = 0
+    hybrid: bool = False
+    per_request_how: str = ""
+    # the sizes the log prints (_vllm_logged_sizes)
+    blocks: dict | None = None
+    tokens_logged: dict | None = None
+    capacity: bool = False
+    kv_gib: dict | None = None
+    conc: dict | None = None
+
+
 def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
-    settings: list = []
-    checks: list = []
-    notes: list = []
+    """vLLM's start-up rebuilt in named steps, each adding its checks and notes in the order the answer shows them."""
+    run = _VllmRun(v, arch, stated)
+    _vllm_settings(run)
+    if run.dtype_key is None:
+        # nvfp4, fp8_ds_mla, int8_per_token_head...: vLLM's own page layouts, which kvlab's KV types do not have
+        out = _explain_vllm_log_only(
+            v,
+            stated,
+            f"not modelled: KV cache dtype {run.dtype!r} (a vLLM page layout kvlab's KV types do not have): the "
+            "log's own figures are checked against each other, not rebuilt from the model's layers",
+        )
+        return {"settings": run.settings, "checks": out["checks"], "notes": out["notes"], "log_only": True}
+    if run.max_len is None:
+        return {
+            "settings": run.settings,
+            "checks": [],
+            "notes": [
+                "no max model length in the log (the concurrency line, the refusal or the engine arguments carry it): "
+                "state it (max_model_len) and the log can be rebuilt"
+            ],
+        }
+    for step in (
+        _vllm_request_layout,
+        _vllm_needed_check,
+        _vllm_logged_sizes,
+        _vllm_concurrency_checks,
+        _vllm_profile_check,
+        _vllm_available_check,
+        _vllm_engine_checks,
+        _vllm_memory_split,
+        _vllm_weights_check,
+        _vllm_unmodelled,
+    ):
+        step(run)
+    return {"settings": run.settings, "checks": run.checks, "notes": run.notes}
+
+
+def _vllm_settings(run: _VllmRun) -> None:
+    """The settings in force: the log's, else the caller's, else vLLM's defaults (each listed in run.settings)."""
+    v, stated, settings = run.v, run.stated, run.settings
     lens = [x["max_model_len"] for x in (v.get("concurrency"), v.get("needed"), v.get("too_long")) if x]
-    logged_len = v.get("max_model_len") or (
+    run.logged_len = v.get("max_model_len") or (
         {
             "value": lens[0],
             "line": next(x["line"] for x in (v.get("concurrency"), v.get("needed"), v.get("too_long")) if x),
@@ -1226,20 +1359,20 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         else None
     )
     # vLLM's default --max-model-len is the model's own maximum (max_position_embeddings)
-    max_len = _pick(
+    run.max_len = _pick(
         "max_model_len",
-        logged_len,
+        run.logged_len,
         stated,
-        arch.max_position_embeddings,
+        run.arch.max_position_embeddings,
         settings,
         "max model length (--max-model-len; vLLM's default is the model's max_position_embeddings)",
     )
-    dtype = _pick(
+    run.dtype = _pick(
         "kv_cache_dtype", v.get("kv_cache_dtype"), stated, "auto", settings, "KV cache dtype (--kv-cache-dtype)"
     )
-    block = _pick("block_size", v.get("block_size"), stated, VLLM_BLOCK_SIZE, settings, "block size (--block-size)")
+    run.block = _pick("block_size", v.get("block_size"), stated, VLLM_BLOCK_SIZE, settings, "block size (--block-size)")
     batched_logged = v.get("max_num_batched_tokens")
-    batched = _pick(
+    run.batched = _pick(
         "max_num_batched_tokens",
         batched_logged,
         stated,
@@ -1247,36 +1380,28 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         settings,
         "max_num_batched_tokens",
     )
-    batched_known = batched_logged is not None or stated.get("max_num_batched_tokens") is not None
-    tp = _pick("tensor_parallel_size", v.get("tensor_parallel_size"), stated, 1, settings, "tensor parallel (-tp)")
+    run.batched_known = batched_logged is not None or stated.get("max_num_batched_tokens") is not None
+    run.tp = _pick("tensor_parallel_size", v.get("tensor_parallel_size"), stated, 1, settings, "tensor parallel (-tp)")
     try:
-        dtype_key = "auto" if str(dtype).lower() == "auto" else kv_type(str(dtype).replace("fp8_e4m3", "fp8"))
+        dtype = str(run.dtype)
+        run.dtype_key = "auto" if dtype.lower() == "auto" else kv_type(dtype.replace("fp8_e4m3", "fp8"))
     except ValueError:
-        # nvfp4, fp8_ds_mla, int8_per_token_head...: vLLM's own page layouts, which kvlab's KV types do not have
-        out = _explain_vllm_log_only(
-            v,
-            stated,
-            f"not modelled: KV cache dtype {dtype!r} (a vLLM page layout kvlab's KV types do not have): the log's "
-            "own figures are checked against each other, not rebuilt from the model's layers",
-        )
-        return {"settings": settings, "checks": out["checks"], "notes": out["notes"], "log_only": True}
-    if max_len is None:
-        return {
-            "settings": settings,
-            "checks": [],
-            "notes": [
-                "no max model length in the log (the concurrency line, the refusal or the engine arguments carry it): "
-                "state it (max_model_len) and the log can be rebuilt"
-            ],
-        }
-    pp = 1  # shown only where the log or the caller gives it
+        run.dtype_key = None
+        return
+    if run.max_len is None:
+        return
+    # shown only where the log or the caller gives it
     if v.get("pipeline_parallel_size") or "pipeline_parallel_size" in stated:
-        pp = _pick(
+        run.pp = _pick(
             "pipeline_parallel_size", v.get("pipeline_parallel_size"), stated, 1, settings, "pipeline parallel (-pp)"
         )
-    # one GPU's layout: under tensor parallel each GPU holds its share of the KV heads (vLLM's figures are per GPU);
-    # prefix caching and speculative tokens as the log gives them (a recurrent state's blocks per request, an MTP
-    # drafter's own layers: kv_bytes.vllm_state_blocks, vllm_with_draft_layers)
+
+
+def _vllm_request_layout(run: _VllmRun) -> None:
+    """One GPU's layout: under tensor parallel each GPU holds its share of the KV heads (vLLM's figures are per GPU);
+    prefix caching and speculative tokens as the log gives them (a recurrent state's blocks per request, an MTP
+    drafter's own layers: kv_bytes.vllm_state_blocks, vllm_with_draft_layers)."""
+    v, arch, stated, notes = run.v, run.arch, run.stated, run.notes
     if not v.get("speculative") and stated.get("num_speculative_tokens"):
         v["speculative"] = {
             "method": stated.get("speculative_method"),
@@ -1286,30 +1411,22 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     if not v.get("prefix_caching") and stated.get("enable_prefix_caching") is not None:
         v["prefix_caching"] = {"value": stated["enable_prefix_caching"], "line": None}
     spec = v.get("speculative") or {}
-    request = {
+    run.request = {
         "prefix_caching": bool((v.get("prefix_caching") or {}).get("value")),
         "speculative_tokens": spec.get("tokens") or 0,
         "mtp": spec.get("method") == "mtp" and bool(arch.draft_layers),
     }
-    kv = vllm_kv_cache(arch, max_len, dtype_key, block_size=block, max_num_batched_tokens=batched, tp=tp, **request)
-    layout = gpu_stages(kv)[0]["layout"]
-    stage_layouts = []
-    if pp > 1:
+    sizes = {"block_size": run.block, "max_num_batched_tokens": run.batched, "tp": run.tp}
+    kv = vllm_kv_cache(arch, run.max_len, run.dtype_key, **sizes, **run.request)
+    run.kv, run.layout = kv, gpu_stages(kv)[0]["layout"]
+    if run.pp > 1:
         partition = v["pp_partition"]["value"] if v.get("pp_partition") else None
         staged = vllm_kv_cache(
-            arch,
-            max_len,
-            dtype_key,
-            block_size=block,
-            max_num_batched_tokens=batched,
-            tp=tp,
-            pp=pp,
-            pp_partition=partition,
-            **request,
+            arch, run.max_len, run.dtype_key, **sizes, pp=run.pp, pp_partition=partition, **run.request
         )
-        stage_layouts = [st["layout"] for st in gpu_stages(staged)]
+        run.stage_layouts = [st["layout"] for st in gpu_stages(staged)]
         notes.append(
-            f"pipeline parallel {pp}: the stages hold layers "
+            f"pipeline parallel {run.pp}: the stages hold layers "
             + ", ".join(f"{a}-{b - 1}" for a, b in (st["layers"] for st in gpu_stages(staged)))
             + (
                 " (VLLM_PP_LAYER_PARTITION in the log)"
@@ -1321,100 +1438,115 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
             "smallest stage's memory with the whole model's KV for one request (vllm#34076: it refuses what would "
             "fit); later releases check each stage against its own layers"
         )
-    if tp != 1:
+    if run.tp != 1:
         notes.append(
-            f"tensor parallel {tp}: vLLM's figures are per GPU, and each GPU holds ceil(KV heads / {tp}) of the "
-            "KV heads (an MLA latent whole); kvlab rebuilds one GPU's share"
+            f"tensor parallel {run.tp}: vLLM's figures are per GPU, and each GPU holds ceil(KV heads / {run.tp}) of "
+            "the KV heads (an MLA latent whole); kvlab rebuilds one GPU's share"
         )
-    per_request = layout["bytes_per_request"]
-    page_all = layout["memory_per_block"]  # one block of every layer in a group (all layers when not hybrid)
-    hybrid = kv["by_kind"][SLIDING]["layers"] > 0 or kv["by_kind"][LINEAR]["layers"] > 0
-    parts = []
-    for kind, row in kv["by_kind"].items():
-        if row["layers"]:
-            parts.append(f"{_kind_name(kind, arch)}: {row['layers']} layers, {_gib(row['bytes_per_sequence'])} GiB")
-    per_request_how = (
-        f"max_model_len {max_len:,} in blocks of {block}: "
+    run.per_request = run.layout["bytes_per_request"]
+    run.page_all = run.layout["memory_per_block"]  # one block of every layer in a group (all layers when not hybrid)
+    run.hybrid = kv["by_kind"][SLIDING]["layers"] > 0 or kv["by_kind"][LINEAR]["layers"] > 0
+    parts = [
+        f"{_kind_name(kind, arch)}: {row['layers']} layers, {_gib(row['bytes_per_sequence'])} GiB"
+        for kind, row in kv["by_kind"].items()
+        if row["layers"]
+    ]
+    run.per_request_how = (
+        f"max_model_len {run.max_len:,} in blocks of {run.block}: "
         + "; ".join(parts)
         + f" ({kv['kib_per_token']:g} KiB per token in the attention layers, {kv['kv_cache_dtype']})"
     )
 
-    if v.get("needed"):
-        nd = v["needed"]
-        ok = _gib(per_request) == f"{float(nd['needed']):.2f}"
-        rebuilt_request = per_request
-        if ok and stage_layouts:
-            per_request_how += "; all the model's layers, as vLLM up to 0.15 checks under pipeline parallel"
-        stage = next(
-            (
-                i
-                for i, lay in enumerate(stage_layouts)
-                if _gib(lay["bytes_per_request"]) == f"{float(nd['needed']):.2f}"
-            ),
-            None,
-        )
-        if not ok and stage is not None:
-            ok, rebuilt_request = True, stage_layouts[stage]["bytes_per_request"]
-            per_request_how = f"pipeline stage {stage + 1}'s layers only, as later vLLM checks each stage; " + (
-                per_request_how
-            )
-        why = None
-        if not ok and kv["by_kind"][SLIDING]["layers"] and not batched_known:
-            lo, hi = _batched_range(arch, max_len, dtype_key, block, float(nd["needed"]))
-            full = kv["by_kind"][FULL]["bytes_per_sequence"]
-            why = (
-                f"the sliding-window term: full-attention layers need {_gib(full)} GiB whatever the settings; the "
-                f"sliding layers hold window - 1 + max_num_batched_tokens tokens, and the log does not say "
-                f"max_num_batched_tokens (kvlab used {batched:,}). "
-                + (
-                    f"The logged {nd['needed']} GiB is what vLLM needs with max_num_batched_tokens from {lo:,} to {hi:,}."
-                    if lo is not None
-                    else "No value of max_num_batched_tokens reproduces it."
-                )
-            )
-        elif not ok:
-            why = (
-                f"per request kvlab needs {_gib(per_request)} GiB ({per_request_how}); a different KV dtype, "
-                "block size or model than the log's"
-            )
-        checks.append(
-            {
-                "figure": "KV memory one max-length request needs",
-                "line": nd["line"],
-                "logged": f"{nd['needed']} GiB",
-                "rebuilt": f"{_gib(rebuilt_request)} GiB",
-                "status": "exact" if ok else "differs",
-                "terms": [
-                    {
-                        "term": "per request",
-                        "logged": f"{nd['needed']} GiB",
-                        "rebuilt": f"{_gib(rebuilt_request)} GiB",
-                        "how": per_request_how,
-                        "ok": ok,
-                    }
-                ],
-                "why": why,
-            }
-        )
-        avail = float(nd["available"]) * GIB
-        notes.append(
-            f"the engine refused to start: {nd['needed']} GiB needed > {nd['available']} GiB available "
-            f"for the KV cache; the longest context that fits is about "
-            f"{_longest_fit(arch, dtype_key, block, batched, avail):,} tokens (kvlab, same accounting)"
-        )
 
-    blocks = v.get("gpu_blocks")
+def _vllm_needed_check(run: _VllmRun) -> None:
+    """A refusal to start: the KV memory one max-length request needs, rebuilt (per pipeline stage where the log's
+    vLLM checks each stage), and the longest context that would have fitted."""
+    nd = run.v.get("needed")
+    if not nd:
+        return
+    kv, block, batched, max_len = run.kv, run.block, run.batched, run.max_len
+    per_request_how = run.per_request_how
+    ok = _gib(run.per_request) == f"{float(nd['needed']):.2f}"
+    rebuilt_request = run.per_request
+    if ok and run.stage_layouts:
+        per_request_how += "; all the model's layers, as vLLM up to 0.15 checks under pipeline parallel"
+    stage = next(
+        (
+            i
+            for i, lay in enumerate(run.stage_layouts)
+            if _gib(lay["bytes_per_request"]) == f"{float(nd['needed']):.2f}"
+        ),
+        None,
+    )
+    if not ok and stage is not None:
+        ok, rebuilt_request = True, run.stage_layouts[stage]["bytes_per_request"]
+        per_request_how = f"pipeline stage {stage + 1}'s layers only, as later vLLM checks each stage; " + (
+            per_request_how
+        )
+    why = None
+    if not ok and kv["by_kind"][SLIDING]["layers"] and not run.batched_known:
+        lo, hi = _batched_range(run.arch, max_len, run.dtype_key, block, float(nd["needed"]))
+        full = kv["by_kind"][FULL]["bytes_per_sequence"]
+        why = (
+            f"the sliding-window term: full-attention layers need {_gib(full)} GiB whatever the settings; the "
+            f"sliding layers hold window - 1 + max_num_batched_tokens tokens, and the log does not say "
+            f"max_num_batched_tokens (kvlab used {batched:,}). "
+            + (
+                f"The logged {nd['needed']} GiB is what vLLM needs with max_num_batched_tokens from {lo:,} to {hi:,}."
+                if lo is not None
+                else "No value of max_num_batched_tokens reproduces it."
+            )
+        )
+    elif not ok:
+        why = (
+            f"per request kvlab needs {_gib(run.per_request)} GiB ({per_request_how}); a different KV dtype, "
+            "block size or model than the log's"
+        )
+    run.per_request_how = per_request_how  # the refusal's reading is the one the later checks quote
+    run.checks.append(
+        {
+            "figure": "KV memory one max-length request needs",
+            "line": nd["line"],
+            "logged": f"{nd['needed']} GiB",
+            "rebuilt": f"{_gib(rebuilt_request)} GiB",
+            "status": "exact" if ok else "differs",
+            "terms": [
+                {
+                    "term": "per request",
+                    "logged": f"{nd['needed']} GiB",
+                    "rebuilt": f"{_gib(rebuilt_request)} GiB",
+                    "how": per_request_how,
+                    "ok": ok,
+                }
+            ],
+            "why": why,
+        }
+    )
+    avail = float(nd["available"]) * GIB
+    run.notes.append(
+        f"the engine refused to start: {nd['needed']} GiB needed > {nd['available']} GiB available "
+        f"for the KV cache; the longest context that fits is about "
+        f"{_longest_fit(run.arch, run.dtype_key, block, batched, avail):,} tokens (kvlab, same accounting)"
+    )
+
+
+def _vllm_logged_sizes(run: _VllmRun) -> None:
+    """The cache's size as the log prints it (blocks, tokens, GiB), each figure rebuilt from the others and the
+    layout; a 'too long' refusal said in blocks."""
+    v, block, page_all, kv = run.v, run.block, run.page_all, run.kv
+    blocks = run.blocks = v.get("gpu_blocks")
     tokens_logged = v.get("gpu_kv_tokens") or (
         {"value": v["too_long"]["tokens"], "line": v["too_long"]["line"]} if v.get("too_long") else None
     )
     # vLLM 0.20.2+: "GPU KV cache size" is int(concurrency x max_model_len), not blocks x block size
-    capacity = _vllm_capacity_format(v, hybrid, block)
-    if capacity:
+    run.capacity = _vllm_capacity_format(v, run.hybrid, block)
+    if run.capacity:
         tokens_logged = None
+    run.tokens_logged = tokens_logged
     if v.get("too_long"):
         tl = v["too_long"]
         need_blocks = -(-tl["max_model_len"] // block)
-        notes.append(
+        run.notes.append(
             f"the engine refused to start: one {tl['max_model_len']:,}-token request needs {need_blocks:,} "
             f"blocks of {block} ({need_blocks * block:,} tokens, {_gib(need_blocks * page_all)} GiB), the cache "
             f"holds {tl['tokens']:,} tokens"
@@ -1422,7 +1554,7 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     if blocks and tokens_logged:
         rebuilt = blocks["value"] * block
         ok = rebuilt == tokens_logged["value"]
-        checks.append(
+        run.checks.append(
             {
                 "figure": "KV cache size in tokens",
                 "line": tokens_logged["line"],
@@ -1442,14 +1574,14 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
             }
         )
     # under pipeline parallel each stage logs its own memory and blocks are per stage: no single page to divide by
-    kv_gib = None if stage_layouts else v.get("kv_cache_size_gib") or v.get("available_gib")
+    kv_gib = run.kv_gib = None if run.stage_layouts else v.get("kv_cache_size_gib") or v.get("available_gib")
     if blocks and kv_gib:
         rebuilt = blocks["value"] * page_all
         ok = _gib(rebuilt) == f"{kv_gib['value']:.2f}"
-        if not ok and not hybrid:
+        if not ok and not run.hybrid:
             lo_b, hi_b = _blocks_range(kv_gib["value"], page_all)
             ok = lo_b <= blocks["value"] <= hi_b
-        checks.append(
+        run.checks.append(
             {
                 "figure": "KV cache memory from the block count",
                 "line": kv_gib["line"],
@@ -1479,11 +1611,11 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                 "block size (or a hybrid model, whose blocks differ by layer group)",
             }
         )
-    elif kv_gib and tokens_logged and not hybrid:
+    elif kv_gib and tokens_logged and not run.hybrid:
         lo_b, hi_b = _blocks_range(kv_gib["value"], page_all)
         lo_t, hi_t = lo_b * block, hi_b * block
         ok = lo_t <= tokens_logged["value"] <= hi_t
-        checks.append(
+        run.checks.append(
             {
                 "figure": "KV cache size in tokens",
                 "line": tokens_logged["line"],
@@ -1508,201 +1640,240 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
             }
         )
 
-    conc = v.get("concurrency")
-    if capacity:
-        len_known = logged_len is not None or stated.get("max_model_len") is not None
-        more, more_notes = _vllm_capacity_checks(v["gpu_kv_tokens"], conc, kv_gib, layout, max_len, len_known)
-        checks.extend(more)
-        notes.extend(more_notes)
-        conc = None
-    if layout["hybrid"] and (conc or tokens_logged):
-        checks.extend(_hybrid_checks(layout, conc, tokens_logged, kv_gib, max_len))
-        conc = None
-    if conc:
-        tokens = (blocks["value"] * block) if blocks else (tokens_logged["value"] if tokens_logged else None)
-        simple = tokens / conc["max_model_len"] if tokens else None
-        ok_simple = simple is not None and f"{simple:.2f}" == conc["text_value"]
-        if ok_simple:
-            checks.append(
-                {
-                    "figure": "maximum concurrency",
-                    "line": conc["line"],
-                    "logged": f"{conc['text_value']}x",
-                    "rebuilt": f"{simple:.2f}x",
-                    "status": "exact",
-                    "terms": [
-                        {
-                            "term": "concurrency",
-                            "logged": conc["text_value"],
-                            "rebuilt": f"{simple:.2f}",
-                            "how": f"{tokens:,} tokens / {conc['max_model_len']:,} per request",
-                            "ok": True,
-                        }
-                    ],
-                    "why": None,
-                }
-            )
-        else:
-            implied = conc["value"] * per_request
-            why = (
-                (
-                    f"for a model with sliding-window or recurrent layers vLLM divides the KV memory by what one "
-                    f"request needs across its layer groups ({_gib(per_request)} GiB here: {per_request_how}), not "
-                    f"the token count by max_model_len; {conc['text_value']}x implies about {_gib(implied)} GiB of KV "
-                    "memory"
-                )
-                if hybrid
-                else None
-            )
-            if simple is not None and hybrid:
-                why += (
-                    f", while {tokens:,} tokens / {conc['max_model_len']:,} = {simple:.2f}: the two log lines are "
-                    "computed differently and do not multiply back"
-                )
-            elif simple is not None:
-                why = (
-                    f"{tokens:,} tokens / {conc['max_model_len']:,} = {simple:.2f}, not {conc['text_value']}: "
-                    "another block size or model"
-                )
-            checks.append(
-                {
-                    "figure": "maximum concurrency",
-                    "line": conc["line"],
-                    "logged": f"{conc['text_value']}x",
-                    "rebuilt": f"{simple:.2f}x" if simple is not None else "",
-                    "status": "differs" if simple is not None else "not rebuilt",
-                    "terms": [],
-                    "why": why or "the log has no token count or KV memory to divide",
-                }
-            )
 
-    if all(
+def _vllm_concurrency_checks(run: _VllmRun) -> None:
+    """The "Maximum concurrency" line: by vLLM 0.20.2+'s capacity format, by layer group for a hybrid model, else
+    tokens / max_model_len. run.conc keeps the line only where no other reading took it."""
+    v, stated = run.v, run.stated
+    conc = v.get("concurrency")
+    if run.capacity:
+        len_known = run.logged_len is not None or stated.get("max_model_len") is not None
+        more, more_notes = _vllm_capacity_checks(
+            v["gpu_kv_tokens"], conc, run.kv_gib, run.layout, run.max_len, len_known
+        )
+        run.checks.extend(more)
+        run.notes.extend(more_notes)
+        conc = None
+    if run.layout["hybrid"] and (conc or run.tokens_logged):
+        run.checks.extend(_hybrid_checks(run.layout, conc, run.tokens_logged, run.kv_gib, run.max_len))
+        conc = None
+    run.conc = conc
+    if not conc:
+        return
+    blocks, tokens_logged = run.blocks, run.tokens_logged
+    tokens = (blocks["value"] * run.block) if blocks else (tokens_logged["value"] if tokens_logged else None)
+    simple = tokens / conc["max_model_len"] if tokens else None
+    if simple is not None and f"{simple:.2f}" == conc["text_value"]:
+        run.checks.append(
+            {
+                "figure": "maximum concurrency",
+                "line": conc["line"],
+                "logged": f"{conc['text_value']}x",
+                "rebuilt": f"{simple:.2f}x",
+                "status": "exact",
+                "terms": [
+                    {
+                        "term": "concurrency",
+                        "logged": conc["text_value"],
+                        "rebuilt": f"{simple:.2f}",
+                        "how": f"{tokens:,} tokens / {conc['max_model_len']:,} per request",
+                        "ok": True,
+                    }
+                ],
+                "why": None,
+            }
+        )
+        return
+    implied = conc["value"] * run.per_request
+    why = (
+        (
+            f"for a model with sliding-window or recurrent layers vLLM divides the KV memory by what one "
+            f"request needs across its layer groups ({_gib(run.per_request)} GiB here: {run.per_request_how}), not "
+            f"the token count by max_model_len; {conc['text_value']}x implies about {_gib(implied)} GiB of KV "
+            "memory"
+        )
+        if run.hybrid
+        else None
+    )
+    if simple is not None and run.hybrid:
+        why += (
+            f", while {tokens:,} tokens / {conc['max_model_len']:,} = {simple:.2f}: the two log lines are "
+            "computed differently and do not multiply back"
+        )
+    elif simple is not None:
+        why = (
+            f"{tokens:,} tokens / {conc['max_model_len']:,} = {simple:.2f}, not {conc['text_value']}: "
+            "another block size or model"
+        )
+    run.checks.append(
+        {
+            "figure": "maximum concurrency",
+            "line": conc["line"],
+            "logged": f"{conc['text_value']}x",
+            "rebuilt": f"{simple:.2f}x" if simple is not None else "",
+            "status": "differs" if simple is not None else "not rebuilt",
+            "terms": [],
+            "why": why or "the log has no token count or KV memory to divide",
+        }
+    )
+
+
+def _vllm_profile_check(run: _VllmRun) -> None:
+    """The KV budget from the memory profile's own terms (total x utilization - peak torch - non-torch)."""
+    v = run.v
+    if not all(
         k in v for k in ("total_gib", "peak_torch_gib", "non_torch_gib", "kv_cache_size_gib", "gpu_memory_utilization")
     ):
-        t, u = v["total_gib"]["value"], v["gpu_memory_utilization"]["value"]
-        p, n, k = v["peak_torch_gib"]["value"], v["non_torch_gib"]["value"], v["kv_cache_size_gib"]["value"]
-        budget = t * u - p - n
-        ok = abs(budget - k) <= 0.015
-        checks.append(
-            {
-                "figure": "KV budget from the memory profile",
-                "line": v["kv_cache_size_gib"]["line"],
-                "logged": f"{k:.2f} GiB",
-                "rebuilt": f"{budget:.2f} GiB",
-                "status": "consistent" if ok else "differs",
-                "terms": [
-                    {
-                        "term": "budget",
-                        "logged": f"{k:.2f} GiB",
-                        "rebuilt": f"{budget:.2f} GiB",
-                        "how": f"total {t} GiB x gpu_memory_utilization {u} - peak torch memory {p} GiB "
-                        f"(weights + activations of the profiling run) - non-torch {n} GiB",
-                        "ok": ok,
-                    }
-                ],
-                "why": None if ok else "the profile's terms do not add up: vLLM's formula changed between versions",
-            }
-        )
-
-    avail = v.get("available_gib")
-    if avail and not blocks and avail["value"] > 0:
-        gib = avail["value"] * GIB
-        fits = gib / per_request if per_request else 0
-        tokens_pred = int(gib // page_all) * block if not hybrid else None
-        line = f"{avail['value']:.2f} GiB / {_gib(per_request)} GiB per {max_len:,}-token request = {fits:.2f} requests"
-        if tokens_pred is not None:
-            line += f"; {tokens_pred:,} tokens in blocks of {block}"
-        if not conc and not tokens_logged and not capacity:
-            if not blocks and avail["text"].startswith("Available KV cache memory"):
-                notes.append(_null_block_note(int(gib // page_all), layout["blocks_per_request"]))
-            checks.append(
+        return
+    t, u = v["total_gib"]["value"], v["gpu_memory_utilization"]["value"]
+    p, n, k = v["peak_torch_gib"]["value"], v["non_torch_gib"]["value"], v["kv_cache_size_gib"]["value"]
+    budget = t * u - p - n
+    ok = abs(budget - k) <= 0.015
+    run.checks.append(
+        {
+            "figure": "KV budget from the memory profile",
+            "line": v["kv_cache_size_gib"]["line"],
+            "logged": f"{k:.2f} GiB",
+            "rebuilt": f"{budget:.2f} GiB",
+            "status": "consistent" if ok else "differs",
+            "terms": [
                 {
-                    "figure": "what the available KV memory holds",
-                    "line": avail["line"],
-                    "logged": f"{avail['value']:.2f} GiB",
-                    "rebuilt": line,
-                    "status": "predicted",
-                    "terms": [],
-                    "why": "the log does not print the token count or the concurrency; this is what vLLM "
-                    "would print with the same settings",
+                    "term": "budget",
+                    "logged": f"{k:.2f} GiB",
+                    "rebuilt": f"{budget:.2f} GiB",
+                    "how": f"total {t} GiB x gpu_memory_utilization {u} - peak torch memory {p} GiB "
+                    f"(weights + activations of the profiling run) - non-torch {n} GiB",
+                    "ok": ok,
                 }
-            )
-    gpu = stated.get("gpu_memory_gib")
-    util = v.get("gpu_memory_utilization")
-    weights = v.get("weights_gib")
-    cg_checks, cg_notes = _vllm_cuda_graph_checks(v, stated)
-    checks.extend(cg_checks)
-    notes.extend(cg_notes)
-    fm_checks, fm_notes = _vllm_free_memory_checks(v)
-    checks.extend(fm_checks)
-    notes.extend(fm_notes)
-    notes.extend(_vllm_refusal_notes(v))
-    if gpu and util and weights and avail:
-        budget = gpu * util["value"]
-        rest = budget - weights["value"] - avail["value"]
-        cg = v.get("cuda_graph_gib")
-        subtracted = cg and (v.get("equivalent_util") or {}).get("subtracted", True)
-        rest_text = (
-            f"the rest, {rest:.2f} GiB, is the CUDA graph estimate {cg['value']:.2f} GiB (subtracted before the KV "
-            f"cache from vLLM 0.21 on) and {rest - cg['value']:.2f} GiB of activations and non-torch memory"
-            if subtracted
-            else f"the rest, {rest:.2f} GiB, is activations, CUDA graphs and non-torch memory"
-        )
-        checks.append(
-            {
-                "figure": "where the GPU memory went",
-                "line": avail["line"],
-                "logged": f"weights {weights['value']:.2f} GiB, KV {avail['value']:.2f} GiB",
-                "rebuilt": f"{gpu:g} GiB x {util['value']:g} = {budget:.2f} GiB budget; {rest_text}",
-                "status": "predicted",
-                "terms": [],
-                "why": "vLLM measures the rest in a profiling run; kvlab can only read it off as the difference "
-                "(and CUDA reports a little less total memory than the card's nominal size)",
-            }
-        )
-    if weights and stated.get("weights"):
-        w = model_weights_bytes(arch, stated["weights"])
-        diff = weights["value"] * GIB / w["bytes"] - 1 if w["bytes"] else float("inf")
-        ok = abs(diff) <= WEIGHTS_TOLERANCE
-        # older vLLM prints this figure as "GB" but divides by 2**30: it is GiB, shown as GiB and labelled
-        printed_gb = weights["text"].rstrip().endswith("GB")
-        logged_weights = f"{weights['value']:g} GiB" + (" (printed “GB”)" if printed_gb else "")
-        unit_note = "; this vLLM prints GiB (bytes ÷ 2³⁰) as “GB”" if printed_gb else ""
-        checks.append(
-            {
-                "figure": "model weights",
-                "line": weights["line"],
-                "logged": logged_weights,
-                "rebuilt": f"{_gib(w['bytes'])} GiB",
-                "status": "consistent" if ok else "differs",
-                "terms": [
-                    {
-                        "term": "weights",
-                        "logged": logged_weights,
-                        "rebuilt": f"{_gib(w['bytes'])} GiB",
-                        "how": w["how"],
-                        "ok": ok,
-                    }
-                ],
-                "why": (
-                    f"the load took {abs(diff):.1%} {'more' if diff >= 0 else 'less'} than kvlab's count of "
-                    f"{stated['weights']} weights: within {WEIGHTS_TOLERANCE:.0%} (vLLM also loads a few buffers){unit_note}"
-                )
-                if ok
-                else (
-                    f"{diff:+.1%} from kvlab's count of {stated['weights']} weights: "
-                    "checkpoints keep some tensors in another format (embeddings, "
-                    "norms, routers are often left in BF16), or only part of the "
-                    f"model is on this GPU{unit_note}"
-                ),
-            }
-        )
-    elif weights:
-        notes.append(
+            ],
+            "why": None if ok else "the profile's terms do not add up: vLLM's formula changed between versions",
+        }
+    )
+
+
+def _vllm_available_check(run: _VllmRun) -> None:
+    """A log that prints only the available KV memory: what vLLM would print for it with the same settings."""
+    avail = run.v.get("available_gib")
+    if not avail or run.blocks or avail["value"] <= 0:
+        return
+    gib = avail["value"] * GIB
+    fits = gib / run.per_request if run.per_request else 0
+    tokens_pred = int(gib // run.page_all) * run.block if not run.hybrid else None
+    line = f"{avail['value']:.2f} GiB / {_gib(run.per_request)} GiB per {run.max_len:,}-token request = {fits:.2f} requests"
+    if tokens_pred is not None:
+        line += f"; {tokens_pred:,} tokens in blocks of {run.block}"
+    if run.conc or run.tokens_logged or run.capacity:
+        return
+    if avail["text"].startswith("Available KV cache memory"):
+        run.notes.append(_null_block_note(int(gib // run.page_all), run.layout["blocks_per_request"]))
+    run.checks.append(
+        {
+            "figure": "what the available KV memory holds",
+            "line": avail["line"],
+            "logged": f"{avail['value']:.2f} GiB",
+            "rebuilt": line,
+            "status": "predicted",
+            "terms": [],
+            "why": "the log does not print the token count or the concurrency; this is what vLLM "
+            "would print with the same settings",
+        }
+    )
+
+
+def _vllm_engine_checks(run: _VllmRun) -> None:
+    """The lines of vLLM 0.21+ (the CUDA graph estimate, the free-memory profile) and its refusals' advice."""
+    cg_checks, cg_notes = _vllm_cuda_graph_checks(run.v, run.stated)
+    run.checks.extend(cg_checks)
+    run.notes.extend(cg_notes)
+    fm_checks, fm_notes = _vllm_free_memory_checks(run.v)
+    run.checks.extend(fm_checks)
+    run.notes.extend(fm_notes)
+    run.notes.extend(_vllm_refusal_notes(run.v))
+
+
+def _vllm_memory_split(run: _VllmRun) -> None:
+    """Where the GPU's memory went, with the card's size stated: budget, weights, KV and the rest read off."""
+    v = run.v
+    gpu, util = run.stated.get("gpu_memory_gib"), v.get("gpu_memory_utilization")
+    weights, avail = v.get("weights_gib"), v.get("available_gib")
+    if not (gpu and util and weights and avail):
+        return
+    budget = gpu * util["value"]
+    rest = budget - weights["value"] - avail["value"]
+    cg = v.get("cuda_graph_gib")
+    subtracted = cg and (v.get("equivalent_util") or {}).get("subtracted", True)
+    rest_text = (
+        f"the rest, {rest:.2f} GiB, is the CUDA graph estimate {cg['value']:.2f} GiB (subtracted before the KV "
+        f"cache from vLLM 0.21 on) and {rest - cg['value']:.2f} GiB of activations and non-torch memory"
+        if subtracted
+        else f"the rest, {rest:.2f} GiB, is activations, CUDA graphs and non-torch memory"
+    )
+    run.checks.append(
+        {
+            "figure": "where the GPU memory went",
+            "line": avail["line"],
+            "logged": f"weights {weights['value']:.2f} GiB, KV {avail['value']:.2f} GiB",
+            "rebuilt": f"{gpu:g} GiB x {util['value']:g} = {budget:.2f} GiB budget; {rest_text}",
+            "status": "predicted",
+            "terms": [],
+            "why": "vLLM measures the rest in a profiling run; kvlab can only read it off as the difference "
+            "(and CUDA reports a little less total memory than the card's nominal size)",
+        }
+    )
+
+
+def _vllm_weights_check(run: _VllmRun) -> None:
+    """The logged weight memory against kvlab's count of the stated weights format."""
+    weights, stated = run.v.get("weights_gib"), run.stated
+    if not weights:
+        return
+    if not stated.get("weights"):
+        run.notes.append(
             f"weights: {weights['value']:g} GiB as logged (vLLM's older 'GB' is the same GiB figure); state "
             "the weights format to compare it with the parameter count"
         )
-    # what the log runs that kvlab's layout leaves out (name, where, what): said once, and named where a figure differs
+        return
+    w = model_weights_bytes(run.arch, stated["weights"])
+    diff = weights["value"] * GIB / w["bytes"] - 1 if w["bytes"] else float("inf")
+    ok = abs(diff) <= WEIGHTS_TOLERANCE
+    # older vLLM prints this figure as "GB" but divides by 2**30: it is GiB, shown as GiB and labelled
+    printed_gb = weights["text"].rstrip().endswith("GB")
+    logged_weights = f"{weights['value']:g} GiB" + (" (printed “GB”)" if printed_gb else "")
+    unit_note = "; this vLLM prints GiB (bytes ÷ 2³⁰) as “GB”" if printed_gb else ""
+    run.checks.append(
+        {
+            "figure": "model weights",
+            "line": weights["line"],
+            "logged": logged_weights,
+            "rebuilt": f"{_gib(w['bytes'])} GiB",
+            "status": "consistent" if ok else "differs",
+            "terms": [
+                {
+                    "term": "weights",
+                    "logged": logged_weights,
+                    "rebuilt": f"{_gib(w['bytes'])} GiB",
+                    "how": w["how"],
+                    "ok": ok,
+                }
+            ],
+            "why": (
+                f"the load took {abs(diff):.1%} {'more' if diff >= 0 else 'less'} than kvlab's count of "
+                f"{stated['weights']} weights: within {WEIGHTS_TOLERANCE:.0%} (vLLM also loads a few buffers){unit_note}"
+            )
+            if ok
+            else (
+                f"{diff:+.1%} from kvlab's count of {stated['weights']} weights: "
+                "checkpoints keep some tensors in another format (embeddings, "
+                "norms, routers are often left in BF16), or only part of the "
+                f"model is on this GPU{unit_note}"
+            ),
+        }
+    )
+
+
+def _vllm_unmodelled(run: _VllmRun) -> None:
+    """What the log runs that changes the layout: counted ones said in a note, the rest named where a figure differs."""
+    v, arch, notes = run.v, run.arch, run.notes
     unmodelled = []
     if spec := v.get("speculative"):
         how = ", ".join(x for x in (spec["method"], spec["tokens"] and plural(spec["tokens"], "token")) if x)
@@ -1726,7 +1897,7 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                     "its own KV layers join the pool; kvlab counts the state blocks per speculative token only",
                 )
             )
-    if kv["by_kind"][LINEAR]["layers"] and request["prefix_caching"]:
+    if run.kv["by_kind"][LINEAR]["layers"] and run.request["prefix_caching"]:
         notes.append(
             "prefix caching on a model with recurrent layers ("
             + (f"log line {v['prefix_caching']['line']}" if v["prefix_caching"]["line"] else "stated")
@@ -1736,10 +1907,9 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     notes.extend(f"not modelled: {name} ({where}): {what}" for name, where, what in unmodelled)
     if unmodelled:
         names = "; ".join(name for name, _, _ in unmodelled)
-        for check in checks:
+        for check in run.checks:
             if check["status"] == "differs":
                 check["why"] = (check["why"] or "") + f"; or what kvlab does not model: {names}"
-    return {"settings": settings, "checks": checks, "notes": notes}
 
 
 def _vllm_capacity_format(v: dict, hybrid: bool, block: int) -> bool:
