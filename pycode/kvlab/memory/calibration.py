@@ -97,7 +97,14 @@ def gpu_of(entry: dict) -> dict | None:
     if entry.get("gpu_id"):
         return get_gpu(entry["gpu_id"])
     text = str(entry.get("gpu") or "").lower()
-    for word, gid in (("h100", "h100-sxm"), ("rtx 3090", "rtx-3090"), ("a100", "a100-80gb"), ("h20", None)):
+    for word, gid in (
+        ("h100", "h100-sxm"),
+        ("rtx 3090", "rtx-3090"),
+        ("a100", "a100-80gb"),
+        ("h20", None),
+        ("rtx a5000", "rtx-a5000"),
+        ("rtx 4090 d", "rtx-4090-d"),  # the China-market 4090 (114 SMs), not the rtx-4090 entry
+    ):
         if word in text:
             return get_gpu(gid) if gid else None
     return None
