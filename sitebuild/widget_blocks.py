@@ -105,21 +105,6 @@ class Widget:
         return path.read_text(encoding="utf-8") if path.is_file() else ""
 
 
-def runs(row) -> list[tuple[int, int, int]]:
-    """A raster row's runs of one non-zero value: (first column, length, value). The
-    eviction rasters draw one rect per run (kit.raster in kit.js does the same live):
-    a row of 32 cached positions is one rect, not 32."""
-    out: list[tuple[int, int, int]] = []
-    for x, v in enumerate(row):
-        if not v:
-            continue
-        if out and out[-1][2] == v and out[-1][0] + out[-1][1] == x:
-            out[-1] = (out[-1][0], out[-1][1] + 1, v)
-        else:
-            out.append((x, 1, v))
-    return out
-
-
 def discover_widgets() -> dict[str, Widget]:
     """Every folder under site_src/widgets/ with a widget.json."""
     widgets = {}
@@ -211,7 +196,6 @@ class WidgetRenderer:
         )
         self.env.filters["fmt"] = lambda x, n=3: f"{x:.{n}f}"
         self.env.filters["links"] = linked
-        self.env.filters["runs"] = runs
         self.env.globals["blank"] = Blank()
         # each call's result, by function and parameters: a widget's content page and its embed
         # page show the same call, and a widget function is deterministic (its page is its result)

@@ -19,14 +19,13 @@
  *                                       weights 0..1, null = no cell) drawn as a CSS grid:
  *                                       no chart library, colours from the stylesheet (they
  *                                       follow the scheme, like the static tables' cells)
- *   kit.raster(svg, grid, opts)         a raster of small categories (rows of ints, 0 =
- *                                       empty) redrawn in an <svg>, the templates' markup:
- *                                       a rect per run of equal cells in a row, class
- *                                       opts.prefix + value;
+ *   kit.raster(svg, raster, opts)       a raster of small categories redrawn in an <svg>, the
+ *                                       templates' markup: raster is a view's raster_runs
+ *                                       (kvlab.widgets.views: runs and their tooltips, from
+ *                                       Python), a rect per run, class opts.prefix + value;
  *                                       opts.rows [{row, className}] outlines a row,
  *                                       opts.lines [{y, className}] rules across at y
- *                                       (cell units), opts.title(row, first, last, v) a
- *                                       tooltip per run on grids of at most 4,096 cells
+ *                                       (cell units)
  *   kit.reducedMotion()                 the reader asked for less motion
  *   kit.fixed(x, digits, grouping)      x with that many decimals, as Python's f"{x:.{digits}f}"
  *                                       (grouping: f"{x:,.{digits}f}") writes it: the one number
@@ -243,16 +242,16 @@
     drawn.forEach((a, target) => plot(a.root, target, a.traces, a.layout, a.config));
   }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
 
-  /* A raster of small categories (rows: steps, columns: positions; 0 = nothing drawn)
-   * drawn in place into an <svg>, in the markup the templates write at build time (the
-   * static and the live figure are one drawing): one rect per run of one non-zero value
-   * in a row, x and y in cell units, 0.1 short of the run (a hairline gap), class prefix
-   * + value; the colours are in the stylesheet, so they follow the scheme. The marks go
-   * on top, in one group: rows outlined (a selected step), lines across at y in cell units. One string per call
-   * (a few ms for 4,000 cells); with the same grid, prefix and title as last time only
-   * the marks are redrawn (a step slider). A native tooltip per run on small grids only. */
-  const RASTER_TITLES_MAX = 4096;
-  const rasters = new WeakMap(); // svg -> { grid, prefix, title } last drawn
+  /* A raster of small categories (rows: steps, columns: positions) drawn in place into an <svg>, in
+   * the markup the templates write at build time (the static and the live figure are one drawing):
+   * `raster` is a widget view's kvlab.widgets.views.raster_runs, its runs [x, y, length, value]
+   * (one per stretch of one non-zero value in a row) and their tooltips, written by Python (none
+   * past views.RASTER_TITLES_MAX cells). One rect per run, x and y in cell units, 0.1 short of the
+   * run (a hairline gap), class prefix + value; the colours are in the stylesheet, so they follow
+   * the scheme. The marks go on top, in one group: rows outlined (a selected step), lines across at
+   * y in cell units. One string per call (a few ms for 4,000 cells); with the same raster and prefix
+   * as last time only the marks are redrawn (a step slider). */
+  const rasters = new WeakMap(); // svg -> { raster, prefix } last drawn
   const escapeText = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   const unit = (x) => String(Math.round(x * 1000) / 1000);
 
@@ -263,36 +262,24 @@
     return out;
   }
 
-  function raster(svg, grid, opts = {}) {
-    const rows = grid.length;
-    const cols = rows ? grid[0].length : 0;
+  function raster(svg, drawing, opts = {}) {
     const prefix = opts.prefix || "";
-    const marks = rasterMarks(opts, cols);
+    const marks = rasterMarks(opts, drawing.width);
     const last = rasters.get(svg);
     const group = svg.querySelector(":scope > g.kv-raster-marks");
-    if (group && last && last.grid === grid && last.prefix === prefix && last.title === opts.title) {
+    if (group && last && last.drawing === drawing && last.prefix === prefix) {
       group.innerHTML = marks;
       return;
     }
-    const titled = typeof opts.title === "function" && rows * cols <= RASTER_TITLES_MAX;
-    const parts = [];
-    for (let r = 0; r < rows; r++) {
-      const row = grid[r];
-      for (let c = 0; c < row.length; ) {
-        const v = row[c] | 0;
-        let end = c + 1; // one rect per run of equal cells (sitebuild's `runs` filter)
-        while (end < row.length && (row[end] | 0) === v) end++;
-        if (v) {
-          const rect = `<rect x="${c}" y="${r}" width="${unit(end - c - 0.1)}" height="0.9" class="${prefix}${v}"`;
-          parts.push(titled ? `${rect}><title>${escapeText(opts.title(r, c, end - 1, v))}</title></rect>` : `${rect}/>`);
-        }
-        c = end;
-      }
-    }
+    const titles = drawing.titles || [];
+    const parts = drawing.runs.map(([x, y, n, v], i) => {
+      const rect = `<rect x="${x}" y="${y}" width="${unit(n - 0.1)}" height="0.9" class="${prefix}${v}"`;
+      return i < titles.length ? `${rect}><title>${escapeText(titles[i])}</title></rect>` : `${rect}/>`;
+    });
     parts.push(`<g class="kv-raster-marks">${marks}</g>`);
-    svg.setAttribute("viewBox", `0 0 ${cols} ${rows}`);
+    svg.setAttribute("viewBox", `0 0 ${drawing.width} ${drawing.height}`);
     svg.innerHTML = parts.join("");
-    rasters.set(svg, { grid, prefix, title: opts.title });
+    rasters.set(svg, { drawing, prefix });
   }
 
   /* ---- the binder ---- */

@@ -6,7 +6,6 @@ import json
 import re
 
 from playwright.sync_api import expect
-from widget_blocks import runs  # sitebuild/ is on pytest's pythonpath
 
 import kvlab
 from tests.browser.widgets import activate, open_live, open_widget, set_range, wait_ready
@@ -17,6 +16,20 @@ PAGE = "eviction/"
 def same(a, b) -> bool:
     """Equal after the JSON round trip the page's data takes."""
     return json.loads(json.dumps(a)) == json.loads(json.dumps(b))
+
+
+def runs(row) -> list[tuple[int, int, int]]:
+    """A row's runs of one non-zero value, (first column, length, value), found cell by cell: the
+    oracle for kvlab.widgets.views.raster_runs (numpy), which the build's SVG and kvlab.kit.raster draw."""
+    out: list[tuple[int, int, int]] = []
+    for x, v in enumerate(row):
+        if not v:
+            continue
+        if out and out[-1][2] == v and out[-1][0] + out[-1][1] == x:
+            out[-1] = (out[-1][0], out[-1][1] + 1, v)
+        else:
+            out.append((x, 1, v))
+    return out
 
 
 def test_runs_cover_a_row_exactly():
@@ -43,9 +56,9 @@ def svg_grid(root, prefix: str) -> list[list[int]]:
     )
 
 
-def assert_raster_is(root, prefix: str, grid) -> None:
+def assert_raster_is(root, prefix: str, grid, titles: list[str] | None = None) -> None:
     """The live raster is the grid CPython's kvlab computes: a rect per run of equal cells
-    in a row (as many as the build's `runs` filter makes), each over its cells; drawn in
+    in a row (as many as `runs` finds), each over its cells; drawn in
     the SVG, no Plotly chart left."""
     expect(root.locator("svg.kv-static-raster")).to_be_visible()
     assert root.locator(".kv-raster, .kv-static-raster .plotly, svg.kv-static-raster .main-svg").count() == 0
@@ -53,6 +66,14 @@ def assert_raster_is(root, prefix: str, grid) -> None:
         want = sum(1 for row in grid for run in runs(row) if run[2] == v)
         assert root.locator(f"svg.kv-static-raster > rect.{prefix}{v}").count() == want, (prefix, v)
     assert same(svg_grid(root, prefix), grid)
+    if titles is not None:  # each run's tooltip, as the view wrote it (the hover's text)
+        assert (
+            root.locator(
+                f"svg.kv-static-raster > rect.{prefix}1, svg.kv-static-raster > rect.{prefix}2, "
+                f"svg.kv-static-raster > rect.{prefix}3"
+            ).evaluate_all("rs => rs.map(r => r.querySelector('title')?.textContent ?? null)")
+            == titles
+        )
 
 
 def test_static_page_holds_the_numbers_kvlab_computes(built_site):
@@ -76,6 +97,11 @@ def test_static_page_holds_the_numbers_kvlab_computes(built_site):
     for cls, grid in (("kv-ev", ev["grid"]), ("kv-cs", cs["grid"])):
         assert html.count(f'class="{cls}') == sum(len(runs(row)) for row in grid)
         assert sum(len(runs(row)) for row in grid) < sum(1 for row in grid for v in row if v) / 4
+    # ... each with its tooltip, the view's: the static and the live drawing are one
+    for fig in (ev, cs):
+        titles = fig["view"]["raster"]["titles"]
+        assert titles and html.count("<title>") >= len(titles)
+        assert all(f"<title>{t}</title>" in html for t in titles[:5] + titles[-5:])
     # marks: the last step outlined, a line per shift; the axes spelled out next to each raster
     assert html.count('class="kv-raster-step"') == 1
     assert html.count('class="kv-raster-shift"') == len(cs["shifts"])
@@ -94,7 +120,8 @@ def test_eviction_widget_recomputes_in_pyodide(warm_page, site_url):
     # controls of other policies are hidden, the window control is shown
     expect(root.locator('input[name="budget"]')).to_be_hidden()
     expect(root.locator('input[name="window"]')).to_be_visible()
-    assert_raster_is(root, "kv-ev", want["grid"])
+    assert_raster_is(root, "kv-ev", want["grid"], want["view"]["raster"]["titles"])
+    assert "step 39, positions 0–33: evicted" in want["view"]["raster"]["titles"]
     expect(root.locator('[data-field="raster-rows"]')).to_have_text("39")
     expect(root.locator(".kv-raster-step")).to_have_attribute("y", "38.95")  # the last step, outlined
     kept = root.locator(".kv-kept").evaluate("el => el.data.map(t => Array.from(t.y))")
@@ -120,7 +147,7 @@ def test_eviction_widget_recomputes_in_pyodide(warm_page, site_url):
     # ... and its row is outlined in the raster, which is otherwise untouched
     expect(root.locator(".kv-raster-step")).to_have_count(1)
     expect(root.locator(".kv-raster-step")).to_have_attribute("y", "9.95")
-    assert_raster_is(root, "kv-ev", want["grid"])
+    assert_raster_is(root, "kv-ev", want["grid"], want["view"]["raster"]["titles"])
 
     # bad input: n beyond the view's limit is clamped, and H2O's recent is clamped to the budget
     # (one input event for all four, as an embed page's query string does: each clamp is then in one notice)
@@ -144,7 +171,7 @@ def test_context_shift_widget_recomputes_in_pyodide(warm_page, site_url):
     expect(root.locator('[data-field="outcome"]')).to_have_text(want["view"]["outcome"])
     wait_ready(root)
     assert root.locator('[data-field="shifts"] li').all_text_contents() == want["view"]["shifts"]
-    assert_raster_is(root, "kv-cs", want["grid"])
+    assert_raster_is(root, "kv-cs", want["grid"], want["view"]["raster"]["titles"])
     # a dashed line per shift, between the row before it and its own
     ys = root.locator(".kv-raster-shift").evaluate_all("ls => ls.map(l => l.getAttribute('y1'))")
     assert ys == [f"{s['step'] - 0.05:g}" for s in want["shifts"]]

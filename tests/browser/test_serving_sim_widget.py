@@ -54,3 +54,11 @@ def test_a_longer_prompt_queues_and_preempts_as_kvlab_says(warm_page, site_url):
     drawn = root.locator(".kv-sim-raster").evaluate(RECTS_JS)
     assert set(drawn) == classes_in(data["grid"]) and "kv-sim4" in drawn
     assert root.locator(".kv-sim-kv-line").get_attribute("points") == data["kv_points"]
+    # no tooltips on 48 rows x 120 bins (past views.RASTER_TITLES_MAX); with 8 chats, each run's, as the view wrote it
+    assert not data["view"]["raster"]["titles"] and root.locator(".kv-sim-raster title").count() == 0
+    set_range(root, "num_prompts", 8)
+    few = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 16384, "num_prompts": 8})["view"]
+    expect(root.locator('[data-field="headline"]')).to_have_text(few["headline"], timeout=60_000)
+    titles = few["raster"]["titles"]
+    assert titles and titles[0].startswith("chat 1: ")
+    expect(root.locator(".kv-sim-raster > rect > title")).to_have_text(titles)

@@ -219,6 +219,39 @@ def test_mxfp4_on_a_card_without_fp4_tensor_cores_prefills_at_its_own_efficiency
     assert given["efficiency"]["compute_used"] == 0.2
 
 
+def test_the_fitted_fp4_efficiency_applies_when_every_constant_is_given_as_the_fit_gives_them():
+    # bench/serving_sim_calibration.py passes every constant: simulate's defaults must run the model the fit ran
+    # (before session 6 a given compute_efficiency won, so the fit never used the FP4 constant it stored)
+    kw = {"num_prompts": 4, "input_len": 4096, "output_len": 8, "weights_format": "MXFP4"}
+    fitted = scheduler.simulation_constants()
+    given = {k: fitted[k] for k in scheduler.SIMULATION_KEYS}
+    by_default = simulate("gpt-oss-20b", "a100-80gb", **kw)
+    as_the_fit = simulate("gpt-oss-20b", "a100-80gb", **kw, **given)
+    assert as_the_fit["efficiency"]["compute_used"] == fitted["weight_only_fp4_compute_efficiency"]
+    assert as_the_fit["output_tok_s"] == by_default["output_tok_s"]
+    assert as_the_fit["ttft_ms"] == by_default["ttft_ms"]
+    # a compute efficiency given alone still sets a plain roofline for every weights format
+    assert simulate("gpt-oss-20b", "a100-80gb", **kw, compute_efficiency=0.3)["efficiency"]["compute_used"] == 0.3
+
+
+def test_every_gpu_reads_the_whole_mla_latent_under_tensor_parallelism(monkeypatch):
+    # ModelConfig.get_num_kv_heads (vLLM): an MLA model has one KV "head" per GPU, KV heads below one per GPU are
+    # replicated: the GPUs together read the latent tp times, GQA heads that divide evenly once
+    assert scheduler.kv_read_replication(model_architecture("deepseek-v3"), 8) == 8
+    assert scheduler.kv_read_replication(model_architecture("deepseek-v3"), 1) == 1
+    assert scheduler.kv_read_replication(model_architecture("gpt-oss-120b"), 8) == 1  # 8 KV heads on 8 GPUs
+    assert scheduler.kv_read_replication(model_architecture("qwen3-30b-a3b"), 8) == 2  # 4 KV heads on 8 GPUs
+    # one long request decoding on 8 H200: each step reads the latent 8 times over the summed bandwidth of 8 GPUs
+    kw = {"num_prompts": 1, "input_len": 16000, "output_len": 64, "n_gpus": 8, "weights_format": "FP8"}
+    kw |= {"max_model_len": 16384, "allreduce_gb_s": 1e5, **plain_roofline(0.5)}
+    replicated = simulate("deepseek-v3", "h200", **kw)
+    monkeypatch.setattr(scheduler, "kv_read_replication", lambda arch, tp: 1.0)
+    once = simulate("deepseek-v3", "h200", **kw)
+    kv = kv_cache_bytes(model_architecture("deepseek-v3"), 16032, "f16", state_type="bf16")["total_bytes"]
+    extra_ms = 7 * kv / (8 * scheduler.get_gpu("h200")["bandwidth_gb_s"] * 1e9 * 0.5) * 1e3
+    assert replicated["tpot_ms"]["mean"] - once["tpot_ms"]["mean"] == pytest.approx(extra_ms, rel=0.01)
+
+
 def test_prefix_caching_skips_the_shared_prefix():
     kw = {"num_prompts": 100, "prefix_len": 512, "input_len": 256, "trace": True, "max_concurrency": 8}
     off, on = run(**kw), run(enable_prefix_caching=True, **kw)

@@ -48,7 +48,8 @@ Time of a step: the roofline of `kvlab.memory.serving`, applied to what the step
 plus what the roofline leaves out. Bytes read = weights (once per step; an MoE reads the experts its
 tokens touch: with routing spread evenly a token uses a share s = experts per token / experts of the
 catalogue config, so T tokens touch 1 - (1 - s)^T of the expert weights, the rest of the model every
-step) + each scheduled request's KV cache at its current length (`kv_cache_bytes`); FLOPs = 2 x
+step) + each scheduled request's KV cache at its current length (`kv_cache_bytes`; under tensor parallelism x the
+copies the GPUs read, `kv_read_replication`: an MLA latent is read by every GPU); FLOPs = 2 x
 active params per token scheduled + attention of every token over its context (`attention_flops`,
 summed over a prefill chunk's positions, as `prefill_flops`). The step takes
 
@@ -222,6 +223,8 @@ MODELLED = [
     "sliding-window groups free the blocks that fall out of the window before each allocation "
     "(SlidingWindowManager.remove_skipped_blocks)",
     "MLA (DeepSeek) prefill chunks computed in the expanded multi-head form, decodes in the absorbed latent form",
+    "tensor parallelism: every GPU reads the whole MLA latent (and a KV head replicated below one per GPU) in a step "
+    "(ModelConfig.get_num_kv_heads)",
     "MXFP4 weights on a card without FP4 tensor cores: prefill at a compute efficiency of its own (weight-only "
     "FP4, dequantized in the GEMM)",
     "the API server: requests reach the engine one after another, a fitted time each",
@@ -233,6 +236,8 @@ NOT_MODELLED = [
     "the network; the API server's work beyond one "
     "fitted time per request (the fitted per-step and per-request times stand for the engine's own CPU work)",
     "--enforce-eager (no CUDA graphs: slower steps than the fitted constants)",
+    "vLLM's MXFP4 kernel paths apart (Marlin on SM80, Triton matmul_ogs on SM90: get_mxfp4_backend in "
+    "vllm/model_executor/layers/quantization/mxfp4.py): one weight-only FP4 efficiency, fitted on A100 (Marlin) runs",
     "CUDA-graph batch padding",
     "long_prefill_token_threshold / max_num_partial_prefills",
     "priority scheduling, LoRA, multimodal encoders",
@@ -651,8 +656,12 @@ def simulate(
         planned = np.concatenate([[0.0], np.cumsum(gaps)])
 
     # --- the costs ------------------------------------------------------------------------------
+    # bytes the GPUs read together for one request's KV: x the heads' replication under tensor parallelism
+    # (`kv_read_replication`: an MLA latent or a KV head is read in full by every GPU that holds it)
+    kv_copies = kv_read_replication(arch, n_gpus)
     kv_fn = _Piecewise(
-        lambda c: kv_cache_bytes(arch, c, verdict["kv_type"], state_type="bf16")["total_bytes"], _windows(arch)
+        lambda c: kv_copies * kv_cache_bytes(arch, c, verdict["kv_type"], state_type="bf16")["total_bytes"],
+        _windows(arch),
     )
     attn_fn = _Piecewise(lambda c: attention_flops(arch, c), _windows(arch))
     # MLA prefills in the expanded ("compute friendly") form, decodes in the absorbed one: prefill chunks have
@@ -702,10 +711,17 @@ def simulate(
 
     eb = eff_bw_given if eff_bw_given is not None else fitted["bandwidth_efficiency"]
     weight_only_fp4 = weights_format == "MXFP4" and card.get("id") not in NATIVE_FP4_CARDS
-    if eff_c_given is not None:
+    # MXFP4 on a card without FP4 tensor cores: weight_only_fp4_compute_efficiency when given, even beside a given
+    # compute_efficiency. bench/serving_sim_calibration.py passes every constant; until session 6 the given
+    # compute_efficiency won here, so the fit never ran the FP4 constant it stored (0.324 was the simplex's, never
+    # tested against a run) while simulate's defaults ran the A100/H100 MXFP4 runs with it. A compute_efficiency
+    # given alone still sets both (a plain roofline).
+    if weight_only_fp4 and fp4_eff_given is not None:
+        ec = fp4_eff_given
+    elif eff_c_given is not None:
         ec = eff_c_given
     elif weight_only_fp4:
-        ec = fp4_eff_given if fp4_eff_given is not None else fitted["weight_only_fp4_compute_efficiency"]
+        ec = fitted["weight_only_fp4_compute_efficiency"]
     else:
         ec = fitted["compute_efficiency"]
     step_fixed_s = overhead_given.get("step_overhead_ms", fitted["step_overhead_ms"]) / 1e3
@@ -1229,6 +1245,36 @@ def simulate(
     if trace:
         result["trace"] = step_trace
     return result
+
+
+def kv_read_replication(arch: Architecture, tp: int) -> float:
+    """How many times over the `tp` GPUs of a tensor-parallel engine read one request's attention KV in a step.
+
+    vLLM splits the KV heads over the GPUs and replicates a head where there are fewer heads than GPUs, "so each GPU
+    has at least one KV head" (ModelConfig.get_num_kv_heads: max(1, total_num_kv_heads // tensor_parallel_size), and
+    `if self.use_mla: return 1`, "When using MLA during decode it becomes MQA"; vllm/config/__init__.py in vLLM 0.10,
+    vllm/config/model.py since 0.11: https://github.com/vllm-project/vllm/blob/c44e191b014db0619bd51921e94c86b901ab952e/vllm/config/model.py#L1411-L1447),
+    so with MLA every GPU holds and reads the whole latent for its share of the query heads (the pool already counts
+    it: kv_bytes.vllm_kv_cache, "an MLA latent is not split"). The step's KV time is bytes over the summed bandwidth
+    of the GPUs, so the bytes are the KV's x this factor: tp x ceil(heads / tp) / heads per attention layer (1 when
+    the heads divide evenly; tp for MLA), weighted by each layer's KV width. simulate applies it to a request's whole
+    cache: a hybrid's recurrent state (split by heads, so read once) would be counted at the attention layers'
+    factor, which is 1 for every catalogue hybrid at the tensor-parallel sizes of the published runs."""
+    if tp <= 1:
+        return 1.0
+    total = copies = 0.0
+    for layer in arch.layers:
+        if layer.kind in (NONE, LINEAR):
+            continue
+        width = float(layer.k_values + layer.v_values)
+        if arch.attention == "mla":
+            factor = float(tp)
+        else:
+            heads = layer.kv_heads or 1
+            factor = tp * math.ceil(heads / tp) / heads
+        total += width
+        copies += width * factor
+    return copies / total if total else 1.0
 
 
 def _is_mla(arch: Architecture) -> bool:

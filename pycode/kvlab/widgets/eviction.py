@@ -19,7 +19,7 @@ from kvlab.inputs import SEED, Param, Spec, finite_number, one_of, short_repr, t
 from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
-from kvlab.widgets.views import computed_status, raster_display, raster_ticks, with_view
+from kvlab.widgets.views import computed_status, raster_display, raster_runs, raster_ticks, span_words, with_view
 from kvlab.wording import percent, span_text
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------- views: the words this module's widgets show
 
 
+# a raster cell's meaning, by its value: the runs' tooltips
 CONTEXT_SHIFT_CELLS = ["not written yet", "discarded", "seen by the model", "seen, protected by n_keep"]
 
 
@@ -61,7 +62,11 @@ def context_shift_display(data: dict) -> ContextShiftDisplay:
         outcome = f"Generated all {data['tokens_fed']} tokens without running out of context."
     final = data["steps"][-1]
     return {
-        **raster_display(grid, CONTEXT_SHIFT_CELLS),
+        **raster_display(grid),
+        "raster": raster_runs(
+            grid,
+            lambda y, a, b, v: f"step {y}, {span_words(a, b, 'text token', 'text tokens')}: {CONTEXT_SHIFT_CELLS[v]}",
+        ),
         "ticks": raster_ticks(len(grid), len(grid[0]) if grid else 0),
         "outcome": outcome,
         "final_visible": span_text(final["visible"]),
@@ -86,6 +91,7 @@ def context_shift_display(data: dict) -> ContextShiftDisplay:
     }
 
 
+# a raster cell's meaning, by its value: the runs' tooltips
 EVICTION_CELLS = ["not written yet", "evicted", "cached", "added at this step"]
 
 
@@ -108,7 +114,11 @@ def eviction_display(data: dict) -> EvictionDisplay:
             key: [f"step {s['step']}: {percent(y)} kept" for s, y in zip(data["steps"], p["attention_kept"])]
             for key, p in data["compare"].items()
         },
-        **raster_display(data["grid"], EVICTION_CELLS),
+        **raster_display(data["grid"]),
+        "raster": raster_runs(
+            data["grid"],
+            lambda y, a, b, v: f"step {y}, {span_words(a, b, 'position', 'positions')}: {EVICTION_CELLS[v]}",
+        ),
         "steps": steps,
         "step": steps[-1],  # the step read out at first: the last
         "means": {key: percent(p["mean_attention_kept"]) for key, p in data["compare"].items()},

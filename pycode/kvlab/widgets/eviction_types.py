@@ -5,7 +5,7 @@ Imported under `if TYPE_CHECKING:` only; checked on real results by test_results
 
 from typing import NotRequired, TypedDict
 
-from kvlab.widgets.shared_types import Clamped, RasterTicks, ServerCommand
+from kvlab.widgets.shared_types import Clamped, RasterRuns, RasterTicks, ServerCommand
 
 
 class ContextStepWords(TypedDict):
@@ -19,7 +19,7 @@ class ContextShiftDisplay(TypedDict):
     status: str  # the status line after a result (context.js ctx.live says it)
     last_step: int
     last_token: int
-    cells: list[str]  # a raster cell's meaning, by its value (0..3)
+    raster: RasterRuns  # the raster's runs, each with its tooltip ("step 3, positions 4–9: evicted")
     ticks: RasterTicks
     outcome: str  # how the run ended, in a sentence
     final_visible: str
@@ -45,7 +45,7 @@ class EvictionDisplay(TypedDict):
     status: str  # the status line after a result (context.js ctx.live says it)
     last_step: int
     last_token: int
-    cells: list[str]  # a raster cell's meaning, by its value (0..3)
+    raster: RasterRuns  # the raster's runs, each with its tooltip ("step 3, positions 4–9: evicted")
     steps: list[EvictionStepWords]  # the step table's rows and the step readout
     step: EvictionStepWords  # the step read out at first (the last)
     means: dict[str, str]  # per policy: its mean attention kept, "82.2%"

@@ -33,7 +33,7 @@ from kvlab.widgets.pickers import (
     model_info,
     weight_options,
 )
-from kvlab.widgets.views import computed_status, with_view
+from kvlab.widgets.views import computed_status, raster_runs, with_view
 from kvlab.wording import amount, human_bytes, plural, token_count, trim
 
 if TYPE_CHECKING:
@@ -183,6 +183,7 @@ def serving_view(data: dict) -> ServingView:
             }
             for x in data["same_kind"]
         ],
+        "legend": {"ms_batch1": "batch 1", "ms_batch": f"batch {c['batch']}"},
         "hover": {
             key: [None if y is None else f"{x:,} tokens: {y:.2f} ms/token" for x, y in zip(c["contexts"], c[key])]
             for key in ("ms_batch1", "ms_batch")
@@ -390,7 +391,7 @@ SIM_INPUTS = Spec(
 )
 SIM_ROWS = 48  # requests drawn as rows (evenly picked from all of them)
 SIM_COLS = 120  # time bins across the run
-# a request's state in a time bin (the raster's values; 0: not sent yet or done)
+# a request's state in a time bin (the raster's values; 0: not sent yet or done), in its cells' tooltips
 SIM_STATES = {
     1: "waiting in the engine's queue",
     2: "prefill (its prompt's K and V computed)",
@@ -437,10 +438,13 @@ def serving_sim_view(data: dict) -> ServingSimView:
     the benchmark's figures as vllm bench serve prints them, and the status line."""
     p, r = data["params"], data["run"]
     status = computed_status("serving_sim_figure", f"{p['num_prompts']} chats, {p['users']} at a time")
+    chats = data["rows"]  # the request drawn in each row
+    raster = raster_runs(data["grid"], lambda y, a, b, v: f"chat {chats[y] + 1}: {SIM_STATES[v]}")
     not_modelled = "; ".join(data["not_modelled"])
     if r is None:
         return {
             "status": status,
+            "raster": raster,
             "headline": f"{data['model_info']['hf_id']} in {p['weights']} on one {data['gpu_info']['name']}: {data['refused']}.",
             "pool": "No chat is served: pick a smaller model or weights format, or a GPU with more memory.",
             "compare": "",
@@ -495,6 +499,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
         )
     return {
         "status": status,
+        "raster": raster,
         "headline": headline,
         "pool": pool,
         "compare": compare,
@@ -556,7 +561,6 @@ def serving_sim_figure(
         },
         "model_info": info,
         "gpu_info": {"name": card["name"]},
-        "states": {str(k): v for k, v in SIM_STATES.items()},
     }
     try:
         r = simulate(

@@ -6,7 +6,7 @@ Imported under `if TYPE_CHECKING:` only; checked on real results by test_results
 from typing import TypedDict
 
 from kvlab.widgets.memory_types import ContextFlag, IntRange, ModelGroup, ModelInfo, ServingOptions
-from kvlab.widgets.shared_types import Amount, Clamped, IdLabel
+from kvlab.widgets.shared_types import Amount, Clamped, IdLabel, RasterRuns
 
 
 class ServingParams(TypedDict):
@@ -137,6 +137,7 @@ class ServingView(TypedDict):
     cost_text: str
     cost_batch1_text: str
     same_kind: list[SameKindView]
+    legend: dict[str, str]  # per line (ms_batch1, ms_batch): its name in the legend and the hover box
     hover: dict[str, list[str | None]]  # per line (ms_batch1, ms_batch): a hover line per context (None: no point)
     curve_rows: list[ServingCurveRow]
 
@@ -245,6 +246,7 @@ class ServingSimRun(TypedDict):
 
 class ServingSimView(TypedDict):
     status: str  # the status line after a result (context.js ctx.live says it)
+    raster: RasterRuns  # the chats x time raster's runs, each with its tooltip ("chat 3: decode")
     headline: str
     pool: str
     compare: str  # where the closed form (serving_figure) and the simulation part ways
@@ -270,7 +272,6 @@ class ServingSimFigureResult(TypedDict):
     ]  # drawn chats x time bins: 0 not sent or done, 1 waiting, 2 prefill, 3 decode, 4 decode after a preemption
     rows: list[int]  # the request index of each drawn row
     rows_of: int
-    states: dict[str, str]
     kv_points: str  # SVG polyline points of the KV pool's use (0..100 x 0..20)
     command: str
     bench_command: str

@@ -91,3 +91,11 @@ class RasterTick(TypedDict):
 class RasterTicks(TypedDict):
     x: list[RasterTick]  # tokens of the text
     y: list[RasterTick]  # steps
+
+
+# a raster of small categories as drawn (kvlab.widgets.views.raster_runs; kvlab.kit.raster and the build's SVG)
+class RasterRuns(TypedDict):
+    width: int  # cells across
+    height: int  # rows
+    runs: list[list[int]]  # [x, y, length, value]: a stretch of one non-zero value in a row
+    titles: list[str]  # each run's tooltip, in the order of runs; empty past views.RASTER_TITLES_MAX cells

@@ -1,5 +1,6 @@
 """What several widgets' views share: `with_view`, which attaches a widget's view to its function's
-result, and a few formatters (times, token spans, raster ticks, a token's text shown visibly).
+result, and a few formatters (times, token spans, raster runs with their tooltips and ticks, a token's
+text shown visibly).
 
 Each widget's view lives beside its entry function in that page's module (e.g.
 kvlab.widgets.prefix.prefix_blocks_view above prefix_blocks_figure), with its TypedDict in the
@@ -16,8 +17,10 @@ import re
 import json
 from typing import TYPE_CHECKING
 
+from collections.abc import Callable
+
 if TYPE_CHECKING:
-    from kvlab.widgets.shared_types import RasterTick, RasterTicks
+    from kvlab.widgets.shared_types import RasterRuns, RasterTick, RasterTicks
 
 
 def with_view(view):
@@ -78,9 +81,58 @@ def times(x: float) -> str:
     return f"{x:,.2f}".rstrip("0").rstrip(".")
 
 
-def raster_display(grid: list, cells: list[str]) -> dict:
-    """What a step-by-position raster's readout needs: its last step and token, and each cell state in words."""
-    return {"last_step": len(grid) - 1, "last_token": len(grid[0]) - 1 if grid else 0, "cells": cells}
+def raster_display(grid: list) -> dict:
+    """What a step-by-position raster's readout needs: its last step and token."""
+    return {"last_step": len(grid) - 1, "last_token": len(grid[0]) - 1 if grid else 0}
+
+
+# A raster's cells get a tooltip each only on grids up to this many cells: a <title> per run
+# costs the page's size and the drawing's time (kvlab.kit.raster draws what raster_runs gives).
+RASTER_TITLES_MAX = 4096
+
+
+def raster_runs(grid: list[list[int]], title: Callable[[int, int, int, int], str]) -> RasterRuns:
+    """A raster of small categories as it is drawn, the build's SVG and kvlab.kit.raster alike:
+    its size in cells, one run [x, y, length, value] per stretch of one non-zero value in a row
+    (a row of 32 cached positions is one rect, not 32), row by row, and each run's tooltip,
+    title(row, first, last, value), on grids of at most RASTER_TITLES_MAX cells (none past it:
+    `titles` is empty). numpy finds the runs: an eviction grid of 512 x 512 is 262,144 cells.
+
+    >>> r = raster_runs([[0, 2, 2, 1], [1, 0, 3, 3]], lambda y, a, b, v: f"row {y}, {a}–{b}: {v}")
+    >>> r["width"], r["height"], r["runs"]
+    (4, 2, [[1, 0, 2, 2], [3, 0, 1, 1], [0, 1, 1, 1], [2, 1, 2, 3]])
+    >>> r["titles"]
+    ['row 0, 1–2: 2', 'row 0, 3–3: 1', 'row 1, 0–0: 1', 'row 1, 2–3: 3']
+    >>> raster_runs([[0, 0]], print)["runs"], raster_runs([], print)["width"]
+    ([], 0)
+    """
+    import numpy as np
+
+    cells = np.asarray(grid, dtype=np.int64).reshape(len(grid), -1 if grid else 0)
+    height, width = cells.shape
+    starts = np.ones(cells.shape, dtype=bool)  # a cell that begins a run: the row's first, or a new value
+    starts[:, 1:] = cells[:, 1:] != cells[:, :-1]
+    ys, xs = np.nonzero(starts)  # row by row, left to right
+    ends = np.append(xs[1:], width)  # a run ends where the next begins, or at its row's end
+    ends[np.append(ys[1:] != ys[:-1], True)] = width
+    values = cells[ys, xs]
+    kept = values != 0
+    out = np.stack([xs[kept], ys[kept], (ends - xs)[kept], values[kept]], axis=1).tolist()
+    return {
+        "width": width,
+        "height": height,
+        "runs": out,
+        "titles": [title(y, x, x + n - 1, v) for x, y, n, v in out] if height * width <= RASTER_TITLES_MAX else [],
+    }
+
+
+def span_words(first: int, last: int, one: str, many: str) -> str:
+    """A run of columns in words: one column by its name, several as a range.
+
+    >>> span_words(4, 4, "position", "positions"), span_words(4, 9, "position", "positions")
+    ('position 4', 'positions 4–9')
+    """
+    return f"{one} {first}" if first == last else f"{many} {first}–{last}"
 
 
 def _tick_step(last: int, most: int) -> int:

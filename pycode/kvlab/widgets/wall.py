@@ -61,7 +61,9 @@ def wall_view(data: dict) -> WallView:
 
     return {
         "hover": {
-            f"{key}_{part}": [f"{si_number(y)} multiply-adds" for y in data[key][f"{part}_macs"]]
+            f"{key}_{part}": [
+                f"step {t:,}: {si_number(y)} multiply-adds" for t, y in zip(data["tokens"], data[key][f"{part}_macs"])
+            ]
             for key in ("no_cache", "cache")
             for part in ("weight", "attention")
         },

@@ -1,7 +1,7 @@
 /* Eviction policies on a bounded cache. State → kvlab.eviction_figure in Pyodide → kit.bind fills
  * the template's readout, means and step table from Python's result; the step slider rebinds the
  * readout's step (a data-bind-scope). The raster is the build's SVG, redrawn in place
- * (kvlab.kit.raster); the curves are Plotly. */
+ * (kvlab.kit.raster, the view's runs and tooltips); the curves are Plotly. */
 kvlab.register("eviction", {
   mount(root, ctx) {
     const kit = kvlab.kit;
@@ -48,12 +48,7 @@ kvlab.register("eviction", {
       stepInput.value = String(s.step);
       stepOut.value = s.step;
       kit.bind(stepScope, data.view.steps[currentStep()]);
-      const cells = data.view.cells;
-      kit.raster(raster, data.grid, {
-        prefix: "kv-ev",
-        rows: [{ row: s.step, className: "kv-raster-step" }],
-        title: (row, first, last, v) => `step ${row}, ${first === last ? `position ${first}` : `positions ${first}–${last}`}: ${cells[v]}`,
-      });
+      kit.raster(raster, data.view.raster, { prefix: "kv-ev", rows: [{ row: s.step, className: "kv-raster-step" }] });
     }
 
     // the policies' attention kept, step by step, with the chosen step marked

@@ -9,7 +9,7 @@ kvlab.register("quadratic-wall", {
     async function render(data) {
       const line = (name, side, part, color, dash) => ({
         name, x: data.tokens, y: data[side][`${part}_macs`], mode: "lines", line: { color, width: 2.5, dash },
-        hovertext: data.view.hover[`${side}_${part}`], hovertemplate: `%{hovertext}<extra>${name}, step %{x}</extra>`,
+        hovertext: data.view.hover[`${side}_${part}`], hovertemplate: "%{hovertext}", // the trace's name in the side box
       });
       await kvlab.kit.plot(
         root,

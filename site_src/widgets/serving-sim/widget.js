@@ -1,15 +1,11 @@
 /* The scheduler, played. State → kvlab.serving_sim_figure in Pyodide → kit.bind fills the sentences,
- * the table and the KV line; the chats x time raster is the build's SVG redrawn in place (kit.raster). */
+ * the table and the KV line; the chats x time raster is the build's SVG redrawn in place (kit.raster, the view's runs and tooltips). */
 kvlab.register("serving-sim", {
   mount(root, ctx) {
     const raster = root.querySelector(".kv-sim-raster");
     return ctx.form("serving_sim_figure", {
       draw(data) {
-        const states = data.states;
-        kvlab.kit.raster(raster, data.grid, {
-          prefix: "kv-sim",
-          title: (row, first, last, v) => `chat ${data.rows[row] + 1}: ${states[v]}`,
-        });
+        kvlab.kit.raster(raster, data.view.raster, { prefix: "kv-sim" });
       },
     });
   },

@@ -19,12 +19,12 @@ kvlab.register("serving", {
       const c = data.curve;
       // where a batch does not fit, Python gives no time (null): the line stops there
       const traces = [
-        { name: "batch 1", y: c.ms_batch1, hover: data.view.hover.ms_batch1, color: "#5c6bc0" },
-        { name: `batch ${c.batch}`, y: c.ms_batch, hover: data.view.hover.ms_batch, color: "#ef6c00" },
+        { name: data.view.legend.ms_batch1, y: c.ms_batch1, hover: data.view.hover.ms_batch1, color: "#5c6bc0" },
+        { name: data.view.legend.ms_batch, y: c.ms_batch, hover: data.view.hover.ms_batch, color: "#ef6c00" },
       ].map((t) => ({
         type: "scatter", mode: "lines+markers", name: t.name, x: c.contexts, y: t.y,
         line: { color: t.color, width: 2.5 }, marker: { size: 5 },
-        hovertext: t.hover, hovertemplate: "%{hovertext}<extra>" + t.name + "</extra>",
+        hovertext: t.hover, hovertemplate: "%{hovertext}", // the trace's name in the side box
       }));
       await kvlab.kit.plot(
         root,
