@@ -274,9 +274,12 @@ def prediction_table() -> list[dict]:
 
 # -------------------------------------------------------------------------------------------- 3. fit
 def implied_reserves() -> list[dict]:
-    """Logs that give driver memory (or a catalogue card), util, weights and available KV: the reserve each implies."""
+    """Logs that give driver memory (or a catalogue card), util, weights and available KV: the reserve each implies
+    (all but those an entry holds out with reserve_fit false)."""
     out = []
     for c in prediction_cases():
+        if not c["entry"].get("reserve_fit", True):
+            continue  # held out of the fit by its entry (its reserve_why says why): it scores the prediction
         weights = c["weights"]
         if weights is None and c["arch"].name in MEASURED_MODELS and c["card"]:
             # a refusal of a measured model that does not print its load: the load as vLLM logs it elsewhere
