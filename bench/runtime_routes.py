@@ -12,7 +12,8 @@ from its disk cache, as GitHub Pages serves with Cache-Control: max-age=600).
             trimmed standard library when the site has one (python_stdlib.min.zip)
   snapshot  this checkout's worker.js with a manifest that names a snapshot (made here by
             sitebuild/snapshot.mjs unless the site has one): Python restored from it (streamed
-            wasm, the full standard library)
+            wasm, the trimmed standard library; numpy's files and kvlab's inside the snapshot,
+            so neither the wheel nor kvlab's zip downloads)
 
 The site variants run the real page runtime: a page with the site's CSP loads
 assets/kvlab/manifest.js and runtime.js and calls kvlab.runPython("import numpy, kvlab,
@@ -46,6 +47,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
+STDLIB_MIN = "vendor/pyodide/python_stdlib.min.zip"
 CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' blob:; worker-src 'self' blob:; "
     "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; object-src 'none'"
@@ -158,6 +160,7 @@ def prepare(site: Path, work: Path, snapshot: Path | None, make_snapshot: bool =
                 str(ROOT / "node_modules/pyodide"),
                 str(site / "assets/vendor/pyodide" / NUMPY_WHEEL),
                 str(kvlab_zip),
+                str(site / "assets" / STDLIB_MIN),
                 str(snapshot),
             ],
             check=True,
@@ -183,7 +186,7 @@ def prepare(site: Path, work: Path, snapshot: Path | None, make_snapshot: bool =
     overrides["/today/assets/kvlab/manifest.js"] = work / "manifest-plain.js"
     overrides["/stream/assets/kvlab/manifest.js"] = work / "manifest-plain.js"
     if snapshot is not None:
-        with_snap = dict(manifest, snapshot={"file": "kvlab/python.snap.gz"})
+        with_snap = dict(manifest, snapshot={"file": "kvlab/python.snap.gz", "stdlib": STDLIB_MIN})
         with_snap["files"] = dict(manifest["files"], **{"kvlab/python.snap.gz": {"size": snapshot.stat().st_size}})
         (work / "manifest-snap.js").write_text("window.kvlabManifest = " + json.dumps(with_snap) + ";\n")
         overrides["/snapshot/assets/kvlab/manifest.js"] = work / "manifest-snap.js"

@@ -10,8 +10,9 @@ cache), then the same page again in that profile (warm: second visit, from its d
             kvlab and kvlab.bridge imported
   snapshot  a worker that fetches the same files plus the snapshot (sitebuild/snapshot.mjs, made
             here in Node) and starts with site_src/runtime/snapshot.js: Python restored with numpy
-            and kvlab imported, numpy's side modules instantiated again, the wheel and kvlab's zip
-            unzipped into the file system
+            and kvlab imported, numpy's side modules instantiated again, the files later imports
+            read written from the snapshot into the file system (it still fetches the wheel and
+            kvlab's zip, unused: bench/runtime_routes.py measures the route as the worker runs it)
 
 Each ends with the same check (numpy computes; kvlab.bridge imported): "Python ready with numpy
 and kvlab imported", timed in the page from navigation start. Bytes are what the server sent
@@ -94,7 +95,7 @@ self.onmessage = async (ev) => {
     if (v === "snapshot") {
       importScripts(base + "snapshot.js");
       py = await self.kvlabSnapshot.loadFromSnapshot({indexURL: base + "pyodide/", snapshotGz: snap,
-        zips: [files["NUMPY"], kvlab], stdout: () => {}, stderr: (s) => console.warn(s)});
+        stdout: () => {}, stderr: (s) => console.warn(s)});
     } else {
       py = await loadPyodide({indexURL: base + "pyodide/", stdout: () => {}, stderr: (s) => console.warn(s)});
       await py.loadPackage("numpy", {messageCallback: () => {}});
@@ -141,6 +142,7 @@ def prepare(site: Path, out: Path) -> dict:
             str(ROOT / "node_modules" / "pyodide"),
             str(out / "pyodide" / NUMPY_WHEEL),
             str(out / "kvlab.zip"),
+            str(out / "pyodide" / "python_stdlib.zip"),  # the one this bench's worker serves
             str(out / "kvsnap.bin.gz"),
         ],
         check=True,

@@ -1,8 +1,8 @@
 /* Python from a memory snapshot (sitebuild/snapshot.mjs): Pyodide 0.27's
  * _loadSnapshot, plus what that API leaves out for numpy. worker.js loads it (as
- * assets/kvlab/snapshot.js) only when the manifest names a snapshot, and no site build does
- * yet: bench/results/2026-12-05-runtime-routes.md says why; bench/runtime_routes.py and
- * tests/browser/test_runtime_routes.py serve one.
+ * assets/kvlab/snapshot.js) only over http and when the manifest names a snapshot, and no
+ * site build does: bench/results/2026-12-05-runtime-snapshot-session2.md says why;
+ * bench/runtime_routes.py and tests/browser/test_runtime_routes.py serve one.
  *
  * Pyodide lays the snapshot's memory image back and reconnects Python's JS
  * references; numpy's extension modules (wasm side modules) are not in it. So,
@@ -10,9 +10,10 @@
  * the global _createPyodideModule), this instantiates each side module again at
  * the memory and table bases its `struct dso` handle recorded: their data
  * segments and constructors then write into memory that the image overwrites
- * right after. The file system is not in the image either: numpy's wheel and
- * kvlab's zip are unzipped into it here (in JS: no Python may run before the
- * image is back). Any failure throws; the caller falls back to a plain start.
+ * right after. The file system is not in the image either: the files a later import
+ * still reads (numpy's side modules, the modules not imported yet) come in the same
+ * file and are written into it here (in JS: no Python may run before the image is
+ * back). Any failure throws; the caller falls back to a plain start.
  */
 (function (global) {
   "use strict";
@@ -22,58 +23,29 @@
     return new Uint8Array(await new Response(stream).arrayBuffer());
   }
 
+  /* "KVSNAP02" | u32 n | header JSON (n bytes) | pad to 8 | image (header.image bytes: the
+   * memory up to its trailing zeros) | the files (header.files: [path, size], in order). */
   function parse(raw) {
-    if (new TextDecoder().decode(raw.subarray(0, 8)) !== "KVSNAP01") throw new Error("not a kvlab snapshot");
+    if (new TextDecoder().decode(raw.subarray(0, 8)) !== "KVSNAP02") throw new Error("not a kvlab snapshot (or an older format)");
     const n = new DataView(raw.buffer, raw.byteOffset).getUint32(8, true);
     const header = JSON.parse(new TextDecoder().decode(raw.subarray(12, 12 + n)));
-    const start = 12 + n + ((8 - ((12 + n) % 8)) % 8);
-    return { header, snapshot: raw.subarray(start) };
-  }
-
-  /* The entries of a zip: [{name, method, data (compressed), size}]; central directory only. */
-  function zipEntries(zip) {
-    const dv = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
-    let eocd = zip.length - 22;
-    while (eocd >= 0 && dv.getUint32(eocd, true) !== 0x06054b50) eocd--;
-    if (eocd < 0) throw new Error("zip: no end of central directory");
-    const count = dv.getUint16(eocd + 10, true);
-    let p = dv.getUint32(eocd + 16, true);
-    const out = [];
-    const dec = new TextDecoder();
-    for (let i = 0; i < count; i++) {
-      if (dv.getUint32(p, true) !== 0x02014b50) throw new Error("zip: bad central directory");
-      const method = dv.getUint16(p + 10, true);
-      const csize = dv.getUint32(p + 20, true);
-      const size = dv.getUint32(p + 24, true);
-      const nlen = dv.getUint16(p + 28, true), xlen = dv.getUint16(p + 30, true), clen = dv.getUint16(p + 32, true);
-      const local = dv.getUint32(p + 42, true);
-      const name = dec.decode(zip.subarray(p + 46, p + 46 + nlen));
-      const lstart = local + 30 + dv.getUint16(local + 26, true) + dv.getUint16(local + 28, true);
-      out.push({ name, method, size, data: zip.subarray(lstart, lstart + csize) });
-      p += 46 + nlen + xlen + clen;
+    let at = 12 + n + ((8 - ((12 + n) % 8)) % 8);
+    if (!(header.memory >= header.image) || raw.length < at + header.image) throw new Error("a truncated snapshot");
+    const snapshot = new Uint8Array(header.memory); // zeros past the image, as when it was made
+    snapshot.set(raw.subarray(at, at + header.image));
+    at += header.image;
+    const files = [];
+    for (const [path, size] of header.files) {
+      if (at + size > raw.length) throw new Error("a truncated snapshot");
+      files.push([path, raw.subarray(at, at + size)]);
+      at += size;
     }
-    return out;
+    return { header, snapshot, files };
   }
 
-  async function inflateRaw(data) {
-    const stream = new Blob([data]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
-  }
-
-  async function unzipInto(FS, zip, dir) {
-    const entries = zipEntries(zip);
-    const files = await Promise.all(entries.map((e) => (e.name.endsWith("/") ? null : e.method === 0 ? e.data : inflateRaw(e.data))));
-    entries.forEach((e, i) => {
-      const path = dir + "/" + e.name.replace(/\/$/, "");
-      if (!files[i]) return FS.mkdirTree(path);
-      FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
-      FS.writeFile(path, files[i]);
-    });
-  }
-
-  /* opts: {indexURL, snapshotGz, zips: [bytes, …] unzipped into site-packages, stdout, stderr} */
+  /* opts: {indexURL, stdLibURL, snapshotGz, stdout, stderr} */
   async function loadFromSnapshot(opts) {
-    const { header, snapshot } = parse(await gunzip(await opts.snapshotGz));
+    const { header, snapshot, files } = parse(await gunzip(await opts.snapshotGz));
     const create = global._createPyodideModule;
     if (typeof create !== "function") throw new Error("pyodide.asm.js is not loaded");
     const magicOffset = new Uint32Array(snapshot.buffer, snapshot.byteOffset, 4)[1]; // where the image starts
@@ -81,8 +53,10 @@
     const u32 = (addr) => new DataView(image.buffer, image.byteOffset + addr, 4).getUint32(0, true);
     global._createPyodideModule = async (settings) => {
       const M = await create(settings);
-      const site = M.API.sitePackages;
-      for (const zip of opts.zips) await unzipInto(M.FS, await zip, site);
+      for (const [path, data] of files) {
+        M.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+        M.FS.writeFile(path, data);
+      }
       for (const lib of header.dylibs) {
         // the handle as the snapshot has it: loaded (byte 8), memory base (12), size, table base (20), size
         M.HEAPU8[lib.handle + 8] = 1;
@@ -94,7 +68,7 @@
     };
     let py;
     try {
-      py = await global.loadPyodide({ indexURL: opts.indexURL, _loadSnapshot: snapshot, stdout: opts.stdout, stderr: opts.stderr });
+      py = await global.loadPyodide({ indexURL: opts.indexURL, stdLibURL: opts.stdLibURL, _loadSnapshot: snapshot, stdout: opts.stdout, stderr: opts.stderr });
     } finally {
       global._createPyodideModule = create;
     }
@@ -105,5 +79,5 @@
     return py;
   }
 
-  global.kvlabSnapshot = { loadFromSnapshot, unzipInto, zipEntries };
+  global.kvlabSnapshot = { loadFromSnapshot, parse };
 })(typeof self !== "undefined" ? self : globalThis);

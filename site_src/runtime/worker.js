@@ -222,15 +222,18 @@
     const m = env.manifest;
     const dir = "vendor/pyodide/";
     const scripts = [dir + "pyodide.asm.js", dir + "pyodide.js"];
-    // a memory snapshot of the started runtime (manifest.snapshot, sitebuild/snapshot.mjs), when
-    // the build made one: Python restored with numpy and kvlab imported; any failure falls back
-    const snap = m.snapshot ? [m.snapshot.file] : [];
+    // a memory snapshot of the started runtime (manifest.snapshot, sitebuild/snapshot.mjs), over
+    // http only: Python restored with numpy and kvlab imported, the files later imports read
+    // inside it (so neither numpy's wheel nor kvlab's zip downloads); any failure falls back
+    const snap = m.snapshot && env.response ? [m.snapshot.file] : [];
     // over http, the standard library trimmed to what the widgets import (sitebuild/stdlib_min.py),
-    // in the full one's place; an import it misses fetches the full one (fullStdlibOnMiss). Not
-    // with a snapshot: the image holds the zip importer's directory of the full one
+    // in the full one's place; an import it misses fetches the full one (fullStdlibOnMiss). A
+    // snapshot names the one it was made with (the image holds the zip importer's directory of it)
     const min = dir + "python_stdlib.min.zip";
-    const trimmed = env.response && !snap.length && m.files[min] ? min : null;
-    const big = [dir + "pyodide.asm.wasm", trimmed || dir + "python_stdlib.zip", dir + "pyodide-lock.json", dir + m.numpyWheel, m.kvlabZip];
+    const trimmed = env.response && m.files[min] && (!snap.length || m.snapshot.stdlib === min) ? min : null;
+    const stdlib = trimmed || dir + "python_stdlib.zip";
+    const core = [dir + "pyodide.asm.wasm", stdlib, dir + "pyodide-lock.json"];
+    const packages = [dir + m.numpyWheel, m.kvlabZip];
     const label = `Python (Pyodide ${m.pyodideVersion}) with numpy and kvlab`;
     // Over http (env.response) Pyodide gets pyodide.asm.wasm as the browser's own
     // Response, not as bytes: WebAssembly.instantiateStreaming compiles it while it
@@ -241,45 +244,51 @@
     // Python starts as soon as its scripts are in, while the rest downloads: Pyodide
     // asks for its wasm, standard library and lock file (served from these downloads
     // by withFetchShim), numpy after them; kvlab's zip last
-    const files = env.files("python", label, big.concat(scripts, snap), streamed);
+    const files = env.files("python", label, core.concat(snap.length ? [] : packages, scripts, snap), streamed);
     // pyodide.asm.js first: pyodide.js then skips its own (blocked on file://) import
     for (const s of scripts) await env.importScript(s, await files[s]);
     let stage = "download"; // the progress line goes download → starting → numpy, never back
-    const allIn = Promise.all(big.map((p) => files[p]));
-    allIn.then(
-      () => stage === "download" && ((stage = "starting"), env.progress("python", { what: "Starting Python…", loaded: 0, total: 0 })),
-      () => {}
-    );
-    const asked = (p) => (p === trimmed ? dir + "python_stdlib.zip" : p); // the URL Pyodide asks for
-    const serve = () => new Map(big.slice(0, 4).map((p) => [new URL(env.assets + asked(p)).href, files.responses[p] || files[p]]));
-    // a failed download fails the start, naming the file (Pyodide itself may never
-    // settle when its wasm does not arrive): the race rejects with the first failure
-    const anyFailed = allIn.then(() => new Promise(() => {}));
+    const started = (big) => {
+      const allIn = Promise.all(big.map((p) => files[p]));
+      allIn.then(
+        () => stage === "download" && ((stage = "starting"), env.progress("python", { what: "Starting Python…", loaded: 0, total: 0 })),
+        () => {}
+      );
+      // a failed download fails the start, naming the file (Pyodide itself may never
+      // settle when its wasm does not arrive): the race rejects with the first failure
+      return allIn.then(() => new Promise(() => {}));
+    };
+    // what Pyodide asks for by URL, served from these downloads: its core, and on the usual start
+    // numpy's wheel (loadPackage; from file:// Pyodide could not fetch it itself)
+    const serve = (asked) => new Map(asked.map((p) => [new URL(env.assets + (p === stdlib ? dir + "python_stdlib.zip" : p)).href, files.responses[p] || files[p]]));
     const opts = { indexURL: env.assets + dir, stdout: () => {}, stderr: (s) => console.warn(s) };
+    let py = null;
     if (snap.length) {
       try {
-        const py = await Promise.race([anyFailed, fromSnapshot(env, files, snap[0], serve(), opts)]);
-        env.progress("python", { what: "Python ready", done: true });
-        return py;
+        py = await Promise.race([started(core.concat(snap)), fromSnapshot(env, files, snap[0], serve(core), opts)]);
       } catch (err) {
-        if (err instanceof JobError && !err.snapshot) throw err; // a download of today's path failed
+        if (err instanceof JobError && !err.snapshot) throw err; // a download of the usual path failed
         console.warn(`kvlab: Python's snapshot did not load (${messageOf(err)}); starting Python the usual way`);
         // the wasm's Response went to the failed start: a fresh one (from the browser's cache)
         for (const p of streamed) files.responses[p] = env.response(p, () => {}).response;
+        stage = "download";
+        Object.assign(files, env.files("python", label, packages));
       }
     }
-    const py = await Promise.race([anyFailed, withFetchShim(serve(), () =>
-      global.loadPyodide(opts).then(async (py) => {
-        stage = "numpy";
-        env.progress("python", { what: "Loading numpy…", loaded: 0, total: 0 });
-        await py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (s) => console.warn(s) });
-        return py;
-      })
-    )]);
+    if (!py) {
+      py = await Promise.race([started(core.concat(packages)), withFetchShim(serve(core.concat(packages[0])), () =>
+        global.loadPyodide(opts).then(async (py) => {
+          stage = "numpy";
+          env.progress("python", { what: "Loading numpy…", loaded: 0, total: 0 });
+          await py.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (s) => console.warn(s) });
+          return py;
+        })
+      )]);
+      const site = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
+      py.unpackArchive(await files[m.kvlabZip], "zip", { extractDir: site });
+      py.pyimport("kvlab");
+    }
     if (trimmed) fullStdlibOnMiss(py, env.assets + dir + "python_stdlib.zip");
-    const site = py.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
-    py.unpackArchive(await files[m.kvlabZip], "zip", { extractDir: site });
-    py.pyimport("kvlab");
     env.progress("python", { what: "Python ready", done: true });
     return py;
   }
@@ -334,13 +343,11 @@ del _FullStdlib
 `);
   }
 
-  /* Python from the build's memory snapshot (snapshot.js): numpy's wheel and kvlab's zip
-   * unzipped into the file system, numpy's side modules instantiated again, the image laid
-   * back, numpy checked. Throws on any failure (err.snapshot: the snapshot's own; the caller
-   * then starts Python the usual way; tests/browser/test_runtime_routes.py forces both). */
+  /* Python from the build's memory snapshot (snapshot.js): the files later imports read written
+   * into the file system, numpy's side modules instantiated again, the image laid back, numpy
+   * checked. Throws on any failure (err.snapshot: the snapshot's own; the caller then starts
+   * Python the usual way; tests/browser/test_runtime_routes.py forces both). */
   async function fromSnapshot(env, files, file, served, opts) {
-    const m = env.manifest;
-    const dir = "vendor/pyodide/";
     const own = (err) => Object.assign(err instanceof Error ? err : new Error(messageOf(err)), { snapshot: true });
     let bytes;
     try {
@@ -350,12 +357,10 @@ del _FullStdlib
       throw own(err);
     }
     return withFetchShim(served, () =>
-      global.kvlabSnapshot
-        .loadFromSnapshot(Object.assign({ snapshotGz: bytes, zips: [files[dir + m.numpyWheel], files[m.kvlabZip]] }, opts))
-        .then((py) => {
-          py.pyimport("kvlab.bridge");
-          return py;
-        })
+      global.kvlabSnapshot.loadFromSnapshot(Object.assign({ snapshotGz: bytes }, opts)).then((py) => {
+        py.pyimport("kvlab.bridge");
+        return py;
+      })
     ).catch((err) => {
       throw err instanceof JobError ? err : own(err);
     });

@@ -4,9 +4,10 @@
 - Over http pyodide.asm.wasm goes to Pyodide as the browser's own Response (instantiateStreaming,
   whose compiled code Chromium caches), downloaded once; a host that serves it under another
   Content-Type gets the from-memory path, and Python still starts.
-- A manifest that names a snapshot (no build does yet: the results file says why) starts Python
-  from it (numpy imported, never loaded); a snapshot that fails to restore falls back to the usual
-  start in the same worker, and the widget goes live.
+- A manifest that names a snapshot starts Python from it over http (numpy imported, never loaded;
+  the wheel and kvlab's zip not downloaded: the files later imports read are inside it); a snapshot
+  that fails to restore, does not arrive, is corrupt or truncated falls back to the usual start in
+  the same worker, and the widget goes live (bench/results/2026-12-05-runtime-snapshot-session2.md).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tests.browser.widgets import open_live
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
+STDLIB_MIN = "vendor/pyodide/python_stdlib.min.zip"
 # pyodide.loadPackage("numpy") ran (the usual start); a restored runtime never calls it
 LOADED_NUMPY = "kvlab.runPython(\"import pyodide_js; 'numpy' in pyodide_js.loadedPackages.to_py()\")"
 
@@ -66,6 +68,7 @@ def snapshot(built_site, tmp_path_factory) -> bytes:
             str(ROOT / "node_modules/pyodide"),
             str(built_site / "assets/vendor/pyodide" / NUMPY_WHEEL),
             str(built_site / "assets" / manifest["kvlabZip"]),
+            str(built_site / "assets" / STDLIB_MIN),
             str(out),
         ],
         check=True,
@@ -82,7 +85,7 @@ def manifest_of(site: Path) -> dict:
 
 def with_snapshot(page, site: Path, snap: bytes) -> None:
     manifest = manifest_of(site)
-    manifest["snapshot"] = {"file": "kvlab/python.snap.gz"}
+    manifest["snapshot"] = {"file": "kvlab/python.snap.gz", "stdlib": STDLIB_MIN}
     manifest["files"]["kvlab/python.snap.gz"] = {"size": len(snap)}
     body = "window.kvlabManifest = " + json.dumps(manifest) + ";\n"
     page.context.route("**/assets/kvlab/manifest.js", lambda r: r.fulfill(body=body, content_type="text/javascript"))
@@ -111,15 +114,29 @@ def test_python_starts_from_a_snapshot(page_factory, site_url, built_site, snaps
     page, problems = page_factory(allowed=[site_url])
     warnings = []
     page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
+    fetched = []
+    page.context.on("request", lambda r: "/assets/" in r.url and fetched.append(r.url.rsplit("/", 1)[-1]))
     with_snapshot(page, built_site, snapshot)
     open_live(page, site_url + "attention/", "attention")
     assert page.evaluate(LOADED_NUMPY) is False  # restored, not started
     assert not [w for w in warnings if "snapshot" in w], warnings
+    # the files later imports read come inside the snapshot: neither the wheel nor kvlab's zip downloads
+    assert "python.snap.gz" in fetched and "python_stdlib.min.zip" in fetched, fetched
+    assert not [f for f in fetched if f.endswith((".whl", ".zip")) and f != "python_stdlib.min.zip"], fetched
     # numpy's C code (the side modules instantiated again), a lazily imported part, and fresh randomness
     assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(6).reshape(2, 3).sum())')") == 15
     assert page.evaluate("kvlab.runPython('import numpy.linalg; float(numpy.linalg.det(numpy.eye(3)))')") == 1.0
+    assert (
+        page.evaluate("kvlab.runPython('import numpy.random; int(numpy.random.default_rng(1).integers(9, 10))')") == 9
+    )
     draws = page.evaluate("kvlab.runPython('import random; random.random()')")
     assert 0 <= draws < 1
+    # a module the trimmed standard library leaves out: the full one, once (the finder runs here too)
+    assert (
+        page.evaluate("kvlab.runPython('import difflib; difflib.SequenceMatcher(None, \\'ab\\', \\'ab\\').ratio()')")
+        == 1.0
+    )
+    assert fetched.count("python_stdlib.zip") == 1, fetched
 
 
 def test_a_snapshot_that_fails_falls_back_to_the_usual_start(page_factory, site_url, built_site, snapshot):
@@ -133,15 +150,24 @@ def test_a_snapshot_that_fails_falls_back_to_the_usual_start(page_factory, site_
     assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(6).reshape(2, 3).sum())')") == 15
 
 
-def test_a_snapshot_that_does_not_arrive_falls_back(page_factory, site_url, built_site, snapshot):
+@pytest.mark.parametrize("how", ["404", "corrupt", "truncated"])
+def test_a_snapshot_that_does_not_arrive_or_is_corrupt_falls_back(page_factory, site_url, built_site, snapshot, how):
     page, problems = page_factory(allowed=[site_url])
     warnings = []
     page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
     with_snapshot(page, built_site, snapshot)
-    page.context.route("**/assets/kvlab/python.snap.gz", lambda r: r.fulfill(status=404, body="gone"))
-    problems.expect_console_error("404")
+    if how == "404":
+        page.context.route("**/assets/kvlab/python.snap.gz", lambda r: r.fulfill(status=404, body="gone"))
+        problems.expect_console_error("404")
+    else:
+        bad = b"\x1f\x8b" + bytes(range(256)) * 64 if how == "corrupt" else snapshot[: len(snapshot) // 2]
+        page.context.route(
+            "**/assets/kvlab/python.snap.gz", lambda r: r.fulfill(body=bad, content_type="application/octet-stream")
+        )
     open_live(page, site_url + "attention/", "attention")
     assert any("snapshot did not load" in w for w in warnings), warnings
+    assert page.evaluate(LOADED_NUMPY) is True  # the usual start ran, with the wheel and kvlab's zip
+    assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(6).reshape(2, 3).sum())')") == 15
 
 
 def test_the_trimmed_standard_library_fetches_the_full_one_on_a_miss(page_factory, site_url):
