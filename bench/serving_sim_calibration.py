@@ -9,14 +9,17 @@ The constants (kvlab.memory.scheduler, module docstring "Time of a step"): bandw
 (decode: weights and KV cache over HBM bandwidth), compute_efficiency (prefill chunks: FLOPs over
 the BF16 dense peak), step_overhead_ms (vLLM's CPU time per step: scheduling, input preparation,
 launches), request_overhead_us (per request in the step: sampling, output processing,
-detokenization) and allreduce_latency_us (per tensor-parallel all-reduce, 2 per layer; their bytes
-go over the card's interconnect).
+detokenization), allreduce_latency_us (per tensor-parallel all-reduce, 2 per layer; their bytes
+go over the card's interconnect), frontend_ms (the API server's time per request), and the prefill
+efficiencies of MXFP4 weights on cards without FP4 tensor cores, one per vLLM kernel path:
+weight_only_fp4_compute_efficiency (Marlin, below SM90) and weight_only_fp4_triton_compute_efficiency
+(Triton matmul_ogs, SM90; kvlab.memory.scheduler.mxfp4_kernel).
 
 The runs: bench/serving_validation.py's USED_FOR_CALIBRATION (the rule that picks them is stated
 there; the other vLLM runs are held out and never enter the fit). Each is simulated as
 serving_validation simulates it. The loss: the sum over those runs of log(predicted / measured)^2
 of output tokens per second and, where the run states it, of median TPOT. Minimised over the
-logarithms of the five constants by a fixed Nelder-Mead (same start, same steps, so the same
+logarithms of the constants (SIMULATION_KEYS) by a fixed Nelder-Mead (same start, same steps, so the same
 result on every machine up to float rounding), then each constant is rounded to 3 significant
 figures: what --write stores, with the runs, the loss and the script.
 """
@@ -48,6 +51,7 @@ START = {
     "allreduce_latency_us": 10.0,
     "frontend_ms": 2.0,
     "weight_only_fp4_compute_efficiency": 0.4,
+    "weight_only_fp4_triton_compute_efficiency": 0.4,
 }
 BOUNDS = {  # what is physical: an efficiency in (0, 1], overheads from 1 us to 100 ms
     "bandwidth_efficiency": (0.05, 1.0),
@@ -57,6 +61,7 @@ BOUNDS = {  # what is physical: an efficiency in (0, 1], overheads from 1 us to 
     "allreduce_latency_us": (0.001, 1000.0),
     "frontend_ms": (0.001, 100.0),
     "weight_only_fp4_compute_efficiency": (0.05, 1.0),
+    "weight_only_fp4_triton_compute_efficiency": (0.05, 1.0),
 }
 ITERATIONS = 160
 
@@ -122,7 +127,8 @@ def fit() -> dict:
     return {
         "about": "Step-time constants of kvlab.memory.scheduler.simulate, fitted by bench/serving_sim_calibration.py "
         "on the vLLM runs of tests/python/data/serving_runs.json listed in 'runs' (bench/serving_validation.py "
-        "USED_FOR_CALIBRATION: the vLLM runs with a catalogue model and GPU, sorted by id, 1st, 3rd, 5th, ...); "
+        "USED_FOR_CALIBRATION: the vLLM runs with a catalogue model and GPU, sorted by id, 1st, 3rd, 5th, ...; then, "
+        "for each constant no fit run exercises, the first run by id that exercises it); "
         "the other vLLM runs are held out. Loss: sum of log(predicted / measured)^2 of output tok/s and median "
         "TPOT; Nelder-Mead in the logarithms, each constant rounded to 3 significant figures.",
         "constants": constants,

@@ -35,7 +35,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pycode"))
 
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
-from kvlab.memory.scheduler import SIMULATION_KEYS, simulate, simulation_constants  # noqa: E402
+from kvlab.memory.scheduler import (  # noqa: E402
+    MXFP4_KERNEL_CONSTANT,
+    SIMULATION_KEYS,
+    mxfp4_kernel,
+    simulate,
+    simulation_constants,
+)
 
 RUNS = ROOT / "tests" / "python" / "data" / "serving_runs.json"
 
@@ -55,9 +61,19 @@ WEIGHTS = [("MXFP4", "MXFP4"), ("FP8", "FP8"), ("AWQ", "INT4"), ("INT4", "INT4")
 # The split (issue 40), fixed by a rule on the run ids before any fit, not by which runs fit best:
 # the vLLM runs of serving_runs.json whose model and GPU are in kvlab's catalogue (GPU as published or
 # through ASSUMED_GPU), sorted by id; the 1st, 3rd, 5th, ... set the simulation's constants
-# (bench/serving_sim_calibration.py), the 2nd, 4th, ... are held out. SGLang runs are never used: the
-# simulation models vLLM's engine, so they are reported apart. `calibration_split()` recomputes this set
-# from the rule (tests/python/test_serving_sim_calibration.py checks that the two agree). Runs added after the
+# (bench/serving_sim_calibration.py), the 2nd, 4th, ... are held out. Then, so that every fitted constant has a
+# fit run that exercises it (a constant only some runs use can only be fitted on those): for each constant of
+# SIMULATION_KEYS that no fit run exercises (`exercised_constants`: a run uses the compute constant of its card and
+# weights, `compute_constant`, i.e. compute_efficiency, or for MXFP4 on a card without FP4 tensor cores the
+# constant of vLLM's kernel path, Marlin below SM90, Triton on SM90; the all-reduce latency under tensor
+# parallelism only; the others always), in SIMULATION_KEYS order, the first eligible run by id that exercises it
+# moves from the held-out side to the fit side. `unexercised_constants` must then be empty (checked by
+# tests/python/test_serving_sim_calibration.py, printed by main). The second step was added in session 7, with the
+# Triton constant: it moved gpustack-h100-gptoss120b-vllm-sharegpt (the only eligible Triton-path run) from held out
+# to fit, and no other run. (A stratified rule, the same alternation inside each compute-constant group, would have
+# picked the same Triton run but reshuffled the other groups' parity: 11 runs would have changed sides.)
+# SGLang runs are never used: the simulation models vLLM's engine, so they are reported apart.
+# `calibration_split()` recomputes this set from the rule (the tests check that the two agree). Runs added after the
 # rule was first applied carry "split": "held-out ..." in serving_runs.json: they are held out whatever their
 # place in the order (issue 40, session 2: the GPUStack H100 gpt-oss pages), so adding runs never moves a run
 # from the held-out side to the fit side.
@@ -65,6 +81,7 @@ USED_FOR_CALIBRATION: set[str] = {
     "gpustack-a100-gptoss20b-vllm-random128",
     "gpustack-a100-gptoss20b-vllm-random4k",
     "gpustack-a100-qwen3-32b-vllm-sharegpt",
+    "gpustack-h100-gptoss120b-vllm-sharegpt",
     "gpustack-h100-qwen35-9b-vllm-rate1",
     "gpustack-h200-dsr1-vllm-sharegpt",
     "gpustack-h200-qwen35-35b-a3b-vllm-sharegpt",
@@ -85,12 +102,47 @@ def load_runs() -> list[dict]:
     return json.loads(RUNS.read_text(encoding="utf-8"))["runs"]
 
 
+def compute_constant(args: dict) -> str:
+    """The constant a run's compute-bound time runs at (simulate's choice for its card and weights)."""
+    if args.get("weights_format") == "MXFP4":
+        key = MXFP4_KERNEL_CONSTANT.get(mxfp4_kernel(get_gpu(args["gpu"])))
+        if key:
+            return key
+    return "compute_efficiency"
+
+
+def exercised_constants(args: dict) -> set[str]:
+    """The step-time constants a run's simulation uses: its compute constant, the all-reduce latency under tensor
+    parallelism only, the others always."""
+    per_path = {"compute_efficiency", "allreduce_latency_us", *MXFP4_KERNEL_CONSTANT.values()}
+    used = {k for k in SIMULATION_KEYS if k not in per_path} | {compute_constant(args)}
+    return used | ({"allreduce_latency_us"} if args.get("n_gpus", 1) > 1 else set())
+
+
+def unexercised_constants(fit_ids: set[str] | None = None, runs: list[dict] | None = None) -> list[str]:
+    """Fitted constants that no fit run exercises (the rule above must leave none)."""
+    fit_ids = USED_FOR_CALIBRATION if fit_ids is None else fit_ids
+    used: set[str] = set()
+    for r in runs or load_runs():
+        if r["id"] in fit_ids:
+            used |= exercised_constants(settings_of(r)[0])
+    return [k for k in SIMULATION_KEYS if k not in used]
+
+
 def calibration_split(runs: list[dict] | None = None) -> tuple[set[str], set[str]]:
     """(calibration ids, held-out ids) by the rule above."""
     usable = [r for r in (runs or load_runs()) if r["engine"] == "vllm" and settings_of(r)[0] is not None]
     added = {r["id"] for r in usable if str(r.get("split", "")).startswith("held-out")}
     eligible = sorted(r["id"] for r in usable if r["id"] not in added)
-    return set(eligible[0::2]), set(eligible[1::2]) | added
+    fit, held = set(eligible[0::2]), set(eligible[1::2])
+    exercises = {r["id"]: exercised_constants(settings_of(r)[0]) for r in usable}
+    for key in SIMULATION_KEYS:
+        if not any(key in exercises[i] for i in fit):
+            first = next((i for i in eligible if key in exercises[i]), None)
+            if first is not None:
+                fit.add(first)
+                held.discard(first)
+    return fit, held | added
 
 
 def totals(verbatim: str) -> tuple[int | None, int | None]:
@@ -233,6 +285,8 @@ def main() -> int:
         + ", ".join(f"{k} {c[k]:g}" for k in SIMULATION_KEYS)
         + f"; fitted on {len(c['runs'])} runs"
     )
+    missing = unexercised_constants()
+    print(f"Fitted constants that no fit run exercises: {', '.join(missing) if missing else 'none'}")
     print(
         f"before (baseline, 11 runs, none fitted): output tok/s {BASELINE['out']}; TTFT {BASELINE['ttft']}; "
         f"TPOT {BASELINE['tpot']}"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kvlab.memory import scheduler
-from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.catalogue import get_gpu, model_architecture
 from kvlab.memory.kv_bytes import kv_cache_bytes
 from kvlab.memory.scheduler import simulate
 from kvlab.memory.serving import attention_flops, calibrated_efficiency, prefill_flops, serving_estimate
@@ -213,10 +213,54 @@ def test_mxfp4_on_a_card_without_fp4_tensor_cores_prefills_at_its_own_efficiency
     on_h100 = simulate("gpt-oss-20b", "h100-sxm", weights_format="MXFP4", **kw)["efficiency"]
     on_b200 = simulate("gpt-oss-20b", "b200", weights_format="MXFP4", **kw)["efficiency"]
     bf16 = simulate("gpt-oss-20b", "h100-sxm", weights_format="BF16", **kw)["efficiency"]
-    assert on_h100["compute_used"] == fitted["weight_only_fp4_compute_efficiency"]
+    on_a100 = simulate("gpt-oss-20b", "a100-80gb", weights_format="MXFP4", **kw)["efficiency"]
+    assert on_h100["compute_used"] == fitted["weight_only_fp4_triton_compute_efficiency"]
+    assert on_a100["compute_used"] == fitted["weight_only_fp4_compute_efficiency"]
     assert on_b200["compute_used"] == bf16["compute_used"] == fitted["compute_efficiency"]
-    given = simulate("gpt-oss-20b", "h100-sxm", weights_format="MXFP4", weight_only_fp4_compute_efficiency=0.2, **kw)
+    given = simulate("gpt-oss-20b", "a100-80gb", weights_format="MXFP4", weight_only_fp4_compute_efficiency=0.2, **kw)
     assert given["efficiency"]["compute_used"] == 0.2
+
+
+def test_mxfp4_runs_at_the_efficiency_of_the_kernel_vllm_picks_for_the_card():
+    # vLLM's get_mxfp4_backend: Marlin below compute capability 9.0, Triton (triton_kernels matmul_ogs) on 9.x and
+    # ROCm, FP4 tensor cores on Blackwell (scheduler.VLLM_MXFP4_BACKEND_SOURCE)
+    kernel = {g: scheduler.mxfp4_kernel(get_gpu(g)) for g in ("a100-80gb", "l40s", "rtx-3090", "h100-sxm", "h200")}
+    assert kernel == {
+        "a100-80gb": "marlin",
+        "l40s": "marlin",
+        "rtx-3090": "marlin",
+        "h100-sxm": "triton",
+        "h200": "triton",
+    }
+    assert scheduler.mxfp4_kernel(get_gpu("b200")) == "native"
+    assert scheduler.mxfp4_kernel(get_gpu("mi300x")) == "triton"
+    kw = {"num_prompts": 2, "input_len": 4096, "output_len": 4, "weights_format": "MXFP4"}
+    paths = {"weight_only_fp4_compute_efficiency": 0.2, "weight_only_fp4_triton_compute_efficiency": 0.6}
+    used = {
+        g: simulate("gpt-oss-20b", g, **kw, **paths)["efficiency"]["compute_used"]
+        for g in ("a100-80gb", "h100-sxm", "l40s", "h200")
+    }
+    assert used == {"a100-80gb": 0.2, "h100-sxm": 0.6, "l40s": 0.2, "h200": 0.6}
+    # the Triton constant moves an H100's prefill and leaves an A100's alone
+    slow_triton = {**paths, "weight_only_fp4_triton_compute_efficiency": 0.3}
+    h100 = [simulate("gpt-oss-20b", "h100-sxm", **kw, **p)["ttft_ms"]["median"] for p in (paths, slow_triton)]
+    a100 = [simulate("gpt-oss-20b", "a100-80gb", **kw, **p)["ttft_ms"]["median"] for p in (paths, slow_triton)]
+    assert h100[1] > 1.3 * h100[0] and a100[1] == a100[0]
+
+
+def test_only_the_experts_of_an_mxfp4_model_run_at_the_weight_only_fp4_efficiency():
+    # gpt-oss's MXFP4 checkpoint quantizes the experts only; attention, router, embeddings and lm_head stay BF16
+    # (vLLM's Mxfp4Config.get_quant_method), so their FLOPs run at compute_efficiency
+    arch = model_architecture("gpt-oss-20b")
+    kw = {"num_prompts": 1, "input_len": 8192, "output_len": 2, "weights_format": "MXFP4", "max_model_len": 16384}
+    kw |= {"max_num_batched_tokens": 8192, "trace": True}
+    r = simulate("gpt-oss-20b", "a100-80gb", **kw, **plain_roofline(0.6), weight_only_fp4_compute_efficiency=0.2)
+    assert r["trace"][0]["prefill_tokens"] == 8192
+    rest = arch.params - arch.expert_params  # outside the experts: BF16
+    attn = sum(attention_flops(arch, int(t)) for t in np.arange(1, 8193)[::64]) * 64
+    peak = 312e12  # A100 dense BF16
+    seconds = 2 * (arch.active_params - rest) * 8192 / (peak * 0.2) + (2 * rest * 8192 + attn) / (peak * 0.6)
+    assert r["ttft_ms"]["median"] / 1000 == pytest.approx(seconds, rel=0.02)
 
 
 def test_the_fitted_fp4_efficiency_applies_when_every_constant_is_given_as_the_fit_gives_them():

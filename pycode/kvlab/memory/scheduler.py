@@ -66,7 +66,10 @@ and requests reach the engine through the API server one after another, frontend
 - bandwidth_efficiency: the share of HBM bandwidth a decode step reaches (weights and KV reads);
 - compute_efficiency: the share of the dense BF16 peak a prefill chunk reaches;
 - weight_only_fp4_compute_efficiency: the same for MXFP4 weights on a card without FP4 tensor cores
-  (NATIVE_FP4_CARDS), where vLLM dequantizes the packed weights inside each GEMM;
+  (NATIVE_FP4_CARDS), where vLLM dequantizes the packed weights inside each GEMM, on vLLM's Marlin path (CUDA
+  compute capability below 9.0: A100, L40S, RTX 4090, ...);
+- weight_only_fp4_triton_compute_efficiency: the same on vLLM's Triton path (OpenAI's triton_kernels matmul_ogs:
+  compute capability 9.x, H100 and H200, and ROCm), `mxfp4_kernel`;
 - attention FLOPs of a prefill chunk in an MLA model (DeepSeek) count the expanded heads vLLM prefills with
   (qk_nope + qk_rope and v_head_dim per head), a decode token's the absorbed latent form;
 - frontend_ms: the API server's time per request (HTTP, chat template, tokenization) before the engine's
@@ -162,6 +165,7 @@ SIMULATION_KEYS = (
     "allreduce_latency_us",
     "frontend_ms",
     "weight_only_fp4_compute_efficiency",
+    "weight_only_fp4_triton_compute_efficiency",
 )
 # Cards whose tensor cores compute in FP4 (NVIDIA Blackwell: https://www.nvidia.com/en-us/data-center/technologies/blackwell-architecture/).
 # On the others vLLM keeps MXFP4 weights packed and dequantizes them inside the GEMM ("Your GPU does not have
@@ -169,6 +173,40 @@ SIMULATION_KEYS = (
 # leveraging the Marlin kernel. This may degrade performance for compute-heavy workloads.", vLLM's log in
 # https://github.com/vllm-project/vllm/issues/23278), so prefill reaches a share of the BF16 peak of its own.
 NATIVE_FP4_CARDS = ("b200", "rtx-5090")
+# CUDA compute capability of the catalogue's NVIDIA cards (NVIDIA's table, https://developer.nvidia.com/cuda-gpus:
+# A100 8.0; RTX 3090 and RTX A5000 8.6; L40S, L4 and RTX 4090 (D) 8.9; H100 and H200 9.0; B200 10.0; RTX 5090 12.0).
+CUDA_COMPUTE_CAPABILITY = {
+    "a100-80gb": (8, 0),
+    "a100-40gb": (8, 0),
+    "rtx-3090": (8, 6),
+    "rtx-a5000": (8, 6),
+    "l40s": (8, 9),
+    "l4": (8, 9),
+    "rtx-4090": (8, 9),
+    "rtx-4090-d": (8, 9),
+    "h100-sxm": (9, 0),
+    "h100-pcie": (9, 0),
+    "h200": (9, 0),
+    "b200": (10, 0),
+    "rtx-5090": (12, 0),
+}
+ROCM_CARDS = ("mi300x",)
+# vLLM's MXFP4 MoE kernel when FlashInfer's is not used (get_mxfp4_backend, VLLM_MXFP4_BACKEND_SOURCE): CUDA cards below
+# compute capability 9.0 run Marlin (weight-only FP4, dequantized in the GEMM); 9.x runs OpenAI's Triton kernels
+# (triton_kernels matmul_ogs); ROCm runs the Triton kernels too. Each path has its own fitted prefill efficiency.
+MXFP4_KERNEL_CONSTANT = {
+    "marlin": "weight_only_fp4_compute_efficiency",
+    "triton": "weight_only_fp4_triton_compute_efficiency",
+}
+VLLM_MXFP4_BACKEND_SOURCE = (
+    "get_mxfp4_backend, vllm/model_executor/layers/quantization/mxfp4.py: without FlashInfer's MXFP4 MoE (opt-in on "
+    "SM90: VLLM_USE_FLASHINFER_MOE_MXFP4_BF16), 'if envs.VLLM_MXFP4_USE_MARLIN or "
+    "current_platform.get_device_capability()[0] < 9 or not has_triton_kernels() or not "
+    'is_torch_equal_or_newer("2.8.0"): ... return Mxfp4Backend.MARLIN else: ... return Mxfp4Backend.TRITON\', and on '
+    "ROCm with triton_kernels, TRITON "
+    "(https://github.com/vllm-project/vllm/blob/afdb4a4ff429377d0fcfac3752e814ffc36ea41d/vllm/model_executor/layers/"
+    "quantization/mxfp4.py#L89-L153)"
+)
 OVERHEAD_KEYS = ("step_overhead_ms", "request_overhead_us", "allreduce_latency_us", "frontend_ms")
 
 
@@ -226,7 +264,8 @@ MODELLED = [
     "tensor parallelism: every GPU reads the whole MLA latent (and a KV head replicated below one per GPU) in a step "
     "(ModelConfig.get_num_kv_heads)",
     "MXFP4 weights on a card without FP4 tensor cores: prefill at a compute efficiency of its own (weight-only "
-    "FP4, dequantized in the GEMM)",
+    "FP4, dequantized in the GEMM), one per vLLM kernel path: Marlin below SM90, Triton matmul_ogs on SM90 and ROCm "
+    "(get_mxfp4_backend); the model's BF16 parts (attention, router, embeddings, lm_head) at the BF16 efficiency",
     "the API server: requests reach the engine one after another, a fitted time each",
     "the client of vllm bench serve: gamma/Poisson arrivals or --max-concurrency, ignore_eos lengths, "
     "TTFT/TPOT/ITL as it measures them",
@@ -236,8 +275,8 @@ NOT_MODELLED = [
     "the network; the API server's work beyond one "
     "fitted time per request (the fitted per-step and per-request times stand for the engine's own CPU work)",
     "--enforce-eager (no CUDA graphs: slower steps than the fitted constants)",
-    "vLLM's MXFP4 kernel paths apart (Marlin on SM80, Triton matmul_ogs on SM90: get_mxfp4_backend in "
-    "vllm/model_executor/layers/quantization/mxfp4.py): one weight-only FP4 efficiency, fitted on A100 (Marlin) runs",
+    "FlashInfer's MXFP4 MoE kernels on SM90 (opt-in: VLLM_USE_FLASHINFER_MOE_MXFP4_BF16) and VLLM_MXFP4_USE_MARLIN; "
+    "a Hopper install without triton_kernels (vLLM then falls back to Marlin)",
     "CUDA-graph batch padding",
     "long_prefill_token_threshold / max_num_partial_prefills",
     "priority scheduling, LoRA, multimodal encoders",
@@ -492,6 +531,7 @@ def simulate(
     bandwidth_efficiency: float | None = None,
     compute_efficiency: float | None = None,
     weight_only_fp4_compute_efficiency: float | None = None,
+    weight_only_fp4_triton_compute_efficiency: float | None = None,
     step_overhead_ms: float | None = None,
     request_overhead_us: float | None = None,
     allreduce_latency_us: float | None = None,
@@ -514,7 +554,8 @@ def simulate(
     same seed, the same run). The step's time (module docstring, "Time of a step"):
     `bandwidth_efficiency` / `compute_efficiency`, the share of each roofline bound reached
     (`weight_only_fp4_compute_efficiency` instead of compute_efficiency for MXFP4 weights on a card without
-    FP4 tensor cores);
+    FP4 tensor cores on vLLM's Marlin path, `weight_only_fp4_triton_compute_efficiency` on its Triton path:
+    `mxfp4_kernel`);
     `step_overhead_ms`, a fixed time per step; `request_overhead_us`, a time per request in the step;
     `allreduce_latency_us`, a time per step of a tensor-parallel ring all-reduce (2 (n_gpus - 1) steps, 2
     all-reduces per layer, n_gpus > 1 only) on top
@@ -554,11 +595,14 @@ def simulate(
         eff_bw_given = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
     if compute_efficiency is not None:
         eff_c_given = finite_number("compute_efficiency", compute_efficiency, minimum=0.01, maximum=1)
-    fp4_eff_given = None
-    if weight_only_fp4_compute_efficiency is not None:
-        fp4_eff_given = finite_number(
-            "weight_only_fp4_compute_efficiency", weight_only_fp4_compute_efficiency, minimum=0.01, maximum=1
+    fp4_eff_given = {
+        name: finite_number(name, value, minimum=0.01, maximum=1)
+        for name, value in (
+            ("weight_only_fp4_compute_efficiency", weight_only_fp4_compute_efficiency),
+            ("weight_only_fp4_triton_compute_efficiency", weight_only_fp4_triton_compute_efficiency),
         )
+        if value is not None
+    }
     fitted = simulation_constants()
     overhead_given = {
         name: finite_number(name, value, minimum=0, maximum=1e6)
@@ -677,6 +721,7 @@ def simulate(
 
     weights_total = float(model_weights_bytes(arch, weights_format)["bytes"])
     moe = bool(arch.active_params) and arch.active_params < arch.params
+    rest_params = 0.0  # an MoE's parameters outside the routed experts (attention, router, embeddings, shared)
     if moe and getattr(arch, "expert_params", None):  # shared part read every step, experts as routed
         rest_params = arch.params - arch.expert_params
         shared_bytes = (
@@ -710,20 +755,35 @@ def simulate(
         return w
 
     eb = eff_bw_given if eff_bw_given is not None else fitted["bandwidth_efficiency"]
-    weight_only_fp4 = weights_format == "MXFP4" and card.get("id") not in NATIVE_FP4_CARDS
+    kernel = mxfp4_kernel(card) if weights_format == "MXFP4" else None
+    weight_only_fp4 = kernel in MXFP4_KERNEL_CONSTANT
+    fp4_key = MXFP4_KERNEL_CONSTANT.get(kernel)
     # MXFP4 on a card without FP4 tensor cores: weight_only_fp4_compute_efficiency when given, even beside a given
     # compute_efficiency. bench/serving_sim_calibration.py passes every constant; until session 6 the given
     # compute_efficiency won here, so the fit never ran the FP4 constant it stored (0.324 was the simplex's, never
     # tested against a run) while simulate's defaults ran the A100/H100 MXFP4 runs with it. A compute_efficiency
     # given alone still sets both (a plain roofline).
-    if weight_only_fp4 and fp4_eff_given is not None:
-        ec = fp4_eff_given
+    # The constant is the kernel path's (`mxfp4_kernel`): Marlin below SM90, Triton on SM90 and ROCm.
+    if weight_only_fp4 and fp4_eff_given.get(fp4_key) is not None:
+        ec = fp4_eff_given[fp4_key]
     elif eff_c_given is not None:
         ec = eff_c_given
     elif weight_only_fp4:
-        ec = fitted["weight_only_fp4_compute_efficiency"]
+        ec = fitted[fp4_key]
     else:
         ec = fitted["compute_efficiency"]
+    # An MXFP4 checkpoint quantizes the experts only: vLLM runs its other linear layers unquantized (BF16) and never
+    # quantizes attention (Mxfp4Config.get_quant_method: LinearBase in ignored_layers -> UnquantizedLinearMethod,
+    # FusedMoE -> Mxfp4MoEMethod, Attention not quantized:
+    # https://github.com/vllm-project/vllm/blob/afdb4a4ff429377d0fcfac3752e814ffc36ea41d/vllm/model_executor/layers/quantization/mxfp4.py#L181-L201;
+    # gpt-oss's quantization_config lists attention, router, embeddings and lm_head in modules_to_not_convert). So on
+    # the weight-only FP4 path the experts' FLOPs run at the kernel path's efficiency (ec) and the rest, attention
+    # over the context included, at the BF16 compute_efficiency: step_time divides FLOPs by ec, so the dense part's
+    # FLOPs are scaled by ec / compute_efficiency (`dense_scale`) and the active parameters become `active_flops`.
+    ec_dense = eff_c_given if eff_c_given is not None else fitted["compute_efficiency"]
+    dense_scale = ec / ec_dense if weight_only_fp4 else 1.0
+    rest_active = min(max(0.0, rest_params), float(active)) if (weight_only_fp4 and moe) else 0.0
+    active_flops = (active - rest_active) + rest_active * dense_scale
     step_fixed_s = overhead_given.get("step_overhead_ms", fitted["step_overhead_ms"]) / 1e3
     per_request_s = overhead_given.get("request_overhead_us", fitted["request_overhead_us"]) / 1e6
     ar_latency_s = overhead_given.get("allreduce_latency_us", fitted["allreduce_latency_us"]) / 1e6
@@ -904,7 +964,7 @@ def simulate(
                     js = np.arange(1, k + 1, dtype=np.float64)
                     c_sum = float(ctx.sum())
                     kv_read = kv_fn.totals_ahead(ctx, js, c_sum)
-                    flops = 2.0 * active * n_run + attn_fn.totals_ahead(ctx, js, c_sum)
+                    flops = 2.0 * active_flops * n_run + dense_scale * attn_fn.totals_ahead(ctx, js, c_sum)
                     dts, cbound = step_time(n_run, n_run, kv_read, flops)
                     ends = t + np.cumsum(dts)
                     if not waiting and n_run < seqs_cap and visible < assigned:
@@ -1032,7 +1092,7 @@ def simulate(
         else:  # MLA: chunks of more than one token take vLLM's prefill path, single tokens its decode path
             pre = c > 1
             attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
-        flops = 2.0 * active * tokens + attn
+        flops = 2.0 * active_flops * tokens + dense_scale * attn
         dt, cb = step_time(tokens, len(s_ids), kv_read, flops)
         t0, t = t, t + dt
         steps += 1
@@ -1245,6 +1305,24 @@ def simulate(
     if trace:
         result["trace"] = step_trace
     return result
+
+
+def mxfp4_kernel(card: dict) -> str:
+    """vLLM's MXFP4 MoE kernel path on `card` (a gpus.json entry): "native", "marlin" or "triton".
+
+    "native": a card with FP4 tensor cores (NATIVE_FP4_CARDS). Otherwise as vLLM's get_mxfp4_backend chooses when
+    FlashInfer's MXFP4 kernels are not in use (VLLM_MXFP4_BACKEND_SOURCE): on CUDA, compute capability below 9.0
+    (CUDA_COMPUTE_CAPABILITY) runs Marlin, 9.x OpenAI's Triton kernels (triton_kernels matmul_ogs); on ROCm
+    (ROCM_CARDS), Triton. A card whose compute capability kvlab does not know keeps the Marlin constant."""
+    cid = card.get("id")
+    if cid in NATIVE_FP4_CARDS:
+        return "native"
+    if cid in ROCM_CARDS:
+        return "triton"
+    cc = CUDA_COMPUTE_CAPABILITY.get(cid)
+    if cc is not None and (9, 0) <= cc < (10, 0):
+        return "triton"
+    return "marlin"
 
 
 def kv_read_replication(arch: Architecture, tp: int) -> float:
