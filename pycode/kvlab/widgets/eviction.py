@@ -20,7 +20,7 @@ from kvlab.memory.llama_server import llama_server_command
 from kvlab.reuse.context import effective_n_keep, run_out_of_context, spans
 from kvlab.reuse.eviction import make_policy, simulate
 from kvlab.widgets.views import computed_status, raster_display, raster_runs, raster_ticks, span_words, with_view
-from kvlab.wording import percent, span_text
+from kvlab.wording import percent, plural, span_text
 
 if TYPE_CHECKING:
     from kvlab.widgets.eviction_types import (
@@ -101,6 +101,7 @@ def eviction_display(data: dict) -> EvictionDisplay:
             "step": s["step"],
             "position": s["position"],
             "cache_len_after": s["cache_len_after"],
+            "cache_len_text": plural(s["cache_len_after"], "position"),
             "n_evicted_total": s["n_evicted_total"],
             "cached": span_text(spans(s["cached"])),
             "evicted": span_text(spans(sorted(s["evicted"]))),

@@ -34,6 +34,7 @@ class EvictionStepWords(TypedDict):
     step: int
     position: int
     cache_len_after: int
+    cache_len_text: str  # "1 position", "12 positions"
     n_evicted_total: int
     cached: str  # positions as spans: "0–3, 24–31"
     evicted: str  # "none" when nothing was
