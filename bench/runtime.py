@@ -36,7 +36,7 @@ from local_site import CHROMIUM, CHROMIUM_ARGS, serve
 from playwright.sync_api import sync_playwright
 
 HEAVY = re.compile(
-    r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)"
+    r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/snapshot\.js|kvlab/kvlab-[0-9a-f]+\.zip|kvlab/python-[0-9a-f]+\.snap\.gz|vendor/pyodide/|vendor/ort/|models/)"
 )
 
 BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare Pyodide</title>

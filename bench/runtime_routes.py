@@ -10,8 +10,9 @@ from its disk cache, as GitHub Pages serves with Cache-Control: max-age=600).
   stream    the same with this checkout's worker.js: pyodide.asm.wasm handed over as the
             browser's Response (instantiateStreaming; Chromium caches the compiled code), and the
             trimmed standard library when the site has one (python_stdlib.min.zip)
-  snapshot  this checkout's worker.js with a manifest that names a snapshot (made here by
-            sitebuild/snapshot.mjs unless the site has one): Python restored from it (streamed
+  snapshot  this checkout's worker.js with a manifest that names a snapshot (the site's own, as
+            every http build makes one since session 3; made here by sitebuild/snapshot.mjs for a
+            site without one): Python restored from it (streamed
             wasm, the trimmed standard library; numpy's files and kvlab's inside the snapshot,
             so neither the wheel nor kvlab's zip downloads)
 

@@ -44,6 +44,7 @@ PYCODE = ROOT / "pycode"
 sys.path.insert(0, str(HERE))
 
 import bytecode  # noqa: E402
+import snapshot  # noqa: E402
 import vendor  # noqa: E402
 import widget_blocks  # noqa: E402
 
@@ -123,7 +124,14 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         files.append(File.generated(config, f"{VENDOR}/{f.dest}", abs_src_path=str(f.src)))
     for name in MODEL_FILES:
         files.append(File.generated(config, f"{MODELS}/{name}", abs_src_path=str(MODEL_DIR / name)))
-    generated[f"{ASSETS}/manifest.js"] = manifest_js(zip_name, zip_bytes)
+    snap = None
+    if not offline_build():
+        # the started runtime's memory snapshot (snapshot.py): http only, the worker's first choice
+        snap_bytes = snapshot.snapshot_gz(zip_bytes, log=lambda msg: print(msg, file=sys.stderr))
+        snap = (f"kvlab/python-{hashlib.sha256(snap_bytes).hexdigest()[:12]}.snap.gz", snap_bytes)
+        generated[f"{ASSETS}/{snap[0].removeprefix('kvlab/')}"] = snap_bytes
+        generated[f"{ASSETS}/snapshot.js"] = (runtime / "snapshot.js").read_text(encoding="utf-8")
+    generated[f"{ASSETS}/manifest.js"] = manifest_js(zip_name, zip_bytes, snap)
     if offline_build():
         for f in _state["vendored"]:
             if f.payload:
@@ -324,8 +332,9 @@ def kvlab_zip() -> bytes:
     return buf.getvalue()
 
 
-def manifest_js(zip_name: str, zip_bytes: bytes) -> str:
-    """What the browser runtime loads, with sizes (for progress) and hashes."""
+def manifest_js(zip_name: str, zip_bytes: bytes, snap: tuple[str, bytes] | None = None) -> str:
+    """What the browser runtime loads, with sizes (for progress) and hashes; `snap`: the memory
+    snapshot's path and bytes (http builds)."""
     files = {}
     for f in _state["vendored"]:
         data = f.src.read_bytes()
@@ -334,6 +343,8 @@ def manifest_js(zip_name: str, zip_bytes: bytes) -> str:
     for name in MODEL_FILES:
         data = (MODEL_DIR / name).read_bytes()
         files[f"models/tiny/{name}"] = {"size": len(data), "sha256": vendor.sha256_of(data)}
+    if snap:
+        files[snap[0]] = {"size": len(snap[1]), "sha256": vendor.sha256_of(snap[1])}
     card = json.loads((MODEL_DIR / "card.json").read_text())
     manifest = {
         "pyodideVersion": vendor.PYODIDE_VERSION,
@@ -349,6 +360,9 @@ def manifest_js(zip_name: str, zip_bytes: bytes) -> str:
         "offline": offline_build(),
         "directoryUrls": not offline_build() and os.environ.get("KVLAB_DIRECTORY_URLS", "true") != "false",
     }
+    if snap:
+        # made with the trimmed standard library: the worker serves that one with it (snapshot.mjs)
+        manifest["snapshot"] = {"file": snap[0], "stdlib": f"vendor/pyodide/{vendor.STDLIB_MIN}"}
     return "window.kvlabManifest = " + json.dumps(manifest, indent=1, sort_keys=True) + ";\n"
 
 

@@ -17,6 +17,12 @@
   kv.manifest = window.kvlabManifest || { files: {} };
   kv.widgets = kv.widgets || {};
   const manifest = kv.manifest;
+  // The started runtime's memory snapshot (sitebuild/snapshot.py) skips Python's start and imports
+  // but downloads 5.6 MB more than the usual start (bench/results/2026-12-05-runtime-snapshot-session3.md):
+  // a reader whose browser asks to save data gets the usual start. Dropped here, so the worker and
+  // the byte count on the "Make it live" offer agree. (Network Information's `downlink` is no guide:
+  // with no measurement yet, headless Chromium 156 reports 1.55 Mbps on localhost.)
+  if (manifest.snapshot && navigator.connection && navigator.connection.saveData) delete manifest.snapshot;
 
   // ------------------------------------------------------------------ progress
 
@@ -53,9 +59,14 @@
     const dir = "vendor/pyodide/";
     // over http the worker loads the trimmed standard library (worker.js, sitebuild/stdlib_min.py)
     const stdlib = !manifest.offline && manifest.files[dir + "python_stdlib.min.zip"] ? "python_stdlib.min.zip" : "python_stdlib.zip";
+    // with a snapshot (over http only): numpy's and kvlab's files come inside it
+    const snap = manifest.snapshot && /^https?:$/.test(location.protocol);
     const paths =
       role === "python"
-        ? ["pyodide.asm.wasm", stdlib, "pyodide-lock.json", "pyodide.asm.js", "pyodide.js", manifest.numpyWheel].map((f) => dir + f).concat([manifest.kvlabZip])
+        ? ["pyodide.asm.wasm", stdlib, "pyodide-lock.json", "pyodide.asm.js", "pyodide.js"]
+            .concat(snap ? [] : [manifest.numpyWheel])
+            .map((f) => dir + f)
+            .concat(snap ? [manifest.snapshot.file] : [manifest.kvlabZip])
         : manifest.model
           ? ["vendor/ort/ort-wasm-simd-threaded.wasm", "vendor/ort/ort.iife.js", manifest.model.onnx, manifest.model.tokenizer]
           : [];

@@ -1,8 +1,8 @@
 /* Python from a memory snapshot (sitebuild/snapshot.mjs): Pyodide 0.27's
  * _loadSnapshot, plus what that API leaves out for numpy. worker.js loads it (as
- * assets/kvlab/snapshot.js) only over http and when the manifest names a snapshot, and no
- * site build does: bench/results/2026-12-05-runtime-snapshot-session2.md says why;
- * bench/runtime_routes.py and tests/browser/test_runtime_routes.py serve one.
+ * assets/kvlab/snapshot.js) only over http and when the manifest names a snapshot: every http
+ * build makes one (sitebuild/snapshot.py), the offline build none
+ * (bench/results/2026-12-05-runtime-snapshot-session2.md, and -session3.md for the wiring).
  *
  * Pyodide lays the snapshot's memory image back and reconnects Python's JS
  * references; numpy's extension modules (wasm side modules) are not in it. So,

@@ -222,10 +222,10 @@
     const m = env.manifest;
     const dir = "vendor/pyodide/";
     const scripts = [dir + "pyodide.asm.js", dir + "pyodide.js"];
-    // a memory snapshot of the started runtime (manifest.snapshot, sitebuild/snapshot.mjs), over
+    // a memory snapshot of the started runtime (manifest.snapshot, sitebuild/snapshot.py), over
     // http only: Python restored with numpy and kvlab imported, the files later imports read
     // inside it (so neither numpy's wheel nor kvlab's zip downloads); any failure falls back
-    const snap = m.snapshot && env.response ? [m.snapshot.file] : [];
+    const snap = m.snapshot && env.response ? [m.snapshot.file] : []; // none under Save-Data (loader.js)
     // over http, the standard library trimmed to what the widgets import (sitebuild/stdlib_min.py),
     // in the full one's place; an import it misses fetches the full one (fullStdlibOnMiss). A
     // snapshot names the one it was made with (the image holds the zip importer's directory of it)

@@ -216,7 +216,7 @@ def run_axe_focused(page, selector: str = WIDGET_BUTTONS) -> list[dict]:
 
 # What "a runtime" is, by URL: the workers' scripts, Pyodide, onnxruntime-web, the model, kvlab's zip.
 HEAVY = re.compile(
-    r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/kvlab-[0-9a-f]+\.zip|vendor/pyodide/|vendor/ort/|models/)"
+    r"/assets/(kvlab/worker\.js|kvlab/model\.js|kvlab/snapshot\.js|kvlab/kvlab-[0-9a-f]+\.zip|kvlab/python-[0-9a-f]+\.snap\.gz|vendor/pyodide/|vendor/ort/|models/)"
 )
 
 # Top to bottom, as a reader skimming the page would, without touching anything: a step

@@ -42,6 +42,15 @@ def test_zip_has_a_readme_for_teachers_at_the_top(offline_zip):
     assert all(n.startswith(top + "/") for n in names)
 
 
+def test_zip_carries_no_memory_snapshot(offline_zip):
+    """From file:// the worker cannot fetch, and the snapshot is only an http start (sitebuild/snapshot.py)."""
+    with zipfile.ZipFile(offline_zip) as zf:
+        names = zf.namelist()
+        manifest = zf.read(next(n for n in names if n.endswith("assets/kvlab/manifest.js"))).decode()
+    assert not [n for n in names if n.endswith((".snap.gz", "kvlab/snapshot.js"))]
+    assert '"snapshot"' not in manifest and '"offline": true' in manifest
+
+
 def test_zip_is_deterministic(offline_zip, tmp_path):
     again = make_zip(tmp_path)
     assert hashlib.sha256(again.read_bytes()).hexdigest() == hashlib.sha256(offline_zip.read_bytes()).hexdigest()

@@ -4,8 +4,9 @@
 - Over http pyodide.asm.wasm goes to Pyodide as the browser's own Response (instantiateStreaming,
   whose compiled code Chromium caches), downloaded once; a host that serves it under another
   Content-Type gets the from-memory path, and Python still starts.
-- A manifest that names a snapshot starts Python from it over http (numpy imported, never loaded;
-  the wheel and kvlab's zip not downloaded: the files later imports read are inside it); a snapshot
+- The built site's manifest names its snapshot (sitebuild/snapshot.py): Python starts from it over
+  http (numpy imported, never loaded; the wheel and kvlab's zip not downloaded: the files later
+  imports read are inside it), except where the browser asks to save data; a snapshot
   that fails to restore, does not arrive, is corrupt or truncated falls back to the usual start in
   the same worker, and the widget goes live (bench/results/2026-12-05-runtime-snapshot-session2.md).
 """
@@ -14,14 +15,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.browser.widgets import open_live
+from tests.browser.widgets import open_live, open_widget, wait_ready
 
-ROOT = Path(__file__).resolve().parents[2]
 NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
 STDLIB_MIN = "vendor/pyodide/python_stdlib.min.zip"
 # pyodide.loadPackage("numpy") ran (the usual start); a restored runtime never calls it
@@ -57,26 +56,9 @@ def test_a_wasm_served_under_another_type_still_starts_python(page_factory, site
 
 
 @pytest.fixture(scope="module")
-def snapshot(built_site, tmp_path_factory) -> bytes:
-    """Made as a site build would (sitebuild/snapshot.mjs, from node_modules/pyodide), ~5 s."""
-    manifest = manifest_of(built_site)
-    out = tmp_path_factory.mktemp("snapshot") / "python.snap.gz"
-    subprocess.run(
-        [
-            "node",
-            str(ROOT / "sitebuild/snapshot.mjs"),
-            str(ROOT / "node_modules/pyodide"),
-            str(built_site / "assets/vendor/pyodide" / NUMPY_WHEEL),
-            str(built_site / "assets" / manifest["kvlabZip"]),
-            str(built_site / "assets" / STDLIB_MIN),
-            str(out),
-        ],
-        check=True,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=300,
-    )
-    return out.read_bytes()
+def snapshot(built_site) -> bytes:
+    """The built site's own (sitebuild/snapshot.py, every http build)."""
+    return (built_site / "assets" / manifest_of(built_site)["snapshot"]["file"]).read_bytes()
 
 
 def manifest_of(site: Path) -> dict:
@@ -84,15 +66,10 @@ def manifest_of(site: Path) -> dict:
 
 
 def with_snapshot(page, site: Path, snap: bytes) -> None:
-    manifest = manifest_of(site)
-    manifest["snapshot"] = {"file": "kvlab/python.snap.gz", "stdlib": STDLIB_MIN}
-    manifest["files"]["kvlab/python.snap.gz"] = {"size": len(snap)}
-    body = "window.kvlabManifest = " + json.dumps(manifest) + ";\n"
-    page.context.route("**/assets/kvlab/manifest.js", lambda r: r.fulfill(body=body, content_type="text/javascript"))
-    script = (ROOT / "site_src/runtime/snapshot.js").read_text()
-    page.context.route("**/assets/kvlab/snapshot.js", lambda r: r.fulfill(body=script, content_type="text/javascript"))
+    """The site's snapshot file answered with these bytes."""
+    name = manifest_of(site)["snapshot"]["file"].rsplit("/", 1)[-1]
     page.context.route(
-        "**/assets/kvlab/python.snap.gz", lambda r: r.fulfill(body=snap, content_type="application/octet-stream")
+        f"**/assets/kvlab/{name}", lambda r: r.fulfill(body=snap, content_type="application/octet-stream")
     )
 
 
@@ -116,12 +93,12 @@ def test_python_starts_from_a_snapshot(page_factory, site_url, built_site, snaps
     page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
     fetched = []
     page.context.on("request", lambda r: "/assets/" in r.url and fetched.append(r.url.rsplit("/", 1)[-1]))
-    with_snapshot(page, built_site, snapshot)
-    open_live(page, site_url + "attention/", "attention")
+    open_live(page, site_url + "attention/", "attention")  # the site as built: its manifest names its snapshot
     assert page.evaluate(LOADED_NUMPY) is False  # restored, not started
     assert not [w for w in warnings if "snapshot" in w], warnings
     # the files later imports read come inside the snapshot: neither the wheel nor kvlab's zip downloads
-    assert "python.snap.gz" in fetched and "python_stdlib.min.zip" in fetched, fetched
+    name = manifest_of(built_site)["snapshot"]["file"].rsplit("/", 1)[-1]
+    assert name in fetched and "python_stdlib.min.zip" in fetched, fetched
     assert not [f for f in fetched if f.endswith((".whl", ".zip")) and f != "python_stdlib.min.zip"], fetched
     # numpy's C code (the side modules instantiated again), a lazily imported part, and fresh randomness
     assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(6).reshape(2, 3).sum())')") == 15
@@ -155,14 +132,15 @@ def test_a_snapshot_that_does_not_arrive_or_is_corrupt_falls_back(page_factory, 
     page, problems = page_factory(allowed=[site_url])
     warnings = []
     page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
-    with_snapshot(page, built_site, snapshot)
     if how == "404":
-        page.context.route("**/assets/kvlab/python.snap.gz", lambda r: r.fulfill(status=404, body="gone"))
+        name = manifest_of(built_site)["snapshot"]["file"].rsplit("/", 1)[-1]
+        page.context.route(f"**/assets/kvlab/{name}", lambda r: r.fulfill(status=404, body="gone"))
         problems.expect_console_error("404")
     else:
-        bad = b"\x1f\x8b" + bytes(range(256)) * 64 if how == "corrupt" else snapshot[: len(snapshot) // 2]
-        page.context.route(
-            "**/assets/kvlab/python.snap.gz", lambda r: r.fulfill(body=bad, content_type="application/octet-stream")
+        with_snapshot(
+            page,
+            built_site,
+            b"\x1f\x8b" + bytes(range(256)) * 64 if how == "corrupt" else snapshot[: len(snapshot) // 2],
         )
     open_live(page, site_url + "attention/", "attention")
     assert any("snapshot did not load" in w for w in warnings), warnings
@@ -192,3 +170,29 @@ def test_the_trimmed_standard_library_fetches_the_full_one_on_a_miss(page_factor
     # a second miss: already the full library, nothing more downloaded
     assert page.evaluate("kvlab.runPython('import fractions; str(fractions.Fraction(1, 3))')") == "1/3"
     assert stdlib == ["python_stdlib.min.zip", "python_stdlib.zip"], stdlib
+
+
+def test_under_save_data_python_starts_the_usual_way_and_the_offer_counts_its_bytes(page_factory, site_url, built_site):
+    """The snapshot downloads 5.6 MB more than the usual start (sitebuild/snapshot.py): a browser that
+    asks to save data gets the usual start, and the "Make it live" offer counts the bytes of the start
+    it will get, in both cases."""
+    m = manifest_of(built_site)
+    size = lambda p: m["files"][p]["size"]  # noqa: E731
+    core = sum(
+        size("vendor/pyodide/" + f)
+        for f in ("pyodide.asm.wasm", "python_stdlib.min.zip", "pyodide-lock.json", "pyodide.asm.js", "pyodide.js")
+    )
+    usual, snap = core + size("vendor/pyodide/" + NUMPY_WHEEL) + size(m["kvlabZip"]), core + size(m["snapshot"]["file"])
+    page, _ = page_factory(allowed=[site_url])
+    page.goto(site_url + "attention/")
+    assert page.evaluate("kvlab.runtimeBytes('python')") == snap
+    page, _ = page_factory(allowed=[site_url])
+    page.add_init_script("Object.defineProperty(navigator, 'connection', {value: {saveData: true}})")
+    fetched = []
+    page.context.on("request", lambda r: "/assets/" in r.url and fetched.append(r.url.rsplit("/", 1)[-1]))
+    root = open_widget(page, site_url + "attention/", "attention")
+    assert page.evaluate("kvlab.runtimeBytes('python')") == usual
+    root.locator(".kv-live-button").click()
+    wait_ready(root)
+    assert page.evaluate(LOADED_NUMPY) is True
+    assert NUMPY_WHEEL in fetched and not [f for f in fetched if f.endswith(".snap.gz")], fetched

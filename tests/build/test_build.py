@@ -161,6 +161,33 @@ def test_kvlab_zip_carries_the_browsers_bytecode(built_site):
     )
 
 
+def test_the_http_site_carries_a_snapshot_of_this_kvlab(built_site):
+    """The started runtime's memory snapshot (sitebuild/snapshot.py): named by the manifest with the
+    trimmed standard library it was made with, for this Pyodide, holding the files later imports
+    read (numpy's side modules, kvlab's modules not imported yet) byte for byte as the build's own."""
+    import gzip
+    import zipfile
+
+    m = manifest(built_site)
+    assert m["snapshot"]["stdlib"] == f"vendor/pyodide/{vendor.STDLIB_MIN}" and m["snapshot"]["stdlib"] in m["files"]
+    raw = gzip.decompress((built_site / "assets" / m["snapshot"]["file"]).read_bytes())
+    assert raw[:8] == b"KVSNAP02"
+    n = int.from_bytes(raw[8:12], "little")
+    header = json.loads(raw[12 : 12 + n])
+    assert header["pyodide"] == vendor.PYODIDE_VERSION and header["memory"] >= header["image"] > 10_000_000
+    at = 12 + n + (8 - (12 + n) % 8) % 8 + header["image"]
+    files = {}
+    for path, size in header["files"]:
+        files[path.split("site-packages/", 1)[1]] = raw[at : at + size]
+        at += size
+    assert at == len(raw)
+    assert any(p.startswith("numpy/") and p.endswith(".so") for p in files)
+    with zipfile.ZipFile(built_site / "assets" / m["kvlabZip"]) as zf:
+        ours = {p: b for p, b in files.items() if p.startswith("kvlab/")}
+        assert len(ours) > 20 and all(zf.read(p) == b for p, b in ours.items())
+    assert "kvlab/__init__.py" not in files  # imported when the snapshot was made: its code is in the image
+
+
 def test_widget_blocks_are_all_rendered(built_site):
     for html_file in built_site.rglob("*.html"):
         html = html_file.read_text()
