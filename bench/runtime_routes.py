@@ -15,6 +15,7 @@ from its disk cache, as GitHub Pages serves with Cache-Control: max-age=600).
             site without one): Python restored from it (streamed
             wasm, the trimmed standard library; numpy's files and kvlab's inside the snapshot,
             so neither the wheel nor kvlab's zip downloads)
+  snapshot-head  the same with git HEAD's snapshot.js
 
 The site variants run the real page runtime: a page with the site's CSP loads
 assets/kvlab/manifest.js and runtime.js and calls kvlab.runPython("import numpy, kvlab,
@@ -80,7 +81,7 @@ window.result = kvlab.runPython("import numpy, kvlab, kvlab.bridge; int(numpy.ar
   .then((v) => ({ms: performance.now(), v}));
 """
 
-VARIANTS = ["bare", "today", "stream", "snapshot"]
+VARIANTS = ["bare", "today", "stream", "snapshot", "snapshot-head"]
 
 
 class Handler(SiteHandler):
@@ -180,6 +181,15 @@ def prepare(site: Path, work: Path, snapshot: Path | None, make_snapshot: bool =
     overrides["/stream/assets/kvlab/worker.js"] = ROOT / "site_src/runtime/worker.js"
     overrides["/snapshot/assets/kvlab/worker.js"] = ROOT / "site_src/runtime/worker.js"
     overrides["/snapshot/assets/kvlab/snapshot.js"] = ROOT / "site_src/runtime/snapshot.js"
+    # snapshot-head: the same, with git HEAD's snapshot.js (a change to the restore, measured against the last commit)
+    head_snapshot_js = work / "snapshot-head.js"
+    head_snapshot_js.write_text(
+        subprocess.run(
+            ["git", "show", "HEAD:site_src/runtime/snapshot.js"], cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout
+    )
+    overrides["/snapshot-head/assets/kvlab/worker.js"] = ROOT / "site_src/runtime/worker.js"
+    overrides["/snapshot-head/assets/kvlab/snapshot.js"] = head_snapshot_js
     # today / stream: the manifest without a snapshot; snapshot: with one
     plain = dict(manifest)
     plain.pop("snapshot", None)
@@ -190,8 +200,9 @@ def prepare(site: Path, work: Path, snapshot: Path | None, make_snapshot: bool =
         with_snap = dict(manifest, snapshot={"file": "kvlab/python.snap.gz", "stdlib": STDLIB_MIN})
         with_snap["files"] = dict(manifest["files"], **{"kvlab/python.snap.gz": {"size": snapshot.stat().st_size}})
         (work / "manifest-snap.js").write_text("window.kvlabManifest = " + json.dumps(with_snap) + ";\n")
-        overrides["/snapshot/assets/kvlab/manifest.js"] = work / "manifest-snap.js"
-        overrides["/snapshot/assets/kvlab/python.snap.gz"] = snapshot
+        for v in ("snapshot", "snapshot-head"):
+            overrides[f"/{v}/assets/kvlab/manifest.js"] = work / "manifest-snap.js"
+            overrides[f"/{v}/assets/kvlab/python.snap.gz"] = snapshot
     info["overrides"] = overrides
     return info
 

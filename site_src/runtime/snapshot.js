@@ -18,41 +18,69 @@
 (function (global) {
   "use strict";
 
-  async function gunzip(bytes) {
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
-  }
-
   /* "KVSNAP02" | u32 n | header JSON (n bytes) | pad to 8 | image (header.image bytes: the
-   * memory up to its trailing zeros) | the files (header.files: [path, size], in order). */
-  function parse(raw) {
-    if (new TextDecoder().decode(raw.subarray(0, 8)) !== "KVSNAP02") throw new Error("not a kvlab snapshot (or an older format)");
-    const n = new DataView(raw.buffer, raw.byteOffset).getUint32(8, true);
-    const header = JSON.parse(new TextDecoder().decode(raw.subarray(12, 12 + n)));
-    let at = 12 + n + ((8 - ((12 + n) % 8)) % 8);
-    if (!(header.memory >= header.image) || raw.length < at + header.image) throw new Error("a truncated snapshot");
-    const snapshot = new Uint8Array(header.memory); // zeros past the image, as when it was made
-    snapshot.set(raw.subarray(at, at + header.image));
-    at += header.image;
-    const files = [];
-    for (const [path, size] of header.files) {
-      if (at + size > raw.length) throw new Error("a truncated snapshot");
-      files.push([path, raw.subarray(at, at + size)]);
-      at += size;
-    }
-    return { header, snapshot, files };
+   * memory up to its trailing zeros) | the files (header.files: [path, size], in order).
+   *
+   * Read as it is gunzipped: once the header is in, `snapshot` (the memory, zeros past the image)
+   * and the files' buffer exist and fill as the rest arrives, so Pyodide makes its module (which
+   * needs only the memory's size) while the image is still being unpacked; `rest` settles when
+   * all of it is in, or rejects for a corrupt or truncated file. */
+  async function unpack(bytes) {
+    const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip")).getReader();
+    let head = new Uint8Array(0);
+    const more = async () => {
+      const { done, value } = await reader.read();
+      if (done) throw new Error("a truncated snapshot");
+      const joined = new Uint8Array(head.length + value.length);
+      joined.set(head);
+      joined.set(value, head.length);
+      head = joined;
+    };
+    while (head.length < 12) await more();
+    if (new TextDecoder().decode(head.subarray(0, 8)) !== "KVSNAP02") throw new Error("not a kvlab snapshot (or an older format)");
+    const n = new DataView(head.buffer).getUint32(8, true);
+    const start = 12 + n + ((8 - ((12 + n) % 8)) % 8);
+    while (head.length < start) await more();
+    const header = JSON.parse(new TextDecoder().decode(head.subarray(12, 12 + n)));
+    if (!(header.memory >= header.image)) throw new Error("a snapshot whose header does not add up");
+    const snapshot = new Uint8Array(header.memory);
+    const fileBytes = new Uint8Array(header.files.reduce((sum, [, size]) => sum + size, 0));
+    let at = 0; // bytes placed after the header: the image, then the files
+    const put = (chunk) => {
+      const toImage = Math.max(0, Math.min(chunk.length, header.image - at));
+      if (toImage) snapshot.set(chunk.subarray(0, toImage), at);
+      if (chunk.length > toImage) {
+        if (at + chunk.length > header.image + fileBytes.length) throw new Error("a snapshot longer than its header says");
+        fileBytes.set(chunk.subarray(toImage), at + toImage - header.image);
+      }
+      at += chunk.length;
+    };
+    put(head.subarray(start));
+    const rest = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        put(value);
+      }
+      if (at !== header.image + fileBytes.length) throw new Error("a truncated snapshot");
+      let offset = 0;
+      return header.files.map(([path, size]) => [path, fileBytes.subarray(offset, (offset += size))]);
+    })();
+    rest.catch(() => {}); // a failure is read where it is awaited
+    return { header, snapshot, rest };
   }
 
   /* opts: {indexURL, stdLibURL, snapshotGz, stdout, stderr} */
   async function loadFromSnapshot(opts) {
-    const { header, snapshot, files } = parse(await gunzip(await opts.snapshotGz));
+    const { header, snapshot, rest } = await unpack(await opts.snapshotGz);
     const create = global._createPyodideModule;
     if (typeof create !== "function") throw new Error("pyodide.asm.js is not loaded");
-    const magicOffset = new Uint32Array(snapshot.buffer, snapshot.byteOffset, 4)[1]; // where the image starts
-    const image = snapshot.subarray(magicOffset);
-    const u32 = (addr) => new DataView(image.buffer, image.byteOffset + addr, 4).getUint32(0, true);
     global._createPyodideModule = async (settings) => {
-      const M = await create(settings);
+      const M = await create(settings); // while the image is unpacked
+      const files = await rest;
+      const magicOffset = new Uint32Array(snapshot.buffer, snapshot.byteOffset, 4)[1]; // where the image starts
+      const image = snapshot.subarray(magicOffset);
+      const u32 = (addr) => new DataView(image.buffer, image.byteOffset + addr, 4).getUint32(0, true);
       for (const [path, data] of files) {
         M.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
         M.FS.writeFile(path, data);
@@ -79,5 +107,5 @@
     return py;
   }
 
-  global.kvlabSnapshot = { loadFromSnapshot, parse };
+  global.kvlabSnapshot = { loadFromSnapshot, unpack };
 })(typeof self !== "undefined" ? self : globalThis);
