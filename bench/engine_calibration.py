@@ -55,7 +55,8 @@ from kvlab.memory.calibration import (  # noqa: E402
     weights_format,
 )
 from kvlab.memory.catalogue import model_architecture  # noqa: E402
-from kvlab.memory.verdict import fit_verdict  # noqa: E402
+from kvlab.memory.deployment import deployment  # noqa: E402
+from kvlab.memory.verdict import verdict  # noqa: E402
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noqa: E402
 
 OTHER_ENGINES = ("sglang", "tensorrt-llm")
@@ -255,7 +256,7 @@ def _engine_version(entry: dict, text: str) -> str:
 
 
 def vllm_prediction_rows(cited: str) -> list[dict]:
-    """Every vLLM log with a known model, card and a logged KV figure or refusal, predicted by fit_verdict."""
+    """Every vLLM log with a known model, card and a logged KV figure or refusal, predicted by the fit verdict."""
     rows = []
     for entry in calibration():
         if entry["engine"] != "vllm":
@@ -287,25 +288,24 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
         version = _engine_version(entry, text)
         spec = speculative_of(args)
         try:
-            v = fit_verdict(
+            dep = deployment(
                 arch,
-                context,
                 weights=_weights_format(entry, arch),
                 kv=kv,
                 gpu=card["id"],
-                n_gpus=tp,
-                pipeline_parallel=pp,
+                tp=tp,
+                pp=pp,
                 engine="vllm",
+                version=version,
                 gpu_memory_utilization=args.get("gpu_memory_utilization", 0.9),
                 max_num_batched_tokens=args.get("max_num_batched_tokens"),
                 max_num_seqs=args.get("max_num_seqs"),
                 allow_long_context=True,
-                solve=False,
-                engine_version=version,
                 prefix_caching=bool(args.get("enable_prefix_caching")),
                 speculative_tokens=spec[1],
                 mtp=spec[0] == "mtp" and bool(arch.draft_layers),
             )
+            v = verdict(dep, context, solve=False)
         except ValueError as exc:
             rows.append({"file": entry["file"], "error": str(exc)[:100], "set_constant": set_a_constant(entry, cited)})
             continue

@@ -6,7 +6,7 @@ import pytest
 
 from kvlab.memory.compare import engine_budget, engines_side_by_side
 from kvlab.memory.deployment import ENGINES, Deployment, Refused, deployment
-from kvlab.memory.verdict import fit_verdict, verdict
+from kvlab.memory.verdict import verdict
 
 
 @pytest.mark.parametrize(
@@ -43,12 +43,13 @@ def test_the_value_carries_what_every_calculator_needs():
         d.tp = 8  # frozen: one value flows through, nobody changes it on the way
 
 
-def test_the_verdict_of_a_deployment_is_the_verdict_by_fields():
+def test_the_verdict_answers_for_the_deployment_it_is_given():
     fields = {"weights": "BF16", "kv": "fp8", "gpu": "h100-sxm", "engine": "vllm", "max_num_seqs": 64}
-    by_fields = fit_verdict("llama-3.1-8b", 65536, 3, n_gpus=2, engine_version="0.21+", **fields)
-    dep = deployment("llama-3.1-8b", tp=2, version="0.21+", **fields)
-    assert verdict(dep, 65536, 3) == by_fields
-    assert by_fields["fits"] and by_fields["engine_model"]["max_num_seqs"] == 64
+    v = verdict(deployment("llama-3.1-8b", tp=2, version="0.21+", **fields), 65536, 3)
+    assert (
+        v["fits"] and v["engine_model"]["max_num_seqs"] == 64 and v["engine_model"]["version"].startswith("vLLM 0.21+")
+    )
+    assert (v["n_gpus"], v["n_seq"], v["context"]) == (2, 3, 65536) and "--tensor-parallel-size 2" in v["flags"]
 
 
 def test_the_verdict_refuses_an_engine_it_does_not_model_and_says_where_to_go():

@@ -21,7 +21,8 @@ from kvlab.memory.engine_logs import explain_engine_log
 from kvlab.memory.engines import GIB, vllm_batch_defaults, vllm_data
 from kvlab.memory.kv_bytes import memory_report, vllm_blocks, vllm_kv_layout
 from kvlab.memory.serving import serving_estimate
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.deployment import deployment
+from kvlab.memory.verdict import verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "python" / "data" / "engine_logs"
@@ -122,14 +123,16 @@ def test_vllm_batch_defaults_follow_the_card():
 
 def test_gpt_oss_120b_at_131072_on_one_h100_does_not_fit_as_vllm_refuses():
     """vllm-project/vllm#27508 and #23278: 1.71 GiB of KV at 0.95, -2.14 GiB at 0.9; one request needs 4.54 GiB."""
-    v = fit_verdict(
-        "gpt-oss-120b",
+    v = verdict(
+        deployment(
+            "gpt-oss-120b",
+            weights="MXFP4",
+            gpu="h100-sxm",
+            engine="vllm",
+            gpu_memory_utilization=0.95,
+            max_num_batched_tokens=1024,
+        ),
         131072,
-        weights="MXFP4",
-        gpu="h100-sxm",
-        engine="vllm",
-        gpu_memory_utilization=0.95,
-        max_num_batched_tokens=1024,
     )
     assert not v["fits"] and v["binding"] == "kv_cache"
     kv = next(c for c in v["components"] if c["name"] == "kv_cache")
@@ -143,7 +146,7 @@ def test_gpt_oss_120b_at_131072_on_one_h100_does_not_fit_as_vllm_refuses():
 def test_gpt_oss_120b_on_one_h100_at_32768_is_a_close_call_both_ways():
     """Six GPUStack runs on vLLM 0.10.2 started at --max-model-len 32768, two logs refused at 131072: the verdict
     may not call either side with confidence."""
-    v = fit_verdict("gpt-oss-120b", 32768, weights="MXFP4", gpu="h100-sxm", engine="vllm")
+    v = verdict(deployment("gpt-oss-120b", weights="MXFP4", gpu="h100-sxm", engine="vllm"), 32768)
     assert v["confidence"] == "low" and any("close call" in w for w in v["warnings"])
     reserve = next(c for c in v["components"] if c["name"] == "activation_reserve")
     assert "the evidence disagrees" in reserve["how"] and "gpustack" in reserve["how"]
@@ -158,7 +161,7 @@ def test_gemma3_27b_pays_for_vllms_padded_layer_groups():
     page = 16 * 2 * 16 * 128 * 2
     assert (layout["group_size"], layout["n_groups"], layout["padding_layers"]) == (10, 7, 8)
     assert layout["bytes_per_request"] == (6 * 513 + 512) * 10 * page
-    v = fit_verdict("gemma-3-27b-it", 8192, weights="BF16", gpu="h100-sxm", engine="vllm")
+    v = verdict(deployment("gemma-3-27b-it", weights="BF16", gpu="h100-sxm", engine="vllm"), 8192)
     assert next(c["bytes"] for c in v["components"] if c["name"] == "kv_cache") == layout["bytes_per_request"]
     # what vLLM prints for an available memory: blocks, tokens, concurrency
     out = vllm_blocks(layout, 100 * layout["memory_per_block"] + 5)
@@ -166,14 +169,14 @@ def test_gemma3_27b_pays_for_vllms_padded_layer_groups():
 
 
 def test_a_close_call_says_so():
-    v = fit_verdict("llama-3.1-8b", 29000, weights="BF16", gpu="rtx-3090", engine="vllm", engine_version="v0")
+    v = verdict(deployment("llama-3.1-8b", weights="BF16", gpu="rtx-3090", engine="vllm", version="v0"), 29000)
     assert v["confidence"] == "low" and v["warnings"] and "close call" in v["warnings"][0]
-    far = fit_verdict("llama-3.1-8b", 4096, weights="BF16", gpu="h100-sxm", engine="vllm")
+    far = verdict(deployment("llama-3.1-8b", weights="BF16", gpu="h100-sxm", engine="vllm"), 4096)
     assert far["confidence"] == "high" and not far["warnings"]
 
 
 def test_max_num_seqs_caps_the_sequences_vllm_runs():
-    v = fit_verdict("qwen3-0.6b", 256, weights="BF16", gpu="h100-sxm", engine="vllm")
+    v = verdict(deployment("qwen3-0.6b", weights="BF16", gpu="h100-sxm", engine="vllm"), 256)
     assert v["max_sequences"] == 1024 and v["engine_model"]["max_num_seqs_caps_sequences"]
     assert "max_num_seqs" in v["max_sequences_text"]
 
@@ -190,7 +193,7 @@ CASES = [
 def test_one_setup_one_number_in_memory_fit_serve_and_explain_log(model, gpu, context):
     """The KV memory one request takes under vLLM, the same in all four calculators."""
     batched = vllm_batch_defaults({"id": gpu, "name": gpu, "memory_gib": 80})["max_num_batched_tokens"]
-    v = fit_verdict(model, context, weights="BF16", gpu=gpu, engine="vllm", solve=False)
+    v = verdict(deployment(model, weights="BF16", gpu=gpu, engine="vllm"), context, solve=False)
     fit_kv = next(c["bytes"] for c in v["components"] if c["name"] == "kv_cache")
     mem = memory_report(model, context, mode="vllm", max_num_batched_tokens=batched)
     assert mem["total_bytes"] == fit_kv
@@ -222,7 +225,7 @@ def test_batch_means_sequences_of_context_tokens_in_memory_as_in_fit(capsys):
             == 0
         )
         mem = json.loads(capsys.readouterr().out)["total_bytes"]
-        v = fit_verdict("llama-3.1-8b", 8192, n_seq=4, weights="BF16", gpu="h100-sxm", engine=mode)
+        v = verdict(deployment("llama-3.1-8b", weights="BF16", gpu="h100-sxm", engine=mode), 8192, n_seq=4)
         assert mem == next(c["bytes"] for c in v["components"] if c["name"] == "kv_cache") == 4 * 8192 * 128 * 1024
 
 
@@ -237,6 +240,8 @@ def test_fit_json_carries_warnings_confidence_and_the_engine_version(capsys):
 
 def test_bad_engine_arguments_are_named_errors():
     with pytest.raises(ValueError, match="max_num_batched_tokens"):
-        fit_verdict("llama-3.1-8b", 4096, gpu="h100-sxm", engine="vllm", weights="BF16", max_num_batched_tokens=0)
+        verdict(
+            deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", weights="BF16", max_num_batched_tokens=0), 4096
+        )
     with pytest.raises(ValueError, match="engine_version"):
-        fit_verdict("llama-3.1-8b", 4096, gpu="h100-sxm", engine="vllm", weights="BF16", engine_version="v2")
+        verdict(deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", weights="BF16", version="v2"), 4096)

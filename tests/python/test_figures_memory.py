@@ -189,7 +189,7 @@ def test_model_groups_cover_the_catalogue_once():
 
 def test_gpu_fit_adds_up_and_shows_the_verdict():
     data = kvlab.gpu_fit_figure()
-    v = kvlab.fit_verdict("qwen3.6-27b", 131072, weights="Q4_K_M", kv="q8_0", gpu="rtx-4090")
+    v = kvlab.verdict(kvlab.deployment("qwen3.6-27b", weights="Q4_K_M", kv="q8_0", gpu="rtx-4090"), 131072)
     assert [s["bytes"] for s in data["segments"]] == [c["bytes"] for c in v["components"]]
     assert data["total"]["bytes"] == sum(s["bytes"] for s in data["segments"]) == v["total_bytes"]
     assert data["verdict"] == v["verdict"] and data["headline"] == v["headline"]
@@ -233,10 +233,9 @@ def test_gpu_fit_vllm_max_context_is_the_boundary():
     data = kvlab.gpu_fit_figure(model="llama-3.1-8b", gpu="rtx-4090", weights="BF16", kv="f16", mode="vllm")
     best = data["max_context"]
     assert 16 <= best < 131072 and best % 16 == 0
-    assert kvlab.fit_verdict("llama-3.1-8b", best, weights="BF16", kv="f16", gpu="rtx-4090", engine="vllm")["fits"]
-    assert not kvlab.fit_verdict("llama-3.1-8b", best + 16, weights="BF16", kv="f16", gpu="rtx-4090", engine="vllm")[
-        "memory_fits"
-    ]
+    vllm = kvlab.deployment("llama-3.1-8b", weights="BF16", kv="f16", gpu="rtx-4090", engine="vllm")
+    assert kvlab.verdict(vllm, best)["fits"]
+    assert not kvlab.verdict(vllm, best + 16)["memory_fits"]
 
 
 def test_gpu_fit_vllm_utilization_and_block_size_reach_the_verdict():
@@ -253,9 +252,9 @@ def test_gpu_fit_vllm_utilization_and_block_size_reach_the_verdict():
     assert base["params"]["gpu_memory_utilization"] == 0.9 and base["params"]["block_size"] == 16  # vLLM's defaults
     half = kvlab.gpu_fit_figure(**args, gpu_memory_utilization=0.5)
     # vLLM multiplies the memory the driver reports (79.22 GiB on an H100), not the nominal 80 GiB
-    memory = kvlab.fit_verdict("llama-3.1-8b", 30000, gpu="h100-sxm", engine="vllm", weights="BF16")["engine_model"][
-        "usable_bytes"
-    ]
+    memory = kvlab.verdict(kvlab.deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", weights="BF16"), 30000)[
+        "engine_model"
+    ]["usable_bytes"]
     assert memory < base["memory"]["bytes"]
     assert base["budget"]["bytes"] == int(memory * 0.9) and half["budget"]["bytes"] == int(memory * 0.5)
     assert "--gpu-memory-utilization 0.5" in half["flags"] and "--block-size" not in half["flags"]
@@ -267,9 +266,11 @@ def test_gpu_fit_vllm_utilization_and_block_size_reach_the_verdict():
     assert per_token == 128 * 1024 and kv[128]["bytes"] == 4 * 30080 * per_token
     assert "--block-size 128" in big["flags"] and big["max_context"] % 128 == 0
     assert [g["max_context"] for g in big["gpus"]] == [
-        kvlab.fit_verdict("llama-3.1-8b", 30000, 4, "BF16", "f16", gpu=g["id"], engine="vllm", block_size=128)[
-            "max_context_text"
-        ]
+        kvlab.verdict(
+            kvlab.deployment("llama-3.1-8b", weights="BF16", kv="f16", gpu=g["id"], engine="vllm", block_size=128),
+            30000,
+            4,
+        )["max_context_text"]
         for g in big["options"]["gpus"]
     ]
     # llama.cpp has no such flags: the same figure whatever they say
@@ -297,7 +298,7 @@ def test_gpu_fit_vllm_settings_are_clamped_with_a_notice_or_refused():
     with pytest.raises(ValueError, match="^gpu_memory_utilization must be a finite number"):
         kvlab.gpu_fit_figure(mode="vllm", kv="fp8", gpu_memory_utilization=float("nan"))
     with pytest.raises(ValueError, match="^block_size must be one of"):
-        kvlab.fit_verdict("llama-3.1-8b", 4096, gpu="h100-sxm", engine="vllm", block_size=12)
+        kvlab.verdict(kvlab.deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", block_size=12), 4096)
 
 
 def test_gpu_fit_tensor_parallel_splits_weights_and_kv_heads():

@@ -62,8 +62,8 @@ def arch(model: str):
     return model_architecture(model)
 
 
-def _deployed_verdict(model, context, n_seq=1, **fields):
-    return vd.verdict(deployment(model, **fields), context, n_seq)
+def _deployed_verdict(model, context, n_seq=1, solve=True, **fields):
+    return vd.verdict(deployment(model, **fields), context, n_seq, solve=solve)
 
 
 def cases() -> dict[str, tuple]:
@@ -174,7 +174,7 @@ def cases() -> dict[str, tuple]:
         )
     add("fit_report[memory]", _deployed_verdict, "qwen3-30b-a3b", 8192, memory_gib=48, n_seq=2, kv="q4_0")
 
-    # -- verdict
+    # -- verdict (of a deployment; the ids keep the name of fit_verdict, the field-by-field function it replaced)
     for m in MODELS:
         for engine in ("llamacpp", "vllm"):
             kv = "q8_0" if engine == "llamacpp" else "fp8"
@@ -186,14 +186,14 @@ def cases() -> dict[str, tuple]:
             ):
                 add(
                     f"fit_verdict[{m},{engine},{ctx},{n_seq},{gpu},{n_gpus}]",
-                    vd.fit_verdict,
+                    _deployed_verdict,
                     m,
                     ctx,
                     n_seq,
-                    "Q4_K_M",
-                    kv,
-                    gpu,
-                    n_gpus=n_gpus,
+                    weights="Q4_K_M",
+                    kv=kv,
+                    gpu=gpu,
+                    tp=n_gpus,
                     engine=engine,
                 )
     for args, kwargs in (
@@ -207,15 +207,15 @@ def cases() -> dict[str, tuple]:
         (("llama-3.1-8b", 8192), {"memory_gib": 17.4, "weights": "BF16", "engine": "vllm", "kv": "f16"}),
         (("llama-3.1-8b", 30000), {"gpu": "h100-sxm", "engine": "vllm", "gpu_memory_utilization": 0.5}),
         (("llama-3.1-8b", 30000), {"gpu": "h100-sxm", "engine": "vllm", "block_size": 128, "n_seq": 5}),
-        (("llama-3.1-8b", 30000), {"gpu": "h100-sxm", "engine": "vllm", "n_gpus": 8}),
-        (("llama-3.1-8b", 30000), {"gpu": "h100-sxm", "engine": "llamacpp", "n_gpus": 4, "n_seq": 2}),
-        (("deepseek-v3", 30000), {"gpu": "h200", "engine": "vllm", "n_gpus": 8, "kv": "fp8"}),
+        (("llama-3.1-8b", 30000), {"gpu": "h100-sxm", "engine": "vllm", "tp": 8}),
+        (("llama-3.1-8b", 30000), {"gpu": "h100-sxm", "engine": "llamacpp", "tp": 4, "n_seq": 2}),
+        (("deepseek-v3", 30000), {"gpu": "h200", "engine": "vllm", "tp": 8, "kv": "fp8"}),
         (("gpt-oss-20b", 131072), {"gpu": "rtx-5090", "weights": "MXFP4", "n_seq": 2}),
-        (("qwen3-32b", 40960), {"gpu": "a100-80gb", "weights": "Q8_0", "engine": "vllm", "n_gpus": 4}),
+        (("qwen3-32b", 40960), {"gpu": "a100-80gb", "weights": "Q8_0", "engine": "vllm", "tp": 4}),
         (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "engine": "tgi"}),
         (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "engine": "vllm", "kv": "q8_0"}),
         (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "kv": "fp8"}),
-        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "n_gpus": 3}),
+        (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "tp": 3}),
         (("llama-3.1-8b", 0), {"gpu": "h100-sxm"}),
         (("llama-3.1-8b", 2**24 + 1), {"gpu": "h100-sxm"}),
         (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "n_seq": 0}),
@@ -228,10 +228,10 @@ def cases() -> dict[str, tuple]:
         (("llama-3.1-8b", 4096), {"gpu": "h100-sxm", "memory_gib": 40}),
         (("llama-3.1-8b", 4096), {"memory_gib": -1}),
         (("llama-3.1-8b", 4096), {"gpu": "no-such-gpu"}),
-        (("mixtral-8x7b", 4096), {"gpu": "h100-sxm", "engine": "vllm", "n_gpus": 8}),
-        (("qwen3-next-80b-a3b", 262144), {"gpu": "h200", "engine": "vllm", "n_gpus": 4, "kv": "fp8"}),
+        (("mixtral-8x7b", 4096), {"gpu": "h100-sxm", "engine": "vllm", "tp": 8}),
+        (("qwen3-next-80b-a3b", 262144), {"gpu": "h200", "engine": "vllm", "tp": 4, "kv": "fp8"}),
     ):
-        add(f"fit_verdict[{args},{sorted(kwargs.items())}]", vd.fit_verdict, *args, **kwargs)
+        add(f"fit_verdict[{args},{sorted(kwargs.items())}]", _deployed_verdict, *args, **kwargs)
     for m in MODELS:
         for ctx in (1, 4096, 32768, 40960, 131073, 10**6):
             add(f"long_context_check[{m},{ctx}]", vd.long_context_check, "A:" + m, ctx)

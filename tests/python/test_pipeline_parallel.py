@@ -16,7 +16,8 @@ from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.engine_logs import explain_engine_log
 from kvlab.memory.kv_bytes import vllm_kv_cache, vllm_kv_layout, vllm_pipeline_stages
 from kvlab.memory.serving import serving_estimate
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.deployment import deployment
+from kvlab.memory.verdict import verdict
 
 LOGS = Path(__file__).resolve().parent / "data" / "engine_logs"
 CALIBRATION = {e["file"]: e for e in json.loads((LOGS / "calibration.json").read_text(encoding="utf-8"))["logs"]}
@@ -77,10 +78,8 @@ def test_a_partition_must_cover_every_layer_once():
 
 
 def test_each_stage_holds_its_layers_kv_and_weights():
-    one = fit_verdict("llama-3.1-8b", 65536, weights="BF16", kv="bf16", gpu="rtx-4090", engine="vllm")
-    two = fit_verdict(
-        "llama-3.1-8b", 65536, weights="BF16", kv="bf16", gpu="rtx-4090", engine="vllm", pipeline_parallel=2
-    )
+    one = verdict(deployment("llama-3.1-8b", weights="BF16", kv="bf16", gpu="rtx-4090", engine="vllm"), 65536)
+    two = verdict(deployment("llama-3.1-8b", weights="BF16", kv="bf16", gpu="rtx-4090", engine="vllm", pp=2), 65536)
     per_request = vllm_kv_cache(model_architecture("llama-3.1-8b"), 65536)["bytes_per_sequence"]
     assert [s["layers"] for s in two["stages"]] == [[0, 16], [16, 32]]
     assert [s["kv_cache_bytes"] for s in two["stages"]] == [per_request // 2] * 2
@@ -144,16 +143,16 @@ def test_a_stage_without_a_cache_of_its_own_is_refused_by_name():
     arch = replace(arch, layers=arch.layers[:24] + tuple(no_cache_layer() for _ in range(8)))
     assert vllm_kv_cache(arch, 4096, pp=2)["stages"][1]["layout"]["group_size"] == 8
     with pytest.raises(ValueError, match="pipeline stage of layers 24-31 keeps no KV cache of its own"):
-        fit_verdict(arch, 4096, gpu="rtx-4090", engine="vllm", pipeline_parallel=4)
+        verdict(deployment(arch, gpu="rtx-4090", engine="vllm", pp=4), 4096)
 
 
 def test_bad_pipeline_settings_are_refused_by_name():
     with pytest.raises(ValueError, match="pipeline_parallel: llama.cpp already splits"):
-        fit_verdict("llama-3.1-8b", 4096, gpu="rtx-4090", pipeline_parallel=2)
+        verdict(deployment("llama-3.1-8b", gpu="rtx-4090", pp=2), 4096)
     with pytest.raises(ValueError, match="pipeline_parallel"):
-        fit_verdict("qwen3-0.6b", 4096, gpu="rtx-4090", engine="vllm", kv="bf16", pipeline_parallel=0)
+        verdict(deployment("qwen3-0.6b", gpu="rtx-4090", engine="vllm", kv="bf16", pp=0), 4096)
     with pytest.raises(ValueError, match="pipeline_parallel"):
-        fit_verdict("qwen3-0.6b", 4096, gpu="rtx-4090", engine="vllm", kv="bf16", pipeline_parallel=2.5)
+        verdict(deployment("qwen3-0.6b", gpu="rtx-4090", engine="vllm", kv="bf16", pp=2.5), 4096)
 
 
 def test_glm47_on_eight_a100s_refusal_is_read_and_predicted():
@@ -167,17 +166,19 @@ def test_glm47_on_eight_a100s_refusal_is_read_and_predicted():
     assert abs(tokens - logged["estimated_max_model_len"]) <= 0.02 * logged["estimated_max_model_len"]
     assert any("pipeline parallel 8" in n for n in r["notes"])
     # from the model and card alone: later vLLM starts it, 0.15 refused it, and kvlab says both
-    v = fit_verdict(
-        GLM_CONFIG,
+    v = verdict(
+        deployment(
+            GLM_CONFIG,
+            weights="FP8",
+            kv="bf16",
+            gpu="a100-80gb",
+            engine="vllm",
+            gpu_memory_utilization=entry["args"]["gpu_memory_utilization"],
+            max_num_seqs=entry["args"]["max_num_seqs"],
+            pp=entry["args"]["pp"],
+            params=355e9,
+        ),
         entry["args"]["max_model_len"],
-        weights="FP8",
-        kv="bf16",
-        gpu="a100-80gb",
-        engine="vllm",
-        gpu_memory_utilization=entry["args"]["gpu_memory_utilization"],
-        max_num_seqs=entry["args"]["max_num_seqs"],
-        pipeline_parallel=entry["args"]["pp"],
-        params=355e9,
     )
     assert v["fits"] and v["confidence"] == "low"
     warning = next(w for w in v["warnings"] if "vLLM up to 0.15 refuses" in w)
@@ -224,9 +225,7 @@ def test_serving_with_stages_is_no_faster_per_chat_and_costs_each_gpu():
 def test_the_gpu_fit_widget_offers_stages_under_vllm_only():
     kw = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "weights": "FP8", "kv": "fp8", "context": 131072}
     two = gpu_fit_figure(**kw, mode="vllm", pipeline_parallel=2)
-    same = fit_verdict(
-        "llama-3.1-70b", 131072, weights="FP8", kv="fp8", gpu="h100-sxm", engine="vllm", pipeline_parallel=2
-    )
+    same = verdict(deployment("llama-3.1-70b", weights="FP8", kv="fp8", gpu="h100-sxm", engine="vllm", pp=2), 131072)
     assert two["stages"] == [s["text"] for s in same["stages"]] and two["headline"] == same["headline"]
     assert two["params"]["pipeline_parallel"] == 2 and "2 pipeline stages" in two["view"]["where"]
     llama = gpu_fit_figure(**{**kw, "kv": "q8_0", "weights": "Q4_K_M"}, mode="llamacpp", pipeline_parallel=2)

@@ -14,7 +14,8 @@ import kvlab
 from kvlab.__main__ import main
 from kvlab.memory.catalogue import get_gpu
 from kvlab.dtypes import GIB
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.deployment import deployment
+from kvlab.memory.verdict import verdict
 from kvlab.memory.serving import (
     calibrated_efficiency,
     cost_per_million_tokens,
@@ -83,7 +84,7 @@ def test_a_batch_that_does_not_fit_is_neither_timed_nor_priced():
     assert r["seconds_per_token"] is None and r["usd_per_million_tokens"] is None
     assert r["chats_that_fit_in_memory"] == r["verdict"]["max_sequences"] < 16
     # the same verdict the GPU-fit widget shows
-    v = fit_verdict("llama-3.1-8b", 131072, gpu="h100-sxm", weights="BF16", kv="f16", engine="vllm", n_seq=16)
+    v = verdict(deployment("llama-3.1-8b", gpu="h100-sxm", weights="BF16", kv="f16", engine="vllm"), 131072, n_seq=16)
     assert v["headline"] == r["verdict"]["headline"]
 
 
@@ -126,9 +127,9 @@ def test_users_per_gpu_memory_and_speed_limits():
 
 
 def test_llama3_8b_128k_f16_fits_80gb_not_24gb_unless_quantised():
-    assert fit_verdict("llama-3.1-8b", 131072, gpu="h100-sxm", weights="BF16", kv="f16")["fits"]
-    assert not fit_verdict("llama-3.1-8b", 131072, gpu="rtx-4090", weights="BF16", kv="q8_0")["fits"]
-    small = fit_verdict("llama-3.1-8b", 131072, gpu="rtx-4090", weights="Q4_K_M", kv="q8_0")
+    assert verdict(deployment("llama-3.1-8b", gpu="h100-sxm", weights="BF16", kv="f16"), 131072)["fits"]
+    assert not verdict(deployment("llama-3.1-8b", gpu="rtx-4090", weights="BF16", kv="q8_0"), 131072)["fits"]
+    small = verdict(deployment("llama-3.1-8b", gpu="rtx-4090", weights="Q4_K_M", kv="q8_0"), 131072)
     assert small["fits"] and small["verdict"] == "fits"
     parts = {c["name"]: c["bytes"] for c in small["components"]}
     assert parts["kv_cache"] == int(8.5 * GIB)
@@ -136,7 +137,7 @@ def test_llama3_8b_128k_f16_fits_80gb_not_24gb_unless_quantised():
 
 
 def test_fit_reports_the_largest_context():
-    r = fit_verdict("llama-3.1-8b", 8192, memory_gib=8, weights="Q4_K_M")
+    r = verdict(deployment("llama-3.1-8b", memory_gib=8, weights="Q4_K_M"), 8192)
     fixed = r["total_bytes"] - r["components"][1]["bytes"]
     ctx = r["max_context"]
     assert r["max_context_limited_by"] == "memory"
@@ -145,13 +146,14 @@ def test_fit_reports_the_largest_context():
 
 def test_fit_needs_exactly_one_of_gpu_or_memory():
     with pytest.raises(ValueError, match="exactly one"):
-        fit_verdict("llama-3.1-8b", 1024)
+        verdict(deployment("llama-3.1-8b"), 1024)
 
 
 def test_vllm_fit_uses_the_utilisation_budget():
-    r = fit_verdict("llama-3.1-8b", 8192, gpu="h100-sxm", weights="BF16", engine="vllm", n_seq=40)
+    vllm = deployment("llama-3.1-8b", gpu="h100-sxm", weights="BF16", engine="vllm")
+    r = verdict(vllm, 8192, n_seq=40)
     assert r["budget_bytes"] == int(H100_DRIVER_BYTES * 0.9) and r["fits"]
-    assert not fit_verdict("llama-3.1-8b", 8192, gpu="h100-sxm", weights="BF16", engine="vllm", n_seq=60)["fits"]
+    assert not verdict(vllm, 8192, n_seq=60)["fits"]
 
 
 # --- CLI -------------------------------------------------------------------------------------

@@ -62,6 +62,34 @@ def test_every_fitted_constant_has_a_fit_run_that_exercises_it():
     assert serving_validation.unexercised_constants(serving_validation.USED_FOR_CALIBRATION - exercise) == [triton]
 
 
+def test_the_fitted_frontend_time_is_one_the_fit_runs_median_ttft_allows():
+    # simulate's API server hands requests sent all at once to the engine frontend_ms apart, so a run's median TTFT
+    # is at least (n - 1) / 2 x frontend_ms: gpustack-a100-gptoss20b-vllm-random128 (1,000 requests, median TTFT
+    # 1,971.28 ms) allows 3.95 ms at most, and the fit is bounded by it (session 7's 6.02 ms was not)
+    bound, run = serving_sim_calibration.frontend_ms_bound()
+    assert run == "gpustack-a100-gptoss20b-vllm-random128"
+    assert bound == pytest.approx(1971.28 / 499.5)
+    assert serving_sim_calibration.fit_bounds()["frontend_ms"][1] == bound
+    assert STORED["constants"]["frontend_ms"] <= bound
+    # the bound is the simulation's own: with an engine as fast as the inputs allow, frontend_ms above it still puts
+    # that run's simulated median TTFT above the measured one, and below it, under
+    runs = {r["id"]: r for r in serving_validation.load_runs()}
+    args, _ = serving_validation.settings_of(runs[run])
+    fast = {
+        "bandwidth_efficiency": 1.0,
+        "compute_efficiency": 1.0,
+        "weight_only_fp4_compute_efficiency": 1.0,
+        "weight_only_fp4_triton_compute_efficiency": 1.0,
+        "step_overhead_ms": 0.0,
+        "request_overhead_us": 0.0,
+        "allreduce_latency_us": 0.0,
+    }
+    above = simulate(**args, **fast, frontend_ms=bound * 1.02)["ttft_ms"]["median"]
+    below = simulate(**args, **fast, frontend_ms=bound * 0.9)["ttft_ms"]["median"]
+    assert below < 1971.28 < above
+    assert serving_sim_calibration.round3_within(3.95, bound) == 3.94
+
+
 def test_the_stored_loss_is_the_loss_of_the_stored_constants():
     loss = serving_sim_calibration.loss(STORED["constants"], set(STORED["runs"]))
     assert loss == pytest.approx(STORED["loss"], abs=1e-5)

@@ -1,4 +1,4 @@
-"""kvlab.memory.verdict.fit_verdict: one answer to 'does it fit', what binds and by how much."""
+"""kvlab.memory.verdict.verdict: one answer to 'does it fit', what binds and by how much."""
 
 from __future__ import annotations
 
@@ -8,41 +8,44 @@ import pytest
 
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.kv_bytes import GIB, llamacpp_kv_cache
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.deployment import deployment
+from kvlab.memory.verdict import verdict
 
 
 def test_the_issue_case_is_beyond_the_trained_context_not_fits():
     # Llama-2-7B (max_position_embeddings 4096), BF16, f16 cache, H100, 131,072 tokens
-    v = fit_verdict("llama-2-7b", 131072, weights="BF16", kv="f16", gpu="h100-sxm")
+    v = verdict(deployment("llama-2-7b", weights="BF16", kv="f16", gpu="h100-sxm"), 131072)
     assert v["memory_fits"] and not v["fits"] and v["binding"] == "trained_context"
     assert v["max_context"] == 4096 and v["max_context_limited_by"] == "trained_context"
     assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in v["long_context"]["vllm"]
     # allowed explicitly: memory decides, and the largest context is memory's
-    ok = fit_verdict("llama-2-7b", 131072, weights="BF16", kv="f16", gpu="h100-sxm", allow_long_context=True)
+    ok = verdict(deployment("llama-2-7b", weights="BF16", kv="f16", gpu="h100-sxm", allow_long_context=True), 131072)
     assert ok["fits"] and ok["max_context"] == ok["max_context_by_memory"] >= 131072
     json.dumps(v)
 
 
 def test_binding_order_weights_then_reserve_then_kv():
-    assert fit_verdict("llama-3.1-70b", 4096, weights="BF16", gpu="rtx-4090")["binding"] == "weights"
-    kv = fit_verdict("llama-3.1-8b", 131072, weights="BF16", kv="f16", gpu="rtx-4090")
+    assert verdict(deployment("llama-3.1-70b", weights="BF16", gpu="rtx-4090"), 4096)["binding"] == "weights"
+    kv = verdict(deployment("llama-3.1-8b", weights="BF16", kv="f16", gpu="rtx-4090"), 131072)
     assert kv["binding"] == "kv_cache" and kv["over_bytes"] == kv["total_bytes"] - kv["budget_bytes"] > 0
     # weights fit alone, but not with the vLLM reserve: 0.9 x the ~23.7 GiB the driver reports = 21.3 GiB,
     # so a 21 GiB model
-    tight = fit_verdict(
-        model_architecture("llama-3.1-8b", params=21.0 * GIB / 2),
+    tight = verdict(
+        deployment(
+            model_architecture("llama-3.1-8b", params=21.0 * GIB / 2),
+            weights="BF16",
+            kv="f16",
+            gpu="rtx-4090",
+            engine="vllm",
+        ),
         256,
-        weights="BF16",
-        kv="f16",
-        gpu="rtx-4090",
-        engine="vllm",
     )
     assert tight["binding"] == "reserve"
 
 
 def test_llamacpp_holds_n_sequences_as_context_times_n_cells():
     # 4 x 8192 tokens of Llama-3.1-8B f16 = -c 32768 -np 4: 32768 cells x 128 KiB = 4 GiB
-    v = fit_verdict("llama-3.1-8b", 8192, n_seq=4, weights="Q4_K_M", kv="f16", gpu="rtx-4090")
+    v = verdict(deployment("llama-3.1-8b", weights="Q4_K_M", kv="f16", gpu="rtx-4090"), 8192, n_seq=4)
     parts = {c["name"]: c["bytes"] for c in v["components"]}
     assert parts["kv_cache"] == 4 * GIB and v["flags"] == "-c 32768 -np 4"
     arch = model_architecture("llama-3.1-8b")
@@ -52,34 +55,34 @@ def test_llamacpp_holds_n_sequences_as_context_times_n_cells():
 @pytest.mark.parametrize("engine,step", [("llamacpp", 256), ("vllm", 16)])
 def test_largest_context_and_most_sequences_are_boundaries(engine, step):
     kw = {"weights": "BF16", "kv": "f16", "gpu": "rtx-4090", "engine": engine}
-    v = fit_verdict("llama-3.1-8b", 8192, **kw)
+    v = verdict(deployment("llama-3.1-8b", **kw), 8192)
     best = v["max_context"]
-    assert fit_verdict("llama-3.1-8b", best, **kw)["fits"]
-    assert not fit_verdict("llama-3.1-8b", best + step, **kw)["memory_fits"]
+    assert verdict(deployment("llama-3.1-8b", **kw), best)["fits"]
+    assert not verdict(deployment("llama-3.1-8b", **kw), best + step)["memory_fits"]
     n = v["max_sequences"]
-    assert fit_verdict("llama-3.1-8b", 8192, n_seq=n, **kw)["fits"]
-    assert not fit_verdict("llama-3.1-8b", 8192, n_seq=n + 1, **kw)["fits"]
+    assert verdict(deployment("llama-3.1-8b", **kw), 8192, n_seq=n)["fits"]
+    assert not verdict(deployment("llama-3.1-8b", **kw), 8192, n_seq=n + 1)["fits"]
 
 
 def test_tensor_parallel_replicates_kv_heads_when_fewer_than_gpus():
     # Llama-3.1-70B: 8 KV heads, 2 per GPU over 4 and 1 over 8
     kw = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm"}
-    four = fit_verdict("llama-3.1-70b", 8192, n_gpus=4, **kw)
-    eight = fit_verdict("llama-3.1-70b", 8192, n_gpus=8, **kw)
+    four = verdict(deployment("llama-3.1-70b", tp=4, **kw), 8192)
+    eight = verdict(deployment("llama-3.1-70b", tp=8, **kw), 8192)
     assert four["kv_share_per_gpu"] == 2 / 8 and eight["kv_share_per_gpu"] == 1 / 8
     arch = model_architecture("qwen3-30b-a3b")  # 4 KV heads
-    rep = fit_verdict(arch, 8192, n_gpus=8, **kw)
+    rep = verdict(deployment(arch, tp=8, **kw), 8192)
     assert rep["kv_share_per_gpu"] == 1 / 4  # one head per GPU, replicated: not 4/8
     assert any("replica" in c["how"] for c in rep["components"])
-    mla = fit_verdict("deepseek-v2-lite", 8192, n_gpus=2, **kw)
+    mla = verdict(deployment("deepseek-v2-lite", tp=2, **kw), 8192)
     assert mla["kv_share_per_gpu"] == 1.0  # the MLA latent is on every GPU
 
 
 def test_apple_unified_memory_uses_the_usable_share_and_one_chip():
-    v = fit_verdict("llama-3.1-70b", 8192, weights="Q4_K_M", kv="q8_0", gpu="m4-max-128gb")
+    v = verdict(deployment("llama-3.1-70b", weights="Q4_K_M", kv="q8_0", gpu="m4-max-128gb"), 8192)
     assert v["memory_bytes"] == 96 * GIB
     with pytest.raises(ValueError, match="unified memory"):
-        fit_verdict("llama-3.1-8b", 8192, gpu="m4-max-128gb", n_gpus=2)
+        verdict(deployment("llama-3.1-8b", gpu="m4-max-128gb", tp=2), 8192)
 
 
 @pytest.mark.parametrize(
@@ -94,45 +97,50 @@ def test_apple_unified_memory_uses_the_usable_share_and_one_chip():
     ],
 )
 def test_absurd_input_names_the_field(field, value):
-    kw = {"context": 4096, "gpu": None, "memory_gib": 24}
-    kw[field] = value
+    asked = {"context": 4096, "n_seq": 1}
+    kw = {"gpu": None, "memory_gib": 24}
+    if field in asked:
+        asked[field] = value
+    else:
+        kw[{"n_gpus": "tp"}.get(field, field)] = value  # the error names n_gpus, the CLI's and the widgets' field
     with pytest.raises(ValueError, match=field):
-        fit_verdict("llama-3.1-8b", **kw)
+        verdict(deployment("llama-3.1-8b", **kw), **asked)
 
 
 def test_llamacpp_fit_lowers_an_unset_context_keeping_its_margin():
     """--fit (on by default), by llama.cpp's rule (llamacpp.fit_params): with -c unset, the context interpolated
     down to what leaves 1 GiB free, not below 4,096; with -c given it keeps layers on the CPU, so the verdict
     still says the asked context does not fit."""
-    from kvlab.memory.deployment import deployment
     from kvlab.memory.verdict import llamacpp_fit
 
-    v = fit_verdict("qwen3-32b", 65536, weights="Q4_K_M", gpu="rtx-4090")
+    v = verdict(deployment("qwen3-32b", weights="Q4_K_M", gpu="rtx-4090"), 65536)
     assert not v["fits"] and any("--fit (on by default)" in w and "instead of failing" in w for w in v["warnings"])
     fit = llamacpp_fit(deployment("qwen3-32b", weights="Q4_K_M", gpu="rtx-4090"), 65536)
     assert fit["as_given"]["outcome"] == "layers_to_cpu" and fit["unset"]["outcome"] == "context_reduced"
     # 256 KiB a token: the 1 GiB margin costs 4,096 tokens against the plain longest context
     assert fit["context_unset"] == v["max_context"] - 4096
-    at = fit_verdict("qwen3-32b", fit["context_unset"], weights="Q4_K_M", gpu="rtx-4090")
+    at = verdict(deployment("qwen3-32b", weights="Q4_K_M", gpu="rtx-4090"), fit["context_unset"])
     assert at["headroom_bytes"] >= 2**30 > at["headroom_bytes"] - 256 * 2**10 * 256
     big = llamacpp_fit(deployment("llama-3.1-70b", weights="Q4_K_M", gpu="rtx-4090"))
     assert big["context_unset"] is None and "not even its minimum of 4,096 tokens" in big["text"]
-    assert not any("--fit" in w for w in fit_verdict("qwen3-32b", 4096, weights="Q4_K_M", gpu="rtx-4090")["warnings"])
+    assert not any(
+        "--fit" in w for w in verdict(deployment("qwen3-32b", weights="Q4_K_M", gpu="rtx-4090"), 4096)["warnings"]
+    )
 
 
 def test_llamacpp_fit_moves_layers_when_a_fit_leaves_under_its_target():
     """A setting that fits with less than --fit-target (1 GiB) free still makes --fit move layers to the CPU."""
-    v = fit_verdict("qwen3-32b", 16384, weights="Q4_K_M", gpu="rtx-4090")
+    v = verdict(deployment("qwen3-32b", weights="Q4_K_M", gpu="rtx-4090"), 16384)
     assert v["fits"] and 0 < v["headroom_bytes"] < 2**30
     (w,) = [w for w in v["warnings"] if "--fit" in w]
     assert "under --fit-target's 1,024 MiB, so it moves some layers to system memory" in w
     assert "--fit off keeps them all on the GPU" in w
-    roomy = fit_verdict("qwen3-32b", 8192, weights="Q4_K_M", gpu="rtx-4090")
+    roomy = verdict(deployment("qwen3-32b", weights="Q4_K_M", gpu="rtx-4090"), 8192)
     assert roomy["headroom_bytes"] > 2**30 and not any("--fit" in w for w in roomy["warnings"])
 
 
 def test_llamacpp_fit_slots_share_the_training_context():
     """-np 2 with -c unset: the training context split over the slots, not each slot's."""
-    v = fit_verdict("qwen3-30b-a3b", 65536, weights="Q4_K_M", gpu="rtx-4090", n_seq=2)
+    v = verdict(deployment("qwen3-30b-a3b", weights="Q4_K_M", gpu="rtx-4090"), 65536, n_seq=2)
     (w,) = [w for w in v["warnings"] if "--fit" in w]
     assert "40,960 tokens of context (20,480 per slot, 2 slots)" in w

@@ -11,7 +11,7 @@ import pytest
 from kvlab.memory import kv_bytes as kb
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.deployment import deployment
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.verdict import verdict
 
 GIB = 2**30
 # https://github.com/mitchross/talos-argocd-proxmox/pull/1995 (2026-08-16): Qwen3.8-27B-FP8 (the Qwen3.5/3.6-27B
@@ -120,20 +120,22 @@ def test_a_dense_model_is_unchanged_by_prefix_caching_and_its_mtp_layer_is_count
 
 
 def test_the_verdict_and_its_command_carry_the_settings():
-    v = fit_verdict(
-        "qwen3.6-27b",
+    v = verdict(
+        deployment(
+            "qwen3.6-27b",
+            weights="FP8",
+            kv="fp8",
+            gpu="rtx-3090",
+            tp=2,
+            engine="vllm",
+            prefix_caching=True,
+            speculative_tokens=3,
+            mtp=True,
+        ),
         131072,
-        weights="FP8",
-        kv="fp8",
-        gpu="rtx-3090",
-        n_gpus=2,
-        engine="vllm",
-        prefix_caching=True,
-        speculative_tokens=3,
-        mtp=True,
     )
     assert "--enable-prefix-caching" in v["flags"] and '"num_speculative_tokens": 3' in v["flags"]
-    base = fit_verdict("qwen3.6-27b", 131072, weights="FP8", kv="fp8", gpu="rtx-3090", n_gpus=2, engine="vllm")
+    base = verdict(deployment("qwen3.6-27b", weights="FP8", kv="fp8", gpu="rtx-3090", tp=2, engine="vllm"), 131072)
     kv = {c["name"]: c["bytes"] for c in v["components"]}["kv_cache"]
     assert kv > {c["name"]: c["bytes"] for c in base["components"]}["kv_cache"]
 

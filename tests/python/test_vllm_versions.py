@@ -20,7 +20,8 @@ import pytest
 from kvlab.dtypes import GIB
 from kvlab.memory import engines
 from kvlab.memory.engine_logs import parse_engine_log
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.deployment import deployment
+from kvlab.memory.verdict import verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "python" / "data" / "engine_logs"
@@ -55,14 +56,14 @@ def _available_gib(v: dict) -> float:
 # settings kvlab knows: Qwen3.6-27B AutoRound INT4 with an fp8_e5m2 cache on RTX 3090s.
 LOGGED = {
     "tp4_cgprofile": {
-        "n_gpus": 4,
+        "tp": 4,
         "gpu_memory_utilization": 0.92,
         "max_num_batched_tokens": 8192,
         "max_num_seqs": 4,
         "kv": "fp8",
         "weights": "INT4",
     },
-    "util088": {"n_gpus": 2, "gpu_memory_utilization": 0.88, "kv": "fp8", "weights": "INT4"},
+    "util088": {"tp": 2, "gpu_memory_utilization": 0.88, "kv": "fp8", "weights": "INT4"},
 }
 
 
@@ -77,28 +78,21 @@ def test_available_kv_memory_against_real_logs(word):
     entry = _entry(word)
     logged = entry["logged"]["available_kv_gib"]
     assert _read(entry)["available_gib"]["value"] == logged  # explain-log reads the same figure
-    v = fit_verdict(
-        "qwen3.6-27b",
+    v = verdict(
+        deployment(
+            "qwen3.6-27b", gpu="rtx-3090", engine="vllm", version="0.21+", allow_long_context=True, **LOGGED[word]
+        ),
         entry["args"]["max_model_len"],
-        gpu="rtx-3090",
-        engine="vllm",
-        engine_version="0.21+",
-        allow_long_context=True,
         solve=False,
-        **LOGGED[word],
     )
     assert abs(_available_gib(v) - logged) * GIB <= v["error_band_bytes"]
     assert v["error_band_bytes"] / GIB == pytest.approx(1.5 + 1.315, abs=0.001)
     assert v["engine_model"]["version"].startswith("vLLM 0.21+")
     # the "0.21+" rule takes the CUDA graph estimate more than V1's
-    v1 = fit_verdict(
-        "qwen3.6-27b",
+    v1 = verdict(
+        deployment("qwen3.6-27b", gpu="rtx-3090", engine="vllm", allow_long_context=True, **LOGGED[word]),
         entry["args"]["max_model_len"],
-        gpu="rtx-3090",
-        engine="vllm",
-        allow_long_context=True,
         solve=False,
-        **LOGGED[word],
     )
     cg = engines.vllm_cuda_graph_estimate()["bytes"]
     assert _available_gib(v1) - _available_gib(v) == pytest.approx(cg / GIB, abs=1e-6)
@@ -139,9 +133,9 @@ def test_cuda_graph_line_matches_the_utilization_it_is_equivalent_to():
 def test_null_block():
     """0.21+ holds one block back (vllm/v1/core/block_pool.py: null_block = free_block_queue.popleft()): the KV
     cache the verdict counts is one block more than V1's, and the verdict says so."""
-    args = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm", "solve": False}
-    v1 = fit_verdict("llama-3.1-8b", 32768, **args)
-    new = fit_verdict("llama-3.1-8b", 32768, engine_version="0.21+", **args)
+    args = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm"}
+    v1 = verdict(deployment("llama-3.1-8b", **args), 32768, solve=False)
+    new = verdict(deployment("llama-3.1-8b", version="0.21+", **args), 32768, solve=False)
     kv1 = next(c for c in v1["components"] if c["name"] == "kv_cache")
     kv = next(c for c in new["components"] if c["name"] == "kv_cache")
     block = 16 * 32 * 8 * 128 * 2 * 2  # 16 tokens x 32 layers x 8 KV heads x 128 x (K, V) x 2 B
@@ -154,8 +148,8 @@ def test_null_block():
 def test_longest_context_counts_the_null_block():
     """At the edge, 0.21+ fits one block less of context than V1 would with the same budget less the graphs."""
     args = {"weights": "BF16", "kv": "f16", "gpu": "rtx-3090", "engine": "vllm"}
-    v1 = fit_verdict("llama-3.1-8b", 8192, **args)
-    new = fit_verdict("llama-3.1-8b", 8192, engine_version="0.21+", **args)
+    v1 = verdict(deployment("llama-3.1-8b", **args), 8192)
+    new = verdict(deployment("llama-3.1-8b", version="0.21+", **args), 8192)
     per_token = 32 * 8 * 128 * 2 * 2
     cg = engines.vllm_cuda_graph_estimate()["bytes"]
     expected = v1["max_context"] - (cg // (16 * per_token) + 1) * 16
@@ -169,7 +163,7 @@ def test_hybrid_refusal_message():
     80 GB card is more than the few hundred blocks the budget holds (real reports: 694 and 348 blocks for 27B
     Qwen3.5/3.8 models on 80 GB cards)."""
     args = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm", "allow_long_context": True}
-    v = fit_verdict("qwen3.6-27b", 262144, engine_version="0.21+", **args)
+    v = verdict(deployment("qwen3.6-27b", version="0.21+", **args), 262144)
     assert not v["fits"] and v["binding"] == "max_num_seqs"
     blocks = v["engine_model"]["mamba_cache_blocks"]
     assert 100 < blocks < 1024
@@ -181,36 +175,39 @@ def test_hybrid_refusal_message():
     kv = v["components"][1]
     assert "null block" in kv["how"]
     # at most that many sequences it starts; V1 (which capped the graphs instead) starts either way
-    ok = fit_verdict("qwen3.6-27b", 262144, engine_version="0.21+", max_num_seqs=blocks, **args)
+    ok = verdict(deployment("qwen3.6-27b", version="0.21+", max_num_seqs=blocks, **args), 262144)
     assert ok["fits"] and ok["engine_model"]["refusal"] is None
-    assert fit_verdict("qwen3.6-27b", 262144, max_num_seqs=blocks + 1, **args)["fits"]
+    assert verdict(deployment("qwen3.6-27b", max_num_seqs=blocks + 1, **args), 262144)["fits"]
     # a model without a recurrent state is never checked
-    dense = fit_verdict("llama-3.1-8b", 8192, engine_version="0.21+", **args)
+    dense = verdict(deployment("llama-3.1-8b", version="0.21+", **args), 8192)
     assert dense["engine_model"]["mamba_cache_blocks"] is None and dense["fits"]
 
 
 def test_max_model_len_auto():
     """--max-model-len auto: the longest context up to the model's own whose one request fits; the full context
     when it fits; the flag is 0.21+'s only."""
-    args = {"weights": "BF16", "kv": "f16", "engine": "vllm", "engine_version": "0.21+", "max_model_len_auto": True}
-    small = fit_verdict("llama-3.1-8b", None, gpu="rtx-3090", **args)
+    args = {"weights": "BF16", "kv": "f16", "engine": "vllm", "version": "0.21+", "max_model_len_auto": True}
+    small = verdict(deployment("llama-3.1-8b", gpu="rtx-3090", **args), None)
     assert small["fits"] and small["context"] == small["max_context"] < 131072
     assert small["context"] % 16 == 0
-    over = fit_verdict(
-        "llama-3.1-8b", small["context"] + 16, gpu="rtx-3090", weights="BF16", engine="vllm", engine_version="0.21+"
+    over = verdict(
+        deployment("llama-3.1-8b", gpu="rtx-3090", weights="BF16", engine="vllm", version="0.21+"),
+        small["context"] + 16,
     )
     assert not over["fits"] and over["binding"] == "kv_cache"
     assert small["engine_model"]["max_model_len_auto"]["max_model_len"] == small["context"]
-    big = fit_verdict("llama-3.1-8b", None, gpu="h100-sxm", **args)
+    big = verdict(deployment("llama-3.1-8b", gpu="h100-sxm", **args), None)
     assert big["context"] == 131072 and "full model context length 131,072 fits" in " ".join(big["warnings"])
     with pytest.raises(ValueError, match="max_model_len_auto"):
-        fit_verdict("llama-3.1-8b", None, gpu="h100-sxm", engine="vllm", weights="BF16", max_model_len_auto=True)
+        verdict(
+            deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", weights="BF16", max_model_len_auto=True), None
+        )
 
 
 def test_versions_offered():
     assert engines.VLLM_VERSIONS == ("v1", "v0", "0.21+", "v0-pre-mla")
     with pytest.raises(ValueError, match="engine_version must be one of v1, v0, 0.21\\+"):
-        fit_verdict("llama-3.1-8b", 8192, weights="BF16", gpu="h100-sxm", engine="vllm", engine_version="0.30")
+        verdict(deployment("llama-3.1-8b", weights="BF16", gpu="h100-sxm", engine="vllm", version="0.30"), 8192)
 
 
 def test_cli_offers_the_new_range(capsys):
@@ -233,14 +230,9 @@ def test_before_mla_caching_deepseek_caches_every_head_as_the_log_shows():
     log = PRE_MLA_LOG
     per_request = {}
     for version in ("v0-pre-mla", "v0"):
-        v = fit_verdict(
-            "deepseek-v2-lite",
+        v = verdict(
+            deployment("deepseek-v2-lite", weights="BF16", kv="f16", gpu="h100-sxm", engine="vllm", version=version),
             log["max_model_len"],
-            weights="BF16",
-            kv="f16",
-            gpu="h100-sxm",
-            engine="vllm",
-            engine_version=version,
             solve=False,
         )
         per_request[version] = next(c["bytes"] for c in v["components"] if c["name"] == "kv_cache")
@@ -253,7 +245,7 @@ def test_before_mla_caching_deepseek_caches_every_head_as_the_log_shows():
 
 
 def test_pre_mla_changes_only_mla_models():
-    a = fit_verdict("llama-3.1-8b", 8192, weights="BF16", gpu="h100-sxm", engine="vllm", engine_version="v0")
-    b = fit_verdict("llama-3.1-8b", 8192, weights="BF16", gpu="h100-sxm", engine="vllm", engine_version="v0-pre-mla")
+    a = verdict(deployment("llama-3.1-8b", weights="BF16", gpu="h100-sxm", engine="vllm", version="v0"), 8192)
+    b = verdict(deployment("llama-3.1-8b", weights="BF16", gpu="h100-sxm", engine="vllm", version="v0-pre-mla"), 8192)
     assert a["components"] == b["components"] and a["max_sequences"] == b["max_sequences"]
     assert "before MLA caching" in b["engine_model"]["version"]

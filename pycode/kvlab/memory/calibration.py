@@ -16,9 +16,10 @@ from pathlib import Path
 
 from kvlab.memory import engines
 from kvlab.memory.catalogue import get_gpu, model_architecture
+from kvlab.memory.deployment import deployment
 from kvlab.memory.engine_logs import explain_engine_log
 from kvlab.memory.kv_bytes import GIB, VLLM_GPU_MEMORY_UTILIZATION, vllm_activation_reserve, vllm_kv_cache
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.verdict import verdict
 from kvlab.memory.weights import model_weights_bytes
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -221,19 +222,18 @@ def predict_before(c: dict) -> float:
 
 
 def predict_after(c: dict) -> tuple[float, dict]:
-    v = fit_verdict(
+    dep = deployment(
         c["arch"],
-        c["max_model_len"],
         weights=c["fmt"],
         kv="f16",
         gpu=c["card"]["id"],
         engine="vllm",
+        version=c["era"],
         gpu_memory_utilization=c["util"],
         max_num_batched_tokens=c["batched"],
         allow_long_context=True,
-        solve=False,
-        engine_version=c["era"],
     )
+    v = verdict(dep, c["max_model_len"], solve=False)
     parts = {p["name"]: p["bytes"] for p in v["components"]}
     return (v["budget_bytes"] - parts["weights"] - parts["activation_reserve"]) / GIB, v
 

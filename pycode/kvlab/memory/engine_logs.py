@@ -890,8 +890,24 @@ _LLAMACPP_FIGURES = {
 }
 
 
+@dataclass(kw_only=True)
+class _Reading:
+    """What reading one start-up builds, in the order the answer shows it: the settings in force, the checks and the
+    notes. Each engine's run adds the log's figures, the model and what the caller stated (its positional fields)."""
+
+    settings: list = field(default_factory=list)
+    checks: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def answer(self, *steps) -> dict:
+        """Run the named steps in order, each adding its settings, checks and notes; the reading's answer."""
+        for step in steps:
+            step(self)
+        return {"settings": self.settings, "checks": self.checks, "notes": self.notes}
+
+
 @dataclass
-class _LlamacppRun:
+class _LlamacppRun(_Reading):
     """One llama.cpp start-up as explain-log reads it: the parsed log, the model, what the caller stated, the
     settings in force (the log's, else the caller's, else llama.cpp's defaults), the caches llama.cpp would build
     for them, and the checks and notes that come of comparing the two."""
@@ -899,9 +915,6 @@ class _LlamacppRun:
     parsed: dict
     arch: Architecture
     stated: dict
-    settings: list = field(default_factory=list)
-    checks: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
     # the settings (_llamacpp_settings)
     n_seq: int = 1
     kv_unified: bool = True
@@ -1270,7 +1283,7 @@ def _recurrent_terms(arch, logged, exp, layers, rule) -> tuple[list[dict], str, 
 
 
 @dataclass
-class _VllmRun:
+class _VllmRun(_Reading):
     """One vLLM start-up as explain-log reads it: the log's figures (`v`), the model, what the caller stated, the
     settings in force (the log's, else the caller's, else vLLM's defaults) and, step by step, the request's layout,
     the figures the log prints, and the checks and notes that come of them."""
@@ -1278,9 +1291,6 @@ class _VllmRun:
     v: dict
     arch: Architecture
     stated: dict
-    settings: list = field(default_factory=list)
-    checks: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
     # the settings (_vllm_settings)
     logged_len: dict | None = None
     max_len: int | None = None
@@ -1330,7 +1340,7 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
                 "state it (max_model_len) and the log can be rebuilt"
             ],
         }
-    for step in (
+    return run.answer(
         _vllm_request_layout,
         _vllm_needed_check,
         _vllm_logged_sizes,
@@ -1341,9 +1351,7 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
         _vllm_memory_split,
         _vllm_weights_check,
         _vllm_unmodelled,
-    ):
-        step(run)
-    return {"settings": run.settings, "checks": run.checks, "notes": run.notes}
+    )
 
 
 def _vllm_settings(run: _VllmRun) -> None:
@@ -2508,24 +2516,53 @@ def _engine_dtype(text: str | None, stated: dict, default: str) -> tuple[str, st
     return default, "default (not in the log)"
 
 
+@dataclass
+class _PoolRun(_Reading):
+    """One SGLang or TensorRT-LLM start-up as explain-log reads it: the log's figures, the model (None: the log is
+    read alone), what the caller stated, the settings in force and what a token takes on one GPU. kvlab rebuilds
+    these engines' bytes per token, not the budget that sizes their pools."""
+
+    log: dict
+    arch: Architecture | None
+    stated: dict
+    # the settings (_sglang_settings, _trtllm_settings)
+    tp: int = 1
+    dtype: str = "bf16"
+    # TensorRT-LLM (_trtllm_settings): the pool's token count (value, line), and K and V bytes of a token on one
+    # GPU from the model (None without one)
+    tokens: dict | None = None
+    per_token: int | None = None
+    per_token_how: str = ""
+
+    @property
+    def sglang_pool_sized(self) -> bool:
+        """SGLang: the log prints the pool's K and V (or MLA's KV) size, not only its token count."""
+        pool = self.log.get("pool")
+        return bool(pool and (pool["k"] or pool["kv"]))
+
+
 def _explain_sglang(sg: dict, arch: Architecture | None, stated: dict) -> dict:
-    """SGLang: the pool's K and V sizes rebuilt per token from the model; the pool's size is SGLang's own rule."""
-    settings: list = []
-    checks: list = []
-    notes: list = []
-    pool = sg.get("pool")
-    tokens = (
-        pool["tokens"] if pool else (sg["max_total_num_tokens"]["value"] if sg.get("max_total_num_tokens") else None)
+    """SGLang: the pool's K and V sizes rebuilt per token from the model; the pool's size is SGLang's own rule.
+    In named steps, each adding its checks and notes in the order the answer shows them."""
+    return _PoolRun(sg, arch, stated).answer(
+        _sglang_settings, _sglang_pool_check, _sglang_token_count_check, _sglang_lines_read, _sglang_unmodelled
     )
-    tp = stated.get("tensor_parallel_size", 1)
+
+
+def _sglang_settings(run: _PoolRun) -> None:
+    """The settings in force: tp (the caller's, else 1), the KV dtype (the pool line's, else the caller's, else bf16)
+    and mem_fraction_static where the log prints it."""
+    sg, stated, settings = run.log, run.stated, run.settings
+    pool = sg.get("pool")
+    run.tp = stated.get("tensor_parallel_size", 1)
     _setting(
         settings,
         "tensor parallel (--tp)",
-        tp,
+        run.tp,
         "you" if "tensor_parallel_size" in stated else "default (not in the log)",
     )
-    dtype, source = _engine_dtype(pool["dtype"] if pool else None, stated, "bf16")
-    _setting(settings, "KV cache dtype (--kv-cache-dtype; auto = the model's dtype)", dtype, source)
+    run.dtype, source = _engine_dtype(pool["dtype"] if pool else None, stated, "bf16")
+    _setting(settings, "KV cache dtype (--kv-cache-dtype; auto = the model's dtype)", run.dtype, source)
     if sg.get("mem_fraction_static"):
         _setting(
             settings,
@@ -2533,92 +2570,117 @@ def _explain_sglang(sg: dict, arch: Architecture | None, stated: dict) -> dict:
             sg["mem_fraction_static"]["value"],
             f"log line {sg['mem_fraction_static']['line']}",
         )
-    if pool and (pool["k"] or pool["kv"]):
-        logged_gib = float(pool["k"]) + float(pool["v"]) if pool["k"] else float(pool["kv"])
-        # memory_pool.py: each layer's buffer has size + page_size rows (page_size 1 by default; row 0 is padding)
-        implied = logged_gib * GIB / (pool["tokens"] + 1)
-        logged_text = (
-            f"K {pool['k']} GB + V {pool['v']} GB" if pool["k"] else f"KV {pool['kv']} GB"
-        ) + f" for {pool['tokens']:,} tokens"
-        if arch is not None:
-            k_tok, v_tok, n_layers = _per_rank_kv_bytes(arch, dtype, tp, replicate_floor=True)
-            rows = pool["tokens"] + 1
-            terms = []
-            if pool["k"]:
-                for name, logged, per_token in (("K", pool["k"], k_tok), ("V", pool["v"], v_tok)):
-                    terms.append(
-                        {
-                            "term": f"{name} ({dtype})",
-                            "logged": f"{logged} GiB (printed “GB”)",
-                            "rebuilt": f"{_gib(rows * per_token)} GiB",
-                            "how": f"({pool['tokens']:,} tokens + 1 padding row) x {per_token:,} B "
-                            f"({n_layers} attention layers, heads split over tp {tp})",
-                            "ok": _gib(rows * per_token) == f"{float(logged):.2f}",
-                        }
-                    )
-            else:
-                terms.append(
-                    {
-                        "term": f"KV ({dtype})",
-                        "logged": f"{pool['kv']} GiB (printed “GB”)",
-                        "rebuilt": f"{_gib(rows * k_tok)} GiB",
-                        "how": f"({pool['tokens']:,} tokens + 1 padding row) x {k_tok:,} B (MLA latent, {n_layers} layers)",
-                        "ok": _gib(rows * k_tok) == f"{float(pool['kv']):.2f}",
-                    }
-                )
-            ok = all(t["ok"] for t in terms)
-            per_token = k_tok + v_tok
-            why = None
-            if not ok:
-                why = (
-                    f"the log's pool takes {implied:,.0f} B per token, kvlab's model {per_token:,} B: another model, "
-                    "KV dtype or tensor-parallel size than the log's"
-                )
-                if arch.count(SLIDING) or arch.count(LINEAR):
-                    why += (
-                        "; or SGLang's separate pools for sliding-window or linear-attention layers (SWAKVPool, "
-                        "the hybrid pools), which kvlab does not model"
-                    )
-            checks.append(
-                {
-                    "figure": "KV pool per token (K size + V size / #tokens)",
-                    "line": pool["line"],
-                    "logged": logged_text,
-                    "rebuilt": f"{per_token:,} B per token",
-                    "status": "exact" if ok else "differs",
-                    "terms": terms,
-                    "why": why,
-                }
-            )
-            if ok and arch.count(SLIDING):
-                notes.append(
-                    "this pool gives every attention layer every token: the SGLang of this log does not size the "
-                    "sliding-window layers apart (later releases keep them in a pool of their own, SWAKVPool)"
-                )
-            if ok and arch.count(LINEAR):
-                notes.append(
-                    f"this pool holds the {n_layers} full-attention layers only: the {arch.count(LINEAR)} "
-                    "linear-attention layers keep their recurrent states in SGLang's Mamba pool (MambaPool), apart"
-                )
-        else:
-            notes.append(
-                f"line {pool['line']}: the pool takes {implied:,.0f} B per token on this GPU ({logged_text}, "
-                "+1 padding row); state the model to rebuild it"
-            )
-    elif tokens is not None and arch is not None:
-        k_tok, v_tok, _ = _per_rank_kv_bytes(arch, dtype, tp, replicate_floor=True)
-        line = sg["max_total_num_tokens"]["line"]
-        checks.append(
+
+
+def _sglang_pool_terms(pool: dict, dtype: str, k_tok: int, v_tok: int, n_layers: int, tp: int) -> list[dict]:
+    """The pool's K and V (or an MLA latent's one KV) as logged and as (#tokens + 1 padding row) x bytes per token."""
+    rows = pool["tokens"] + 1
+    if not pool["k"]:
+        return [
             {
-                "figure": "KV pool from the token count",
-                "line": line,
-                "logged": f"max_total_num_tokens={tokens:,}",
-                "rebuilt": f"{_gib((tokens + 1) * (k_tok + v_tok))} GiB",
-                "status": "predicted",
-                "terms": [],
-                "why": f"the log prints no K or V size; {tokens:,} tokens x {k_tok + v_tok:,} B is what the pool takes",
+                "term": f"KV ({dtype})",
+                "logged": f"{pool['kv']} GiB (printed “GB”)",
+                "rebuilt": f"{_gib(rows * k_tok)} GiB",
+                "how": f"({pool['tokens']:,} tokens + 1 padding row) x {k_tok:,} B (MLA latent, {n_layers} layers)",
+                "ok": _gib(rows * k_tok) == f"{float(pool['kv']):.2f}",
             }
+        ]
+    return [
+        {
+            "term": f"{name} ({dtype})",
+            "logged": f"{logged} GiB (printed “GB”)",
+            "rebuilt": f"{_gib(rows * per_token)} GiB",
+            "how": f"({pool['tokens']:,} tokens + 1 padding row) x {per_token:,} B "
+            f"({n_layers} attention layers, heads split over tp {tp})",
+            "ok": _gib(rows * per_token) == f"{float(logged):.2f}",
+        }
+        for name, logged, per_token in (("K", pool["k"], k_tok), ("V", pool["v"], v_tok))
+    ]
+
+
+def _sglang_pool_check(run: _PoolRun) -> None:
+    """'KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB': the bytes per token rebuilt from the model
+    (memory_pool.py: each layer's buffer has size + page_size rows, page_size 1 by default, row 0 padding); without
+    a model, what the log's pool takes per token."""
+    if not run.sglang_pool_sized:
+        return
+    pool, arch = run.log["pool"], run.arch
+    logged_gib = float(pool["k"]) + float(pool["v"]) if pool["k"] else float(pool["kv"])
+    implied = logged_gib * GIB / (pool["tokens"] + 1)
+    logged_text = (
+        f"K {pool['k']} GB + V {pool['v']} GB" if pool["k"] else f"KV {pool['kv']} GB"
+    ) + f" for {pool['tokens']:,} tokens"
+    if arch is None:
+        run.notes.append(
+            f"line {pool['line']}: the pool takes {implied:,.0f} B per token on this GPU ({logged_text}, "
+            "+1 padding row); state the model to rebuild it"
         )
+        return
+    k_tok, v_tok, n_layers = _per_rank_kv_bytes(arch, run.dtype, run.tp, replicate_floor=True)
+    terms = _sglang_pool_terms(pool, run.dtype, k_tok, v_tok, n_layers, run.tp)
+    ok = all(t["ok"] for t in terms)
+    per_token = k_tok + v_tok
+    why = None
+    if not ok:
+        why = (
+            f"the log's pool takes {implied:,.0f} B per token, kvlab's model {per_token:,} B: another model, "
+            "KV dtype or tensor-parallel size than the log's"
+        )
+        if arch.count(SLIDING) or arch.count(LINEAR):
+            why += (
+                "; or SGLang's separate pools for sliding-window or linear-attention layers (SWAKVPool, "
+                "the hybrid pools), which kvlab does not model"
+            )
+    run.checks.append(
+        {
+            "figure": "KV pool per token (K size + V size / #tokens)",
+            "line": pool["line"],
+            "logged": logged_text,
+            "rebuilt": f"{per_token:,} B per token",
+            "status": "exact" if ok else "differs",
+            "terms": terms,
+            "why": why,
+        }
+    )
+    if ok and arch.count(SLIDING):
+        run.notes.append(
+            "this pool gives every attention layer every token: the SGLang of this log does not size the "
+            "sliding-window layers apart (later releases keep them in a pool of their own, SWAKVPool)"
+        )
+    if ok and arch.count(LINEAR):
+        run.notes.append(
+            f"this pool holds the {n_layers} full-attention layers only: the {arch.count(LINEAR)} "
+            "linear-attention layers keep their recurrent states in SGLang's Mamba pool (MambaPool), apart"
+        )
+
+
+def _sglang_token_count_check(run: _PoolRun) -> None:
+    """No K or V size printed, only the pool's token count: what that many tokens take, predicted from the model."""
+    sg, pool = run.log, run.log.get("pool")
+    tokens = (
+        pool["tokens"] if pool else (sg["max_total_num_tokens"]["value"] if sg.get("max_total_num_tokens") else None)
+    )
+    if run.sglang_pool_sized or tokens is None or run.arch is None:
+        return
+    k_tok, v_tok, _ = _per_rank_kv_bytes(run.arch, run.dtype, run.tp, replicate_floor=True)
+    line = sg["max_total_num_tokens"]["line"]
+    run.checks.append(
+        {
+            "figure": "KV pool from the token count",
+            "line": line,
+            "logged": f"max_total_num_tokens={tokens:,}",
+            "rebuilt": f"{_gib((tokens + 1) * (k_tok + v_tok))} GiB",
+            "status": "predicted",
+            "terms": [],
+            "why": f"the log prints no K or V size; {tokens:,} tokens x {k_tok + v_tok:,} B is what the pool takes",
+        }
+    )
+
+
+def _sglang_lines_read(run: _PoolRun) -> None:
+    """The lines read, not rebuilt: the pool's token count and limits, the weights, a draft model's second pool,
+    the recurrent-state (Mamba) pool, a refusal."""
+    sg, notes = run.log, run.notes
     if sg.get("max_total_num_tokens"):
         m = sg["max_total_num_tokens"]
         limits = ", ".join(
@@ -2657,36 +2719,60 @@ def _explain_sglang(sg: dict, arch: Architecture | None, stated: dict) -> dict:
     if sg.get("refusal"):
         r = sg["refusal"]
         notes.append(f"the engine refused to start (line {r['line']}): {r['value']}")
-    notes.append(
+
+
+def _sglang_unmodelled(run: _PoolRun) -> None:
+    """What kvlab does not model of SGLang: the budget rule that sizes the pool."""
+    run.notes.append(
         "not modelled yet: SGLang's budget rule: the pool gets what is left of total memory x mem_fraction_static "
         "after the weights (SGLang picks mem_fraction_static from the card and settings when it is not given); "
         "kvlab rebuilds the bytes per token, not the token count"
     )
-    return {"settings": settings, "checks": checks, "notes": notes}
 
 
 def _explain_trtllm(t: dict, arch: Architecture | None, stated: dict) -> dict:
-    """TensorRT-LLM: bytes per token from the model, the block arithmetic the log prints; its budget is named."""
-    settings: list = []
-    checks: list = []
-    notes: list = []
-    tp = stated.get("tensor_parallel_size", 1)
+    """TensorRT-LLM: bytes per token from the model, the block arithmetic the log prints; its budget is named.
+    In named steps, each adding its checks and notes in the order the answer shows them."""
+    return _PoolRun(t, arch, stated).answer(
+        _trtllm_settings,
+        _trtllm_memory_check,
+        _trtllm_per_token_check,
+        _trtllm_pool_tokens_check,
+        _trtllm_blocks_per_sequence_check,
+        _trtllm_budget_check,
+        _trtllm_lines_read,
+        _trtllm_unmodelled,
+    )
+
+
+def _trtllm_settings(run: _PoolRun) -> None:
+    """The settings in force (tp and the KV dtype: the caller's, else 1 and f16), the pool's token count, and the
+    bytes a token takes on one GPU (heads split over tp)."""
+    t, stated, settings = run.log, run.stated, run.settings
+    run.tp = stated.get("tensor_parallel_size", 1)
     _setting(
         settings,
         "tensor parallel (tp_size)",
-        tp,
+        run.tp,
         "you" if "tensor_parallel_size" in stated else "default (not in the log)",
     )
-    dtype, source = _engine_dtype(None, stated, "f16")
-    _setting(settings, "KV cache dtype (the engine's kv_cache_dtype)", dtype, source)
-    tokens = t.get("tokens") or (
+    run.dtype, source = _engine_dtype(None, stated, "f16")
+    _setting(settings, "KV cache dtype (the engine's kv_cache_dtype)", run.dtype, source)
+    run.tokens = t.get("tokens") or (
         {"value": t["allocated"]["tokens"], "line": t["allocated"]["line"]} if t.get("allocated") else None
     )
-    per_token = None
-    if arch is not None:
-        k_tok, v_tok, n_layers = _per_rank_kv_bytes(arch, dtype, tp, replicate_floor=False)
-        per_token = k_tok + v_tok
-        how = f"{n_layers} attention layers' K and V per token on one GPU ({dtype}, heads split over tp {tp})"
+    if run.arch is not None:
+        k_tok, v_tok, n_layers = _per_rank_kv_bytes(run.arch, run.dtype, run.tp, replicate_floor=False)
+        run.per_token = k_tok + v_tok
+        run.per_token_how = (
+            f"{n_layers} attention layers' K and V per token on one GPU ({run.dtype}, heads split over tp {run.tp})"
+        )
+
+
+def _trtllm_memory_check(run: _PoolRun) -> None:
+    """The cache's memory (bytes, or the GiB allocated) against tokens x bytes per token; without a model, what the
+    log's cache takes per token; with tokens but no memory printed, what they take, predicted."""
+    t, tokens, per_token = run.log, run.tokens, run.per_token
     memory = t.get("kv_bytes") or t.get("allocated")
     if tokens and memory:
         if t.get("kv_bytes"):
@@ -2698,7 +2784,7 @@ def _explain_trtllm(t: dict, arch: Architecture | None, stated: dict) -> dict:
         if per_token is not None:
             rebuilt = tokens["value"] * per_token
             ok = rebuilt == logged_bytes if t.get("kv_bytes") else _gib(rebuilt) == f"{t['allocated']['gib']:.2f}"
-            checks.append(
+            run.checks.append(
                 {
                     "figure": "KV cache memory from the token count",
                     "line": memory["line"],
@@ -2710,7 +2796,7 @@ def _explain_trtllm(t: dict, arch: Architecture | None, stated: dict) -> dict:
                             "term": "per token",
                             "logged": f"{implied:,.1f} B",
                             "rebuilt": f"{per_token:,} B",
-                            "how": how,
+                            "how": run.per_token_how,
                             "ok": ok,
                         }
                     ],
@@ -2721,12 +2807,12 @@ def _explain_trtllm(t: dict, arch: Architecture | None, stated: dict) -> dict:
                 }
             )
         else:
-            notes.append(
+            run.notes.append(
                 f"line {memory['line']}: {logged_text} for {tokens['value']:,} tokens is {implied:,.1f} B per token "
                 "on this GPU; state the model to rebuild it"
             )
     elif tokens and per_token is not None:
-        checks.append(
+        run.checks.append(
             {
                 "figure": "KV cache memory from the token count",
                 "line": tokens["line"],
@@ -2734,116 +2820,143 @@ def _explain_trtllm(t: dict, arch: Architecture | None, stated: dict) -> dict:
                 "rebuilt": f"{_gib(tokens['value'] * per_token)} GiB",
                 "status": "predicted",
                 "terms": [],
-                "why": f"the log prints no memory; {tokens['value']:,} tokens x {per_token:,} B ({how})",
+                "why": f"the log prints no memory; {tokens['value']:,} tokens x {per_token:,} B ({run.per_token_how})",
             }
         )
-    profile = t.get("profile")
-    if profile and profile["kv_size"] and per_token is not None:
-        ok = profile["kv_size"] == per_token
-        checks.append(
-            {
-                "figure": "KV bytes per token (kv size)",
-                "line": profile["line"],
-                "logged": f"{profile['kv_size']:,} B",
-                "rebuilt": f"{per_token:,} B",
-                "status": "exact" if ok else "differs",
-                "terms": [],
-                "why": None
-                if ok
-                else "another model, KV dtype or tensor-parallel size, or a draft model's own KV "
-                "(the PyTorch backend adds a drafter's bytes per token)",
-            }
-        )
-    blocks, per_block = t.get("primary_blocks"), t.get("tokens_per_block")
-    if blocks and per_block and tokens:
-        ok = blocks["value"] * per_block["value"] == tokens["value"]
-        checks.append(
-            {
-                "figure": "tokens in the primary pool",
-                "line": tokens["line"],
-                "logged": f"{tokens['value']:,} tokens",
-                "rebuilt": f"{blocks['value'] * per_block['value']:,} tokens",
-                "status": "exact" if ok else "differs",
-                "terms": [
-                    {
-                        "term": "tokens",
-                        "logged": f"{tokens['value']:,}",
-                        "rebuilt": f"{blocks['value'] * per_block['value']:,}",
-                        "how": f"{blocks['value']:,} primary blocks x {per_block['value']} tokens per block",
-                        "ok": ok,
-                    }
-                ],
-                "why": None if ok else "the blocks and the token count disagree: the pasted text may mix two runs",
-            }
-        )
-    window, per_seq = t.get("window"), t.get("blocks_per_seq")
-    if window and per_seq and per_block:
-        need = -(-window["value"] // per_block["value"])
-        ok = need == per_seq["value"]
-        checks.append(
-            {
-                "figure": "KV cache blocks per sequence",
-                "line": per_seq["line"],
-                "logged": str(per_seq["value"]),
-                "rebuilt": str(need),
-                "status": "exact" if ok else "differs",
-                "terms": [
-                    {
-                        "term": "blocks",
-                        "logged": str(per_seq["value"]),
-                        "rebuilt": str(need),
-                        "how": f"ceil(window {window['value']:,} / {per_block['value']} tokens per block)",
-                        "ok": ok,
-                    }
-                ],
-                "why": None if ok else "another tokens per block than the log prints",
-            }
-        )
-    if profile and profile["fraction"] and profile["total"]:
-        rebuilt = (profile["total"] - profile["peak"] + (profile["tmp_kv"] or 0)) * profile["fraction"]
-        ok = abs(rebuilt - profile["available"]) <= 0.01 * (2 + profile["fraction"])
-        checks.append(
-            {
-                "figure": "KV budget from the memory profile",
-                "line": profile["line"],
-                "logged": f"{profile['available']:.2f} GiB",
-                "rebuilt": f"{rebuilt:.2f} GiB",
-                "status": "consistent" if ok else "differs",
-                "terms": [
-                    {
-                        "term": "budget",
-                        "logged": f"{profile['available']:.2f} GiB",
-                        "rebuilt": f"{rebuilt:.2f} GiB",
-                        "how": f"(device total {profile['total']} GiB - peak {profile['peak']} GiB"
-                        + (f" + the profiling run's own KV {profile['tmp_kv']} GiB" if profile["tmp_kv"] else "")
-                        + f") x fraction {profile['fraction']:g}",
-                        "ok": ok,
-                    }
-                ],
-                "why": None
-                if ok
-                else "the profile's terms do not add up: TensorRT-LLM's formula changed between versions",
-            }
-        )
+
+
+def _trtllm_per_token_check(run: _PoolRun) -> None:
+    """The memory profile's 'kv size' (bytes per token) against the model's."""
+    profile, per_token = run.log.get("profile"), run.per_token
+    if not (profile and profile["kv_size"] and per_token is not None):
+        return
+    ok = profile["kv_size"] == per_token
+    run.checks.append(
+        {
+            "figure": "KV bytes per token (kv size)",
+            "line": profile["line"],
+            "logged": f"{profile['kv_size']:,} B",
+            "rebuilt": f"{per_token:,} B",
+            "status": "exact" if ok else "differs",
+            "terms": [],
+            "why": None
+            if ok
+            else "another model, KV dtype or tensor-parallel size, or a draft model's own KV "
+            "(the PyTorch backend adds a drafter's bytes per token)",
+        }
+    )
+
+
+def _trtllm_pool_tokens_check(run: _PoolRun) -> None:
+    """The primary pool's tokens: its blocks x tokens per block, against the token count the log prints."""
+    blocks, per_block, tokens = run.log.get("primary_blocks"), run.log.get("tokens_per_block"), run.tokens
+    if not (blocks and per_block and tokens):
+        return
+    ok = blocks["value"] * per_block["value"] == tokens["value"]
+    run.checks.append(
+        {
+            "figure": "tokens in the primary pool",
+            "line": tokens["line"],
+            "logged": f"{tokens['value']:,} tokens",
+            "rebuilt": f"{blocks['value'] * per_block['value']:,} tokens",
+            "status": "exact" if ok else "differs",
+            "terms": [
+                {
+                    "term": "tokens",
+                    "logged": f"{tokens['value']:,}",
+                    "rebuilt": f"{blocks['value'] * per_block['value']:,}",
+                    "how": f"{blocks['value']:,} primary blocks x {per_block['value']} tokens per block",
+                    "ok": ok,
+                }
+            ],
+            "why": None if ok else "the blocks and the token count disagree: the pasted text may mix two runs",
+        }
+    )
+
+
+def _trtllm_blocks_per_sequence_check(run: _PoolRun) -> None:
+    """The blocks one sequence takes: its attention window over the tokens per block, rounded up."""
+    window, per_seq, per_block = run.log.get("window"), run.log.get("blocks_per_seq"), run.log.get("tokens_per_block")
+    if not (window and per_seq and per_block):
+        return
+    need = -(-window["value"] // per_block["value"])
+    ok = need == per_seq["value"]
+    run.checks.append(
+        {
+            "figure": "KV cache blocks per sequence",
+            "line": per_seq["line"],
+            "logged": str(per_seq["value"]),
+            "rebuilt": str(need),
+            "status": "exact" if ok else "differs",
+            "terms": [
+                {
+                    "term": "blocks",
+                    "logged": str(per_seq["value"]),
+                    "rebuilt": str(need),
+                    "how": f"ceil(window {window['value']:,} / {per_block['value']} tokens per block)",
+                    "ok": ok,
+                }
+            ],
+            "why": None if ok else "another tokens per block than the log prints",
+        }
+    )
+
+
+def _trtllm_budget_check(run: _PoolRun) -> None:
+    """The KV budget the memory profile prints: (device total - peak + the profiling run's own KV) x the fraction."""
+    profile = run.log.get("profile")
+    if not (profile and profile["fraction"] and profile["total"]):
+        return
+    rebuilt = (profile["total"] - profile["peak"] + (profile["tmp_kv"] or 0)) * profile["fraction"]
+    ok = abs(rebuilt - profile["available"]) <= 0.01 * (2 + profile["fraction"])
+    run.checks.append(
+        {
+            "figure": "KV budget from the memory profile",
+            "line": profile["line"],
+            "logged": f"{profile['available']:.2f} GiB",
+            "rebuilt": f"{rebuilt:.2f} GiB",
+            "status": "consistent" if ok else "differs",
+            "terms": [
+                {
+                    "term": "budget",
+                    "logged": f"{profile['available']:.2f} GiB",
+                    "rebuilt": f"{rebuilt:.2f} GiB",
+                    "how": f"(device total {profile['total']} GiB - peak {profile['peak']} GiB"
+                    + (f" + the profiling run's own KV {profile['tmp_kv']} GiB" if profile["tmp_kv"] else "")
+                    + f") x fraction {profile['fraction']:g}",
+                    "ok": ok,
+                }
+            ],
+            "why": None if ok else "the profile's terms do not add up: TensorRT-LLM's formula changed between versions",
+        }
+    )
+
+
+def _trtllm_lines_read(run: _PoolRun) -> None:
+    """The lines read, not rebuilt: a refusal (the pool too small for one sequence), the memory free when sized."""
+    t = run.log
     if t.get("too_small"):
         ts = t["too_small"]
         need = ts["beam"] * ts["per_block"] * ts["blocks_per_seq"]
-        notes.append(
+        run.notes.append(
             f"the engine refused to start (line {ts['line']}): the pool holds {ts['tokens']:,} tokens, one sequence "
             f"needs beam {ts['beam']} x {ts['per_block']} tokens per block x {ts['blocks_per_seq']} blocks = {need:,}"
         )
     if t.get("total_available"):
         ta = t["total_available"]
-        notes.append(
+        run.notes.append(
             f"line {ta['line']}: {ta['available']:.2f} of {ta['total']:.2f} GiB free when the pool was sized; the pool "
             "takes kv_cache_free_gpu_mem_fraction of it (0.9 unless set)"
         )
-    notes.append(
+
+
+def _trtllm_unmodelled(run: _PoolRun) -> None:
+    """What kvlab does not model of TensorRT-LLM: the budget rule that sizes the cache."""
+    run.notes.append(
         "not modelled yet: TensorRT-LLM's budget rule: the KV cache gets kv_cache_free_gpu_mem_fraction (0.9 "
         "unless set) of the memory free after the engine loads (C++ runtime) or of total - peak in a profiling run "
         "(PyTorch backend), capped by max_tokens; kvlab rebuilds the bytes per token, not the token count"
     )
-    return {"settings": settings, "checks": checks, "notes": notes}
 
 
 # ---------------------------------------------------------------------------------------

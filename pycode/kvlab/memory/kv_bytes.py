@@ -490,7 +490,7 @@ VLLM_MAX_NUM_BATCHED_TOKENS = 2048
 # values = 656 B per token (vllm/v1/kv_cache_interface.py MLAAttentionSpec.real_page_size_bytes,
 # https://github.com/vllm-project/vllm/blob/main/vllm/v1/kv_cache_interface.py)
 VLLM_FP8_DS_MLA_BYTES = 656
-# What every calculator (memory_report, fit_verdict, and so the CLI's memory, fit and serve) takes:
+# What every calculator (memory_report, the verdict of a deployment, and so the CLI's memory, fit and serve) takes:
 # far beyond any real model's context (16M tokens per sequence) or batch, low enough that no number
 # printed is absurd. The fit's searches for the largest context and the most sequences stop here too.
 MAX_CONTEXT = 2**24
@@ -1183,7 +1183,7 @@ def layer_memory_map(
 
 
 # ---------------------------------------------------------------------------
-# 4. The parts of a fit besides the cache (the verdict itself: kvlab.memory.verdict.fit_verdict)
+# 4. The parts of a fit besides the cache (the verdict itself: kvlab.memory.verdict.verdict)
 # ---------------------------------------------------------------------------
 RUNTIME_RESERVE_BYTES = 512 * MIB  # CUDA context + driver-reserved memory (estimate; ~0.5 GiB on NVIDIA cards)
 MODES = ("llamacpp", "vllm", "exact")

@@ -37,7 +37,7 @@ the V1 scheduler's since vLLM 0.8 as far as kvlab knows, but unverified per rele
    frees its blocks.
 
 The block pool is the one the fit verdict sizes for this deployment
-(`kvlab.memory.verdict.fit_verdict` at --max-model-len, one sequence): gpu_memory_utilization x
+(`kvlab.memory.verdict.verdict` at --max-model-len, one sequence): gpu_memory_utilization x
 memory - weights - activation reserve, divided into blocks of `block_size` tokens of every
 layer (`kvlab.memory.kv_bytes.vllm_kv_cache` layout, `vllm_blocks`). A request holds
 cdiv(tokens, block_size) blocks per full-attention group (a sliding group only the blocks its window
@@ -139,8 +139,8 @@ from kvlab.memory.kv_bytes import (
 )
 from kvlab.memory.serving import attention_flops, serving_benchmarks
 from kvlab.memory.weights import model_weights_bytes, weights_bytes
-from kvlab.memory.deployment import Refused
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.deployment import Refused, deployment
+from kvlab.memory.verdict import verdict as verdict_of
 from kvlab.inputs import finite_number, one_of, short_repr
 
 DATASETS = ("fixed", "random", "sharegpt-like")
@@ -627,21 +627,19 @@ def simulate(
         need = prefix_len + math.ceil(input_len * (1 + ratio)) + math.ceil(output_len * (1 + ratio))
         max_model_len = trained or need
     max_model_len = finite_number("max_model_len", max_model_len, minimum=1, maximum=MAX_CONTEXT, integer=True)
-    verdict = fit_verdict(
+    dep = deployment(
         arch,
-        max_model_len,
-        n_seq=1,
         weights=weights_format,
         kv=kv,
         gpu=card,
-        n_gpus=n_gpus,
+        tp=n_gpus,
         engine="vllm",
         gpu_memory_utilization=gpu_memory_utilization,
         block_size=block_size,
         max_num_batched_tokens=max_num_batched_tokens,
         max_num_seqs=max_num_seqs,
-        solve=False,
     )
+    verdict = verdict_of(dep, max_model_len, n_seq=1, solve=False)
     parts = {c["name"]: c["bytes"] for c in verdict["components"]}
     available = verdict["budget_bytes"] - parts["weights"] - parts["activation_reserve"]
     close_call = None
@@ -1218,7 +1216,7 @@ def simulate(
             "bytes_per_block": layout["memory_per_block"],
             "available_bytes": available,
             "max_concurrency_at_max_model_len": pool["concurrency"],
-            "how": f"fit_verdict ({verdict['flags']}): {verdict['budget_how']} - weights - activation reserve, "
+            "how": f"the fit verdict ({verdict['flags']}): {verdict['budget_how']} - weights - activation reserve, "
             f"in blocks of {bs} tokens of every layer",
             "close_call": close_call,
         },

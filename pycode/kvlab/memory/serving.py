@@ -15,7 +15,7 @@ shared; each sequence still reads its own cache:
 Large batches turn the step compute-bound: B x 2 x active params FLOPs (plus
 attention) over the GPU's peak. A step takes the longer of the two bounds,
 and the result names which one binds. Nothing is timed that does not fit:
-memory is the verdict of `kvlab.memory.verdict.fit_verdict`.
+memory is the verdict of `kvlab.memory.verdict.verdict`.
 
 The roofline is an upper bound. Real engines reach a share of it that falls
 as the batch grows (kernel launches, the scheduler, sampling, and prefills of
@@ -38,13 +38,14 @@ from functools import cache
 
 from kvlab.memory.architecture import LINEAR, SLIDING, Architecture
 from kvlab.memory.catalogue import DATA_DIR, get_gpu, model_architecture
+from kvlab.memory.deployment import deployment
 from kvlab.memory.kv_bytes import (
     LLAMACPP_RECURRENT_TYPE,
     VLLM_BLOCK_SIZE,
     VLLM_GPU_MEMORY_UTILIZATION,
     kv_cache_bytes,
 )
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.verdict import verdict
 from kvlab.memory.weights import model_weights_bytes, params_text, weights_bytes
 from kvlab.inputs import finite_number
 
@@ -357,7 +358,7 @@ def serving_estimate(
 ) -> dict:
     """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
-    Memory is `kvlab.memory.verdict.fit_verdict` for the same settings (under vLLM with its
+    Memory is `kvlab.memory.verdict.verdict` for the same deployment (under vLLM with its
     `gpu_memory_utilization` and `block_size`; llama.cpp ignores both): a batch that
     does not fit is neither timed nor priced (those fields are None and
     `verdict` says why). vLLM runs at most `max_num_seqs` sequences at once (its default for the
@@ -393,20 +394,21 @@ def serving_estimate(
         "weights": weights_format,
         "kv": kv,
         "gpu": card,
-        "n_gpus": n_gpus,
+        "tp": n_gpus,
         "engine": engine,
         "gpu_memory_utilization": gpu_memory_utilization,
         "block_size": block_size,
-        "pipeline_parallel": pipeline_parallel,
+        "pp": pipeline_parallel,
     }
+    dep = deployment(arch, **settings)
     cap = None
     running = batch
     if engine == "vllm":
-        probe = fit_verdict(arch, context, n_seq=1, solve=False, **settings)
+        probe = verdict(dep, context, n_seq=1, solve=False)
         cap = _max_num_seqs(probe, card, max_num_seqs)
         running = min(batch, cap["value"])
     queued = batch - running
-    v = fit_verdict(arch, context, n_seq=running, solve=solve, **settings)
+    v = verdict(dep, context, n_seq=running, solve=solve)
     pp = v["pipeline_parallel"]
     micro = -(-running // min(pp, running))  # chats in one micro-batch: one per stage in flight
     if bandwidth_efficiency is None:
@@ -597,7 +599,7 @@ def users_per_gpu(
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
     if bandwidth_efficiency is not None:
         bandwidth_efficiency = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
-    v = fit_verdict(arch, context, weights=weights_format, kv=kv, gpu=card, engine=engine)
+    v = verdict(deployment(arch, weights=weights_format, kv=kv, gpu=card, engine=engine), context)
     kv_seq = kv_cache_bytes(arch, context, kv, state_type=_state_type(engine))["total_bytes"]
     w_total = model_weights_bytes(arch, weights_format)["bytes"]
     by_memory = v["max_sequences"]
@@ -658,7 +660,7 @@ def users_per_gpu(
         "limited_by": limited_by,
         "bounds_text": "; ".join(words) + f"; the {limited_by.replace('_', ' ')} limit binds: {plural_chats(users)}",
         "assumptions": [
-            f"memory: the largest number of sequences fit_verdict accepts ({v['engine_name']}, {v['flags']})",
+            f"memory: the largest number of sequences the fit verdict accepts ({v['engine_name']}, {v['flags']})",
             "speed (if asked): each chat must get at least min_tokens_per_second at the roofline step divided "
             "by the efficiency for that batch"
             + (" (calibrated)" if bandwidth_efficiency is None else f" ({bandwidth_efficiency:g}, given)"),
@@ -678,7 +680,7 @@ def benchmark_prediction(point: dict, calibrated: bool = True) -> dict:
     arch = model_architecture(point["model"])
     context = point["input_tokens"] + point["output_tokens"]
     card = get_gpu(point["gpu"])
-    fits = fit_verdict(arch, context, weights=point["weights"], kv="f16", gpu=card, engine="vllm")
+    fits = verdict(deployment(arch, weights=point["weights"], kv="f16", gpu=card, engine="vllm"), context)
     cap = _max_num_seqs(fits, card, None)["value"]
     batch = max(1, min(point["concurrency"], cap, fits["max_sequences"] or 1))
     est = serving_estimate(

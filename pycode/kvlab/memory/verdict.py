@@ -1,8 +1,9 @@
 """One verdict: does a model run, and what binds.
 
-`fit_verdict` is the only place that decides whether (model, weights format,
-KV cache type, context, sequences, GPU or GPUs, engine) fits. The memory page,
-the GPU-fit widget, the serving widget and the CLI all show its answer, so
+`verdict(dep, context, n_seq)` is the only place that decides whether a deployment
+(kvlab.memory.deployment: model, weights format, KV cache type, GPU or GPUs, engine
+and its version and settings) holds `n_seq` sequences of `context` tokens. The memory
+page, the GPU-fit widget, the serving widget and the CLI all show its answer, so
 they cannot disagree with each other.
 
 Semantics, the same for both engines: `n_seq` sequences of `context` tokens
@@ -24,7 +25,8 @@ activation reserve, then the KV cache; a context beyond the model's trained
 length (max_position_embeddings) binds too, unless `allow_long_context`
 (llama.cpp warns and runs; vLLM refuses unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1).
 
->>> v = fit_verdict("llama-2-7b", 131072, weights="BF16", kv="f16", gpu="h100-sxm")
+>>> from kvlab.memory.deployment import deployment
+>>> v = verdict(deployment("llama-2-7b", weights="BF16", kv="f16", gpu="h100-sxm"), 131072)
 >>> v["fits"], v["binding"], v["max_context"], v["max_context_limited_by"]
 (False, 'trained_context', 4096, 'trained_context')
 """
@@ -33,14 +35,11 @@ from __future__ import annotations
 
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
 from kvlab.dtypes import GIB
-from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.deployment import ENGINE_NAMES as ALL_ENGINE_NAMES
 from kvlab.memory.deployment import (
     LLAMACPP_VERSION,
     VERDICT_ENGINES,
     Deployment,
-    check_auto_len,
-    deployment,
 )
 from kvlab.memory.deployment import MAX_PIPELINE_STAGES as MAX_PIPELINE_STAGES  # re-exported: the widgets' choices
 from kvlab.memory.deployment import PIPELINE_STAGES as PIPELINE_STAGES
@@ -52,14 +51,13 @@ from kvlab.memory.kv_bytes import (
     MAX_SEQUENCES,
     RUNTIME_RESERVE_BYTES,
     VLLM_BLOCK_SIZE,
-    VLLM_GPU_MEMORY_UTILIZATION,
     gpu_stages,
     llamacpp_compute_buffer,
     llamacpp_kv_cache,
     vllm_kv_cache,
 )
 from kvlab.memory.llamacpp import fit_params
-from kvlab.inputs import finite_number, short_repr
+from kvlab.inputs import finite_number
 from kvlab.wording import human_bytes, plural
 
 ENGINES = VERDICT_ENGINES  # the engines the verdict answers for, term by term
@@ -363,72 +361,6 @@ def long_context_check(arch: Architecture, context: int) -> dict | None:
             f"unless {VLLM_LONG_CONTEXT_FLAG} is set"
         ),
     }
-
-
-def fit_verdict(
-    model,
-    context: int,
-    n_seq: int = 1,
-    weights: str = "Q4_K_M",
-    kv: str = "f16",
-    gpu=None,
-    memory_gib: float | None = None,
-    n_gpus: int = 1,
-    engine: str = "llamacpp",
-    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
-    allow_long_context: bool = False,
-    n_ubatch: int = 512,
-    block_size: int = VLLM_BLOCK_SIZE,
-    params: float | None = None,
-    solve: bool = True,
-    max_num_batched_tokens: int | None = None,
-    max_num_seqs: int | None = None,
-    engine_version: str = "v1",
-    pipeline_parallel: int = 1,
-    max_model_len_auto: bool = False,
-    prefix_caching: bool = False,
-    speculative_tokens: int = 0,
-    mtp: bool = False,
-) -> dict:
-    """`verdict` for a deployment given field by field (kvlab.memory.deployment.deployment's checks).
-
-    `n_gpus` is the tensor-parallel size; vLLM's `pipeline_parallel` stages multiply the GPUs.
-    vLLM's `engine_version`: "v1" (0.8-0.20, the default), "v0" (0.6-0.10 with the V0 engine) or "0.21+"
-    (CUDA graph estimate subtracted, null block held back, a hybrid model refused when max_num_seqs exceeds
-    its Mamba cache blocks). `max_model_len_auto` (0.21+ only) is `--max-model-len auto`: vLLM picks the
-    longest context up to the model's own whose one request fits, and `context` is ignored (it may be None).
-    vLLM's `prefix_caching`, `speculative_tokens` and `mtp`: see kvlab.memory.deployment.deployment.
-    """
-    arch = model_architecture(model, params)
-    check_auto_len(max_model_len_auto, engine, engine_version)
-    context = (
-        1 if max_model_len_auto else finite_number("context", context, minimum=1, maximum=MAX_CONTEXT, integer=True)
-    )
-    n_seq = finite_number("n_seq", n_seq, minimum=1, maximum=MAX_SEQUENCES, integer=True)
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {short_repr(engine)}")
-    dep = deployment(
-        arch,
-        weights=weights,
-        kv=kv,
-        gpu=gpu,
-        memory_gib=memory_gib,
-        tp=n_gpus,
-        pp=pipeline_parallel,
-        engine=engine,
-        version=engine_version,
-        gpu_memory_utilization=gpu_memory_utilization,
-        block_size=block_size,
-        n_ubatch=n_ubatch,
-        max_num_batched_tokens=max_num_batched_tokens,
-        max_num_seqs=max_num_seqs,
-        allow_long_context=allow_long_context,
-        max_model_len_auto=max_model_len_auto,
-        prefix_caching=prefix_caching,
-        speculative_tokens=speculative_tokens,
-        mtp=mtp,
-    )
-    return verdict(dep, context, n_seq, solve=solve)
 
 
 def verdict(dep: Deployment, context: int | None, n_seq: int = 1, solve: bool = True) -> dict:

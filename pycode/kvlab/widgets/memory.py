@@ -17,6 +17,7 @@ from kvlab.inputs import short_repr, takes, text
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.checkpoint import checkpoint_weights_bytes, hub_plan
+from kvlab.memory.deployment import deployment
 from kvlab.memory.kv_bytes import (
     LAYER_KIND_LABELS,
     LLAMACPP_PAD,
@@ -29,7 +30,7 @@ from kvlab.memory.kv_bytes import (
 )
 from kvlab.memory.llama_server import CACHE_TYPES as LLAMACPP_CACHE_TYPES
 from kvlab.memory.llama_server import llama_server_command
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.verdict import verdict
 from kvlab.memory.weights import weight_format, weights_bytes
 from kvlab.widgets.pickers import (
     CACHE_KINDS,
@@ -674,9 +675,9 @@ def gpu_fit_figure(
     block_size: int = VLLM_BLOCK_SIZE,
     pipeline_parallel: int = 1,
 ) -> GpuFitFigureResult:
-    """The gpu-fit widget: kvlab.memory.verdict.fit_verdict for one GPU (weights + KV cache + compute buffer or
-    activation reserve against its memory), what binds, the largest context and the most sequences that fit,
-    and the same verdict for every catalogue GPU.
+    """The gpu-fit widget: kvlab.memory.verdict.verdict of one deployment on one GPU (weights + KV cache +
+    compute buffer or activation reserve against its memory), what binds, the largest context and the most
+    sequences that fit, and the same verdict for every catalogue GPU.
 
     `gpu_memory_utilization` and `block_size` are vLLM's (`--gpu-memory-utilization`, `--block-size`);
     llama.cpp ignores them, and vLLM's `pipeline_parallel` stages (each of `n_gpus` GPUs). Out-of-range values are clamped and say so; a block size vLLM does not take
@@ -702,12 +703,12 @@ def gpu_fit_figure(
     info = model_info(model)
     arch = model_architecture(info["id"])
     card = get_gpu(gpu)
-    settings = {"n_seq": n_seq, "weights": weights, "kv": kv, "engine": mode}
+    settings = {"weights": weights, "kv": kv, "engine": mode}
     if mode == "vllm":
         settings.update(gpu_memory_utilization=utilization, block_size=block_size)
     single = bool(card.get("unified_memory"))  # one chip: no tensor or pipeline parallel
     stages = pp if mode == "vllm" and not single else 1
-    v = fit_verdict(arch, context, gpu=card["id"], n_gpus=1 if single else n_gpus, pipeline_parallel=stages, **settings)
+    v = verdict(deployment(arch, gpu=card["id"], tp=1 if single else n_gpus, pp=stages, **settings), context, n_seq)
 
     memory = v["memory_bytes"]
     scale = max(v["total_bytes"], memory)
@@ -727,7 +728,7 @@ def gpu_fit_figure(
 
     table = []
     for g in list_gpus():
-        other = fit_verdict(arch, context, gpu=g["id"], **settings)
+        other = verdict(deployment(arch, gpu=g["id"], **settings), context, n_seq)
         table.append({"id": g["id"], "name": g["name"], "memory": amount(other["memory_bytes"]), **_verdict_row(other)})
 
     gpus = v["n_gpus"] * v["pipeline_parallel"]

@@ -2,7 +2,7 @@
 one model under llama-server, its `--ctx-size`, the weights' and the cache's formats, and where it
 fits: CPU RAM of common sizes, and every catalogue GPU with at least 8 GiB.
 
-Every figure is the gpu-fit widget's (kvlab.memory.verdict.fit_verdict, llama.cpp), so the two
+Every figure is the gpu-fit widget's (kvlab.memory.verdict.verdict of a llama.cpp deployment), so the two
 widgets on the page agree; this one asks fewer questions and answers for many machines at once.
 """
 
@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from kvlab.inputs import Param, Spec, takes
 from kvlab.memory.catalogue import gpu_memory_bytes, list_gpus
-from kvlab.memory.verdict import fit_verdict
+from kvlab.memory.deployment import Deployment, deployment
+from kvlab.memory.verdict import verdict
 from kvlab.memory.weights import weight_format
 from kvlab.widgets.pickers import check_kv_mode, model_groups, model_info
 from kvlab.widgets.views import with_view
@@ -111,7 +112,12 @@ def ram_calc_figure(
     if kv not in KV_TYPES:
         raise ValueError(f"kv: one of {', '.join(KV_TYPES)}")
     info = model_info(model)
-    base = fit_verdict(info["id"], ctx_size, weights=weights, kv=kv, memory_gib=1024, engine="llamacpp", solve=False)
+
+    def llama_server(**where) -> Deployment:
+        """llama-server with these formats on one machine: a catalogue card (gpu=) or a memory size (memory_gib=)."""
+        return deployment(info["id"], weights=weights, kv=kv, engine="llamacpp", **where)
+
+    base = verdict(llama_server(memory_gib=1024), ctx_size, solve=False)
     parts = {c["name"]: c for c in base["components"]}
     on_gpu = sum(c["bytes"] for c in base["components"])
     on_cpu = on_gpu - parts.get("runtime_reserve", {"bytes": 0})["bytes"]
@@ -122,13 +128,13 @@ def ram_calc_figure(
     gpus = []
     # the catalogue's cards start at 24 GiB: a GPU of each common smaller size, by its memory alone
     for gib in VRAM_SIZES_GIB:
-        v = fit_verdict(info["id"], ctx_size, weights=weights, kv=kv, memory_gib=gib, engine="llamacpp")
+        v = verdict(llama_server(memory_gib=gib), ctx_size)
         gpus.append(_row(f"a GPU with {gib} GiB", "gpu", gib * GIB, v, v["total_bytes"]))
     for card in sorted(list_gpus(), key=lambda g: (gpu_memory_bytes(g), g["name"])):
         memory = gpu_memory_bytes(card)
         if memory < SMALLEST_GPU_GIB * GIB or card.get("unified_memory"):
             continue
-        v = fit_verdict(info["id"], ctx_size, weights=weights, kv=kv, gpu=card["id"], engine="llamacpp")
+        v = verdict(llama_server(gpu=card["id"]), ctx_size)
         gpus.append(_row(card["name"], "gpu", memory, v, v["total_bytes"]))
 
     file = f"{info['hf_id'].split('/')[-1]}-{weights}.gguf"
