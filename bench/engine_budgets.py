@@ -31,7 +31,13 @@ sys.path.insert(0, str(ROOT / "pycode"))
 
 from kvlab.memory.catalogue import get_gpu, model_architecture  # noqa: E402
 from kvlab.memory.engine_logs import parse_engine_log  # noqa: E402
-from kvlab.memory.sglang import default_mem_fraction_static, pool_tokens, sglang_budget  # noqa: E402
+from kvlab.memory.sglang import (  # noqa: E402
+    aiter_charged_tokens,
+    aiter_workspace_bytes,
+    default_mem_fraction_static,
+    pool_tokens,
+    sglang_budget,
+)
 from kvlab.memory.trtllm import blocks_for, trtllm_budget  # noqa: E402
 
 GIB = 2**30
@@ -67,18 +73,16 @@ QWEN15_7B = {
     "vocab_size": 151936,
 }
 QWEN15_7B_PARAMS = 7.72e9
+# Qwen/Qwen3-30B-A3B-Instruct-2507's context ("Context Length: 262,144 natively", its model card,
+# https://huggingface.co/Qwen/Qwen3-30B-A3B-Instruct-2507; copied in
+# https://github.com/peterhan91/mimic_skills/blob/main/docs/qwen3-a3b.md): the model PR 18263 serves
+QWEN3_30B_A3B_2507_CONTEXT = 262144
 # cards the catalogue does not list, as the logs describe them
 MI355X = {"id": "mi355x", "name": "AMD Instinct MI355X", "memory_gib": 288}
 A10 = {"id": "a10", "name": "NVIDIA A10", "memory_gib": 24}
 A10G = {"id": "a10g", "name": "NVIDIA A10G", "memory_gib": 24}
 
 KNOWN_DIFFERENCES = {
-    ("sglang_qwen3_moe_amd_aiter.txt", "rule"): (
-        "the log is the July-2026 main branch with the AITER backend that PR 18263 fixes: its pool (1,669,816 "
-        "tokens, 152.9 GiB) is 51 GiB below what rest = avail - pre_load x (1 - 0.911) gives; the PR describes "
-        "KV + AITER workspace over-allocation on that branch, which this rule does not model"
-    ),
-    ("sglang_qwen3_moe_amd_aiter.txt", "predicted"): "as the rule row: the AITER branch sizes its pool otherwise",
     ("sglang_gemma3_tp1_h200.txt", "mem_fraction_static"): (
         "the log (SGLang ~0.4.4, March 2025, a multimodal Gemma 3) implies 0.836 (= 0.88 x 0.95); the modelled "
         "2026 rule gives 0.902 before the vision-tower adjustment kvlab does not model; the defaults of that "
@@ -169,22 +173,29 @@ def sglang_rows() -> list[dict]:
             absolute=True,
         )
     )
+    # The log is PR 18263's build (its debug prints sit between the kept lines), which charges the AITER decode
+    # workspace to the KV budget; the PR runs Qwen/Qwen3-30B-A3B-Instruct-2507, whose context is 262,144
+    # (model card), and the catalogue's qwen3-30b-a3b has its layers and its 30.5 B parameters.
     arch = model_architecture("qwen3-30b-a3b")
-    cell = sglang_budget(arch, MI355X, context=40960)["kv_bytes_per_token"]
+    context = QWEN3_30B_A3B_2507_CONTEXT
+    cell = sglang_budget(arch, MI355X, context=context)["kv_bytes_per_token"]
     w = sg["weights"]
     p = pool_tokens(w["avail"] * GIB, (w["avail"] + w["usage"]) * GIB, 0.911, cell)
+    per_req = aiter_workspace_bytes(1, arch.n_heads, 128, context)
+    charged = aiter_charged_tokens(p["rest_bytes"], cell, per_req, context, None)
     rows.append(
         _row(
             name,
             "rule",
             "max_total_num_tokens",
             sg["pool"]["tokens"],
-            p["tokens"],
+            charged["tokens"],
             RULE_TOLERANCE,
-            "the log's memory: 230.20 GiB after 56.98 GiB of weights, fraction 0.911",
+            "the log's memory: 230.20 GiB after 56.98 GiB of weights, fraction 0.911, less PR 18263's AITER "
+            f"workspace ({charged['max_num_reqs']:,} request slots at context {context:,})",
         )
     )
-    r = sglang_budget(arch, MI355X, context=40960, mem_fraction_static=0.911)
+    r = sglang_budget(arch, MI355X, context=context, mem_fraction_static=0.911, charge_aiter_workspace=True)
     rows.append(
         _row(
             name,
@@ -193,7 +204,8 @@ def sglang_rows() -> list[dict]:
             sg["pool"]["tokens"],
             r["max_tokens"],
             PREDICTED_TOLERANCE,
-            "qwen3-30b-a3b, 288 GiB AMD card, fraction 0.911",
+            "qwen3-30b-a3b (Instruct-2507; context 262144), 288 GiB AMD card, fraction 0.911, PR 18263's build "
+            "(AITER workspace charged)",
         )
     )
 

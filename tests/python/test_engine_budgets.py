@@ -50,6 +50,31 @@ def test_rule_rows_are_exact_where_the_log_prints_the_memory():
     assert b["tokens"] // 64 == 630
 
 
+def test_sglang_pr18263_charges_the_aiter_workspace_to_the_kv_budget():
+    """PR 18263's build (sglang_qwen3_moe_amd_aiter.txt): the KV budget it prints, 219,721,119,039 B, less the
+    AITER workspace of the request pool the tokens imply, gives the logged 1,669,816 tokens to the token."""
+    from kvlab.memory.sglang import aiter_charged_tokens, aiter_workspace_bytes
+
+    per_req = aiter_workspace_bytes(1, 32, 128, 262144)  # Qwen3-30B-A3B-Instruct-2507, tp 1
+    assert per_req == 32 * 1024 * (128 * 4 + 8)
+    r = aiter_charged_tokens(219_721_119_039, 98_304, per_req, 262144, None)
+    assert r["tokens"] == 1_669_816 and r["max_num_reqs"] == 3261
+    assert round(r["workspace"] / 2**30, 2) == 51.75  # the PR's "self.workspace_buffer size: 51.75 GB"
+    # the clamp's ends: a short context takes the 4096-slot ceiling, --max-running-requests fixes the slots
+    short = aiter_charged_tokens(10 * 2**30, 98_304, aiter_workspace_bytes(1, 32, 128, 4096), 4096, None)
+    assert short["max_num_reqs"] == 4096 and short["tokens"] == (10 * 2**30 - 4096 * 266_240) // 98_304
+    fixed = aiter_charged_tokens(219_721_119_039, 98_304, per_req, 262144, 64)
+    assert fixed["max_num_reqs"] == 64 and fixed["tokens"] == (219_721_119_039 - 64 * per_req) // 98_304
+    # through the budget: the charged pool is smaller by the workspace, main's (uncharged) is unchanged
+    arch, card = model_architecture("qwen3-30b-a3b"), {"id": "mi355x", "name": "AMD Instinct MI355X", "memory_gib": 288}
+    main = sglang_budget(arch, card, context=262144, mem_fraction_static=0.911)
+    pr = sglang_budget(arch, card, context=262144, mem_fraction_static=0.911, charge_aiter_workspace=True)
+    ws = next(s for s in pr["steps"] if s["label"].startswith("AITER decode workspace"))
+    assert ws["bytes"] < 0 and not any(s["label"].startswith("AITER") for s in main["steps"])
+    assert pr["max_tokens"] * 98_304 - ws["bytes"] <= main["kv_budget_bytes"] < main["max_tokens"] * 98_304 + 98_304
+    assert pr["max_tokens"] < main["max_tokens"]
+
+
 @pytest.mark.parametrize("engine", ["sglang", "trtllm"])
 def test_result_shape_is_shared_flat_and_json(engine):
     arch, card = model_architecture("llama-3.1-8b"), get_gpu("h100-sxm")

@@ -68,6 +68,18 @@ VERSION = (
 CONTEXT_GIB = 0.6
 CONTEXT_PER_EXTRA_GPU_GIB = 0.19
 
+# AITER attention backend (AMD): its paged-decode workspace (aiter_backend.py AiterAttnBackend.__init__ at
+# 003c5589, the same formula PR 18263 cites at 495ae9aa L270-277): fp32 partial outputs plus two fp32
+# reduction planes per request slot, head and 256-token partition of the context.
+AITER_BACKEND = (
+    "sgl-project/sglang python/sglang/srt/layers/attention/aiter_backend.py@003c5589f7d3 "
+    "(AiterAttnBackend.__init__: workspace_buffer)"
+)
+AITER_PR_18263 = (
+    "https://github.com/sgl-project/sglang/pull/18263 (open: KVCacheConfigurator charges the AITER workspace "
+    "against the KV budget and drops main's mem_fraction_static x 0.85 for context_len > 8192)"
+)
+AITER_PARTITION_SIZE = 256  # aiter_backend.py _AITER_PARTITION_SIZE_ROCM
 MAMBA_FULL_MEMORY_RATIO = 0.9  # server_args.py: mamba_full_memory_ratio
 MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3  # mixin: requests per mamba cache slot ratio
 MAMBA_SSM_BYTES = 4  # server_args.py: mamba_ssm_dtype "float32"
@@ -191,6 +203,45 @@ def pool_tokens(avail_after_weights: float, pre_load: float, mem_fraction_static
     return {"rest_bytes": int(rest), "tokens": tokens, "minimum_fraction": 1 - avail_after_weights / pre_load}
 
 
+def aiter_workspace_bytes(max_num_reqs: int, num_head: int, head_dim: int, context_len: int) -> int:
+    """Bytes of SGLang's AITER paged-decode workspace (aiter_backend.py, AiterAttnBackend.__init__).
+
+    max_bs (the request pool) x query heads per GPU x ceil(context_len / 256) partitions x
+    (head_dim fp32 partial outputs + 2 fp32 reduction values):
+
+    >>> aiter_workspace_bytes(3261, 32, 128, 262144) / 2**30  # the 51.75 GB PR 18263 prints
+    51.749267578125
+    """
+    partitions = -(-context_len // AITER_PARTITION_SIZE)
+    return max_num_reqs * num_head * partitions * (head_dim * 4 + 2 * 4)
+
+
+def aiter_charged_tokens(rest: int, cell: int, per_req_workspace: int, context: int, fixed_reqs: int | None) -> dict:
+    """PR 18263's pool: the most tokens whose K + V and the AITER workspace of the request pool they imply
+    (init_memory's min(max(tokens / context x 512, 2048), 4096), or --max-running-requests) fit in `rest`."""
+    if fixed_reqs is not None:
+        cases = [(fixed_reqs, (rest - fixed_reqs * per_req_workspace) // cell)]
+    else:
+        linear = int(rest // (cell + 512 / context * per_req_workspace))
+        cases = [
+            (2048, (rest - 2048 * per_req_workspace) // cell),
+            (None, linear),
+            (4096, (rest - 4096 * per_req_workspace) // cell),
+        ]
+    for reqs, tokens in cases:
+        tokens = max(int(tokens), 0)
+        if fixed_reqs is not None:
+            return {"tokens": tokens, "max_num_reqs": fixed_reqs, "workspace": fixed_reqs * per_req_workspace}
+        unclamped = int(tokens / context * 512)
+        implied = min(max(unclamped, 2048), 4096)
+        if implied == (reqs if reqs is not None else unclamped):
+            return {"tokens": tokens, "max_num_reqs": implied, "workspace": implied * per_req_workspace}
+    # no case is self-consistent only at a kink of the clamp: take the fewest tokens of the three
+    tokens = max(min(int(t) for _, t in cases), 0)
+    implied = min(max(int(tokens / context * 512), 2048), 4096)
+    return {"tokens": tokens, "max_num_reqs": implied, "workspace": implied * per_req_workspace}
+
+
 def running_requests_default(tokens: int, context: int, mamba_slots: int | None = None) -> dict:
     """init_memory's request pool and the scheduler's cap on running requests (default settings)."""
     reqs = min(max(int(tokens / context * 512), 2048), 4096)
@@ -222,11 +273,14 @@ def sglang_budget(
     cuda_graph_max_bs: int | None = None,
     max_running_requests: int | None = None,
     page_size: int = 1,
+    charge_aiter_workspace: bool = False,
 ) -> dict:
     """SGLang's KV pool for `arch` on `n_gpus` (tensor parallel) x `card`, in the shared budget shape.
 
     `context` is --context-length; the other keywords are SGLang's flags of the same names
-    (None: SGLang's default, named in `settings`).
+    (None: SGLang's default, named in `settings`). `charge_aiter_workspace`: the build of PR 18263
+    (open, not in a release), where the AITER backend's decode workspace is taken out of the KV budget;
+    main allocates it after the pool instead.
     """
     context, tp = checked_inputs(arch, card, context, n_gpus)
     fmt = weight_format(weights_format)
@@ -371,6 +425,24 @@ def sglang_budget(
         )
     )
     tokens = max(rest, 0) // cell // page_size * page_size
+    if charge_aiter_workspace:
+        if mla:
+            raise ValueError("charge_aiter_workspace: the AITER MLA path allocates no paged-decode workspace")
+        heads = max(1, arch.n_heads // tp)
+        head_dim = max(la.head_dim_k or la.k_values // max(la.kv_heads, 1) for la in layers)
+        per_req = aiter_workspace_bytes(1, heads, head_dim, context)
+        charged = aiter_charged_tokens(max(rest, 0), cell, per_req, context, max_running_requests)
+        tokens = charged["tokens"] // page_size * page_size
+        steps.append(
+            budget_step(
+                "AITER decode workspace (charged to the KV budget)",
+                -charged["workspace"],
+                f"{charged['max_num_reqs']:,} request slots x {heads} heads x ceil({context:,} / "
+                f"{AITER_PARTITION_SIZE}) partitions x ({head_dim} x 4 + 8) B, solved with the tokens it implies",
+                AITER_PR_18263 + "; size: " + AITER_BACKEND,
+            )
+        )
+        settings["charge_aiter_workspace"] = setting(True, "you (PR 18263's build)")
     steps.append(
         budget_step(
             "max_total_num_tokens",
