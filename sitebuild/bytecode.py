@@ -18,9 +18,6 @@ The result is cached (~/.cache/kvlab, by the inputs' hashes): a Node run takes s
 
 from __future__ import annotations
 
-import hashlib
-import subprocess
-import tempfile
 from pathlib import Path
 
 import vendor
@@ -31,20 +28,14 @@ SCRIPT = Path(__file__).with_name("bytecode.mjs")
 def pyc_zip(sources_zip: bytes, log=print) -> bytes:
     """A zip of `<package>/__pycache__/<module>.cpython-312.pyc` for kvlab and numpy."""
     wheel = vendor.ensure_numpy_wheel(log)
-    key = hashlib.sha256()
-    for part in (vendor.PYODIDE_VERSION.encode(), wheel.name.encode(), SCRIPT.read_bytes(), sources_zip):
-        key.update(hashlib.sha256(part).digest())
-    cached = vendor.cache_dir() / f"pyc-{key.hexdigest()[:16]}.zip"
-    if cached.is_file():
-        return cached.read_bytes()
-    with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp) / "kvlab.zip", Path(tmp) / "pyc.zip"
-        src.write_bytes(sources_zip)
-        cmd = ["node", str(SCRIPT), str(vendor.PYODIDE_DIR), str(wheel), str(src), str(out)]
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=vendor.ROOT)
-        if done.returncode != 0 or not out.is_file():
-            raise vendor.VendorError(f"compiling kvlab and numpy to bytecode in Pyodide failed:\n{done.stderr[-1500:]}")
-        data = out.read_bytes()
-    vendor.write_cached(cached, data)
-    log(f"kvlab: Python bytecode for the browser compiled in Pyodide {vendor.PYODIDE_VERSION}")
+    data, made = vendor.node_made(
+        SCRIPT,
+        "pyc-{key}.zip",
+        [vendor.PYODIDE_VERSION.encode(), wheel.name.encode(), sources_zip],
+        {"kvlab.zip": sources_zip},
+        [vendor.PYODIDE_DIR, wheel, "kvlab.zip"],
+        "compiling kvlab and numpy to bytecode in Pyodide",
+    )
+    if made:
+        log(f"kvlab: Python bytecode for the browser compiled in Pyodide {vendor.PYODIDE_VERSION}")
     return data

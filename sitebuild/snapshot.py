@@ -18,9 +18,6 @@ The result is cached (~/.cache/kvlab, by the inputs' hashes), as bytecode.py's: 
 
 from __future__ import annotations
 
-import hashlib
-import subprocess
-import tempfile
 from pathlib import Path
 
 import vendor
@@ -32,26 +29,14 @@ def snapshot_gz(kvlab_zip: bytes, log=print) -> bytes:
     """The gzipped snapshot of Python with numpy and this kvlab imported (snapshot.mjs's format)."""
     wheel = vendor.ensure_numpy_wheel(log)
     stdlib = vendor.ensure_stdlib_min(log)
-    key = hashlib.sha256()
-    for part in (
-        vendor.PYODIDE_VERSION.encode(),
-        wheel.name.encode(),
-        SCRIPT.read_bytes(),
-        stdlib.read_bytes(),
-        kvlab_zip,
-    ):
-        key.update(hashlib.sha256(part).digest())
-    cached = vendor.cache_dir() / f"python-{key.hexdigest()[:16]}.snap.gz"
-    if cached.is_file():
-        return cached.read_bytes()
-    with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp) / "kvlab.zip", Path(tmp) / "python.snap.gz"
-        src.write_bytes(kvlab_zip)
-        cmd = ["node", str(SCRIPT), str(vendor.PYODIDE_DIR), str(wheel), str(src), str(stdlib), str(out)]
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=vendor.ROOT)
-        if done.returncode != 0 or not out.is_file():
-            raise vendor.VendorError(f"making Python's memory snapshot in Pyodide failed:\n{done.stderr[-1500:]}")
-        data = out.read_bytes()
-    vendor.write_cached(cached, data)
-    log(f"kvlab: Python's memory snapshot made in Pyodide {vendor.PYODIDE_VERSION} ({len(data) / 1e6:.1f} MB)")
+    data, made = vendor.node_made(
+        SCRIPT,
+        "python-{key}.snap.gz",
+        [vendor.PYODIDE_VERSION.encode(), wheel.name.encode(), stdlib.read_bytes(), kvlab_zip],
+        {"kvlab.zip": kvlab_zip},
+        [vendor.PYODIDE_DIR, wheel, "kvlab.zip", stdlib],
+        "making Python's memory snapshot in Pyodide",
+    )
+    if made:
+        log(f"kvlab: Python's memory snapshot made in Pyodide {vendor.PYODIDE_VERSION} ({len(data) / 1e6:.1f} MB)")
     return data

@@ -68,6 +68,31 @@ def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def node_made(script: Path, name: str, key: list[bytes], inputs: dict[str, bytes], args: list, what: str):
+    """What `node script ARGS OUT` writes to OUT, cached as `name` with `{key}` replaced by a hash of the script
+    and `key` (bytes of everything else the output depends on): (bytes, whether node ran now).
+
+    `inputs` are written into a temporary folder under their names first; in `args` such a name stands for
+    its file there (anything else is passed as it is). Pyodide runs in Node for bytecode.py and snapshot.py."""
+    digest = hashlib.sha256()
+    for part in [script.read_bytes(), *key]:
+        digest.update(hashlib.sha256(part).digest())
+    cached = cache_dir() / name.format(key=digest.hexdigest()[:16])
+    if cached.is_file():
+        return cached.read_bytes(), False
+    with tempfile.TemporaryDirectory() as tmp:
+        for file, data in inputs.items():
+            (Path(tmp) / file).write_bytes(data)
+        out = Path(tmp) / "out"
+        cmd = ["node", str(script)] + [str(Path(tmp) / a) if a in inputs else str(a) for a in args] + [str(out)]
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        if done.returncode != 0 or not out.is_file():
+            raise VendorError(f"{what} failed:\n{done.stderr[-1500:]}")
+        data = out.read_bytes()
+    write_cached(cached, data)
+    return data, True
+
+
 def _require_node_modules() -> None:
     if not (PYODIDE_DIR / "pyodide-lock.json").is_file():
         raise VendorError(
