@@ -446,7 +446,9 @@ def gallery_markdown(page: Page, files: Files, config: MkDocsConfig) -> str:
             f"[{explained.page.title if explained.page and explained.page.title else widget.page}]"
             f"({get_relative_url(widget.page, page.file.src_uri)}).\n\n"
             f'<div class="kv-gallery-item" data-embed-name="{name}" data-embed-src="{src}" '
-            f'data-embed-height="{widget.height}" data-embed-title="{html.escape(widget.title)}" markdown="0">\n'
+            f'data-embed-height="{widget.height}" data-embed-title="{html.escape(widget.title)}" '
+            # the title and summary above are what a search should find, not 33 snippets of an <iframe>
+            'data-search-exclude markdown="0">\n'
             # a facade, not an iframe: scrolling the gallery fetches nothing (an iframe per embed page
             # would fetch them all: bench/results/2026-12-02-runtime.md); with JavaScript the link opens the preview in place, without it, the page
             f'<p class="kv-gallery-preview"><a class="md-button" href="{src}" data-embed-preview '

@@ -188,6 +188,19 @@ def test_the_http_site_carries_a_snapshot_of_this_kvlab(built_site):
     assert "kvlab/__init__.py" not in files  # imported when the snapshot was made: its code is in the image
 
 
+def test_the_search_index_holds_pages_not_widgets(built_site):
+    """Widgets carry data-search-exclude: their controls, tables and build-time JSON are no search
+    results, and they made the index every page fetches at load 44 KB gzipped (mkdocs-material's parser
+    matches elements by tag, so a <figure> nested in a widget's <figure> ended the exclusion); nor are
+    the embed gallery's 33 snippets (35 KB with both out)."""
+    index = json.loads((built_site / "search/search_index.json").read_text())
+    texts = {doc["location"]: doc["text"] for doc in index["docs"]}
+    widget_text = ('{"params"', "computed when the page was built", "&lt;iframe src=")  # data, status line, gallery snippet
+    leaked = {loc: t[:80] for loc, t in texts.items() if any(w in t for w in widget_text)}
+    assert not leaked, leaked
+    assert any("KV cache" in t for t in texts.values())  # the pages' own prose is still there
+
+
 def test_widget_blocks_are_all_rendered(built_site):
     for html_file in built_site.rglob("*.html"):
         html = html_file.read_text()
