@@ -15,7 +15,7 @@ from its disk cache, as GitHub Pages serves with Cache-Control: max-age=600).
             site without one): Python restored from it (streamed
             wasm, the trimmed standard library; numpy's files and kvlab's inside the snapshot,
             so neither the wheel nor kvlab's zip downloads)
-  snapshot-head  the same with git HEAD's snapshot.js
+  snapshot-head  the same snapshot with git HEAD's worker.js and snapshot.js
 
 The site variants run the real page runtime: a page with the site's CSP loads
 assets/kvlab/manifest.js and runtime.js and calls kvlab.runPython("import numpy, kvlab,
@@ -23,7 +23,15 @@ kvlab.bridge; ...") — "ready" is when that answer is back, timed from navigati
 bodies of 200 answers (a 304 sends none), per file on the cold visit.
 
     python build.py build --site-dir /tmp/site42
-    .venv/bin/python bench/runtime_routes.py --site /tmp/site42 --reps 3 [--gzip]
+    .venv/bin/python bench/runtime_routes.py --site /tmp/site42 --reps 3 [--gzip] [--throttle 10,25,50,100]
+
+--throttle MBPS[,MBPS…]: every page of every variant gets Chromium's network emulation at that
+download throughput (CDP Network.emulateNetworkConditions on the page's target, --latency ms per
+request, upload ample; 0 = none). Verified (2026-12-05-runtime-snapshot-session4.md, Chromium 156)
+by timing downloads: it throttles the page's dedicated Web Worker's fetches too, one budget shared
+by all of a page's requests, and counts the bytes on the wire (a gzipped answer's compressed bytes).
+Each speed is its own table; a last table fits cold = a + k / speed per variant and names the
+speed where the snapshot and the usual start take the same time.
 """
 
 from __future__ import annotations
@@ -82,6 +90,27 @@ window.result = kvlab.runPython("import numpy, kvlab, kvlab.bridge; int(numpy.ar
 """
 
 VARIANTS = ["bare", "today", "stream", "snapshot", "snapshot-head"]
+
+# --check-throttle: the same files timed from the page and from its dedicated worker, then two at
+# once from the worker (one budget for the page, or one each?); cache: no-store, a fresh query each
+CHECK_PAGE = """<!doctype html><meta charset="utf-8"><title>check</title>"""
+CHECK_WORKER = """
+const get = async (u) => (await (await fetch(u, {cache: "no-store"})).arrayBuffer()).byteLength;
+onmessage = async (e) => { const t0 = performance.now(); const n = await Promise.all(e.data.map(get));
+  postMessage({ms: performance.now() - t0, n}); };
+"""
+CHECK_JS = """async ([where, urls]) => {
+  if (where === "page") {
+    const t0 = performance.now();
+    const n = await Promise.all(urls.map(async (u) => (await (await fetch(u, {cache: "no-store"})).arrayBuffer()).byteLength));
+    return {ms: performance.now() - t0, n};
+  }
+  return await new Promise((resolve) => {
+    const w = new Worker("check-worker.js");
+    w.onmessage = (e) => (w.terminate(), resolve(e.data));
+    w.postMessage(urls);
+  });
+}"""
 
 
 class Handler(SiteHandler):
@@ -142,6 +171,8 @@ def gzip_cached(path: Path) -> bytes:
 
 def prepare(site: Path, work: Path, snapshot: Path | None, make_snapshot: bool = True) -> dict:
     (work / "bare.html").write_text(BARE)
+    (work / "check.html").write_text(CHECK_PAGE)
+    (work / "check-worker.js").write_text(CHECK_WORKER)
     (work / "bench.js").write_text(BENCH_JS)
     today_worker = work / "worker-head.js"
     today_worker.write_text(
@@ -178,17 +209,21 @@ def prepare(site: Path, work: Path, snapshot: Path | None, make_snapshot: bool =
         overrides[f"/{v}/bench.js"] = work / "bench.js"
     overrides["/bare.html"] = work / "bare.html"
     overrides["/today/assets/kvlab/worker.js"] = today_worker
-    overrides["/stream/assets/kvlab/worker.js"] = ROOT / "site_src/runtime/worker.js"
-    overrides["/snapshot/assets/kvlab/worker.js"] = ROOT / "site_src/runtime/worker.js"
-    overrides["/snapshot/assets/kvlab/snapshot.js"] = ROOT / "site_src/runtime/snapshot.js"
-    # snapshot-head: the same, with git HEAD's snapshot.js (a change to the restore, measured against the last commit)
+    # this checkout's files as they are now (an edit during the run changes no variant)
+    for name in ("worker.js", "snapshot.js"):
+        shutil.copy(ROOT / "site_src/runtime" / name, work / name)
+    overrides["/stream/assets/kvlab/worker.js"] = work / "worker.js"
+    overrides["/snapshot/assets/kvlab/worker.js"] = work / "worker.js"
+    overrides["/snapshot/assets/kvlab/snapshot.js"] = work / "snapshot.js"
+    # snapshot-head: git HEAD's worker.js and snapshot.js with the same snapshot (a change to the
+    # restore, on either side of their interface, measured against the last commit)
     head_snapshot_js = work / "snapshot-head.js"
     head_snapshot_js.write_text(
         subprocess.run(
             ["git", "show", "HEAD:site_src/runtime/snapshot.js"], cwd=ROOT, check=True, capture_output=True, text=True
         ).stdout
     )
-    overrides["/snapshot-head/assets/kvlab/worker.js"] = ROOT / "site_src/runtime/worker.js"
+    overrides["/snapshot-head/assets/kvlab/worker.js"] = today_worker
     overrides["/snapshot-head/assets/kvlab/snapshot.js"] = head_snapshot_js
     # today / stream: the manifest without a snapshot; snapshot: with one
     plain = dict(manifest)
@@ -232,19 +267,70 @@ class Reps:
     loads: list[float] = field(default_factory=list)
 
 
-def cold_warm_reps(p, variants: list[str], reps: int, url_of, sent: dict, warm_wait_ms: int = 3000) -> Reps:
+def throttle(mbps: float, latency_ms: float = 20):
+    """A page hook (cold_warm_reps's on_page): Chromium's network emulation at `mbps` down.
+    Set on the page's target, it also paces the requests of the page's dedicated workers."""
+
+    def apply(page) -> None:
+        cdp = page.context.new_cdp_session(page)
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {
+                "offline": False,
+                "latency": latency_ms,
+                "downloadThroughput": mbps * 1e6 / 8,
+                "uploadThroughput": max(mbps, 100) * 1e6 / 8,
+            },
+        )
+
+    return apply
+
+
+def check_throttle(p, base: str, sent: dict, mbps: float, latency_ms: float) -> None:
+    """Time downloads under the emulation, from the page and from a dedicated worker: the numpy wheel
+    (a zip: never gzipped) and pyodide.asm.wasm (gzipped with --gzip: its bytes on the wire are the
+    compressed ones), then both at once from the worker. Prints the bytes the server sent and the
+    throughput they imply."""
+    ctx = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    try:
+        page = ctx.new_page()
+        if mbps:
+            throttle(mbps, latency_ms)(page)
+        page.goto(base + "check.html")
+        wheel, wasm = "pyodide/" + NUMPY_WHEEL, "pyodide/pyodide.asm.wasm"
+        for i, (where, urls) in enumerate(
+            [("page", [wheel]), ("worker", [wheel]), ("page", [wasm]), ("worker", [wasm]), ("worker", [wheel, wasm])]
+        ):
+            sent.clear()
+            got = page.evaluate(CHECK_JS, [where, [f"{u}?check{i}" for u in urls]])
+            wire = sum(sent.values())
+            print(
+                f"  {where}: {' + '.join(u.rsplit('/', 1)[-1] for u in urls)}: {sum(got['n']) / 1e6:.2f} MB read, "
+                f"{wire / 1e6:.2f} MB on the wire, {got['ms'] / 1000:.2f} s: {wire * 8 / got['ms'] / 1e3:.1f} Mbps",
+                flush=True,
+            )
+    finally:
+        ctx.close()
+
+
+def cold_warm_reps(
+    p, variants: list[str], reps: int, url_of, sent: dict, warm_wait_ms: int = 3000, on_page=None
+) -> Reps:
     """The rep loop the runtime benches share. Each rep runs every variant, in rotated order (no
     variant always first), in a fresh persistent Chromium profile: the page once (cold cache), then,
     after `warm_wait_ms` on another tab, the same page again in that profile (warm: its disk cache,
     which an ephemeral context's in-memory cache would not keep for the 10 MB wasm). `url_of(v)` is
-    the variant's page; `sent` the server's bytes-by-path dict, cleared before each visit. Prints one
-    line per rep, with the load average after it."""
+    the variant's page; `sent` the server's bytes-by-path dict, cleared before each visit;
+    `on_page(page)` runs on each visit's page before it opens (throttle). Prints one line per rep,
+    with the load average after it."""
     out = Reps()
 
     def visit(ctx, v):
         """One visit to variant v's page in a new tab of ctx, with `sent` counting only it."""
         sent.clear()
         page = ctx.new_page()
+        if on_page:
+            on_page(page)
         return visit_result(page, url_of(v)), page
 
     for rep in range(reps):
@@ -287,15 +373,31 @@ def main() -> None:
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--gzip", action="store_true", help="gzip .js/.json/.wasm/.html as GitHub Pages does")
     ap.add_argument("--snapshot", type=Path, help="a snapshot file (default: made here in Node)")
+    ap.add_argument(
+        "--throttle", default="0", help="download Mbps, comma-separated for several runs (0: not throttled)"
+    )
+    ap.add_argument("--latency", type=float, default=20, help="ms added to each request when throttled")
+    ap.add_argument(
+        "--check-throttle", action="store_true", help="time downloads from the page and its worker at each speed first"
+    )
     args = ap.parse_args()
     variants = args.variants.split(",")
+    speeds = [float(x) for x in args.throttle.split(",")]
     work = Path(tempfile.mkdtemp(prefix="kvroutes-"))
     site = args.site.resolve()
+    runs: dict[float, Reps] = {}
     try:
         info = prepare(site, work, args.snapshot.resolve() if args.snapshot else None, "snapshot" in variants)
         Handler.overrides = info["overrides"]
         Handler.site = site
         Handler.use_gzip = args.gzip
+        if args.gzip:  # compressed once before timing, not on the first visit that asks
+            for f in [*site.joinpath("assets/vendor/pyodide").iterdir(), *site.joinpath("assets/kvlab").iterdir()]:
+                if f.suffix in (".js", ".json", ".wasm", ".css"):
+                    gzip_cached(f)
+            for f in info["overrides"].values():
+                if f.suffix in (".js", ".html"):
+                    gzip_cached(f)
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(work)))
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -305,16 +407,29 @@ def main() -> None:
         if "snapshot_log" in info:
             print(f"snapshot made in Node: {info['snapshot_log']}", flush=True)
         with sync_playwright() as p:
-            r = cold_warm_reps(
-                p,
-                variants,
-                args.reps,
-                lambda v: base + ("bare.html" if v == "bare" else f"{v}/bench.html"),
-                Handler.sent,
-            )
+            for mbps in speeds:
+                print(f"\n== {f'{mbps:g} Mbps down, {args.latency:g} ms latency' if mbps else 'not throttled'}")
+                if args.check_throttle:
+                    check_throttle(p, base, Handler.sent, mbps, args.latency)
+                runs[mbps] = cold_warm_reps(
+                    p,
+                    variants,
+                    args.reps,
+                    lambda v: base + ("bare.html" if v == "bare" else f"{v}/bench.html"),
+                    Handler.sent,
+                    on_page=throttle(mbps, args.latency) if mbps else None,
+                )
         server.shutdown()
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    for mbps, r in runs.items():
+        print(f"\n## {f'{mbps:g} Mbps' if mbps else 'not throttled'}")
+        report(r, variants, args.reps)
+    if len([m for m in speeds if m]) >= 2:
+        break_even(runs, variants)
+
+
+def report(r: Reps, variants: list[str], reps: int) -> None:
     cold, warm, sent, sent_warm, files, loads = r.cold, r.warm, r.sent, r.sent_warm, r.files, r.loads
     med = statistics.median
     b = med(cold["bare"]) if cold.get("bare") else None
@@ -328,7 +443,7 @@ def main() -> None:
             f"| {v} | {med(cold[v]):.2f} | {f'{med(cold[v]) / b:.2f}×' if b else '—'} | {med(cold[v]) / t:.2f}× | {med(warm[v]):.2f} "
             f"| {med(warm[v]) / tw:.2f}× | {med(sent[v]) / 1e6:.2f} | {med(sent_warm[v]) / 1e6:.2f} |"
         )
-    print(f"\nmedians of {args.reps}; all runs (cold / warm, s):")
+    print(f"\nmedians of {reps}; all runs (cold / warm, s):")
     for v in variants:
         print(f"  {v}: cold {[round(x, 2) for x in cold[v]]}, warm {[round(x, 2) for x in warm[v]]}")
     print(f"load average per rep: {[round(x, 2) for x in loads]}; at the end: {os.getloadavg()}")
@@ -336,6 +451,34 @@ def main() -> None:
     for v in variants:
         big = sorted(((n, f) for f, n in files[v][0].items() if n > 20_000), reverse=True)
         print(f"  {v}: " + ", ".join(f"{f.rsplit('/', 1)[-1]} {n / 1e6:.2f}" for n, f in big))
+
+
+def break_even(runs: dict[float, Reps], variants: list[str]) -> None:
+    """Cold time against the link: a least-squares fit of cold = a + k / Mbps per variant over the
+    throttled runs (every rep a point; a: the CPU's part, k / 8: the MB the link waits for), and
+    the speed above which each variant is faster than the usual start (today)."""
+    fits = {}
+    for v in variants:
+        pts = [(1 / mbps, x) for mbps, r in runs.items() if mbps for x in r.cold[v]]
+        n = len(pts)
+        mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
+        k = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+        fits[v] = (my - k * mx, k)
+    print("\n## Cold against the link: cold (s) = a + k / Mbps, fitted over the throttled reps\n")
+    print("| variant | a (s) | k (s·Mbps) | k / 8 (MB waited for) | faster cold than today |")
+    print("|---|---|---|---|---|")
+    at, kt = fits.get("today", (None, None))
+    for v, (a, k) in fits.items():
+        if at is None or v == "today":
+            even = "—"
+        elif a >= at and k >= kt:
+            even = "never"
+        elif a <= at and k <= kt:
+            even = "always"
+        else:
+            s = (k - kt) / (at - a)
+            even = f"above {s:.1f} Mbps" if a < at else f"below {s:.1f} Mbps"
+        print(f"| {v} | {a:.2f} | {k:.1f} | {k / 8:.2f} | {even} |")
 
 
 if __name__ == "__main__":

@@ -21,12 +21,25 @@
   /* "KVSNAP02" | u32 n | header JSON (n bytes) | pad to 8 | image (header.image bytes: the
    * memory up to its trailing zeros) | the files (header.files: [path, size], in order).
    *
-   * Read as it is gunzipped: once the header is in, `snapshot` (the memory, zeros past the image)
-   * and the files' buffer exist and fill as the rest arrives, so Pyodide makes its module (which
-   * needs only the memory's size) while the image is still being unpacked; `rest` settles when
-   * all of it is in, or rejects for a corrupt or truncated file. */
-  async function unpack(bytes) {
-    const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip")).getReader();
+   * `source`: the gzipped file, as bytes or as a stream of them as they arrive (worker.js hands on
+   * the download's body: gunzipped on the way in, not after). Read as it is gunzipped: once the
+   * header is in, `snapshot` (the memory, zeros past the image) and the files' buffer exist and
+   * fill as the rest arrives, so Pyodide makes its module (which needs only the memory's size)
+   * while the image is still arriving; `rest` settles when all of it is in, or rejects for a
+   * corrupt or truncated file; `cancel()` stops reading (and so the download). */
+  async function unpack(source) {
+    const gz = source instanceof ReadableStream ? source : new Blob([source]).stream();
+    const reader = gz.pipeThrough(new DecompressionStream("gzip")).getReader();
+    const cancel = () => reader.cancel().catch(() => {});
+    try {
+      return await unpackFrom(reader, cancel);
+    } catch (err) {
+      cancel();
+      throw err;
+    }
+  }
+
+  async function unpackFrom(reader, cancel) {
     let head = new Uint8Array(0);
     const more = async () => {
       const { done, value } = await reader.read();
@@ -66,13 +79,21 @@
       let offset = 0;
       return header.files.map(([path, size]) => [path, fileBytes.subarray(offset, (offset += size))]);
     })();
-    rest.catch(() => {}); // a failure is read where it is awaited
-    return { header, snapshot, rest };
+    rest.catch(cancel); // a failure is read where it is awaited
+    return { header, snapshot, rest, cancel };
   }
 
-  /* opts: {indexURL, stdLibURL, snapshotGz, stdout, stderr} */
+  /* opts: {indexURL, stdLibURL, snapshotGz (bytes, a promise of them, or a stream), stdout, stderr} */
   async function loadFromSnapshot(opts) {
-    const { header, snapshot, rest } = await unpack(await opts.snapshotGz);
+    const { header, snapshot, rest, cancel } = await unpack(await opts.snapshotGz);
+    try {
+      return await restore(opts, header, snapshot, rest);
+    } finally {
+      cancel(); // after a failure, the rest of the download is not wanted; once all is in, a no-op
+    }
+  }
+
+  async function restore(opts, header, snapshot, rest) {
     const create = global._createPyodideModule;
     if (typeof create !== "function") throw new Error("pyodide.asm.js is not loaded");
     global._createPyodideModule = async (settings) => {

@@ -225,7 +225,7 @@
     // a memory snapshot of the started runtime (manifest.snapshot, sitebuild/snapshot.py), over
     // http only: Python restored with numpy and kvlab imported, the files later imports read
     // inside it (so neither numpy's wheel nor kvlab's zip downloads); any failure falls back
-    const snap = m.snapshot && env.response ? [m.snapshot.file] : []; // none under Save-Data (loader.js)
+    const snap = m.snapshot && env.body ? [m.snapshot.file] : []; // none under Save-Data (loader.js)
     // over http, the standard library trimmed to what the widgets import (sitebuild/stdlib_min.py),
     // in the full one's place; an import it misses fetches the full one (fullStdlibOnMiss). A
     // snapshot names the one it was made with (the image holds the zip importer's directory of it)
@@ -244,12 +244,15 @@
     // Python starts as soon as its scripts are in, while the rest downloads: Pyodide
     // asks for its wasm, standard library and lock file (served from these downloads
     // by withFetchShim), numpy after them; kvlab's zip last
-    const files = env.files("python", label, core.concat(snap.length ? [] : packages, scripts, snap), streamed);
+    // the snapshot is handed on as its body (a stream) and gunzipped as it arrives (snapshot.js)
+    const files = env.files("python", label, core.concat(snap.length ? [] : packages, scripts, snap), streamed, snap);
     // pyodide.asm.js first: pyodide.js then skips its own (blocked on file://) import
     for (const s of scripts) await env.importScript(s, await files[s]);
     let stage = "download"; // the progress line goes download → starting → numpy, never back
+    // a failure of the snapshot's download is the snapshot's own (fromSnapshot reports it; the usual start follows)
+    const arrived = (p) => (snap.includes(p) ? files[p].catch(() => new Promise(() => {})) : files[p]);
     const started = (big) => {
-      const allIn = Promise.all(big.map((p) => files[p]));
+      const allIn = Promise.all(big.map(arrived));
       allIn.then(
         () => stage === "download" && ((stage = "starting"), env.progress("python", { what: "Starting Python…", loaded: 0, total: 0 })),
         () => {}
@@ -349,15 +352,16 @@ del _FullStdlib
    * Python the usual way; tests/browser/test_runtime_routes.py forces both). */
   async function fromSnapshot(env, files, file, served, opts) {
     const own = (err) => Object.assign(err instanceof Error ? err : new Error(messageOf(err)), { snapshot: true });
-    let bytes;
+    let body; // the snapshot as it arrives: snapshot.js gunzips it on the way in
     try {
-      bytes = await files[file];
+      body = await files.bodies[file];
       if (!global.kvlabSnapshot) await env.importScript("kvlab/snapshot.js");
     } catch (err) {
+      if (body) body.cancel().catch(() => {}); // the download stops
       throw own(err);
     }
     return withFetchShim(served, () =>
-      global.kvlabSnapshot.loadFromSnapshot(Object.assign({ snapshotGz: bytes }, opts)).then((py) => {
+      global.kvlabSnapshot.loadFromSnapshot(Object.assign({ snapshotGz: body }, opts)).then((py) => {
         py.pyimport("kvlab.bridge");
         return py;
       })
@@ -472,9 +476,37 @@ del _FullStdlib
         response.catch(() => {});
         return { response, done };
       };
+      /* A file handed on as its body, a stream of the bytes as they arrive (the snapshot, which
+       * snapshot.js gunzips on the way in): {body, done}. Progress counts the bytes as they arrive;
+       * the stream holds what its reader has not taken yet, so the download never waits for the
+       * reader. `done` settles when all of it has arrived (a JobError when it did not); a reader
+       * that cancels the stream stops the download. */
+      env.body = (path, onBytes) => {
+        let settle;
+        const done = new Promise((resolve, reject) => (settle = { resolve, reject }));
+        const body = get(path).then(
+          (res) => {
+            const counted = new TransformStream(
+              { transform: (chunk, out) => (onBytes(chunk.length), out.enqueue(chunk)) },
+              undefined,
+              { highWaterMark: Infinity }
+            );
+            res.body.pipeTo(counted.writable).then(settle.resolve, (err) =>
+              settle.reject(new JobError(`could not download ${path} (${messageOf(err)}); check your connection and try again`))
+            );
+            return counted.readable;
+          },
+          (err) => {
+            settle.reject(err);
+            throw err;
+          }
+        );
+        body.catch(() => {});
+        return { body, done };
+      };
     }
     env.bytes = (task, what, paths) => fetchAll(env, task, what, paths, one);
-    env.files = (task, what, paths, streamed) => fetchEach(env, task, what, paths, one, streamed);
+    env.files = (task, what, paths, streamed, bodies) => fetchEach(env, task, what, paths, one, streamed, bodies);
     env.importScript = async (path, bytes) => {
       if (!init.manifest.offline && !bytes) return global.importScripts(init.assets + path);
       const data = bytes || (await one(path, () => {}));
@@ -493,15 +525,19 @@ del _FullStdlib
    * Promise<Uint8Array>}, so a runtime starts on its first files while the rest
    * still arrive. (A failure is reported where a promise is awaited.) The paths in
    * `streamed` (where env.response exists) are not read into memory: out.responses[path]
-   * is a promise of the browser's Response, and out[path] settles once it has all arrived. */
-  function fetchEach(env, task, what, paths, one, streamed) {
+   * is a promise of the browser's Response, and out[path] settles once it has all arrived;
+   * those in `bodies` (where env.body exists) neither: out.bodies[path] is a promise of the
+   * body as a stream (env.body), out[path] the same as for `streamed`. */
+  function fetchEach(env, task, what, paths, one, streamed, bodies) {
     const sizes = env.manifest.files;
     const total = paths.reduce((n, p) => n + ((sizes[p] || {}).size || 0), 0);
     let loaded = 0;
     env.progress(task, { what, loaded, total, done: false });
     const out = {};
     Object.defineProperty(out, "responses", { value: {} }); // not enumerable: fetchAll lists paths
+    Object.defineProperty(out, "bodies", { value: {} });
     const stream = new Set(env.response ? streamed || [] : []);
+    const piped = new Set(env.body ? bodies || [] : []);
     for (const p of paths) {
       const onBytes = (n) => {
         loaded += n;
@@ -510,6 +546,10 @@ del _FullStdlib
       if (stream.has(p)) {
         const { response, done } = env.response(p, onBytes);
         out.responses[p] = response;
+        out[p] = done;
+      } else if (piped.has(p)) {
+        const { body, done } = env.body(p, onBytes);
+        out.bodies[p] = body;
         out[p] = done;
       } else out[p] = one(p, onBytes);
       out[p].catch(() => {});

@@ -9,17 +9,22 @@
   imports read are inside it), except where the browser asks to save data; a snapshot
   that fails to restore, does not arrive, is corrupt or truncated falls back to the usual start in
   the same worker, and the widget goes live (bench/results/2026-12-05-runtime-snapshot-session2.md).
+- The snapshot is unpacked as it arrives, not after: its body goes through DecompressionStream on
+  the way in, and Pyodide makes its module while the rest downloads
+  (bench/results/2026-12-05-runtime-snapshot-session4.md).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
-from tests.browser.widgets import open_live, open_widget, wait_ready
+from tests.browser.conftest import QuietHandler, serve_directory
+from tests.browser.widgets import activate, open_live, open_widget, wait_ready
 
 NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
 STDLIB_MIN = "vendor/pyodide/python_stdlib.min.zip"
@@ -114,6 +119,86 @@ def test_python_starts_from_a_snapshot(page_factory, site_url, built_site, snaps
         == 1.0
     )
     assert fetched.count("python_stdlib.zip") == 1, fetched
+
+
+class HalfSnapshotHandler(QuietHandler):
+    """The site, with its snapshot's first half sent at once and the rest only once `release` is set:
+    a slow link, held still (`drop`: the connection closes instead, the rest never sent)."""
+
+    release: threading.Event
+    drop = False
+
+    def do_GET(self):
+        if not self.path.split("?")[0].endswith(".snap.gz"):
+            return super().do_GET()
+        data = Path(self.translate_path(self.path)).read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[: len(data) // 2])
+        self.wfile.flush()
+        if self.drop:
+            self.close_connection = True
+            return
+        self.release.wait(120)
+        self.wfile.write(data[len(data) // 2 :])
+
+
+# in the worker: snapshot.js has read the header and Pyodide is making its module, which waits
+# (snapshot.js's wrapper around pyodide.asm.js's _createPyodideModule) for the rest of the image;
+# false if that does not happen within a minute
+RESTORE_BEGUN = """new Promise((resolve) => {
+  const begun = () => !!self.kvlabSnapshot && typeof self._createPyodideModule === "function"
+    && self._createPyodideModule.name !== "_createPyodideModule";
+  const poll = setInterval(() => begun() && (clearInterval(poll), resolve(true)), 50);
+  setTimeout(() => (clearInterval(poll), resolve(begun())), 60000);
+})"""
+
+
+def test_the_snapshot_is_unpacked_as_it_arrives(page_factory, built_site):
+    """Cold, over a real link, the snapshot (10 MB) arrives last: read whole before it was gunzipped,
+    it left the reader waiting for the gunzip and for Pyodide's module after the last byte. With half
+    of it in and the rest held back, the restore has already begun; the rest arrives and Python is live."""
+    release = threading.Event()
+    handler = type("Half", (HalfSnapshotHandler,), {"release": release})
+    server, url = serve_directory(built_site, 0, handler)
+    try:
+        page, _ = page_factory(allowed=[url])
+        root = open_widget(page, url + "attention/", "attention")
+        with page.expect_worker() as got:
+            activate(root)
+        assert got.value.evaluate(RESTORE_BEGUN) is True
+        # the progress bar counts the snapshot's bytes as they come, out of all of the start's files
+        bar = root.locator(".kv-status progress")
+        loaded, total = bar.evaluate("b => [b.value, b.max]")
+        m = manifest_of(built_site)
+        start = ["pyodide.asm.wasm", "python_stdlib.min.zip", "pyodide-lock.json", "pyodide.asm.js", "pyodide.js"]
+        snap = m["files"][m["snapshot"]["file"]]["size"]
+        assert total == sum(m["files"]["vendor/pyodide/" + f]["size"] for f in start) + snap
+        assert snap // 2 <= loaded < total, (loaded, total)
+        release.set()
+        wait_ready(root)
+        assert page.evaluate(LOADED_NUMPY) is False  # restored from the snapshot, not the usual start
+    finally:
+        release.set()
+        server.shutdown()
+
+
+def test_a_snapshot_whose_download_breaks_off_falls_back(page_factory, built_site):
+    """The link drops halfway through the snapshot, while it is being unpacked: the usual start runs."""
+    handler = type("Dropped", (HalfSnapshotHandler,), {"release": threading.Event(), "drop": True})
+    server, url = serve_directory(built_site, 0, handler)
+    try:
+        page, _ = page_factory(allowed=[url])
+        warnings = []
+        page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
+        open_live(page, url + "attention/", "attention")
+        assert any("snapshot did not load" in w for w in warnings), warnings
+        assert page.evaluate(LOADED_NUMPY) is True  # the usual start ran
+        assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(6).reshape(2, 3).sum())')") == 15
+    finally:
+        server.shutdown()
 
 
 def test_a_snapshot_that_fails_falls_back_to_the_usual_start(page_factory, site_url, built_site, snapshot):
