@@ -218,6 +218,37 @@
 
   // ------------------------------------------------------------------ Python
 
+  /* Below this link speed the snapshot start is the slower one cold: it downloads 5.6 MB more than
+   * the usual start and saves ~1-2 s of CPU. Measured under Chromium's network emulation, gzip host:
+   * the break-even is 32 Mbps nominal, about 30 delivered (bench/results/2026-12-05-runtime-snapshot-session4.md). */
+  const SNAPSHOT_MIN_MBPS = 30;
+
+  /* The link's speed as the core files came over it (Resource Timing: the bytes as sent, compressed or
+   * not, over the time from the first request to the last byte), in Mbps, counting only the files that
+   * came whole over the network; 0 when they all came from the browser's cache (nothing to time: a
+   * second visit); null when it cannot be read. */
+  function linkMbps(urls) {
+    const all = global.performance && performance.getEntriesByType ? performance.getEntriesByType("resource") : [];
+    const entries = [...new Map(all.filter((e) => urls.includes(e.name)).map((e) => [e.name, e])).values()];
+    if (entries.length !== urls.length) return null;
+    const sent = entries.filter((e) => e.transferSize > 0 && e.transferSize >= 0.9 * e.encodedBodySize);
+    const bytes = sent.reduce((n, e) => n + e.encodedBodySize, 0);
+    if (bytes < 500000) return 0;
+    const seconds = (Math.max(...sent.map((e) => e.responseEnd)) - Math.min(...sent.map((e) => e.startTime))) / 1000;
+    return seconds > 0 ? (bytes * 8) / seconds / 1e6 : null;
+  }
+
+  /* Whether the browser's cache holds this file (stale or not: it is revalidated when fetched). */
+  async function inCache(env, path) {
+    try {
+      const res = await fetch(env.assets + path, { cache: "only-if-cached", mode: "same-origin" });
+      if (res.body) res.body.cancel().catch(() => {});
+      return res.ok;
+    } catch (err) {
+      return false;
+    }
+  }
+
   async function loadPython(env) {
     const m = env.manifest;
     const dir = "vendor/pyodide/";
@@ -225,7 +256,7 @@
     // a memory snapshot of the started runtime (manifest.snapshot, sitebuild/snapshot.py), over
     // http only: Python restored with numpy and kvlab imported, the files later imports read
     // inside it (so neither numpy's wheel nor kvlab's zip downloads); any failure falls back
-    const snap = m.snapshot && env.body ? [m.snapshot.file] : []; // none under Save-Data (loader.js)
+    let snap = m.snapshot && env.body ? [m.snapshot.file] : []; // none under Save-Data (loader.js)
     // over http, the standard library trimmed to what the widgets import (sitebuild/stdlib_min.py),
     // in the full one's place; an import it misses fetches the full one (fullStdlibOnMiss). A
     // snapshot names the one it was made with (the image holds the zip importer's directory of it)
@@ -244,10 +275,29 @@
     // Python starts as soon as its scripts are in, while the rest downloads: Pyodide
     // asks for its wasm, standard library and lock file (served from these downloads
     // by withFetchShim), numpy after them; kvlab's zip last
-    // the snapshot is handed on as its body (a stream) and gunzipped as it arrives (snapshot.js)
-    const files = env.files("python", label, core.concat(snap.length ? [] : packages, scripts, snap), streamed, snap);
+    // With a snapshot to choose, the core (what both starts need) comes first and the link it came
+    // over decides the rest (linkMbps); the snapshot is handed on as its body (a stream) and
+    // gunzipped as it arrives (snapshot.js)
+    const snapCached = snap.length ? inCache(env, snap[0]) : null; // a second visit's: no choice to make
+    const planned = snap.length ? m.files[snap[0]].size : 0; // in the progress total until the choice is made
+    const tally = { loaded: 0, total: planned };
+    const files = env.files("python", label, core.concat(snap.length ? [] : packages, scripts), streamed, [], tally);
     // pyodide.asm.js first: pyodide.js then skips its own (blocked on file://) import
     for (const s of scripts) await env.importScript(s, await files[s]);
+    if (snap.length) {
+      await Promise.all(core.map((p) => files[p]));
+      const mbps = linkMbps(core.map((p) => env.assets + p));
+      if (!(await snapCached) && mbps !== null && mbps < SNAPSHOT_MIN_MBPS) {
+        // a link too slow for the snapshot's extra bytes; or (0) the core came from the cache and the
+        // snapshot did not: the first visit started the usual way, whose files are cached too
+        console.info(mbps ? `kvlab: ${mbps.toPrecision(3)} Mbps measured; Python starts the usual way (smaller download)` : "kvlab: Python starts the usual way (its files are in the browser's cache, the snapshot is not)");
+        snap = [];
+      }
+      tally.total -= planned;
+      const rest = env.files("python", label, snap.length ? snap : packages, [], snap, tally);
+      Object.assign(files, rest);
+      Object.assign(files.bodies, rest.bodies);
+    }
     let stage = "download"; // the progress line goes download → starting → numpy, never back
     // a failure of the snapshot's download is the snapshot's own (fromSnapshot reports it; the usual start follows)
     const arrived = (p) => (snap.includes(p) ? files[p].catch(() => new Promise(() => {})) : files[p]);
@@ -506,7 +556,7 @@ del _FullStdlib
       };
     }
     env.bytes = (task, what, paths) => fetchAll(env, task, what, paths, one);
-    env.files = (task, what, paths, streamed, bodies) => fetchEach(env, task, what, paths, one, streamed, bodies);
+    env.files = (task, what, paths, streamed, bodies, tally) => fetchEach(env, task, what, paths, one, streamed, bodies, tally);
     env.importScript = async (path, bytes) => {
       if (!init.manifest.offline && !bytes) return global.importScripts(init.assets + path);
       const data = bytes || (await one(path, () => {}));
@@ -528,11 +578,12 @@ del _FullStdlib
    * is a promise of the browser's Response, and out[path] settles once it has all arrived;
    * those in `bodies` (where env.body exists) neither: out.bodies[path] is a promise of the
    * body as a stream (env.body), out[path] the same as for `streamed`. */
-  function fetchEach(env, task, what, paths, one, streamed, bodies) {
+  function fetchEach(env, task, what, paths, one, streamed, bodies, tally = { loaded: 0, total: 0 }) {
+    // `tally`: one progress count over several calls (a start that asks for its second half later)
     const sizes = env.manifest.files;
-    const total = paths.reduce((n, p) => n + ((sizes[p] || {}).size || 0), 0);
-    let loaded = 0;
-    env.progress(task, { what, loaded, total, done: false });
+    tally.total += paths.reduce((n, p) => n + ((sizes[p] || {}).size || 0), 0);
+    const total = tally.total;
+    env.progress(task, { what, loaded: tally.loaded, total, done: false });
     const out = {};
     Object.defineProperty(out, "responses", { value: {} }); // not enumerable: fetchAll lists paths
     Object.defineProperty(out, "bodies", { value: {} });
@@ -540,7 +591,7 @@ del _FullStdlib
     const piped = new Set(env.body ? bodies || [] : []);
     for (const p of paths) {
       const onBytes = (n) => {
-        loaded += n;
+        const loaded = (tally.loaded += n);
         env.progress(task, { what, loaded: Math.min(loaded, total || loaded), total: total || loaded, done: false });
       };
       if (stream.has(p)) {

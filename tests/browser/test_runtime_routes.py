@@ -281,3 +281,61 @@ def test_under_save_data_python_starts_the_usual_way_and_the_offer_counts_its_by
     wait_ready(root)
     assert page.evaluate(LOADED_NUMPY) is True
     assert NUMPY_WHEEL in fetched and not [f for f in fetched if f.endswith(".snap.gz")], fetched
+
+
+def test_on_a_slow_link_python_starts_the_usual_way(page_factory, site_url, built_site):
+    """The snapshot start downloads 5.6 MB more; below ~30 Mbps that takes longer than the work it
+    saves (bench/results/2026-12-05-runtime-snapshot-session4.md). The worker times the core files
+    both starts need (Resource Timing) and, on a slow link, asks for numpy's wheel and kvlab's zip
+    instead of the snapshot. Chromium's network emulation throttles the worker's fetches too."""
+    page, _ = page_factory(allowed=[site_url])
+    info = []
+    page.on("console", lambda m: m.type == "info" and info.append(m.text))
+    got = []  # answered (a cache probe that finds nothing is a failed request, not an answer)
+    page.context.on("response", lambda r: "/assets/" in r.url and got.append(r.url.rsplit("/", 1)[-1]))
+    page.goto(site_url + "attention/")
+    page.context.new_cdp_session(page).send("Network.emulateNetworkConditions", slow(15))
+    root = open_widget(page, site_url + "attention/", "attention")
+    root.locator(".kv-live-button").click()
+    wait_ready(root)
+    assert page.evaluate(LOADED_NUMPY) is True  # the usual start ran
+    assert NUMPY_WHEEL in got and not [f for f in got if f.endswith(".snap.gz")], got
+    assert any("Mbps measured" in t and "the usual way" in t for t in info), info
+
+
+def slow(mbps: float) -> dict:
+    return {"offline": False, "latency": 5, "downloadThroughput": mbps * 1e6 / 8, "uploadThroughput": 100e6 / 8}
+
+
+def test_a_second_visit_chooses_by_what_the_cache_holds(browser, site_url, tmp_path):
+    """A profile with a disk cache, as a reader's (an incognito context keeps no 10 MB file): after a
+    slow first visit (the usual start) the core comes from the cache, nothing can be timed, and the
+    usual start's files are cached, so no snapshot download over the slow link; after a fast first
+    visit the cached snapshot is taken whatever the link."""
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    def visit(ctx, mbps=None) -> tuple[bool, list[str]]:
+        page = ctx.new_page()
+        got = []
+        page.on("response", lambda r: "/assets/" in r.url and got.append(r.url.rsplit("/", 1)[-1]))
+        if mbps:
+            page.context.new_cdp_session(page).send("Network.emulateNetworkConditions", slow(mbps))
+        root = open_widget(page, site_url + "attention/", "attention")
+        root.locator(".kv-live-button").click()
+        wait_ready(root)
+        usual = page.evaluate(LOADED_NUMPY)
+        page.close()
+        return usual, got
+
+    for first, expect_usual in ((15, True), (None, False)):
+        ctx = browser.browser_type.launch_persistent_context(
+            str(tmp_path / f"profile-{first}"), executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        )
+        try:
+            assert visit(ctx, first)[0] is expect_usual
+            usual, got = visit(ctx, 15)
+            assert usual is expect_usual, got
+            if expect_usual:
+                assert not [f for f in got if f.endswith(".snap.gz")], got
+        finally:
+            ctx.close()
