@@ -195,7 +195,8 @@ def test_the_search_index_holds_pages_not_widgets(built_site):
     the embed gallery's 33 snippets (35 KB with both out)."""
     index = json.loads((built_site / "search/search_index.json").read_text())
     texts = {doc["location"]: doc["text"] for doc in index["docs"]}
-    widget_text = ('{"params"', "computed when the page was built", "&lt;iframe src=")  # data, status line, gallery snippet
+    # a widget's build-time data, its status line, a gallery snippet
+    widget_text = ('{"params"', "computed when the page was built", "&lt;iframe src=")
     leaked = {loc: t[:80] for loc, t in texts.items() if any(w in t for w in widget_text)}
     assert not leaked, leaked
     assert any("KV cache" in t for t in texts.values())  # the pages' own prose is still there
