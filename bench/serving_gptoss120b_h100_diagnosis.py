@@ -111,6 +111,13 @@ def simulate_run(run: dict, pool_gib: float | None = None) -> dict:
         sched.vllm_blocks = original
 
 
+def mean_running(res: dict) -> float:
+    """Requests running at once, averaged over the simulation's steps (its trace)."""
+    steps = np.array([x["steps"] for x in res["trace"]])
+    running = np.array([x["running"] for x in res["trace"]])
+    return float((steps * running).sum() / steps.sum())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweep", action="store_true", help="also force the pool to 2, 2.5, 3, 4, 5 GiB (read only)")
@@ -120,8 +127,6 @@ def main() -> int:
     for rid in RUNS:
         run, res = runs[rid], simulate_run(runs[rid])
         m, pool, tr = run["measured"], res["kv_pool"], res["trace"]
-        steps = np.array([x["steps"] for x in tr])
-        running = np.array([x["running"] for x in tr])
         prefill = np.array([x["prefill_tokens"] for x in tr])
         print(f"### {rid}\n")
         print(f"- flags: `{res['flags']}`")
@@ -130,7 +135,7 @@ def main() -> int:
             f"'GPU KV cache size' {pool['tokens']:,} tokens){' (close call: the optimistic edge)' if pool.get('close_call') else ''}"
         )
         print(
-            f"- {res['steps']:,} steps; running per step mean {(steps * running).sum() / steps.sum():.1f}, max "
+            f"- {res['steps']:,} steps; running per step mean {mean_running(res):.1f}, max "
             f"{res['max_running']}; {int((prefill > 0).sum())} steps with a prefill chunk; preemptions {res['preemptions']}"
         )
         print(
@@ -158,13 +163,10 @@ def main() -> int:
         run = runs[rid]
         imp = implied(run)
         res = simulate_run(run)
-        tr = res["trace"]
-        steps = np.array([x["steps"] for x in tr])
-        running = np.array([x["running"] for x in tr])
         print(
             f"| {rid} | {imp['prompt']:,.0f} / {imp['answer']:,.0f} | {imp['decoding']:.1f} | {imp['little']:.1f} | "
             f"{imp['blocks_each']} | {imp['blocks']:,.0f} | {imp['blocks'] * BYTES_PER_BLOCK / GIB:.2f} | "
-            f"{(steps * running).sum() / steps.sum():.1f}, {res['kv_pool']['blocks']:,} |"
+            f"{mean_running(res):.1f}, {res['kv_pool']['blocks']:,} |"
         )
     print("\n## A decode step, split (ms; simulate's formulas, stored constants)\n")
     print("| batch x context | weights | KV read | compute | CPU | step |\n|---|---|---|---|---|---|")
@@ -191,14 +193,11 @@ def main() -> int:
             run, m = runs[rid], runs[rid]["measured"]
             for gib in (None, 2.0, 2.5, 3.0, 4.0, 5.0):
                 res = simulate_run(run, gib)
-                tr = res["trace"]
-                steps = np.array([x["steps"] for x in tr])
-                running = np.array([x["running"] for x in tr])
                 print(
                     f"| {rid} | {'stored' if gib is None else gib} | {res['kv_pool']['blocks']:,} | "
                     f"{res['output_tok_s'] / m['output_tok_s']:.2f} | {res['ttft_ms']['median'] / m['ttft_ms_median']:.2f} | "
                     f"{res['tpot_ms']['median'] / m['tpot_ms_median']:.2f} | {res['itl_ms']['median']:.1f} | "
-                    f"{(steps * running).sum() / steps.sum():.1f} | {res['preemptions']} |"
+                    f"{mean_running(res):.1f} | {res['preemptions']} |"
                 )
     return 0
 
