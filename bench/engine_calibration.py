@@ -51,6 +51,7 @@ from kvlab.memory.calibration import (  # noqa: E402
     gpu_of,
     log_text,
     model_of,
+    mxfp4_backend_of,
     speculative_of,
     weights_format,
 )
@@ -72,7 +73,9 @@ def fit(write: bool) -> None:
     print("\n## Weights as loaded where the loader takes 2 % more than the formula (GiB)\n")
     print("| model | format | logged | source |\n|---|---|---|---|")
     for w in derived["loaded_weights"]:
-        print(f"| {w['model']} | {w['format']} | {w['gib']:.2f} | {w['source']} |")
+        print(
+            f"| {w['model']} | {w['format']}{' (' + w['kernel'] + ')' if w.get('kernel') else ''} | {w['gib']:.2f} | {w['source']} |"
+        )
     print("\n## Reserve each log implies (util x driver memory - weights - available KV), GiB\n")
     print("| log | engine | implied | sampler | activations | fixed term it implies |\n|---|---|---|---|---|---|")
     for r in derived["general"]:
@@ -86,7 +89,12 @@ def fit(write: bool) -> None:
     print(
         f"\nfixed term {fitted['coefficients']['fixed']:.2f} GiB (median), band ±{fitted['band_gib']:.2f} GiB "
         f"on {fitted['n_logs']} logs; measured per model: "
-        + ", ".join(f"{m['model']} {m['format']} +{m['extra_gib']:.2f} GiB" for m in derived["measured_reserve"])
+        + ", ".join(
+            f"{m['model']} {m['format']}"
+            + (f" ({m['kernel']})" if m.get("kernel") else "")
+            + f" +{m['extra_gib']:.2f} GiB"
+            for m in derived["measured_reserve"]
+        )
     )
     if write:
         data = json.loads(ENGINES_JSON.read_text(encoding="utf-8"))
@@ -287,10 +295,11 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
             kv = "fp8"
         version = _engine_version(entry, text)
         spec = speculative_of(args)
+        fmt = _weights_format(entry, arch)
         try:
             dep = deployment(
                 arch,
-                weights=_weights_format(entry, arch),
+                weights=fmt,
                 kv=kv,
                 gpu=card["id"],
                 tp=tp,
@@ -304,6 +313,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
                 prefix_caching=bool(args.get("enable_prefix_caching")),
                 speculative_tokens=spec[1],
                 mtp=spec[0] == "mtp" and bool(arch.draft_layers),
+                mxfp4_backend=mxfp4_backend_of(entry, text) if fmt == "MXFP4" else None,
             )
             v = verdict(dep, context, solve=False)
         except ValueError as exc:

@@ -19,7 +19,6 @@ For each run of the family (serving_runs.json, simulated with bench/serving_vali
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -30,6 +29,7 @@ sys.path.insert(0, str(ROOT / "pycode"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import kvlab.memory.scheduler as sched  # noqa: E402
+from kvlab.memory.calibration import serving_pool  # noqa: E402
 from kvlab.memory.catalogue import model_architecture  # noqa: E402
 from kvlab.memory.kv_bytes import kv_cache_bytes  # noqa: E402
 from kvlab.memory.serving import attention_flops  # noqa: E402
@@ -45,9 +45,6 @@ RUNS = [
     "gpustack-h100-gptoss120b-vllm-tp1-random128",
     "gpustack-h100-gptoss120b-vllm-tp1-sharegpt-c4",
 ]
-BLOCK = 16
-SLIDING_BLOCKS = 128 // BLOCK + 1  # a decoding request's sliding-window group: window / block + 1 blocks
-BYTES_PER_BLOCK = 16 * 18 * 2 * 8 * 64 * 2  # 16 tokens x 18 layers (one group) x K and V x 8 heads x 64 x bf16
 
 
 def decode_split(n: int, context: int) -> dict:
@@ -79,21 +76,20 @@ def decode_split(n: int, context: int) -> dict:
 
 
 def implied(run: dict) -> dict:
-    """What the run's own figures say: requests decoding at once, and the blocks they hold."""
+    """What the run's own figures say: requests decoding at once, and the blocks they hold
+    (kvlab.memory.calibration.serving_pool, which the Triton path's reserve is read from for the fit run)."""
     m, w = run["measured"], run["workload"]
     n_in, n_out = totals(run["verbatim"])
-    n = m["completed"]
-    prompt, answer = n_in / n, n_out / n
-    decoding = m["output_tok_s"] * m["tpot_ms_mean"] / 1e3
-    # a decoding request holds its prompt and, on average, half its answer (time-weighted over its decode)
-    per_request = math.ceil((prompt + answer / 2) / BLOCK) + SLIDING_BLOCKS
+    answer = n_out / m["completed"]
+    pool = serving_pool(run)
     return {
-        "prompt": prompt,
+        "prompt": n_in / m["completed"],
         "answer": answer,
-        "decoding": decoding,
+        "decoding": pool["decoding"],
         "little": m["request_throughput"] * m["tpot_ms_mean"] / 1e3 * (answer - 1),
-        "blocks_each": per_request,
-        "blocks": decoding * per_request,
+        "blocks_each": pool["blocks_each"],
+        "blocks": pool["blocks"],
+        "gib": pool["gib"],
         "concurrency_cap": w.get("max_concurrency"),
     }
 
@@ -165,7 +161,7 @@ def main() -> int:
         res = simulate_run(run)
         print(
             f"| {rid} | {imp['prompt']:,.0f} / {imp['answer']:,.0f} | {imp['decoding']:.1f} | {imp['little']:.1f} | "
-            f"{imp['blocks_each']} | {imp['blocks']:,.0f} | {imp['blocks'] * BYTES_PER_BLOCK / GIB:.2f} | "
+            f"{imp['blocks_each']} | {imp['blocks']:,.0f} | {imp['gib']:.2f} | "
             f"{mean_running(res):.1f}, {res['kv_pool']['blocks']:,} |"
         )
     print("\n## A decode step, split (ms; simulate's formulas, stored constants)\n")

@@ -19,8 +19,8 @@ The runs: bench/serving_validation.py's USED_FOR_CALIBRATION (the rule that pick
 there; the other vLLM runs are held out and never enter the fit). Each is simulated as
 serving_validation simulates it. The loss: the sum over those runs of log(predicted / measured)^2
 of output tokens per second and, where the run states it, of median TPOT. Minimised over the
-logarithms of the constants (SIMULATION_KEYS) by a fixed Nelder-Mead (same start, same steps, so the same
-result on every machine up to float rounding), then each constant is rounded to 3 significant
+logarithms of the constants (SIMULATION_KEYS) by a fixed Nelder-Mead, restarted once from its end with a
+half-size simplex (same start, same steps, so the same result on every machine up to float rounding), then each constant is rounded to 3 significant
 figures: what --write stores, with the runs, the loss and the script. Each constant stays within BOUNDS, and
 frontend_ms also under what the fit runs' own median TTFTs allow (`frontend_ms_bound`).
 """
@@ -169,7 +169,12 @@ def fit() -> dict:
     runs = set(serving_validation.USED_FOR_CALIBRATION)
     bounds = fit_bounds(runs)
     x0 = np.log([START[k] for k in SIMULATION_KEYS])
-    x, _ = nelder_mead(lambda x: loss(constants_of(x, bounds), runs), x0)
+    f = lambda x: loss(constants_of(x, bounds), runs)  # noqa: E731
+    x, _ = nelder_mead(f, x0)
+    # restarted once from where it stopped, with a smaller simplex: a fixed number of steps in 8 dimensions stops
+    # short of the minimum, and a fresh simplex escapes where the first has collapsed (session 10: the first pass
+    # alone ended above the loss of the constants it replaced)
+    x, _ = nelder_mead(f, x, step=0.25)
     # rounded to 3 significant figures, down where rounding would cross a bound (frontend_ms's is not round)
     constants = {k: round3_within(v, bounds[k][1]) for k, v in constants_of(x, bounds).items()}
     return {
@@ -178,7 +183,7 @@ def fit() -> dict:
         "USED_FOR_CALIBRATION: the vLLM runs with a catalogue model and GPU, sorted by id, 1st, 3rd, 5th, ...; then, "
         "for each constant no fit run exercises, the first run by id that exercises it); "
         "the other vLLM runs are held out. Loss: sum of log(predicted / measured)^2 of output tok/s and median "
-        "TPOT; Nelder-Mead in the logarithms, each constant rounded to 3 significant figures. frontend_ms is "
+        "TPOT; Nelder-Mead in the logarithms, restarted once from its end with a half-size simplex, each constant rounded to 3 significant figures. frontend_ms is "
         "bounded by the fit runs' own median TTFT (frontend_ms_bound: with all n requests sent at once, the "
         "median TTFT is at least (n - 1) / 2 x frontend_ms).",
         "constants": constants,

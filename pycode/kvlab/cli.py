@@ -36,7 +36,7 @@ from kvlab.memory.serving import serving_estimate
 from kvlab.memory.compare import engine_budget
 from kvlab.memory.deployment import ENGINES as ALL_ENGINES
 from kvlab.memory.deployment import deployment
-from kvlab.memory.engines import VLLM_VERSIONS
+from kvlab.memory.engines import MXFP4_BACKENDS, VLLM_VERSIONS
 from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, verdict
 from kvlab.memory.weights import WEIGHT_FORMATS
 from kvlab.reuse.context import spans
@@ -208,6 +208,7 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         help="accept a context beyond the model's trained length (llama.cpp runs it; vLLM needs "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)",
     )
+    _mxfp4_backend_flag(p)
     p.set_defaults(func=_run_fit)
 
     p = sub.add_parser(
@@ -253,10 +254,16 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     )
     sim.add_argument("--burstiness", type=float, default=None, help="gamma shape of the gaps (1: Poisson)")
     sim.add_argument("--max-num-batched-tokens", type=int, default=None, help="token budget per step")
-    sim.add_argument("--enable-prefix-caching", action="store_true", default=None, help="cache the shared prefix")
+    sim.add_argument(
+        "--enable-prefix-caching",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="vLLM V1's prefix cache (on by default): the shared prefix, and a preempted request's own blocks",
+    )
     sim.add_argument("--gpu-memory-utilization", type=float, default=None, help="vLLM (default 0.9)")
     sim.add_argument("--compute-efficiency", type=float, default=None, help="share of peak compute reached")
     sim.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
+    _mxfp4_backend_flag(sim)
     p.set_defaults(func=_run_serve)
 
     p = sub.add_parser(
@@ -482,6 +489,16 @@ def _run_fit_budget(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mxfp4_backend_flag(p) -> None:
+    p.add_argument(
+        "--mxfp4-backend",
+        choices=MXFP4_BACKENDS,
+        default=None,
+        help="vLLM mode, MXFP4 weights: the MoE kernel path (default: the card's, Triton on H100/H200 with "
+        "triton_kernels installed; an install without them, or VLLM_MXFP4_USE_MARLIN=1, runs marlin)",
+    )
+
+
 def _run_fit(args: argparse.Namespace) -> int:
     _check_context_and_batch(args)
     if args.engine == "all":
@@ -506,6 +523,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         prefix_caching=args.enable_prefix_caching,
         speculative_tokens=args.num_speculative_tokens,
         mtp=args.speculative_method == "mtp" and args.num_speculative_tokens > 0,
+        mxfp4_backend=args.mxfp4_backend,
     )
     r = verdict(dep, args.context, args.batch)
     if args.json:
@@ -529,6 +547,8 @@ def _run_fit(args: argparse.Namespace) -> int:
     for warning in r["warnings"]:
         print(f"  WARNING: {warning}")
     print(f"  engine model: {r['engine_model']['version']}; confidence {r['confidence']}")
+    if r["engine_model"].get("mxfp4_kernel_how"):
+        print(f"  {r['engine_model']['mxfp4_kernel_how']}")
     return 0
 
 
@@ -572,6 +592,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         max_num_seqs=args.max_num_seqs,
         n_gpus=args.n_gpus,
         pipeline_parallel=args.pp,
+        mxfp4_backend=args.mxfp4_backend,
     )
     if args.json:
         print(json.dumps(r, indent=1))
@@ -626,7 +647,8 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
         engine=args.engine,
         max_model_len=args.context,
         max_num_seqs=args.max_num_seqs,
-        enable_prefix_caching=bool(args.enable_prefix_caching),
+        enable_prefix_caching=args.enable_prefix_caching,
+        mxfp4_backend=args.mxfp4_backend,
         bandwidth_efficiency=args.efficiency,
         compute_efficiency=args.compute_efficiency if args.compute_efficiency is not None else args.efficiency,
         price_per_hour=args.price,

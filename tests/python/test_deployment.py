@@ -81,3 +81,15 @@ def test_a_lower_utilization_shrinks_vllms_pool_in_its_budget_row():
 def test_a_refusal_is_a_value_error_that_names_its_field():
     r = Refused("max_model_len", "one request of 131,072 tokens needs 16 GiB, 9 GiB are free")
     assert isinstance(r, ValueError) and r.field == "max_model_len" and str(r).startswith("max_model_len: ")
+
+
+def test_the_mxfp4_kernel_path_is_checked_and_names_its_field():
+    dep = deployment("gpt-oss-120b", gpu="h100-sxm", weights="MXFP4", engine="vllm", mxfp4_backend="marlin")
+    assert dep.mxfp4_backend == "marlin"
+    for bad, kw in (
+        ("cutlass", {"weights": "MXFP4", "engine": "vllm"}),
+        ("marlin", {"weights": "BF16", "engine": "vllm"}),
+        ("marlin", {"weights": "MXFP4", "engine": "llamacpp"}),
+    ):
+        with pytest.raises(ValueError, match="^mxfp4_backend"):
+            deployment("gpt-oss-120b", gpu="h100-sxm", mxfp4_backend=bad, **kw)

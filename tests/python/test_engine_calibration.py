@@ -122,7 +122,8 @@ def test_vllm_batch_defaults_follow_the_card():
 
 
 def test_gpt_oss_120b_at_131072_on_one_h100_does_not_fit_as_vllm_refuses():
-    """vllm-project/vllm#27508 and #23278: 1.71 GiB of KV at 0.95, -2.14 GiB at 0.9; one request needs 4.54 GiB."""
+    """vllm-project/vllm#27508 and #23278, both on vLLM's Marlin MXFP4 path: 1.71 GiB of KV at 0.95, -2.14 GiB at
+    0.9; one request needs 4.54 GiB."""
     v = verdict(
         deployment(
             "gpt-oss-120b",
@@ -131,6 +132,7 @@ def test_gpt_oss_120b_at_131072_on_one_h100_does_not_fit_as_vllm_refuses():
             engine="vllm",
             gpu_memory_utilization=0.95,
             max_num_batched_tokens=1024,
+            mxfp4_backend="marlin",
         ),
         131072,
     )
@@ -138,18 +140,32 @@ def test_gpt_oss_120b_at_131072_on_one_h100_does_not_fit_as_vllm_refuses():
     kv = next(c for c in v["components"] if c["name"] == "kv_cache")
     assert f"{kv['bytes'] / GIB:.2f}" == "4.54"  # the log's "4.54 GiB KV cache is needed"
     available = v["budget_bytes"] - v["total_bytes"] + kv["bytes"]
-    # the published runs that started on vLLM 0.10.2 pull kvlab's reserve below these two logs' (engines.json
-    # measured_reserve): the logged 1.71 GiB stays inside the band the verdict states, and the call is close
-    assert abs(available / GIB - 1.71) <= v["error_band_bytes"] / GIB and v["confidence"] == "low"
+    assert abs(available / GIB - 1.71) <= v["error_band_bytes"] / GIB
+    assert v["engine_model"]["mxfp4_kernel"] == "marlin" and "as given" in v["engine_model"]["mxfp4_kernel_how"]
 
 
-def test_gpt_oss_120b_on_one_h100_at_32768_is_a_close_call_both_ways():
-    """Six GPUStack runs on vLLM 0.10.2 started at --max-model-len 32768, two logs refused at 131072: the verdict
-    may not call either side with confidence."""
-    v = verdict(deployment("gpt-oss-120b", weights="MXFP4", gpu="h100-sxm", engine="vllm"), 32768)
-    assert v["confidence"] == "low" and any("close call" in w for w in v["warnings"])
-    reserve = next(c for c in v["components"] if c["name"] == "activation_reserve")
-    assert "the evidence disagrees" in reserve["how"] and "gpustack" in reserve["how"]
+def test_gpt_oss_120b_on_one_h100_takes_the_kernel_paths_own_weights_and_reserve():
+    """Marlin (#23278: 65.97 GiB loaded, -2.14 GiB of KV at the defaults) refuses at 32,768; Triton, the card's path
+    (#33155: 64.38 GiB loaded; GPUStack's six runs on vLLM 0.10.2 started at 32,768), starts, a close call, with the
+    pool the fit run shows it held."""
+    dep = {"weights": "MXFP4", "gpu": "h100-sxm", "engine": "vllm"}
+    marlin = verdict(deployment("gpt-oss-120b", **dep, mxfp4_backend="marlin"), 32768)
+    triton = verdict(deployment("gpt-oss-120b", **dep), 32768)
+    assert not marlin["fits"] and triton["fits"] and triton["confidence"] == "low"
+    assert triton["engine_model"]["mxfp4_kernel"] == "triton" and "Marlin" in triton["engine_model"]["mxfp4_kernel_how"]
+    part = {v["engine_model"]["mxfp4_kernel"]: {c["name"]: c for c in v["components"]} for v in (marlin, triton)}
+    assert f"{part['marlin']['weights']['bytes'] / GIB:.2f}" == "65.97"
+    assert f"{part['triton']['weights']['bytes'] / GIB:.2f}" == "64.38"
+    assert "Triton MXFP4 path" in part["triton"]["activation_reserve"]["how"]
+    assert "gpustack" in part["triton"]["activation_reserve"]["how"]
+    # the Triton pool: what the fit run's own figures say vLLM held, no more
+    pool = triton["budget_bytes"] - part["triton"]["weights"]["bytes"] - part["triton"]["activation_reserve"]["bytes"]
+    run = next(
+        r
+        for r in json.loads(bench.SERVING_RUNS.read_text())["runs"]
+        if r["id"] in bench.pool_runs() and "gptoss120b" in r["id"]
+    )
+    assert pool / GIB == pytest.approx(bench.serving_pool(run)["gib"], abs=0.01)
 
 
 def test_gemma3_27b_pays_for_vllms_padded_layer_groups():
@@ -245,3 +261,14 @@ def test_bad_engine_arguments_are_named_errors():
         )
     with pytest.raises(ValueError, match="engine_version"):
         verdict(deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", weights="BF16", version="v2"), 4096)
+
+
+def test_a_logs_mxfp4_kernel_path_is_read_off_the_log_or_its_entry():
+    entries = {e["file"]: e for e in bench.calibration()}
+    marlin = entries["calibration/vllm_gpt_oss_120b_h100_negative_kv_error.txt"]
+    triton = entries["calibration/vllm_gpt_oss_120b_h100_v0141_weights.txt"]
+    stated = entries["vllm_gpt_oss_120b_h100_error.txt"]
+    assert bench.mxfp4_backend_of(marlin, bench.log_text(marlin)) == "marlin"  # printed by marlin_utils_fp4.py
+    assert bench.mxfp4_backend_of(triton, bench.log_text(triton)) == "triton"  # "[mxfp4.py:165] Using Triton backend"
+    assert bench.mxfp4_backend_of(stated, bench.log_text(stated)) == "marlin" and stated["mxfp4_backend_why"]
+    assert bench.mxfp4_backend_of({}, "INFO Model loading took 13.72 GiB") is None

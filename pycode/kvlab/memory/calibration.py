@@ -18,7 +18,15 @@ from kvlab.memory import engines
 from kvlab.memory.catalogue import get_gpu, model_architecture
 from kvlab.memory.deployment import deployment
 from kvlab.memory.engine_logs import explain_engine_log
-from kvlab.memory.kv_bytes import GIB, VLLM_GPU_MEMORY_UTILIZATION, vllm_activation_reserve, vllm_kv_cache
+from kvlab.memory.kv_bytes import (
+    GIB,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    gpu_stages,
+    vllm_activation_reserve,
+    vllm_kv_cache,
+)
+from kvlab.memory.scheduler import RequestBlocks
+from kvlab.memory.serving import serving_benchmarks
 from kvlab.memory.verdict import verdict
 from kvlab.memory.weights import model_weights_bytes
 
@@ -46,6 +54,11 @@ PROXY_CONTEXT = {"meta-llama/Meta-Llama-3-8B": 8192}
 # models whose reserve is kept as measured (their MXFP4 MoE kernels take ~7.5 GiB, far outside the dense fit)
 MEASURED_MODELS = ("openai/gpt-oss-120b",)
 QUANT = {"fp8": "FP8", "w8a8": "INT8", "awq": "INT4", "gptq": "INT4", "auto_round": "INT4", "mxfp4": "MXFP4"}
+# the MXFP4 kernel path as vLLM prints it (vllm/model_executor/layers/quantization/mxfp4.py; marlin_utils_fp4.py)
+MXFP4_PRINTED = (
+    (re.compile(r"\[mxfp4\.py:\d+\] Using Triton backend"), "triton"),
+    (re.compile(r"Weight-only FP4 compression will be used leveraging the Marlin kernel"), "marlin"),
+)
 
 
 def calibration() -> list[dict]:
@@ -179,6 +192,15 @@ def logged_available(entry: dict) -> float | None:
     return None
 
 
+def mxfp4_backend_of(entry: dict, text: str) -> str | None:
+    """The MXFP4 kernel path a log ran on: printed in it, else as its entry states it (with the entry's reason),
+    else None (the card's path is assumed)."""
+    for pattern, kernel in MXFP4_PRINTED:
+        if pattern.search(text):
+            return kernel
+    return entry.get("mxfp4_backend")
+
+
 def prediction_cases() -> list[dict]:
     cases = []
     for entry in calibration():
@@ -191,6 +213,7 @@ def prediction_cases() -> list[dict]:
             continue
         args = entry.get("args", {})
         arch = model_architecture(model)
+        fmt = weights_format(entry, arch)
         cases.append(
             {
                 "entry": entry,
@@ -198,7 +221,8 @@ def prediction_cases() -> list[dict]:
                 "proxy": proxy_why,
                 "arch": arch,
                 "card": card,
-                "fmt": weights_format(entry, arch),
+                "fmt": fmt,
+                "kernel": engines.mxfp4_path(card, {"format": fmt}, mxfp4_backend_of(entry, log_text(entry))),
                 "util": args.get("gpu_memory_utilization", 0.9),
                 "max_model_len": args.get("max_model_len")
                 or PROXY_CONTEXT.get(entry.get("model"))
@@ -232,6 +256,7 @@ def predict_after(c: dict) -> tuple[float, dict]:
         gpu_memory_utilization=c["util"],
         max_num_batched_tokens=c["batched"],
         allow_long_context=True,
+        mxfp4_backend=c["kernel"],
     )
     v = verdict(dep, c["max_model_len"], solve=False)
     parts = {p["name"]: p["bytes"] for p in v["components"]}
@@ -283,7 +308,9 @@ def implied_reserves() -> list[dict]:
         weights = c["weights"]
         if weights is None and c["arch"].name in MEASURED_MODELS and c["card"]:
             # a refusal of a measured model that does not print its load: the load as vLLM logs it elsewhere
-            weights = engines.vllm_loaded_weights(c["arch"], model_weights_bytes(c["arch"], c["fmt"]))["gib"]
+            weights = engines.vllm_loaded_weights(c["arch"], model_weights_bytes(c["arch"], c["fmt"]), c["kernel"])[
+                "gib"
+            ]
         if weights is None:
             continue
         total = c["total"] or engines.driver_memory(c["card"])["bytes"] / GIB
@@ -298,6 +325,7 @@ def implied_reserves() -> list[dict]:
             None,
             c["era"],
             c["max_model_len"],
+            mxfp4_backend=c["kernel"],
         )
         feats = engines.reserve_features(c["arch"], setup["max_num_batched_tokens"], setup["max_num_seqs"])
         fitted = engines.vllm_reserve(c["arch"], setup["max_num_batched_tokens"], setup["max_num_seqs"], 1)["gib"]
@@ -308,20 +336,29 @@ def implied_reserves() -> list[dict]:
 SERVING_RUNS = ROOT / "tests" / "python" / "data" / "serving_runs.json"
 
 
-def started_bounds(name: str, fmt: str, loaded_gib: float) -> list[dict]:
-    """Published benchmark runs (tests/python/data/serving_runs.json) where vLLM started this model on one
-    catalogue GPU: each bounds the model's extra reserve from above, since vLLM refuses to start unless the KV
-    of one max_model_len sequence fits: extra <= util x driver memory - weights as loaded - that KV - the
-    fitted reserve at the run's batch settings."""
-    out = []
+def _one_gpu_runs(name: str, fmt: str, kernel: str | None):
+    """Published vLLM runs of this model and format on one catalogue GPU, on this MXFP4 kernel path (the card's:
+    a run does not print it)."""
     for run in json.loads(SERVING_RUNS.read_text(encoding="utf-8"))["runs"]:
         if run["engine"] != "vllm" or run.get("tp", 1) != 1 or run.get("pp", 1) != 1 or not run.get("gpu"):
             continue
         arch = model_architecture(run["model"])
         if arch.name != name or not run.get("weights", "").startswith(fmt):
             continue
-        s = run["settings"]
         card = get_gpu(run["gpu"])
+        if engines.mxfp4_path(card, {"format": fmt}) != kernel:
+            continue
+        yield run, arch, card
+
+
+def started_bounds(name: str, fmt: str, loaded_gib: float, kernel: str | None = None) -> list[dict]:
+    """Published benchmark runs (tests/python/data/serving_runs.json) where vLLM started this model on one
+    catalogue GPU (on this kernel path): each bounds the model's extra reserve from above, since vLLM refuses to
+    start unless the KV of one max_model_len sequence fits: extra <= util x driver memory - weights as loaded - that
+    KV - the fitted reserve at the run's batch settings."""
+    out = []
+    for run, arch, card in _one_gpu_runs(name, fmt, kernel):
+        s = run["settings"]
         batch = engines.vllm_batch_defaults(card)
         fitted = engines.vllm_reserve(
             arch,
@@ -344,25 +381,119 @@ def started_bounds(name: str, fmt: str, loaded_gib: float) -> list[dict]:
     return out
 
 
-def _measured_entry(name: str, fmt: str, rows: list[dict], loaded: list[dict]) -> dict:
+def serving_pool(run: dict) -> dict:
+    """The KV pool a published `vllm bench serve` run shows vLLM held, from its own figures (Little's law): a decoding
+    request emits one token per TPOT, so output tok/s x mean TPOT requests decode at once, each holding its prompt
+    and on average half its answer (blocks as kvlab.memory.scheduler.RequestBlocks counts them, sliding groups
+    holding their window). With every prompt sent at once and more of them than ever ran, the queue kept the pool
+    full, so the blocks held are the pool (a little more: the one being prefilled, and the last partial blocks)."""
+    m, s = run["measured"], run["settings"]
+    arch = model_architecture(run["model"])
+    card = get_gpu(run["gpu"])
+    text = run.get("verbatim") or ""
+    n_in, n_out = (
+        int(re.search(rf"{what}:\s*([\d,]+)", text).group(1).replace(",", ""))
+        for what in ("Total input tokens", "Total generated tokens")
+    )
+    n = m["completed"]
+    budget = s.get("max_num_batched_tokens") or engines.vllm_batch_defaults(card)["max_num_batched_tokens"]
+    length = s.get("max_model_len") or arch.max_position_embeddings
+    layout = gpu_stages(vllm_kv_cache(arch, length, "auto", max_num_batched_tokens=budget))[0]["layout"]
+    held = round(n_in / n + n_out / n / 2)
+    each = RequestBlocks(layout, length, budget).one(held, held)
+    decoding = m["output_tok_s"] * m["tpot_ms_mean"] / 1e3
+    blocks = decoding * each
+    return {
+        "decoding": decoding,
+        "blocks_each": each,
+        "blocks": blocks,
+        "gib": blocks * layout["memory_per_block"] / GIB,
+        "how": f"{m['output_tok_s']:g} output tok/s x {m['tpot_ms_mean']:g} ms mean TPOT = {decoding:.1f} requests "
+        f"decoding at once x {each} blocks each (prompt + half the answer, {held:,} tokens)",
+    }
+
+
+def pool_runs() -> list[str]:
+    """The published runs whose pool kvlab reads (`serving_pool`): the serving simulation's fit runs
+    (kvlab/data/serving_benchmarks.json, "simulation"), sent all at once with no concurrency cap, so the never-used
+    runs stay never used."""
+    fit = set(serving_benchmarks().get("simulation", {}).get("runs", []))
+    runs = json.loads(SERVING_RUNS.read_text(encoding="utf-8"))["runs"]
+    return [
+        r["id"]
+        for r in runs
+        if r["id"] in fit
+        and r["workload"].get("request_rate") in (None, "inf")
+        and not r["workload"].get("max_concurrency")
+    ]
+
+
+def _pool_entry(name: str, fmt: str, kernel: str | None, loaded: list[dict], floor: float) -> dict | None:
+    """A kernel path no log measures, measured by the pool a published run held instead: extra = util x driver
+    memory - weights as loaded on that path - the pool - the fitted reserve at the run's batch settings. Its band is
+    at least the fitted reserve's (`floor`): the fitted part is in it."""
+    weights = next(
+        (w["gib"] for w in loaded if w["model"] == name and w["format"] == fmt and w.get("kernel") == kernel), None
+    )
+    if weights is None:
+        return None
+    rows = []
+    for run, arch, card in _one_gpu_runs(name, fmt, kernel):
+        if run["id"] not in pool_runs():
+            continue
+        s = run["settings"]
+        batch = engines.vllm_batch_defaults(card)
+        fitted = engines.vllm_reserve(
+            arch,
+            s.get("max_num_batched_tokens") or batch["max_num_batched_tokens"],
+            s.get("max_num_seqs") or batch["max_num_seqs"],
+            1,
+        )["gib"]
+        util = s.get("gpu_memory_utilization") or VLLM_GPU_MEMORY_UTILIZATION
+        pool = serving_pool(run)
+        extra = util * engines.driver_memory(card)["bytes"] / GIB - weights - pool["gib"] - fitted
+        rows.append((extra, pool, run))
+    if not rows:
+        return None
+    extra = statistics.median(r[0] for r in rows)
+    pools = ", ".join(f"{r[2]['id']}: {r[1]['how']}, {r[1]['gib']:.2f} GiB" for r in rows)
+    return {
+        "model": name,
+        "format": fmt,
+        "kernel": kernel,
+        "n_gpus": 1,
+        "extra_gib": round(extra, 3),
+        "band_gib": round(max(floor, 0.1 * max(r[1]["gib"] for r in rows)), 3),
+        "why": f"no log prints the KV memory on this path; the pool published runs held ({pools}) beside {weights:g} "
+        "GiB of weights as loaded on this path; band: the fitted reserve's, or a tenth of the pool (its lengths are "
+        "means) if wider",
+        "sources": sorted({r[2]["url"] for r in rows}),
+    }
+
+
+def _measured_entry(
+    name: str, fmt: str, kernel: str | None, rows: list[dict], loaded: list[dict], floor: float
+) -> dict:
     """One model's measured reserve, as the GiB its kernels take beyond the fitted reserve (which scales with
     the batch settings): the median that its logs imply, and, where runs that started bound it
     lower than a log that refused implies (the engines' versions and kernel paths differ), the midpoint of
     the two with a band reaching both, so each side is a close call rather than a wrong answer."""
     implied = [r["implied"] - r["fitted"] for r in rows]
     gib = statistics.median(implied)
-    band = max(0.25, max(implied) - min(implied))
+    band = max(floor, max(implied) - min(implied))  # at least the fitted reserve's band: the fitted part is in it
     why = (
         f"util x driver memory - weights - available KV - the fitted reserve at the log's batch settings, "
         f"on {len(rows)} log(s)"
     )
     sources = sorted({r["case"]["entry"]["source"] for r in rows})
-    weights = next((w["gib"] for w in loaded if w["model"] == name and w["format"] == fmt), None)
-    started = started_bounds(name, fmt, weights) if weights else []
+    weights = next(
+        (w["gib"] for w in loaded if w["model"] == name and w["format"] == fmt and w.get("kernel") == kernel), None
+    )
+    started = started_bounds(name, fmt, weights, kernel) if weights else []
     low = min((b["bound"] for b in started), default=None)
     if low is not None and low < gib:
         high = max(implied)
-        gib, band = (high + low) / 2, (high - low) / 2 + 0.25
+        gib, band = (high + low) / 2, max(floor, (high - low) / 2 + 0.25)
         versions = sorted({b["version"] for b in started if b["version"]})
         why = (
             f"the evidence disagrees: {len(rows)} refusing log(s) imply {high:.2f} GiB beyond the fitted reserve, while {len(started)} published "
@@ -374,6 +505,7 @@ def _measured_entry(name: str, fmt: str, rows: list[dict], loaded: list[dict]) -
     return {
         "model": name,
         "format": fmt,
+        **({"kernel": kernel} if kernel else {}),
         "n_gpus": 1,
         "extra_gib": round(gib, 3),
         "band_gib": round(band, 3),
@@ -410,20 +542,22 @@ def derive() -> dict:
         fmt = weights_format(entry, arch)
         counted = model_weights_bytes(arch, fmt)
         formula = counted["bytes"] / GIB
-        loads.setdefault((arch.name, fmt, round(formula, 3), bool(counted.get("stored"))), []).append(
+        kernel = engines.mxfp4_path(gpu_of(entry), counted, mxfp4_backend_of(entry, log_text(entry)))
+        loads.setdefault((arch.name, fmt, round(formula, 3), bool(counted.get("stored")), kernel), []).append(
             (gib, entry["source"])
         )
     loaded = [
         {
             "model": name,
             "format": fmt,
+            **({"kernel": kernel} if kernel else {}),
             "gib": max(g for g, _ in rows),
             "why": f"the largest of {len(rows)} logged loads ("
             + ("the checkpoint stores" if stored else "the formula gives")
             + f" {formula:.2f} GiB; the loader pads and converts the quantized tensors for its kernels)",
             "source": ", ".join(sorted({s for _, s in rows})),
         }
-        for (name, fmt, formula, stored), rows in loads.items()
+        for (name, fmt, formula, stored, kernel), rows in loads.items()
         if max(g for g, _ in rows) > formula * 1.02
     ]
 
@@ -433,12 +567,13 @@ def derive() -> dict:
     for r in implied_reserves():
         c = r["case"]
         if c["arch"].name in MEASURED_MODELS:
-            measured.setdefault((c["arch"].name, c["fmt"]), []).append(r)
+            measured.setdefault((c["arch"].name, c["fmt"], c["kernel"]), []).append(r)
         else:
             general.append(r)
     residuals = [r["implied"] - r["features"]["sampler"] - r["features"]["activations"] for r in general]
     fixed = statistics.median(residuals)
     band = max(abs(x - fixed) for x in residuals)
+    band_gib = math.ceil(max(band, 0.25) * 20) / 20  # rounded up to 0.05 GiB
     return {
         "driver_memory": driver,
         "driver_ratio": {
@@ -450,11 +585,20 @@ def derive() -> dict:
             "coefficients": {"fixed": round(fixed, 3), "sampler": 1.0, "activations": 1.0},
             "tensor_parallel_extra_gib": current["reserve_fit"]["tensor_parallel_extra_gib"],
             "tensor_parallel_why": current["reserve_fit"].get("tensor_parallel_why", ""),
-            "band_gib": math.ceil(max(band, 0.25) * 20) / 20,  # rounded up to 0.05 GiB
+            "band_gib": band_gib,
             "n_logs": len(general),
             "fitted_on": [r["case"]["entry"]["file"] for r in general],
         },
-        "measured_reserve": [_measured_entry(name, fmt, rows, loaded) for (name, fmt), rows in measured.items()],
+        "measured_reserve": [
+            _measured_entry(name, fmt, kernel, rows, loaded, band_gib) for (name, fmt, kernel), rows in measured.items()
+        ]
+        + [
+            entry
+            for name, fmt, kernel in sorted({(w["model"], w["format"], w.get("kernel")) for w in loaded})
+            if name in MEASURED_MODELS
+            and (name, fmt, kernel) not in measured
+            and (entry := _pool_entry(name, fmt, kernel, loaded, band_gib))
+        ],
         "loaded_weights": loaded,
         "general": general,
     }

@@ -31,7 +31,13 @@ from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
 from kvlab.memory.engine_budget import engine_kv_dtype
-from kvlab.memory.engines import VLLM_PRE_MLA, VLLM_RECENT, VLLM_VERSIONS, vllm_pre_mla_architecture
+from kvlab.memory.engines import (
+    MXFP4_BACKENDS,
+    VLLM_PRE_MLA,
+    VLLM_RECENT,
+    VLLM_VERSIONS,
+    vllm_pre_mla_architecture,
+)
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_BLOCK_SIZES, VLLM_GPU_MEMORY_UTILIZATION
 from kvlab.memory.weights import model_weights_bytes, stored_weights
 from kvlab.wording import human_bytes, plural
@@ -82,6 +88,7 @@ class Deployment:
     )
     speculative_tokens: int = 0  # vLLM num_speculative_tokens
     mtp: bool = False  # the drafter is the checkpoint's own MTP layers, which cache K and V in the same pool
+    mxfp4_backend: str | None = None  # vLLM's MXFP4 MoE kernel path, where it is not the card's (engines.mxfp4_path)
 
     @property
     def engine_name(self) -> str:
@@ -188,6 +195,7 @@ def deployment(
     prefix_caching: bool = False,
     speculative_tokens: int = 0,
     mtp: bool = False,
+    mxfp4_backend: str | None = None,
 ) -> Deployment:
     """A checked Deployment: every input validated here, a refusal naming its field.
 
@@ -201,6 +209,8 @@ def deployment(
     (0.4-0.7.0: V0 before MLA caching, where DeepSeek-V2/V3 cached every head's K and V).
     vLLM's `prefix_caching` and `speculative_tokens` change what a recurrent state takes per request; `mtp` says the
     drafter is the checkpoint's own MTP layers (their K and V are cached too; refused for a model without them).
+    `mxfp4_backend` ("triton" or "marlin"): the kernel path vLLM takes for MXFP4 weights when it is not the one
+    get_mxfp4_backend picks for the card with triton_kernels installed (an install without them runs Marlin).
     """
     arch = model_architecture(model, params)
     check_auto_len(max_model_len_auto, engine, version)
@@ -252,6 +262,13 @@ def deployment(
         raise ValueError(
             "prefix_caching, speculative_tokens and mtp are vLLM settings here; llama.cpp sizes its cache by -c"
         )
+    if mxfp4_backend is not None:
+        if mxfp4_backend not in MXFP4_BACKENDS:
+            raise ValueError(
+                f"mxfp4_backend must be one of {', '.join(MXFP4_BACKENDS)}, got {short_repr(mxfp4_backend)}"
+            )
+        if engine != "vllm" or w["format"] != "MXFP4":
+            raise ValueError("mxfp4_backend: vLLM's kernel path for MXFP4 weights (weights MXFP4, engine vllm)")
     if mtp and not speculative_tokens:
         raise ValueError("mtp: give speculative_tokens too (vLLM's num_speculative_tokens)")
     if mtp and not arch.draft_layers:
@@ -277,4 +294,5 @@ def deployment(
         prefix_caching=bool(prefix_caching),
         speculative_tokens=speculative_tokens,
         mtp=bool(mtp),
+        mxfp4_backend=mxfp4_backend,
     )

@@ -34,6 +34,62 @@ from dataclasses import replace
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture, attention_layer
 from kvlab.inputs import short_repr
 
+# Cards whose tensor cores compute in FP4 (NVIDIA Blackwell: https://www.nvidia.com/en-us/data-center/technologies/blackwell-architecture/).
+# On the others vLLM keeps MXFP4 weights packed and dequantizes them inside the GEMM ("Your GPU does not have
+# native support for FP4 computation but FP4 quantization is being used. Weight-only FP4 compression will be used
+# leveraging the Marlin kernel. This may degrade performance for compute-heavy workloads.", vLLM's log in
+# https://github.com/vllm-project/vllm/issues/23278), so prefill reaches a share of the BF16 peak of its own.
+NATIVE_FP4_CARDS = ("b200", "rtx-5090")
+# CUDA compute capability of the catalogue's NVIDIA cards (NVIDIA's table, https://developer.nvidia.com/cuda-gpus:
+# A100 8.0; RTX 3090 and RTX A5000 8.6; L40S, L4 and RTX 4090 (D) 8.9; H100 and H200 9.0; B200 10.0; RTX 5090 12.0).
+CUDA_COMPUTE_CAPABILITY = {
+    "a100-80gb": (8, 0),
+    "a100-40gb": (8, 0),
+    "rtx-3090": (8, 6),
+    "rtx-a5000": (8, 6),
+    "l40s": (8, 9),
+    "l4": (8, 9),
+    "rtx-4090": (8, 9),
+    "rtx-4090-d": (8, 9),
+    "h100-sxm": (9, 0),
+    "h100-pcie": (9, 0),
+    "h200": (9, 0),
+    "b200": (10, 0),
+    "rtx-5090": (12, 0),
+}
+ROCM_CARDS = ("mi300x",)
+# vLLM's MXFP4 MoE kernel when FlashInfer's is not used (get_mxfp4_backend, VLLM_MXFP4_BACKEND_SOURCE): CUDA cards below
+# compute capability 9.0 run Marlin (weight-only FP4, dequantized in the GEMM); 9.x runs OpenAI's Triton kernels
+# (triton_kernels matmul_ogs); ROCm runs the Triton kernels too. Each path has its own fitted prefill efficiency.
+VLLM_MXFP4_BACKEND_SOURCE = (
+    "get_mxfp4_backend, vllm/model_executor/layers/quantization/mxfp4.py: without FlashInfer's MXFP4 MoE (opt-in on "
+    "SM90: VLLM_USE_FLASHINFER_MOE_MXFP4_BF16), 'if envs.VLLM_MXFP4_USE_MARLIN or "
+    "current_platform.get_device_capability()[0] < 9 or not has_triton_kernels() or not "
+    'is_torch_equal_or_newer("2.8.0"): ... return Mxfp4Backend.MARLIN else: ... return Mxfp4Backend.TRITON\', and on '
+    "ROCm with triton_kernels, TRITON "
+    "(https://github.com/vllm-project/vllm/blob/afdb4a4ff429377d0fcfac3752e814ffc36ea41d/vllm/model_executor/layers/"
+    "quantization/mxfp4.py#L89-L153)"
+)
+
+
+def mxfp4_kernel(card: dict) -> str:
+    """vLLM's MXFP4 MoE kernel path on `card` (a gpus.json entry): "native", "marlin" or "triton".
+
+    "native": a card with FP4 tensor cores (NATIVE_FP4_CARDS). Otherwise as vLLM's get_mxfp4_backend chooses when
+    FlashInfer's MXFP4 kernels are not in use (VLLM_MXFP4_BACKEND_SOURCE): on CUDA, compute capability below 9.0
+    (CUDA_COMPUTE_CAPABILITY) runs Marlin, 9.x OpenAI's Triton kernels (triton_kernels matmul_ogs); on ROCm
+    (ROCM_CARDS), Triton. A card whose compute capability kvlab does not know keeps the Marlin constant."""
+    cid = card.get("id")
+    if cid in NATIVE_FP4_CARDS:
+        return "native"
+    if cid in ROCM_CARDS:
+        return "triton"
+    cc = CUDA_COMPUTE_CAPABILITY.get(cid)
+    if cc is not None and (9, 0) <= cc < (10, 0):
+        return "triton"
+    return "marlin"
+
+
 GIB = 2**30
 DATA = Path(__file__).resolve().parents[1] / "data" / "engines.json"
 
@@ -239,24 +295,55 @@ def vllm_reserve(
     }
 
 
-def vllm_loaded_weights(arch: Architecture, w: dict) -> dict:
-    """The weights as vLLM's loader allocates them: the formula's bytes, or a measured load where kvlab has one."""
-    for entry in vllm_data()["loaded_weights"]:
-        if entry["model"] == arch.name and entry["format"] == w["format"]:
-            nbytes = int(entry["gib"] * GIB)
-            return dict(
-                w,
-                bytes=nbytes,
-                gib=nbytes / GIB,
-                how=f"{entry['gib']:g} GiB as vLLM loads it ({entry['why']}; {entry['source']})",
-                formula_bytes=w["bytes"],
-            )
-    return dict(w, formula_bytes=w["bytes"])
+MXFP4_BACKENDS = ("triton", "marlin")
 
 
-def _measured_reserve(arch: Architecture, fmt: str, n_gpus: int) -> dict | None:
+def mxfp4_path(card: dict | None, w: dict, given: str | None = None) -> str | None:
+    """The MXFP4 MoE kernel path vLLM loads these weights for: the one given (vllm serve's environment decides it:
+    VLLM_MXFP4_USE_MARLIN, an install without triton_kernels), else `mxfp4_kernel`'s for the card (Marlin for a
+    memory size given by hand: no compute capability known). None for weights that are not MXFP4."""
+    if w.get("format") != "MXFP4":
+        return None
+    return given or (mxfp4_kernel(card) if card else "marlin")
+
+
+def _same_path(entry: dict, kernel: str | None) -> bool:
+    """A measured entry keyed by kernel path applies on that path only; one without a path applies on any."""
+    return entry.get("kernel") in (None, kernel)
+
+
+def vllm_loaded_weights(arch: Architecture, w: dict, kernel: str | None = None) -> dict:
+    """The weights as vLLM's loader allocates them: the formula's bytes, or a measured load where kvlab has one.
+    MXFP4: the load measured on the same kernel path (Marlin and Triton repack the experts differently), else the
+    one measured on another path, said so."""
+    entries = [e for e in vllm_data()["loaded_weights"] if e["model"] == arch.name and e["format"] == w["format"]]
+    entry = next((e for e in entries if _same_path(e, kernel)), None) or next(iter(entries), None)
+    if entry is None:
+        return dict(w, formula_bytes=w["bytes"])
+    nbytes = int(entry["gib"] * GIB)
+    other = entry.get("kernel") not in (None, kernel)
+    return dict(
+        w,
+        bytes=nbytes,
+        gib=nbytes / GIB,
+        how=f"{entry['gib']:g} GiB as vLLM loads it ({entry['why']}; {entry['source']})"
+        + (
+            f"; measured on the {entry['kernel'].capitalize()} MXFP4 path, none on {kernel.capitalize()}"
+            if other
+            else ""
+        ),
+        formula_bytes=w["bytes"],
+    )
+
+
+def _measured_reserve(arch: Architecture, fmt: str, n_gpus: int, kernel: str | None = None) -> dict | None:
     for entry in vllm_data()["measured_reserve"]:
-        if entry["model"] == arch.name and entry["format"] == fmt and entry["n_gpus"] == n_gpus:
+        if (
+            entry["model"] == arch.name
+            and entry["format"] == fmt
+            and entry["n_gpus"] == n_gpus
+            and _same_path(entry, kernel)
+        ):
             return entry
     return None
 
@@ -272,6 +359,7 @@ def vllm_setup(
     version: str = "v1",
     max_model_len: int | None = None,
     pp: int = 1,
+    mxfp4_backend: str | None = None,
 ) -> dict:
     """Everything the vLLM model needs besides the KV cache, for one card (or a memory size given by hand).
 
@@ -283,6 +371,8 @@ def vllm_setup(
     `context_dependent` says so, and the caller asks again per context.
     `version` "0.21+" is V1's rule plus what 0.21 and later do at start-up: `cuda_graphs` (the estimate
     subtracted from the budget), `null_block` and `mamba_check` (see vllm_mamba_blocks).
+    MXFP4 weights: the measured load and reserve of their kernel path (`mxfp4_path`; `mxfp4_backend` given, or the
+    card's), reported as `mxfp4_kernel`.
     """
     if version not in VLLM_VERSIONS:
         raise ValueError(f"engine_version must be one of {', '.join(VLLM_VERSIONS)}, got {short_repr(version)}")
@@ -304,7 +394,8 @@ def vllm_setup(
         usable = {"bytes": memory_bytes, "exact": True, "how": "the memory given"}
     else:
         usable = driver_memory(card)
-    measured = _measured_reserve(arch, w["format"], n_gpus) if pp == 1 else None
+    kernel = mxfp4_path(card, w, mxfp4_backend)
+    measured = _measured_reserve(arch, w["format"], n_gpus, kernel) if pp == 1 else None
     if measured:
         fit = vllm_data()["reserve_fit"]
         fitted = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus)
@@ -314,8 +405,9 @@ def vllm_setup(
             "gib": gib,
             "band_bytes": int(measured["band_gib"] * GIB),
             "band_gib": measured["band_gib"],
-            "how": f"{fitted['gib']:.2f} GiB fitted at these batch settings + {measured['extra_gib']:g} GiB measured on "
-            f"real vLLM logs of this model ({measured['why']}; {', '.join(measured['sources'])})",
+            "how": f"{fitted['gib']:.2f} GiB fitted at these batch settings + {measured['extra_gib']:g} GiB measured "
+            + (f"on vLLM's {kernel.capitalize()} MXFP4 path " if measured.get("kernel") else "")
+            + f"for this model ({measured['why']}; {', '.join(measured['sources'])})",
             "fitted_gib": fitted["gib"],
             "fit_logs": fit["n_logs"],
         }
@@ -339,6 +431,7 @@ def vllm_setup(
         "max_num_batched_tokens": defaults["max_num_batched_tokens"],
         "max_num_seqs": defaults["max_num_seqs"],
         "defaults_how": f"{defaults['how']} ({defaults['source']})",
-        "weights": vllm_loaded_weights(arch, w),
+        "weights": vllm_loaded_weights(arch, w, kernel),
         "reserve": reserve,
+        "mxfp4_kernel": kernel,
     }

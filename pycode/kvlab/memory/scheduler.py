@@ -31,7 +31,13 @@ the V1 scheduler's since vLLM 0.8 as far as kvlab knows, but unverified per rele
    pool has the blocks for the first chunk; the first that does not fit stops admission (no
    skipping ahead). With prefix caching, the blocks of a cached shared prefix are taken from
    the cache (at most num_tokens - 1 tokens: the last one is always computed, for its logits;
-   vllm/v1/core/kv_cache_manager.py, get_computed_blocks) and not prefilled again.
+   vllm/v1/core/kv_cache_manager.py, get_computed_blocks) and not prefilled again. Prefix
+   caching is on by default in V1, and it also keeps a preempted request's work: its freed
+   blocks keep their hashes at the back of the free queue (`KVCacheManager.free` frees them in
+   reverse order, "so that the tail blocks are evicted first"; `BlockPool.free_blocks`), and new
+   blocks are taken from the front, so its readmission finds them unless as many blocks as were
+   free before it have been allocated since. A request whose chunk then does not fit waits,
+   without recomputing what it had.
 3. The forward pass: a request whose computed tokens reach its num_tokens samples one token (its
    first token when that ends its prompt); one that reaches its output length finishes and
    frees its blocks.
@@ -41,7 +47,7 @@ The block pool is the one the fit verdict sizes for this deployment
 memory - weights - activation reserve, divided into blocks of `block_size` tokens of every
 layer (`kvlab.memory.kv_bytes.vllm_kv_cache` layout, `vllm_blocks`). A request holds
 cdiv(tokens, block_size) blocks per full-attention group (a sliding group only the blocks its window
-still covers, as vLLM frees the others before each allocation: `_Blocks`; a chunked group at most what its
+still covers, as vLLM frees the others before each allocation: `RequestBlocks`; a chunked group at most what its
 chunk needs, a recurrent state one block).
 
 Time of a step: the roofline of `kvlab.memory.serving`, applied to what the step really does,
@@ -112,7 +118,8 @@ Not modelled: speculative decoding, CUDA-graph padding of batch sizes, the prefi
 (long_prefill_token_threshold), priority scheduling, LoRA, multimodal encoders, KV offloading or
 transfer, the free-block watermark and full-sequence admission checks of recent vLLM
 (allocate_slots' `watermark_blocks`, `full_sequence_must_fit`), the prefix cache's hits on a
-preempted request's own freed blocks (only the shared prefix is a hit here), blocks of a chunked-local
+preempted request's own freed blocks where the layout has recurrent or chunked-local layers or the
+run has a shared prefix, blocks of a chunked-local
 group freed as the chunk moves (held up to the group's need instead), pipeline parallelism,
 network and detokenization time, the tokenizer's special tokens, requests that stop early.
 """
@@ -140,6 +147,13 @@ from kvlab.memory.kv_bytes import (
 from kvlab.memory.serving import attention_flops, serving_benchmarks
 from kvlab.memory.weights import model_weights_bytes, weights_bytes
 from kvlab.memory.deployment import Refused, deployment
+from kvlab.memory.engines import (  # noqa: F401 (mxfp4_kernel and the card tables: kvlab.memory.scheduler's names too)
+    CUDA_COMPUTE_CAPABILITY,
+    NATIVE_FP4_CARDS,
+    ROCM_CARDS,
+    VLLM_MXFP4_BACKEND_SOURCE,
+    mxfp4_kernel,
+)
 from kvlab.memory.verdict import verdict as verdict_of
 from kvlab.inputs import finite_number, one_of, short_repr
 
@@ -167,46 +181,10 @@ SIMULATION_KEYS = (
     "weight_only_fp4_compute_efficiency",
     "weight_only_fp4_triton_compute_efficiency",
 )
-# Cards whose tensor cores compute in FP4 (NVIDIA Blackwell: https://www.nvidia.com/en-us/data-center/technologies/blackwell-architecture/).
-# On the others vLLM keeps MXFP4 weights packed and dequantizes them inside the GEMM ("Your GPU does not have
-# native support for FP4 computation but FP4 quantization is being used. Weight-only FP4 compression will be used
-# leveraging the Marlin kernel. This may degrade performance for compute-heavy workloads.", vLLM's log in
-# https://github.com/vllm-project/vllm/issues/23278), so prefill reaches a share of the BF16 peak of its own.
-NATIVE_FP4_CARDS = ("b200", "rtx-5090")
-# CUDA compute capability of the catalogue's NVIDIA cards (NVIDIA's table, https://developer.nvidia.com/cuda-gpus:
-# A100 8.0; RTX 3090 and RTX A5000 8.6; L40S, L4 and RTX 4090 (D) 8.9; H100 and H200 9.0; B200 10.0; RTX 5090 12.0).
-CUDA_COMPUTE_CAPABILITY = {
-    "a100-80gb": (8, 0),
-    "a100-40gb": (8, 0),
-    "rtx-3090": (8, 6),
-    "rtx-a5000": (8, 6),
-    "l40s": (8, 9),
-    "l4": (8, 9),
-    "rtx-4090": (8, 9),
-    "rtx-4090-d": (8, 9),
-    "h100-sxm": (9, 0),
-    "h100-pcie": (9, 0),
-    "h200": (9, 0),
-    "b200": (10, 0),
-    "rtx-5090": (12, 0),
-}
-ROCM_CARDS = ("mi300x",)
-# vLLM's MXFP4 MoE kernel when FlashInfer's is not used (get_mxfp4_backend, VLLM_MXFP4_BACKEND_SOURCE): CUDA cards below
-# compute capability 9.0 run Marlin (weight-only FP4, dequantized in the GEMM); 9.x runs OpenAI's Triton kernels
-# (triton_kernels matmul_ogs); ROCm runs the Triton kernels too. Each path has its own fitted prefill efficiency.
 MXFP4_KERNEL_CONSTANT = {
     "marlin": "weight_only_fp4_compute_efficiency",
     "triton": "weight_only_fp4_triton_compute_efficiency",
 }
-VLLM_MXFP4_BACKEND_SOURCE = (
-    "get_mxfp4_backend, vllm/model_executor/layers/quantization/mxfp4.py: without FlashInfer's MXFP4 MoE (opt-in on "
-    "SM90: VLLM_USE_FLASHINFER_MOE_MXFP4_BF16), 'if envs.VLLM_MXFP4_USE_MARLIN or "
-    "current_platform.get_device_capability()[0] < 9 or not has_triton_kernels() or not "
-    'is_torch_equal_or_newer("2.8.0"): ... return Mxfp4Backend.MARLIN else: ... return Mxfp4Backend.TRITON\', and on '
-    "ROCm with triton_kernels, TRITON "
-    "(https://github.com/vllm-project/vllm/blob/afdb4a4ff429377d0fcfac3752e814ffc36ea41d/vllm/model_executor/layers/"
-    "quantization/mxfp4.py#L89-L153)"
-)
 OVERHEAD_KEYS = ("step_overhead_ms", "request_overhead_us", "allreduce_latency_us", "frontend_ms")
 
 
@@ -252,6 +230,10 @@ MODELLED = [
     "of the queue; no admission in a step that preempted",
     "prefix caching of a shared prefix (--random-prefix-len): cached blocks are neither prefilled nor "
     "allocated again, at most num_tokens - 1 tokens hit",
+    "prefix caching (vLLM V1's default) after a preemption: the request's freed blocks stay cached at the back of "
+    "the free queue and its readmission hits them, unless as many blocks as were free before it have been "
+    "allocated since (its tail blocks go first: KVCacheManager.free frees in reverse order); full-attention and "
+    "sliding-window layouts, in runs without a shared prefix",
     "step time: weights once per step (MoE: the experts the step's tokens touch) + each request's KV at its "
     "current length over bandwidth, FLOPs of prefill and decode tokens incl. attention over peak compute, each "
     "bound over its efficiency; plus a fixed time per step, a time per request, and tensor parallelism's "
@@ -281,7 +263,8 @@ NOT_MODELLED = [
     "long_prefill_token_threshold / max_num_partial_prefills",
     "priority scheduling, LoRA, multimodal encoders",
     "recent vLLM's free-block watermark and full-sequence admission check",
-    "prefix-cache hits on a preempted request's own freed blocks (only the shared prefix hits)",
+    "prefix-cache hits on a preempted request's own freed blocks for models with recurrent (Mamba) or "
+    "chunked-local layers, or in a run with a shared prefix",
     "chunked-local-attention blocks freed as the chunk moves (a chunked group holds its cap)",
     "KV offloading, disaggregated prefill, pipeline parallelism",
     "requests that stop before their output length (EOS)",
@@ -354,7 +337,7 @@ def _windows(arch: Architecture) -> list[int]:
     return [layer.window for layer in arch.layers if layer.kind in (SLIDING, CHUNKED) and layer.window]
 
 
-class _Blocks:
+class RequestBlocks:
     """How many blocks of the pool a request holding `t` tokens takes (vLLM's layout, all groups).
 
     A sliding-window group holds only the blocks its window still needs: before allocating a step's slots, vLLM
@@ -385,6 +368,7 @@ class _Blocks:
                 cap = -(-min(t["window"] + max_num_batched_tokens, max_model_len) // self.block)
                 self.groups.append((g, cap, None))
         self.full_only = all(cap is None for _, cap, _ in self.groups)
+        self.chunked = any(cap is not None and window is None for _, cap, window in self.groups)
         self.full_groups = sum(g for g, cap, _ in self.groups if cap is None)
         self.sliding_slack = 2 * sum(g for g, _, window in self.groups if window is not None)
 
@@ -517,7 +501,7 @@ def simulate(
     max_model_len: int | None = None,
     max_num_seqs: int | None = None,
     max_num_batched_tokens: int | None = None,
-    enable_prefix_caching: bool = False,
+    enable_prefix_caching: bool | None = None,
     request_rate=math.inf,
     max_concurrency: int | None = None,
     burstiness: float = 1.0,
@@ -538,6 +522,7 @@ def simulate(
     frontend_ms: float | None = None,
     allreduce_gb_s: float | None = None,
     async_scheduling: bool = False,
+    mxfp4_backend: str | None = None,
     price_per_hour: float | None = None,
     max_timeline_rows: int = MAX_TIMELINE_ROWS,
     max_points: int = MAX_POINTS,
@@ -562,7 +547,9 @@ def simulate(
     of its bytes over `allreduce_gb_s` (GB/s one way per GPU; default: the card's `interconnect_gb_s`,
     else PCIe 5); `frontend_ms`, the API server's time per request before the engine sees it (requests
     reach the engine's queue one after another, at most one per frontend_ms). `async_scheduling`
-    (vllm serve --async-scheduling): the CPU's time per step overlaps the GPU's. Each defaults to the value fitted on published vllm bench serve runs
+    (vllm serve --async-scheduling): the CPU's time per step overlaps the GPU's. `mxfp4_backend` ("triton" or
+    "marlin"): vLLM's MXFP4 kernel path where it is not the card's (kvlab.memory.engines.mxfp4_path): its weights,
+    reserve and prefill efficiency. Each defaults to the value fitted on published vllm bench serve runs
     (`simulation_constants()`, kvlab/data/serving_benchmarks.json "simulation"). `price_per_hour`
     defaults to the catalogue's price of the card x n_gpus. `trace` adds every step (or stretch of
     identical decode steps) for tests. The module docstring says what a step is and what is modelled.
@@ -638,6 +625,7 @@ def simulate(
         block_size=block_size,
         max_num_batched_tokens=max_num_batched_tokens,
         max_num_seqs=max_num_seqs,
+        mxfp4_backend=mxfp4_backend,
     )
     verdict = verdict_of(dep, max_model_len, n_seq=1, solve=False)
     parts = {c["name"]: c["bytes"] for c in verdict["components"]}
@@ -672,9 +660,15 @@ def simulate(
     layout = gpu_stages(layout_kv)[0]["layout"]
     pool = vllm_blocks(layout, available)
     num_blocks = pool["blocks"]
-    blocks = _Blocks(layout, max_model_len, budget)
+    blocks = RequestBlocks(layout, max_model_len, budget)
     bs = blocks.block
-    if enable_prefix_caching and prefix_len and not blocks.full_only:
+    caching_default = enable_prefix_caching is None
+    if caching_default:
+        enable_prefix_caching = True  # vLLM V1's default (on unless --no-enable-prefix-caching)
+    elif not isinstance(enable_prefix_caching, (bool, np.bool_)):
+        raise ValueError(f"enable_prefix_caching must be true or false, got {short_repr(enable_prefix_caching)}")
+    enable_prefix_caching = bool(enable_prefix_caching)
+    if not caching_default and enable_prefix_caching and prefix_len and not blocks.full_only:
         raise ValueError(
             "enable_prefix_caching: the simulation caches a shared prefix for full-attention models only "
             f"({arch.name} has sliding, chunked or recurrent layers)"
@@ -753,7 +747,7 @@ def simulate(
         return w
 
     eb = eff_bw_given if eff_bw_given is not None else fitted["bandwidth_efficiency"]
-    kernel = mxfp4_kernel(card) if weights_format == "MXFP4" else None
+    kernel = verdict["engine_model"].get("mxfp4_kernel")  # the path the verdict sized the memory for
     weight_only_fp4 = kernel in MXFP4_KERNEL_CONSTANT
     fp4_key = MXFP4_KERNEL_CONSTANT.get(kernel)
     # MXFP4 on a card without FP4 tensor cores: weight_only_fp4_compute_efficiency when given, even beside a given
@@ -851,7 +845,13 @@ def simulate(
     waiting: deque[int] = deque()
     run = np.zeros(0, dtype=np.int64)
     free = num_blocks
-    pb = (prefix_len // bs) if enable_prefix_caching else 0  # blocks of the shared prefix that can be cached
+    pb = (prefix_len // bs) if enable_prefix_caching and blocks.full_only else 0  # the shared prefix's cached blocks
+    # a preempted request's own freed blocks, still cached (prefix caching; layouts whose hit is a block count:
+    # full attention and sliding windows, not recurrent state or chunked-local groups; not beside a shared prefix)
+    own_hits = enable_prefix_caching and not blocks.state and not blocks.chunked and not pb
+    kept = np.zeros(n, dtype=np.int64)  # tokens of its own blocks a preempted request left in the cache
+    kept_until = np.zeros(n, dtype=np.int64)  # `taken` after which those blocks start being reused
+    taken = 0  # blocks allocated from the free queue so far (new blocks come from its front)
     prefix_cached = False
     prefix_refs = 0
 
@@ -911,6 +911,18 @@ def simulate(
                 itl_odd.append(gap[~regular])
         last_tok[ids] = now
 
+    def hit_of(r: int) -> tuple[int, bool]:
+        """Tokens waiting request r takes from the prefix cache, and whether they are the shared prefix."""
+        total = int(prompt[r] + generated[r])
+        if kept[r]:
+            hit = int(kept[r])
+            gone = taken - int(kept_until[r])  # its blocks reused since it was preempted, tail first
+            if gone > 0:
+                # full attention: the head of its chain survives; a sliding window needs its last blocks: none
+                hit = max(0, hit - bs * -(-gone // blocks.full_groups)) if blocks.full_only else 0
+            return min(hit, (total - 1) // bs * bs), False
+        return _hit(pb, bs, prefix_cached, computed[r], total), True
+
     def queued(now: float) -> int:
         """Requests sent by `now` and not running: in the engine's queue, or joining it at the next step."""
         late = int(np.searchsorted(send[visible:assigned], now, side="right")) if visible < assigned else 0
@@ -941,11 +953,14 @@ def simulate(
             admissible = bool(waiting) and n_run < seqs_cap and budget > n_run
             if admissible:  # does the head of the queue fit in what is free after this step's decodes?
                 head = waiting[0]
-                hit = _hit(pb, bs, prefix_cached, computed[head], prompt[head] + generated[head])
+                hit, is_shared = hit_of(head)
                 chunk = min(int(prompt[head] + generated[head]) - hit, budget - n_run)
                 step_need = int((blocks.of(ctx + 1, ctx) - occ).sum())  # net: sliding groups free as they grow
-                extra = pb if hit and prefix_refs == 0 else 0
-                admissible = blocks.one(hit + chunk, hit) - hit // bs + extra <= free - step_need
+                if is_shared:
+                    mine = blocks.one(hit + chunk, hit) - hit // bs + (pb if hit and prefix_refs == 0 else 0)
+                else:  # its own cached blocks are counted in `free`: it takes them back with the new ones
+                    mine = blocks.one(hit + chunk, hit)
+                admissible = mine <= free - step_need
             if not admissible:
                 left = out[run] - gen
                 k = min(int(left.min()), JUMP_STEPS)
@@ -975,6 +990,7 @@ def simulate(
                     new_ctx = ctx + k
                     grown = blocks.of(new_ctx, new_ctx - 1) - (occ - own)
                     free -= int((grown - own).sum())
+                    taken += int(np.maximum(grown - own, 0).sum())
                     prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)
                     held[run] = grown
                     computed[run] = new_ctx
@@ -1023,6 +1039,9 @@ def simulate(
             victim = int(run[-1])
             last = len(run) - 1
             run, ctx, sched, newb = run[:-1], ctx[:-1], sched[:-1], newb[:-1]
+            if own_hits:  # its full blocks keep their hashes, behind the blocks free now
+                kept[victim] = int(computed[victim]) // bs * bs
+                kept_until[victim] = taken + free
             free += int(held[victim])
             held[victim] = 0
             if shared[victim]:
@@ -1039,6 +1058,7 @@ def simulate(
             cum = np.cumsum(newb)
         preemption_events += preempted
         free -= int(newb.sum())
+        taken += int(np.maximum(newb, 0).sum())
         held[run] += newb
         budget_left = budget - int(sched.sum())
         # admissions (only in a step that preempted nothing)
@@ -1049,16 +1069,21 @@ def simulate(
             while waiting and budget_left > 0 and len(run) + len(admitted) < seqs_cap:
                 r = waiting[0]
                 total = int(prompt[r] + generated[r])
-                hit = _hit(pb, bs, prefix_cached, computed[r], total)
+                hit, is_shared = hit_of(r)
                 chunk = min(total - hit, budget_left)
-                mine = blocks.one(hit + chunk, hit) - hit // bs
-                extra = pb if hit and prefix_refs == 0 else 0
+                if is_shared:
+                    mine = blocks.one(hit + chunk, hit) - hit // bs
+                    extra = pb if hit and prefix_refs == 0 else 0
+                else:  # its own cached blocks come back out of `free` with the new ones
+                    mine, extra = blocks.one(hit + chunk, hit), 0
                 if mine + extra > free:
-                    break
+                    break  # it waits; what it had computed stays cached
                 waiting.popleft()
                 free -= mine + extra
+                taken += mine - (blocks.one(hit, hit) if not is_shared else 0)
                 held[r] = mine
-                if hit:
+                kept[r] = 0
+                if hit and is_shared:
                     shared[r] = pb
                     prefix_refs += 1
                 computed[r] = hit
@@ -1303,24 +1328,6 @@ def simulate(
     if trace:
         result["trace"] = step_trace
     return result
-
-
-def mxfp4_kernel(card: dict) -> str:
-    """vLLM's MXFP4 MoE kernel path on `card` (a gpus.json entry): "native", "marlin" or "triton".
-
-    "native": a card with FP4 tensor cores (NATIVE_FP4_CARDS). Otherwise as vLLM's get_mxfp4_backend chooses when
-    FlashInfer's MXFP4 kernels are not in use (VLLM_MXFP4_BACKEND_SOURCE): on CUDA, compute capability below 9.0
-    (CUDA_COMPUTE_CAPABILITY) runs Marlin, 9.x OpenAI's Triton kernels (triton_kernels matmul_ogs); on ROCm
-    (ROCM_CARDS), Triton. A card whose compute capability kvlab does not know keeps the Marlin constant."""
-    cid = card.get("id")
-    if cid in NATIVE_FP4_CARDS:
-        return "native"
-    if cid in ROCM_CARDS:
-        return "triton"
-    cc = CUDA_COMPUTE_CAPABILITY.get(cid)
-    if cc is not None and (9, 0) <= cc < (10, 0):
-        return "triton"
-    return "marlin"
 
 
 def kv_read_replication(arch: Architecture, tp: int) -> float:

@@ -355,6 +355,7 @@ def serving_estimate(
     block_size: int = VLLM_BLOCK_SIZE,
     max_num_seqs: int | None = None,
     pipeline_parallel: int = 1,
+    mxfp4_backend: str | None = None,
 ) -> dict:
     """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
@@ -399,6 +400,7 @@ def serving_estimate(
         "gpu_memory_utilization": gpu_memory_utilization,
         "block_size": block_size,
         "pp": pipeline_parallel,
+        "mxfp4_backend": mxfp4_backend,
     }
     dep = deployment(arch, **settings)
     cap = None

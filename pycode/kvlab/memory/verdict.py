@@ -112,6 +112,7 @@ def _vllm_setup(dep: Deployment, context: int) -> dict:
         dep.version,
         context,
         pp=dep.pp,
+        mxfp4_backend=dep.mxfp4_backend,
     )
 
 
@@ -665,6 +666,15 @@ def llamacpp_fit(dep: Deployment, context: int | None = None, n_seq: int = 1) ->
     }
 
 
+MXFP4_KERNEL_HOW = {
+    "given": "MXFP4 weights on vLLM's {kernel} kernel path, as given",
+    "card": "MXFP4 weights on vLLM's {kernel} kernel path, the one get_mxfp4_backend picks for this card with OpenAI's "
+    "triton_kernels installed (vLLM's Docker image); an install without them, or VLLM_MXFP4_USE_MARLIN=1, runs "
+    "Marlin, which loads and reserves more (mxfp4_backend)",
+    "no card": "MXFP4 weights on vLLM's {kernel} kernel path (no card given, so no compute capability to choose by)",
+}
+
+
 def _engine_model(dep: Deployment, setup: dict | None, use: dict, capped: bool, auto: dict | None) -> dict:
     """The engine version modelled and the settings it picked (vLLM), for the result."""
     if not setup:
@@ -678,6 +688,11 @@ def _engine_model(dep: Deployment, setup: dict | None, use: dict, capped: bool, 
         "usable_how": setup["usable_how"],
         "max_num_seqs_caps_sequences": capped,
     }
+    if setup.get("mxfp4_kernel"):
+        model["mxfp4_kernel"] = setup["mxfp4_kernel"]
+        model["mxfp4_kernel_how"] = MXFP4_KERNEL_HOW[
+            "given" if dep.mxfp4_backend else "card" if dep.card else "no card"
+        ].format(kernel=setup["mxfp4_kernel"].capitalize())
     if setup["version_id"] == VLLM_RECENT:
         model |= {
             "cuda_graphs_bytes": setup["cuda_graphs"]["bytes"],
