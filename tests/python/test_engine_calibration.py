@@ -16,9 +16,9 @@ import pytest
 
 from kvlab.cli import main
 from kvlab.memory import calibration as bench
-from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.catalogue import get_gpu, model_architecture
 from kvlab.memory.engine_logs import explain_engine_log
-from kvlab.memory.engines import GIB, vllm_batch_defaults, vllm_data
+from kvlab.memory.engines import GIB, vllm_batch_defaults, vllm_data, vllm_reserve
 from kvlab.memory.kv_bytes import memory_report, vllm_blocks, vllm_kv_layout
 from kvlab.memory.serving import serving_estimate
 from kvlab.memory.deployment import deployment
@@ -272,3 +272,19 @@ def test_a_logs_mxfp4_kernel_path_is_read_off_the_log_or_its_entry():
     assert bench.mxfp4_backend_of(triton, bench.log_text(triton)) == "triton"  # "[mxfp4.py:165] Using Triton backend"
     assert bench.mxfp4_backend_of(stated, bench.log_text(stated)) == "marlin" and stated["mxfp4_backend_why"]
     assert bench.mxfp4_backend_of({}, "INFO Model loading took 13.72 GiB") is None
+
+
+def test_a_pcie_pair_keeps_no_custom_all_reduce_buffers():
+    """The tensor-parallel extra is an NVLink pair's (H100: non_torch 3.58 GiB at TP2 against 1.79 at TP1); GPUs
+    on PCIe get the PCIe figure (club-3090#1087: the whole non-torch memory of a 2 x RTX 5090 pair is 0.75 GiB)."""
+    fit = vllm_data()["reserve_fit"]
+    assert fit["tensor_parallel_extra_pcie_gib"] < fit["tensor_parallel_extra_gib"]
+    arch = model_architecture("qwen3-8b")
+    nvlink, pcie = (vllm_reserve(arch, 2048, 256, 2, card=get_gpu(g)) for g in ("h100-sxm", "rtx-3090"))
+    assert nvlink["gib"] - pcie["gib"] == pytest.approx(
+        fit["tensor_parallel_extra_gib"] - fit["tensor_parallel_extra_pcie_gib"]
+    )
+    assert "PCIe" in pcie["how"] and "PCIe" not in nvlink["how"]
+    # and the verdict on a PCIe card says so
+    v = verdict(deployment("qwen3-8b", weights="BF16", gpu="rtx-3090", engine="vllm", tp=2), 8192)
+    assert "PCIe" in {x["name"]: x for x in v["components"]}["activation_reserve"]["how"]

@@ -653,3 +653,19 @@ def test_vllm_engine_init_line_gives_the_kv_dtype_and_length():
     assert any("budget is 4.25 GiB as set by --kv-cache-memory-bytes" in n for n in r["notes"])
     v = parse_engine_log(_changed(name, "kv_cache_dtype=fp8,", "kv_cache_dtype=auto,"))["vllm"]
     assert v["kv_cache_dtype"]["value"] == "auto"
+
+
+@pytest.mark.parametrize(
+    ("file", "kernel"),
+    [
+        ("calibration/vllm_gpt_oss_120b_h100_negative_kv_error.txt", "marlin"),
+        ("calibration/vllm_gpt_oss_120b_h100_v0141_weights.txt", "triton"),
+    ],
+)
+def test_explain_log_names_the_mxfp4_kernel_path_the_log_prints(file, kernel):
+    text = (LOGS / file).read_text(encoding="utf-8")
+    r = explain_engine_log(text, "gpt-oss-120b")
+    setting = next(s for s in r["settings"] if "MXFP4" in s["name"])
+    assert setting["value"] == kernel and setting["from"].startswith("log line")
+    bare = re.sub(r".*(Marlin kernel|Using Triton backend).*\n", "", text)
+    assert not any("MXFP4" in s["name"] for s in explain_engine_log(bare, "gpt-oss-120b")["settings"])

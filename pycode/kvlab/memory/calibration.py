@@ -17,7 +17,7 @@ from pathlib import Path
 from kvlab.memory import engines
 from kvlab.memory.catalogue import get_gpu, model_architecture
 from kvlab.memory.deployment import deployment
-from kvlab.memory.engine_logs import explain_engine_log
+from kvlab.memory.engine_logs import MXFP4_PRINTED, explain_engine_log
 from kvlab.memory.kv_bytes import (
     GIB,
     VLLM_GPU_MEMORY_UTILIZATION,
@@ -54,11 +54,6 @@ PROXY_CONTEXT = {"meta-llama/Meta-Llama-3-8B": 8192}
 # models whose reserve is kept as measured (their MXFP4 MoE kernels take ~7.5 GiB, far outside the dense fit)
 MEASURED_MODELS = ("openai/gpt-oss-120b",)
 QUANT = {"fp8": "FP8", "w8a8": "INT8", "awq": "INT4", "gptq": "INT4", "auto_round": "INT4", "mxfp4": "MXFP4"}
-# the MXFP4 kernel path as vLLM prints it (vllm/model_executor/layers/quantization/mxfp4.py; marlin_utils_fp4.py)
-MXFP4_PRINTED = (
-    (re.compile(r"\[mxfp4\.py:\d+\] Using Triton backend"), "triton"),
-    (re.compile(r"Weight-only FP4 compression will be used leveraging the Marlin kernel"), "marlin"),
-)
 
 
 def calibration() -> list[dict]:
@@ -585,6 +580,8 @@ def derive() -> dict:
             "coefficients": {"fixed": round(fixed, 3), "sampler": 1.0, "activations": 1.0},
             "tensor_parallel_extra_gib": current["reserve_fit"]["tensor_parallel_extra_gib"],
             "tensor_parallel_why": current["reserve_fit"].get("tensor_parallel_why", ""),
+            "tensor_parallel_extra_pcie_gib": current["reserve_fit"]["tensor_parallel_extra_pcie_gib"],
+            "tensor_parallel_pcie_why": current["reserve_fit"]["tensor_parallel_pcie_why"],
             "band_gib": band_gib,
             "n_logs": len(general),
             "fitted_on": [r["case"]["entry"]["file"] for r in general],

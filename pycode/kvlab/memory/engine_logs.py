@@ -161,6 +161,12 @@ _VLLM_INT = {
 _PP_PARTITION = re.compile(r"VLLM_PP_LAYER_PARTITION=['\"]?([\d,]+)")
 # speculative decoding, as vLLM echoes it ('speculative_config': {'method': 'mtp', 'num_speculative_tokens': 3})
 # or as a command gives it (--speculative-config '{"method": "eagle3", ...}')
+# vLLM's MXFP4 MoE kernel path as it prints it (vllm/model_executor/layers/quantization/mxfp4.py; the Marlin
+# warning from marlin_utils_fp4.py): the path decides gpt-oss's loaded weights and reserve (engines.mxfp4_path)
+MXFP4_PRINTED = (
+    (re.compile(r"\[mxfp4\.py:\d+\] Using Triton backend"), "triton"),
+    (re.compile(r"Weight-only FP4 compression will be used leveraging the Marlin kernel"), "marlin"),
+)
 _SPECULATIVE = re.compile(r"speculative[_-]config['\"]?\s*[:=]?\s*['\"]?\{([^}]*)")
 _SPEC_METHOD = re.compile(r"['\"]method['\"]:\s*['\"]([\w.-]+)['\"]")
 _SPEC_TOKENS = re.compile(r"['\"]num_speculative_tokens['\"]:\s*(\d+)")
@@ -668,6 +674,10 @@ def parse_engine_log(text: str) -> dict:
                 "tokens": int(tokens.group(1)) if tokens else None,
                 "line": number,
             }
+        if "mxfp4_kernel" not in vllm:
+            kernel = next((k for pattern, k in MXFP4_PRINTED if pattern.search(line)), None)
+            if kernel:
+                vllm["mxfp4_kernel"] = {"value": kernel, "line": number}
         if "prefix_caching" not in vllm and (m := _PREFIX_CACHING.search(line)):
             vllm["prefix_caching"] = {
                 "value": m.group(1) == "True" or (m.group(1) is None and not m.group(2)),
@@ -1301,6 +1311,7 @@ class _VllmRun(_Reading):
     batched_known: bool = False
     tp: int = 1
     pp: int = 1
+    mxfp4_kernel: str | None = None
     # one request's layout (_vllm_request_layout)
     request: dict = field(default_factory=dict)
     kv: dict = field(default_factory=dict)
@@ -1399,6 +1410,10 @@ def _vllm_settings(run: _VllmRun) -> None:
     if run.max_len is None:
         return
     # shown only where the log or the caller gives it
+    if v.get("mxfp4_kernel"):  # the path decides gpt-oss's load and reserve (kvlab fit --mxfp4-backend)
+        run.mxfp4_kernel = _pick(
+            "mxfp4_backend", v["mxfp4_kernel"], stated, None, settings, "MXFP4 MoE kernel path (--mxfp4-backend)"
+        )
     if v.get("pipeline_parallel_size") or "pipeline_parallel_size" in stated:
         run.pp = _pick(
             "pipeline_parallel_size", v.get("pipeline_parallel_size"), stated, 1, settings, "pipeline parallel (-pp)"

@@ -259,13 +259,31 @@ def reserve_features(arch: Architecture, max_num_batched_tokens: int, max_num_se
     }
 
 
+# Cards whose GPUs talk over PCIe in the deployments kvlab models: no NVLink on the L4, L40S, RTX 4090 (D) and RTX 5090
+# (NVIDIA's data sheets); the RTX 3090 and RTX A5000 take an optional 2-way bridge, not assumed (the consumer and
+# workstation boots kvlab scores run without one). vLLM allocates no custom all-reduce buffers there.
+PCIE_ONLY_CARDS = ("l4", "l40s", "rtx-3090", "rtx-4090", "rtx-4090-d", "rtx-5090", "rtx-a5000")
+
+
+def has_nvlink(card: dict | None) -> bool:
+    """False for PCIE_ONLY_CARDS; True otherwise (NVLink or Infinity Fabric data-centre cards, and a memory size
+    given by hand: the larger tensor-parallel reserve, as before cards were told apart)."""
+    return card is None or card.get("id") not in PCIE_ONLY_CARDS
+
+
 def vllm_reserve(
-    arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, n_gpus: int = 1, pp: int = 1
+    arch: Architecture,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    n_gpus: int = 1,
+    pp: int = 1,
+    card: dict | None = None,
 ) -> dict:
     """An estimate of what vLLM's profiling run keeps besides the weights and KV, with its error band.
 
     reserve = fixed + a x sampler logits + b x activations (+ the tensor-parallel
-    extra for NCCL buffers when n_gpus > 1 or pp > 1), coefficients fitted on real logs.
+    extra for NCCL and custom all-reduce buffers when n_gpus > 1 or pp > 1: an NVLink pair's, or a PCIe pair's,
+    by `card`), coefficients fitted on real logs.
     `n_gpus` is the tensor-parallel size (it shards the activations); under `pp`-way
     pipeline parallel this is the last stage's reserve, the only one with a sampler
     pass (`stage_bytes` is every other stage's).
@@ -274,8 +292,9 @@ def vllm_reserve(
     feats = reserve_features(arch, max_num_batched_tokens, max_num_seqs, n_gpus)
     coef = fit["coefficients"]
     parts = {name: coef[name] * value for name, value in feats.items()}
+    link = "tensor_parallel_extra_gib" if has_nvlink(card) else "tensor_parallel_extra_pcie_gib"
     if n_gpus > 1 or pp > 1:
-        parts["tensor_parallel"] = fit["tensor_parallel_extra_gib"]
+        parts["tensor_parallel"] = fit[link]
     gib = sum(parts.values())
     return {
         "bytes": int(gib * GIB),
@@ -288,7 +307,12 @@ def vllm_reserve(
             f"estimate: {coef['fixed']:.2f} GiB + {coef['sampler']:.2f} x sampler logits "
             f"({max_num_seqs} seqs x vocab x 4 B) + {coef['activations']:.2f} x activations "
             f"({max_num_batched_tokens} tokens, bf16)"
-            + (f" + {fit['tensor_parallel_extra_gib']:g} GiB for NCCL buffers" if n_gpus > 1 or pp > 1 else "")
+            + (
+                f" + {fit[link]:g} GiB for NCCL buffers"
+                + ("" if has_nvlink(card) else " (GPUs on PCIe, no custom all-reduce buffers)")
+                if n_gpus > 1 or pp > 1
+                else ""
+            )
             + ("; stages before the last run no sampler pass" if pp > 1 else "")
             + f"; fitted on {fit['n_logs']} real vLLM logs, off by up to {fit['band_gib']:.2f} GiB on them"
         ),
@@ -398,7 +422,7 @@ def vllm_setup(
     measured = _measured_reserve(arch, w["format"], n_gpus, kernel) if pp == 1 else None
     if measured:
         fit = vllm_data()["reserve_fit"]
-        fitted = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus)
+        fitted = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, card=card)
         gib = fitted["gib"] + measured["extra_gib"]
         reserve = {
             "bytes": int(gib * GIB),
@@ -413,7 +437,7 @@ def vllm_setup(
         }
         reserve["stage_bytes"] = reserve["bytes"]
     else:
-        reserve = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, pp)
+        reserve = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, pp, card)
     recent = version == VLLM_RECENT
     return {
         "engine": "vllm",
