@@ -4,6 +4,7 @@
     .venv/bin/python bench/serving_sim_calibration.py           # fit and print (nothing written)
     .venv/bin/python bench/serving_sim_calibration.py --write   # also store them in
                                                                 # kvlab/data/serving_benchmarks.json, "simulation"
+    .venv/bin/python bench/serving_sim_calibration.py --identify    # which stored constants the fit runs pin
 
 The constants (kvlab.memory.scheduler, module docstring "Time of a step"): bandwidth_efficiency
 (decode: weights and KV cache over HBM bandwidth), compute_efficiency (prefill chunks: FLOPs over
@@ -193,10 +194,50 @@ def fit() -> dict:
     }
 
 
+IDENTIFIED = 0.01  # a constant is determined when halving or doubling it raises the fit loss by more than 1 %
+
+
+def identifiability(constants: dict | None = None) -> list[dict]:
+    """For each stored constant: the fit loss with it halved and doubled (the others as stored, bounds kept), and
+    whether the fit runs determine it (either moves the loss by more than IDENTIFIED)."""
+    runs = set(serving_validation.USED_FOR_CALIBRATION)
+    bounds = fit_bounds(runs)
+    constants = constants or serving.serving_benchmarks()["simulation"]["constants"]
+    base = loss(constants, runs)
+    rows = []
+    for k in SIMULATION_KEYS:
+        lo, hi = bounds[k]
+        moved = {f: loss(dict(constants, **{k: min(max(constants[k] * f, lo), hi)}), runs) for f in (0.5, 2.0)}
+        rows.append(
+            {
+                "constant": k,
+                "value": constants[k],
+                "loss": base,
+                "half": moved[0.5],
+                "double": moved[2.0],
+                "determined": max(moved.values()) > base * (1 + IDENTIFIED),
+            }
+        )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="store the fitted constants in serving_benchmarks.json")
+    parser.add_argument(
+        "--identify",
+        action="store_true",
+        help="only print, for each stored constant, the fit loss with it halved and doubled (does a fit run pin it?)",
+    )
     args = parser.parse_args(argv)
+    if args.identify:
+        print("| constant | stored | loss | x 0.5 | x 2 | determined by the fit runs |\n|---|---|---|---|---|---|")
+        for r in identifiability():
+            print(
+                f"| {r['constant']} | {r['value']:g} | {r['loss']:.4f} | {r['half']:.4f} | {r['double']:.4f} | "
+                f"{'yes' if r['determined'] else 'no: within 1 %'} |"
+            )
+        return 0
     result = fit()
     for k in SIMULATION_KEYS:
         print(f"  {k:<22} {result['constants'][k]:g}")
