@@ -346,6 +346,20 @@ def _one_gpu_runs(name: str, fmt: str, kernel: str | None):
         yield run, arch, card
 
 
+def _run_budget(run: dict, arch, card: dict) -> tuple[float, float]:
+    """A published run's vLLM budget (util x driver memory) and the fitted reserve at its batch settings, GiB."""
+    s = run["settings"]
+    batch = engines.vllm_batch_defaults(card)
+    fitted = engines.vllm_reserve(
+        arch,
+        s.get("max_num_batched_tokens") or batch["max_num_batched_tokens"],
+        s.get("max_num_seqs") or batch["max_num_seqs"],
+        1,
+    )["gib"]
+    util = s.get("gpu_memory_utilization") or VLLM_GPU_MEMORY_UTILIZATION
+    return util * engines.driver_memory(card)["bytes"] / GIB, fitted
+
+
 def started_bounds(name: str, fmt: str, loaded_gib: float, kernel: str | None = None) -> list[dict]:
     """Published benchmark runs (tests/python/data/serving_runs.json) where vLLM started this model on one
     catalogue GPU (on this kernel path): each bounds the model's extra reserve from above, since vLLM refuses to
@@ -353,24 +367,15 @@ def started_bounds(name: str, fmt: str, loaded_gib: float, kernel: str | None = 
     KV - the fitted reserve at the run's batch settings."""
     out = []
     for run, arch, card in _one_gpu_runs(name, fmt, kernel):
-        s = run["settings"]
-        batch = engines.vllm_batch_defaults(card)
-        fitted = engines.vllm_reserve(
-            arch,
-            s.get("max_num_batched_tokens") or batch["max_num_batched_tokens"],
-            s.get("max_num_seqs") or batch["max_num_seqs"],
-            1,
-        )["gib"]
-        util = s.get("gpu_memory_utilization") or VLLM_GPU_MEMORY_UTILIZATION
-        length = s.get("max_model_len") or arch.max_position_embeddings
+        budget, fitted = _run_budget(run, arch, card)
+        length = run["settings"].get("max_model_len") or arch.max_position_embeddings
         kv = vllm_kv_cache(arch, length, "auto")["bytes_per_sequence"] / GIB
-        driver = engines.driver_memory(card)["bytes"] / GIB
         out.append(
             {
                 "id": run["id"],
                 "url": run["url"],
                 "version": run.get("engine_version"),
-                "bound": util * driver - loaded_gib - kv - fitted,
+                "bound": budget - loaded_gib - kv - fitted,
             }
         )
     return out
@@ -436,17 +441,9 @@ def _pool_entry(name: str, fmt: str, kernel: str | None, loaded: list[dict], flo
     for run, arch, card in _one_gpu_runs(name, fmt, kernel):
         if run["id"] not in pool_runs():
             continue
-        s = run["settings"]
-        batch = engines.vllm_batch_defaults(card)
-        fitted = engines.vllm_reserve(
-            arch,
-            s.get("max_num_batched_tokens") or batch["max_num_batched_tokens"],
-            s.get("max_num_seqs") or batch["max_num_seqs"],
-            1,
-        )["gib"]
-        util = s.get("gpu_memory_utilization") or VLLM_GPU_MEMORY_UTILIZATION
+        budget, fitted = _run_budget(run, arch, card)
         pool = serving_pool(run)
-        extra = util * engines.driver_memory(card)["bytes"] / GIB - weights - pool["gib"] - fitted
+        extra = budget - weights - pool["gib"] - fitted
         rows.append((extra, pool, run))
     if not rows:
         return None
