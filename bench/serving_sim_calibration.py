@@ -14,7 +14,7 @@ detokenization), allreduce_latency_us (per tensor-parallel all-reduce, 2 per lay
 go over the card's interconnect), frontend_ms (the API server's time per request), and the prefill
 efficiencies of MXFP4 weights on cards without FP4 tensor cores, one per vLLM kernel path:
 weight_only_fp4_compute_efficiency (Marlin, below SM90) and weight_only_fp4_triton_compute_efficiency
-(Triton matmul_ogs, SM90; kvlab.memory.scheduler.mxfp4_kernel).
+(Triton matmul_ogs, SM90; kvlab.memory.engines.mxfp4_kernel).
 
 The runs: bench/serving_validation.py's USED_FOR_CALIBRATION (the rule that picks them is stated
 there; the other vLLM runs are held out and never enter the fit). Each is simulated as

@@ -35,10 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pycode"))
 
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
+from kvlab.memory.engines import mxfp4_kernel  # noqa: E402
+from kvlab.memory.serving import run_totals as totals  # noqa: E402
 from kvlab.memory.scheduler import (  # noqa: E402
     MXFP4_KERNEL_CONSTANT,
     SIMULATION_KEYS,
-    mxfp4_kernel,
     simulate,
     simulation_constants,
 )
@@ -143,14 +144,6 @@ def calibration_split(runs: list[dict] | None = None) -> tuple[set[str], set[str
                 fit.add(first)
                 held.discard(first)
     return fit, held | added
-
-
-def totals(verbatim: str) -> tuple[int | None, int | None]:
-    def grab(label: str) -> int | None:
-        m = re.search(label + r"[^\n:]*:\s*([\d,]+)", verbatim)
-        return int(m.group(1).replace(",", "")) if m else None
-
-    return grab("Total input tokens"), grab("Total generated tokens")
 
 
 def settings_of(run: dict) -> tuple[dict | None, str]:

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from kvlab.memory import scheduler
+from kvlab.memory import engines, scheduler
 from kvlab.memory.catalogue import get_gpu, model_architecture
 from kvlab.memory.kv_bytes import kv_cache_bytes
 from kvlab.memory.scheduler import simulate
@@ -247,8 +247,8 @@ def test_mxfp4_on_a_card_without_fp4_tensor_cores_prefills_at_its_own_efficiency
 
 def test_mxfp4_runs_at_the_efficiency_of_the_kernel_vllm_picks_for_the_card():
     # vLLM's get_mxfp4_backend: Marlin below compute capability 9.0, Triton (triton_kernels matmul_ogs) on 9.x and
-    # ROCm, FP4 tensor cores on Blackwell (scheduler.VLLM_MXFP4_BACKEND_SOURCE)
-    kernel = {g: scheduler.mxfp4_kernel(get_gpu(g)) for g in ("a100-80gb", "l40s", "rtx-3090", "h100-sxm", "h200")}
+    # ROCm, FP4 tensor cores on Blackwell (engines.VLLM_MXFP4_BACKEND_SOURCE)
+    kernel = {g: engines.mxfp4_kernel(get_gpu(g)) for g in ("a100-80gb", "l40s", "rtx-3090", "h100-sxm", "h200")}
     assert kernel == {
         "a100-80gb": "marlin",
         "l40s": "marlin",
@@ -256,8 +256,8 @@ def test_mxfp4_runs_at_the_efficiency_of_the_kernel_vllm_picks_for_the_card():
         "h100-sxm": "triton",
         "h200": "triton",
     }
-    assert scheduler.mxfp4_kernel(get_gpu("b200")) == "native"
-    assert scheduler.mxfp4_kernel(get_gpu("mi300x")) == "triton"
+    assert engines.mxfp4_kernel(get_gpu("b200")) == "native"
+    assert engines.mxfp4_kernel(get_gpu("mi300x")) == "triton"
     kw = {"num_prompts": 2, "input_len": 4096, "output_len": 4, "weights_format": "MXFP4"}
     paths = {"weight_only_fp4_compute_efficiency": 0.2, "weight_only_fp4_triton_compute_efficiency": 0.6}
     used = {

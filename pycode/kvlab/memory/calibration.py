@@ -26,7 +26,7 @@ from kvlab.memory.kv_bytes import (
     vllm_kv_cache,
 )
 from kvlab.memory.scheduler import RequestBlocks
-from kvlab.memory.serving import serving_benchmarks
+from kvlab.memory.serving import run_totals, serving_benchmarks
 from kvlab.memory.verdict import verdict
 from kvlab.memory.weights import model_weights_bytes
 
@@ -390,11 +390,7 @@ def serving_pool(run: dict) -> dict:
     m, s = run["measured"], run["settings"]
     arch = model_architecture(run["model"])
     card = get_gpu(run["gpu"])
-    text = run.get("verbatim") or ""
-    n_in, n_out = (
-        int(re.search(rf"{what}:\s*([\d,]+)", text).group(1).replace(",", ""))
-        for what in ("Total input tokens", "Total generated tokens")
-    )
+    n_in, n_out = run_totals(run.get("verbatim") or "")
     n = m["completed"]
     budget = s.get("max_num_batched_tokens") or engines.vllm_batch_defaults(card)["max_num_batched_tokens"]
     length = s.get("max_model_len") or arch.max_position_embeddings
@@ -438,8 +434,9 @@ def _pool_entry(name: str, fmt: str, kernel: str | None, loaded: list[dict], flo
     if weights is None:
         return None
     rows = []
+    readable = set(pool_runs())
     for run, arch, card in _one_gpu_runs(name, fmt, kernel):
-        if run["id"] not in pool_runs():
+        if run["id"] not in readable:
             continue
         budget, fitted = _run_budget(run, arch, card)
         pool = serving_pool(run)

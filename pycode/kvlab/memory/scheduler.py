@@ -75,7 +75,7 @@ and requests reach the engine through the API server one after another, frontend
   (NATIVE_FP4_CARDS), where vLLM dequantizes the packed weights inside each GEMM, on vLLM's Marlin path (CUDA
   compute capability below 9.0: A100, L40S, RTX 4090, ...);
 - weight_only_fp4_triton_compute_efficiency: the same on vLLM's Triton path (OpenAI's triton_kernels matmul_ogs:
-  compute capability 9.x, H100 and H200, and ROCm), `mxfp4_kernel`;
+  compute capability 9.x, H100 and H200, and ROCm), `kvlab.memory.engines.mxfp4_kernel`;
 - attention FLOPs of a prefill chunk in an MLA model (DeepSeek) count the expanded heads vLLM prefills with
   (qk_nope + qk_rope and v_head_dim per head), a decode token's the absorbed latent form;
 - frontend_ms: the API server's time per request (HTTP, chat template, tokenization) before the engine's
@@ -147,13 +147,6 @@ from kvlab.memory.kv_bytes import (
 from kvlab.memory.serving import attention_flops, serving_benchmarks
 from kvlab.memory.weights import model_weights_bytes, weights_bytes
 from kvlab.memory.deployment import Refused, deployment
-from kvlab.memory.engines import (  # noqa: F401 (mxfp4_kernel and the card tables: kvlab.memory.scheduler's names too)
-    CUDA_COMPUTE_CAPABILITY,
-    NATIVE_FP4_CARDS,
-    ROCM_CARDS,
-    VLLM_MXFP4_BACKEND_SOURCE,
-    mxfp4_kernel,
-)
 from kvlab.memory.verdict import verdict as verdict_of
 from kvlab.inputs import finite_number, one_of, short_repr
 
@@ -923,6 +916,16 @@ def simulate(
             return min(hit, (total - 1) // bs * bs), False
         return _hit(pb, bs, prefix_cached, computed[r], total), True
 
+    def admission(r: int, room: int) -> tuple[int, bool, int, int, int]:
+        """Admitting waiting request r with `room` tokens of the step's budget: its cache hit, whether that is the
+        shared prefix, the chunk it computes, the blocks it then holds, and the shared prefix's blocks it takes off
+        `free` with them (a preempted request's own cached blocks are counted in `free`: it takes them back)."""
+        hit, is_shared = hit_of(r)
+        chunk = min(int(prompt[r] + generated[r]) - hit, room)
+        if is_shared:
+            return hit, True, chunk, blocks.one(hit + chunk, hit) - hit // bs, pb if hit and prefix_refs == 0 else 0
+        return hit, False, chunk, blocks.one(hit + chunk, hit), 0
+
     def queued(now: float) -> int:
         """Requests sent by `now` and not running: in the engine's queue, or joining it at the next step."""
         late = int(np.searchsorted(send[visible:assigned], now, side="right")) if visible < assigned else 0
@@ -953,14 +956,9 @@ def simulate(
             admissible = bool(waiting) and n_run < seqs_cap and budget > n_run
             if admissible:  # does the head of the queue fit in what is free after this step's decodes?
                 head = waiting[0]
-                hit, is_shared = hit_of(head)
-                chunk = min(int(prompt[head] + generated[head]) - hit, budget - n_run)
+                _, _, _, mine, extra = admission(head, budget - n_run)
                 step_need = int((blocks.of(ctx + 1, ctx) - occ).sum())  # net: sliding groups free as they grow
-                if is_shared:
-                    mine = blocks.one(hit + chunk, hit) - hit // bs + (pb if hit and prefix_refs == 0 else 0)
-                else:  # its own cached blocks are counted in `free`: it takes them back with the new ones
-                    mine = blocks.one(hit + chunk, hit)
-                admissible = mine <= free - step_need
+                admissible = mine + extra <= free - step_need
             if not admissible:
                 left = out[run] - gen
                 k = min(int(left.min()), JUMP_STEPS)
@@ -1068,14 +1066,7 @@ def simulate(
         if not preempted:
             while waiting and budget_left > 0 and len(run) + len(admitted) < seqs_cap:
                 r = waiting[0]
-                total = int(prompt[r] + generated[r])
-                hit, is_shared = hit_of(r)
-                chunk = min(total - hit, budget_left)
-                if is_shared:
-                    mine = blocks.one(hit + chunk, hit) - hit // bs
-                    extra = pb if hit and prefix_refs == 0 else 0
-                else:  # its own cached blocks come back out of `free` with the new ones
-                    mine, extra = blocks.one(hit + chunk, hit), 0
+                hit, is_shared, chunk, mine, extra = admission(r, budget_left)
                 if mine + extra > free:
                     break  # it waits; what it had computed stays cached
                 waiting.popleft()

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from functools import cache
 
 from kvlab.memory.architecture import LINEAR, SLIDING, Architecture
@@ -138,6 +139,16 @@ EFFICIENCY_ANCHORS = (("batch 1", 1), ("medium", 16), ("saturated", 64))
 def serving_benchmarks() -> dict:
     """kvlab/data/serving_benchmarks.json: the published points, the max_num_seqs rule and the fitted table."""
     return json.loads(BENCHMARKS_FILE.read_text(encoding="utf-8"))
+
+
+def run_totals(verbatim: str) -> tuple[int | None, int | None]:
+    """(Total input tokens, Total generated tokens) of a `vllm bench serve` result block, None where not printed."""
+
+    def grab(label: str) -> int | None:
+        m = re.search(label + r"[^\n:]*:\s*([\d,]+)", verbatim)
+        return int(m.group(1).replace(",", "")) if m else None
+
+    return grab("Total input tokens"), grab("Total generated tokens")
 
 
 def regime(batch: int) -> str:
