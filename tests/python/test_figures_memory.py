@@ -369,3 +369,13 @@ def test_figures_are_json_and_reachable_from_the_bridge():
         bad["result"]["view"]["config_error"]
         == "Could not read this config.json: config field 'num_hidden_layers' is missing"
     )
+
+
+def test_gpu_fit_says_which_mxfp4_kernel_path_it_modelled():
+    data = kvlab.gpu_fit_figure(
+        model="gpt-oss-120b", gpu="h100-sxm", weights="MXFP4", kv="f16", context=32768, mode="vllm"
+    )
+    text = fm.gpu_fit_view(data)["engine_text"]
+    assert "Triton kernel path" in text and "runs Marlin" in text
+    plain = kvlab.gpu_fit_figure(model="llama-3.1-8b", gpu="h100-sxm", weights="BF16", kv="f16", mode="vllm")
+    assert "kernel path" not in fm.gpu_fit_view(plain)["engine_text"]

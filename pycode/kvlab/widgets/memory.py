@@ -459,6 +459,8 @@ def _engine_text(data: dict) -> str:
             warning = warning.removeprefix("close call: ")
         # a sentence opens with a capital, but a name keeps its own case ("llama.cpp's --fit ...")
         text += " " + (warning if warning.startswith(("llama.cpp", "vLLM")) else warning[0].upper() + warning[1:]) + "."
+    if data.get("mxfp4_kernel_how"):
+        text += " " + data["mxfp4_kernel_how"] + "."
     return text
 
 
@@ -773,6 +775,7 @@ def gpu_fit_figure(
         "binding": v["binding"],
         "headline": v["headline"],
         "engine_version": v["engine_model"]["version"],
+        "mxfp4_kernel_how": v["engine_model"].get("mxfp4_kernel_how"),
         "confidence": v["confidence"],  # "high": a firm answer; otherwise a close call
         "warnings": v["warnings"],
         "context_flag": context_flag(arch, context, mode),

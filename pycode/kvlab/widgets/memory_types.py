@@ -439,6 +439,7 @@ class GpuFitFigureResult(TypedDict):
     binding: str | None  # None when it fits
     headline: str
     engine_version: str  # the engine version the verdict models
+    mxfp4_kernel_how: str | None  # vLLM's MXFP4 kernel path and what would change it (MXFP4 weights), else None
     confidence: str  # "high": a firm answer; otherwise a close call
     warnings: list[str]
     context_flag: ContextFlag | None
