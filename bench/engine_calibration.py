@@ -50,6 +50,7 @@ from kvlab.memory.calibration import (  # noqa: E402
     era,
     gpu_of,
     log_text,
+    log_tag_table,
     model_of,
     mxfp4_backend_of,
     speculative_of,
@@ -260,6 +261,9 @@ def settings_known(entry: dict) -> bool:
 def _engine_version(entry: dict, text: str) -> str:
     if version_range(entry) == ">=0.21" or "CUDA graph memory profiling is enabled" in text:
         return "0.21+"  # the log says the estimate is subtracted (0.21's default; 0.20.2rc1 nightlies print it too)
+    tagged = engines.vllm_version_from_tags(text) if version_range(entry) == "unknown" else None
+    if tagged and tagged["value"] >= (0, 21):
+        return "0.21+"  # no version stated: its line tags are those of releases from 0.21 on (engines.json log_tags)
     return era(entry, text)
 
 
@@ -515,9 +519,20 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="rewrite the fitted keys of kvlab/data/engines.json")
     ap.add_argument("--inventory", action="store_true", help="regenerate the logs' INVENTORY.md and stop")
     ap.add_argument("--prediction", action="store_true", help="print only table 2b (prediction on every log)")
+    ap.add_argument(
+        "--write-tags",
+        action="store_true",
+        help="rewrite engines.json vllm.log_tags (the releases' line tags) and stop",
+    )
     args = ap.parse_args()
     if args.inventory:
         write_inventory()
+        return
+    if args.write_tags:
+        data = json.loads(ENGINES_JSON.read_text(encoding="utf-8"))
+        data["vllm"]["log_tags"] = log_tag_table()
+        ENGINES_JSON.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {len(data['vllm']['log_tags']['tags'])} line tags to {ENGINES_JSON.relative_to(ROOT)}")
         return
     if args.prediction:
         prediction_on_every_log()

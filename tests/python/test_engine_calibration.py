@@ -17,8 +17,8 @@ import pytest
 from kvlab.cli import main
 from kvlab.memory import calibration as bench
 from kvlab.memory.catalogue import get_gpu, model_architecture
-from kvlab.memory.engine_logs import explain_engine_log
-from kvlab.memory.engines import GIB, vllm_batch_defaults, vllm_data, vllm_reserve
+from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log
+from kvlab.memory.engines import GIB, vllm_batch_defaults, vllm_data, vllm_reserve, vllm_version_from_tags
 from kvlab.memory.kv_bytes import memory_report, vllm_blocks, vllm_kv_layout
 from kvlab.memory.serving import serving_estimate
 from kvlab.memory.deployment import deployment
@@ -288,3 +288,29 @@ def test_a_pcie_pair_keeps_no_custom_all_reduce_buffers():
     # and the verdict on a PCIe card says so
     v = verdict(deployment("qwen3-8b", weights="BF16", gpu="rtx-3090", engine="vllm", tp=2), 8192)
     assert "PCIe" in {x["name"]: x for x in v["components"]}["activation_reserve"]["how"]
+
+
+def test_the_line_tag_table_is_the_stored_logs_that_state_their_version():
+    """engines.json vllm.log_tags equals a fresh reading of the stored logs with a stated vLLM version (no hand
+    edits); a fork's build (Intel's llm-scaler image) gives no tags."""
+    assert vllm_data()["log_tags"] == bench.log_tag_table()
+    tags = vllm_data()["log_tags"]["tags"]
+    assert tags["gpu_worker.py:508"] == ["0.24.0"]  # vllm_qwen36_27b_fp8_tp2_dualmax.txt, 'vLLM: 0.24.0'
+    assert not any("llm-scaler" in r or "0.26" in r for releases in tags.values() for r in releases)
+
+
+def test_a_log_that_prints_no_version_is_placed_by_its_line_tags():
+    """club-3090#751 prints no version; [gpu_worker.py:538] is 0.25's line for "Available KV cache memory", so the
+    log is read as a 0.25 start-up (the CUDA graph estimate subtracted) and explain-log says why."""
+    entry = {e["file"]: e for e in bench.calibration()}["calibration/vllm_qwen36_27b_fp8_rtx3090_tp2_gpuworker538.txt"]
+    assert entry["engine_version"] is None
+    text = bench.log_text(entry)
+    parsed = parse_engine_log(text)["vllm"]["version"]
+    assert parsed["value"] == (0, 25) and parsed["releases"] == ["0.25.0", "0.25.1"]
+    setting = {s["name"]: s for s in explain_engine_log(text, "qwen3.6-27b")["settings"]}["vLLM version"]
+    assert setting["value"] == "0.25" and "[gpu_worker.py:538]" in setting["from"]
+    # a printed version wins over the tags; tags of two releases that never share a log place nothing
+    printed = "INFO Initializing a V1 LLM engine (v0.20.1) with config\n" + text
+    assert parse_engine_log(printed)["vllm"]["version"]["value"] == (0, 20)
+    assert vllm_version_from_tags("[gpu_worker.py:508] a\n[gpu_worker.py:563] b") is None
+    assert vllm_version_from_tags("[gpu_worker.py:1] unknown line") is None

@@ -65,6 +65,29 @@ def log_text(entry: dict) -> str:
     return "\n".join(line for line in lines if not line.startswith("# "))
 
 
+def log_tag_table() -> dict:
+    """engines.json vllm.log_tags: every "[file.py:LINE]" tag (engines.VLLM_LOG_TAG) that a stored vLLM log stating
+    its version prints, with the releases it was seen in; forks' builds are left out (their tags are not a release's)."""
+    tags: dict[str, set] = {}
+    for entry in calibration():
+        release = engines.vllm_release(entry.get("engine_version")) if entry["engine"] == "vllm" else None
+        if release is None:
+            continue
+        for tag in engines.VLLM_LOG_TAG.findall(log_text(entry)):
+            tags.setdefault(tag, set()).add(release)
+    key = lambda t: (t.split(":")[0], int(t.split(":")[1]))  # noqa: E731
+    return {
+        "about": (
+            "vLLM prints each log line's source file and line ('[gpu_worker.py:508]'), and those lines move between "
+            "releases: a log that prints no version is placed by the releases its tags were seen in. Each tag here "
+            "is one that a stored start-up log stating its version prints (tests/python/data/engine_logs/"
+            "calibration.json, each with its URL); forks' builds are left out. Written by "
+            "bench/engine_calibration.py --write-tags."
+        ),
+        "tags": {t: sorted(tags[t]) for t in sorted(tags, key=key)},
+    }
+
+
 def model_of(entry: dict):
     """A catalogue id (or proxy, or the entry's own config.json) for the log's model, or None."""
     if entry.get("hf_config"):

@@ -44,6 +44,7 @@ from kvlab.memory.kv_bytes import (
     gpu_stages,
     vllm_kv_cache,
 )
+from kvlab.memory.engines import vllm_version_from_tags
 from kvlab.memory.weights import model_weights_bytes
 from kvlab.wording import plural
 from kvlab.inputs import short_repr
@@ -704,6 +705,15 @@ def parse_engine_log(text: str) -> dict:
     }
     best = max(scores.values())
     engine = next((name for name, score in scores.items() if score == best), None) if best else None
+    if vllm and "version" not in vllm and (tagged := vllm_version_from_tags(text)):
+        # no version printed: the releases whose logs print the same "[file.py:LINE]" tags (engines.json log_tags)
+        first = next(n for n, line in enumerate(text.splitlines(), start=1) if f"[{tagged['tags'][0]}]" in line)
+        vllm["version"] = {
+            "value": tagged["value"],
+            "line": first,
+            "text": ", ".join(f"[{t}]" for t in tagged["tags"]),
+            "releases": tagged["releases"],
+        }
     return {
         "engine": engine,
         "llamacpp": {"facts": facts, "caches": caches, "buffers": buffers, "fit": fit},
@@ -1400,6 +1410,15 @@ def _vllm_settings(run: _VllmRun) -> None:
         "max_num_batched_tokens",
     )
     run.batched_known = batched_logged is not None or stated.get("max_num_batched_tokens") is not None
+    if version := v.get("version"):  # shown where the log prints it or its line tags place it
+        major, minor = version["value"]
+        where = f"log line {version['line']}"
+        if version.get("releases"):
+            where = (
+                f"not printed; its line tags {version['text']} match vLLM {' or '.join(version['releases'])} "
+                "(stored start-up logs that state their version)"
+            )
+        _setting(settings, "vLLM version", f"{major}.{minor}", where)
     run.tp = _pick("tensor_parallel_size", v.get("tensor_parallel_size"), stated, 1, settings, "tensor parallel (-tp)")
     try:
         dtype = str(run.dtype)

@@ -26,6 +26,7 @@ it with three terms fitted on real logs and says how far off the fit was on them
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 
@@ -138,6 +139,39 @@ def vllm_batch_defaults(card: dict | None) -> dict:
         "how": small["why"],
         "source": d["source"],
     }
+
+
+# A vLLM log line's "[file.py:LINE]" tag: the line numbers move from release to release, so a log that prints no
+# version is placed by them (engines.json vllm.log_tags: each tag the stored logs that state their version print)
+VLLM_LOG_TAG = re.compile(r"\[((?:gpu_worker|gpu_model_runner|kv_cache_utils)\.py:\d+)\]")
+_RELEASE = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?(?:rc\d+)?$")
+
+
+def vllm_release(version: str | None) -> str | None:
+    """A stated vLLM version as its release ('0.20.2rc1.dev9+g01d4d1ad3' -> '0.20.2rc1'); None for a fork's tag."""
+    text = str(version or "").split("+")[0].strip()
+    text = re.sub(r"\.dev\d+$", "", text)
+    return text if _RELEASE.fullmatch(text) else None
+
+
+def vllm_version_from_tags(text: str) -> dict | None:
+    """The vLLM release(s) a log's line tags belong to, when it prints no version; None when none is known or
+    the tags disagree (a fork or a patched build).
+
+    `value` is the earliest (major, minor) of the releases every known tag in the log was seen in.
+
+    >>> vllm_version_from_tags("(Worker pid=1) INFO [gpu_worker.py:538] Available KV cache memory: 5.24 GiB")["value"]
+    (0, 25)
+    """
+    table = vllm_data()["log_tags"]["tags"]
+    found = list(dict.fromkeys(t for t in VLLM_LOG_TAG.findall(text) if t in table))
+    if not found:
+        return None
+    releases = set.intersection(*(set(table[t]) for t in found))
+    if not releases:
+        return None
+    minors = sorted({tuple(int(x) for x in _RELEASE.fullmatch(r).groups()) for r in releases})
+    return {"value": minors[0], "releases": sorted(releases), "tags": found}
 
 
 VLLM_VERSIONS = ("v1", "v0", "0.21+", "v0-pre-mla")
