@@ -45,16 +45,7 @@ from kvlab.memory import serving  # noqa: E402
 from kvlab.memory.scheduler import SIMULATION_KEYS  # noqa: E402
 
 DATA = ROOT / "pycode" / "kvlab" / "data" / "serving_benchmarks.json"
-START = {
-    "bandwidth_efficiency": 0.7,
-    "compute_efficiency": 0.5,
-    "step_overhead_ms": 2.0,
-    "request_overhead_us": 20.0,
-    "allreduce_latency_us": 10.0,
-    "frontend_ms": 2.0,
-    "weight_only_fp4_compute_efficiency": 0.4,
-    "weight_only_fp4_triton_compute_efficiency": 0.4,
-}
+START = serving_validation.FIT_START
 BOUNDS = {  # what is physical: an efficiency in (0, 1], overheads from 1 us to 100 ms
     "bandwidth_efficiency": (0.05, 1.0),
     "compute_efficiency": (0.05, 1.0),
@@ -110,11 +101,12 @@ def constants_of(x: np.ndarray, bounds: dict | None = None) -> dict:
 
 def loss(constants: dict, runs: set[str]) -> float:
     rows, _ = serving_validation.table(constants, only=runs)
+    short = serving_validation.short_answer_runs()
     total = 0.0
     for r in rows:
         if "error" in r:
             continue
-        for key in ("out", "tpot"):
+        for key in ("out",) if r["id"] in short else ("out", "tpot"):
             if r.get(key):
                 total += math.log(r[key]) ** 2
     return total
@@ -182,9 +174,10 @@ def fit() -> dict:
         "about": "Step-time constants of kvlab.memory.scheduler.simulate, fitted by bench/serving_sim_calibration.py "
         "on the vLLM runs of tests/python/data/serving_runs.json listed in 'runs' (bench/serving_validation.py "
         "USED_FOR_CALIBRATION: the vLLM runs with a catalogue model and GPU, sorted by id, 1st, 3rd, 5th, ...; then, "
-        "for each constant no fit run exercises, the first run by id that exercises it); "
+        "for each constant no fit run exercises, the first run by id that exercises it; then, for each MXFP4 kernel "
+        "path's constant only one fit run exercises, the other run whose predicted output moves most with it); "
         "the other vLLM runs are held out. Loss: sum of log(predicted / measured)^2 of output tok/s and median "
-        "TPOT; Nelder-Mead in the logarithms, restarted once from its end with a half-size simplex, each constant rounded to 3 significant figures. frontend_ms is "
+        "TPOT (not for answers under 16 tokens, whose TPOT is the API server's streaming); Nelder-Mead in the logarithms, restarted once from its end with a half-size simplex, each constant rounded to 3 significant figures. frontend_ms is "
         "bounded by the fit runs' own median TTFT (frontend_ms_bound: with all n requests sent at once, the "
         "median TTFT is at least (n - 1) / 2 x frontend_ms).",
         "constants": constants,
