@@ -355,6 +355,31 @@ def test_speculative_decoding_and_prefix_caching_can_be_stated():
         explain_engine_log(log, "qwen3.6-27b", enable_prefix_caching="yes")
 
 
+def test_int8_per_token_head_is_rebuilt_with_its_scales():
+    """club-3090 #602, the same dual-max compose with --kv-cache-dtype int8_per_token_head (its args line shows the
+    dtype, TP 2 and prefix caching; MTP 3 and 8,192 batched tokens are the compose's, stated). One GPU's attention
+    token per layer: 2 KV heads x 2 (K, V) x (256 + 4) B = 1,040 B (fp8: 1,024), so the block that holds a state
+    page is 1,584 tokens (fp8: 1,600), a request takes 166 + 3 x 5 = 181 blocks, and 5.23 GiB holds 200 blocks of
+    17 layers x 1,584 x 1,040 B: 1.10x, 289,661 tokens, as logged."""
+    log = calibration_log("vllm_qwen36_27b_fp8_rtx3090_3090ti_tp2_int8kv.txt")
+    out = explain_engine_log(
+        log, "qwen3.6-27b", max_num_batched_tokens=8192, num_speculative_tokens=3, speculative_method="mtp"
+    )
+    assert not [n for n in out["notes"] if n.startswith("not modelled")]
+    conc = check(out, "maximum concurrency")
+    assert conc["rebuilt"].startswith("200 blocks / 181 = 1.10x, 289,661 tokens") and conc["status"] == "consistent"
+    assert "blocks of 1584 tokens" in conc["terms"][0]["how"]
+    assert check(out, "KV cache size in tokens")["status"] == "consistent"
+    # llama.cpp has no such type: stated for a llama.cpp log that does not print its types, it is refused by name
+    lines = read_log(LOGS / "llamacpp_phi3_mini_131k_f16.txt")[1].splitlines()
+    no_types = "\n".join(line for line in lines if "n_ctx" in line or "KV buffer size" in line)
+    with pytest.raises(ValueError, match="type_k='int8_per_token_head' is a vLLM cache type; llama.cpp accepts"):
+        explain_engine_log(no_types, "phi-3-mini-4k", type_k="int8_per_token_head")
+    # nor SGLang: a stated kv_cache_dtype is refused, not counted at 1 B a value
+    with pytest.raises(ValueError, match="is a vLLM cache type; SGLang and TensorRT-LLM take"):
+        explain_engine_log(calibration_log("sglang_gemma3_tp1_h200.txt"), None, kv_cache_dtype="int8_per_token_head")
+
+
 @pytest.mark.parametrize(
     ("line", "spec", "caching"),
     [

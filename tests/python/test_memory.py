@@ -23,6 +23,7 @@ from kvlab.memory.architecture import (
 )
 from kvlab.memory.catalogue import model_architecture
 from kvlab.dtypes import bits_per_value
+from kvlab.memory.deployment import deployment
 from kvlab.memory.kv_bytes import (
     GIB,
     MIB,
@@ -34,6 +35,7 @@ from kvlab.memory.kv_bytes import (
     vllm_capacity,
     vllm_kv_cache,
 )
+from kvlab.memory.verdict import verdict
 
 KIB = 1024
 
@@ -103,6 +105,72 @@ def test_quantized_row_must_be_whole_blocks():
 def test_unknown_kv_type_is_rejected_by_name():
     with pytest.raises(ValueError, match="q3_k"):
         kv_bytes_per_token(LLAMA3_8B, "q3_k")
+
+
+# --- vLLM's per-token-head types (--kv-cache-dtype int8_per_token_head, fp8_per_token_head) ------------------
+
+
+@pytest.mark.parametrize("kv", ["int8_per_token_head", "fp8_per_token_head"])
+def test_per_token_head_types_add_a_float32_scale_per_kv_head_to_k_and_v(kv):
+    """1 B per value + a 4 B float32 scale per token per KV head, for K and for V (vllm/v1/kv_cache_interface.py,
+    AttentionSpec.page_size_bytes). Llama-3-8B: 32 layers x 8 KV heads x head_dim 128."""
+    per_token = 2 * 32 * 8 * (128 * 1 + 4)
+    assert kv_bytes_per_token(LLAMA3_8B, kv)["bytes_per_token"] == per_token
+    vk = vllm_kv_cache(LLAMA3_8B, 4096, kv)
+    assert vk["bytes_per_token"] == per_token
+    assert vk["bytes_per_sequence"] == 4096 // 16 * 16 * per_token  # 256 whole blocks of 16 tokens
+    # tensor parallel 2: each GPU holds 4 of the 8 KV heads, and their scales
+    assert vllm_kv_cache(LLAMA3_8B, 4096, kv, tp=2)["stages"][0]["layout"]["attention_bytes_per_token_per_layer"] == (
+        2 * 4 * (128 + 4)
+    )
+    # vLLM's test_reshape_padded_quantized_kv_cache_preserves_scale_stride: block_size 16, 1 KV head, head_size 4,
+    # int8: the head padded to 4 + 4 B, K's half of a block 16 x 1 x 8 = 128 B (its stride(1)), K + V 256 B
+    assert 16 * row_bytes(kv, 4, heads=1) == 128
+    assert 16 * 2 * row_bytes(kv, 4, heads=1) == 2 * 16 * 1 * 4 + 2 * 16 * 1 * 4  # real page + AttentionSpec's scales
+    with pytest.raises(ValueError, match="give heads"):
+        row_bytes(kv, 128)
+
+
+def test_per_token_head_scales_enlarge_a_hybrids_attention_block():
+    """Qwen3.6-27B (Gated DeltaNet + 16 full layers, 4 KV heads x 256), TP 2, MTP 3, prefix caching: one GPU's
+    state page is 1,634,304 B; vLLM grows the attention block to 16 x cdiv(state, 16 x per-token page)
+    (Platform._align_hybrid_block_size builds the per-token page with the kv_quant_mode): fp8 1,024 B -> 1,600
+    tokens, int8_per_token_head 2 heads x 2 x (256 + 4) = 1,040 B -> 1,584 tokens."""
+    arch = model_architecture("qwen3.6-27b")
+    setup = {"max_num_batched_tokens": 8192, "tp": 2, "prefix_caching": True, "speculative_tokens": 3, "mtp": True}
+    fp8 = vllm_kv_cache(arch, 262144, "fp8", **setup)["stages"][0]["layout"]
+    int8 = vllm_kv_cache(arch, 262144, "int8_per_token_head", **setup)["stages"][0]["layout"]
+    assert fp8["state_page_bytes"] == int8["state_page_bytes"] == 1_634_304
+    assert int8["attention_bytes_per_token_per_layer"] == 2 * 2 * (256 + 4)
+    assert (fp8["block_size"], int8["block_size"]) == (
+        16 * -(-1_634_304 // (16 * 1024)),
+        16 * -(-1_634_304 // (16 * 1040)),
+    )
+    assert int8["block_size"] == 1584 and int8["page_bytes"] == 1584 * 1040
+    # a request: cdiv(262,144, 1,584) = 166 blocks for the full layers + 3 state groups x (2 + 3) blocks
+    assert int8["blocks_per_request"] == -(-262144 // 1584) + 3 * 5 == 181
+
+
+def test_llamacpp_refuses_per_token_head_types_naming_the_field():
+    """llama.cpp has no such cache type (common/arg.cpp kv_cache_types): each door names the field it came in by."""
+    with pytest.raises(ValueError, match=r"type_k='int8_per_token_head' is a vLLM cache type; llama.cpp accepts f32"):
+        memory_report(LLAMA3_8B, 4096, "int8_per_token_head", mode="llamacpp")
+    with pytest.raises(ValueError, match=r"type_v='fp8_per_token_head' is a vLLM cache type"):
+        llamacpp_kv_cache(LLAMA3_8B, 4096, "f16", "fp8_per_token_head")
+    with pytest.raises(ValueError, match="kv int8_per_token_head is a vLLM cache type; llama.cpp takes"):
+        deployment("llama-3.1-8b", gpu="h100-sxm", engine="llamacpp", kv="int8_per_token_head")
+
+
+def test_per_token_head_types_in_the_fit_and_where_vllm_has_none():
+    # the verdict's KV cache: 8,192 tokens + vLLM 0.21+'s null block of 16 tokens, at 2 x 32 x 8 x (128 + 4) B
+    dep = deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", version="0.21+", kv="int8_per_token_head")
+    kv = next(c for c in verdict(dep, 8192, solve=False)["components"] if c["name"] == "kv_cache")
+    assert kv["bytes"] == (8192 + 16) * 2 * 32 * 8 * (128 + 4)
+    with pytest.raises(ValueError, match="V1-engine only"):
+        deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", version="v0", kv="int8_per_token_head")
+    # vLLM's MLA backends take no per-token-head type (TritonMLABackend.supported_kv_cache_dtypes)
+    with pytest.raises(ValueError, match="MLA latent"):
+        vllm_kv_cache(model_architecture("deepseek-v2-lite"), 4096, "int8_per_token_head")
 
 
 # --- sliding window ---------------------------------------------------------------

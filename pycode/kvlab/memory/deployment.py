@@ -10,7 +10,8 @@ One vocabulary:
     engine    "llamacpp", "vllm", "sglang" or "trtllm" (ENGINES)
     version   the engine's version range modelled: vLLM "v0-pre-mla" (0.4-0.7.0), "v0", "v1" or "0.21+"
     tp, pp    tensor-parallel GPUs, pipeline stages (vLLM only); tp x pp GPUs in all
-    kv        the cache type in kvlab's names (f16, bf16, fp8; llama.cpp's q8_0, q4_0 ...)
+    kv        the cache type in kvlab's names (f16, bf16, fp8; vLLM's int8_per_token_head ...; llama.cpp's q8_0,
+              q4_0 ...)
     weights   the weights as counted: format, bytes, and how they were counted
 
 >>> d = deployment("llama-3.1-8b", weights="BF16", gpu="h100-sxm", engine="vllm", version="0.21+")
@@ -19,14 +20,14 @@ One vocabulary:
 >>> deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", kv="q8_0")
 Traceback (most recent call last):
     ...
-ValueError: kv q8_0 is a llama.cpp cache type; vLLM takes f16, bf16, fp8
+ValueError: kv q8_0 is a llama.cpp cache type; vLLM takes f16, bf16, fp8, int8_per_token_head, fp8_per_token_head
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvlab.dtypes import GIB, KV_TYPES, kv_type
+from kvlab.dtypes import GIB, HEAD_SCALE_BYTES, LLAMACPP_KV_TYPES, VLLM_KV_TYPES, kv_type
 from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
@@ -35,6 +36,7 @@ from kvlab.memory.engines import (
     MXFP4_BACKENDS,
     VLLM_PRE_MLA,
     VLLM_RECENT,
+    V0_RULES,
     VLLM_VERSIONS,
     vllm_pre_mla_architecture,
 )
@@ -227,10 +229,13 @@ def deployment(
     if engine == "vllm" and version not in VLLM_VERSIONS:
         raise ValueError(f"engine_version must be one of {', '.join(VLLM_VERSIONS)}, got {short_repr(version)}")
     k = engine_kv_dtype(kv) if engine in ("sglang", "trtllm") else kv_type(kv)
-    if engine == "vllm" and KV_TYPES[k][0] != 1:
-        raise ValueError(f"kv {k} is a llama.cpp cache type; vLLM takes f16, bf16, fp8")
-    if engine == "llamacpp" and k == "fp8":
-        raise ValueError("kv fp8 is a vLLM cache type; llama.cpp takes f16, bf16, q8_0, q4_0 ...")
+    if engine == "vllm" and k not in VLLM_KV_TYPES:
+        raise ValueError(f"kv {k} is a llama.cpp cache type; vLLM takes f16, bf16, fp8, {', '.join(HEAD_SCALE_BYTES)}")
+    if engine == "vllm" and k in HEAD_SCALE_BYTES and version in V0_RULES:
+        # KVQuantMode (vllm/v1/kv_cache_interface.py) and its Triton kernels are V1-only (vllm#38378, 2026)
+        raise ValueError(f"kv {k}: vLLM's per-token-head KV types are V1-engine only; give engine_version v1 or 0.21+")
+    if engine == "llamacpp" and k not in LLAMACPP_KV_TYPES:
+        raise ValueError(f"kv {k} is a vLLM cache type; llama.cpp takes f16, bf16, q8_0, q4_0 ...")
     if engine == "vllm" and version == VLLM_PRE_MLA:
         arch = vllm_pre_mla_architecture(arch)  # before MLA caching, DeepSeek's heads were cached in full
     check_tensor_parallel(arch, tp, engine)

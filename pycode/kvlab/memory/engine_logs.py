@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from kvlab.memory.architecture import ATTENTION_KINDS, FULL, LINEAR, SLIDING, Architecture
-from kvlab.dtypes import GIB, KV_TYPES, MIB, kv_type, row_bytes
+from kvlab.dtypes import GIB, HEAD_SCALE_BYTES, KV_TYPES, MIB, kv_type, row_bytes
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.kv_bytes import (
     LLAMACPP_PAD,
@@ -1344,7 +1344,7 @@ def _explain_vllm(v: dict, arch: Architecture, stated: dict) -> dict:
     run = _VllmRun(v, arch, stated)
     _vllm_settings(run)
     if run.dtype_key is None:
-        # nvfp4, fp8_ds_mla, int8_per_token_head...: vLLM's own page layouts, which kvlab's KV types do not have
+        # nvfp4, fp8_ds_mla, int4_per_token_head...: vLLM's own page layouts, which kvlab's KV types do not have
         out = _explain_vllm_log_only(
             v,
             stated,
@@ -2546,7 +2546,12 @@ def _engine_dtype(text: str | None, stated: dict, default: str) -> tuple[str, st
         if name in _TORCH_DTYPES:
             return _TORCH_DTYPES[name], "the log"
     if stated.get("kv_cache_dtype") and str(stated["kv_cache_dtype"]).lower() != "auto":
-        return kv_type(str(stated["kv_cache_dtype"])), "you"
+        dtype = kv_type(str(stated["kv_cache_dtype"]))
+        if dtype in HEAD_SCALE_BYTES:
+            raise ValueError(
+                f"kv_cache_dtype={dtype} is a vLLM cache type; SGLang and TensorRT-LLM take auto, bf16, fp8"
+            )
+        return dtype, "you"
     return default, "default (not in the log)"
 
 

@@ -34,7 +34,18 @@ from kvlab.memory.architecture import (
     LayerSpec,
     dsa_index_bytes,
 )
-from kvlab.dtypes import GIB, KIB, KV_TYPES, LLAMACPP_KV_TYPES, MIB, QUANTIZED, kv_type, row_bytes
+from kvlab.dtypes import (
+    GIB,
+    HEAD_SCALE_BYTES,
+    KIB,
+    KV_TYPES,
+    LLAMACPP_KV_TYPES,
+    MIB,
+    QUANTIZED,
+    VLLM_KV_TYPES,
+    kv_type,
+    row_bytes,
+)
 from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.catalogue import model_architecture
 from kvlab.memory.llamacpp import gemma3n_cache_layers
@@ -45,13 +56,23 @@ from kvlab.wording import plural
 # ---------------------------------------------------------------------------
 
 
+def _check_head_scales(arch: Architecture, dtype: str) -> None:
+    """vLLM's per-token-head types scale each K and V head of standard attention; an MLA latent is refused (vLLM's
+    MLA backends do not list them: TritonMLABackend.supported_kv_cache_dtypes = auto, bfloat16, fp8, fp8_e4m3)."""
+    if dtype in HEAD_SCALE_BYTES and arch.attention == "mla":
+        raise ValueError(
+            f"kv {dtype}: vLLM's per-token-head scales are counted per K and V head; kvlab does not model them "
+            f"on {arch.name}'s MLA latent (use auto, fp8 or bf16)"
+        )
+
+
 def _kind_rows(arch: Architecture, k_type: str, v_type: str) -> dict:
     rows = {}
     # chunked layers get a row only where a model has them (Llama-4), so other models' rows stay as they were
     for kind in (FULL, SLIDING) + ((CHUNKED,) if arch.count(CHUNKED) else ()):
         layers = [layer for layer in arch.layers if layer.kind == kind]
-        k = sum(row_bytes(k_type, layer.k_values) for layer in layers)
-        v = sum(row_bytes(v_type, layer.v_values) for layer in layers if layer.v_values)
+        k = sum(row_bytes(k_type, layer.k_values, layer.kv_heads) for layer in layers)
+        v = sum(row_bytes(v_type, layer.v_values, layer.kv_heads) for layer in layers if layer.v_values)
         # DeepSeek-V3.2: the DSA indexer key, in its own fp8 + fp32-scale format (architecture.dsa_index_bytes)
         index = sum(dsa_index_bytes(layer.index_values) for layer in layers if layer.index_values)
         rows[kind] = {
@@ -74,13 +95,19 @@ def kv_formula(arch: Architecture, k_type: str, v_type: str) -> str:
     shapes = {(layer.kv_heads, layer.head_dim_k, layer.head_dim_v, layer.v_values == 0) for layer in attn}
     kb = KV_TYPES[k_type][1] / KV_TYPES[k_type][0]
     size = f"{kb:g} B" if k_type == v_type else f"({k_type} K, {v_type} V)"
+    scale = HEAD_SCALE_BYTES.get(k_type, 0) if k_type == v_type else 0
     if len(shapes) != 1:
-        return f"sum over {len(attn)} attention layers of their own K and V widths x {size}"
+        return f"sum over {len(attn)} attention layers of their own K and V widths x {size}" + (
+            f" + {scale} B scale per KV head" if scale else ""
+        )
     heads, hk, hv, mla = shapes.pop()
     if mla:
         return f"{len(attn)} layers x {hk} latent values (kv_lora_rank + qk_rope_head_dim) x {size}"
     if hk == hv:
-        return f"2 (K,V) x {len(attn)} layers x {heads} kv_heads x {hk} head_dim x {size}"
+        head = f"({hk} head_dim x {size} + {scale} B scale)" if scale else f"{hk} head_dim x {size}"
+        return f"2 (K,V) x {len(attn)} layers x {heads} kv_heads x {head}"
+    if scale:
+        return f"{len(attn)} layers x {heads} kv_heads x (({hk} + {hv}) head_dim x {size} + 2 x {scale} B scale)"
     return f"{len(attn)} layers x {heads} kv_heads x ({hk} + {hv}) head_dim x {size}"
 
 
@@ -96,6 +123,8 @@ def kv_bytes_per_token(arch: Architecture, k_type: str = "f16", v_type: str | No
     """
     k_type = kv_type(k_type)
     v_type = k_type if v_type is None else kv_type(v_type)
+    for t in (k_type, v_type):
+        _check_head_scales(arch, t)
     rows = _kind_rows(arch, k_type, v_type)
     linear = arch.state_layers
     total = sum(row["bytes_per_token"] for row in rows.values())
@@ -152,7 +181,9 @@ def kv_cache_bytes(
         if layer.kind in (SLIDING, CHUNKED):
             # a chunked layer holds at most one chunk: min(context, attention_chunk_size) tokens at its peak
             tokens = min(context, layer.window)
-            per = row_bytes(k_type, layer.k_values) + (row_bytes(v_type, layer.v_values) if layer.v_values else 0)
+            per = row_bytes(k_type, layer.k_values, layer.kv_heads) + (
+                row_bytes(v_type, layer.v_values, layer.kv_heads) if layer.v_values else 0
+            )
             if layer.kind == SLIDING:
                 sliding_bytes += per * tokens * n_seq
             else:
@@ -288,7 +319,9 @@ def llamacpp_kv_cache(
     type_v = type_k if type_v is None else kv_type(type_v)
     for name, t in (("type_k", type_k), ("type_v", type_v)):
         if t not in LLAMACPP_KV_TYPES:
-            raise ValueError(f"{name}={short_repr(t)}: llama.cpp accepts {', '.join(LLAMACPP_KV_TYPES)}")
+            raise ValueError(
+                f"{name}={short_repr(t)} is a vLLM cache type; llama.cpp accepts {', '.join(LLAMACPP_KV_TYPES)}"
+            )
     notes: list[str] = []
     if type_v in QUANTIZED and not flash_attn:
         raise ValueError(f"type_v={type_v}: llama.cpp needs flash attention (-fa on) for a quantized V cache")
@@ -545,7 +578,6 @@ def vllm_kv_layout(
     of a type pays for that type's blocks all the same.
     """
     dtype = kv_type(kv_cache_dtype)
-    kv_value_bytes = KV_TYPES[dtype][1]
     ssm_value_bytes = ssm_value_bytes or model_value_bytes
     types: dict[tuple, dict] = {}
     attn_token = 0
@@ -561,12 +593,13 @@ def vllm_kv_layout(
         if layer.kind == LINEAR:
             continue
         if arch.attention == "mla":
-            width = layer.k_values + layer.v_values
+            width, per_rank = layer.k_values + layer.v_values, 1
         else:
             heads = layer.kv_heads or 1
             per_rank = _cdiv(heads, tp)
             width = (layer.k_values + layer.v_values) * per_rank // heads
-        token = width * kv_value_bytes
+        # K and V of this GPU's heads; a per-token-head type adds a scale per head to each (row_bytes)
+        token = row_bytes(dtype, width, per_rank * (2 if layer.v_values else 1))
         if layer.index_values and dtype == "fp8":
             token = VLLM_FP8_DS_MLA_BYTES  # DeepSeek-V3.2's fp8_ds_mla latent
         if layer.index_values:
@@ -787,11 +820,11 @@ def vllm_kv_cache(
         raise ValueError("max_model_len and block_size must be at least 1")
     model_dtype = kv_type(model_dtype)
     dtype = model_dtype if kv_cache_dtype == "auto" else kv_type(kv_cache_dtype)
-    if dtype in QUANTIZED:
+    if dtype not in VLLM_KV_TYPES:
         raise ValueError(
-            f"kv_cache_dtype={short_repr(dtype)} is a llama.cpp type; vLLM takes auto, fp8, bf16, f16, f32"
+            f"kv_cache_dtype={short_repr(dtype)} is a llama.cpp type; vLLM takes auto, {', '.join(VLLM_KV_TYPES)}"
         )
-    width = KV_TYPES[dtype][1]
+    _check_head_scales(arch, dtype)
     state_blocks = vllm_state_blocks(prefix_caching, speculative_tokens)
     arch = vllm_speculative_state(vllm_with_draft_layers(arch, speculative_tokens if mtp else 0), speculative_tokens)
     kinds = (FULL, SLIDING, LINEAR) + ((CHUNKED,) if arch.count(CHUNKED) else ())
@@ -810,7 +843,9 @@ def vllm_kv_cache(
             continue
         row = by_kind[layer.kind]
         row["layers"] += 1
-        token_bytes = (layer.k_values + layer.v_values) * width
+        token_bytes = row_bytes(dtype, layer.k_values, layer.kv_heads) + (
+            row_bytes(dtype, layer.v_values, layer.kv_heads) if layer.v_values else 0
+        )
         if layer.index_values and dtype == "fp8":
             # DeepSeek-V3.2: --kv-cache-dtype fp8 becomes "fp8_ds_mla", 656 B per token per layer
             # (DeepseekV32ForCausalLM.verify_and_update_config; MLAAttentionSpec.real_page_size_bytes)
@@ -1052,6 +1087,7 @@ def layer_memory_map(
     if context < 1 or n_seq < 1:
         raise ValueError("context and n_seq must be at least 1")
     k_type = kv_type(kv)
+    _check_head_scales(arch, k_type)
     mla = arch.attention == "mla"
     cells = {}
     if mode == "llamacpp":
@@ -1088,8 +1124,8 @@ def layer_memory_map(
                 alloc = layout["page_bytes"] * n_seq
             held = "its state"
         else:
-            row = row_bytes(k_type, layer.k_values) + (
-                0 if (mla or not layer.v_values) else row_bytes(k_type, layer.v_values)
+            row = row_bytes(k_type, layer.k_values, layer.kv_heads) + (
+                0 if (mla or not layer.v_values) else row_bytes(k_type, layer.v_values, layer.kv_heads)
             )
             index_row = 0
             if layer.index_values:  # DeepSeek-V3.2's indexer key: type_k in llama.cpp, fp8 + scale otherwise

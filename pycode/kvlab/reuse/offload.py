@@ -234,7 +234,11 @@ def prefix_bytes_function(arch: Architecture, kv: str = "f16"):
     kv = kv_type(kv)
     full = kv_bytes_per_token(arch, kv)["by_kind"][FULL]["bytes_per_token"]
     capped = [
-        (row_bytes(kv, layer.k_values) + (row_bytes(kv, layer.v_values) if layer.v_values else 0), layer.window)
+        (
+            row_bytes(kv, layer.k_values, layer.kv_heads)
+            + (row_bytes(kv, layer.v_values, layer.kv_heads) if layer.v_values else 0),
+            layer.window,
+        )
         for layer in arch.layers
         if layer.kind in (SLIDING, CHUNKED)
     ]
