@@ -116,6 +116,35 @@ def test_sglang_refuses_when_the_weights_leave_no_pool():
     assert not r["fits"] and "more than the GPU's free memory" in r["refusal"]
 
 
+def _sglang_used_before_weights(card: str, tp: int) -> float:
+    """GiB the SGLang budget takes off the device total before the weights load (CUDA context, NCCL, all-reduce)."""
+    r = sglang_budget(model_architecture("llama-3.1-8b"), get_gpu(card), context=4096, n_gpus=tp)
+    steps = {s["label"]: s["bytes"] for s in r["steps"]}
+    total = steps["GPU memory the device reports (gpu_mem)"]
+    return (total - steps["free before the weights load (pre_model_load_memory)"]) / 2**30
+
+
+def test_sglang_distributed_init_memory_is_one_amount_at_any_tp_on_nvlink():
+    """SGLang reads pre_model_load_memory after init_torch_distributed (model_runner.py: the NCCL communicators and,
+    on NVLink cards, the custom all-reduce buffers). vLLM's tp-2 H100 log already takes 1.79 GiB for them and
+    SGLang's tp-8 logs 1.31-2.01 GiB, so on NVLink cards it is one amount for any tp > 1, not a per-GPU slope;
+    PCIe pairs keep 0.19 GiB per extra GPU (the RTX 4090 tp-2 KTransformers log frees 22.84 of ~23.67 GiB)."""
+    from kvlab.memory.sglang import CONTEXT_GIB, NVLINK_DIST_INIT_LOGS, NVLINK_TP_GIB
+
+    assert NVLINK_TP_GIB == 1.79
+    assert sorted(g for g, _, _ in NVLINK_DIST_INIT_LOGS) == [1.31, 1.79, 2.01]
+    assert all(url.startswith("https://github.com/") for _, _, url in NVLINK_DIST_INIT_LOGS)
+    # the H200 tp-8 figure is the stored log's own memory, less the tp-1 context
+    entry = next(e for e in bench.calibration() if e["file"].endswith("sglang_deepseek_v4_pro_fp8_h200_tp8_error.txt"))
+    before_weights = entry["logged"]["avail_mem_after_weights_gb"] + entry["logged"]["weights_gb_per_rank"]
+    assert round(139.81 - before_weights - CONTEXT_GIB, 2) == 1.31
+    assert _sglang_used_before_weights("h100-sxm", 1) == pytest.approx(0.60, abs=0.005)
+    for tp in (2, 4, 8):
+        assert _sglang_used_before_weights("h100-sxm", tp) == pytest.approx(0.60 + 1.79, abs=0.005), tp
+    assert _sglang_used_before_weights("rtx-4090", 2) == pytest.approx(0.79, abs=0.005)
+    assert _sglang_used_before_weights("rtx-4090", 4) == pytest.approx(0.60 + 3 * 0.19, abs=0.005)
+
+
 def test_sglang_context_longer_than_the_pool_does_not_fit():
     arch = model_architecture("llama-3.1-8b")
     r = sglang_budget(arch, get_gpu("rtx-4090"), context=131072)

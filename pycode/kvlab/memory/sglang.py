@@ -27,7 +27,8 @@ mamba_full_memory_ratio / (1 + ratio) of rest (0.9 by default) and the token poo
 full-attention layers (handle_max_mamba_cache). Sliding-window layers: see UNSURE.
 
 kvlab measures nothing: the free memory before loading is the driver's total less a CUDA
-context estimate, the weights come from kvlab.memory.weights, split evenly over tp.
+context estimate (and, at tp > 1, the NCCL and custom all-reduce memory SGLang's distributed init takes:
+`pre_load_overhead`), the weights come from kvlab.memory.weights, split evenly over tp.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from kvlab.memory.engine_budget import (
     layer_bytes_per_token,
     setting,
 )
-from kvlab.memory.engines import driver_memory
+from kvlab.memory.engines import driver_memory, has_nvlink
 from kvlab.memory.weights import model_weights_bytes, weight_format
 
 SERVER_ARGS = "sgl-project/sglang python/sglang/srt/server_args.py@001067fffe33"
@@ -61,11 +62,43 @@ VERSION = (
 )
 
 # kvlab estimate: memory the CUDA context and NCCL take before the weights load (SGLang's
-# pre_model_load_memory is the free memory at that point). Read off the calibration logs:
-# H200 tp1 139.81 - (131.08 + 8.13) = 0.60 GiB (sglang_gemma3_tp1_h200.txt; 139.81 GiB is an H200's
-# device total as TensorRT-LLM prints it, in a public Dynamo log-parser test), H200 tp8 139.81 - (12.25 + 125.65) = 1.91 GiB
-# (sglang_deepseek_v4_pro_fp8_h200_tp8_error.txt): 0.6 GiB + 0.19 GiB per extra GPU.
+# pre_model_load_memory is the free memory at that point). The CUDA context, read off a tp-1 log:
+# H200 139.81 - (131.08 + 8.13) = 0.60 GiB (sglang_gemma3_tp1_h200.txt; 139.81 GiB is an H200's
+# device total as TensorRT-LLM prints it, in a public Dynamo log-parser test).
 CONTEXT_GIB = 0.6
+# At tp > 1 SGLang reads pre_model_load_memory after init_torch_distributed has run init_distributed_environment and
+# initialize_model_parallel (model_runner.py, e.g. at v0.4.9.post2: the NCCL communicators and, on NVLink cards, the
+# custom all-reduce buffers), and prints what that took as "Init torch distributed ends. mem usage=X GB".
+# NVLink / NVSwitch data-centre cards (kvlab.memory.engines.has_nvlink): one amount for any tp > 1, the median of the
+# real logs below (it does not grow with the GPU count: vLLM's tp-2 log already shows 1.79 GiB, SGLang's tp-8 logs
+# 1.31-2.01). Not used: https://github.com/sgl-project/sglang/pull/5390 (8 x 180 GB Blackwell cards, the Cutlass MLA
+# backend's test, 2.38-2.50 GB), which runs DP attention (its "DP6 TP6" ranks), whose extra process groups take more.
+NVLINK_DIST_INIT_LOGS = (
+    (
+        1.31,
+        "8 x H200, tp 8: 139.81 - (12.25 + 125.65) = 1.91 GiB before the weights, less the 0.60 GiB context "
+        "(sglang_deepseek_v4_pro_fp8_h200_tp8_error.txt; the log prints no distributed-init line)",
+        "https://github.com/SemiAnalysisAI/InferenceX/issues/2128",
+    ),
+    (
+        2.01,
+        "8 x 141 GB Hopper cards (H200 class; 137.29 GB free at 'Load weight begin'), tp 8: 'Init torch distributed "
+        "ends. mem usage=2.01 GB' on the ranks that set the minimum (1.96 on TP0, 1.77 on TP7), 2025-10-16",
+        "https://github.com/sgl-project/sglang/pull/11716",
+    ),
+    (
+        1.79,
+        "vLLM, same NCCL and custom all-reduce set-up (SGLang's parallel_state is vLLM's): Llama-3-8B on H100, "
+        "non_torch_memory 3.58 GiB at tp 2 against 1.79 GiB at tp 1 (kvlab/data/engines.json tensor_parallel_extra_gib)",
+        "https://github.com/vllm-project/vllm/pull/10511",
+    ),
+)
+# the median (an odd count of logs)
+NVLINK_TP_GIB = sorted(g for g, _, _ in NVLINK_DIST_INIT_LOGS)[len(NVLINK_DIST_INIT_LOGS) // 2]
+# GPUs on PCIe (no custom all-reduce buffers, kvlab.memory.engines.PCIE_ONLY_CARDS): 0.19 GiB per extra GPU, the
+# slope the two H200 logs above gave before the NVLink amount was split out; checked on a PCIe pair:
+# sglang_qwen35_397b_fp8_rtx4090_tp2_ktransformers.txt frees 3.76 + 19.08 = 22.84 GB before its weights, 0.83 GiB
+# under kvlab's 23.67 GiB estimate of an RTX 4090's total, against 0.6 + 0.19 = 0.79.
 CONTEXT_PER_EXTRA_GPU_GIB = 0.19
 
 # AITER attention backend (AMD): its paged-decode workspace (aiter_backend.py AiterAttnBackend.__init__ at
@@ -100,7 +133,10 @@ STORED_WEIGHTS = (
 )
 UNSURE = [
     "the free memory before the weights load is the driver's total less a CUDA context estimate "
-    f"({CONTEXT_GIB} GiB + {CONTEXT_PER_EXTRA_GPU_GIB} GiB per extra GPU, read off two logs); SGLang measures it",
+    f"({CONTEXT_GIB} GiB, read off a tp-1 log; at tp > 1 + {NVLINK_TP_GIB} GiB of NCCL and custom all-reduce on "
+    f"NVLink cards, the median of {len(NVLINK_DIST_INIT_LOGS)} logs that ranged "
+    f"{min(g for g, _, _ in NVLINK_DIST_INIT_LOGS)}-{max(g for g, _, _ in NVLINK_DIST_INIT_LOGS)} GiB, or "
+    f"{CONTEXT_PER_EXTRA_GPU_GIB} GiB per extra GPU on PCIe); SGLang measures it",
     "the weights are kvlab's formula (parameters x bits) split evenly over tp, not the checkpoint's bytes",
     "multimodal models: SGLang lowers mem_fraction_static by its vision tower's size (adjust_mem_fraction_for_vlm) "
     "and keeps the breakable prefill CUDA graph off; kvlab's architectures carry no vision config, so neither is "
@@ -118,6 +154,29 @@ UNSURE = [
     "SGLang's GB in its logs are GiB; a pool row per page of padding (size + page_size rows) is allocated on top of "
     "max_total_num_tokens and is not counted in the budget",
 ]
+
+
+def pre_load_overhead(card: dict | None, tp: int) -> dict:
+    """GiB in use before the weights load: the CUDA context, plus at tp > 1 what SGLang's distributed init takes
+    (NVLink cards: NVLINK_TP_GIB for any tp > 1; PCIe cards: CONTEXT_PER_EXTRA_GPU_GIB per extra GPU).
+
+    >>> pre_load_overhead({"id": "h100-sxm"}, 4)["gib"], pre_load_overhead({"id": "rtx-4090"}, 2)["gib"]
+    (2.39, 0.79)
+    """
+    if tp <= 1:
+        return {"gib": CONTEXT_GIB, "how": f"{CONTEXT_GIB:g} GiB CUDA context"}
+    if has_nvlink(card):
+        return {
+            "gib": round(CONTEXT_GIB + NVLINK_TP_GIB, 2),
+            "how": f"{CONTEXT_GIB:g} GiB CUDA context + {NVLINK_TP_GIB:g} GiB NCCL and custom all-reduce at tp {tp} "
+            f"(NVLink: median of {len(NVLINK_DIST_INIT_LOGS)} logs' distributed init)",
+        }
+    extra = CONTEXT_PER_EXTRA_GPU_GIB * (tp - 1)
+    return {
+        "gib": round(CONTEXT_GIB + extra, 2),
+        "how": f"{CONTEXT_GIB:g} GiB CUDA context + {extra:.2f} GiB NCCL ({CONTEXT_PER_EXTRA_GPU_GIB:g} GiB per extra "
+        "GPU on PCIe, no custom all-reduce)",
+    }
 
 
 def platform(card: dict | None) -> str:
@@ -317,13 +376,14 @@ def sglang_budget(
 
     total = driver_memory(card)
     steps.append(budget_step("GPU memory the device reports (gpu_mem)", total["bytes"], total["how"], SERVER_ARGS))
-    context_bytes = int((CONTEXT_GIB + CONTEXT_PER_EXTRA_GPU_GIB * (tp - 1)) * GIB)
+    overhead = pre_load_overhead(card, tp)
+    context_bytes = int(overhead["gib"] * GIB)
     pre_load = total["bytes"] - context_bytes
     steps.append(
         budget_step(
             "free before the weights load (pre_model_load_memory)",
             pre_load,
-            f"gpu_mem - {context_bytes / GIB:.2f} GiB CUDA context and NCCL (kvlab estimate; SGLang measures it)",
+            f"gpu_mem - {context_bytes / GIB:.2f} GiB: {overhead['how']} (kvlab estimate; SGLang measures it)",
             "kvlab estimate",
         )
     )
