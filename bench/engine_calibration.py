@@ -216,7 +216,17 @@ def other_engines_table() -> list[dict]:
 # ---------------------------------------------------------------------- 2b. prediction on every log
 PREDICTION_TOLERANCES = (0.05, 0.15)
 SKIPPED: list[tuple[str, str]] = []  # logs with a model and card whose settings are not known
-KV_DTYPES = {"auto": "f16", "fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "bfloat16": "bf16", "float16": "f16"}
+KV_DTYPES = {
+    "auto": "f16",
+    "fp8": "fp8",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+    "bfloat16": "bf16",
+    "float16": "f16",
+    # vLLM's per-token-head types: 1 B per value + a float32 scale per token per KV head (kvlab.dtypes.HEAD_SCALE_BYTES)
+    "int8_per_token_head": "int8_per_token_head",
+    "fp8_per_token_head": "fp8_per_token_head",
+}
 
 
 def constant_sources() -> str:
@@ -325,7 +335,11 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
             continue
         parts = {c["name"]: c["bytes"] for c in v["components"]}
         avail = (v["budget_bytes"] - parts["weights"] - parts.get("activation_reserve", 0)) / engines.GIB
-        per_token = parts["kv_cache"] / context  # per GPU, for one request of max_model_len
+        # per GPU, for one request of max_model_len, without the null block: vLLM 0.20.2+ prints the tokens as
+        # int(blocks / blocks per request x max_model_len), the null block among the blocks
+        # (one more sequence's cache: the null block, 0.21+, is in both)
+        two = {c["name"]: c["bytes"] for c in verdict(dep, context, n_seq=2, solve=False)["components"]}
+        per_token = (two["kv_cache"] - parts["kv_cache"]) / context
         rows.append(
             {
                 "file": entry["file"],

@@ -314,3 +314,25 @@ def test_a_log_that_prints_no_version_is_placed_by_its_line_tags():
     assert parse_engine_log(printed)["vllm"]["version"]["value"] == (0, 20)
     assert vllm_version_from_tags("[gpu_worker.py:508] a\n[gpu_worker.py:563] b") is None
     assert vllm_version_from_tags("[gpu_worker.py:1] unknown line") is None
+
+
+def test_the_prediction_bench_counts_int8_per_token_head_as_itself():
+    """bench/engine_calibration.py --prediction passes --kv-cache-dtype int8_per_token_head through (it was
+    "predicted as fp8"): club-3090 #602's KV tokens are the available memory over one request of its own layout,
+    181 blocks of 17 layers x 1,584 tokens x 1,040 B, where its fp8 sibling (PR 594) takes 179 blocks of 17 x 1,600 x
+    1,024 B. vLLM 0.20.2+ prints int(blocks / blocks per request x max_model_len), its null block among the blocks,
+    so the request's own blocks divide, not the request plus the null block (which the bench did before session 11:
+    8 % too few tokens for Qwen3.5-4B's 11-block requests)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import engine_calibration  # bench/engine_calibration.py
+
+    rows = {r["file"]: r for r in engine_calibration.vllm_prediction_rows(engine_calibration.constant_sources())}
+    for name, blocks, block_bytes in (
+        ("vllm_qwen36_27b_fp8_rtx3090_3090ti_tp2_int8kv.txt", 181, 17 * 1584 * 1040),
+        ("vllm_qwen36_27b_fp8_tp2_dualmax.txt", 179, 17 * 1600 * 1024),
+    ):
+        r = rows["calibration/" + name]
+        assert "predicted as fp8" not in r["how"], name
+        assert r["predicted_tokens"] == pytest.approx(r["predicted_gib"] * GIB * 262144 / (blocks * block_bytes))
