@@ -376,6 +376,15 @@ def test_gpu_fit_says_which_mxfp4_kernel_path_it_modelled():
         model="gpt-oss-120b", gpu="h100-sxm", weights="MXFP4", kv="f16", context=32768, mode="vllm"
     )
     text = fm.gpu_fit_view(data)["engine_text"]
-    assert "Triton kernel path" in text and "runs Marlin" in text
+    assert "Triton kernel path" in text and "runs Marlin" in text and "--mxfp4-backend marlin" in text
+    # each card's own path, in its own words: an A100 is already on Marlin, a B200 on its FP4 tensor cores
+    a100 = fm.gpu_fit_view(
+        kvlab.gpu_fit_figure(model="gpt-oss-20b", gpu="a100-80gb", weights="MXFP4", kv="f16", mode="vllm")
+    )
+    assert "Marlin kernel path" in a100["engine_text"] and "runs Marlin" not in a100["engine_text"]
+    b200 = fm.gpu_fit_view(
+        kvlab.gpu_fit_figure(model="gpt-oss-20b", gpu="b200", weights="MXFP4", kv="f16", mode="vllm")
+    )
+    assert "FP4 tensor cores" in b200["engine_text"] and "Marlin" not in b200["engine_text"]
     plain = kvlab.gpu_fit_figure(model="llama-3.1-8b", gpu="h100-sxm", weights="BF16", kv="f16", mode="vllm")
     assert "kernel path" not in fm.gpu_fit_view(plain)["engine_text"]

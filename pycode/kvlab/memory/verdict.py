@@ -667,10 +667,13 @@ def llamacpp_fit(dep: Deployment, context: int | None = None, n_seq: int = 1) ->
 
 
 MXFP4_KERNEL_HOW = {
-    "given": "MXFP4 weights on vLLM's {kernel} kernel path, as given",
-    "card": "MXFP4 weights on vLLM's {kernel} kernel path, the one get_mxfp4_backend picks for this card with OpenAI's "
-    "triton_kernels installed (vLLM's Docker image); an install without them, or VLLM_MXFP4_USE_MARLIN=1, runs "
-    "Marlin, which loads and reserves more (mxfp4_backend)",
+    "given": "MXFP4 weights on vLLM's {kernel} kernel path, as given (--mxfp4-backend)",
+    "triton": "MXFP4 weights on vLLM's Triton kernel path (OpenAI's triton_kernels), the one get_mxfp4_backend picks "
+    "for this card when triton_kernels is installed, as in vLLM's Docker image; without it, or with "
+    "VLLM_MXFP4_USE_MARLIN=1, vLLM runs Marlin, which loads and reserves more (kvlab fit --mxfp4-backend marlin)",
+    "marlin": "MXFP4 weights on vLLM's Marlin kernel path, the one get_mxfp4_backend picks below compute capability "
+    "9.0 (the packed weights dequantized inside each GEMM)",
+    "native": "MXFP4 weights on the card's own FP4 tensor cores",
     "no card": "MXFP4 weights on vLLM's {kernel} kernel path (no card given, so no compute capability to choose by)",
 }
 
@@ -691,7 +694,7 @@ def _engine_model(dep: Deployment, setup: dict | None, use: dict, capped: bool, 
     if setup.get("mxfp4_kernel"):
         model["mxfp4_kernel"] = setup["mxfp4_kernel"]
         model["mxfp4_kernel_how"] = MXFP4_KERNEL_HOW[
-            "given" if dep.mxfp4_backend else "card" if dep.card else "no card"
+            "given" if dep.mxfp4_backend else setup["mxfp4_kernel"] if dep.card else "no card"
         ].format(kernel=setup["mxfp4_kernel"].capitalize())
     if setup["version_id"] == VLLM_RECENT:
         model |= {
