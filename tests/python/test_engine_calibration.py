@@ -336,3 +336,16 @@ def test_the_prediction_bench_counts_int8_per_token_head_as_itself():
         r = rows["calibration/" + name]
         assert "predicted as fp8" not in r["how"], name
         assert r["predicted_tokens"] == pytest.approx(r["predicted_gib"] * GIB * 262144 / (blocks * block_bytes))
+
+
+def test_the_stored_cuda_graph_fit_is_what_the_logs_give():
+    """engines.json versions["0.21+"].cuda_graphs equals bench/engine_calibration.py's fit of the stored logs, its
+    held-out list included (session 10 left four newer held-out logs out of the stored list)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import engine_calibration  # bench/engine_calibration.py
+
+    stored = vllm_data()["versions"]["0.21+"]["cuda_graphs"]
+    derived = engine_calibration.cuda_graph_fit(write=False)
+    assert {k: stored[k] for k in derived} == derived
