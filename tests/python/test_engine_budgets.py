@@ -174,6 +174,66 @@ def test_trtllm_max_tokens_caps_and_blocks_round_up():
     assert capped["settings"]["max_tokens"] == {"value": 10001, "from": "you"}
 
 
+def _v05(**kwargs) -> dict:
+    """trtllm_llama2_7b_a10_v05_tokens.txt's deployment under 0.5's C++ runtime (the bench's predicted row)."""
+    settings = {"free_gpu_memory_fraction": 0.95, "max_batch_size": 25, "tokens_per_block": 16} | kwargs
+    return trtllm_budget(
+        model_architecture("llama-2-7b"), bench.A10, context=6144, runtime="cpp", weights_format="F16", **settings
+    )
+
+
+def test_trtllm_05_cpp_runtime_keeps_the_engines_activation_buffer_for_its_build_tokens():
+    """0.5's C++ runtime has no estimation pass: the TensorRT engine's activation buffer, sized at build time for
+    max_input_len x max_batch_size tokens (generation_mixin.py at release/0.5.0), is allocated when the engine
+    loads (TllmRuntime), and the fraction applies to what is left. The PyTorch backend's rule is unchanged."""
+    from kvlab.memory.engines import vllm_reserve
+
+    arch = model_architecture("llama-2-7b")
+    r = _v05()
+    assert r["version_modelled"].startswith("TensorRT-LLM 0.5 (release/0.5.0) C++ runtime")
+    assert r["settings"]["max_input_len"] == {"value": 2048, "from": "default (build.py 0.5: 2048)"}
+    assert r["settings"]["max_num_tokens"]["value"] == 25 * 2048
+    steps = {s["label"]: s for s in r["steps"]}
+    engine = steps["TensorRT engine's activation buffer and the CUDA context (allocated when the engine loads)"]
+    assert engine["bytes"] == vllm_reserve(arch, 51200, 25)["bytes"] and "51,200 tokens" in engine["how"]
+    total = steps["total GPU memory (cudaMemGetInfo)"]["bytes"]
+    weights = steps["weights per GPU (the TensorRT engine's)"]["bytes"]
+    assert steps["free after the engine loads"]["bytes"] == total - weights - engine["bytes"]
+    assert r["kv_budget_bytes"] == int((total - weights - engine["bytes"]) * 0.95)
+    # the logged 10,718 tokens, within the predicted tolerance (the row in bench/engine_budgets.py)
+    assert abs(r["max_tokens"] - 10718) / 10718 <= bench.PREDICTED_TOLERANCE
+    # the engine's build sets the buffer: a longer max_input_len or a given max_num_tokens moves the pool
+    assert _v05(max_input_len=4096)["max_tokens"] < r["max_tokens"] < _v05(max_num_tokens=8192)["max_tokens"]
+    # 0.5's defaults: kv_cache_free_gpu_mem_fraction 0.85 (the backend), build.py's batch 8 and blocks of 64
+    d = trtllm_budget(arch, bench.A10, context=2560, runtime="cpp", weights_format="F16")
+    assert d["settings"]["free_gpu_memory_fraction"]["value"] == 0.85
+    assert d["settings"]["max_num_tokens"]["value"] == 8 * 2048
+    assert d["settings"]["tokens_per_block"]["value"] == 64 and d["max_tokens"] % 64 == 0
+    # the default runtime is the PyTorch backend's, as before: an 8,192-token estimation pass at 0.9
+    p = trtllm_budget(arch, bench.A10, context=2560, weights_format="F16")
+    assert p == trtllm_budget(arch, bench.A10, context=2560, weights_format="F16", runtime="pytorch")
+    assert p["settings"]["max_num_tokens"] == {"value": 8192, "from": "default (LLM API 8192)"}
+    assert p["version_modelled"].startswith("TensorRT-LLM 1.2") and "max_input_len" not in p["settings"]
+
+
+def test_trtllm_05_max_tokens_alone_sets_the_pool():
+    """docs/source/memory.md: with only maxTokens set it is used as is; with both, the smaller wins."""
+    fraction_only = _v05()["max_tokens"]
+    alone = _v05(free_gpu_memory_fraction=None, max_tokens=fraction_only + 4000)
+    assert alone["max_tokens"] == fraction_only + 4000 and alone["fits"]
+    assert alone["kv_budget_bytes"] == (fraction_only + 4000) * 524288
+    both = _v05(max_tokens=fraction_only + 4000)
+    assert both["max_tokens"] == fraction_only
+    assert _v05(max_tokens=5000)["max_tokens"] == 5008  # ceil(5000 / 16) x 16
+
+
+def test_trtllm_05_pool_too_small_for_one_sequence_is_refused():
+    r = _v05(max_tokens=4000)
+    assert not r["fits"] and r["max_sequences_at_context"] == 0
+    assert r["refusal"].startswith("maxTokensInPagedKvCache must be large enough to process at least 1 sequence")
+    assert "1 x 16 x 384" in r["refusal"]  # 6,144 tokens in blocks of 16
+
+
 def test_trtllm_sliding_layers_share_the_memory_by_window():
     arch = model_architecture("gemma-3-4b-it")
     r = trtllm_budget(arch, get_gpu("h100-sxm"), context=32768)
@@ -212,12 +272,12 @@ def _card(gib: float) -> dict:
 SIZES = (16, 20, 24, 32, 40, 48, 59, 61, 80, 89, 91, 141, 159, 161, 192, 288)
 
 
-@pytest.mark.parametrize("engine", ["sglang", "trtllm"])
+@pytest.mark.parametrize("engine", ["sglang", "trtllm", "trtllm-cpp"])
 def test_more_memory_never_gives_fewer_tokens(engine):
     """With the engine's settings held (SGLang: a given mem_fraction_static), a larger card never holds less."""
     arch = model_architecture("llama-3.1-8b")
     fn = sglang_budget if engine == "sglang" else trtllm_budget
-    kwargs = {"mem_fraction_static": 0.85} if engine == "sglang" else {}
+    kwargs = {"sglang": {"mem_fraction_static": 0.85}, "trtllm": {}, "trtllm-cpp": {"runtime": "cpp"}}[engine]
     last = -1
     for gib in SIZES:
         tokens = fn(arch, _card(gib), context=4096, **kwargs)["max_tokens"]
@@ -270,6 +330,9 @@ def test_more_gpus_more_tokens_per_gpu_pool():
         ("trtllm", "max_batch_size", "x"),
         ("trtllm", "tokens_per_block", 33),
         ("trtllm", "n_gpus", 0),
+        ("trtllm", "runtime", "v0.5"),
+        ("trtllm", "max_num_tokens", 0),
+        ("trtllm", "max_input_len", 2048),  # a TensorRT engine's build setting: runtime="cpp" only
     ],
 )
 def test_bad_inputs_name_the_field(engine, field, value):

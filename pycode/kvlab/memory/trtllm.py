@@ -21,6 +21,20 @@ max_attention_window) to what fits, with a warning; releases up to ~0.9 refused 
 
 kvlab measures nothing: the peak of the estimation pass is kvlab's weights plus vLLM's fitted
 profiling reserve (kvlab.memory.engines.vllm_reserve) for the same batch, as an estimate.
+
+runtime="cpp" is TensorRT-LLM 0.5's C++ runtime (release/0.5.0: a build.py TensorRT engine under
+GptManager, as the Triton backend's inflight_batcher_llm runs it). There is no estimation pass: the
+TensorRT engine is loaded first, with its weights and one activation buffer of the engine's device
+memory size (TllmRuntime: mEngineBuffer = gpu(ICudaEngine::getDeviceMemorySize()), shared by every
+execution context), and the KV cache then takes kv_cache_free_gpu_mem_fraction of the memory still
+free (0.85 unless set: tensorrtllm_backend's libtensorrtllm.cc at v0.5.0), or
+max_tokens_in_paged_kv_cache alone when only that is set, the smaller when both are
+(docs/source/memory.md). TensorRT sizes the activation buffer at build time for the engine's largest
+shapes; with packed input (remove_input_padding, which --use_inflight_batching turns on) that is
+max_num_tokens, max(max_input_len x max_batch_size, max_beam_width x max_batch_size) when the build
+does not set it (tensorrt_llm/models/generation_mixin.py at release/0.5.0), so an engine built for a
+large batch of long prompts keeps gigabytes the KV cache cannot have. kvlab estimates that buffer, and
+the CUDA context beside it, with the same fitted reserve for that many tokens.
 """
 
 from __future__ import annotations
@@ -52,6 +66,23 @@ DEFAULT_MAX_BATCH_SIZE = 2048  # LLM API default max_batch_size
 DEFAULT_MAX_NUM_TOKENS = 8192  # LLM API default max_num_tokens (the estimation pass's batch)
 TOKENS_PER_BLOCK = (8, 16, 32, 64, 128)
 
+# TensorRT-LLM 0.5's C++ runtime (runtime="cpp"): the revisions tensorrtllm_backend's release/0.5.0 pinned
+# (dcd773ea, 6b32b407; the v0.5.0 tag pins ffd5af34, not stored) and the backend at its v0.5.0 tag
+BACKEND_05 = "triton-inference-server/tensorrtllm_backend inflight_batcher_llm/src/libtensorrtllm.cc@v0.5.0"
+BUILD_05 = "NVIDIA/TensorRT-LLM examples/llama/build.py@6b32b407 (release/0.5.0)"
+MIXIN_05 = "NVIDIA/TensorRT-LLM tensorrt_llm/models/generation_mixin.py@dcd773ea (release/0.5.0) prepare_basic_inputs"
+RUNTIME_05 = "NVIDIA/TensorRT-LLM cpp/tensorrt_llm/runtime/tllmRuntime.cpp@027cd518 (TllmRuntime constructor)"
+MEMORY_MD = "NVIDIA/TensorRT-LLM docs/source/memory.md@250d9c29"
+VERSION_CPP = (
+    "TensorRT-LLM 0.5 (release/0.5.0) C++ runtime: a build.py TensorRT engine under GptManager, as "
+    "tensorrtllm_backend v0.5.0's inflight_batcher_llm runs it"
+)
+RUNTIMES = ("pytorch", "cpp")
+CPP_DEFAULT_FRACTION = 0.85  # libtensorrtllm.cc@v0.5.0: "will use default value of 0.85"
+CPP_DEFAULT_MAX_BATCH_SIZE = 8  # examples/llama/build.py at release/0.5.0
+CPP_DEFAULT_MAX_INPUT_LEN = 2048  # examples/llama/build.py at release/0.5.0
+CPP_DEFAULT_TOKENS_PER_BLOCK = 64  # examples/llama/build.py at release/0.5.0 (--tokens_per_block)
+
 FORMULA_WEIGHTS = "the weights are kvlab's formula (parameters x bits) split evenly over tp, not the checkpoint's or the engine's bytes"
 UNSURE = [
     "the peak memory of TensorRT-LLM's estimation pass (activations of max_num_tokens tokens, CUDA graphs, NCCL, "
@@ -68,6 +99,18 @@ UNSURE = [
     "modelled",
     "the estimation pass's temporary KV is counted in its peak and added back, so it cancels; kvlab leaves both out",
 ]
+UNSURE_CPP = [
+    "the TensorRT engine's activation buffer (its device memory, sized at build time for max_num_tokens) and the "
+    "CUDA context are vLLM's fitted profiling reserve for the same number of tokens: an estimate; TensorRT's memory "
+    "planner, the attention plugin's workspace and the runtime's own buffers are not modelled one by one",
+    FORMULA_WEIGHTS + "; the engine file is close to the weights (docs/source/memory.md)",
+    "0.5's batch manager (GptManager) was a closed library: that the engine and its activation buffer are in place "
+    "before the KV cache is sized is read from TllmRuntime and docs/source/memory.md, not from its code",
+    "build settings not given are examples/llama/build.py's at release/0.5.0 (max_batch_size 8, max_input_len 2048, "
+    "tokens_per_block 64); other examples, and trtllm-build from 0.7, have other defaults",
+    "memory the CUDA memory pool keeps after start-up allocations are freed is not counted as free (later releases "
+    "add BufferManager::memoryPoolFree back); sliding windows, draft models and host offload are not modelled",
+]
 
 
 def blocks_for(budget_bytes: int, bytes_per_token: int, tokens_per_block: int, max_tokens: int | None = None) -> dict:
@@ -80,13 +123,15 @@ def blocks_for(budget_bytes: int, bytes_per_token: int, tokens_per_block: int, m
     return {"tokens": tokens, "blocks": blocks, "pool_tokens": blocks * tokens_per_block, "capped": capped}
 
 
-def window_groups(arch: Architecture, context: int) -> dict[int, list]:
-    """Attention layers grouped by the window they keep (full layers: max_seq_len = context)."""
+def window_groups(arch: Architecture, context: int, one_pool: bool = False) -> dict[int, list]:
+    """Attention layers grouped by the window they keep (full layers: max_seq_len = context); `one_pool`: every
+    layer keeps max_seq_len (0.5's C++ runtime, which had no per-window pools)."""
     groups: dict[int, list] = {}
     for la in attention_layers(arch):
         if la.kind == LINEAR:
             continue
-        window = min(la.window, context) if la.kind in BOUNDED_KINDS and la.window else context
+        bounded = la.kind in BOUNDED_KINDS and la.window and not one_pool
+        window = min(la.window, context) if bounded else context
         groups.setdefault(window, []).append(la)
     return groups
 
@@ -103,13 +148,23 @@ def trtllm_budget(
     free_gpu_memory_fraction: float | None = None,
     max_tokens: int | None = None,
     max_batch_size: int | None = None,
-    tokens_per_block: int = 32,
+    tokens_per_block: int | None = None,
+    max_num_tokens: int | None = None,
+    max_input_len: int | None = None,
+    runtime: str = "pytorch",
 ) -> dict:
     """TensorRT-LLM's paged KV cache for `arch` on `n_gpus` (tensor parallel) x `card`, in the shared shape.
 
     `context` is max_seq_len; the keywords are KvCacheConfig's / the LLM API's fields of the same
-    names (None: TensorRT-LLM's default, named in `settings`).
+    names (None: TensorRT-LLM's default, named in `settings`). `runtime` picks the release's rule:
+    "pytorch" (1.x, the PyTorch backend's estimation pass) or "cpp" (0.5's C++ runtime and its TensorRT
+    engine, whose build-time max_batch_size, max_input_len and max_num_tokens size the activation buffer;
+    free_gpu_memory_fraction is then kv_cache_free_gpu_mem_fraction and max_tokens
+    max_tokens_in_paged_kv_cache).
     """
+    if runtime not in RUNTIMES:
+        raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+    cpp = runtime == "cpp"
     context, tp = checked_inputs(arch, card, context, n_gpus)
     fmt = weight_format(weights_format)
     k = engine_kv_dtype(kv)
@@ -121,62 +176,156 @@ def trtllm_budget(
         max_tokens = finite_number("max_tokens", max_tokens, minimum=1, maximum=1 << 31, integer=True)
     if max_batch_size is not None:
         max_batch_size = finite_number("max_batch_size", max_batch_size, minimum=1, maximum=1 << 20, integer=True)
-    tokens_per_block = finite_number("tokens_per_block", tokens_per_block, minimum=1, integer=True)
+    if max_num_tokens is not None:
+        max_num_tokens = finite_number("max_num_tokens", max_num_tokens, minimum=1, maximum=1 << 31, integer=True)
+    if max_input_len is not None:
+        if not cpp:
+            raise ValueError("max_input_len: a TensorRT engine's build setting, read with runtime='cpp'")
+        max_input_len = finite_number("max_input_len", max_input_len, minimum=1, maximum=1 << 24, integer=True)
+    default_block = CPP_DEFAULT_TOKENS_PER_BLOCK if cpp else 32
+    given_block = tokens_per_block
+    tokens_per_block = finite_number(
+        "tokens_per_block", default_block if tokens_per_block is None else tokens_per_block, minimum=1, integer=True
+    )
     if tokens_per_block not in TOKENS_PER_BLOCK:
         raise ValueError(
             f"tokens_per_block must be one of {', '.join(map(str, TOKENS_PER_BLOCK))}, got {tokens_per_block}"
         )
 
-    fraction = DEFAULT_FRACTION if free_gpu_memory_fraction is None else free_gpu_memory_fraction
-    batch = DEFAULT_MAX_BATCH_SIZE if max_batch_size is None else max_batch_size
+    if cpp:
+        fraction = CPP_DEFAULT_FRACTION if free_gpu_memory_fraction is None else free_gpu_memory_fraction
+        batch = CPP_DEFAULT_MAX_BATCH_SIZE if max_batch_size is None else max_batch_size
+        input_len = CPP_DEFAULT_MAX_INPUT_LEN if max_input_len is None else max_input_len
+        # generation_mixin.py (release/0.5.0), packed input: the engine's largest num_tokens (beam width 1)
+        pass_tokens = max(input_len * batch, batch) if max_num_tokens is None else max_num_tokens
+    else:
+        fraction = DEFAULT_FRACTION if free_gpu_memory_fraction is None else free_gpu_memory_fraction
+        batch = DEFAULT_MAX_BATCH_SIZE if max_batch_size is None else max_batch_size
+        pass_tokens = DEFAULT_MAX_NUM_TOKENS if max_num_tokens is None else max_num_tokens
     settings = {
         "tp_size": setting(tp, "you" if n_gpus != 1 else "default"),
         "max_seq_len": setting(context, "you"),
         "kv_cache_dtype": setting(k, "you" if kv != "auto" else "default (auto: the model's dtype)"),
         "weights": setting(fmt, "you" if weights_format != "BF16" else "default"),
-        "free_gpu_memory_fraction": setting(
-            fraction, "you" if free_gpu_memory_fraction is not None else "default (kDefaultGpuMemFraction 0.9)"
-        ),
-        "max_tokens": setting(max_tokens, "you" if max_tokens is not None else "default (unset: no cap)"),
-        "max_batch_size": setting(batch, "you" if max_batch_size is not None else "default (LLM API 2048)"),
-        "max_num_tokens": setting(DEFAULT_MAX_NUM_TOKENS, "default (LLM API 8192)"),
-        "tokens_per_block": setting(tokens_per_block, "you" if tokens_per_block != 32 else "default (LLM API 32)"),
     }
+    if cpp:
+        settings |= {
+            "free_gpu_memory_fraction": setting(
+                fraction,
+                "you"
+                if free_gpu_memory_fraction is not None
+                else "default (kv_cache_free_gpu_mem_fraction 0.85, tensorrtllm_backend v0.5.0)",
+            ),
+            "max_tokens": setting(
+                max_tokens, "you" if max_tokens is not None else "default (max_tokens_in_paged_kv_cache unset)"
+            ),
+            "max_batch_size": setting(batch, "you" if max_batch_size is not None else "default (build.py 0.5: 8)"),
+            "max_input_len": setting(input_len, "you" if max_input_len is not None else "default (build.py 0.5: 2048)"),
+            "max_num_tokens": setting(
+                pass_tokens,
+                "you" if max_num_tokens is not None else "default (the engine's: max_input_len x max_batch_size)",
+            ),
+            "tokens_per_block": setting(
+                tokens_per_block,
+                "you" if given_block not in (None, default_block) else "default (build.py 0.5: 64)",
+            ),
+        }
+    else:
+        settings |= {
+            "free_gpu_memory_fraction": setting(
+                fraction, "you" if free_gpu_memory_fraction is not None else "default (kDefaultGpuMemFraction 0.9)"
+            ),
+            "max_tokens": setting(max_tokens, "you" if max_tokens is not None else "default (unset: no cap)"),
+            "max_batch_size": setting(batch, "you" if max_batch_size is not None else "default (LLM API 2048)"),
+            "max_num_tokens": setting(pass_tokens, "you" if max_num_tokens is not None else "default (LLM API 8192)"),
+            "tokens_per_block": setting(tokens_per_block, "you" if tokens_per_block != 32 else "default (LLM API 32)"),
+        }
     steps: list = []
 
     total = driver_memory(card)
-    steps.append(budget_step("total GPU memory (torch.cuda.mem_get_info)", total["bytes"], total["how"], UTIL))
+    steps.append(
+        budget_step(
+            "total GPU memory (cudaMemGetInfo)" if cpp else "total GPU memory (torch.cuda.mem_get_info)",
+            total["bytes"],
+            total["how"],
+            MEMORY_MD if cpp else UTIL,
+        )
+    )
     w = weights_counted or model_weights_bytes(arch, fmt)
     weights = -(-w["bytes"] // tp)
     steps.append(
         budget_step(
-            "weights per GPU",
+            "weights per GPU (the TensorRT engine's)" if cpp else "weights per GPU",
             weights,
             w["how"] + (f" / tp {tp}" if tp > 1 else ""),
             "the checkpoint as stored" if w.get("stored") else "kvlab.memory.weights",
         )
     )
-    reserve = vllm_reserve(arch, DEFAULT_MAX_NUM_TOKENS, min(batch, DEFAULT_MAX_BATCH_SIZE), tp)
-    steps.append(
-        budget_step(
-            "estimation pass peak besides the weights (activations, CUDA graphs, NCCL, context)",
-            reserve["bytes"],
-            "kvlab estimate, vLLM's fitted profiling reserve for the same batch: " + reserve["how"],
-            "kvlab estimate",
+    if cpp:
+        reserve = vllm_reserve(arch, pass_tokens, batch, tp)
+        tokens_how = (
+            f"{pass_tokens:,} tokens (max_num_tokens)"
+            if max_num_tokens is not None
+            else f"{pass_tokens:,} tokens = max_input_len {input_len:,} x max_batch_size {batch}"
+            + ("" if max_input_len is not None else f" (max_input_len: {BUILD_05}'s default)")
         )
-    )
-    free = total["bytes"] - weights - reserve["bytes"]
-    steps.append(
-        budget_step("free at the peak (total - peak)", free, "total - weights - peak besides the weights", UTIL)
-    )
-    budget = int(max(free, 0) * fraction)
-    steps.append(
-        budget_step(
-            "KV budget", budget, f"(total - peak) x free_gpu_memory_fraction {fraction:g}", UTIL + " _cal_max_memory"
+        steps.append(
+            budget_step(
+                "TensorRT engine's activation buffer and the CUDA context (allocated when the engine loads)",
+                reserve["bytes"],
+                f"the engine's device memory is sized at build time for its largest input, {tokens_how} ({MIXIN_05}; "
+                f"allocated once, {RUNTIME_05}); kvlab estimate, vLLM's fitted profiling reserve for as many tokens: "
+                + reserve["how"],
+                "kvlab estimate",
+            )
         )
-    )
+        free = total["bytes"] - weights - reserve["bytes"]
+        steps.append(
+            budget_step(
+                "free after the engine loads",
+                free,
+                "total - weights - activation buffer and context",
+                MEMORY_MD + " ('the remaining free GPU memory')",
+            )
+        )
+        fraction_budget = int(max(free, 0) * fraction)
+        only_tokens = max_tokens is not None and free_gpu_memory_fraction is None
+        steps.append(
+            budget_step(
+                "KV budget",
+                fraction_budget,
+                f"free x kv_cache_free_gpu_mem_fraction {fraction:g}"
+                + ("; not used: max_tokens_in_paged_kv_cache alone sets the pool" if only_tokens else ""),
+                BACKEND_05 + " / " + MEMORY_MD,
+            )
+        )
+    else:
+        reserve = vllm_reserve(arch, pass_tokens, min(batch, DEFAULT_MAX_BATCH_SIZE), tp)
+        steps.append(
+            budget_step(
+                "estimation pass peak besides the weights (activations, CUDA graphs, NCCL, context)",
+                reserve["bytes"],
+                "kvlab estimate, vLLM's fitted profiling reserve for the same batch: " + reserve["how"],
+                "kvlab estimate",
+            )
+        )
+        free = total["bytes"] - weights - reserve["bytes"]
+        steps.append(
+            budget_step("free at the peak (total - peak)", free, "total - weights - peak besides the weights", UTIL)
+        )
+        fraction_budget = int(max(free, 0) * fraction)
+        only_tokens = False
+        steps.append(
+            budget_step(
+                "KV budget",
+                fraction_budget,
+                f"(total - peak) x free_gpu_memory_fraction {fraction:g}",
+                UTIL + " _cal_max_memory",
+            )
+        )
+    budget = fraction_budget
 
-    groups = window_groups(arch, context)
+    groups = window_groups(arch, context, one_pool=cpp)
     if not groups:
         raise ValueError(f"{arch.name} has no attention layer: TensorRT-LLM's KV cache would be empty")
     share = 1 / len(groups)
@@ -199,10 +348,17 @@ def trtllm_budget(
             budget_step(
                 "max_tokens cap",
                 max_tokens * per_token,
-                f"{max_tokens:,} tokens x {per_token:,} B: the smaller of this and the fraction's budget wins",
-                UTIL + " configure_kv_cache_capacity",
+                f"{max_tokens:,} tokens x {per_token:,} B: "
+                + (
+                    "set alone, it is the pool (the fraction is not applied)"
+                    if only_tokens
+                    else "the smaller of this and the fraction's budget wins"
+                ),
+                MEMORY_MD if cpp else UTIL + " configure_kv_cache_capacity",
             )
         )
+    if only_tokens:
+        budget = max_tokens * per_token
     pools = {}
     for win, nbytes in per_group.items():
         pools[win] = blocks_for(int(budget * share), nbytes, tokens_per_block, max_tokens)
@@ -233,10 +389,17 @@ def trtllm_budget(
     longest = min(longest, context)
 
     refusal = None
-    if free <= 0:
+    if free <= 0 and not only_tokens:
         refusal = (
-            f"no memory left for the KV cache: the weights ({weights / GIB:.1f} GiB per GPU) and the estimation "
-            f"pass's peak leave {free / GIB:.1f} GiB (kvlab's words; TensorRT-LLM fails at start-up)"
+            f"no memory left for the KV cache: the weights ({weights / GIB:.1f} GiB per GPU) and the "
+            + ("engine's activation buffer" if cpp else "estimation pass's peak")
+            + f" leave {free / GIB:.1f} GiB (kvlab's words; TensorRT-LLM fails at start-up)"
+        )
+    elif sequences < 1 and cpp:
+        refusal = (
+            "maxTokensInPagedKvCache must be large enough to process at least 1 sequence to completion (i.e. must be "
+            f"larger than beam_width * tokensPerBlock * maxBlocksPerSeq) (kvlab: {pool['pool_tokens']} tokens < 1 x "
+            f"{tokens_per_block} x {blocks_needed(full, context)})"
         )
     elif sequences < 1:
         upper = pool["blocks"] * tokens_per_block
@@ -247,14 +410,24 @@ def trtllm_budget(
             f"1 sequence to completion (i.e. must be larger than beam_width (1) * tokensPerBlock "
             f"({tokens_per_block}) * maxBlocksPerSeq ({blocks_needed(full, context)})))"
         )
-    rule = (
-        "gives the KV cache free_gpu_memory_fraction (0.9) of the memory still free after the weights "
-        "and a profiling pass at peak, capped by max_tokens, in blocks of tokens_per_block."
-    )
+    if cpp:
+        rule = (
+            "gives the KV cache kv_cache_free_gpu_mem_fraction (0.85 unless set) of the memory still free once the "
+            "TensorRT engine has loaded its weights and its activation buffer (sized at build time for max_num_tokens, "
+            "max_input_len x max_batch_size unless set), or max_tokens_in_paged_kv_cache when only that is set (the "
+            "smaller when both are), in blocks of tokens_per_block."
+        )
+        unsure = UNSURE_CPP
+    else:
+        rule = (
+            "gives the KV cache free_gpu_memory_fraction (0.9) of the memory still free after the weights "
+            "and a profiling pass at peak, capped by max_tokens, in blocks of tokens_per_block."
+        )
+        unsure = UNSURE
     return budget_result(
         engine="tensorrt-llm",
         engine_name="TensorRT-LLM",
-        version_modelled=VERSION,
+        version_modelled=VERSION_CPP if cpp else VERSION,
         fits=refusal is None,
         refusal=refusal,
         kv_budget_bytes=budget,
@@ -268,7 +441,7 @@ def trtllm_budget(
             u.replace(FORMULA_WEIGHTS, "the weights are the checkpoint's bytes as stored, split evenly over tp")
             if w.get("stored")
             else u
-            for u in UNSURE
+            for u in unsure
         ],
         rule=rule,
     )
