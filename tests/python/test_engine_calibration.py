@@ -349,3 +349,21 @@ def test_the_stored_cuda_graph_fit_is_what_the_logs_give():
     stored = vllm_data()["versions"]["0.21+"]["cuda_graphs"]
     derived = engine_calibration.cuda_graph_fit(write=False)
     assert {k: stored[k] for k in derived} == derived
+
+
+def test_a_log_a_fit_holds_out_did_not_set_a_constant():
+    """The prediction bench splits logs into 'set a constant' and held out by what engines.json cites; a log that a
+    fit lists under "held_out" is cited as a check, not as a source (util088 was counted as fit until session 11)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import engine_calibration  # bench/engine_calibration.py
+
+    cited = engine_calibration.constant_sources()
+    entries = {e["file"]: e for e in bench.calibration()}
+    held = vllm_data()["versions"]["0.21+"]["cuda_graphs"]["held_out"]
+    util088 = "calibration/vllm_qwen36_27b_int4_rtx3090_tp2_util088.txt"
+    assert util088 in {h["file"] for h in held}
+    assert not engine_calibration.set_a_constant(entries[util088], cited)
+    fitted = vllm_data()["versions"]["0.21+"]["cuda_graphs"]["fitted_on"][0]["file"]
+    assert engine_calibration.set_a_constant(entries[fitted], cited)
