@@ -50,6 +50,7 @@ from kvlab.memory.calibration import (  # noqa: E402
     era,
     gpu_of,
     log_text,
+    log_tag_leave_one_out,
     log_tag_table,
     model_of,
     mxfp4_backend_of,
@@ -458,6 +459,15 @@ def prediction_on_every_log() -> list[dict]:
     print(
         f"\nnot predicted (model, card or settings not known, or no KV figure): "
         f"{len(calibration()) - len(rows)} of {len(calibration())} logs"
+    )
+    loo = log_tag_leave_one_out()
+    placed = [r for r in loo if r["same_range"] is not None]
+    wrong = [r for r in placed if not r["same_range"]]
+    print(
+        f"\nline tags, leave one out (a log that prints no version is placed by them): of {len(loo)} logs that state "
+        f"a release, {len(placed)} are placed by the other logs' tags alone, {len(placed) - len(wrong)} on the same "
+        f"side of 0.21 as stated, {sum(r['stated'] in (r['releases'] or []) for r in placed)} at their own release"
+        + "".join(f"; wrong side: {r['file']} ({r['stated']}, placed {', '.join(r['releases'])})" for r in wrong)
     )
     return rows
 

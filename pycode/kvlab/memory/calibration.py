@@ -65,16 +65,51 @@ def log_text(entry: dict) -> str:
     return "\n".join(line for line in lines if not line.startswith("# "))
 
 
+def _stated_releases() -> list[tuple[dict, str]]:
+    """The stored vLLM logs that state a release (forks' builds left out), with it."""
+    out = []
+    for entry in calibration():
+        release = engines.vllm_release(entry.get("engine_version")) if entry["engine"] == "vllm" else None
+        if release is not None:
+            out.append((entry, release))
+    return out
+
+
+def _tags_seen(logs: list[tuple[dict, str]]) -> dict[str, set]:
+    tags: dict[str, set] = {}
+    for entry, release in logs:
+        for tag in engines.VLLM_LOG_TAG.findall(log_text(entry)):
+            tags.setdefault(tag, set()).add(release)
+    return tags
+
+
+def log_tag_leave_one_out() -> list[dict]:
+    """How well line tags place a log: each log that states its release, placed by the other logs' tags alone
+    (`releases` None: no tag it prints is in theirs, or they disagree); `same_range`: placed on the same side of
+    0.21 (the CUDA graph estimate subtracted) as its stated release."""
+    logs = _stated_releases()
+    rows = []
+    for i, (entry, release) in enumerate(logs):
+        table = _tags_seen(logs[:i] + logs[i + 1 :])
+        found = [t for t in dict.fromkeys(engines.VLLM_LOG_TAG.findall(log_text(entry))) if t in table]
+        releases = sorted(set.intersection(*(table[t] for t in found))) if found else []
+        minor = lambda r: tuple(int(x) for x in r.split(".")[:2])  # noqa: E731
+        placed = min(minor(r) for r in releases) >= (0, 21) if releases else None
+        rows.append(
+            {
+                "file": entry["file"],
+                "stated": release,
+                "releases": releases or None,
+                "same_range": None if placed is None else placed == (minor(release) >= (0, 21)),
+            }
+        )
+    return rows
+
+
 def log_tag_table() -> dict:
     """engines.json vllm.log_tags: every "[file.py:LINE]" tag (engines.VLLM_LOG_TAG) that a stored vLLM log stating
     its version prints, with the releases it was seen in; forks' builds are left out (their tags are not a release's)."""
-    tags: dict[str, set] = {}
-    for entry in calibration():
-        release = engines.vllm_release(entry.get("engine_version")) if entry["engine"] == "vllm" else None
-        if release is None:
-            continue
-        for tag in engines.VLLM_LOG_TAG.findall(log_text(entry)):
-            tags.setdefault(tag, set()).add(release)
+    tags = _tags_seen(_stated_releases())
     key = lambda t: (t.split(":")[0], int(t.split(":")[1]))  # noqa: E731
     return {
         "about": (
