@@ -29,6 +29,7 @@ frontend_ms also under what the fit runs' own median TTFTs allow (`frontend_ms_b
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -99,9 +100,15 @@ def constants_of(x: np.ndarray, bounds: dict | None = None) -> dict:
     return {k: float(min(max(math.exp(v), bounds[k][0]), bounds[k][1])) for k, v in zip(SIMULATION_KEYS, x)}
 
 
+@functools.cache
+def short_answer_runs() -> frozenset[str]:
+    """serving_validation.short_answer_runs, read once: the loss runs hundreds of times in a fit."""
+    return frozenset(serving_validation.short_answer_runs())
+
+
 def loss(constants: dict, runs: set[str]) -> float:
     rows, _ = serving_validation.table(constants, only=runs)
-    short = serving_validation.short_answer_runs()
+    short = short_answer_runs()
     total = 0.0
     for r in rows:
         if "error" in r:

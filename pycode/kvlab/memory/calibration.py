@@ -90,17 +90,15 @@ def log_tag_leave_one_out() -> list[dict]:
     logs = _stated_releases()
     rows = []
     for i, (entry, release) in enumerate(logs):
-        table = _tags_seen(logs[:i] + logs[i + 1 :])
-        found = [t for t in dict.fromkeys(engines.VLLM_LOG_TAG.findall(log_text(entry))) if t in table]
-        releases = sorted(set.intersection(*(table[t] for t in found))) if found else []
-        minor = lambda r: tuple(int(x) for x in r.split(".")[:2])  # noqa: E731
-        placed = min(minor(r) for r in releases) >= (0, 21) if releases else None
+        placed = engines.vllm_version_from_tags(log_text(entry), _tags_seen(logs[:i] + logs[i + 1 :]))
         rows.append(
             {
                 "file": entry["file"],
                 "stated": release,
-                "releases": releases or None,
-                "same_range": None if placed is None else placed == (minor(release) >= (0, 21)),
+                "releases": placed["releases"] if placed else None,
+                "same_range": None
+                if placed is None
+                else (placed["value"] >= (0, 21)) == (engines.release_minor(release) >= (0, 21)),
             }
         )
     return rows

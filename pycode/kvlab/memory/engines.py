@@ -154,24 +154,30 @@ def vllm_release(version: str | None) -> str | None:
     return text if _RELEASE.fullmatch(text) else None
 
 
-def vllm_version_from_tags(text: str) -> dict | None:
+def release_minor(release: str) -> tuple[int, int]:
+    """(major, minor) of a release as vllm_release gives it: '0.20.2rc1' -> (0, 20)."""
+    major, minor = _RELEASE.fullmatch(release).groups()
+    return int(major), int(minor)
+
+
+def vllm_version_from_tags(text: str, table: dict | None = None) -> dict | None:
     """The vLLM release(s) a log's line tags belong to, when it prints no version; None when none is known or
-    the tags disagree (a fork or a patched build).
+    the tags disagree (a fork or a patched build). `table`: tag -> releases, engines.json's vllm.log_tags unless
+    given (the leave-one-out check gives the others' tags).
 
     `value` is the earliest (major, minor) of the releases every known tag in the log was seen in.
 
     >>> vllm_version_from_tags("(Worker pid=1) INFO [gpu_worker.py:538] Available KV cache memory: 5.24 GiB")["value"]
     (0, 25)
     """
-    table = vllm_data()["log_tags"]["tags"]
+    table = vllm_data()["log_tags"]["tags"] if table is None else table
     found = list(dict.fromkeys(t for t in VLLM_LOG_TAG.findall(text) if t in table))
     if not found:
         return None
     releases = set.intersection(*(set(table[t]) for t in found))
     if not releases:
         return None
-    minors = sorted({tuple(int(x) for x in _RELEASE.fullmatch(r).groups()) for r in releases})
-    return {"value": minors[0], "releases": sorted(releases), "tags": found}
+    return {"value": min(release_minor(r) for r in releases), "releases": sorted(releases), "tags": found}
 
 
 VLLM_VERSIONS = ("v1", "v0", "0.21+", "v0-pre-mla")
