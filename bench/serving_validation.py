@@ -256,6 +256,7 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
         **({"max_num_batched_tokens": int(s["max_num_batched_tokens"])} if s.get("max_num_batched_tokens") else {}),
         **({"gpu_memory_utilization": float(s["gpu_memory_utilization"])} if s.get("gpu_memory_utilization") else {}),
         **({"async_scheduling": True} if "--async-scheduling" in (s.get("other") or "") else {}),
+        **({"enforce_eager": True} if "--enforce-eager" in (s.get("other") or "") else {}),
     }
     note = "" if run.get("gpu") else f"GPU assumed {gpu}"
     return {"model": run["model"], "gpu": gpu, **args}, note

@@ -263,6 +263,20 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     sim.add_argument("--gpu-memory-utilization", type=float, default=None, help="vLLM (default 0.9)")
     sim.add_argument("--compute-efficiency", type=float, default=None, help="share of peak compute reached")
     sim.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
+    sim.add_argument(
+        "--async-scheduling",
+        action="store_const",
+        const=True,
+        default=None,
+        help="vLLM: schedule the next step while the GPU runs this one (the CPU's time hides under the GPU's)",
+    )
+    sim.add_argument(
+        "--enforce-eager",
+        action="store_const",
+        const=True,
+        default=None,
+        help="vLLM: no CUDA graphs (every step launches each layer's kernels from Python; slower steps)",
+    )
     _mxfp4_backend_flag(sim)
     p.set_defaults(func=_run_serve)
 
@@ -567,6 +581,8 @@ SIMULATION_FLAGS = (
     "gpu_memory_utilization",
     "compute_efficiency",
     "seed",
+    "async_scheduling",
+    "enforce_eager",
 )
 
 

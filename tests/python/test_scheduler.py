@@ -534,3 +534,21 @@ def test_async_scheduling_overlaps_the_cpu_time_with_the_gpu():
     assert slow_cpu == pytest.approx(100.0, rel=1e-6)
     with pytest.raises(ValueError, match="async_scheduling"):
         run(num_prompts=2, async_scheduling="yes")
+
+
+def test_enforce_eager_adds_each_layers_launch_time_to_every_step():
+    kw = {"num_prompts": 2, "max_concurrency": 1, "output_len": 64, **plain_roofline(0.5)}
+    graphs = run(**kw)
+    eager = run(**kw, enforce_eager=True)
+    layers = model_architecture(MODEL).n_layers
+    per_step_ms = layers * scheduler.EAGER_LAYER_MS
+    # one decode token per step: every step is EAGER_LAYER_MS x layers longer, so is TPOT
+    assert eager["tpot_ms"]["mean"] == pytest.approx(graphs["tpot_ms"]["mean"] + per_step_ms, rel=1e-6)
+    # the prefill step too: TTFT grows by at least one step's launches
+    assert eager["ttft_ms"]["mean"] >= graphs["ttft_ms"]["mean"] + per_step_ms * (1 - 1e-9)
+    assert eager["engine_settings"]["enforce_eager"] and "--enforce-eager" in eager["flags"]
+    assert "--enforce-eager" not in graphs["flags"] and not graphs["engine_settings"]["enforce_eager"]
+    assert eager["efficiency"]["eager_ms_per_step"] == pytest.approx(per_step_ms)
+    assert any(scheduler.EAGER_SOURCE in a for a in eager["assumptions"])
+    with pytest.raises(ValueError, match="enforce_eager"):
+        run(num_prompts=2, enforce_eager="yes")

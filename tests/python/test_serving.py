@@ -510,6 +510,20 @@ def test_cli_serve_simulation_json_carries_everything(capsys):
     assert json.loads(again.out) == data
 
 
+def test_cli_serve_simulation_takes_vllms_eager_and_async_flags(capsys):
+    """--enforce-eager and --async-scheduling reach the simulation: both stated, each changing the steps' time."""
+    flags = (*SIM, "--max-concurrency", "1", "--num-prompts", "4", "--output-len", "64", "--json")
+    runs = {}
+    for extra in ((), ("--enforce-eager",), ("--async-scheduling",)):
+        code, out = run(capsys, *flags, *extra)
+        assert code == 0, out.err
+        runs[extra] = json.loads(out.out)
+    plain, eager, overlapped = runs.values()
+    assert eager["engine_settings"]["enforce_eager"] and "--enforce-eager" in eager["flags"]
+    assert overlapped["engine_settings"]["async_scheduling"] and "--async-scheduling" in overlapped["flags"]
+    assert eager["tpot_ms"]["median"] > plain["tpot_ms"]["median"] > overlapped["tpot_ms"]["median"]
+
+
 def test_cli_serve_needs_a_context_only_without_a_workload(capsys):
     """A simulated benchmark defaults --max-model-len to the model's trained context, as vllm serve does;
     the closed form has no workload to size, so it asks for --context."""

@@ -179,6 +179,17 @@ MXFP4_KERNEL_CONSTANT = {
     "triton": "weight_only_fp4_triton_compute_efficiency",
 }
 OVERHEAD_KEYS = ("step_overhead_ms", "request_overhead_us", "allreduce_latency_us", "frontend_ms")
+# --enforce-eager: no CUDA graphs (and in V1 no torch.compile), so every step launches each layer's kernels from
+# Python; the cost adds to the step's GPU time, per layer. Not fitted: measured outside kvlab's runs, on vLLM V1
+# (vllm-omni, the vLLM project's omni-modal serving), Qwen2.5-Omni-7B's thinker (Qwen2.5-7B: 28 layers) on an
+# A800 80GB, one request, the same deployment with enforce_eager true and false, TPOT ~22 -> ~13 ms (audio) and
+# ~23 -> ~13 ms (text): 9-10 ms / 28 layers = 0.32-0.36 ms, the middle taken
+# (https://github.com/vllm-project/vllm-omni/issues/7960, comment of 2026-09-22; the pair run with the GPUs alone).
+# The cost is the host's (Python and launches), so it moves with the CPU, not the card; it is additive, not a
+# bound beside the GPU's time: the pair's GPU time (13 ms) is above its eager cost (9.5 ms), yet the step grew
+# by the whole cost.
+EAGER_LAYER_MS = 0.34
+EAGER_SOURCE = "https://github.com/vllm-project/vllm-omni/issues/7960"
 
 
 @cache
@@ -233,6 +244,8 @@ MODELLED = [
     "all-reduces (2 per layer, each a ring of 2 (n - 1) steps: latencies + bytes over the interconnect), "
     "fitted on published vllm bench serve runs",
     "--async-scheduling: the engine's CPU time per step overlaps the GPU's (a step takes the longer of the two)",
+    f"--enforce-eager: no CUDA graphs, every step launches each layer's kernels from Python: {EAGER_LAYER_MS:g} ms "
+    f"per layer added to each step, measured on vLLM V1 with and without CUDA graphs ({EAGER_SOURCE}), not fitted",
     "sliding-window groups free the blocks that fall out of the window before each allocation "
     "(SlidingWindowManager.remove_skipped_blocks)",
     "MLA (DeepSeek) prefill chunks computed in the expanded multi-head form, decodes in the absorbed latent form",
@@ -249,7 +262,6 @@ NOT_MODELLED = [
     "speculative decoding",
     "the network; the API server's work beyond one "
     "fitted time per request (the fitted per-step and per-request times stand for the engine's own CPU work)",
-    "--enforce-eager (no CUDA graphs: slower steps than the fitted constants)",
     "FlashInfer's MXFP4 MoE kernels on SM90 (opt-in: VLLM_USE_FLASHINFER_MOE_MXFP4_BF16) and VLLM_MXFP4_USE_MARLIN; "
     "a Hopper install without triton_kernels (vLLM then falls back to Marlin)",
     "CUDA-graph batch padding",
@@ -515,6 +527,7 @@ def simulate(
     frontend_ms: float | None = None,
     allreduce_gb_s: float | None = None,
     async_scheduling: bool = False,
+    enforce_eager: bool = False,
     mxfp4_backend: str | None = None,
     price_per_hour: float | None = None,
     max_timeline_rows: int = MAX_TIMELINE_ROWS,
@@ -540,7 +553,9 @@ def simulate(
     of its bytes over `allreduce_gb_s` (GB/s one way per GPU; default: the card's `interconnect_gb_s`,
     else PCIe 5); `frontend_ms`, the API server's time per request before the engine sees it (requests
     reach the engine's queue one after another, at most one per frontend_ms). `async_scheduling`
-    (vllm serve --async-scheduling): the CPU's time per step overlaps the GPU's. `mxfp4_backend` ("triton" or
+    (vllm serve --async-scheduling): the CPU's time per step overlaps the GPU's. `enforce_eager` (vllm serve
+    --enforce-eager): no CUDA graphs, EAGER_LAYER_MS per layer added to every step (measured, not fitted).
+    `mxfp4_backend` ("triton" or
     "marlin"): vLLM's MXFP4 kernel path where it is not the card's (kvlab.memory.engines.mxfp4_path): its weights,
     reserve and prefill efficiency. Each defaults to the value fitted on published vllm bench serve runs
     (`simulation_constants()`, kvlab/data/serving_benchmarks.json "simulation"). `price_per_hour`
@@ -570,6 +585,8 @@ def simulate(
     seed = finite_number("seed", seed, minimum=0, maximum=2**63 - 1, integer=True)
     if not isinstance(async_scheduling, (bool, np.bool_)):
         raise ValueError(f"async_scheduling must be true or false, got {short_repr(async_scheduling)}")
+    if not isinstance(enforce_eager, (bool, np.bool_)):
+        raise ValueError(f"enforce_eager must be true or false, got {short_repr(enforce_eager)}")
     eff_bw_given = eff_c_given = None
     if bandwidth_efficiency is not None:
         eff_bw_given = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
@@ -781,6 +798,7 @@ def simulate(
     ar_hops = 2 * (n_gpus - 1)
     ar_fixed_s = n_allreduce * ar_hops * ar_latency_s
     ar_per_token_s = n_allreduce * ar_bytes_per_token / (link["gb_s"] * 1e9)
+    eager_s = arch.n_layers * EAGER_LAYER_MS / 1e3 if enforce_eager else 0.0  # launches of every layer, every step
 
     def step_time(tokens: int, batch: int, kv_bytes, flops):
         """Seconds of one step (floats) or of many (arrays), and whether compute binds.
@@ -792,7 +810,7 @@ def simulate(
         EngineCore.step_with_batch_queue in vllm/v1/engine/core.py keeps two batches in flight), and a step
         takes the longer of the two."""
         memory = (weights_at(tokens) + kv_bytes) / bandwidth / eb
-        gpu_extra = ar_fixed_s + ar_per_token_s * tokens
+        gpu_extra = ar_fixed_s + ar_per_token_s * tokens + eager_s
         cpu = step_fixed_s + per_request_s * batch
         many = isinstance(memory, np.ndarray)
         if peak is None:
@@ -1189,6 +1207,7 @@ def simulate(
         "allreduces_per_step": n_allreduce,
         "allreduce_gb_s": link["gb_s"] if n_gpus > 1 else None,
         "allreduce_link": link["how"] if n_gpus > 1 else None,
+        "eager_ms_per_step": eager_s * 1e3,  # --enforce-eager: EAGER_LAYER_MS x layers (0 with CUDA graphs)
     }
 
     def nums(x) -> list:
@@ -1202,7 +1221,8 @@ def simulate(
         "flags": verdict["flags"]
         + f" --max-num-seqs {seqs_cap} --max-num-batched-tokens {budget}"
         + (" --enable-prefix-caching" if enable_prefix_caching else " --no-enable-prefix-caching")
-        + (" --async-scheduling" if async_scheduling else ""),
+        + (" --async-scheduling" if async_scheduling else "")
+        + (" --enforce-eager" if enforce_eager else ""),
         "workload": {
             "dataset": dataset,
             "num_prompts": n,
@@ -1224,6 +1244,7 @@ def simulate(
             "gpu_memory_utilization": float(gpu_memory_utilization),
             "enable_prefix_caching": bool(enable_prefix_caching),
             "async_scheduling": bool(async_scheduling),
+            "enforce_eager": bool(enforce_eager),
             "defaults_how": setup["defaults_how"],
         },
         "kv_pool": {
@@ -1302,6 +1323,15 @@ def simulate(
             "a step's time: max(bytes read / bandwidth / bandwidth_efficiency, FLOPs / peak / compute_efficiency) "
             "+ step overhead + requests x request overhead + all-reduces (tensor parallel)",
         ]
+        + (
+            [
+                f"--enforce-eager: {arch.n_layers} layers x {EAGER_LAYER_MS:g} ms = {eager_s * 1e3:.3g} ms added to "
+                f"every step (kernels launched from Python; measured on vLLM V1 with and without CUDA graphs, "
+                f"{EAGER_SOURCE}; not fitted)"
+            ]
+            if enforce_eager
+            else []
+        )
         + (
             [
                 f"sharegpt-like lengths: lognormal with the means asked, sigma {SHAREGPT_SIGMA_INPUT:g} (input) and "
