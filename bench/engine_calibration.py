@@ -285,6 +285,16 @@ def _engine_version(entry: dict, text: str) -> str:
     return era(entry, text)
 
 
+def _older_release_refuses(entry: dict, v: dict) -> bool:
+    """The log states a release that the verdict names among those that refuse this start (verdict
+    "older_versions_refuse": e.g. vLLM up to 0.15's whole-model check under pipeline parallel)."""
+    release = engines.vllm_release(entry.get("engine_version"))
+    if not release:
+        return False
+    minor = engines.release_minor(release)
+    return any(minor <= tuple(int(x) for x in r["through"].split(".")) for r in v.get("older_versions_refuse", []))
+
+
 def vllm_prediction_rows(cited: str) -> list[dict]:
     """Every vLLM log with a known model, card and a logged KV figure or refusal, predicted by the fit verdict."""
     rows = []
@@ -338,6 +348,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
                 mxfp4_backend=mxfp4_backend_of(entry, text) if fmt == "MXFP4" else None,
             )
             v = verdict(dep, context, solve=False)
+            starts = bool(v["fits"]) and not _older_release_refuses(entry, v)
         except ValueError as exc:
             rows.append({"file": entry["file"], "error": str(exc)[:100], "set_constant": set_a_constant(entry, cited)})
             continue
@@ -363,7 +374,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
                 if tokens is None or not per_token
                 else (avail * engines.GIB / per_token - tokens) / tokens,
                 "starts_logged": not refused,
-                "starts_predicted": bool(v["fits"]),
+                "starts_predicted": starts,
                 "cause": v.get("binding_label") or v.get("headline"),
                 "confidence": v["confidence"],
                 "how": "; ".join(how),

@@ -122,9 +122,15 @@ def log_tag_table() -> dict:
 
 
 def model_of(entry: dict):
-    """A catalogue id (or proxy, or the entry's own config.json) for the log's model, or None."""
+    """A catalogue id (or proxy, or the entry's own config.json) for the log's model, or None.
+
+    An entry's config.json that comes with the checkpoint's parameter count (hf_config "params", its source in
+    "params_source") is read with it, so that the weights can be counted."""
     if entry.get("hf_config"):
-        return entry["hf_config"]["config"], entry["hf_config"]["source"]
+        hf = entry["hf_config"]
+        if hf.get("params"):
+            return model_architecture(hf["config"], params=hf["params"]), hf["source"]
+        return hf["config"], hf["source"]
     if entry.get("model_id"):
         try:
             model_architecture(entry["model_id"])

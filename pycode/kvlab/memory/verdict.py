@@ -285,6 +285,9 @@ def _auto_max_model_len(dep: Deployment, trained: int | None) -> int | None:
     return None if n is None else min(n * step, top)
 
 
+WHOLE_MODEL_CHECK_THROUGH = "0.15"  # the last vLLM release with the whole-model check (vllm#34076)
+
+
 def _whole_model_check(g: dict, budget: int) -> str | None:
     """vLLM up to 0.15 checks pipeline stages against the whole model's KV: what it refuses that later versions start.
 
@@ -478,9 +481,11 @@ def _confidence(dep: Deployment, g: dict, use: dict, context: int, n_seq: int, a
         )
         confidence = "low"
     strict = _whole_model_check(g, budget)
+    older = []  # releases older than the range modelled that refuse what it starts: [{"through", "reason"}]
     if strict:
         warnings.append(strict)
         confidence = "low"
+        older.append({"through": WHOLE_MODEL_CHECK_THROUGH, "reason": strict})
     if long_context_check(dep.arch, context) and dep.allow_long_context:
         warnings.append(long_context_check(dep.arch, context)["text"])
     if use["refusal"]:
@@ -491,7 +496,7 @@ def _confidence(dep: Deployment, g: dict, use: dict, context: int, n_seq: int, a
             warnings.append(fit["text"])
     if auto:
         warnings.append(auto["text"])
-    return {"close": close, "confidence": confidence, "band": band, "warnings": warnings}
+    return {"close": close, "confidence": confidence, "band": band, "warnings": warnings, "older_refuse": older}
 
 
 def _limits(dep: Deployment, context: int, n_seq: int, setup: dict | None, solve: bool) -> dict:
@@ -770,6 +775,9 @@ def _result(
         "confidence": sure["confidence"],
         "error_band_bytes": sure["band"],
         "warnings": sure["warnings"],
+        # vLLM releases inside the range modelled that refuse this start: a log that states its version is
+        # compared with them ("through": the last such release, (major, minor) as text)
+        "older_versions_refuse": sure["older_refuse"],
         "engine_model": _engine_model(dep, setup, use, lim["capped"], auto),
         "assumptions": [f"{c['label']}: {c['how']}" for c in components]
         + [f"budget per GPU: {g['budget_how']}", dep.device["how"]]
