@@ -249,22 +249,6 @@ def set_a_constant(entry: dict, cited: str) -> bool:
     return re.search(re.escape(entry["source"]) + r"(?![\w/])", cited) is not None
 
 
-def _weights_format(entry: dict, arch) -> str:
-    q = str(entry.get("args", {}).get("quantization") or "").lower()
-    name = str(entry.get("model") or "").lower()
-    if "nvfp4" in name or "nvfp4" in q:
-        return "NVFP4"
-    if "modelopt" in q:
-        return "FP8"
-    if any(k in q or k in name for k in ("awq", "gptq", "auto_round", "autoround", "int4")):
-        return "INT4"
-    if "fp8" in q or "fp8" in name:
-        return "FP8"
-    if "w8a8" in name or "int8" in q:
-        return "INT8"
-    return weights_format(entry, arch)
-
-
 def settings_known(entry: dict) -> bool:
     """The weights format can be told: a --quantization argument, a format in the model's name, or a public
     checkpoint id (owner/name, not a local path or a club-3090 profile name) whose repository gives it."""
@@ -327,7 +311,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
             kv = "fp8"
         version = _engine_version(entry, text)
         spec = speculative_of(args)
-        fmt = _weights_format(entry, arch)
+        fmt = weights_format(entry, arch)
         try:
             dep = deployment(
                 arch,

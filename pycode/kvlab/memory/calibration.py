@@ -143,7 +143,21 @@ def model_of(entry: dict):
 
 
 def weights_format(entry: dict, arch) -> str:
+    """The weights format of a log's checkpoint, as kvlab names formats: from --quantization, else the format in the
+    model's name (an NVFP4 export loaded with --quantization modelopt is NVFP4, other modelopt checkpoints FP8), else
+    the model's own (gpt-oss: MXFP4), else BF16."""
     q = str(entry.get("args", {}).get("quantization") or "").lower()
+    name = str(entry.get("model") or "").lower()
+    if "nvfp4" in name or "nvfp4" in q:
+        return "NVFP4"
+    if "modelopt" in q:
+        return "FP8"
+    if any(k in q or k in name for k in ("awq", "gptq", "auto_round", "autoround", "int4")):
+        return "INT4"
+    if "fp8" in q or "fp8" in name:
+        return "FP8"
+    if "w8a8" in name or "int8" in q:
+        return "INT8"
     for key, fmt in QUANT.items():
         if key in q:
             return fmt
