@@ -93,3 +93,19 @@ def test_the_mxfp4_kernel_path_is_checked_and_names_its_field():
     ):
         with pytest.raises(ValueError, match="^mxfp4_backend"):
             deployment("gpt-oss-120b", gpu="h100-sxm", mxfp4_backend=bad, **kw)
+
+
+def test_vllm_loads_a_qwen3_6_checkpoints_mtp_head_only_for_an_mtp_drafter():
+    """Qwen/Qwen3.6-27B-FP8 stores its MTP head in mtp.safetensors (477,202,224 B, checkpoints.json mtp_bytes);
+    vLLM's Qwen3.5/3.6 loader skips mtp.* unless the drafter is the MTP head (qwen3_5.py load_weights)."""
+    kw = {"weights": "FP8", "gpu": "rtx-3090", "tp": 2, "engine": "vllm", "version": "0.21+"}
+    plain = deployment("qwen3.6-27b", **kw)
+    drafting = deployment("qwen3.6-27b", **kw, mtp=True, speculative_tokens=3)
+    other_drafter = deployment("qwen3.6-27b", **kw, speculative_tokens=3)  # e.g. a DFlash or EAGLE drafter
+    assert drafting.weights["bytes"] == 30_866_866_928  # the whole checkpoint, as stored
+    assert plain.weights["bytes"] == other_drafter.weights["bytes"] == 30_866_866_928 - 477_202_224
+    assert "less its MTP head's 0.44 GiB" in plain.weights["how"]
+    assert any("qwen3_5.py" in note for note in plain.weights["notes"])
+    # another engine, or a checkpoint whose file list does not give the MTP head apart: as stored
+    assert deployment("qwen3.6-27b", **(kw | {"engine": "sglang"})).weights["bytes"] == 30_866_866_928
+    assert deployment("qwen3.6-27b", **(kw | {"weights": "INT4"})).weights.get("mtp_skipped_bytes") is None

@@ -41,7 +41,7 @@ from kvlab.memory.engines import (
     vllm_pre_mla_architecture,
 )
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_BLOCK_SIZES, VLLM_GPU_MEMORY_UTILIZATION
-from kvlab.memory.weights import model_weights_bytes, stored_weights
+from kvlab.memory.weights import model_weights_bytes, stored_weights, without_mtp
 from kvlab.wording import human_bytes, plural
 
 ENGINES = ("llamacpp", "vllm", "sglang", "trtllm")
@@ -255,6 +255,8 @@ def deployment(
         if checkpoint
         else model_weights_bytes(arch, weights)
     )
+    if engine == "vllm" and not mtp:
+        w = without_mtp(w)  # the checkpoint's MTP head is loaded by an MTP drafter only
     if engine == "vllm":
         if max_num_batched_tokens is not None:
             max_num_batched_tokens = finite_number(

@@ -45,7 +45,7 @@ from kvlab.memory.kv_bytes import (
     vllm_kv_cache,
 )
 from kvlab.memory.engines import vllm_version_from_tags
-from kvlab.memory.weights import model_weights_bytes
+from kvlab.memory.weights import model_weights_bytes, without_mtp
 from kvlab.wording import plural
 from kvlab.inputs import short_repr
 
@@ -1876,6 +1876,8 @@ def _vllm_weights_check(run: _VllmRun) -> None:
         )
         return
     w = model_weights_bytes(run.arch, stated["weights"])
+    if not run.request["mtp"]:
+        w = without_mtp(w)  # vLLM loads a checkpoint's MTP head only for an MTP drafter
     diff = weights["value"] * GIB / w["bytes"] - 1 if w["bytes"] else float("inf")
     ok = abs(diff) <= WEIGHTS_TOLERANCE
     # older vLLM prints this figure as "GB" but divides by 2**30: it is GiB, shown as GiB and labelled

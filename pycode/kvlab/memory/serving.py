@@ -47,7 +47,7 @@ from kvlab.memory.kv_bytes import (
     kv_cache_bytes,
 )
 from kvlab.memory.verdict import verdict
-from kvlab.memory.weights import model_weights_bytes, params_text, weights_bytes
+from kvlab.memory.weights import model_weights_bytes, params_text, weights_bytes, without_mtp
 from kvlab.inputs import finite_number
 
 
@@ -266,9 +266,12 @@ def _max_num_seqs(verdict: dict, card: dict, given: int | None) -> dict:
     return default_max_num_seqs(card)
 
 
-def weights_read(arch: Architecture, fmt: str, batch: int) -> tuple[int, int, str]:
-    """Weight bytes one decode step reads, the model's total, and how (MoE: active experts only)."""
+def weights_read(arch: Architecture, fmt: str, batch: int, engine: str = "vllm") -> tuple[int, int, str]:
+    """Weight bytes one decode step reads, the model's total, and how (MoE: active experts only). Under vLLM, a
+    checkpoint's MTP head is not loaded (no MTP drafter in the roofline): weights.without_mtp."""
     total = model_weights_bytes(arch, fmt)
+    if engine == "vllm":
+        total = without_mtp(total)
     if not arch.active_params or arch.active_params >= arch.params:
         return total["bytes"], total["bytes"], "dense: every weight is read each step"
     if total.get("covered_params"):  # MXFP4 experts, BF16 rest: the rest is read every step
@@ -441,7 +444,7 @@ def serving_estimate(
     price = price * n_gpus * pp if price is not None and price_per_hour is None else price
 
     kv_seq = kv_cache_bytes(arch, context, kv, state_type=_state_type(engine))["total_bytes"]
-    w_read, w_total, w_note = weights_read(arch, weights_format, micro)
+    w_read, w_total, w_note = weights_read(arch, weights_format, micro, engine)
     flops = decode_flops(arch, context, micro)
     roof = decode_time_per_token(w_read, kv_seq, bandwidth, micro, 1.0, flops, peak)
     step = roof["seconds_per_token"] / efficiency
@@ -614,7 +617,7 @@ def users_per_gpu(
         bandwidth_efficiency = finite_number("bandwidth_efficiency", bandwidth_efficiency, minimum=0.01, maximum=1)
     v = verdict(deployment(arch, weights=weights_format, kv=kv, gpu=card, engine=engine), context)
     kv_seq = kv_cache_bytes(arch, context, kv, state_type=_state_type(engine))["total_bytes"]
-    w_total = model_weights_bytes(arch, weights_format)["bytes"]
+    w_total = weights_read(arch, weights_format, 1, engine)[1]
     by_memory = v["max_sequences"]
     cap = _max_num_seqs(v, card, max_num_seqs) if engine == "vllm" else None
     by_engine = cap["value"] if cap else None
@@ -625,7 +628,7 @@ def users_per_gpu(
         return calibrated_efficiency(b)["value"] if bandwidth_efficiency is None else bandwidth_efficiency
 
     def per_chat_speed(b: int) -> float:
-        w_read = weights_read(arch, weights_format, b)[0]
+        w_read = weights_read(arch, weights_format, b, engine)[0]
         memory_time = (w_read + b * kv_seq) / bandwidth
         compute_time = decode_flops(arch, context, b) / (peak * 1e12) if peak else 0.0
         return efficiency(b) / max(memory_time, compute_time)

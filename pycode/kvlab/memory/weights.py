@@ -153,6 +153,8 @@ def model_weights_bytes(arch, fmt: str = "BF16", as_stored: bool = True) -> dict
             "bits_per_weight": known["total_bytes"] * 8 / arch.params if arch.params else None,
             # MXFP4 covers the experts only: the serving model reads the rest every step
             **({"covered_params": arch.expert_params} if fmt in PARTIAL_FORMATS and arch.expert_params else {}),
+            # the MTP head's share of the stored bytes, where the checkpoint's file list gives it (without_mtp)
+            **({"mtp_bytes": known["mtp_bytes"]} if known.get("mtp_bytes") else {}),
         }
     if not arch.params:
         raise ValueError(f"params: {arch.name} has no parameter count (pass params, e.g. --params 8.03e9)")
@@ -210,6 +212,30 @@ def stored_weights(checkpoint: dict, fmt: str = "BF16", name: str = "") -> dict:
         "how": f"{nbytes / GIB:.2f} GiB as the checkpoint stores them ({(name + ', ') if name else ''}"
         f"{checkpoint['source']})",
         "notes": list(checkpoint.get("notes", [])),
+    }
+
+
+# vLLM's Qwen3.5/3.6 loader skips the checkpoint's MTP tensors: the drafter (method "mtp") loads them on its own
+VLLM_SKIPS_MTP = (
+    "vLLM loads the MTP head only for an MTP drafter (Qwen3_5Model.load_weights: "
+    '`if name.startswith("mtp."): continue`, https://github.com/vllm-project/vllm/blob/'
+    "00def4f8421153e037ff6270c0a8c31912a00206/vllm/model_executor/models/qwen3_5.py)"
+)
+
+
+def without_mtp(w: dict) -> dict:
+    """Stored weights less the checkpoint's MTP head (`mtp_bytes`), for an engine that does not load it."""
+    mtp = int(w.get("mtp_bytes") or 0)
+    if not mtp:
+        return w
+    n = w["bytes"] - mtp
+    return w | {
+        "bytes": n,
+        "gib": n / GIB,
+        "mtp_bytes": 0,
+        "mtp_skipped_bytes": mtp,
+        "how": f"{w['how']}, less its MTP head's {mtp / GIB:.2f} GiB",
+        "notes": [*w.get("notes", []), f"the MTP head's {mtp / GIB:.2f} GiB is not loaded: {VLLM_SKIPS_MTP}"],
     }
 
 

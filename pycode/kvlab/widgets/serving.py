@@ -246,7 +246,7 @@ def serving_figure(
     est = serving_estimate(arch, card["id"], context, batch, **settings)
     one = serving_estimate(arch, card["id"], context, 1, **settings)
     v = est["verdict"]
-    w_read = weights_read(arch, weights, batch)[0]
+    w_read = weights_read(arch, weights, batch, engine)[0]
     shortest = CONTEXT_STEPS[0]
     widest = serving_estimate(arch, card["id"], min(shortest, context), 1, **settings)
     users = users_per_gpu(
