@@ -481,7 +481,7 @@ def _confidence(dep: Deployment, g: dict, use: dict, context: int, n_seq: int, a
         )
         confidence = "low"
     strict = _whole_model_check(g, budget)
-    older = []  # releases older than the range modelled that refuse what it starts: [{"through", "reason"}]
+    older = []  # the range's own earlier releases that refuse what its rule starts: [{"through", "reason"}]
     if strict:
         warnings.append(strict)
         confidence = "low"
