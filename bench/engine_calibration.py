@@ -276,7 +276,7 @@ def _older_release_refuses(entry: dict, v: dict) -> bool:
     if not release:
         return False
     minor = engines.release_minor(release)
-    return any(minor <= tuple(int(x) for x in r["through"].split(".")) for r in v.get("older_versions_refuse", []))
+    return any(minor <= engines.release_minor(r["through"]) for r in v.get("older_versions_refuse", []))
 
 
 def vllm_prediction_rows(cited: str) -> list[dict]:

@@ -145,7 +145,7 @@ from kvlab.memory.kv_bytes import (
     vllm_kv_cache,
 )
 from kvlab.memory.serving import attention_flops, serving_benchmarks
-from kvlab.memory.weights import model_weights_bytes, weights_bytes, without_mtp
+from kvlab.memory.weights import weights_bytes
 from kvlab.memory.deployment import Refused, deployment
 from kvlab.memory.verdict import verdict as verdict_of
 from kvlab.inputs import finite_number, one_of, short_repr
@@ -721,8 +721,8 @@ def simulate(
     peak = peak * 1e12 * n_gpus if peak else None
     weights_memo: dict[int, float] = {}
 
-    # as vLLM loads them: a checkpoint's MTP head stays on disk (no speculative decoding here)
-    weights_total = float(without_mtp(model_weights_bytes(arch, weights_format))["bytes"])
+    # the deployment's weights, as vLLM loads them (a checkpoint's MTP head stays on disk: no drafter here)
+    weights_total = float(dep.weights["bytes"])
     moe = bool(arch.active_params) and arch.active_params < arch.params
     rest_params = 0.0  # an MoE's parameters outside the routed experts (attention, router, embeddings, shared)
     if moe and getattr(arch, "expert_params", None):  # shared part read every step, experts as routed
