@@ -61,6 +61,8 @@ from kvlab.memory.catalogue import model_architecture  # noqa: E402
 from kvlab.memory.deployment import deployment  # noqa: E402
 from kvlab.memory.verdict import verdict  # noqa: E402
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noqa: E402
+from kvlab.memory.kv_bytes import MIB, llamacpp_kv_cache  # noqa: E402
+from kvlab.memory.llamacpp import BUILD_FIT, FIT_TARGET_BYTES, fit_params, server_defaults  # noqa: E402
 
 OTHER_ENGINES = ("sglang", "tensorrt-llm")
 
@@ -400,6 +402,351 @@ def other_prediction_rows() -> list[dict]:
     return rows
 
 
+# ------------------------------------------------------------------- 2b. prediction: llama.cpp logs
+LLAMACPP_SKIPPED: list[tuple[str, str]] = []  # llama.cpp logs not predicted, each with the reason
+# what a llama.cpp entry's `logged` keys hold, as kvlab names it: (kind, label); kind "kv" is MiB of KV memory,
+# "ctx" cells or tokens of context, "fit" the context --fit chose; the key's own meaning is fixed in _llamacpp_figure
+LLAMACPP_FIGURES = {
+    "kv_mib": ("kv", "KV size line"),
+    "context_mib_initial": ("kv", "memory breakdown 'context' at the initial settings"),
+    "kv_buffer_mib": ("kv", "KV buffer"),
+    "kv_buffer_mib_per_device": ("kv", "KV buffer per device"),
+    "kv_buffer_mib_cuda0": ("kv", "KV buffer CUDA0"),
+    "kv_buffer_mib_cuda1": ("kv", "KV buffer CUDA1"),
+    "kv_buffer_mib_cuda2": ("kv", "KV buffer CUDA2"),
+    "kv_buffer_mib_cuda3": ("kv", "KV buffer CUDA3"),
+    "swa_kv_buffer_mib": ("kv", "SWA KV buffer"),
+    "swa_cells": ("ctx", "SWA cache cells"),
+    "cells": ("ctx", "cache cells"),
+    "n_ctx_seq": ("ctx", "n_ctx_seq"),
+    "n_ctx_per_seq": ("ctx", "n_ctx_per_seq"),
+    "n_ctx_slot": ("ctx", "n_ctx_slot"),
+    "fit_chosen_n_ctx": ("fit", "context --fit chose"),
+}
+# the figure that stands for a log in the error distribution (one per kind per log), in this order of preference:
+# the whole cache where the log prints it, else the part it prints; the least trivial context figure (the SWA
+# cache's cells depend on n_swa and -ub; the others are -c / -np arithmetic)
+LLAMACPP_PRIMARY = {
+    "kv": (
+        "kv_mib",
+        "context_mib_initial",
+        "kv_buffer_mib",
+        "kv_buffer_mib_per_device",
+        "kv_buffer_mib_cuda0",
+        "swa_kv_buffer_mib",
+    ),
+    "ctx": ("swa_cells", "cells", "n_ctx_seq", "n_ctx_per_seq", "n_ctx_slot"),
+    "fit": ("fit_chosen_n_ctx",),
+}
+
+
+def _on(value, default: bool = True) -> bool:
+    """A llama.cpp on/off/auto argument as calibration.json records it (auto: on, as llama.cpp picks where it can)."""
+    if value is None:
+        return default
+    return str(value).lower() not in ("false", "off", "0", "no")
+
+
+def _build(entry: dict) -> int | None:
+    """The llama.cpp build number an entry states ('b7003 (596a297cb)', '7474 (f9ec8858e)'), or None."""
+    m = re.match(r"b?(\d+)", str(entry.get("engine_version") or ""))
+    return int(m.group(1)) if m else None
+
+
+def _gguf_format(entry: dict) -> tuple[str, str]:
+    """The weights format a GGUF's name states, as kvlab names formats, else kvlab's llama.cpp default (Q4_K_M)."""
+    from kvlab.memory.weights import WEIGHT_FORMATS
+
+    name = str(entry.get("model") or "").upper()
+    for fmt in sorted(WEIGHT_FORMATS, key=len, reverse=True):
+        if re.search(rf"(?<![A-Z0-9]){re.escape(fmt)}(?![A-Z0-9_])", name):
+            return fmt, f"weights {fmt}, as the GGUF's name says"
+    return "Q4_K_M", f"weights: {entry.get('model')} names no kvlab format, counted as kvlab's default Q4_K_M"
+
+
+def llamacpp_settings(entry: dict, arch) -> tuple[dict, list[str]]:
+    """The settings a llama.cpp log ran with, from its entry's args (never its printed KV figures): -c, -np,
+    --kv-unified, -ctk / -ctv, -fa, -ub, --swa-full, and the GPUs its layers were split over."""
+    args = entry.get("args", {})
+    how = []
+    n_seq = args.get("n_parallel") or 1
+    unified = args.get("kv_unified")
+    if unified is None:
+        unified = n_seq == 1  # as the verdict: one stream per sequence when -np is given
+    n_ctx = args.get("n_ctx")
+    if n_ctx is None:
+        build = _build(entry)
+        if build is not None and build < BUILD_FIT:
+            return {}, [f"-c not given and build b{build} predates -c 0's default (b{BUILD_FIT})"]
+        # -c not given: 0 since b7407, the training context (kvlab.memory.llamacpp.server_defaults)
+        d = server_defaults(arch.max_position_embeddings, parallel=n_seq, kv_unified=unified, build=build)
+        n_ctx = d["n_ctx"]
+        how.append(f"-c not given: the training context, {n_ctx:,} (-c defaults to 0 since b{BUILD_FIT}, PR 16653)")
+    flash = _on(args.get("flash_attn"))
+    if str(args.get("flash_attn")).lower() == "auto":
+        how.append("-fa auto taken as on")
+    return {
+        "n_ctx": n_ctx,
+        "type_k": args.get("type_k") or "f16",
+        "type_v": args.get("type_v") or args.get("type_k") or "f16",
+        "n_seq": n_seq,
+        "n_ubatch": args.get("n_ubatch") or 512,
+        "kv_unified": bool(unified),
+        "swa_full": _on(args.get("swa_full"), default=False),
+        "flash_attn": flash,
+    }, how
+
+
+def llamacpp_fit_context(dep, n_seq: int = 1, target_bytes: int = FIT_TARGET_BYTES, gpu_layers_set: bool = False):
+    """--fit's run with -c unset, as kvlab.memory.verdict.llamacpp_fit builds it (the card less kvlab's runtime
+    reserve per GPU, the compute buffer estimate, the KV cache as llama.cpp allocates it), with the log's own
+    --fit-target and -ngl: llamacpp_fit takes neither, so this repeats its inputs (the test checks the two agree at
+    the default target)."""
+    from kvlab.memory.kv_bytes import MAX_CONTEXT, RUNTIME_RESERVE_BYTES, llamacpp_compute_buffer
+
+    arch, n_gpus = dep.arch, dep.tp
+
+    def kv_bytes(n_ctx: int) -> int:
+        return llamacpp_kv_cache(
+            arch, max(1, n_ctx), dep.kv, n_seq=n_seq, n_ubatch=dep.n_ubatch, kv_unified=n_seq == 1
+        )["total_bytes"]
+
+    return fit_params(
+        free_bytes=n_gpus * (dep.memory_bytes - RUNTIME_RESERVE_BYTES),
+        weights_bytes=dep.weights["bytes"],
+        kv_bytes=kv_bytes,
+        n_ctx_train=min(arch.max_position_embeddings or MAX_CONTEXT, MAX_CONTEXT),
+        compute_bytes=n_gpus * llamacpp_compute_buffer(arch, dep.n_ubatch)["bytes"],
+        target_bytes=target_bytes,
+        n_gpu_layers_set=gpu_layers_set,
+        n_devices=n_gpus,
+        n_layers=arch.n_layers,
+        moe=bool(arch.expert_params),
+    )
+
+
+def _kv_line_part(logged: dict, kv: dict) -> str:
+    """Which cache a logged "kv_mib" is: an excerpt with only the SWA cache's cells prints that cache's size line;
+    one with both cell counts, the non-SWA cache's (its cells printed with it); otherwise the whole cache."""
+    caches = {c["cache"] for c in kv["caches"]}
+    if "swa_cells" in logged and "cells" not in logged and "SWA" in caches:
+        return "SWA cache"
+    if "cells" in logged and "swa_cells" in logged and "non-SWA" in caches:
+        return "non-SWA cache"
+    return "whole cache"
+
+
+def _llamacpp_figure(key: str, logged: dict, kv: dict, n_gpus: int, n_ctx_train: int, fit: dict | None):
+    """kvlab's value for one logged llama.cpp figure (MiB, cells or tokens), or None where it has none."""
+    caches = {c["cache"]: c for c in kv["caches"]}
+    swa, base = caches.get("SWA"), caches.get("non-SWA") or caches.get("kv")
+    per_gpu = -(-kv["total_bytes"] // n_gpus) / MIB  # the verdict's split: the whole cache over the GPUs, evenly
+    if key == "kv_mib":
+        part = _kv_line_part(logged, kv)
+        return {"SWA cache": swa, "non-SWA cache": base}.get(part, {"mib": kv["total_mib"]})["mib"]
+    if key == "context_mib_initial" or key == "kv_buffer_mib" or key.startswith("kv_buffer_mib_"):
+        return per_gpu
+    if key == "swa_kv_buffer_mib":
+        return swa["mib"] / n_gpus if swa else None
+    if key == "swa_cells":
+        return swa["cells"] if swa else None
+    if key == "cells":
+        return base["cells"] if base else None
+    if key in ("n_ctx_seq", "n_ctx_per_seq"):
+        return kv["n_ctx_seq"]
+    if key == "n_ctx_slot":
+        return min(kv["n_ctx_seq"], n_ctx_train)  # tools/server: n_ctx_slot = n_ctx_seq, capped at n_ctx_train
+    if key == "fit_chosen_n_ctx":
+        return fit["n_ctx"] if fit and fit["outcome"] in ("fits", "context_reduced") else None
+    return None
+
+
+def llamacpp_prediction_rows(cited: str) -> list[dict]:
+    """Every llama.cpp log whose model kvlab resolves and that prints a KV figure, a context or --fit's pick,
+    predicted from the model and the log's own args (the KV cache does not depend on the card; --fit's pick does,
+    and is predicted from the card alone). The rest go to LLAMACPP_SKIPPED with the reason."""
+    LLAMACPP_SKIPPED.clear()
+    rows = []
+    for entry in calibration():
+        if entry["engine"] != "llama.cpp":
+            continue
+        logged = entry.get("logged", {})
+        model, _ = model_of(entry)
+        if not model:
+            named = entry.get("model") or "not named"
+            LLAMACPP_SKIPPED.append(
+                (entry["file"], f"model not resolved ({named}; no catalogue model_id, no hf_config)")
+            )
+            continue
+        figures = [k for k in logged if k in LLAMACPP_FIGURES]
+        if not figures:
+            LLAMACPP_SKIPPED.append(
+                (entry["file"], "no KV size, cells or --fit context among its figures (" + ", ".join(logged) + ")")
+            )
+            continue
+        arch = model_architecture(model)
+        s, how = llamacpp_settings(entry, arch)
+        if not s:
+            LLAMACPP_SKIPPED.append((entry["file"], "; ".join(how)))
+            continue
+        args = entry.get("args", {})
+        n_gpus = entry.get("n_gpus") or 1
+        kv = llamacpp_kv_cache(
+            arch,
+            s["n_ctx"],
+            s["type_k"],
+            s["type_v"],
+            n_seq=s["n_seq"],
+            n_ubatch=s["n_ubatch"],
+            kv_unified=s["kv_unified"],
+            swa_full=s["swa_full"],
+            flash_attn=s["flash_attn"],
+        )
+        if n_gpus > 1 and any(k.startswith("kv_buffer_mib") for k in figures):
+            how.append(
+                f"per device: the cache split evenly over {n_gpus} GPUs (the verdict's rule; llama.cpp splits whole layers)"
+            )
+        fit, dep, card, fit_how = None, None, gpu_of(entry), []
+        if "fit_chosen_n_ctx" in figures:
+            if not card:
+                fit_how.append("--fit's context needs the card, which the entry does not name")
+            else:
+                fmt, fmt_how = _gguf_format(entry)
+                dep = deployment(
+                    arch,
+                    weights=fmt,
+                    kv=s["type_k"],
+                    gpu=card["id"],
+                    tp=n_gpus,
+                    engine="llamacpp",
+                    n_ubatch=s["n_ubatch"],
+                )
+                target = int(args.get("fit_target_mib") or FIT_TARGET_BYTES // MIB) * MIB
+                fit = llamacpp_fit_context(dep, s["n_seq"], target, gpu_layers_set=args.get("n_gpu_layers") is not None)
+                if args.get("n_ctx") is None:
+                    fit_how.append("-c not given, so --fit may lower it from the training context")
+                fit_how.append(
+                    f"--fit on {card['id']} (card less kvlab's 0.5 GiB runtime reserve), --fit-target {target // MIB} MiB, {fmt_how}"
+                )
+                if args.get("spec_type"):
+                    fit_how.append(
+                        f"its draft ({args['spec_type']}) context is not modelled (llamacpp.FIT_NOT_MODELLED)"
+                    )
+        compared = []
+        for key in figures:
+            kind, label = LLAMACPP_FIGURES[key]
+            value = logged[key]
+            for i, one in enumerate(value if isinstance(value, list) else [value]):
+                predicted = _llamacpp_figure(key, logged, kv, n_gpus, arch.max_position_embeddings, fit)
+                if predicted is None:
+                    continue
+                compared.append(
+                    {
+                        "key": key if not isinstance(value, list) else f"{key}[{i}]",
+                        "kind": kind,
+                        "label": label
+                        + (f" {i}" if isinstance(value, list) else "")
+                        + (f" ({_kv_line_part(logged, kv)})" if key == "kv_mib" else ""),
+                        "logged": one,
+                        "predicted": predicted,
+                        "error": (predicted - one) / one,
+                    }
+                )
+        primary = {}
+        for kind, keys in LLAMACPP_PRIMARY.items():
+            primary[kind] = next((c for k in keys for c in compared if c["key"] in (k, f"{k}[0]")), None)
+        rows.append(
+            {
+                "file": entry["file"],
+                "engine": "llama.cpp" + (f" b{_build(entry)}" if _build(entry) else ""),
+                "model": model if isinstance(model, str) else "config",
+                "gpus": n_gpus,
+                "card": card["id"] if card else None,
+                "logged": logged,
+                "settings": s,
+                "kv": kv,
+                "kv_bytes_per_gpu": -(-kv["total_bytes"] // n_gpus),
+                "fit": fit,
+                "fit_deployment": dep,
+                "fit_how": "; ".join(fit_how),
+                "compared": compared,
+                "primary": primary,
+                "how": "; ".join(how + kv["notes"]),
+                "set_constant": set_a_constant(entry, cited),
+            }
+        )
+    return rows
+
+
+def print_llamacpp_prediction(rows: list[dict]) -> None:
+    pct = lambda x: "" if x is None else f"{x:+.1%}"  # noqa: E731
+    yn = lambda b: "yes" if b else "no"  # noqa: E731
+
+    def show(c: dict | None) -> str:
+        if c is None:
+            return ""
+        f = ",.2f" if c["kind"] == "kv" else ",.0f"
+        return f"{c['logged']:{f}} / {c['predicted']:{f}}"
+
+    print("\n### llama.cpp: KV size and cells from the model and the log's own args (MiB, cells)\n")
+    print(
+        "| log | engine | model | GPUs | -c / -np / -ctk,-ctv | KV figure | logged / kvlab | error | context figure | "
+        "logged / kvlab | error | also compared | how | log set a constant |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        s, kv, c = r["settings"], r["primary"]["kv"], r["primary"]["ctx"]
+        also = [x for x in r["compared"] if x is not kv and x is not c and x["kind"] != "fit"]
+        print(
+            f"| {r['file']} | {r['engine']} | {r['model']} | {r['gpus']} | "
+            f"{s['n_ctx']} / {s['n_seq']}{' unified' if s['kv_unified'] and s['n_seq'] > 1 else ''} / "
+            f"{s['type_k']},{s['type_v']} | {kv['label'] if kv else ''} | {show(kv)} | {pct(kv and kv['error'])} | "
+            f"{c['label'] if c else ''} | {show(c)} | {pct(c and c['error'])} | "
+            + "; ".join(f"{x['label']} {show(x)} ({pct(x['error'])})" for x in also)
+            + f" | {r['how']} | {yn(r['set_constant'])} |"
+        )
+    fits = [r for r in rows if "fit_chosen_n_ctx" in r["logged"]]
+    print("\n### llama.cpp --fit: the context it chose, from the model and the card's memory alone\n")
+    print(
+        "| log | model | GPUs | context --fit chose, logged / kvlab | error | outcome (log / kvlab) | how | "
+        "log set a constant |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in fits:
+        f = r["primary"]["fit"]
+        chosen = r["logged"]["fit_chosen_n_ctx"]
+        outcome = "context_reduced" if chosen < r["settings"]["n_ctx"] else "fits"
+        print(
+            f"| {r['file']} | {r['model']} | {r['gpus']} x {r['card'] or 'card not named'} | "
+            f"{show(f) if f else 'not predicted'} | {pct(f and f['error'])} | "
+            f"{outcome} / {r['fit']['outcome'] if r['fit'] else 'not predicted'} | {r['fit_how']} | "
+            f"{yn(r['set_constant'])} |"
+        )
+    for label, kinds, group in (
+        (
+            "llama.cpp: KV size from the model and args (no memory budget: the figure does not depend on the card)",
+            (("KV MiB", "kv"), ("cells / context", "ctx")),
+            [r for r in rows if r["primary"]["kv"] or r["primary"]["ctx"]],
+        ),
+        ("llama.cpp --fit: context chosen from the card's memory", (("context", "fit"),), fits),
+    ):
+        for part, sub in (
+            ("never used for a constant (held out)", [r for r in group if not r["set_constant"]]),
+            ("set a constant (in the fit)", [r for r in group if r["set_constant"]]),
+        ):
+            print(f"\n**{label}, {part}**: {len(sub)} logs")
+            for name, kind in kinds:
+                errors = [r["primary"][kind]["error"] for r in sub if r["primary"][kind]]
+                print(f"- {name}: {_distribution(errors)}")
+    misses = [
+        (r["file"], c) for r in rows for c in r["primary"].values() if c and abs(c["error"]) > PREDICTION_TOLERANCES[0]
+    ]
+    print(f"\nllama.cpp figures more than 5 % off: {len(misses)}")
+    for file, c in misses:
+        print(f"- {file}: {c['label']} {show(c)} ({pct(c['error'])})")
+    print("\nllama.cpp logs not predicted: " + "; ".join(f"{f} ({why})" for f, why in LLAMACPP_SKIPPED))
+
+
 def _distribution(errors: list[float]) -> str:
     if not errors:
         return "no figures"
@@ -451,9 +798,11 @@ def prediction_on_every_log() -> list[dict]:
     for r in false_refusals:
         print(f"- {r['file']}: cause named by the verdict: {r['cause']}; {r['how']}")
     print("\nmodel and card known, settings not: " + "; ".join(f"{f} ({why})" for f, why in SKIPPED))
+    llamacpp = llamacpp_prediction_rows(cited)
+    print_llamacpp_prediction(llamacpp)
     print(
         f"\nnot predicted (model, card or settings not known, or no KV figure): "
-        f"{len(calibration()) - len(rows)} of {len(calibration())} logs"
+        f"{len(calibration()) - len(rows) - len(llamacpp)} of {len(calibration())} logs"
     )
     loo = log_tag_leave_one_out()
     placed = [r for r in loo if r["same_range"] is not None]

@@ -11,7 +11,8 @@ predicted / measured output tokens per second, median TTFT and median TPOT; then
 |ratio - 1| and the share of runs within 2x, split into vLLM runs held out (never used for a
 constant), vLLM runs whose figures set the simulation's step-time constants (USED_FOR_CALIBRATION,
 chosen by the rule stated there; fitted by bench/serving_sim_calibration.py), and SGLang runs,
-reported apart (the simulation models vLLM's engine); the baseline before the fit is printed beside.
+simulated with SGLang's scheduler (simulate(engine="sglang")) and the constants fitted on vLLM runs, so never used
+for one and reported apart; the baseline before the fit is printed beside.
 Random-dataset runs whose answers stopped at EOS (fewer tokens generated than prompts x output length)
 are simulated with the run's mean answer length. A run served with `--async-scheduling` (its serve command, in
 settings "other") is simulated with simulate(async_scheduling=True).
@@ -100,7 +101,8 @@ WEIGHTS = [("MXFP4", "MXFP4"), ("FP8", "FP8"), ("AWQ", "INT4"), ("INT4", "INT4")
 # output 21 %, TTFT 19 %, TPOT 27 %: bench/results/2026-12-06-engines-serving-session11.md.) A short run's TPOT is the
 # mean of three gaps set by the API server's streaming, so the fit's loss also leaves out the median TPOT of runs
 # with answers under SHORT_ANSWER_TOKENS (the fit's A100 random128 run).
-# SGLang runs are never used: the simulation models vLLM's engine, so they are reported apart.
+# SGLang runs are never used: the constants are fitted on vLLM runs; SGLang's are simulated with its own scheduler
+# (simulate(engine="sglang")) and reported apart, all held out.
 # `calibration_split()` recomputes this set from the rule (the tests check that the two agree). Runs added after the
 # rule was first applied carry "split": "held-out ..." in serving_runs.json: they are held out whatever their
 # place in the order (issue 40, session 2: the GPUStack H100 gpt-oss pages), so adding runs never moves a run
@@ -208,6 +210,14 @@ def calibration_split(runs: list[dict] | None = None) -> tuple[set[str], set[str
     return fit, held | added
 
 
+# SGLang's launch flags read off a run's stated command (settings "other"): flag, simulate() keyword, type
+SGLANG_FLAGS = (
+    ("--mem-fraction-static", "mem_fraction_static", float),
+    ("--chunked-prefill-size", "chunked_prefill_size", int),
+    ("--max-running-requests", "max_running_requests", int),
+)
+
+
 def settings_of(run: dict) -> tuple[dict | None, str]:
     """simulate()'s arguments for a run, or None and why not."""
     if not run.get("model"):
@@ -219,6 +229,10 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
         get_gpu(gpu)
     except ValueError:
         return None, f"GPU {gpu} not in kvlab's catalogue"
+    if run["engine"] == "sglang" and run.get("tp") is None:
+        # (the vLLM runs without a stated tp are single-GPU pages; SGLang's PR benchmarks leave it out on multi-GPU
+        # boxes: Qwen3-Next-80B in BF16 on one B200 would leave its pool ~3 requests for a run of 256 at once)
+        return None, "tensor-parallel size not stated"
     w = run["workload"]
     n = w.get("num_prompts")
     prompts_in, prompts_out = totals(run.get("verbatim") or "")
@@ -255,9 +269,21 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
         **({"max_num_seqs": int(s["max_num_seqs"])} if s.get("max_num_seqs") else {}),
         **({"max_num_batched_tokens": int(s["max_num_batched_tokens"])} if s.get("max_num_batched_tokens") else {}),
         **({"gpu_memory_utilization": float(s["gpu_memory_utilization"])} if s.get("gpu_memory_utilization") else {}),
-        **({"async_scheduling": True} if "--async-scheduling" in (s.get("other") or "") else {}),
-        **({"enforce_eager": True} if "--enforce-eager" in (s.get("other") or "") else {}),
     }
+    other = s.get("other") or ""
+    if run["engine"] == "sglang":
+        # SGLang's scheduler (simulate(engine="sglang")), with the flags its launch command states
+        args["engine"] = "sglang"
+        for flag, key, kind in SGLANG_FLAGS:
+            if m := re.search(rf"{flag}[ =]([\d.]+)", other):
+                args[key] = kind(m.group(1))
+        if "--disable-radix-cache" in other:
+            args["enable_prefix_caching"] = False
+    else:
+        args |= {
+            **({"async_scheduling": True} if "--async-scheduling" in other else {}),
+            **({"enforce_eager": True} if "--enforce-eager" in other else {}),
+        }
     note = "" if run.get("gpu") else f"GPU assumed {gpu}"
     return {"model": run["model"], "gpu": gpu, **args}, note
 
@@ -350,7 +376,10 @@ def main() -> int:
     for group, members in (
         ("after, vLLM held out (never used for a constant)", [r for r in rows if r["id"] in held_out]),
         ("after, vLLM used for the constants", [r for r in rows if r["id"] in USED_FOR_CALIBRATION]),
-        ("after, SGLang (engine not modelled, reported apart)", [r for r in rows if r.get("engine") == "sglang"]),
+        (
+            "after, SGLang (its scheduler; vLLM's constants; never used for one)",
+            [r for r in rows if r.get("engine") == "sglang"],
+        ),
     ):
         ok = [r for r in members if "error" not in r]
         print(

@@ -219,7 +219,12 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=int, default=1, help="chats decoded together")
     p.add_argument("--weights", default="BF16", help="weights format")
     p.add_argument("--kv-type", default="f16", choices=sorted(KV_TYPES))
-    p.add_argument("--engine", default="vllm", choices=ENGINES, help="whose memory accounting decides the fit")
+    p.add_argument(
+        "--engine",
+        default="vllm",
+        choices=(*ENGINES, "sglang"),
+        help="whose memory accounting decides the fit (sglang: the benchmark simulation only)",
+    )
     p.add_argument("--answer", type=int, default=512, help="tokens of answer per chat (the rest is prompt)")
     p.add_argument("--price", type=float, default=None, help="$/hour (default: the catalogue price)")
     p.add_argument(
@@ -235,8 +240,9 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pipeline-parallel-size", "--pp", dest="pp", type=int, default=1, help="vLLM: pipeline stages")
     sim = p.add_argument_group(
         "benchmark simulation",
-        "any of these flags simulates `vllm bench serve` against vLLM's scheduler (kvlab.memory.scheduler) and "
-        "prints its Serving Benchmark Result; --context is then vLLM's --max-model-len",
+        "any of these flags simulates `vllm bench serve` against the engine's scheduler (kvlab.memory.scheduler: "
+        "vLLM V1, or SGLang with --engine sglang) and prints its Serving Benchmark Result; --context is then "
+        "vLLM's --max-model-len (SGLang's --context-length)",
     )
     sim.add_argument("--request-rate", default=None, help="requests per second, or inf (default inf)")
     sim.add_argument("--max-concurrency", type=int, default=None, help="requests in flight at most")
@@ -277,6 +283,13 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="vLLM: no CUDA graphs (every step launches each layer's kernels from Python; slower steps)",
     )
+    for flag, kind, what in (
+        ("--chunked-prefill-size", int, "SGLang (--engine sglang): prompt tokens per prefill batch (default by card)"),
+        ("--max-running-requests", int, "SGLang: requests running at most (default from its pool)"),
+        ("--mem-fraction-static", float, "SGLang: share of memory for weights + KV (default by card)"),
+        ("--schedule-conservativeness", float, "SGLang: scales new_token_ratio's start (default 1.0)"),
+    ):
+        sim.add_argument(flag, type=kind, default=None, help=what)
     _mxfp4_backend_flag(sim)
     p.set_defaults(func=_run_serve)
 
@@ -583,6 +596,10 @@ SIMULATION_FLAGS = (
     "seed",
     "async_scheduling",
     "enforce_eager",
+    "chunked_prefill_size",
+    "max_running_requests",
+    "mem_fraction_static",
+    "schedule_conservativeness",
 )
 
 
@@ -590,6 +607,11 @@ def _run_serve(args: argparse.Namespace) -> int:
     _check_context_and_batch(args)
     if any(getattr(args, name) is not None for name in SIMULATION_FLAGS):
         return _run_serve_simulation(args)
+    if args.engine == "sglang":
+        raise ValueError(
+            "--engine sglang: give a workload flag (e.g. --max-concurrency) to simulate a benchmark against SGLang's "
+            "scheduler; the closed form sizes llama.cpp and vLLM"
+        )
     if args.context is None:
         raise ValueError(
             "--context is required (or give a workload flag, e.g. --max-concurrency, to simulate a benchmark)"
@@ -677,7 +699,8 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
     e = r["engine_settings"]
     pool = r["kv_pool"]
     print(f"simulated by kvlab: {r['model']} on {r['gpu']}" + (f" x {r['n_gpus']}" if r["n_gpus"] > 1 else ""))
-    print(f"  vllm serve {r['flags']}")
+    launch = "python -m sglang.launch_server --model-path <model>" if r["engine"] == "sglang" else "vllm serve"
+    print(f"  {launch} {r['flags'].strip()}")
     w = r["workload"]
     print(
         f"  vllm bench serve --dataset {w['dataset']} --num-prompts {w['num_prompts']} --input-len {w['input_len']} "
@@ -687,9 +710,15 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
         + (f" --random-prefix-len {w['prefix_len']}" if w["prefix_len"] else "")
         + f" --seed {w['seed']}"
     )
+    pool_text = (
+        f"{pool['tokens']:,} tokens (SGLang's token pool)"
+        if r["engine"] == "sglang"
+        else f"{pool['blocks']:,} blocks of {e['block_size']} tokens ({pool['tokens']:,} tokens)"
+    )
+    cap = e.get("max_running_requests", e.get("max_num_seqs"))
+    cap_name = "max_running_requests" if r["engine"] == "sglang" else "max_num_seqs"
     print(
-        f"  KV pool: {pool['blocks']:,} blocks of {e['block_size']} tokens ({pool['tokens']:,} tokens); "
-        f"at most {r['max_running']:,} running (max_num_seqs {e['max_num_seqs']:,}); "
+        f"  KV pool: {pool_text}; at most {r['max_running']:,} running ({cap_name} {cap:,}); "
         f"{r['preemptions']:,} preemptions ({r['requests_preempted']:,} requests); {r['steps']:,} steps, "
         f"{r['compute_bound_share']:.0%} of the time compute-bound"
     )

@@ -114,6 +114,38 @@ uniformly in [floor(L x (1 - r)), ceil(L x (1 + r))] (output at least 1) after a
 of `prefix_len` tokens (--random-prefix-len), and ignores EOS, so every request generates its
 output length exactly.
 
+SGLang
+------
+`engine="sglang"` plays SGLang's scheduler instead (sgl-project/sglang,
+python/sglang/srt/managers/scheduler.py get_next_batch_to_run / get_new_batch_prefill /
+update_running_batch at commit d51c1c21d1ac; schedule_policy.py PrefillAdder at 00550cd11b35;
+schedule_batch.py retract_decode; defaults from environ.py and server_args.py). Where it differs
+from vLLM V1:
+
+1. Prefill first, alone. Each iteration first tries to form a prefill batch from the waiting queue
+   (and the request part-way through chunked prefill, which goes first); if it can, that batch
+   runs by itself and the running requests do not decode in it (enable_mixed_chunk is off by
+   default). Only when no prefill can be formed do all running requests decode one token.
+2. Admission reserves the future. A waiting request is admitted if the free tokens (evictable
+   cache included), less every running request's remaining answer (capped at 4,096) x
+   new_token_ratio, exceed its prompt plus its whole answer (capped at 4,096). new_token_ratio
+   starts at 0.7 x schedule_conservativeness, falls by (0.7 - 0.098) / 600 each decode step to
+   0.098, and resets on idle. The first request that does not fit marks the batch "full", and no
+   prefill is tried again until a request leaves the running batch.
+3. Budgets of a prefill batch: chunked_prefill_size tokens (the card's tier, kvlab.memory.sglang),
+   max_prefill_tokens (16,384), max_running_requests; a prompt longer than the chunk left is cut,
+   and only one request is part-way at a time.
+4. Retraction instead of preemption: when a decode step's tokens do not fit, requests are retracted
+   (their tokens freed, back of the queue, recomputed later) in order of fewest tokens generated,
+   then longest prompt, until 20 decode steps of the rest fit; new_token_ratio becomes
+   (tokens generated + 20 x running) / their answer lengths.
+5. The pool is SGLang's token pool (max_total_num_tokens, page size 1), as kvlab.memory.sglang
+   sizes it; the overlap scheduler is on (CPU time overlaps GPU time); decode batches above
+   cuda_graph_max_bs pay the eager launch cost.
+
+The step's time is the same roofline with the constants fitted on vLLM runs, used as they are: every
+SGLang run in the validation is held out.
+
 Not modelled: speculative decoding, CUDA-graph padding of batch sizes, the prefill-token threshold for long prompts
 (long_prefill_token_threshold), priority scheduling, LoRA, multimodal encoders, KV offloading or
 transfer, the free-block watermark and full-sequence admission checks of recent vLLM
@@ -146,7 +178,9 @@ from kvlab.memory.kv_bytes import (
 )
 from kvlab.memory.serving import attention_flops, serving_benchmarks
 from kvlab.memory.weights import weights_bytes
+from kvlab.memory import sglang
 from kvlab.memory.deployment import Refused, deployment
+from kvlab.memory.engines import driver_memory, mxfp4_kernel
 from kvlab.memory.verdict import verdict as verdict_of
 from kvlab.inputs import finite_number, one_of, short_repr
 
@@ -190,6 +224,25 @@ OVERHEAD_KEYS = ("step_overhead_ms", "request_overhead_us", "allreduce_latency_u
 # by the whole cost.
 EAGER_LAYER_MS = 0.34
 EAGER_SOURCE = "https://github.com/vllm-project/vllm-omni/issues/7960"
+# SGLang's scheduler (engine="sglang"), as read in sgl-project/sglang: python/sglang/srt/managers/scheduler.py
+# (get_next_batch_to_run, get_new_batch_prefill, update_running_batch) at commit d51c1c21d1ac,
+# python/sglang/srt/managers/schedule_policy.py (PrefillAdder.add_one_req, add_chunked_req, budget_state) at
+# 00550cd11b35, python/sglang/srt/managers/schedule_batch.py (retract_decode) and the defaults of
+# python/sglang/srt/environ.py (SGLANG_INIT_NEW_TOKEN_RATIO 0.7, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14,
+# SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600, SGLANG_RETRACT_DECODE_STEPS 20, SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION 4096)
+# and server_args.py (max_prefill_tokens 16384, schedule_policy "fcfs", enable_mixed_chunk False, the overlap
+# scheduler on). Module docstring, "SGLang".
+SGLANG_SOURCES = (
+    "sgl-project/sglang python/sglang/srt/managers/scheduler.py@d51c1c21d1ac, "
+    "python/sglang/srt/managers/schedule_policy.py@00550cd11b35, python/sglang/srt/environ.py"
+)
+SGLANG_INIT_NEW_TOKEN_RATIO = 0.7
+SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR = 0.14
+SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS = 600
+SGLANG_RETRACT_DECODE_STEPS = 20
+SGLANG_CLIP_MAX_NEW_TOKENS = 4096
+SGLANG_MAX_PREFILL_TOKENS = 16384
+ENGINES = ("vllm", "sglang")
 
 
 @cache
@@ -224,6 +277,34 @@ def allreduce_link(card: dict, given_gb_s: float | None = None) -> dict:
     return {"gb_s": float(pcie["gb_per_s"]), "how": f"{pcie['name']}: no GPU-to-GPU link listed for the card"}
 
 
+SGLANG_MODELLED = [
+    "SGLang's scheduler loop (get_next_batch_to_run): a prefill batch whenever one can be formed, run alone; "
+    "otherwise one decode step of every running request (enable_mixed_chunk off, its default)",
+    "admission (PrefillAdder, schedule_policy fcfs): waiting requests in order while free tokens, less each running "
+    "request's remaining answer (at most 4,096) x new_token_ratio, hold the prompt plus its whole answer (at most "
+    "4,096); the first that does not fit marks the batch full and no prefill is tried until a request leaves",
+    "new_token_ratio: 0.7 at start and when idle, down by (0.7 - 0.098) / 600 each decode step to 0.098; after a "
+    "retraction (generated + 20 x running) / their answer lengths",
+    "chunked prefill: one request at a time is cut at chunked_prefill_size (by the card's memory: kvlab.memory.sglang)"
+    " and continues first in the next prefill batch; at most max_prefill_tokens (16,384) prompt tokens a batch",
+    "max_running_requests (SGLang's default from its pool) requests running at most",
+    "retraction when a decode step's tokens do not fit: the request with the fewest tokens generated (then the "
+    "longest prompt) first, until 20 steps of the rest fit; it frees its tokens and goes to the back of the queue",
+    "the token pool SGLang sizes (max_total_num_tokens, page size 1): kvlab.memory.sglang, as kvlab fit gives it",
+    "the radix cache (on by default): a shared prefix (--random-prefix-len) is neither prefilled nor allocated again",
+    "the overlap scheduler (on by default): the CPU's time per step overlaps the GPU's",
+    "decode batches larger than cuda_graph_max_bs run without CUDA graphs "
+    f"({EAGER_LAYER_MS:g} ms per layer added, the --enforce-eager measurement)",
+    "step time as for vLLM: the roofline and overheads with the constants fitted on vLLM runs, used as they are",
+]
+SGLANG_NOT_MODELLED = [
+    "SGLang's own CPU time per step and per request (vLLM's fitted values stand in)",
+    "SGLang's kernels (its attention backends, MoE kernels and MXFP4 paths): vLLM's efficiencies stand in",
+    "a separate sliding-window pool (every token is kept for every layer, as kvlab's SGLang memory rule does)",
+    "mixed chunked prefill (--enable-mixed-chunk), priority scheduling, DP attention, speculative decoding, "
+    "hierarchical cache, PD disaggregation",
+    "requests that stop before their output length (EOS)",
+]
 MODELLED = [
     "vLLM V1 schedule(): running requests first in admission order, then waiting ones in arrival order",
     "one token budget per step (max_num_batched_tokens) shared by decodes and chunked prefills",
@@ -526,8 +607,13 @@ def simulate(
     allreduce_latency_us: float | None = None,
     frontend_ms: float | None = None,
     allreduce_gb_s: float | None = None,
-    async_scheduling: bool = False,
+    async_scheduling: bool | None = None,
     enforce_eager: bool = False,
+    chunked_prefill_size: int | None = None,
+    max_running_requests: int | None = None,
+    max_prefill_tokens: int = SGLANG_MAX_PREFILL_TOKENS,
+    mem_fraction_static: float | None = None,
+    schedule_conservativeness: float = 1.0,
     mxfp4_backend: str | None = None,
     price_per_hour: float | None = None,
     max_timeline_rows: int = MAX_TIMELINE_ROWS,
@@ -564,8 +650,26 @@ def simulate(
     """
     arch = model_architecture(model)
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
-    if engine != "vllm":
-        raise ValueError(f"engine: the scheduler simulation models vLLM only, got {short_repr(engine)}")
+    engine = one_of("engine", engine, list(ENGINES))
+    sglang_run = engine == "sglang"
+    _engine_flags_apply(
+        engine,
+        vllm={
+            "gpu_memory_utilization": gpu_memory_utilization != VLLM_GPU_MEMORY_UTILIZATION,
+            "block_size": block_size != VLLM_BLOCK_SIZE,
+            "max_num_seqs": max_num_seqs is not None,
+            "max_num_batched_tokens": max_num_batched_tokens is not None,
+            "enforce_eager": bool(enforce_eager),
+            "mxfp4_backend": mxfp4_backend is not None,
+        },
+        sglang={
+            "chunked_prefill_size": chunked_prefill_size is not None,
+            "max_running_requests": max_running_requests is not None,
+            "max_prefill_tokens": max_prefill_tokens != SGLANG_MAX_PREFILL_TOKENS,
+            "mem_fraction_static": mem_fraction_static is not None,
+            "schedule_conservativeness": schedule_conservativeness != 1.0,
+        },
+    )
     n_gpus = finite_number("n_gpus", n_gpus, minimum=1, maximum=8, integer=True)
     n = finite_number("num_prompts", num_prompts, minimum=1, maximum=MAX_PROMPTS, integer=True)
     input_len = finite_number("input_len", input_len, minimum=1, maximum=MAX_CONTEXT, integer=True)
@@ -583,8 +687,14 @@ def simulate(
     if max_concurrency is not None:
         concurrency = finite_number("max_concurrency", max_concurrency, minimum=1, maximum=MAX_PROMPTS, integer=True)
     seed = finite_number("seed", seed, minimum=0, maximum=2**63 - 1, integer=True)
+    if async_scheduling is None:  # vLLM: off unless --async-scheduling; SGLang: its overlap scheduler, on by default
+        async_scheduling = sglang_run
     if not isinstance(async_scheduling, (bool, np.bool_)):
         raise ValueError(f"async_scheduling must be true or false, got {short_repr(async_scheduling)}")
+    max_prefill_tokens = finite_number(
+        "max_prefill_tokens", max_prefill_tokens, minimum=1, maximum=1 << 20, integer=True
+    )
+    conservativeness = finite_number("schedule_conservativeness", schedule_conservativeness, minimum=0.01, maximum=100)
     if not isinstance(enforce_eager, (bool, np.bool_)):
         raise ValueError(f"enforce_eager must be true or false, got {short_repr(enforce_eager)}")
     eff_bw_given = eff_c_given = None
@@ -624,61 +734,83 @@ def simulate(
         need = prefix_len + math.ceil(input_len * (1 + ratio)) + math.ceil(output_len * (1 + ratio))
         max_model_len = trained or need
     max_model_len = finite_number("max_model_len", max_model_len, minimum=1, maximum=MAX_CONTEXT, integer=True)
-    dep = deployment(
-        arch,
-        weights=weights_format,
-        kv=kv,
-        gpu=card,
-        tp=n_gpus,
-        engine="vllm",
-        gpu_memory_utilization=gpu_memory_utilization,
-        block_size=block_size,
-        max_num_batched_tokens=max_num_batched_tokens,
-        max_num_seqs=max_num_seqs,
-        mxfp4_backend=mxfp4_backend,
-    )
-    verdict = verdict_of(dep, max_model_len, n_seq=1, solve=False)
-    parts = {c["name"]: c["bytes"] for c in verdict["components"]}
-    available = verdict["budget_bytes"] - parts["weights"] - parts["activation_reserve"]
-    close_call = None
-    if not verdict["fits"]:
-        # a refusal inside the reserve estimate's error (evidence that disagrees, as for gpt-oss-120b on one
-        # H100): simulated as if vLLM starts with the KV the estimate's optimistic edge leaves, and said so
-        edge = available + verdict["error_band_bytes"]
-        one = parts["kv_cache"]  # the KV of one max_model_len sequence, which vLLM needs to start
-        if verdict["confidence"] != "low" or verdict["binding"] not in ("reserve", "kv_cache") or edge < one:
-            raise Refused(
-                "max_model_len", f"vLLM would not start with --max-model-len {max_model_len}: {verdict['headline']}"
+    if sglang_run:
+        sg = _sglang_pool(
+            arch,
+            card,
+            weights_format=weights_format,
+            kv=kv,
+            n_gpus=n_gpus,
+            max_model_len=max_model_len,
+            chunked_prefill_size=chunked_prefill_size,
+            max_running_requests=max_running_requests,
+            mem_fraction_static=mem_fraction_static,
+        )
+        dep, kv_type, kernel = sg["deployment"], sg["kv_type"], sg["mxfp4_kernel"]
+        num_blocks = sg["tokens"]  # SGLang's pool is tokens (page_size 1): a "block" here is one token
+        bs = 1
+        budget, seqs_cap = sg["chunked_prefill_size"], sg["max_running_requests"]
+        available, close_call = sg["kv_bytes"], None
+        blocks = None
+        full_only = all(la.kind == FULL for la in arch.layers)
+    else:
+        dep = deployment(
+            arch,
+            weights=weights_format,
+            kv=kv,
+            gpu=card,
+            tp=n_gpus,
+            engine="vllm",
+            gpu_memory_utilization=gpu_memory_utilization,
+            block_size=block_size,
+            max_num_batched_tokens=max_num_batched_tokens,
+            max_num_seqs=max_num_seqs,
+            mxfp4_backend=mxfp4_backend,
+        )
+        verdict = verdict_of(dep, max_model_len, n_seq=1, solve=False)
+        parts = {c["name"]: c["bytes"] for c in verdict["components"]}
+        available = verdict["budget_bytes"] - parts["weights"] - parts["activation_reserve"]
+        close_call = None
+        if not verdict["fits"]:
+            # a refusal inside the reserve estimate's error (evidence that disagrees, as for gpt-oss-120b on one
+            # H100): simulated as if vLLM starts with the KV the estimate's optimistic edge leaves, and said so
+            edge = available + verdict["error_band_bytes"]
+            one = parts["kv_cache"]  # the KV of one max_model_len sequence, which vLLM needs to start
+            if verdict["confidence"] != "low" or verdict["binding"] not in ("reserve", "kv_cache") or edge < one:
+                raise Refused(
+                    "max_model_len", f"vLLM would not start with --max-model-len {max_model_len}: {verdict['headline']}"
+                )
+            available = edge
+            close_call = (
+                f"close call: kvlab expects vLLM to refuse this ({verdict['headline']}), but that is within the reserve "
+                f"estimate's error ({verdict['error_band_bytes'] / 2**30:.2f} GiB); simulated as if it starts with "
+                f"{edge / 2**30:.2f} GiB of KV cache, the estimate's optimistic edge"
             )
-        available = edge
-        close_call = (
-            f"close call: kvlab expects vLLM to refuse this ({verdict['headline']}), but that is within the reserve "
-            f"estimate's error ({verdict['error_band_bytes'] / 2**30:.2f} GiB); simulated as if it starts with "
-            f"{edge / 2**30:.2f} GiB of KV cache, the estimate's optimistic edge"
+        setup = verdict["engine_model"]
+        budget = setup["max_num_batched_tokens"]
+        seqs_cap = setup["max_num_seqs"]
+        if budget < seqs_cap:
+            raise ValueError(
+                f"max_num_batched_tokens ({budget}) must be at least max_num_seqs ({seqs_cap}), as vLLM requires"
+            )
+        dtype = "auto" if verdict["kv_type"] in ("f16", "bf16") else verdict["kv_type"]
+        layout_kv = vllm_kv_cache(
+            arch, max_model_len, dtype, block_size=block_size, max_num_batched_tokens=budget, tp=n_gpus
         )
-    setup = verdict["engine_model"]
-    budget = setup["max_num_batched_tokens"]
-    seqs_cap = setup["max_num_seqs"]
-    if budget < seqs_cap:
-        raise ValueError(
-            f"max_num_batched_tokens ({budget}) must be at least max_num_seqs ({seqs_cap}), as vLLM requires"
-        )
-    dtype = "auto" if verdict["kv_type"] in ("f16", "bf16") else verdict["kv_type"]
-    layout_kv = vllm_kv_cache(
-        arch, max_model_len, dtype, block_size=block_size, max_num_batched_tokens=budget, tp=n_gpus
-    )
-    layout = gpu_stages(layout_kv)[0]["layout"]
-    pool = vllm_blocks(layout, available)
-    num_blocks = pool["blocks"]
-    blocks = RequestBlocks(layout, max_model_len, budget)
-    bs = blocks.block
+        layout = gpu_stages(layout_kv)[0]["layout"]
+        pool = vllm_blocks(layout, available)
+        num_blocks = pool["blocks"]
+        blocks = RequestBlocks(layout, max_model_len, budget)
+        bs = blocks.block
+        kv_type, kernel = verdict["kv_type"], verdict["engine_model"].get("mxfp4_kernel")
+        full_only = blocks.full_only
     caching_default = enable_prefix_caching is None
     if caching_default:
-        enable_prefix_caching = True  # vLLM V1's default (on unless --no-enable-prefix-caching)
+        enable_prefix_caching = True  # the default of both: vLLM V1's prefix caching, SGLang's radix cache
     elif not isinstance(enable_prefix_caching, (bool, np.bool_)):
         raise ValueError(f"enable_prefix_caching must be true or false, got {short_repr(enable_prefix_caching)}")
     enable_prefix_caching = bool(enable_prefix_caching)
-    if not caching_default and enable_prefix_caching and prefix_len and not blocks.full_only:
+    if not caching_default and enable_prefix_caching and prefix_len and not full_only:
         raise ValueError(
             "enable_prefix_caching: the simulation caches a shared prefix for full-attention models only "
             f"({arch.name} has sliding, chunked or recurrent layers)"
@@ -695,6 +827,14 @@ def simulate(
             f"{which}: requests of up to {longest:,} tokens (prefix + input + output) exceed max_model_len "
             f"{max_model_len:,}"
         )
+    if sglang_run and longest > num_blocks:
+        # SGLang starts with a pool shorter than the context, but rejects a request longer than it
+        # (max_req_input_len = min(context_len - 1, max_total_num_tokens - 1))
+        which = "input_len" if int(prompt.max()) >= num_blocks else "output_len"
+        raise ValueError(
+            f"{which}: requests of up to {longest:,} tokens (prefix + input + output) exceed SGLang's whole KV pool "
+            f"of {num_blocks:,} tokens on this deployment"
+        )
     if rate == math.inf:
         planned = np.zeros(n)
     else:  # vllm bench serve: gamma gaps of shape burstiness, mean 1 / rate; the first request at 0
@@ -706,7 +846,7 @@ def simulate(
     # (`kv_read_replication`: an MLA latent or a KV head is read in full by every GPU that holds it)
     kv_copies = kv_read_replication(arch, n_gpus)
     kv_fn = _Piecewise(
-        lambda c: kv_copies * kv_cache_bytes(arch, c, verdict["kv_type"], state_type="bf16")["total_bytes"],
+        lambda c: kv_copies * kv_cache_bytes(arch, c, kv_type, state_type="bf16")["total_bytes"],
         _windows(arch),
     )
     attn_fn = _Piecewise(lambda c: attention_flops(arch, c), _windows(arch))
@@ -758,7 +898,7 @@ def simulate(
         return w
 
     eb = eff_bw_given if eff_bw_given is not None else fitted["bandwidth_efficiency"]
-    kernel = verdict["engine_model"].get("mxfp4_kernel")  # the path the verdict sized the memory for
+    # `kernel`: the MXFP4 path the memory was sized for (the verdict's for vLLM, the card's for SGLang)
     weight_only_fp4 = kernel in MXFP4_KERNEL_CONSTANT
     fp4_key = MXFP4_KERNEL_CONSTANT.get(kernel)
     # MXFP4 on a card without FP4 tensor cores: weight_only_fp4_compute_efficiency when given, even beside a given
@@ -857,10 +997,11 @@ def simulate(
     waiting: deque[int] = deque()
     run = np.zeros(0, dtype=np.int64)
     free = num_blocks
-    pb = (prefix_len // bs) if enable_prefix_caching and blocks.full_only else 0  # the shared prefix's cached blocks
+    pb = (prefix_len // bs) if enable_prefix_caching and full_only else 0  # the shared prefix's cached blocks
     # a preempted request's own freed blocks, still cached (prefix caching; layouts whose hit is a block count:
     # full attention and sliding windows, not recurrent state or chunked-local groups; not beside a shared prefix)
-    own_hits = enable_prefix_caching and not blocks.state and not blocks.chunked and not pb
+    # (SGLang frees a retracted request's tokens past its matched prefix: no such hits)
+    own_hits = not sglang_run and enable_prefix_caching and not blocks.state and not blocks.chunked and not pb
     kept = np.zeros(n, dtype=np.int64)  # tokens of its own blocks a preempted request left in the cache
     kept_until = np.zeros(n, dtype=np.int64)  # `taken` after which those blocks start being reused
     taken = 0  # blocks allocated from the free queue so far (new blocks come from its front)
@@ -952,218 +1093,459 @@ def simulate(
 
     guard_limit = 4 * int(out.sum() + prompt.sum()) + 10 * n
     guard = 0
-    while done < n:
-        guard += 1
-        if guard > guard_limit:
-            raise RuntimeError("scheduler simulation made no progress (a kvlab bug)")
-        arrivals(t)
-        if not len(run) and not waiting:
-            t = float(enter[visible]) if visible < assigned else t
+    if sglang_run:
+        # SGLang (module docstring, "SGLang"): a prefill batch whenever one can be formed, else one decode step of
+        # every running request; admission by tokens with future decodes reserved (new_token_ratio), retraction
+        # when a decode step does not fit
+        init_ratio = min(SGLANG_INIT_NEW_TOKEN_RATIO * conservativeness, 1.0)
+        min_ratio = min(init_ratio * SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR, 1.0)
+        decay = (init_ratio - min_ratio) / SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
+        new_ratio = init_ratio
+        batch_full = False  # running_batch.batch_is_full: no prefill is tried until the batch shrinks
+        chunked = -1  # the request whose prompt is part-way through chunked prefill (self.chunked_req)
+        clip = SGLANG_CLIP_MAX_NEW_TOKENS
+        graph_bs = sg["cuda_graph_max_bs"]
+        eager_decode_s = arch.n_layers * EAGER_LAYER_MS / 1e3  # a decode batch above the CUDA graph's largest
+        while done < n:
+            guard += 1
+            if guard > guard_limit:
+                raise RuntimeError("scheduler simulation made no progress (a kvlab bug)")
             arrivals(t)
-            if not waiting:
-                raise RuntimeError("scheduler simulation: nothing to run and nothing to come (a kvlab bug)")
-
-        n_run = len(run)
-        ctx = computed[run]
-        gen = generated[run]
-        own = held[run]
-        occ = own + shared[run]  # blocks each running request occupies
-        need = prompt[run] + gen - ctx
-
-        # ---- a stretch of identical decode steps ----------------------------------------------
-        if n_run and int(need.min()) == 1 and int(need.max()) == 1:
-            admissible = bool(waiting) and n_run < seqs_cap and budget > n_run
-            if admissible:  # does the head of the queue fit in what is free after this step's decodes?
-                head = waiting[0]
-                _, _, _, mine, extra = admission(head, budget - n_run)
-                step_need = int((blocks.of(ctx + 1, ctx) - occ).sum())  # net: sliding groups free as they grow
-                admissible = mine + extra <= free - step_need
-            if not admissible:
-                left = out[run] - gen
-                k = min(int(left.min()), JUMP_STEPS)
-                # blocks: the first step whose allocations would not fit (there, a preemption); each request
-                # takes at most blocks.most_in(k) more blocks in k steps, so plenty of room skips the count
-                # (a sliding group's count moves by at most 2 blocks between steps once its window is full: slack)
-                last_k = int((blocks.of(ctx + k, ctx + k - 1) - occ).sum()) + n_run * blocks.sliding_slack
-                if n_run * blocks.most_in(k) > free and last_k > free:
-                    js = np.arange(1, k + 1)
-                    demand = blocks.of(ctx[:, None] + js[None, :], ctx[:, None] + js[None, :] - 1) - occ[:, None]
-                    over = np.nonzero(demand.sum(axis=0) > free)[0]
-                    k = int(over[0]) if len(over) else k  # steps 0 .. k-1 fit
-                if k >= 1:
-                    js = np.arange(1, k + 1, dtype=np.float64)
-                    c_sum = float(ctx.sum())
-                    kv_read = kv_fn.totals_ahead(ctx, js, c_sum)
-                    flops = 2.0 * active_flops * n_run + dense_scale * attn_fn.totals_ahead(ctx, js, c_sum)
-                    dts, cbound = step_time(n_run, n_run, kv_read, flops)
-                    ends = t + np.cumsum(dts)
-                    if not waiting and n_run < seqs_cap and visible < assigned:
-                        seen = int(np.searchsorted(ends, enter[visible], side="left"))  # first step ending after it
-                        if seen + 1 < k:
-                            k = seen + 1
-                            dts, cbound, ends = dts[:k], cbound[:k], ends[:k]
-                    t0, t_end = t, float(ends[-1])
-                    dt0 = float(dts[0])
-                    new_ctx = ctx + k
-                    grown = blocks.of(new_ctx, new_ctx - 1) - (occ - own)
-                    free -= int((grown - own).sum())
-                    taken += int(np.maximum(grown - own, 0).sum())
-                    prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)
-                    held[run] = grown
-                    computed[run] = new_ctx
-                    gen = gen + k
-                    generated[run] = gen
-                    # tokens: the first step's gap per request, then k - 1 regular gaps each
-                    emit(run, t0 + dt0, dt0, last_tok[run], t0)
-                    if k > 1:
-                        itl_runs.append(dts[1:])
-                        itl_runs_n.append(n_run)
-                        last_tok[run] = t_end
-                    steps += k
-                    busy_s += t_end - t0
-                    compute_bound_s += float(dts[cbound].sum()) if peak is not None else 0.0
-                    max_running = max(max_running, n_run)
-                    if trace:
-                        step_trace.append(
-                            {
-                                "t": t0,
-                                "steps": k,
-                                "tokens_per_step": n_run,
-                                "prefill_tokens": 0,
-                                "running": n_run,
-                                "free_blocks": free,
-                                "preempted": 0,
-                            }
-                        )
-                    t = t_end
-                    fin = gen >= out[run]
-                    if fin.any():
-                        release(run[fin], t)
-                        run = run[~fin]
-                    samples.append((t, num_blocks - free, queued(t), len(run)))
-                    continue
-
-        # ---- one step -------------------------------------------------------------------------
-        if n_run:
-            sched = np.minimum(np.maximum(budget - (np.cumsum(need) - need), 0), need)
-            newb = np.where(sched > 0, blocks.of(ctx + sched, ctx) - occ, 0)
-        else:
-            sched = newb = np.zeros(0, dtype=np.int64)
-        preempted = 0
-        cum = np.cumsum(newb)
-        while len(run) and cum[-1] > free:
-            p = int(np.argmax(cum > free))  # the first request whose blocks do not fit
-            victim = int(run[-1])
-            last = len(run) - 1
-            run, ctx, sched, newb = run[:-1], ctx[:-1], sched[:-1], newb[:-1]
-            if own_hits:  # its full blocks keep their hashes, behind the blocks free now
-                kept[victim] = int(computed[victim]) // bs * bs
-                kept_until[victim] = taken + free
-            free += int(held[victim])
-            held[victim] = 0
-            if shared[victim]:
-                shared[victim] = 0
-                prefix_refs -= 1
-                if prefix_refs == 0:
-                    free += pb
-            computed[victim] = 0
-            preempts[victim] += 1
-            waiting.appendleft(victim)
-            preempted += 1
-            if p == last:  # the request itself was the last: it is preempted, the running loop stops
-                break
-            cum = np.cumsum(newb)
-        preemption_events += preempted
-        free -= int(newb.sum())
-        taken += int(np.maximum(newb, 0).sum())
-        held[run] += newb
-        budget_left = budget - int(sched.sum())
-        # admissions (only in a step that preempted nothing)
-        admitted: list[int] = []
-        a_sched: list[int] = []
-        a_start: list[int] = []
-        if not preempted:
-            while waiting and budget_left > 0 and len(run) + len(admitted) < seqs_cap:
-                r = waiting[0]
-                hit, is_shared, chunk, mine, extra = admission(r, budget_left)
-                if mine + extra > free:
-                    break  # it waits; what it had computed stays cached
-                waiting.popleft()
-                free -= mine + extra
-                taken += mine - (blocks.one(hit, hit) if not is_shared else 0)
-                held[r] = mine
-                kept[r] = 0
-                if hit and is_shared:
-                    shared[r] = pb
+            if not len(run) and not waiting and chunked < 0:
+                new_ratio = init_ratio  # an idle scheduler resets new_token_ratio
+                t = float(enter[visible]) if visible < assigned else t
+                arrivals(t)
+                if not waiting:
+                    raise RuntimeError("scheduler simulation: nothing to run and nothing to come (a kvlab bug)")
+            n_run = len(run)
+            # ---- a prefill batch (get_new_batch_prefill; PrefillAdder) ---------------------------
+            adds: list[tuple[int, int, int]] = []  # (request, tokens it starts from, tokens it prefills)
+            took: list[int] = []  # requests taken off the waiting queue
+            if (waiting and not batch_full) or chunked >= 0:
+                if n_run >= seqs_cap and chunked < 0:
+                    batch_full = True
+                else:
+                    left = np.minimum(out[run] - generated[run], clip)
+                    rem_total = free - float(left.sum()) * new_ratio  # free and evictable, less running reserves
+                    cur_rem = free
+                    rem_input, rem_chunk = max_prefill_tokens, budget
+                    if chunked >= 0:  # add_chunked_req: the next chunk of the request part-way through
+                        r = chunked
+                        rest = int(prompt[r] + generated[r] - computed[r])
+                        c = min(rest, rem_chunk)
+                        truncated = rest > rem_chunk
+                        adds.append((r, int(computed[r]), c))
+                        rem_total -= c + (0 if truncated else min(int(out[r]), clip))
+                        cur_rem -= c
+                        rem_input -= c
+                        rem_chunk -= c
+                        chunked = r if truncated else -1
+                    for r in waiting:
+                        if len(adds) >= seqs_cap - n_run:
+                            batch_full = True
+                            break
+                        hit, is_shared = (_hit(pb, 1, prefix_cached, 0, int(prompt[r] + generated[r])), True)
+                        ext = int(prompt[r] + generated[r]) - hit
+                        new_tokens = min(int(out[r]), clip)  # min(max_new_tokens, CLIP_MAX_NEW_TOKENS)
+                        if ext + new_tokens >= rem_total:  # AddReqResult.NO_TOKEN
+                            batch_full = True
+                            break
+                        if ext >= rem_input and adds:  # AddReqResult.OTHER: the prefill token budget
+                            break
+                        c = ext if ext <= rem_chunk else rem_chunk
+                        if c <= 0:
+                            break
+                        truncated = c < ext
+                        extra = pb if hit and prefix_refs == 0 else 0
+                        adds.append((r, hit, c))
+                        took.append(r)
+                        if hit:
+                            shared[r] = pb
+                            prefix_refs += 1
+                            free -= extra
+                        computed[r] = hit
+                        rem_total -= c + (0 if truncated else new_tokens)
+                        cur_rem -= c
+                        rem_input -= c
+                        rem_chunk -= c
+                        if truncated:
+                            chunked = r
+                        if rem_total <= 0 or cur_rem <= 0:  # budget_state: NO_TOKEN
+                            batch_full = True
+                            break
+                        if rem_input <= 0 or rem_chunk <= 0:  # budget_state: OTHER
+                            break
+            if adds:
+                for r in took:
+                    waiting.remove(r)
+                ids = np.array([a[0] for a in adds], dtype=np.int64)
+                a = np.array([x[1] for x in adds], dtype=np.int64)
+                c = np.array([x[2] for x in adds], dtype=np.int64)
+                b = a + c
+                free -= int(c.sum())
+                taken += int(c.sum())
+                held[ids] += c
+                computed[ids] = b
+                for r in took:
+                    if np.isnan(first_sched[r]):
+                        first_sched[r] = t
+                tokens = int(c.sum())
+                kv_read = kv_fn.total(b)
+                if attn_prefill_fn is attn_fn:
+                    attn = float(attn_fn.span(a, b).sum())
+                else:
+                    pre = c > 1
+                    attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(
+                        attn_prefill_fn.span(a[pre], b[pre]).sum()
+                    )
+                flops = 2.0 * active_flops * tokens + dense_scale * attn
+                dt, cb = step_time(tokens, len(ids), kv_read, flops)
+                t0, t = t, t + dt
+                steps += 1
+                busy_s += dt
+                if bool(cb):
+                    compute_bound_s += dt
+                if pb and not prefix_cached and bool((b >= pb).any()):
+                    prefix_cached = True
+                    owner = int(ids[np.argmax(b >= pb)])
+                    held[owner] -= pb
+                    shared[owner] = pb
                     prefix_refs += 1
-                computed[r] = hit
-                if np.isnan(first_sched[r]):
-                    first_sched[r] = t
-                admitted.append(r)
-                a_sched.append(chunk)
-                a_start.append(hit)
-                budget_left -= chunk
-        prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)  # evicted to make room
-        if admitted:
-            ids = np.concatenate([run, np.array(admitted, dtype=np.int64)])
-            starts = np.concatenate([ctx, np.array(a_start, dtype=np.int64)])
-            chunks = np.concatenate([sched, np.array(a_sched, dtype=np.int64)])
-        else:
-            ids, starts, chunks = run, ctx, sched
-        on = chunks > 0
-        if not on.any():
-            if preempted:  # everything running was preempted: the next step admits
+                ready = ids[b >= prompt[ids] + generated[ids]]  # prompts done: each samples a token
+                if len(ready):
+                    generated[ready] += 1
+                    emit(ready, t, dt, last_tok[ready], t0)
+                    run = np.concatenate([run, ready])  # merged into the running batch
+                max_running = max(max_running, len(run))
+                if trace:
+                    step_trace.append(
+                        {
+                            "t": t0,
+                            "steps": 1,
+                            "tokens_per_step": tokens,
+                            "prefill_tokens": tokens,
+                            "running": len(run),
+                            "free_blocks": free,
+                            "preempted": 0,
+                        }
+                    )
+                fin = generated[run] >= out[run]
+                if fin.any():
+                    release(run[fin], t)
+                    run = run[~fin]
+                    batch_full = False
                 samples.append((t, num_blocks - free, queued(t), len(run)))
                 continue
-            raise RuntimeError("scheduler simulation: a step with nothing to run (a kvlab bug)")
-        s_ids, a, c = ids[on], starts[on], chunks[on]
-        tokens = int(c.sum())
-        b = a + c
-        kv_read = kv_fn.total(b)
-        if attn_prefill_fn is attn_fn:
-            attn = float(attn_fn.span(a, b).sum())
-        else:  # MLA: chunks of more than one token take vLLM's prefill path, single tokens its decode path
-            pre = c > 1
-            attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
-        flops = 2.0 * active_flops * tokens + dense_scale * attn
-        dt, cb = step_time(tokens, len(s_ids), kv_read, flops)
-        t0, t = t, t + dt
-        steps += 1
-        busy_s += dt
-        if bool(cb):
-            compute_bound_s += dt
-        run = ids
-        max_running = max(max_running, len(run))
-        computed[s_ids] = b
-        if pb and not prefix_cached and bool((b >= pb * bs).any()):
-            # the first request through the prefix caches its blocks: they become the shared copy
-            prefix_cached = True
-            owner = int(s_ids[np.argmax(b >= pb * bs)])
-            held[owner] -= pb
-            shared[owner] = pb
-            prefix_refs += 1
-        s_total = prompt[s_ids] + generated[s_ids]
-        sampled = s_ids[b >= s_total]
-        if len(sampled):
-            generated[sampled] += 1
-            emit(sampled, t, dt, last_tok[sampled], t0)
-        if trace:
-            step_trace.append(
-                {
-                    "t": t0,
-                    "steps": 1,
-                    "tokens_per_step": tokens,
-                    "prefill_tokens": tokens - int(((c == 1) & (a >= prompt[s_ids])).sum()),
-                    "running": len(run),
-                    "free_blocks": free,
-                    "preempted": preempted,
-                }
-            )
-        fin = generated[run] >= out[run]
-        if fin.any():
-            release(run[fin], t)
-            run = run[~fin]
-        samples.append((t, num_blocks - free, queued(t), len(run)))
+            if not n_run:
+                if waiting and not batch_full:
+                    raise RuntimeError("scheduler simulation: a prefill with nothing admitted (a kvlab bug)")
+                r = waiting[0]
+                need_tokens = int(prompt[r] + generated[r]) + min(int(out[r]), clip)
+                raise ValueError(
+                    f"input_len: SGLang never admits a request of {int(prompt[r]):,} prompt tokens: with its "
+                    f"{min(int(out[r]), clip):,} answer tokens reserved it needs {need_tokens:,} tokens, and its pool "
+                    f"holds {num_blocks:,}"
+                )
+            # ---- decode (update_running_batch): retract if the step's tokens do not fit ----------
+            retracted = 0
+            if free < n_run:  # check_decode_mem fails: retract_decode
+                order = np.lexsort((-prompt[run], generated[run]))  # fewest generated first, then longest prompt
+                keep = np.ones(n_run, dtype=bool)
+                for i in order:
+                    if keep.sum() == 1:
+                        break
+                    if retracted and free >= int(keep.sum()) * SGLANG_RETRACT_DECODE_STEPS:
+                        break
+                    victim = int(run[i])
+                    keep[i] = False
+                    free += int(held[victim])
+                    held[victim] = 0
+                    if shared[victim]:
+                        shared[victim] = 0
+                        prefix_refs -= 1
+                        if prefix_refs == 0:
+                            free += pb
+                    computed[victim] = 0
+                    preempts[victim] += 1
+                    waiting.append(victim)  # back of the queue (_add_request_to_queue)
+                    retracted += 1
+                run = run[keep]
+                n_run = len(run)
+                preemption_events += retracted
+                batch_full = False
+                new_ratio = min(
+                    1.0,
+                    (float(generated[run].sum()) + SGLANG_RETRACT_DECODE_STEPS * n_run) / float(out[run].sum()),
+                )
+                if free < n_run:
+                    raise RuntimeError("scheduler simulation: no room for one decode step (a kvlab bug)")
+            ctx = computed[run]
+            gen = generated[run]
+            k = min(int((out[run] - gen).min()), free // n_run, JUMP_STEPS)
+            if waiting and not batch_full:
+                k = 1  # a prefill is tried before the next step
+            js = np.arange(1, k + 1, dtype=np.float64)
+            c_sum = float(ctx.sum())
+            kv_read = kv_fn.totals_ahead(ctx, js, c_sum)
+            flops = 2.0 * active_flops * n_run + dense_scale * attn_fn.totals_ahead(ctx, js, c_sum)
+            dts, cbound = step_time(n_run, n_run, kv_read, flops)
+            if n_run > graph_bs:
+                dts = dts + eager_decode_s  # no CUDA graph for a batch this large: launches from Python
+            ends = t + np.cumsum(dts)
+            if not waiting and not batch_full and visible < assigned:
+                seen = int(np.searchsorted(ends, enter[visible], side="left"))  # first step ending after it
+                if seen + 1 < k:
+                    k = seen + 1
+                    dts, cbound, ends = dts[:k], cbound[:k], ends[:k]
+            new_ratio = max(new_ratio - decay * (k - (1 if retracted else 0)), min_ratio)
+            t0, t_end = t, float(ends[-1])
+            dt0 = float(dts[0])
+            free -= k * n_run
+            taken += k * n_run
+            held[run] += k
+            computed[run] = ctx + k
+            generated[run] = gen + k
+            emit(run, t0 + dt0, dt0, last_tok[run], t0)
+            if k > 1:
+                itl_runs.append(dts[1:])
+                itl_runs_n.append(n_run)
+                last_tok[run] = t_end
+            steps += k
+            busy_s += t_end - t0
+            compute_bound_s += float(dts[cbound].sum()) if peak is not None else 0.0
+            max_running = max(max_running, n_run)
+            if trace:
+                step_trace.append(
+                    {
+                        "t": t0,
+                        "steps": k,
+                        "tokens_per_step": n_run,
+                        "prefill_tokens": 0,
+                        "running": n_run,
+                        "free_blocks": free,
+                        "preempted": retracted,
+                    }
+                )
+            t = t_end
+            fin = generated[run] >= out[run]
+            if fin.any():
+                release(run[fin], t)
+                run = run[~fin]
+                batch_full = False
+            samples.append((t, num_blocks - free, queued(t), len(run)))
+    else:  # vLLM V1 (module docstring, "What a step is")
+        while done < n:
+            guard += 1
+            if guard > guard_limit:
+                raise RuntimeError("scheduler simulation made no progress (a kvlab bug)")
+            arrivals(t)
+            if not len(run) and not waiting:
+                t = float(enter[visible]) if visible < assigned else t
+                arrivals(t)
+                if not waiting:
+                    raise RuntimeError("scheduler simulation: nothing to run and nothing to come (a kvlab bug)")
+
+            n_run = len(run)
+            ctx = computed[run]
+            gen = generated[run]
+            own = held[run]
+            occ = own + shared[run]  # blocks each running request occupies
+            need = prompt[run] + gen - ctx
+
+            # ---- a stretch of identical decode steps ----------------------------------------------
+            if n_run and int(need.min()) == 1 and int(need.max()) == 1:
+                admissible = bool(waiting) and n_run < seqs_cap and budget > n_run
+                if admissible:  # does the head of the queue fit in what is free after this step's decodes?
+                    head = waiting[0]
+                    _, _, _, mine, extra = admission(head, budget - n_run)
+                    step_need = int((blocks.of(ctx + 1, ctx) - occ).sum())  # net: sliding groups free as they grow
+                    admissible = mine + extra <= free - step_need
+                if not admissible:
+                    left = out[run] - gen
+                    k = min(int(left.min()), JUMP_STEPS)
+                    # blocks: the first step whose allocations would not fit (there, a preemption); each request
+                    # takes at most blocks.most_in(k) more blocks in k steps, so plenty of room skips the count
+                    # (a sliding group's count moves by at most 2 blocks between steps once its window is full: slack)
+                    last_k = int((blocks.of(ctx + k, ctx + k - 1) - occ).sum()) + n_run * blocks.sliding_slack
+                    if n_run * blocks.most_in(k) > free and last_k > free:
+                        js = np.arange(1, k + 1)
+                        demand = blocks.of(ctx[:, None] + js[None, :], ctx[:, None] + js[None, :] - 1) - occ[:, None]
+                        over = np.nonzero(demand.sum(axis=0) > free)[0]
+                        k = int(over[0]) if len(over) else k  # steps 0 .. k-1 fit
+                    if k >= 1:
+                        js = np.arange(1, k + 1, dtype=np.float64)
+                        c_sum = float(ctx.sum())
+                        kv_read = kv_fn.totals_ahead(ctx, js, c_sum)
+                        flops = 2.0 * active_flops * n_run + dense_scale * attn_fn.totals_ahead(ctx, js, c_sum)
+                        dts, cbound = step_time(n_run, n_run, kv_read, flops)
+                        ends = t + np.cumsum(dts)
+                        if not waiting and n_run < seqs_cap and visible < assigned:
+                            seen = int(np.searchsorted(ends, enter[visible], side="left"))  # first step ending after it
+                            if seen + 1 < k:
+                                k = seen + 1
+                                dts, cbound, ends = dts[:k], cbound[:k], ends[:k]
+                        t0, t_end = t, float(ends[-1])
+                        dt0 = float(dts[0])
+                        new_ctx = ctx + k
+                        grown = blocks.of(new_ctx, new_ctx - 1) - (occ - own)
+                        free -= int((grown - own).sum())
+                        taken += int(np.maximum(grown - own, 0).sum())
+                        prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)
+                        held[run] = grown
+                        computed[run] = new_ctx
+                        gen = gen + k
+                        generated[run] = gen
+                        # tokens: the first step's gap per request, then k - 1 regular gaps each
+                        emit(run, t0 + dt0, dt0, last_tok[run], t0)
+                        if k > 1:
+                            itl_runs.append(dts[1:])
+                            itl_runs_n.append(n_run)
+                            last_tok[run] = t_end
+                        steps += k
+                        busy_s += t_end - t0
+                        compute_bound_s += float(dts[cbound].sum()) if peak is not None else 0.0
+                        max_running = max(max_running, n_run)
+                        if trace:
+                            step_trace.append(
+                                {
+                                    "t": t0,
+                                    "steps": k,
+                                    "tokens_per_step": n_run,
+                                    "prefill_tokens": 0,
+                                    "running": n_run,
+                                    "free_blocks": free,
+                                    "preempted": 0,
+                                }
+                            )
+                        t = t_end
+                        fin = gen >= out[run]
+                        if fin.any():
+                            release(run[fin], t)
+                            run = run[~fin]
+                        samples.append((t, num_blocks - free, queued(t), len(run)))
+                        continue
+
+            # ---- one step -------------------------------------------------------------------------
+            if n_run:
+                sched = np.minimum(np.maximum(budget - (np.cumsum(need) - need), 0), need)
+                newb = np.where(sched > 0, blocks.of(ctx + sched, ctx) - occ, 0)
+            else:
+                sched = newb = np.zeros(0, dtype=np.int64)
+            preempted = 0
+            cum = np.cumsum(newb)
+            while len(run) and cum[-1] > free:
+                p = int(np.argmax(cum > free))  # the first request whose blocks do not fit
+                victim = int(run[-1])
+                last = len(run) - 1
+                run, ctx, sched, newb = run[:-1], ctx[:-1], sched[:-1], newb[:-1]
+                if own_hits:  # its full blocks keep their hashes, behind the blocks free now
+                    kept[victim] = int(computed[victim]) // bs * bs
+                    kept_until[victim] = taken + free
+                free += int(held[victim])
+                held[victim] = 0
+                if shared[victim]:
+                    shared[victim] = 0
+                    prefix_refs -= 1
+                    if prefix_refs == 0:
+                        free += pb
+                computed[victim] = 0
+                preempts[victim] += 1
+                waiting.appendleft(victim)
+                preempted += 1
+                if p == last:  # the request itself was the last: it is preempted, the running loop stops
+                    break
+                cum = np.cumsum(newb)
+            preemption_events += preempted
+            free -= int(newb.sum())
+            taken += int(np.maximum(newb, 0).sum())
+            held[run] += newb
+            budget_left = budget - int(sched.sum())
+            # admissions (only in a step that preempted nothing)
+            admitted: list[int] = []
+            a_sched: list[int] = []
+            a_start: list[int] = []
+            if not preempted:
+                while waiting and budget_left > 0 and len(run) + len(admitted) < seqs_cap:
+                    r = waiting[0]
+                    hit, is_shared, chunk, mine, extra = admission(r, budget_left)
+                    if mine + extra > free:
+                        break  # it waits; what it had computed stays cached
+                    waiting.popleft()
+                    free -= mine + extra
+                    taken += mine - (blocks.one(hit, hit) if not is_shared else 0)
+                    held[r] = mine
+                    kept[r] = 0
+                    if hit and is_shared:
+                        shared[r] = pb
+                        prefix_refs += 1
+                    computed[r] = hit
+                    if np.isnan(first_sched[r]):
+                        first_sched[r] = t
+                    admitted.append(r)
+                    a_sched.append(chunk)
+                    a_start.append(hit)
+                    budget_left -= chunk
+            prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)  # evicted to make room
+            if admitted:
+                ids = np.concatenate([run, np.array(admitted, dtype=np.int64)])
+                starts = np.concatenate([ctx, np.array(a_start, dtype=np.int64)])
+                chunks = np.concatenate([sched, np.array(a_sched, dtype=np.int64)])
+            else:
+                ids, starts, chunks = run, ctx, sched
+            on = chunks > 0
+            if not on.any():
+                if preempted:  # everything running was preempted: the next step admits
+                    samples.append((t, num_blocks - free, queued(t), len(run)))
+                    continue
+                raise RuntimeError("scheduler simulation: a step with nothing to run (a kvlab bug)")
+            s_ids, a, c = ids[on], starts[on], chunks[on]
+            tokens = int(c.sum())
+            b = a + c
+            kv_read = kv_fn.total(b)
+            if attn_prefill_fn is attn_fn:
+                attn = float(attn_fn.span(a, b).sum())
+            else:  # MLA: chunks of more than one token take vLLM's prefill path, single tokens its decode path
+                pre = c > 1
+                attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
+            flops = 2.0 * active_flops * tokens + dense_scale * attn
+            dt, cb = step_time(tokens, len(s_ids), kv_read, flops)
+            t0, t = t, t + dt
+            steps += 1
+            busy_s += dt
+            if bool(cb):
+                compute_bound_s += dt
+            run = ids
+            max_running = max(max_running, len(run))
+            computed[s_ids] = b
+            if pb and not prefix_cached and bool((b >= pb * bs).any()):
+                # the first request through the prefix caches its blocks: they become the shared copy
+                prefix_cached = True
+                owner = int(s_ids[np.argmax(b >= pb * bs)])
+                held[owner] -= pb
+                shared[owner] = pb
+                prefix_refs += 1
+            s_total = prompt[s_ids] + generated[s_ids]
+            sampled = s_ids[b >= s_total]
+            if len(sampled):
+                generated[sampled] += 1
+                emit(sampled, t, dt, last_tok[sampled], t0)
+            if trace:
+                step_trace.append(
+                    {
+                        "t": t0,
+                        "steps": 1,
+                        "tokens_per_step": tokens,
+                        "prefill_tokens": tokens - int(((c == 1) & (a >= prompt[s_ids])).sum()),
+                        "running": len(run),
+                        "free_blocks": free,
+                        "preempted": preempted,
+                    }
+                )
+            fin = generated[run] >= out[run]
+            if fin.any():
+                release(run[fin], t)
+                run = run[~fin]
+            samples.append((t, num_blocks - free, queued(t), len(run)))
 
     # --- the benchmark's numbers ----------------------------------------------------------------
     duration = float(finish.max())
@@ -1214,16 +1596,85 @@ def simulate(
     def nums(x) -> list:
         return [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in x]
 
+    if sglang_run:
+        sgb = sg["budget"]
+        flags = (
+            f" --context-length {max_model_len} --mem-fraction-static {sg['mem_fraction_static']:g}"
+            + (f" --tp {n_gpus}" if n_gpus > 1 else "")
+            + f" --chunked-prefill-size {budget} --max-running-requests {seqs_cap}"
+            + (f" --max-prefill-tokens {max_prefill_tokens}" if max_prefill_tokens != SGLANG_MAX_PREFILL_TOKENS else "")
+            + (f" --schedule-conservativeness {conservativeness:g}" if conservativeness != 1.0 else "")
+            + ("" if enable_prefix_caching else " --disable-radix-cache")
+            + ("" if async_scheduling else " --disable-overlap-schedule")
+        )
+        engine_settings = {
+            "context_length": max_model_len,
+            "max_running_requests": seqs_cap,
+            "chunked_prefill_size": budget,
+            "max_prefill_tokens": max_prefill_tokens,
+            "mem_fraction_static": sg["mem_fraction_static"],
+            "cuda_graph_max_bs": sg["cuda_graph_max_bs"],
+            "page_size": 1,
+            "schedule_policy": "fcfs",
+            "schedule_conservativeness": conservativeness,
+            "enable_radix_cache": bool(enable_prefix_caching),
+            "overlap_schedule": bool(async_scheduling),
+            "defaults_how": "; ".join(
+                f"{k}: {v['from']}" for k, v in sgb["settings"].items() if str(v["from"]).startswith("default")
+            ),
+        }
+        kv_pool = {
+            "blocks": num_blocks,
+            "tokens": num_blocks,
+            "bytes_per_block": sg["bytes_per_token"],
+            "available_bytes": available,
+            "max_concurrency_at_max_model_len": num_blocks / max_model_len,
+            "how": f"SGLang's token pool (kvlab.memory.sglang, as kvlab fit --engine sglang gives it): "
+            f"max_total_num_tokens {num_blocks:,} of {sg['bytes_per_token']:,} B each",
+            "close_call": None,
+        }
+        rules = {"modelled": SGLANG_MODELLED, "not_modelled": SGLANG_NOT_MODELLED}
+        pool_line = (
+            f"token pool: {num_blocks:,} tokens (SGLang's max_total_num_tokens, page size 1) from its memory rule; "
+            f"the step-time constants were fitted on vLLM runs and are used as they are ({SGLANG_SOURCES})"
+        )
+    else:
+        flags = (
+            verdict["flags"]
+            + f" --max-num-seqs {seqs_cap} --max-num-batched-tokens {budget}"
+            + (" --enable-prefix-caching" if enable_prefix_caching else " --no-enable-prefix-caching")
+            + (" --async-scheduling" if async_scheduling else "")
+            + (" --enforce-eager" if enforce_eager else "")
+        )
+        engine_settings = {
+            "max_model_len": max_model_len,
+            "max_num_seqs": seqs_cap,
+            "max_num_batched_tokens": budget,
+            "block_size": bs,
+            "gpu_memory_utilization": float(gpu_memory_utilization),
+            "enable_prefix_caching": bool(enable_prefix_caching),
+            "async_scheduling": bool(async_scheduling),
+            "enforce_eager": bool(enforce_eager),
+            "defaults_how": setup["defaults_how"],
+        }
+        kv_pool = {
+            "blocks": num_blocks,
+            "tokens": pool["tokens"],
+            "bytes_per_block": layout["memory_per_block"],
+            "available_bytes": available,
+            "max_concurrency_at_max_model_len": pool["concurrency"],
+            "how": f"the fit verdict ({verdict['flags']}): {verdict['budget_how']} - weights - activation reserve, "
+            f"in blocks of {bs} tokens of every layer",
+            "close_call": close_call,
+        }
+        rules = {"modelled": MODELLED, "not_modelled": NOT_MODELLED}
+        pool_line = f"block pool: {num_blocks:,} blocks of {bs} tokens ({pool['tokens']:,} tokens) from the fit verdict"
     result = {
         "model": arch.name,
         "gpu": card.get("name", card.get("id", "custom")),
         "n_gpus": n_gpus,
-        "engine": "vllm",
-        "flags": verdict["flags"]
-        + f" --max-num-seqs {seqs_cap} --max-num-batched-tokens {budget}"
-        + (" --enable-prefix-caching" if enable_prefix_caching else " --no-enable-prefix-caching")
-        + (" --async-scheduling" if async_scheduling else "")
-        + (" --enforce-eager" if enforce_eager else ""),
+        "engine": engine,
+        "flags": flags,
         "workload": {
             "dataset": dataset,
             "num_prompts": n,
@@ -1237,27 +1688,8 @@ def simulate(
             "max_concurrency": concurrency,
             "seed": seed,
         },
-        "engine_settings": {
-            "max_model_len": max_model_len,
-            "max_num_seqs": seqs_cap,
-            "max_num_batched_tokens": budget,
-            "block_size": bs,
-            "gpu_memory_utilization": float(gpu_memory_utilization),
-            "enable_prefix_caching": bool(enable_prefix_caching),
-            "async_scheduling": bool(async_scheduling),
-            "enforce_eager": bool(enforce_eager),
-            "defaults_how": setup["defaults_how"],
-        },
-        "kv_pool": {
-            "blocks": num_blocks,
-            "tokens": pool["tokens"],
-            "bytes_per_block": layout["memory_per_block"],
-            "available_bytes": available,
-            "max_concurrency_at_max_model_len": pool["concurrency"],
-            "how": f"the fit verdict ({verdict['flags']}): {verdict['budget_how']} - weights - activation reserve, "
-            f"in blocks of {bs} tokens of every layer",
-            "close_call": close_call,
-        },
+        "engine_settings": engine_settings,
+        "kv_pool": kv_pool,
         # as vllm bench serve prints them
         "completed": int(done),
         "duration_s": duration,
@@ -1307,9 +1739,9 @@ def simulate(
             "compute_used": ec,
             **overheads,
         },
-        "engine_rules": {"modelled": MODELLED, "not_modelled": NOT_MODELLED},
+        "engine_rules": rules,
         "assumptions": [
-            f"block pool: {num_blocks:,} blocks of {bs} tokens ({pool['tokens']:,} tokens) from the fit verdict",
+            pool_line,
             f"bandwidth {card['bandwidth_gb_s']:g} GB/s x {n_gpus}, peak "
             f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 x {n_gpus} (vendor peaks: the roofline)",
             f"efficiency: bandwidth {eb:.3g}, compute {ec:.3g}; per step {step_fixed_s * 1e3:.3g} ms + "
@@ -1350,6 +1782,69 @@ def simulate(
     if trace:
         result["trace"] = step_trace
     return result
+
+
+def _engine_flags_apply(engine: str, **given: dict) -> None:
+    """Refuse a setting of the other engine, naming it (vLLM's names for vLLM, SGLang's for SGLang)."""
+    for owner, flags in given.items():
+        if owner == engine:
+            continue
+        for name, is_set in flags.items():
+            if is_set:
+                raise ValueError(
+                    f"{name} is a {'vLLM' if owner == 'vllm' else 'SGLang'} setting; engine is {engine!r}"
+                    + (
+                        " (SGLang's own names: chunked_prefill_size, max_running_requests, mem_fraction_static)"
+                        if engine == "sglang"
+                        else ""
+                    )
+                )
+
+
+def _sglang_pool(
+    arch: Architecture,
+    card: dict,
+    *,
+    weights_format: str,
+    kv: str,
+    n_gpus: int,
+    max_model_len: int,
+    chunked_prefill_size: int | None,
+    max_running_requests: int | None,
+    mem_fraction_static: float | None,
+) -> dict:
+    """SGLang's token pool and scheduler settings for the deployment, from kvlab.memory.sglang's budget (the one
+    `kvlab fit --engine sglang` gives): max_total_num_tokens, chunked_prefill_size, max_running_requests and the
+    decode CUDA graph's largest batch. A pool with no room is a refusal (Refused, naming the field)."""
+    dep = deployment(arch, weights=weights_format, kv=kv, gpu=card, tp=n_gpus, engine="sglang")
+    b = sglang.budget(
+        dep,
+        max_model_len,
+        chunked_prefill_size=chunked_prefill_size,
+        max_running_requests=max_running_requests,
+        mem_fraction_static=mem_fraction_static,
+    )
+    tokens = int(b["max_tokens"])
+    if tokens <= 0:
+        raise Refused("max_model_len", f"SGLang would not start: {b['refusal']}")
+    settings = {k: v["value"] for k, v in b["settings"].items()}
+    graph_bs = settings.get("cuda_graph_max_bs")
+    if graph_bs is None:  # a given mem_fraction_static: the tier's default graph size
+        graph_bs = sglang.memory_tier(driver_memory(card)["bytes"] / 2**20, n_gpus)["cuda_graph_max_bs"]
+    kv_type = dep.kv
+    return {
+        "deployment": dep,
+        "budget": b,
+        "tokens": tokens,
+        "kv_bytes": tokens * b["kv_bytes_per_token"],
+        "bytes_per_token": b["kv_bytes_per_token"],
+        "chunked_prefill_size": int(settings["chunked_prefill_size"]),
+        "max_running_requests": int(settings["max_running_requests"]),
+        "mem_fraction_static": settings["mem_fraction_static"],
+        "cuda_graph_max_bs": int(graph_bs),
+        "kv_type": kv_type,
+        "mxfp4_kernel": mxfp4_kernel(card) if dep.weights.get("format") == "MXFP4" else None,
+    }
 
 
 def kv_read_replication(arch: Architecture, tp: int) -> float:
