@@ -465,8 +465,9 @@ def _gguf_format(entry: dict) -> tuple[str, str]:
 
 
 def llamacpp_settings(entry: dict, arch) -> tuple[dict, list[str]]:
-    """The settings a llama.cpp log ran with, from its entry's args (never its printed KV figures): -c, -np,
-    --kv-unified, -ctk / -ctv, -fa, -ub, --swa-full, and the GPUs its layers were split over."""
+    """The settings a llama.cpp log ran with, from its entry's args (never its printed KV figures): -c (not given:
+    the training context, from b7407 on), -np, --kv-unified, -ctk / -ctv, -fa, -ub, --swa-full. ({}, why) when -c
+    cannot be told."""
     args = entry.get("args", {})
     how = []
     n_seq = args.get("n_parallel") or 1
@@ -741,7 +742,7 @@ def print_llamacpp_prediction(rows: list[dict]) -> None:
     misses = [
         (r["file"], c) for r in rows for c in r["primary"].values() if c and abs(c["error"]) > PREDICTION_TOLERANCES[0]
     ]
-    print(f"\nllama.cpp figures more than 5 % off: {len(misses)}")
+    print(f"\nllama.cpp figures (each log's own, as in the error distributions) more than 5 % off: {len(misses)}")
     for file, c in misses:
         print(f"- {file}: {c['label']} {show(c)} ({pct(c['error'])})")
     print("\nllama.cpp logs not predicted: " + "; ".join(f"{f} ({why})" for f, why in LLAMACPP_SKIPPED))

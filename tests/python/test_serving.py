@@ -524,6 +524,20 @@ def test_cli_serve_simulation_takes_vllms_eager_and_async_flags(capsys):
     assert eager["tpot_ms"]["median"] > plain["tpot_ms"]["median"] > overlapped["tpot_ms"]["median"]
 
 
+def test_cli_serve_simulates_sglang_with_its_own_flags(capsys):
+    """--engine sglang plays SGLang's scheduler: its launch command and token pool printed, its own flags taken,
+    vLLM's refused by name, and the closed form (no workload) refused with a way out."""
+    base = ("serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--engine", "sglang")
+    code, out = run(capsys, *base, "--max-concurrency", "4", "--num-prompts", "8", "--chunked-prefill-size", "2048")
+    assert code == 0, out.err
+    assert "sglang.launch_server" in out.out and "--chunked-prefill-size 2048" in out.out
+    assert "SGLang's token pool" in out.out and "Serving Benchmark Result" in out.out
+    code, out = run(capsys, *base, "--max-concurrency", "4", "--max-num-batched-tokens", "2048")
+    assert code == 2 and "max_num_batched_tokens is a vLLM setting" in out.err and "Traceback" not in out.err
+    code, out = run(capsys, *base, "--context", "8192")
+    assert code == 2 and "give a workload flag" in out.err
+
+
 def test_cli_serve_needs_a_context_only_without_a_workload(capsys):
     """A simulated benchmark defaults --max-model-len to the model's trained context, as vllm serve does;
     the closed form has no workload to size, so it asks for --context."""
