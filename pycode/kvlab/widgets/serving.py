@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kvlab.inputs import Param, Spec, short_repr, takes
+from kvlab.inputs import Param, Spec, one_of, short_repr, takes
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
 from kvlab.memory.deployment import Refused
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION
@@ -389,6 +389,17 @@ SIM_INPUTS = Spec(
     output_len=Param(1, 4096, control=(16, 1024)),
     num_prompts=Param(1, 256, control=(8, 128)),
 )
+SIM_ENGINES = [
+    {"id": "vllm", "label": "vLLM (V1)"},
+    {"id": "sglang", "label": "SGLang"},
+]
+# how each engine's steps treat a new chat's prompt (kvlab.memory.scheduler's docstring, "What a step is" and "SGLang")
+SIM_ENGINE_NOTES = {
+    "vllm": "vLLM puts new chats' prompt chunks into the same steps as the running chats' next tokens: while a prompt "
+    "is read, every running chat keeps writing, a little slower.",
+    "sglang": "SGLang reads new chats' prompts in steps of their own, before any running chat's next token: while a "
+    "prompt is read, every running chat waits (the gaps in its decode row).",
+}
 SIM_ROWS = 48  # requests drawn as rows (evenly picked from all of them)
 SIM_COLS = 120  # time bins across the run
 # a request's state in a time bin (the raster's values; 0: not sent yet or done), in its cells' tooltips
@@ -398,6 +409,13 @@ SIM_STATES = {
     3: "decode",
     4: "decode, after being preempted and prefilled again",
 }
+
+
+def _launch(engine: str, hf_id: str, flags: str) -> str:
+    """The server command a reader would type for this run."""
+    if engine == "sglang":
+        return f"python -m sglang.launch_server --model-path {hf_id} {flags}"
+    return f"vllm serve {hf_id} {flags}"
 
 
 def _time_text(ms: float | None) -> str:
@@ -447,6 +465,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
             "raster": raster,
             "headline": f"{data['model_info']['hf_id']} in {p['weights']} on one {data['gpu_info']['name']}: {data['refused']}.",
             "pool": "No chat is served: pick a smaller model or weights format, or a GPU with more memory.",
+            "engine_note": SIM_ENGINE_NOTES[p["engine"]],
             "compare": "",
             "duration_text": "—",
             "peak_kv_text": "—",
@@ -466,10 +485,18 @@ def serving_sim_view(data: dict) -> ServingSimView:
         f"a chat waits {_time_text(ttft)} for its first token (median), then gets one every {_time_text(tpot)}."
     )
     who = "The one chat fits" if users == 1 else f"All {users:,} chats fit"
+    sglang = r["engine"] == "sglang"
     if r["preemptions"]:
         pool = (
-            f"The KV pool ran out: {plural(r['preemptions'], 'preemption')} ({plural(r['requests_preempted'], 'chat')} "
-            f"thrown out and prefilled again); at most {r['max_running']:,} chats ran at once."
+            f"The KV pool ran out: {plural(r['preemptions'], 'retraction' if sglang else 'preemption')} "
+            f"({plural(r['requests_preempted'], 'chat')} thrown out and prefilled again); at most "
+            f"{r['max_running']:,} chats ran at once."
+        )
+    elif r["max_running"] < users and sglang:
+        pool = (
+            f"Only {r['max_running']:,} of the {users:,} chats ran at once: SGLang admits a chat only while the cache "
+            f"has room for its prompt and its whole answer, beside most of what the running chats have still to "
+            f"write ({pool_tokens} in all); the others waited in the queue (up to {r['most_waiting']:,})."
         )
     elif r["max_running"] < users:
         pool = (
@@ -502,6 +529,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
         "raster": raster,
         "headline": headline,
         "pool": pool,
+        "engine_note": SIM_ENGINE_NOTES[r["engine"]],
         "compare": compare,
         "duration_text": _time_text(r["duration_s"] * 1000),
         "peak_kv_text": f"{peak_kv:.0%}",
@@ -530,9 +558,10 @@ def serving_sim_figure(
     output_len: int = 256,
     num_prompts: int = 96,
     weights: str = "BF16",
+    engine: str = "vllm",
 ) -> ServingSimFigureResult:
     """The scheduler, played: `num_prompts` chats sent `users` at a time (vllm bench serve --max-concurrency)
-    to vLLM on one `gpu`, each `input_len` prompt tokens and `output_len` answer tokens, simulated by
+    to vLLM (or SGLang: `engine`) on one `gpu`, each `input_len` prompt tokens and `output_len` answer tokens, simulated by
     kvlab.memory.scheduler.simulate. Rows: chats (up to 48 of them), columns: time; each cell what that chat
     is doing (waiting, prefill, decode). With it: the KV pool's use over time, the benchmark's figures in
     words, and where the closed form (serving_figure, every chat decoding at once) parts from it."""
@@ -541,6 +570,7 @@ def serving_sim_figure(
         {"users": users, "input_len": input_len, "output_len": output_len, "num_prompts": num_prompts}, clamped
     )
     weights = weight_format(weights)
+    engine = one_of("engine", engine, [e["id"] for e in SIM_ENGINES])
     info = model_info(model)
     card = get_gpu(gpu)
     arch = model_architecture(info["id"])
@@ -551,12 +581,13 @@ def serving_sim_figure(
             f"input_len + output_len is {context:,} tokens, more than {info['hf_id']}'s context of {trained:,}"
         )
     base = {
-        "params": {"model": info["id"], "gpu": card["id"], "weights": weights, **p},
+        "params": {"model": info["id"], "gpu": card["id"], "weights": weights, "engine": engine, **p},
         "clamped": clamped,
         "options": {
             "models": model_groups(),
             "gpus": gpu_options(),
             "weights": weight_options(),
+            "engines": SIM_ENGINES,
             "limits": SIM_INPUTS.limits(),
         },
         "model_info": info,
@@ -567,7 +598,8 @@ def serving_sim_figure(
             arch,
             card["id"],
             weights_format=weights,
-            max_model_len=context,  # vllm serve --max-model-len: the longest chat of the run
+            engine=engine,
+            max_model_len=context,  # vllm serve --max-model-len (SGLang's --context-length): the longest chat
             max_concurrency=p["users"],
             num_prompts=p["num_prompts"],
             input_len=p["input_len"],
@@ -585,7 +617,11 @@ def serving_sim_figure(
             "rows": [],
             "rows_of": p["num_prompts"],
             "kv_points": "",
-            "command": f"vllm serve {info['hf_id']} --max-model-len {context}",
+            "command": _launch(
+                engine,
+                info["hf_id"],
+                f"--max-model-len {context}" if engine == "vllm" else f"--context-length {context}",
+            ),
             "bench_command": "",
             "assumptions": [],
             "not_modelled": [],
@@ -618,6 +654,7 @@ def serving_sim_figure(
             "most_waiting": most_waiting,
             "peak_kv": peak_kv,
             "kv_pool_tokens": r["kv_pool"]["tokens"],
+            "engine": engine,
             "close_call": bool(r["kv_pool"]["close_call"]),
             "kv_available_bytes": r["kv_pool"]["available_bytes"],
             # the closed form at the same batch (every chat decoding at the full context), None where it does not fit
@@ -628,7 +665,7 @@ def serving_sim_figure(
         "rows": [tl["request"][i] for i in rows],
         "rows_of": r["timeline"]["rows_of"],
         "kv_points": _sparkline(s["t_s"], s["kv_utilisation"], duration),
-        "command": f"vllm serve {info['hf_id']} {r['flags'].strip()}",
+        "command": _launch(engine, info["hf_id"], r["flags"].strip()),
         "bench_command": (
             f"vllm bench serve --dataset-name random --random-input-len {p['input_len']} --random-output-len "
             f"{p['output_len']} --random-range-ratio 0 --num-prompts {p['num_prompts']} --max-concurrency {p['users']}"

@@ -187,6 +187,7 @@ class ServingSimParams(TypedDict):
     model: str
     gpu: str
     weights: str
+    engine: str  # "vllm" or "sglang": whose scheduler plays the chats
     users: int
     input_len: int
     output_len: int
@@ -206,6 +207,7 @@ class ServingSimOptions(TypedDict):
     models: list[ModelGroup]
     gpus: list[IdLabel]
     weights: list[IdLabel]
+    engines: list[IdLabel]
     limits: ServingSimLimits
 
 
@@ -238,6 +240,7 @@ class ServingSimRun(TypedDict):
     most_waiting: int  # the longest the queue got
     peak_kv: float  # the KV pool's peak use, 0..1
     kv_pool_tokens: int
+    engine: str  # "vllm" or "sglang"
     close_call: bool  # kvlab is not sure vLLM starts this at all
     kv_available_bytes: int
     closed_form_tok_s: float | None  # serving_figure's closed form at the same batch; None where it does not fit
@@ -249,6 +252,7 @@ class ServingSimView(TypedDict):
     raster: RasterRuns  # the chats x time raster's runs, each with its tooltip ("chat 3: decode")
     headline: str
     pool: str
+    engine_note: str  # how the chosen engine's steps treat a new chat's prompt
     compare: str  # where the closed form (serving_figure) and the simulation part ways
     duration_text: str
     peak_kv_text: str
@@ -265,7 +269,7 @@ class ServingSimFigureResult(TypedDict):
     options: ServingSimOptions
     model_info: ModelInfo
     gpu_info: ServingSimGpu
-    refused: str | None  # why vLLM would not start this (nothing is played)
+    refused: str | None  # why the engine would not start this (nothing is played)
     run: ServingSimRun | None  # None when refused
     grid: list[
         list[int]
