@@ -210,6 +210,8 @@ def calibration_split(runs: list[dict] | None = None) -> tuple[set[str], set[str
     return fit, held | added
 
 
+MAX_RANGE_RATIO = 0.999  # simulate's random_range_ratio is below 1, as vllm bench serve's
+
 # SGLang's launch flags read off a run's stated command (settings "other"): flag, simulate() keyword, type
 SGLANG_FLAGS = (
     ("--mem-fraction-static", "mem_fraction_static", float),
@@ -251,11 +253,20 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
         }
     else:
         args |= {"dataset": "random", "input_len": int(w["input_len"]), "output_len": int(w["output_len"])}
-        if w.get("random_range_ratio"):
-            args["random_range_ratio"] = float(w["random_range_ratio"])
-        if prompts_out and prompts_out < 0.98 * n * int(w["output_len"]):
-            # answers stopped at EOS (no --ignore-eos): the simulation generates the run's mean answer length
-            args["output_len"] = max(1, round(prompts_out / n))
+        if (sr := w.get("sglang_random_range_ratio")) is not None:
+            # sglang.bench_serving draws lengths uniformly from [L x r, L] (at least 1), where vLLM's ratio is
+            # symmetric about L: the same range is L' = L (1 + r) / 2 with vLLM's ratio (1 - r) / (1 + r), which
+            # simulate takes below 1 (SGLang's r = 0, [1, L], is given as MAX_RANGE_RATIO); it ignores EOS by default
+            for key in ("input_len", "output_len"):
+                args[key] = max(1, round(int(w[key]) * (1 + float(sr)) / 2))
+            if float(sr) < 1:
+                args["random_range_ratio"] = min((1 - float(sr)) / (1 + float(sr)), MAX_RANGE_RATIO)
+        else:
+            if w.get("random_range_ratio"):
+                args["random_range_ratio"] = float(w["random_range_ratio"])
+            if prompts_out and prompts_out < 0.98 * n * int(w["output_len"]):
+                # answers stopped at EOS (no --ignore-eos): the simulation generates the run's mean answer length
+                args["output_len"] = max(1, round(prompts_out / n))
     if w.get("max_concurrency"):
         args["max_concurrency"] = int(w["max_concurrency"])
     rate = w.get("request_rate")
@@ -285,6 +296,8 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
             **({"enforce_eager": True} if "--enforce-eager" in other else {}),
         }
     note = "" if run.get("gpu") else f"GPU assumed {gpu}"
+    if run["engine"] == "sglang" and weights == "MXFP4":
+        note = (note + "; " if note else "") + "SGLang's MXFP4 MoE kernels not modelled (vLLM's efficiencies stand in)"
     return {"model": run["model"], "gpu": gpu, **args}, note
 
 

@@ -142,13 +142,15 @@ def serving_benchmarks() -> dict:
 
 
 def run_totals(verbatim: str) -> tuple[int | None, int | None]:
-    """(Total input tokens, Total generated tokens) of a `vllm bench serve` result block, None where not printed."""
+    """(Total input tokens, Total generated tokens) of a `vllm bench serve` / `sglang.bench_serving` result block,
+    or of the JSON line either writes with --output-file (total_input_tokens, total_output_tokens); None where not
+    printed."""
 
-    def grab(label: str) -> int | None:
-        m = re.search(label + r"[^\n:]*:\s*([\d,]+)", verbatim)
+    def grab(label: str, key: str) -> int | None:
+        m = re.search(label + r"[^\n:]*:\s*([\d,]+)", verbatim) or re.search(rf'"{key}":\s*(\d+)', verbatim)
         return int(m.group(1).replace(",", "")) if m else None
 
-    return grab("Total input tokens"), grab("Total generated tokens")
+    return grab("Total input tokens", "total_input_tokens"), grab("Total generated tokens", "total_output_tokens")
 
 
 def regime(batch: int) -> str:
