@@ -62,3 +62,21 @@ def test_a_longer_prompt_queues_and_preempts_as_kvlab_says(warm_page, site_url):
     titles = few["raster"]["titles"]
     assert titles and titles[0].startswith("chat 1: ")
     expect(root.locator(".kv-sim-raster > rect > title")).to_have_text(titles)
+
+
+def test_picking_sglang_plays_its_scheduler_as_kvlab_says(warm_page, site_url):
+    """The Engine control: SGLang's admission (it reserves each chat's answer) and its prefill-alone steps, said and
+    drawn as CPython's kvlab.serving_sim_figure(engine="sglang") computes them."""
+    root = open_live(warm_page, site_url + PAGE, "serving-sim")
+    set_range(root, "input_len", 16384)
+    root.locator('select[name="engine"]').select_option("sglang")
+    data = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 16384, "engine": "sglang"})
+    want = data["view"]
+    expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"], timeout=60_000)
+    expect(root.locator('[data-field="pool"]')).to_have_text(want["pool"])
+    expect(root.locator('[data-field="engine-note"]')).to_have_text(want["engine_note"])
+    assert "SGLang" in want["engine_note"]
+    expect(root.locator('[data-field="command"]')).to_have_text(data["command"])
+    assert data["command"].startswith("python -m sglang.launch_server")
+    vllm = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 16384})
+    assert want["headline"] != vllm["view"]["headline"], "the two schedulers give the same run"
