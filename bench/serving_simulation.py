@@ -8,7 +8,7 @@ reads as the scaling with the run's size. The steps column is how many engine st
 simulated (the cost grows with the events, not the steps: stretches of identical decode
 steps are taken at once).
 
-    .venv/bin/python bench/serving_simulation.py            # or --reps N --sizes 100,1000
+    .venv/bin/python bench/serving_simulation.py            # or --reps N --sizes 100,1000 --engine sglang
     .venv/bin/python bench/serving_simulation.py --pyodide http://127.0.0.1:8765/serving/
 
 Pure Python + numpy + kvlab, so the same file runs in Pyodide: --pyodide opens a page of the built
@@ -42,25 +42,25 @@ LOADS = (
 )
 
 
-def timed(reps: int, **kw) -> tuple[float, dict]:
+def timed(reps: int, engine: str = "vllm", **kw) -> tuple[float, dict]:
     best, result = float("inf"), None
     for _ in range(reps):
         t0 = time.perf_counter()
-        result = simulate(MODEL, GPU, max_model_len=8192, **kw)
+        result = simulate(MODEL, GPU, max_model_len=8192, engine=engine, **kw)
         best = min(best, time.perf_counter() - t0)
     return best, result
 
 
-def main(sizes=SIZES, reps: int = 3) -> None:
-    simulate(MODEL, GPU, num_prompts=10, max_model_len=8192)  # warm-up: catalogue, calibration, caches
-    print(f"# serving simulation wall time ({platform.python_implementation()} {platform.python_version()}, "
-          f"{platform.machine()}; best of {reps})")  # fmt: skip
+def main(sizes=SIZES, reps: int = 3, engine: str = "vllm") -> None:
+    simulate(MODEL, GPU, num_prompts=10, max_model_len=8192, engine=engine)  # warm-up: catalogue, calibration, caches
+    print(f"# serving simulation wall time, {engine}'s scheduler ({platform.python_implementation()} "
+          f"{platform.python_version()}, {platform.machine()}; best of {reps})")  # fmt: skip
     print(f"{'load':<16} {'requests':>8} {'ms':>9} {'x 1,000':>8} {'steps':>8} {'preempt':>8} {'sim. s':>8}")
     for name, load in LOADS:
         times = {}
         rows = []
         for n in sizes:
-            seconds, r = timed(reps, num_prompts=n, **load)
+            seconds, r = timed(reps, engine, num_prompts=n, **load)
             times[n] = seconds
             rows.append((n, seconds, r))
         base = times.get(1000)
@@ -72,7 +72,7 @@ def main(sizes=SIZES, reps: int = 3) -> None:
             )
 
 
-def in_pyodide(url: str, sizes, reps: int) -> None:
+def in_pyodide(url: str, sizes, reps: int, engine: str = "vllm") -> None:
     """This file's main() in the Pyodide of a built page (Debian's Chromium, headless)."""
     import json
 
@@ -85,7 +85,7 @@ def in_pyodide(url: str, sizes, reps: int) -> None:
         f"exec(compile({json.dumps(source)}, 'serving_simulation.py', 'exec'), ns)\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
-        f"    ns['main'](sizes={tuple(sizes)!r}, reps={reps})\n"
+        f"    ns['main'](sizes={tuple(sizes)!r}, reps={reps}, engine={engine!r})\n"
         "out.getvalue()"
     )
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -103,9 +103,10 @@ if __name__ == "__main__":
     ap.add_argument("--pyodide", metavar="URL", help="run in the Pyodide of this built page instead")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated request counts")
     ap.add_argument("--reps", type=int, default=3, help="runs per cell (the fastest is shown)")
+    ap.add_argument("--engine", default="vllm", choices=("vllm", "sglang"), help="whose scheduler (default vllm)")
     args = ap.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(","))
     if args.pyodide:
-        in_pyodide(args.pyodide, sizes, args.reps)
+        in_pyodide(args.pyodide, sizes, args.reps, args.engine)
     else:
-        main(sizes, args.reps)
+        main(sizes, args.reps, args.engine)

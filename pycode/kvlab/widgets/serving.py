@@ -540,7 +540,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
             {"name": "Request throughput", "value": f"{r['request_throughput']:,.2f} req/s"},
             {"name": "TTFT median / p99", "value": f"{_time_text(ttft)} / {_time_text(r['ttft_ms']['p99'])}"},
             {"name": "TPOT median / p99", "value": f"{_time_text(tpot)} / {_time_text(r['tpot_ms']['p99'])}"},
-            {"name": "Preemptions", "value": f"{r['preemptions']:,}"},
+            {"name": "Retractions" if sglang else "Preemptions", "value": f"{r['preemptions']:,}"},
             {"name": "Most chats running at once", "value": f"{r['max_running']:,}"},
             {"name": "Peak KV pool use", "value": f"{peak_kv:.0%} of {pool_tokens}"},
         ],
