@@ -62,7 +62,7 @@ from kvlab.memory.deployment import deployment  # noqa: E402
 from kvlab.memory.verdict import verdict  # noqa: E402
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noqa: E402
 from kvlab.memory.kv_bytes import MIB, llamacpp_kv_cache  # noqa: E402
-from kvlab.memory.llamacpp import BUILD_FIT, FIT_TARGET_BYTES, fit_params, server_defaults  # noqa: E402
+from kvlab.memory.llamacpp import BUILD_FIT, FIT_TARGET_BYTES, device_weights, fit_params, server_defaults  # noqa: E402
 
 OTHER_ENGINES = ("sglang", "tensorrt-llm")
 
@@ -514,7 +514,7 @@ def llamacpp_fit_context(dep, n_seq: int = 1, target_bytes: int = FIT_TARGET_BYT
 
     return fit_params(
         free_bytes=n_gpus * (dep.memory_bytes - RUNTIME_RESERVE_BYTES),
-        weights_bytes=dep.weights["bytes"],
+        weights_bytes=device_weights(dep.arch, dep.weights, dep.device["unified_memory"])["bytes"],
         kv_bytes=kv_bytes,
         n_ctx_train=min(arch.max_position_embeddings or MAX_CONTEXT, MAX_CONTEXT),
         compute_bytes=n_gpus * llamacpp_compute_buffer(arch, dep.n_ubatch)["bytes"],

@@ -560,7 +560,8 @@ def _run_fit(args: argparse.Namespace) -> int:
         f"{r['model']} on {r['where']}, {plural(r['n_seq'], 'sequence')} of {plural(r['context'], 'token')}, "
         f"{r['weights_format']} weights, {r['kv_type']} KV ({r['engine_name']}: {r['flags']})"
     )
-    per = " (fullest GPU)" if r["stages"] else " per GPU" if r["n_gpus"] > 1 else ""
+    fullest = r["stages"] or (r["engine"] == "llamacpp" and r["n_gpus"] > 1)  # llama.cpp's uneven layer split
+    per = " (fullest GPU)" if fullest else " per GPU" if r["n_gpus"] > 1 else ""
     for c in r["components"]:
         print(f"  {c['name']:18s} {_size(c['bytes']):>12s}   {c['how']}")
     print(f"  {'total' + per:18s} {_size(r['total_bytes']):>12s}   of {_size(r['budget_bytes'])} ({r['budget_how']})")

@@ -123,6 +123,9 @@ class Architecture:
     hidden_size: int
     attention: str = "gqa"  # "mha" | "gqa" | "mqa" | "mla" (for display)
     vocab_size: int | None = None
+    # config.json's tie_word_embeddings: the output projection reuses the token embedding (None: the config does not
+    # say; transformers' default differs by model type)
+    tied_embeddings: bool | None = None
     intermediate_size: int | None = None
     max_position_embeddings: int | None = None
     params: float | None = None  # total parameters (weights memory)

@@ -182,6 +182,15 @@ def _int(cfg: dict, key: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def _tied(cfg: dict, raw: dict) -> bool | None:
+    """tie_word_embeddings as the config states it (the text config's, else the top level's); None if neither says."""
+    for c in (cfg, raw):
+        value = c.get("tie_word_embeddings") if isinstance(c, dict) else None
+        if isinstance(value, bool):
+            return value
+    return None
+
+
 def _opt_int(cfg: dict, key: str) -> int | None:
     return None if cfg.get(key) is None else _int(cfg, key)
 
@@ -421,6 +430,7 @@ class ConfigContext:
             hidden_size=hidden,
             attention=attention,
             vocab_size=_opt_int(self.cfg, "vocab_size"),
+            tied_embeddings=_tied(self.cfg, self.raw),
             intermediate_size=extra.pop("intermediate_size", _opt_int(self.cfg, "intermediate_size")),
             max_position_embeddings=_context_limit(self.cfg, self.family, self.notes),
             params=self.params,

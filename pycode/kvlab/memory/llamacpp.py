@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvlab.inputs import short_repr
+from kvlab.memory.weights import WEIGHT_FORMATS
 
 LLAMACPP_TAG = "b10309"  # the tag every rule below was read at (commit 82bb485)
 MIB = 2**20
@@ -70,6 +71,127 @@ FIT_NOT_MODELLED = [
     "CPU-only builds (fitted to system memory since b8834)",
     "a multimodal projector or a draft model beyond what extra_bytes carries",
 ]
+
+
+# Where llama.cpp puts the weights. src/llama-model.cpp (ggml-org/llama.cpp@a5410f046c01, load_tensors): "assign the
+# input layer / there is very little benefit to offloading the input layer, so always keep it on the CPU"
+# (dev_input = the CPU device): token_embd stays in system memory whatever -ngl says. The output projection is a
+# tensor of the output layer, on the last layer's device; a model without one (tied embeddings) gets token_embd
+# again there (create_tensor(..., TENSOR_DUPLICATED)), so the GPU then holds the embedding's bytes all the same.
+# token_embd's type (src/llama-quant.cpp@8784689fee07, llama_tensor_get_type, TOKEN_EMBD): the ftype's base type
+# (Q4_K for Q4_K_M and Q4_K_S, ...), Q2_K for IQ2_XXS / IQ2_XS / IQ1_S, IQ3_S for IQ2_S and IQ3_XXS, Q8_0 for
+# MXFP4_MOE (gpt-oss: every tensor but the experts in Q8_0). Seen in logs: Llama-3-8B Q4_0 and Q4_K_M,
+# "CPU_Mapped model buffer size = 281.81 MiB" = 128,256 x 4,096 x 4.5 bits.
+LLAMACPP_MODEL_SOURCE = "ggml-org/llama.cpp src/llama-model.cpp@a5410f046c01 (load_tensors: dev_input on the CPU)"
+EMBEDDING_TYPE = {
+    "Q4_K_M": "Q4_K",
+    "Q4_K_S": "Q4_K",
+    "Q5_K_M": "Q5_K",
+    "Q5_K_S": "Q5_K",
+    "Q3_K_M": "Q3_K",
+    "IQ2_XXS": "Q2_K",
+    "IQ2_XS": "Q2_K",
+    "IQ1_S": "Q2_K",
+    "IQ2_S": "IQ3_S",
+    "IQ3_XXS": "IQ3_S",
+    "MXFP4": "Q8_0",
+}
+# formats that are a GGUF ftype whose token_embd keeps the same type
+SAME_TYPE = (
+    "F32", "F16", "BF16", "Q8_0", "Q6_K", "Q5_1", "Q5_0", "Q5_K", "Q4_1", "Q4_0", "Q4_K", "IQ4_NL", "IQ4_XS",
+    "Q3_K", "IQ3_S", "Q2_K",
+)  # fmt: skip
+
+
+def device_weights(arch, weights: dict, unified_memory: bool = False) -> dict:
+    """The weights llama.cpp puts on the GPUs (all layers offloaded): the file's bytes less token_embd, which stays
+    in system memory, for a model with its own output projection. `weights`: the deployment's (format, bytes).
+
+    A tied model (or one whose config does not say), a format that is not a GGUF type, a model without a
+    vocabulary size, or a device whose memory is the system's (`unified_memory`): every byte counted on the GPU,
+    and said."""
+    total, fmt = int(weights["bytes"]), weights["format"]
+    emb = EMBEDDING_TYPE.get(fmt, fmt if fmt in SAME_TYPE else None)
+    whole = {"bytes": total, "cpu_bytes": 0}
+    if unified_memory:  # system memory is the device's (Apple silicon): token_embd takes the same pool
+        return {**whole, "how": "whole file in the device's memory (unified: llama.cpp's CPU buffers share it)"}
+    if arch.tied_embeddings is None:
+        return {**whole, "how": "whole file on the GPU (the config does not say whether the embedding is tied)"}
+    if arch.tied_embeddings:
+        return {
+            **whole,
+            "how": "whole file on the GPU: llama.cpp keeps token_embd in system memory, and a tied model's output "
+            "layer holds a copy of it on the GPU",
+        }
+    if emb is None or not arch.vocab_size:
+        return {**whole, "how": f"whole file on the GPU (token_embd's type in {fmt} not known to kvlab)"}
+    cpu = int(arch.vocab_size * arch.hidden_size * WEIGHT_FORMATS[emb][0] / 8)
+    return {
+        "bytes": total - cpu,
+        "cpu_bytes": cpu,
+        "how": f"less token_embd ({arch.vocab_size:,} x {arch.hidden_size:,} in {emb}, {cpu / MIB:,.0f} MiB), which "
+        "llama.cpp keeps in system memory",
+        "source": LLAMACPP_MODEL_SOURCE,
+    }
+
+
+# The output projection's type (llama-quant.cpp@8784689fee07, llama_tensor_get_type, the output branch, which a tied
+# model's token_embd takes too): Q5_K for the lowest IQ ftypes, else Q6_K unless the ftype is Q8_0; unquantized
+# files keep theirs.
+OUTPUT_TYPE = {"Q8_0": "Q8_0", "F32": "F32", "F16": "F16", "BF16": "BF16"} | dict.fromkeys(
+    ("IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ2_S"), "Q5_K"
+)
+LAYER_SPLIT_SOURCE = (
+    "ggml-org/llama.cpp src/llama-model.cpp@a5410f046c01 (load_tensors: splits from each device's free memory; layer "
+    "il, and the output layer as il = n_layer, on the first device whose cumulative split exceeds il / (n_layer + 1))"
+)
+
+
+def layer_split(n_layer: int, n_devices: int) -> dict:
+    """llama.cpp's --split-mode layer (its default) over `n_devices` alike devices, every layer offloaded: how many
+    repeating layers each device gets, and which one holds the output layer. The splits are the devices' free
+    memory, equal here: layer il goes to the first device whose cumulative share exceeds il / (n_layer + 1)
+    (std::upper_bound), so the first devices get one layer more than the last when they do not divide evenly."""
+    n_layer, n_devices = _whole("n_layer", n_layer, 1), _whole("n_devices", n_devices, 1)
+    splits = [(d + 1) / n_devices for d in range(n_devices)]
+    slots = n_layer + 1
+
+    def device(il: int) -> int:
+        x = il / slots
+        return min(next((d for d, cut in enumerate(splits) if cut > x), n_devices - 1), n_devices - 1)
+
+    counts = [0] * n_devices
+    for il in range(n_layer):
+        counts[device(il)] += 1
+    return {"layers": counts, "output_device": device(n_layer), "source": LAYER_SPLIT_SOURCE}
+
+
+def device_split(arch, weights: dict, kv_bytes: int, n_devices: int, unified_memory: bool = False) -> dict:
+    """Weights and KV cache on each of `n_devices` alike GPUs under llama.cpp's layer split, and the device with the
+    most (the one a fit depends on). The weights: `device_weights`' GPU bytes, the output projection on its device
+    and the rest in proportion to each device's layers; the KV cache in proportion to its layers (each layer's cache
+    lives with its layer; kvlab spreads the cache's layers evenly, so an interleaved sliding-window pattern is
+    approximate)."""
+    on_gpu = device_weights(arch, weights, unified_memory)
+    split = layer_split(arch.n_layers, n_devices)
+    fmt = weights["format"]
+    out_type = OUTPUT_TYPE.get(fmt, "Q6_K" if (fmt in EMBEDDING_TYPE or fmt in SAME_TYPE) else None)
+    known = arch.tied_embeddings is not None and out_type is not None and arch.vocab_size
+    output = int(arch.vocab_size * arch.hidden_size * WEIGHT_FORMATS[out_type][0] / 8) if known else 0
+    layered = max(0, on_gpu["bytes"] - output)
+    devices = []
+    for d, n in enumerate(split["layers"]):
+        w = layered * n // arch.n_layers + (output if d == split["output_device"] else 0)
+        devices.append({"layers": n, "weights": w, "kv": kv_bytes * n // arch.n_layers})
+    worst = max(range(n_devices), key=lambda d: devices[d]["weights"] + devices[d]["kv"])
+    return {
+        "devices": devices,
+        "worst": worst,
+        "output_bytes": output,
+        "output_type": out_type if known else None,
+        "weights_how": on_gpu["how"],
+        "split": split,
+    }
 
 
 def _whole(name: str, value: Any, minimum: int = 0) -> int:

@@ -56,7 +56,7 @@ from kvlab.memory.kv_bytes import (
     llamacpp_kv_cache,
     vllm_kv_cache,
 )
-from kvlab.memory.llamacpp import fit_params
+from kvlab.memory.llamacpp import device_split, device_weights, fit_params
 from kvlab.inputs import finite_number
 from kvlab.wording import human_bytes, plural
 
@@ -126,13 +126,25 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
     if dep.engine == "llamacpp":
         kv = llamacpp_kv_cache(arch, context * n_seq, dep.kv, n_seq=n_seq, n_ubatch=dep.n_ubatch, kv_unified=n_seq == 1)
         compute = llamacpp_compute_buffer(arch, dep.n_ubatch)
-        split = "" if n_gpus == 1 else f" / {n_gpus} GPUs (layer split)"
         flags = f"-c {context * n_seq} -np {n_seq}" if n_seq > 1 else f"-c {context}"
+        place = device_split(arch, dep.weights, kv["total_bytes"], n_gpus, dep.device["unified_memory"])
+        gpu = place["devices"][place["worst"]]
+        split = (
+            ""
+            if n_gpus == 1
+            else f"; GPU {place['worst']} of {n_gpus}, the fullest: {gpu['layers']} of {arch.n_layers} layers"
+            + (" and the output layer" if place["worst"] == place["split"]["output_device"] else "")
+            + " (llama.cpp's layer split)"
+        )
         components = [
-            {"name": "weights", "bytes": -(-dep.weights["bytes"] // n_gpus), "how": dep.weights["how"] + split},
+            {
+                "name": "weights",
+                "bytes": gpu["weights"],
+                "how": f"{dep.weights['how']}; {place['weights_how']}{split}",
+            },
             {
                 "name": "kv_cache",
-                "bytes": -(-kv["total_bytes"] // n_gpus),
+                "bytes": gpu["kv"],
                 "how": f"llama.cpp {flags}: {kv['type_k']} K and V, as it allocates{split}",
             },
             {"name": "compute_buffer", "bytes": compute["bytes"], "how": compute["assumption"]},
@@ -146,7 +158,7 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
             "components": components,
             "budget": memory,
             "kv_detail": kv,
-            "kv_share": 1 / n_gpus,
+            "kv_share": gpu["layers"] / arch.n_layers,
             "flags": flags,
             "budget_how": "all of the GPU's memory",
             "band": compute["bytes"] // 2,  # the compute buffer estimate is good to about +-50%
@@ -566,7 +578,7 @@ def _headline(dep: Deployment, context: int, use: dict, close: bool) -> tuple[st
     if use["fits"]:
         headline = (
             f"fits: {_size(total)} of {_size(budget)} on "
-            + ("the fullest GPU" if dep.pp > 1 else "each GPU")
+            + ("the fullest GPU" if dep.pp > 1 or dep.engine == "llamacpp" else "each GPU")
             + f", {_size(budget - total)} to spare"
             if dep.gpus > 1
             else f"fits: {_size(total)} of {_size(budget)}, {_size(budget - total)} to spare"
@@ -619,7 +631,7 @@ def llamacpp_fit(dep: Deployment, context: int | None = None, n_seq: int = 1) ->
     def run(n_ctx: int | None) -> dict:
         return fit_params(
             free_bytes=free,
-            weights_bytes=dep.weights["bytes"],
+            weights_bytes=device_weights(arch, dep.weights, dep.device["unified_memory"])["bytes"],
             kv_bytes=kv_bytes,
             n_ctx_train=trained,
             compute_bytes=compute,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from kvlab.inputs import Param, Spec, takes
 from kvlab.memory.catalogue import gpu_memory_bytes, list_gpus
 from kvlab.memory.deployment import Deployment, deployment
+from kvlab.memory.llamacpp import device_weights
 from kvlab.memory.verdict import verdict
 from kvlab.memory.weights import weight_format
 from kvlab.widgets.pickers import check_kv_mode, model_groups, model_info
@@ -74,7 +75,13 @@ def ram_calc_view(data: dict) -> RamCalcView:
         ),
         "smallest": (
             f"Smallest that fits: {smallest_ram or 'none of these RAM sizes'}; on a GPU, "
-            f"{smallest_gpu or 'none of these'} ({on_gpu} with the CUDA reserve)."
+            f"{smallest_gpu or 'none of these'} ({on_gpu} with the CUDA reserve"
+            + (
+                f"; llama.cpp keeps the token embeddings, {human_bytes(data['embedding_in_ram_bytes'])}, in RAM"
+                if data["embedding_in_ram_bytes"]
+                else ""
+            )
+            + ")."
         ),
         "ctx_text": f"--ctx-size {p['ctx_size']} = {plural(p['ctx_size'], 'token')} of context the model can remember",
         "needed_cpu": on_cpu,
@@ -117,10 +124,14 @@ def ram_calc_figure(
         """llama-server with these formats on one machine: a catalogue card (gpu=) or a memory size (memory_gib=)."""
         return deployment(info["id"], weights=weights, kv=kv, engine="llamacpp", **where)
 
-    base = verdict(llama_server(memory_gib=1024), ctx_size, solve=False)
+    base_dep = llama_server(memory_gib=1024)
+    base = verdict(base_dep, ctx_size, solve=False)
     parts = {c["name"]: c for c in base["components"]}
     on_gpu = sum(c["bytes"] for c in base["components"])
-    on_cpu = on_gpu - parts.get("runtime_reserve", {"bytes": 0})["bytes"]
+    # on the CPU alone every byte of the file is in RAM, token_embd too (on a GPU llama.cpp keeps that one in RAM:
+    # kvlab.memory.llamacpp.device_weights)
+    embd_in_ram = device_weights(base_dep.arch, base_dep.weights)["cpu_bytes"]
+    on_cpu = on_gpu - parts.get("runtime_reserve", {"bytes": 0})["bytes"] + embd_in_ram
 
     ram = []
     for gib in RAM_SIZES_GIB:
@@ -144,13 +155,17 @@ def ram_calc_figure(
         "model_info": info,
         "command": f"llama-server --model {file} \\\n  -ctk {kv} -ctv {kv} \\\n  --ctx-size {ctx_size} \\\n  --port 8080",
         "parts": [
-            {"name": c["name"], "label": c["label"], "bytes": c["bytes"], "how": c["how"]}
+            # the weights as the file holds them, all in RAM on the CPU (on a GPU, token_embd of them stays in RAM)
+            {"name": c["name"], "label": c["label"], "bytes": base_dep.weights["bytes"], "how": base_dep.weights["how"]}
+            if c["name"] == "weights"
+            else {"name": c["name"], "label": c["label"], "bytes": c["bytes"], "how": c["how"]}
             for c in base["components"]
             if c["name"] != "runtime_reserve"
         ],
         "kv_bytes": parts["kv_cache"]["bytes"],
         "needed_cpu_bytes": on_cpu,
         "needed_gpu_bytes": on_gpu,
+        "embedding_in_ram_bytes": embd_in_ram,
         "ram": ram,
         "gpus": gpus,
         "options": {

@@ -87,6 +87,7 @@ class RamCalculatorResult(TypedDict):
     kv_bytes: int
     needed_cpu_bytes: int
     needed_gpu_bytes: int
+    embedding_in_ram_bytes: int  # token_embd, which llama.cpp keeps in RAM when the layers are on a GPU
     ram: list[RamMachine]
     gpus: list[RamMachine]
     options: RamOptions
