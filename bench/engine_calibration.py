@@ -62,7 +62,14 @@ from kvlab.memory.deployment import deployment  # noqa: E402
 from kvlab.memory.verdict import verdict  # noqa: E402
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noqa: E402
 from kvlab.memory.kv_bytes import MIB, llamacpp_kv_cache  # noqa: E402
-from kvlab.memory.llamacpp import BUILD_FIT, FIT_TARGET_BYTES, device_weights, fit_params, server_defaults  # noqa: E402
+from kvlab.memory.llamacpp import (  # noqa: E402
+    BUILD_FIT,
+    FIT_TARGET_BYTES,
+    device_weights,
+    fit_params,
+    layer_split,
+    server_defaults,
+)
 
 OTHER_ENGINES = ("sglang", "tensorrt-llm")
 
@@ -537,14 +544,29 @@ def _kv_line_part(logged: dict, kv: dict) -> str:
     return "whole cache"
 
 
-def _llamacpp_figure(key: str, logged: dict, kv: dict, n_gpus: int, n_ctx_train: int, fit: dict | None):
+def _llamacpp_figure(
+    key: str,
+    logged: dict,
+    kv: dict,
+    n_gpus: int,
+    n_ctx_train: int,
+    fit: dict | None,
+    n_layer: int = 1,
+    device: int | None = None,
+):
     """kvlab's value for one logged llama.cpp figure (MiB, cells or tokens), or None where it has none."""
     caches = {c["cache"]: c for c in kv["caches"]}
     swa, base = caches.get("SWA"), caches.get("non-SWA") or caches.get("kv")
-    per_gpu = -(-kv["total_bytes"] // n_gpus) / MIB  # the verdict's split: the whole cache over the GPUs, evenly
+    # the verdict's split: each device's cache in proportion to its layers under llama.cpp's layer split
+    layers = layer_split(n_layer, n_gpus)["layers"]
+    per_gpu = kv["total_bytes"] * max(layers) / n_layer / MIB
     if key == "kv_mib":
         part = _kv_line_part(logged, kv)
         return {"SWA cache": swa, "non-SWA cache": base}.get(part, {"mib": kv["total_mib"]})["mib"]
+    if key.startswith("kv_buffer_mib_cuda"):
+        return kv["total_bytes"] * layers[int(key.removeprefix("kv_buffer_mib_cuda"))] / n_layer / MIB
+    if key == "kv_buffer_mib_per_device" and device is not None:
+        return kv["total_bytes"] * layers[device] / n_layer / MIB
     if key == "context_mib_initial" or key == "kv_buffer_mib" or key.startswith("kv_buffer_mib_"):
         return per_gpu
     if key == "swa_kv_buffer_mib":
@@ -605,7 +627,8 @@ def llamacpp_prediction_rows(cited: str) -> list[dict]:
         )
         if n_gpus > 1 and any(k.startswith("kv_buffer_mib") for k in figures):
             how.append(
-                f"per device: the cache split evenly over {n_gpus} GPUs (the verdict's rule; llama.cpp splits whole layers)"
+                f"per device: the cache in proportion to each GPU's layers under llama.cpp's layer split over {n_gpus} "
+                "GPUs (llamacpp.layer_split, the verdict's rule)"
             )
         fit, dep, card, fit_how = None, None, gpu_of(entry), []
         if "fit_chosen_n_ctx" in figures:
@@ -638,7 +661,16 @@ def llamacpp_prediction_rows(cited: str) -> list[dict]:
             kind, label = LLAMACPP_FIGURES[key]
             value = logged[key]
             for i, one in enumerate(value if isinstance(value, list) else [value]):
-                predicted = _llamacpp_figure(key, logged, kv, n_gpus, arch.max_position_embeddings, fit)
+                predicted = _llamacpp_figure(
+                    key,
+                    logged,
+                    kv,
+                    n_gpus,
+                    arch.max_position_embeddings,
+                    fit,
+                    arch.n_layers,
+                    i if isinstance(value, list) else None,
+                )
                 if predicted is None:
                     continue
                 compared.append(
