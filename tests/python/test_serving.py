@@ -128,7 +128,10 @@ def test_users_per_gpu_memory_and_speed_limits():
 
 def test_llama3_8b_128k_f16_fits_80gb_not_24gb_unless_quantised():
     assert verdict(deployment("llama-3.1-8b", gpu="h100-sxm", weights="BF16", kv="f16"), 131072)["fits"]
-    assert not verdict(deployment("llama-3.1-8b", gpu="rtx-4090", weights="BF16", kv="q8_0"), 131072)["fits"]
+    assert not verdict(deployment("llama-3.1-8b", gpu="rtx-4090", weights="BF16", kv="f16"), 131072)["fits"]
+    # BF16 weights with a q8_0 cache fit, by 0.7 GiB: llama.cpp keeps the 1 GiB token_embd in system memory
+    close = verdict(deployment("llama-3.1-8b", gpu="rtx-4090", weights="BF16", kv="q8_0"), 131072)
+    assert close["fits"] and close["headroom_bytes"] < GIB
     small = verdict(deployment("llama-3.1-8b", gpu="rtx-4090", weights="Q4_K_M", kv="q8_0"), 131072)
     assert small["fits"] and small["verdict"] == "fits"
     parts = {c["name"]: c["bytes"] for c in small["components"]}
