@@ -964,6 +964,18 @@ def simulate(
             return gpu + cpu, bound
         return (np.maximum(gpu, cpu) if many else max(gpu, cpu)), bound
 
+    def chunks_time(a: np.ndarray, c: np.ndarray, requests: int):
+        """Seconds of one step in which requests go from a to a + c computed tokens, and whether compute binds."""
+        b = a + c
+        tokens = int(c.sum())
+        if attn_prefill_fn is attn_fn:
+            attn = float(attn_fn.span(a, b).sum())
+        else:  # MLA: chunks of more than one token take the prefill path, single tokens the decode path
+            pre = c > 1
+            attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
+        flops = 2.0 * active_flops * tokens + dense_scale * attn
+        return step_time(tokens, requests, kv_fn.total(b), flops)
+
     # --- per-request state ----------------------------------------------------------------------
     send = np.full(n, np.inf)
     enter = np.full(n, np.inf)  # when the API server hands the request to the engine (send + the frontend's queue)
@@ -1063,6 +1075,33 @@ def simulate(
             if not regular.all():
                 itl_odd.append(gap[~regular])
         last_tok[ids] = now
+
+    def record_stretch(ids: np.ndarray, t0: float, t_end: float, dts: np.ndarray, cbound, preempted: int) -> None:
+        """A stretch of len(dts) identical decode steps of requests `ids` from t0 to t_end: their tokens (the first
+        step's gap per request, then k - 1 regular gaps each), the counters and the trace."""
+        nonlocal steps, busy_s, compute_bound_s, max_running
+        k, n_ids, dt0 = len(dts), len(ids), float(dts[0])
+        emit(ids, t0 + dt0, dt0, last_tok[ids], t0)
+        if k > 1:
+            itl_runs.append(dts[1:])
+            itl_runs_n.append(n_ids)
+            last_tok[ids] = t_end
+        steps += k
+        busy_s += t_end - t0
+        compute_bound_s += float(dts[cbound].sum()) if peak is not None else 0.0
+        max_running = max(max_running, n_ids)
+        if trace:
+            step_trace.append(
+                {
+                    "t": t0,
+                    "steps": k,
+                    "tokens_per_step": n_ids,
+                    "prefill_tokens": 0,
+                    "running": n_ids,
+                    "free_blocks": free,
+                    "preempted": preempted,
+                }
+            )
 
     def hit_of(r: int) -> tuple[int, bool]:
         """Tokens waiting request r takes from the prefix cache, and whether they are the shared prefix."""
@@ -1190,16 +1229,7 @@ def simulate(
                     if np.isnan(first_sched[r]):
                         first_sched[r] = t
                 tokens = int(c.sum())
-                kv_read = kv_fn.total(b)
-                if attn_prefill_fn is attn_fn:
-                    attn = float(attn_fn.span(a, b).sum())
-                else:
-                    pre = c > 1
-                    attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(
-                        attn_prefill_fn.span(a[pre], b[pre]).sum()
-                    )
-                flops = 2.0 * active_flops * tokens + dense_scale * attn
-                dt, cb = step_time(tokens, len(ids), kv_read, flops)
+                dt, cb = chunks_time(a, c, len(ids))
                 t0, t = t, t + dt
                 steps += 1
                 busy_s += dt
@@ -1299,33 +1329,12 @@ def simulate(
                     dts, cbound, ends = dts[:k], cbound[:k], ends[:k]
             new_ratio = max(new_ratio - decay * (k - (1 if retracted else 0)), min_ratio)
             t0, t_end = t, float(ends[-1])
-            dt0 = float(dts[0])
             free -= k * n_run
             taken += k * n_run
             held[run] += k
             computed[run] = ctx + k
             generated[run] = gen + k
-            emit(run, t0 + dt0, dt0, last_tok[run], t0)
-            if k > 1:
-                itl_runs.append(dts[1:])
-                itl_runs_n.append(n_run)
-                last_tok[run] = t_end
-            steps += k
-            busy_s += t_end - t0
-            compute_bound_s += float(dts[cbound].sum()) if peak is not None else 0.0
-            max_running = max(max_running, n_run)
-            if trace:
-                step_trace.append(
-                    {
-                        "t": t0,
-                        "steps": k,
-                        "tokens_per_step": n_run,
-                        "prefill_tokens": 0,
-                        "running": n_run,
-                        "free_blocks": free,
-                        "preempted": retracted,
-                    }
-                )
+            record_stretch(run, t0, t_end, dts, cbound, retracted)
             t = t_end
             fin = generated[run] >= out[run]
             if fin.any():
@@ -1385,7 +1394,6 @@ def simulate(
                                 k = seen + 1
                                 dts, cbound, ends = dts[:k], cbound[:k], ends[:k]
                         t0, t_end = t, float(ends[-1])
-                        dt0 = float(dts[0])
                         new_ctx = ctx + k
                         grown = blocks.of(new_ctx, new_ctx - 1) - (occ - own)
                         free -= int((grown - own).sum())
@@ -1395,28 +1403,7 @@ def simulate(
                         computed[run] = new_ctx
                         gen = gen + k
                         generated[run] = gen
-                        # tokens: the first step's gap per request, then k - 1 regular gaps each
-                        emit(run, t0 + dt0, dt0, last_tok[run], t0)
-                        if k > 1:
-                            itl_runs.append(dts[1:])
-                            itl_runs_n.append(n_run)
-                            last_tok[run] = t_end
-                        steps += k
-                        busy_s += t_end - t0
-                        compute_bound_s += float(dts[cbound].sum()) if peak is not None else 0.0
-                        max_running = max(max_running, n_run)
-                        if trace:
-                            step_trace.append(
-                                {
-                                    "t": t0,
-                                    "steps": k,
-                                    "tokens_per_step": n_run,
-                                    "prefill_tokens": 0,
-                                    "running": n_run,
-                                    "free_blocks": free,
-                                    "preempted": 0,
-                                }
-                            )
+                        record_stretch(run, t0, t_end, dts, cbound, 0)
                         t = t_end
                         fin = gen >= out[run]
                         if fin.any():
@@ -1501,14 +1488,7 @@ def simulate(
             s_ids, a, c = ids[on], starts[on], chunks[on]
             tokens = int(c.sum())
             b = a + c
-            kv_read = kv_fn.total(b)
-            if attn_prefill_fn is attn_fn:
-                attn = float(attn_fn.span(a, b).sum())
-            else:  # MLA: chunks of more than one token take vLLM's prefill path, single tokens its decode path
-                pre = c > 1
-                attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
-            flops = 2.0 * active_flops * tokens + dense_scale * attn
-            dt, cb = step_time(tokens, len(s_ids), kv_read, flops)
+            dt, cb = chunks_time(a, c, len(s_ids))
             t0, t = t, t + dt
             steps += 1
             busy_s += dt
