@@ -1076,6 +1076,20 @@ def simulate(
                 itl_odd.append(gap[~regular])
         last_tok[ids] = now
 
+    def evict(victim: int) -> None:
+        """A running request preempted (vLLM) or retracted (SGLang): its blocks back to the pool (the shared prefix's
+        once no one references it), its computed tokens to recompute."""
+        nonlocal free, prefix_refs
+        free += int(held[victim])
+        held[victim] = 0
+        if shared[victim]:
+            shared[victim] = 0
+            prefix_refs -= 1
+            if prefix_refs == 0:
+                free += pb
+        computed[victim] = 0
+        preempts[victim] += 1
+
     def record_stretch(ids: np.ndarray, t0: float, t_end: float, dts: np.ndarray, cbound, preempted: int) -> None:
         """A stretch of len(dts) identical decode steps of requests `ids` from t0 to t_end: their tokens (the first
         step's gap per request, then k - 1 regular gaps each), the counters and the trace."""
@@ -1288,15 +1302,7 @@ def simulate(
                         break
                     victim = int(run[i])
                     keep[i] = False
-                    free += int(held[victim])
-                    held[victim] = 0
-                    if shared[victim]:
-                        shared[victim] = 0
-                        prefix_refs -= 1
-                        if prefix_refs == 0:
-                            free += pb
-                    computed[victim] = 0
-                    preempts[victim] += 1
+                    evict(victim)
                     waiting.append(victim)  # back of the queue (_add_request_to_queue)
                     retracted += 1
                 run = run[keep]
@@ -1428,15 +1434,7 @@ def simulate(
                 if own_hits:  # its full blocks keep their hashes, behind the blocks free now
                     kept[victim] = int(computed[victim]) // bs * bs
                     kept_until[victim] = taken + free
-                free += int(held[victim])
-                held[victim] = 0
-                if shared[victim]:
-                    shared[victim] = 0
-                    prefix_refs -= 1
-                    if prefix_refs == 0:
-                        free += pb
-                computed[victim] = 0
-                preempts[victim] += 1
+                evict(victim)
                 waiting.appendleft(victim)
                 preempted += 1
                 if p == last:  # the request itself was the last: it is preempted, the running loop stops
