@@ -127,3 +127,22 @@ def test_the_rules_are_listed_with_their_source():
     r = run(num_prompts=4)
     assert r["engine_rules"]["modelled"] == scheduler.SGLANG_MODELLED
     assert any("sgl-project/sglang" in a for a in r["assumptions"])
+
+
+def test_the_radix_cache_serves_a_shared_prefix_once():
+    kw = {
+        "trace": True,
+        "num_prompts": 40,
+        "max_concurrency": 8,
+        "input_len": 512,
+        "output_len": 32,
+        "prefix_len": 1024,
+    }
+    cached, plain = run(**kw), run(enable_prefix_caching=False, **kw)
+    assert cached["preemptions"] == plain["preemptions"] == 0
+    work = {
+        name: sum(e["tokens_per_step"] * e["steps"] for e in r["trace"]) for name, r in (("c", cached), ("p", plain))
+    }
+    # the first request computes the prefix; the other 39 take its 1,024 tokens from the cache
+    assert work["p"] - work["c"] == 39 * 1024
+    assert "--disable-radix-cache" in plain["flags"] and "--disable-radix-cache" not in cached["flags"]

@@ -1197,7 +1197,7 @@ def simulate(
                         if len(adds) >= seqs_cap - n_run:
                             batch_full = True
                             break
-                        hit, is_shared = (_hit(pb, 1, prefix_cached, 0, int(prompt[r] + generated[r])), True)
+                        hit = _hit(pb, 1, prefix_cached, 0, int(prompt[r] + generated[r]))  # the radix cache's
                         ext = int(prompt[r] + generated[r]) - hit
                         new_tokens = min(int(out[r]), clip)  # min(max_new_tokens, CLIP_MAX_NEW_TOKENS)
                         if ext + new_tokens >= rem_total:  # AddReqResult.NO_TOKEN
