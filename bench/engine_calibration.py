@@ -59,14 +59,12 @@ from kvlab.memory.calibration import (  # noqa: E402
 )
 from kvlab.memory.catalogue import model_architecture  # noqa: E402
 from kvlab.memory.deployment import deployment  # noqa: E402
-from kvlab.memory.verdict import verdict  # noqa: E402
+from kvlab.memory.verdict import llamacpp_fit, verdict  # noqa: E402
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noqa: E402
 from kvlab.memory.kv_bytes import MIB, llamacpp_kv_cache  # noqa: E402
 from kvlab.memory.llamacpp import (  # noqa: E402
     BUILD_FIT,
     FIT_TARGET_BYTES,
-    device_weights,
-    fit_params,
     layer_split,
     server_defaults,
 )
@@ -506,31 +504,8 @@ def llamacpp_settings(entry: dict, arch) -> tuple[dict, list[str]]:
 
 
 def llamacpp_fit_context(dep, n_seq: int = 1, target_bytes: int = FIT_TARGET_BYTES, gpu_layers_set: bool = False):
-    """--fit's run with -c unset, as kvlab.memory.verdict.llamacpp_fit builds it (the card less kvlab's runtime
-    reserve per GPU, the compute buffer estimate, the KV cache as llama.cpp allocates it), with the log's own
-    --fit-target and -ngl: llamacpp_fit takes neither, so this repeats its inputs (the test checks the two agree at
-    the default target)."""
-    from kvlab.memory.kv_bytes import MAX_CONTEXT, RUNTIME_RESERVE_BYTES, llamacpp_compute_buffer
-
-    arch, n_gpus = dep.arch, dep.tp
-
-    def kv_bytes(n_ctx: int) -> int:
-        return llamacpp_kv_cache(
-            arch, max(1, n_ctx), dep.kv, n_seq=n_seq, n_ubatch=dep.n_ubatch, kv_unified=n_seq == 1
-        )["total_bytes"]
-
-    return fit_params(
-        free_bytes=n_gpus * (dep.memory_bytes - RUNTIME_RESERVE_BYTES),
-        weights_bytes=device_weights(dep.arch, dep.weights, dep.device["unified_memory"])["bytes"],
-        kv_bytes=kv_bytes,
-        n_ctx_train=min(arch.max_position_embeddings or MAX_CONTEXT, MAX_CONTEXT),
-        compute_bytes=n_gpus * llamacpp_compute_buffer(arch, dep.n_ubatch)["bytes"],
-        target_bytes=target_bytes,
-        n_gpu_layers_set=gpu_layers_set,
-        n_devices=n_gpus,
-        n_layers=arch.n_layers,
-        moe=bool(arch.expert_params),
-    )
+    """--fit's run with -c unset (kvlab.memory.verdict.llamacpp_fit's), with the log's own --fit-target and -ngl."""
+    return llamacpp_fit(dep, n_seq=n_seq, target_bytes=target_bytes, n_gpu_layers_set=gpu_layers_set)["unset"]
 
 
 def _kv_line_part(logged: dict, kv: dict) -> str:

@@ -964,18 +964,6 @@ def simulate(
             return gpu + cpu, bound
         return (np.maximum(gpu, cpu) if many else max(gpu, cpu)), bound
 
-    def chunks_time(a: np.ndarray, c: np.ndarray, requests: int):
-        """Seconds of one step in which requests go from a to a + c computed tokens, and whether compute binds."""
-        b = a + c
-        tokens = int(c.sum())
-        if attn_prefill_fn is attn_fn:
-            attn = float(attn_fn.span(a, b).sum())
-        else:  # MLA: chunks of more than one token take the prefill path, single tokens the decode path
-            pre = c > 1
-            attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
-        flops = 2.0 * active_flops * tokens + dense_scale * attn
-        return step_time(tokens, requests, kv_fn.total(b), flops)
-
     # --- per-request state ----------------------------------------------------------------------
     send = np.full(n, np.inf)
     enter = np.full(n, np.inf)  # when the API server hands the request to the engine (send + the frontend's queue)
@@ -1089,6 +1077,31 @@ def simulate(
                 free += pb
         computed[victim] = 0
         preempts[victim] += 1
+
+    def run_chunks(ids: np.ndarray, a: np.ndarray, c: np.ndarray) -> float:
+        """One step in which requests `ids` go from a to a + c computed tokens: its seconds, counted; the first request
+        through a shared prefix leaves its blocks cached as the shared copy."""
+        nonlocal steps, busy_s, compute_bound_s, prefix_cached, prefix_refs
+        b = a + c
+        tokens = int(c.sum())
+        if attn_prefill_fn is attn_fn:
+            attn = float(attn_fn.span(a, b).sum())
+        else:  # MLA: chunks of more than one token take the prefill path, single tokens the decode path
+            pre = c > 1
+            attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
+        flops = 2.0 * active_flops * tokens + dense_scale * attn
+        dt, cb = step_time(tokens, len(ids), kv_fn.total(b), flops)
+        steps += 1
+        busy_s += dt
+        if bool(cb):
+            compute_bound_s += dt
+        if pb and not prefix_cached and bool((b >= pb * bs).any()):
+            prefix_cached = True
+            owner = int(ids[np.argmax(b >= pb * bs)])
+            held[owner] -= pb
+            shared[owner] = pb
+            prefix_refs += 1
+        return dt
 
     def record_stretch(ids: np.ndarray, t0: float, t_end: float, dts: np.ndarray, cbound, preempted: int) -> None:
         """A stretch of len(dts) identical decode steps of requests `ids` from t0 to t_end: their tokens (the first
@@ -1243,18 +1256,8 @@ def simulate(
                     if np.isnan(first_sched[r]):
                         first_sched[r] = t
                 tokens = int(c.sum())
-                dt, cb = chunks_time(a, c, len(ids))
+                dt = run_chunks(ids, a, c)
                 t0, t = t, t + dt
-                steps += 1
-                busy_s += dt
-                if bool(cb):
-                    compute_bound_s += dt
-                if pb and not prefix_cached and bool((b >= pb).any()):
-                    prefix_cached = True
-                    owner = int(ids[np.argmax(b >= pb)])
-                    held[owner] -= pb
-                    shared[owner] = pb
-                    prefix_refs += 1
                 ready = ids[b >= prompt[ids] + generated[ids]]  # prompts done: each samples a token
                 if len(ready):
                     generated[ready] += 1
@@ -1486,22 +1489,11 @@ def simulate(
             s_ids, a, c = ids[on], starts[on], chunks[on]
             tokens = int(c.sum())
             b = a + c
-            dt, cb = chunks_time(a, c, len(s_ids))
+            dt = run_chunks(s_ids, a, c)
             t0, t = t, t + dt
-            steps += 1
-            busy_s += dt
-            if bool(cb):
-                compute_bound_s += dt
             run = ids
             max_running = max(max_running, len(run))
             computed[s_ids] = b
-            if pb and not prefix_cached and bool((b >= pb * bs).any()):
-                # the first request through the prefix caches its blocks: they become the shared copy
-                prefix_cached = True
-                owner = int(s_ids[np.argmax(b >= pb * bs)])
-                held[owner] -= pb
-                shared[owner] = pb
-                prefix_refs += 1
             s_total = prompt[s_ids] + generated[s_ids]
             sampled = s_ids[b >= s_total]
             if len(sampled):
@@ -1601,16 +1593,11 @@ def simulate(
                 f"{k}: {v['from']}" for k, v in sgb["settings"].items() if str(v["from"]).startswith("default")
             ),
         }
-        kv_pool = {
-            "blocks": num_blocks,
-            "tokens": num_blocks,
-            "bytes_per_block": sg["bytes_per_token"],
-            "available_bytes": available,
-            "max_concurrency_at_max_model_len": num_blocks / max_model_len,
-            "how": f"SGLang's token pool (kvlab.memory.sglang, as kvlab fit --engine sglang gives it): "
-            f"max_total_num_tokens {num_blocks:,} of {sg['bytes_per_token']:,} B each",
-            "close_call": None,
-        }
+        pool_tokens, per_block, concurrency_at_len = num_blocks, sg["bytes_per_token"], num_blocks / max_model_len
+        pool_how = (
+            f"SGLang's token pool (kvlab.memory.sglang, as kvlab fit --engine sglang gives it): "
+            f"max_total_num_tokens {num_blocks:,} of {sg['bytes_per_token']:,} B each"
+        )
         rules = {"modelled": SGLANG_MODELLED, "not_modelled": SGLANG_NOT_MODELLED}
         pool_line = (
             f"token pool: {num_blocks:,} tokens (SGLang's max_total_num_tokens, page size 1) from its memory rule; "
@@ -1635,16 +1622,11 @@ def simulate(
             "enforce_eager": bool(enforce_eager),
             "defaults_how": setup["defaults_how"],
         }
-        kv_pool = {
-            "blocks": num_blocks,
-            "tokens": pool["tokens"],
-            "bytes_per_block": layout["memory_per_block"],
-            "available_bytes": available,
-            "max_concurrency_at_max_model_len": pool["concurrency"],
-            "how": f"the fit verdict ({verdict['flags']}): {verdict['budget_how']} - weights - activation reserve, "
-            f"in blocks of {bs} tokens of every layer",
-            "close_call": close_call,
-        }
+        pool_tokens, per_block, concurrency_at_len = pool["tokens"], layout["memory_per_block"], pool["concurrency"]
+        pool_how = (
+            f"the fit verdict ({verdict['flags']}): {verdict['budget_how']} - weights - activation reserve, "
+            f"in blocks of {bs} tokens of every layer"
+        )
         rules = {"modelled": MODELLED, "not_modelled": NOT_MODELLED}
         pool_line = f"block pool: {num_blocks:,} blocks of {bs} tokens ({pool['tokens']:,} tokens) from the fit verdict"
     result = {
@@ -1667,7 +1649,15 @@ def simulate(
             "seed": seed,
         },
         "engine_settings": engine_settings,
-        "kv_pool": kv_pool,
+        "kv_pool": {
+            "blocks": num_blocks,
+            "tokens": pool_tokens,
+            "bytes_per_block": per_block,
+            "available_bytes": available,
+            "max_concurrency_at_max_model_len": concurrency_at_len,
+            "how": pool_how,
+            "close_call": close_call,
+        },
         # as vllm bench serve prints them
         "completed": int(done),
         "duration_s": duration,

@@ -56,7 +56,7 @@ from kvlab.memory.kv_bytes import (
     llamacpp_kv_cache,
     vllm_kv_cache,
 )
-from kvlab.memory.llamacpp import device_split, device_weights, fit_params
+from kvlab.memory.llamacpp import FIT_TARGET_BYTES, device_split, device_weights, fit_params
 from kvlab.inputs import finite_number
 from kvlab.wording import human_bytes, plural
 
@@ -607,7 +607,13 @@ def _headline(dep: Deployment, context: int, use: dict, close: bool) -> tuple[st
     return headline, "does not fit"
 
 
-def llamacpp_fit(dep: Deployment, context: int | None = None, n_seq: int = 1) -> dict:
+def llamacpp_fit(
+    dep: Deployment,
+    context: int | None = None,
+    n_seq: int = 1,
+    target_bytes: int = FIT_TARGET_BYTES,
+    n_gpu_layers_set: bool = False,
+) -> dict:
     """What llama.cpp's --fit (on by default since b7407) does with this deployment, by llama.cpp's own rule
     (kvlab.memory.llamacpp.fit_params, common/fit.cpp@b10309).
 
@@ -617,6 +623,7 @@ def llamacpp_fit(dep: Deployment, context: int | None = None, n_seq: int = 1) ->
     leaves --fit-target free, not below --fit-ctx (4,096). `context_unset` is that context (None when even
     --fit-ctx does not fit and layers go to the CPU). The free memory is the card less kvlab's runtime reserve
     (the CUDA context llama.cpp cannot use); the compute buffer is taken as fixed (FIT_NOT_MODELLED).
+    `target_bytes` is --fit-target per device, `n_gpu_layers_set` says -ngl (or -ts / -ot) was given.
     """
     arch, n_gpus = dep.arch, dep.tp
     trained = min(arch.max_position_embeddings or MAX_CONTEXT, MAX_CONTEXT)
@@ -636,6 +643,8 @@ def llamacpp_fit(dep: Deployment, context: int | None = None, n_seq: int = 1) ->
             n_ctx_train=trained,
             compute_bytes=compute,
             n_ctx=n_ctx,
+            target_bytes=target_bytes,
+            n_gpu_layers_set=n_gpu_layers_set,
             n_devices=n_gpus,
             n_layers=arch.n_layers,
             moe=bool(arch.expert_params),
