@@ -146,3 +146,13 @@ def test_the_radix_cache_serves_a_shared_prefix_once():
     # the first request computes the prefix; the other 39 take its 1,024 tokens from the cache
     assert work["p"] - work["c"] == 39 * 1024
     assert "--disable-radix-cache" in plain["flags"] and "--disable-radix-cache" not in cached["flags"]
+
+
+def test_the_widget_says_why_sglang_serves_no_chat():
+    import kvlab
+
+    r = kvlab.serving_sim_figure(
+        model="qwen3-32b", gpu="rtx-3090", weights="Q4_K_M", engine="sglang", input_len=32768, output_len=1024
+    )
+    assert r["run"] is None and "SGLang would reject requests" in r["refused"]
+    assert r["command"].startswith("python -m sglang.launch_server")

@@ -831,9 +831,10 @@ def simulate(
         # SGLang starts with a pool shorter than the context, but rejects a request longer than it
         # (max_req_input_len = min(context_len - 1, max_total_num_tokens - 1))
         which = "input_len" if int(prompt.max()) >= num_blocks else "output_len"
-        raise ValueError(
-            f"{which}: requests of up to {longest:,} tokens (prefix + input + output) exceed SGLang's whole KV pool "
-            f"of {num_blocks:,} tokens on this deployment"
+        raise Refused(
+            which,
+            f"SGLang would reject requests of up to {longest:,} tokens (prompt + answer): SGLang's whole KV pool holds "
+            f"{num_blocks:,} tokens on this deployment",
         )
     if rate == math.inf:
         planned = np.zeros(n)
@@ -1288,10 +1289,11 @@ def simulate(
                     raise RuntimeError("scheduler simulation: a prefill with nothing admitted (a kvlab bug)")
                 r = waiting[0]
                 need_tokens = int(prompt[r] + generated[r]) + min(int(out[r]), clip)
-                raise ValueError(
-                    f"input_len: SGLang never admits a request of {int(prompt[r]):,} prompt tokens: with its "
+                raise Refused(
+                    "input_len",
+                    f"SGLang would never admit a request of {int(prompt[r]):,} prompt tokens: with its "
                     f"{min(int(out[r]), clip):,} answer tokens reserved it needs {need_tokens:,} tokens, and its pool "
-                    f"holds {num_blocks:,}"
+                    f"holds {num_blocks:,}",
                 )
             # ---- decode (update_running_batch): retract if the step's tokens do not fit ----------
             retracted = 0
