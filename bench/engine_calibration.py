@@ -47,6 +47,7 @@ from kvlab.memory.calibration import (  # noqa: E402
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
 from kvlab.memory.calibration import (  # noqa: E402
     calibration,
+    checkpoint_of,
     era,
     gpu_of,
     log_text,
@@ -329,6 +330,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
                 pp=pp,
                 engine="vllm",
                 version=version,
+                checkpoint=checkpoint_of(entry),
                 gpu_memory_utilization=args.get("gpu_memory_utilization", 0.9),
                 max_num_batched_tokens=args.get("max_num_batched_tokens"),
                 max_num_seqs=args.get("max_num_seqs"),

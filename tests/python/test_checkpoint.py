@@ -559,3 +559,31 @@ def test_read_checkpoint_dir_reads_a_gguf_header_and_refuses_other_paths(tmp_pat
     (tmp_path / "bad.gguf").write_bytes(b"GGUF" + struct.pack("<I", 3))
     with pytest.raises(GGUFTruncated):
         read_checkpoint_dir(str(tmp_path / "bad.gguf"))
+
+
+def test_an_mtp_head_read_from_the_headers_is_left_out_where_vllm_skips_it():
+    """A checkpoint's MTP tensors (mtp.*), read from the shards' headers, are the bytes vLLM does not load without an
+    MTP drafter; llama.cpp's count and an MTP-drafting vLLM keep them. From an index alone their bytes are unknown:
+    the weights stay whole, with a note that says so."""
+    from kvlab.memory.deployment import deployment
+
+    layers = [("model.layers.0.mlp.down_proj.weight", "BF16", (1024, 4096))]
+    mtp = [("mtp.layers.0.mlp.down_proj.weight", "BF16", (1024, 1024)), ("mtp.fc.weight", "BF16", (1024, 2048))]
+    read = checkpoint_weights_bytes(safetensors_headers=[st_header(layers), st_header(mtp)], num_hidden_layers=64)
+    head = (1024 * 1024 + 1024 * 2048) * 2
+    assert read["parts"]["mtp"]["bytes"] == head
+    ck = read | {"name": "example/with-mtp"}
+
+    def weights(**kw):
+        dep = deployment("qwen3.6-27b", weights="BF16", gpu="h100-sxm", checkpoint=ck, **kw)
+        return dep.weights["bytes"]
+
+    assert weights(engine="vllm") == read["bytes"] - head
+    assert weights(engine="vllm", speculative_tokens=3, mtp=True) == read["bytes"]
+    assert weights(engine="llamacpp") == read["bytes"]
+
+    index = {"metadata": {"total_size": 10**9}, "weight_map": {t[0]: "a.safetensors" for t in layers + mtp}}
+    only = checkpoint_weights_bytes(index=index, num_hidden_layers=64) | {"name": "example/with-mtp"}
+    dep = deployment("qwen3.6-27b", weights="BF16", gpu="h100-sxm", engine="vllm", checkpoint=only)
+    assert dep.weights["bytes"] == 10**9
+    assert any("2 MTP tensors" in n and "counted high" in n for n in dep.weights["notes"])

@@ -142,6 +142,16 @@ def model_of(entry: dict):
     return None, None
 
 
+def checkpoint_of(entry: dict) -> dict | None:
+    """The log's checkpoint as stored, where the entry gives its size with a source ("checkpoint": hf_id,
+    total_bytes, maybe mtp_bytes, source), in the shape kvlab.memory.deployment's `checkpoint` takes; else None
+    (the weights are then params x bits)."""
+    ck = entry.get("checkpoint")
+    if not ck:
+        return None
+    return {"bytes": ck["total_bytes"], "mtp_bytes": ck.get("mtp_bytes"), "source": ck["source"], "name": ck["hf_id"]}
+
+
 def weights_format(entry: dict, arch) -> str:
     """The weights format of a log's checkpoint, as kvlab names formats: from --quantization, else the format in the
     model's name (an NVFP4 export loaded with --quantization modelopt is NVFP4, other modelopt checkpoints FP8), else
@@ -320,6 +330,7 @@ def predict_after(c: dict) -> tuple[float, dict]:
     dep = deployment(
         c["arch"],
         weights=c["fmt"],
+        checkpoint=checkpoint_of(c["entry"]),
         kv="f16",
         gpu=c["card"]["id"],
         engine="vllm",

@@ -146,15 +146,13 @@ def model_weights_bytes(arch, fmt: str = "BF16", as_stored: bool = True) -> dict
     fmt = weight_format(fmt)
     known = catalogue_checkpoint(arch, fmt) if as_stored else None
     if known:
-        return stored_weights(
-            {"bytes": known["total_bytes"], "source": f"{known['how']}; {known['source']}"}, fmt, known["hf_id"]
-        ) | {
+        # the MTP head's share of the stored bytes rides along where the checkpoint's file list gives it
+        stored = {"bytes": known["total_bytes"], "source": f"{known['how']}; {known['source']}"}
+        return stored_weights(stored | {"mtp_bytes": known.get("mtp_bytes")}, fmt, known["hf_id"]) | {
             "params": arch.params,
             "bits_per_weight": known["total_bytes"] * 8 / arch.params if arch.params else None,
             # MXFP4 covers the experts only: the serving model reads the rest every step
             **({"covered_params": arch.expert_params} if fmt in PARTIAL_FORMATS and arch.expert_params else {}),
-            # the MTP head's share of the stored bytes, where the checkpoint's file list gives it (without_mtp)
-            **({"mtp_bytes": known["mtp_bytes"]} if known.get("mtp_bytes") else {}),
         }
     if not arch.params:
         raise ValueError(f"params: {arch.name} has no parameter count (pass params, e.g. --params 8.03e9)")
@@ -195,7 +193,8 @@ def model_weights_bytes(arch, fmt: str = "BF16", as_stored: bool = True) -> dict
 def stored_weights(checkpoint: dict, fmt: str = "BF16", name: str = "") -> dict:
     """The weights as a checkpoint stores them, in model_weights_bytes' shape, with `stored` True.
 
-    `checkpoint` is kvlab.memory.checkpoint's result (or a catalogue checkpoint entry: bytes, source);
+    `checkpoint` is kvlab.memory.checkpoint's result (or a catalogue checkpoint entry: bytes, source, maybe
+    mtp_bytes); the MTP head's bytes (given, or its part in the shards' headers) are kept as `mtp_bytes`;
     `fmt` the format the engine is told the weights are in (its rules key on it); `name` says which
     checkpoint, for the sentence.
     """
@@ -203,6 +202,18 @@ def stored_weights(checkpoint: dict, fmt: str = "BF16", name: str = "") -> dict:
     nbytes = int(checkpoint["bytes"])
     if nbytes <= 0:
         raise ValueError(f"weights: the checkpoint stores {nbytes:,} bytes; it has no size to count")
+    notes = list(checkpoint.get("notes", []))
+    # the MTP head's share, for an engine that loads it only for an MTP drafter (without_mtp): given, or read
+    # from the shards' headers; an index alone names the MTP tensors but not their bytes
+    mtp = checkpoint.get("mtp_bytes")
+    part = (checkpoint.get("parts") or {}).get("mtp") or {}
+    if mtp is None and part.get("bytes"):
+        mtp = part["bytes"]
+    elif mtp is None and part.get("tensors"):
+        notes.append(
+            f"the checkpoint has {part['tensors']:,} MTP tensors whose bytes its index does not give; vLLM loads "
+            "them only for an MTP drafter, so without one the weights are counted high by their size"
+        )
     return {
         "format": fmt,
         "bytes": nbytes,
@@ -211,15 +222,20 @@ def stored_weights(checkpoint: dict, fmt: str = "BF16", name: str = "") -> dict:
         "source": checkpoint["source"],
         "how": f"{nbytes / GIB:.2f} GiB as the checkpoint stores them ({(name + ', ') if name else ''}"
         f"{checkpoint['source']})",
-        "notes": list(checkpoint.get("notes", [])),
+        "notes": notes,
+        **({"mtp_bytes": int(mtp)} if mtp else {}),
     }
 
 
-# vLLM's Qwen3.5/3.6 loader skips the checkpoint's MTP tensors: the drafter (method "mtp") loads them on its own
+# vLLM's main-model loaders skip the checkpoint's MTP tensors: the drafter (method "mtp") loads them on its own.
+# Qwen3.5/3.6 by name prefix, DeepSeek-V2/V3 (and the models built on its loader) by layer index past
+# num_hidden_layers ("skip spec decode layers for main model").
 VLLM_SKIPS_MTP = (
     "vLLM loads the MTP head only for an MTP drafter (Qwen3_5Model.load_weights: "
     '`if name.startswith("mtp."): continue`, https://github.com/vllm-project/vllm/blob/'
-    "00def4f8421153e037ff6270c0a8c31912a00206/vllm/model_executor/models/qwen3_5.py)"
+    "00def4f8421153e037ff6270c0a8c31912a00206/vllm/model_executor/models/qwen3_5.py; DeepseekV2Model.load_weights "
+    "skips layers past num_hidden_layers, https://github.com/vllm-project/vllm/blob/"
+    "002d6073aa034d4f5545d45021b0e56d1f3c3593/vllm/model_executor/models/deepseek_v2.py)"
 )
 
 
