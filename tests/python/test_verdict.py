@@ -144,3 +144,26 @@ def test_llamacpp_fit_slots_share_the_training_context():
     v = verdict(deployment("qwen3-30b-a3b", weights="Q4_K_M", gpu="rtx-4090"), 65536, n_seq=2)
     (w,) = [w for w in v["warnings"] if "--fit" in w]
     assert "40,960 tokens of context (20,480 per slot, 2 slots)" in w
+
+
+def test_a_vision_language_model_on_vllm_warns_of_the_encoder_profile():
+    """vLLM's profiling pass also runs a vision-language model's encoder; kvlab's reserve does not hold it, and the
+    verdict says so for vLLM only, and only for a wrapper with a vision tower (text_config beside a vision_config,
+    or a *ForConditionalGeneration architecture)."""
+    from kvlab.memory.hf_config import parse_hf_config
+    from kvlab.memory.verdict import VLLM_VISION_PROFILE
+
+    def warnings(model, engine):
+        dep = deployment(model, weights="BF16", gpu="h100-sxm", engine=engine)
+        return verdict(dep, 8192)["warnings"]
+
+    assert VLLM_VISION_PROFILE in warnings("qwen3.5-4b", "vllm")
+    assert VLLM_VISION_PROFILE in warnings("gemma-3-4b-it", "vllm")
+    assert VLLM_VISION_PROFILE not in warnings("qwen3.5-4b", "llamacpp")
+    assert VLLM_VISION_PROFILE not in warnings("llama-3.1-8b", "vllm")
+    text = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "vocab_size": 100, "model_type": "llama"}  # fmt: skip
+    assert parse_hf_config({"text_config": text, "vision_config": {"depth": 2}}, params=1e8).vision
+    assert parse_hf_config({"text_config": text, "architectures": ["XForConditionalGeneration"]}, params=1e8).vision
+    assert not parse_hf_config(text, params=1e8).vision
+    assert not parse_hf_config({"text_config": text, "architectures": ["XForCausalLM"]}, params=1e8).vision

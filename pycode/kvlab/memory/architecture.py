@@ -134,6 +134,9 @@ class Architecture:
     mla_expanded_values: int | None = None  # per layer per token, if MLA heads were cached uncompressed
     ssm_state_dtype: str | None = None  # config.json's mamba_ssm_dtype ("float32" in Qwen3.5/3.6); None = model dtype
     draft_layers: int = 0  # MTP draft layers the checkpoint ships (mtp_num_hidden_layers / num_nextn_predict_layers)
+    # a vision-language wrapper (Gemma 3, Qwen3.5/3.6, LLaVA: text_config beside a vision tower): vLLM profiles its
+    # vision encoder at start-up too
+    vision: bool = False
     source: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
 

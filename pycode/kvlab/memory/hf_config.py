@@ -191,6 +191,17 @@ def _tied(cfg: dict, raw: dict) -> bool | None:
     return None
 
 
+def _vision_language(raw: dict) -> bool:
+    """A vision-language wrapper: its language model in text_config, beside a vision_config or under a
+    *ForConditionalGeneration architecture (the catalogue keeps the text_config and the architecture only)."""
+    if not isinstance(raw.get("text_config"), dict):
+        return False
+    names = raw.get("architectures") or []
+    return isinstance(raw.get("vision_config"), dict) or any(
+        str(n).endswith("ForConditionalGeneration") for n in names
+    )
+
+
 def _opt_int(cfg: dict, key: str) -> int | None:
     return None if cfg.get(key) is None else _int(cfg, key)
 
@@ -441,6 +452,7 @@ class ConfigContext:
             draft_layers=_opt_int(self.cfg, "mtp_num_hidden_layers")
             or _opt_int(self.cfg, "num_nextn_predict_layers")
             or 0,
+            vision=_vision_language(self.raw),
             **extra,
         )
 

@@ -469,6 +469,21 @@ def _usage(dep: Deployment, g: dict, context: int) -> dict:
     }
 
 
+# vLLM's profiling pass runs a vision-language model's vision encoder on its largest input before the text model
+# ("Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items of the maximum
+# feature size", gpu_model_runner.py, in tests/python/data/engine_logs/calibration/
+# vllm_qwen36_35b_a3b_nvfp4_gb10_mtp3_v0251.txt); its peak is not in kvlab's reserve. Two held-out logs whose
+# predictions are otherwise within reach miss by about that much (bench/results/2026-12-06-engines-serving-
+# session14.md). With every modality at 0 in --limit-mm-per-prompt vLLM initialises no encoder cache and
+# profiles no encoder (compute_mm_encoder_budget: "All non-text modalities supported by the model have been
+# explicitly disabled via limit_mm_per_prompt").
+VLLM_VISION_PROFILE = (
+    "vision-language model: at start-up vLLM also runs the vision encoder on its largest image, and kvlab does not "
+    "count that peak; real start-ups of Qwen3.5-4B and Qwen3.6-35B-A3B had about 1.0 and 0.8 GiB less cache than "
+    "kvlab predicts. Setting every modality to 0 in --limit-mm-per-prompt skips it"
+)
+
+
 def _confidence(dep: Deployment, g: dict, use: dict, context: int, n_seq: int, auto: dict | None) -> dict:
     """How sure the answer is: a margin inside the reserve estimate's error is a close call; and the warnings."""
     total, budget, memory_fits = use["total"], use["budget"], use["memory_fits"]
@@ -486,6 +501,8 @@ def _confidence(dep: Deployment, g: dict, use: dict, context: int, n_seq: int, a
             f"within the reserve estimate's error ({_size(band)}); the engine may "
             + ("refuse to start" if memory_fits else "start after all")
         )
+    if dep.engine == "vllm" and dep.arch.vision:
+        warnings.append(VLLM_VISION_PROFILE)
     if dep.engine == "vllm" and dep.device["unified_memory"]:
         warnings.append(
             f"vLLM has no backend for the {dep.device['name']}'s GPU (it runs on CUDA and ROCm cards); this is the "
@@ -838,6 +855,8 @@ def _as_budget(dep: Deployment, v: dict, context: int) -> dict:
             {"label": "KV cache pool", "bytes": pool, "how": "what is left, in blocks"},
         ]
         unsure = ["the activation reserve is fitted on real start-up logs, not measured"]
+        if dep.arch.vision:
+            unsure.append(VLLM_VISION_PROFILE)
     else:
         pool = kv
         tokens = context * v["n_seq"]
