@@ -197,9 +197,7 @@ def _vision_language(raw: dict) -> bool:
     if not isinstance(raw.get("text_config"), dict):
         return False
     names = raw.get("architectures") or []
-    return isinstance(raw.get("vision_config"), dict) or any(
-        str(n).endswith("ForConditionalGeneration") for n in names
-    )
+    return isinstance(raw.get("vision_config"), dict) or any(str(n).endswith("ForConditionalGeneration") for n in names)
 
 
 def _opt_int(cfg: dict, key: str) -> int | None:
