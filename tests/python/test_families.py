@@ -187,3 +187,41 @@ def test_gemma_3n_in_llamacpp_mode_keeps_its_sliding_layers_in_the_swa_cache():
     assert (caches["SWA"]["cells"], caches["SWA"]["layers"]) == (1024, 16)
     row = 2 * 2 * 256 * F16  # 2048 B per layer per token
     assert llamacpp_kv_cache(arch, 32768)["total_bytes"] == 4 * row * 32768 + 16 * row * 1024  # 288 MiB, not 1,280
+
+
+@pytest.mark.parametrize(
+    ("key", "layers", "full", "sliding_kv", "full_kv"),
+    [("gemma-4-31b", 60, 10, 16, 4), ("gemma-4-26b-a4b", 30, 5, 8, 2)],
+)
+def test_gemma4_full_layers_are_wider_and_cache_both_k_and_v(key, layers, full, sliding_kv, full_kv):
+    """Gemma 4: sliding layers cache num_key_value_heads x head_dim (256) over 1,024 tokens; the full layers
+    num_global_key_value_heads x global_head_dim (512), K and V both (attention_k_eq_v shares the projection, not
+    the cache: vLLM's Gemma4Attention norms K and V apart and caches both)."""
+    arch = arch_of(key)
+    kinds = [layer.kind for layer in arch.layers]
+    assert len(kinds) == layers and kinds.count(FULL) == full and kinds.count(SLIDING) == layers - full
+    assert kinds[:6] == [SLIDING] * 5 + [FULL] and arch.vision
+    sliding = gqa(1, sliding_kv, 256)  # per layer per token, f16
+    wide = gqa(1, full_kv, 512)
+    # a 512-token prompt: every layer holds it all
+    assert kv_bytes_per_token(arch, "f16")["bytes_per_token"] == (layers - full) * sliding + full * wide
+    # a 32,768-token context: the sliding layers stop at their window
+    by_hand = (layers - full) * sliding * 1024 + full * wide * 32768
+    assert llamacpp_kv_cache(arch, 32768, swa_full=False)["total_bytes"] >= by_hand
+
+
+def test_gemma4_vllm_raises_the_block_size_of_the_narrower_pages():
+    """vLLM gives every layer one page size (unify_kv_cache_spec_page_size): Gemma 4 26B-A4B's full layers take
+    2 x 512 x 2 x 2 B = 4 KiB a token against the sliding layers' 8 KiB, so their blocks hold 32 tokens instead of 16.
+    A real start-up (vLLM 0.25.1, one GB10, max_model_len 262,144, max_num_batched_tokens raised to 2,496 for video
+    input, as it logs) prints 83.89 GiB and 14.78x; with 16-token blocks everywhere kvlab counted 7.86x
+    (tests/python/data/engine_logs/calibration/vllm_gemma4_26b_a4b_awq_int4_gb10_v0251.txt)."""
+    arch = arch_of("gemma-4-26b-a4b")
+    layout = vllm_kv_cache(arch, 262144, "auto", max_num_batched_tokens=2496)["layout"]
+    full = next(t for t in layout["types"] if t["kind"] == FULL)
+    sliding = next(t for t in layout["types"] if t["kind"] == SLIDING)
+    assert layout["block_size"] == 16 and full["block_size"] == 32 and "block_size" not in sliding
+    assert full["blocks_per_request"] == 262144 // 32  # one group of the 5 full layers
+    assert sliding["groups"] == 5 and layout["memory_per_block"] == 5 * 16 * 8192
+    blocks = int(83.89 * 2**30 // layout["memory_per_block"])
+    assert round(blocks / layout["blocks_per_request"], 2) == 14.78

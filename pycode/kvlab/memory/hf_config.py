@@ -3,7 +3,7 @@
 Accepts a path, a dict, or pasted JSON text. Families handled (by model_type):
 llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, phi3 (standard
 attention, maybe one sliding window); gemma2, gemma3, gemma3_text, gpt_oss
-(interleaved sliding/full); qwen3_next, qwen3_5, qwen3_5_text, qwen3_5_moe
+(interleaved sliding/full); gemma4, gemma4_text (interleaved, the full layers wider); qwen3_next, qwen3_5, qwen3_5_text, qwen3_5_moe
 (Gated DeltaNet + full attention hybrids); deepseek_v2, deepseek_v3 (MLA);
 jamba, nemotron_h, granitemoehybrid (Mamba + attention hybrids: each layer is
 attention or Mamba, plus Nemotron-H's MLP-only layers that cache nothing);
@@ -72,6 +72,7 @@ STANDARD = (
     "minimax_m2",
 )
 INTERLEAVED = ("gemma2", "gemma3", "gemma3_text", "gpt_oss", "gemma3n", "gemma3n_text")
+GEMMA4 = ("gemma4", "gemma4_text")  # sliding and full layers of different widths (head_dim / global_head_dim)
 CHUNKED_FAMILIES = ("llama4", "llama4_text")  # Llama-4: chunked local attention on the RoPE layers, full on NoPE
 HYBRID = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
 MLA = ("deepseek_v2", "deepseek_v3", "deepseek_v32")  # deepseek_v32: MLA + the DSA indexer's key cache
@@ -83,6 +84,7 @@ PURE_MAMBA = ("mamba", "falcon_mamba", "mamba2")  # no attention at all
 KNOWN_FAMILIES = (
     STANDARD
     + INTERLEAVED
+    + GEMMA4
     + CHUNKED_FAMILIES
     + HYBRID
     + MLA
@@ -626,6 +628,49 @@ def _gemma3n_shared(cfg: dict, kinds: list[str], notes: list[str]) -> list[str]:
     return kinds[: len(kinds) - shared] + [NONE] * shared
 
 
+def _parse_gemma4(ctx: ConfigContext) -> Architecture:
+    """Gemma 4: layer_types interleaves sliding and full layers, and the full ("global") layers are wider: head size
+    global_head_dim, and where attention_k_eq_v is set num_global_key_value_heads KV heads. K and V are still both
+    cached: the one projection feeds K (k_norm, RoPE) and V (v_norm) apart, and vLLM's Gemma4Attention hands both to
+    its Attention layer (https://github.com/vllm-project/vllm/blob/001cabc1be16a59a70d720ed61a13b678c060a18/
+    vllm/model_executor/models/gemma4.py). The last num_kv_shared_layers layers reuse an earlier layer's K and V
+    (the E2B/E4B models), as gemma-3n's do."""
+    cfg, n_layers, notes = ctx.cfg, ctx.n_layers, ctx.notes
+    n_heads, hidden = ctx.n_heads, ctx.hidden
+    if cfg.get("layer_types") is None:
+        raise ValueError("config field 'layer_types' is missing (Gemma 4 lists its sliding and full layers there)")
+    kinds = _layer_kinds_from_types(cfg, n_layers)
+    if cfg.get("num_kv_shared_layers"):
+        kinds = _gemma3n_shared(cfg, kinds, notes)
+    n_kv = _int(cfg, "num_key_value_heads")
+    head_dim = _int(cfg, "head_dim")
+    global_dim = _opt_int(cfg, "global_head_dim") or head_dim
+    global_kv = n_kv
+    if cfg.get("attention_k_eq_v") and cfg.get("num_global_key_value_heads") is not None:
+        global_kv = _int(cfg, "num_global_key_value_heads")
+    for heads, what in ((n_kv, "num_key_value_heads"), (global_kv, "num_global_key_value_heads")):
+        if n_heads % heads:
+            raise ValueError(
+                f"config fields 'num_attention_heads' ({n_heads}) and '{what}' ({heads}) disagree: query heads "
+                "must be a multiple of KV heads"
+            )
+    window = _int(cfg, "sliding_window") if SLIDING in kinds else None
+    sliding = attention_layer(SLIDING, n_kv, head_dim, window)
+    full = attention_layer(FULL, global_kv, global_dim)
+    layers = tuple(sliding if kind == SLIDING else full if kind == FULL else no_cache_layer() for kind in kinds)
+    notes.append(
+        f"Gemma 4: {kinds.count(SLIDING)} sliding layers cache {n_kv} KV heads x {head_dim} over the last "
+        f"{window or 0:,} tokens; {kinds.count(FULL)} full layers cache {global_kv} KV heads x {global_dim} "
+        "(global_head_dim"
+        + (
+            ", num_global_key_value_heads: attention_k_eq_v shares the projection, K and V are both cached)"
+            if global_kv != n_kv
+            else ")"
+        )
+    )
+    return ctx.build(layers, "gqa", n_heads, hidden)
+
+
 def _parse_mla(ctx: ConfigContext) -> Architecture:
     cfg, family, n_layers, notes = ctx.cfg, ctx.family, ctx.n_layers, ctx.notes
     n_heads, hidden = ctx.n_heads, ctx.hidden
@@ -886,7 +931,12 @@ def _parse_kimi_linear(ctx: ConfigContext) -> Architecture:
 
 READERS = {
     family: reader
-    for group, reader in ((PURE_MAMBA, _parse_pure_mamba), (MLA, _parse_mla), (KDA_HYBRID, _parse_kimi_linear))
+    for group, reader in (
+        (PURE_MAMBA, _parse_pure_mamba),
+        (MLA, _parse_mla),
+        (KDA_HYBRID, _parse_kimi_linear),
+        (GEMMA4, _parse_gemma4),
+    )
     for family in group
 }
 FIXUPS = {

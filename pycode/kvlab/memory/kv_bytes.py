@@ -606,8 +606,9 @@ def vllm_kv_layout(
             token += dsa_index_bytes(layer.index_values)  # + the DSA indexer key (DeepseekV32IndexerCache)
         attn_token = max(attn_token, token)
         key = (layer.kind, layer.window if layer.kind in (SLIDING, CHUNKED) else None)
-        t = types.setdefault(key, {"kind": layer.kind, "window": key[1], "layers": 0})
+        t = types.setdefault(key, {"kind": layer.kind, "window": key[1], "layers": 0, "token": 0})
         t["layers"] += 1
+        t["token"] = max(t["token"], token)
         at.setdefault(key, []).append(i)
     if not types:
         raise ValueError(f"{arch.name} keeps no cache in any layer")
@@ -645,12 +646,18 @@ def vllm_kv_layout(
     for key, t in types.items():
         n_groups = _cdiv(t["layers"], group_size)
         padding += n_groups * width - sum(on_gpu[key])
+        # a type with a narrower token (Gemma 4's sliding layers beside its wider full ones) gets pages of the
+        # same size holding more tokens: vLLM raises its block size by the ratio (unify_kv_cache_spec_page_size,
+        # vllm/v1/core/kv_cache_utils.py); where the ratio is no whole number, newer releases pad its page instead
+        tokens_per_block = block
+        if t.get("token") and page % t["token"] == 0 and page // t["token"] > block:
+            tokens_per_block = page // t["token"]
         if t["kind"] == FULL:
-            need = _cdiv(max_model_len, block)
+            need = _cdiv(max_model_len, tokens_per_block)
         elif t["kind"] == SLIDING:
-            need = _cdiv(min(t["window"] - 1 + max_num_batched_tokens, max_model_len), block) + 1
+            need = _cdiv(min(t["window"] - 1 + max_num_batched_tokens, max_model_len), tokens_per_block) + 1
         elif t["kind"] == CHUNKED:
-            need = _cdiv(min(t["window"] + max_num_batched_tokens, max_model_len), block)
+            need = _cdiv(min(t["window"] + max_num_batched_tokens, max_model_len), tokens_per_block)
         else:
             need = state_blocks
         blocks_per_request += need * n_groups
@@ -658,6 +665,8 @@ def vllm_kv_layout(
             {
                 "kind": t["kind"],
                 "window": t.get("window"),
+                # only where vLLM enlarged this type's blocks (the layout's block_size is the others')
+                **({"block_size": tokens_per_block} if tokens_per_block != block else {}),
                 "layers": sum(on_gpu[key]),
                 "groups": n_groups,
                 "blocks_per_request": need * n_groups,
