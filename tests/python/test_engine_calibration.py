@@ -40,11 +40,8 @@ NOT_REBUILT = {
     # (the two MTP 3 + prefix caching logs, vllm_qwen36_27b_fp8_tp2_dualmax.txt and
     # vllm_qwen36_27b_int4_rtx3090_tp2_mtp.txt, are rebuilt: 179 blocks per request, kv_bytes.vllm_speculative_state)
     "calibration/vllm_qwen36_27b_int4_rtx3090_tp2_util088.txt": {"maximum concurrency"},
-    "calibration/vllm_qwen36_27b_rtx3090_tp2_v0202.txt": {"maximum concurrency"},
-    # club-3090 #74 and #77 (session 3): the excerpts are cut before the args line, so the MTP / prefix-caching
-    # settings that set the blocks per request are not known (their tokens are rebuilt from the concurrency line)
-    "calibration/vllm_qwen36_27b_rtx3090_tp2_nvlink_v0202.txt": {"maximum concurrency"},
-    "calibration/vllm_qwen36_27b_rtx3090_tp2_pcie_v0202.txt": {"maximum concurrency"},
+    # (club-3090 #74, #77 and #142, cut before their args line, are rebuilt since session 14 gave their entries the
+    # compose's settings: MTP 3 and prefix caching)
     # 0.20.1 still printed blocks // groups x block size; 67,728 is no whole number of kvlab's 784-token blocks
     "calibration/vllm_qwen36_27b_rtx4090_tp2_v0201.txt": {"KV cache size in tokens"},
     # Qwen3-235B-A22B-FP8 on 4 x H100 (vllm-project/vllm#21348, read with its config.json since issue 39): 178,880
