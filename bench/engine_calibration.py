@@ -331,7 +331,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
                 engine="vllm",
                 version=version,
                 checkpoint=checkpoint_of(entry),
-                gpu_memory_utilization=args.get("gpu_memory_utilization", 0.9),
+                gpu_memory_utilization=args.get("gpu_memory_utilization"),  # None: the version's default
                 max_num_batched_tokens=args.get("max_num_batched_tokens"),
                 max_num_seqs=args.get("max_num_seqs"),
                 allow_long_context=True,

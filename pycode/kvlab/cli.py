@@ -167,7 +167,12 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         default=1,
         help="vLLM mode: pipeline stages, each of --n-gpus GPUs (layers split as vLLM's get_pp_indices does)",
     )
-    p.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="vLLM mode only")
+    p.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        default=None,
+        help="vLLM mode only (default as vLLM sets it: 0.92 for --engine-version 0.21+, else 0.9)",
+    )
     p.add_argument(
         "--max-num-batched-tokens",
         type=int,

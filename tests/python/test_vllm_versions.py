@@ -146,8 +146,9 @@ def test_null_block():
 
 
 def test_longest_context_counts_the_null_block():
-    """At the edge, 0.21+ fits one block less of context than V1 would with the same budget less the graphs."""
-    args = {"weights": "BF16", "kv": "f16", "gpu": "rtx-3090", "engine": "vllm"}
+    """At the edge, 0.21+ fits one block less of context than V1 would with the same budget less the graphs
+    (both at 0.9: 0.21+'s own default is 0.92, tested below)."""
+    args = {"weights": "BF16", "kv": "f16", "gpu": "rtx-3090", "engine": "vllm", "gpu_memory_utilization": 0.9}
     v1 = verdict(deployment("llama-3.1-8b", **args), 8192)
     new = verdict(deployment("llama-3.1-8b", version="0.21+", **args), 8192)
     per_token = 32 * 8 * 128 * 2 * 2
@@ -156,12 +157,26 @@ def test_longest_context_counts_the_null_block():
     assert new["max_context"] in (expected, expected - 16)
 
 
+def test_from_0_21_vllm_takes_0_92_of_the_card_unless_told():
+    """vLLM's CacheConfig default is 0.92 from the release that subtracts its CUDA-graph estimate (a 0.20.2rc1
+    nightly prints "The current --gpu-memory-utilization=0.9200" with no utilization among its non-default args);
+    earlier ranges keep 0.9, and a value given is a value given."""
+    args = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm"}
+    assert deployment("llama-3.1-8b", version="0.21+", **args).gpu_memory_utilization == 0.92
+    assert deployment("llama-3.1-8b", version="v1", **args).gpu_memory_utilization == 0.9
+    assert deployment("llama-3.1-8b", version="0.21+", gpu_memory_utilization=0.8, **args).gpu_memory_utilization == 0.8
+    new = verdict(deployment("llama-3.1-8b", version="0.21+", **args), 8192)
+    assert "--gpu-memory-utilization 0.92" in new["flags"]
+    log = (LOGS / "calibration" / "vllm_qwen36_27b_int4_rtx3090_tp4_cgprofile.txt").read_text(encoding="utf-8")
+    assert "current --gpu-memory-utilization=0.9200" in log and "'gpu_memory_utilization'" not in log
+
+
 def test_hybrid_refusal_message():
     """0.21+ refuses a hybrid model whose max_num_seqs exceeds its Mamba cache blocks, with vLLM's own words.
 
     Qwen3.6-27B (48 Gated DeltaNet layers) in BF16 on one H100 at 0.9: vLLM's default max_num_seqs of 1024 on an
     80 GB card is more than the few hundred blocks the budget holds (real reports: 694 and 348 blocks for 27B
-    Qwen3.5/3.8 models on 80 GB cards)."""
+    Qwen3.5/3.8 models on 80 GB cards), at its default of 0.92."""
     args = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm", "allow_long_context": True}
     v = verdict(deployment("qwen3.6-27b", version="0.21+", **args), 262144)
     assert not v["fits"] and v["binding"] == "max_num_seqs"

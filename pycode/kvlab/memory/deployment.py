@@ -40,7 +40,12 @@ from kvlab.memory.engines import (
     VLLM_VERSIONS,
     vllm_pre_mla_architecture,
 )
-from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_BLOCK_SIZES, VLLM_GPU_MEMORY_UTILIZATION
+from kvlab.memory.kv_bytes import (
+    VLLM_BLOCK_SIZE,
+    VLLM_BLOCK_SIZES,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    VLLM_GPU_MEMORY_UTILIZATION_RECENT,
+)
 from kvlab.memory.weights import model_weights_bytes, stored_weights, without_mtp
 from kvlab.wording import human_bytes, plural
 
@@ -169,6 +174,15 @@ def check_tensor_parallel(arch: Architecture, tp: int, engine: str) -> None:
             raise ValueError(f"n_gpus: {plural(h, 'KV head')} cannot be split over {tp} GPUs, nor replicated evenly")
 
 
+def default_gpu_memory_utilization(engine: str = "vllm", version: str = "v1") -> float:
+    """vLLM's --gpu-memory-utilization when it is not given: 0.92 from 0.21 (VLLM_RECENT), 0.9 before."""
+    return (
+        VLLM_GPU_MEMORY_UTILIZATION_RECENT
+        if engine == "vllm" and version == VLLM_RECENT
+        else VLLM_GPU_MEMORY_UTILIZATION
+    )
+
+
 def check_auto_len(max_model_len_auto: bool, engine: str, version: str) -> None:
     if max_model_len_auto and (engine != "vllm" or version != VLLM_RECENT):
         raise ValueError(f"max_model_len_auto: --max-model-len auto is vLLM {VLLM_RECENT}'s (engine_version)")
@@ -187,7 +201,7 @@ def deployment(
     version: str = "v1",
     params: float | None = None,
     checkpoint: dict | None = None,
-    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
+    gpu_memory_utilization: float | None = None,
     block_size: int = VLLM_BLOCK_SIZE,
     n_ubatch: int = 512,
     max_num_batched_tokens: int | None = None,
@@ -219,6 +233,8 @@ def deployment(
     tp = finite_number("n_gpus", tp, minimum=1, integer=True)
     if tp not in TENSOR_PARALLEL:
         raise ValueError(f"n_gpus must be one of {', '.join(map(str, TENSOR_PARALLEL))}, got {tp}")
+    if gpu_memory_utilization is None:  # the version's own default: 0.92 from 0.21, 0.9 before
+        gpu_memory_utilization = default_gpu_memory_utilization(engine, version)
     utilization = finite_number("gpu_memory_utilization", gpu_memory_utilization, minimum=0.01, maximum=1)
     n_ubatch = finite_number("n_ubatch", n_ubatch, minimum=1, maximum=1 << 20, integer=True)
     block_size = finite_number("block_size", block_size, minimum=1, integer=True)
