@@ -319,6 +319,10 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
             kv = "fp8"
         version = _engine_version(entry, text)
         spec = speculative_of(args)
+        drafter = args.get("speculative_config")
+        if drafter and not (spec[0] == "mtp" and arch.draft_layers):
+            named = drafter.get("model") or drafter.get("method") if isinstance(drafter, dict) else drafter
+            how.append(f"speculative drafter ({named}): its own weights and cache are not modelled")
         fmt = weights_format(entry, arch)
         try:
             dep = deployment(
@@ -799,6 +803,16 @@ def prediction_on_every_log() -> list[dict]:
         print(f"\n**{label}**: {len(group)} logs")
         print(f"- available KV: {_distribution([r['err_gib'] for r in group if r['err_gib'] is not None])}")
         print(f"- KV tokens: {_distribution([r['err_tokens'] for r in group if r['err_tokens'] is not None])}")
+        modelled = [r for r in group if "not modelled" not in r["how"]]
+        if len(modelled) < len(group):
+            print(f"- of which {len(modelled)} run nothing kvlab leaves out (no separate drafter):")
+            print(f"  - available KV: {_distribution([r['err_gib'] for r in modelled if r['err_gib'] is not None])}")
+            print(f"  - KV tokens: {_distribution([r['err_tokens'] for r in modelled if r['err_tokens'] is not None])}")
+    print("\nheld-out logs more than 5 % off (available KV, else tokens), with what kvlab knows leaves out:")
+    for r in ok:
+        err = r["err_gib"] if r["err_gib"] is not None else r["err_tokens"]
+        if not r["set_constant"] and err is not None and abs(err) > 0.05:
+            print(f"- {r['file']}: {err:+.1%}" + (f"; {r['how']}" if r["how"] else ""))
     false_fits = [r for r in ok if r["starts_predicted"] and not r["starts_logged"]]
     false_refusals = [r for r in ok if r["starts_logged"] and not r["starts_predicted"]]
     print(f"\nfalse 'fits' (kvlab: starts; the log refused): {len(false_fits)}")
