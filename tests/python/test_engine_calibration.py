@@ -94,7 +94,11 @@ def test_every_sglang_and_tensorrt_llm_log_is_read_as_its_engine():
 # outside it, so a fix shows here as a failure that asks for the entry to go. (Session 14: the two Qwen3.6-35B-A3B
 # NVFP4 logs left it once their entries gave the checkpoint's stored size, less the MTP head vLLM does not load:
 # +2.7 GiB -> +0.8 GiB, within the band; see the test below.)
-OUTSIDE_THE_BAND: set[str] = set()
+OUTSIDE_THE_BAND = {
+    # Gemma 4 26B-A4B FP8 on an L40S with a separate draft model (google/gemma-4-26B-A4B-it-assistant, one speculative
+    # token): the drafter's own weights and KV cache are not modelled, so kvlab's KV is 6.4 GiB (+54 %) too large
+    "calibration/vllm_gemma4_26b_a4b_fp8_l40s_v0202.txt",
+}
 
 
 def test_a_logs_checkpoint_is_counted_as_stored_less_the_mtp_head_vllm_skips():
