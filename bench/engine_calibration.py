@@ -49,6 +49,7 @@ from kvlab.memory.calibration import (  # noqa: E402
     calibration,
     checkpoint_of,
     era,
+    multimodal_of,
     gpu_of,
     log_text,
     log_tag_leave_one_out,
@@ -343,6 +344,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
                 speculative_tokens=spec[1],
                 mtp=spec[0] == "mtp" and bool(arch.draft_layers),
                 mxfp4_backend=mxfp4_backend_of(entry, text) if fmt == "MXFP4" else None,
+                multimodal=multimodal_of(args),
             )
             v = verdict(dep, context, solve=False)
             starts = bool(v["fits"]) and not _older_release_refuses(entry, v)

@@ -168,6 +168,12 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         help="vLLM mode: pipeline stages, each of --n-gpus GPUs (layers split as vLLM's get_pp_indices does)",
     )
     p.add_argument(
+        "--language-model-only",
+        action="store_true",
+        help="vLLM mode: the vision tower is off (--language-model-only, or every modality at 0 in "
+        "--limit-mm-per-prompt), so its profile run takes nothing",
+    )
+    p.add_argument(
         "--gpu-memory-utilization",
         type=float,
         default=None,
@@ -556,6 +562,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         speculative_tokens=args.num_speculative_tokens,
         mtp=args.speculative_method == "mtp" and args.num_speculative_tokens > 0,
         mxfp4_backend=args.mxfp4_backend,
+        multimodal=not args.language_model_only,
     )
     r = verdict(dep, args.context, args.batch)
     if args.json:

@@ -147,20 +147,32 @@ def test_llamacpp_fit_slots_share_the_training_context():
 
 
 def test_a_vision_language_model_on_vllm_warns_of_the_encoder_profile():
-    """vLLM's profiling pass also runs a vision-language model's encoder; kvlab's reserve does not hold it, and the
-    verdict says so for vLLM only, and only for a wrapper with a vision tower (text_config beside a vision_config,
-    or a *ForConditionalGeneration architecture)."""
+    """vLLM's profiling pass also runs a vision-language model's encoder: for a Qwen3-VL-family tower kvlab counts
+    an estimate of its peak in the reserve (and says so), for other towers it warns that the peak is not counted;
+    for vLLM only, and not when the tower is off (--language-model-only, or every modality at 0)."""
+    from kvlab.memory import engines
     from kvlab.memory.hf_config import parse_hf_config
     from kvlab.memory.verdict import VLLM_VISION_PROFILE
 
-    def warnings(model, engine):
-        dep = deployment(model, weights="BF16", gpu="h100-sxm", engine=engine)
-        return verdict(dep, 8192)["warnings"]
+    def run(model, engine="vllm", **kw):
+        return verdict(deployment(model, weights="BF16", gpu="rtx-4090-d", engine=engine, **kw), 4096)
 
-    assert VLLM_VISION_PROFILE in warnings("qwen3.5-4b", "vllm")
-    assert VLLM_VISION_PROFILE in warnings("gemma-3-4b-it", "vllm")
-    assert VLLM_VISION_PROFILE not in warnings("qwen3.5-4b", "llamacpp")
-    assert VLLM_VISION_PROFILE not in warnings("llama-3.1-8b", "vllm")
+    on, off = run("qwen3.5-4b"), run("qwen3.5-4b", multimodal=False)
+    # the tower's widest block: 65,536 patches x (2 x 1,024 + 2 x 4,096) values in bf16 = 1.25 GiB, less the text
+    # model's run at the card's defaults (2,048 tokens, 256 sequences of logits)
+    profile = engines.vllm_vision_profile(deployment("qwen3.5-4b", gpu="rtx-4090-d").arch, 2048, 256)
+    assert profile["encoder_peak_bytes"] == 65536 * (2 * 1024 + 2 * 4096) * 2 == 5 * GIB // 4
+    reserve = {c["name"]: c["bytes"] for c in on["components"]}["activation_reserve"]
+    assert reserve - {c["name"]: c["bytes"] for c in off["components"]}["activation_reserve"] == profile["bytes"] > 0
+    assert (
+        on["engine_model"]["vision_profile_gib"] == profile["gib"] and "vision_profile_gib" not in off["engine_model"]
+    )
+    assert any(w.startswith("vision-language model: at start-up vLLM also runs") and "kvlab counts" in w
+               for w in on["warnings"])  # fmt: skip
+    assert not any(w.startswith("vision-language model") for w in off["warnings"])
+    assert VLLM_VISION_PROFILE in run("gemma-3-4b-it")["warnings"]  # a tower kvlab does not size
+    assert not any(w.startswith("vision-language model") for w in run("qwen3.5-4b", "llamacpp")["warnings"])
+    assert not any(w.startswith("vision-language model") for w in run("llama-3.1-8b")["warnings"])
     text = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
             "vocab_size": 100, "model_type": "llama"}  # fmt: skip
     assert parse_hf_config({"text_config": text, "vision_config": {"depth": 2}}, params=1e8).vision

@@ -137,6 +137,9 @@ class Architecture:
     # a vision-language wrapper (Gemma 3, Qwen3.5/3.6, LLaVA: text_config beside a vision tower): vLLM profiles its
     # vision encoder at start-up too
     vision: bool = False
+    # the vision tower vLLM's profiling pass runs on its largest image, where kvlab knows it (the Qwen3-VL family):
+    # (hidden_size, intermediate_size, patches of that image); see kvlab.memory.engines.vllm_vision_profile
+    vision_encoder: tuple[int, int, int] | None = None
     source: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
 

@@ -152,6 +152,14 @@ def checkpoint_of(entry: dict) -> dict | None:
     return {"bytes": ck["total_bytes"], "mtp_bytes": ck.get("mtp_bytes"), "source": ck["source"], "name": ck["hf_id"]}
 
 
+def multimodal_of(args: dict) -> bool:
+    """vLLM runs the model's vision tower: not with --language-model-only, nor with every modality at 0 in
+    --limit-mm-per-prompt."""
+    limits = args.get("limit_mm_per_prompt")
+    off = isinstance(limits, dict) and limits and all(not n for n in limits.values())
+    return not (args.get("language_model_only") or off)
+
+
 def weights_format(entry: dict, arch) -> str:
     """The weights format of a log's checkpoint, as kvlab names formats: from --quantization, else the format in the
     model's name (an NVFP4 export loaded with --quantization modelopt is NVFP4, other modelopt checkpoints FP8), else
@@ -331,6 +339,7 @@ def predict_after(c: dict) -> tuple[float, dict]:
         c["arch"],
         weights=c["fmt"],
         checkpoint=checkpoint_of(c["entry"]),
+        multimodal=multimodal_of(c["entry"].get("args", {})),
         kv="f16",
         gpu=c["card"]["id"],
         engine="vllm",

@@ -96,6 +96,9 @@ class Deployment:
     speculative_tokens: int = 0  # vLLM num_speculative_tokens
     mtp: bool = False  # the drafter is the checkpoint's own MTP layers, which cache K and V in the same pool
     mxfp4_backend: str | None = None  # vLLM's MXFP4 MoE kernel path, where it is not the card's (engines.mxfp4_path)
+    # vLLM runs a vision-language model's vision tower (False: --language-model-only, or every modality at 0 in
+    # --limit-mm-per-prompt): its profile run adds to the reserve (engines.vllm_vision_profile)
+    multimodal: bool = True
 
     @property
     def engine_name(self) -> str:
@@ -212,6 +215,7 @@ def deployment(
     speculative_tokens: int = 0,
     mtp: bool = False,
     mxfp4_backend: str | None = None,
+    multimodal: bool = True,
 ) -> Deployment:
     """A checked Deployment: every input validated here, a refusal naming its field.
 
@@ -318,4 +322,5 @@ def deployment(
         speculative_tokens=speculative_tokens,
         mtp=bool(mtp),
         mxfp4_backend=mxfp4_backend,
+        multimodal=bool(multimodal),
     )

@@ -359,6 +359,38 @@ def vllm_reserve(
     }
 
 
+def vllm_vision_profile(
+    arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, n_gpus: int = 1
+) -> dict | None:
+    """What vLLM's profiling pass adds to the reserve for a vision-language model's encoder, an ESTIMATE.
+
+    Before the text model's dummy run, vLLM's profile_run runs the vision encoder on its largest image ("Encoder
+    cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items of the maximum feature
+    size"); torch's peak is the larger of the two runs. The encoder's peak is counted as one block's four live
+    tensors at its widest point, in bf16: the block's input and its norm (patches x hidden each) and the MLP's fc1
+    output and activation (patches x intermediate each, split over the tensor-parallel GPUs as vLLM shards the MLP).
+    What it adds is that peak less the text run's (kvlab's sampler + activations terms), where it is larger. Not
+    fitted: on the held-out Qwen3.5/3.6 start-ups it brings nine of eleven within 5 %
+    (bench/results/2026-12-06-engines-serving-session14.md). None where kvlab does not know the tower."""
+    if not arch.vision_encoder:
+        return None
+    hidden, inter, patches = arch.vision_encoder
+    peak = patches * (2 * hidden + 2 * inter / n_gpus) * 2
+    text = reserve_features(arch, max_num_batched_tokens, max_num_seqs, n_gpus)
+    text_bytes = (text["sampler"] + text["activations"]) * GIB
+    extra = max(0, int(peak - text_bytes))
+    return {
+        "bytes": extra,
+        "gib": extra / GIB,
+        "encoder_peak_bytes": int(peak),
+        "text_peak_bytes": int(text_bytes),
+        "how": f"the vision encoder's profile run on its largest image ({patches:,} patches): about "
+        f"{peak / GIB:.2f} GiB at its widest (2 x hidden {hidden:,} + 2 x MLP {inter:,}"
+        + (f" / {n_gpus} GPUs" if n_gpus > 1 else "")
+        + f", bf16), {extra / GIB:.2f} GiB above the text model's run (an estimate, not fitted)",
+    }
+
+
 MXFP4_BACKENDS = ("triton", "marlin")
 
 
@@ -424,6 +456,7 @@ def vllm_setup(
     max_model_len: int | None = None,
     pp: int = 1,
     mxfp4_backend: str | None = None,
+    multimodal: bool = True,
 ) -> dict:
     """Everything the vLLM model needs besides the KV cache, for one card (or a memory size given by hand).
 
@@ -478,6 +511,21 @@ def vllm_setup(
         reserve["stage_bytes"] = reserve["bytes"]
     else:
         reserve = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, pp, card)
+    # a vision-language model's encoder profile (multimodal False: --language-model-only, or every modality at 0 in
+    # --limit-mm-per-prompt); under pipeline parallel it runs on the first stage, not counted here
+    vision = (
+        vllm_vision_profile(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus)
+        if multimodal and pp == 1
+        else None
+    )
+    if vision and vision["bytes"]:
+        reserve = dict(
+            reserve,
+            bytes=reserve["bytes"] + vision["bytes"],
+            gib=reserve["gib"] + vision["gib"],
+            stage_bytes=reserve.get("stage_bytes", reserve["bytes"]) + vision["bytes"],
+            how=f"{reserve['how']}; + {vision['how']}",
+        )
     recent = version == VLLM_RECENT
     return {
         "engine": "vllm",
@@ -497,5 +545,6 @@ def vllm_setup(
         "defaults_how": f"{defaults['how']} ({defaults['source']})",
         "weights": vllm_loaded_weights(arch, w, kernel),
         "reserve": reserve,
+        "vision_profile": vision,
         "mxfp4_kernel": kernel,
     }

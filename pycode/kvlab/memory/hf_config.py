@@ -202,6 +202,32 @@ def _vision_language(raw: dict) -> bool:
     return isinstance(raw.get("vision_config"), dict) or any(str(n).endswith("ForConditionalGeneration") for n in names)
 
 
+# The Qwen3-VL image processor's largest image: longest_edge 16,777,216 pixels, 16 x 16 patches, so 65,536 patches
+# (16,384 tokens after its 2 x 2 merge): vLLM logs "Encoder cache will be initialized with a budget of 16384 tokens,
+# and profiled with 1 image items of the maximum feature size" for Qwen3.6-35B-A3B
+# (tests/python/data/engine_logs/calibration/vllm_qwen36_35b_a3b_nvfp4_gb10_mtp3_v0251.txt)
+QWEN3_VL_MAX_PIXELS = 16_777_216
+QWEN3_VL_WRAPPERS = ("qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe")
+
+
+def _vision_encoder(raw: dict, notes: list[str]) -> tuple[int, int, int] | None:
+    """(hidden_size, intermediate_size, patches of the largest image) of a Qwen3-VL-family vision tower, from the
+    config's vision_config; None for other towers (their largest image is not read here)."""
+    vision = raw.get("vision_config")
+    if not isinstance(vision, dict) or raw.get("model_type") not in QWEN3_VL_WRAPPERS:
+        return None
+    try:
+        hidden, inter, patch = (_int(vision, k) for k in ("hidden_size", "intermediate_size", "patch_size"))
+    except ValueError:
+        return None
+    patches = QWEN3_VL_MAX_PIXELS // (patch * patch)
+    notes.append(
+        f"vision tower: hidden {hidden:,}, MLP {inter:,}; its largest image is {patches:,} patches of {patch} x "
+        f"{patch} ({QWEN3_VL_MAX_PIXELS:,} pixels, the Qwen3-VL processor's longest_edge)"
+    )
+    return hidden, inter, patches
+
+
 def _opt_int(cfg: dict, key: str) -> int | None:
     return None if cfg.get(key) is None else _int(cfg, key)
 
@@ -453,6 +479,7 @@ class ConfigContext:
             or _opt_int(self.cfg, "num_nextn_predict_layers")
             or 0,
             vision=_vision_language(self.raw),
+            vision_encoder=_vision_encoder(self.raw, self.notes),
             **extra,
         )
 

@@ -1122,6 +1122,8 @@ def layer_memory_map(
             k_type = vk["kv_cache_dtype"]
             layout = vk["layout"]
             block_size = layout["block_size"]  # enlarged for a hybrid with recurrent state
+            # a narrower type's blocks, enlarged to the common page (Gemma 4's full layers beside its sliding ones)
+            type_blocks = {(t["kind"], t["window"]): t.get("block_size", block_size) for t in layout["types"]}
     layers = []
     for i, layer in enumerate(arch.layers):
         kind = "mla" if (mla and layer.kind in ATTENTION_KINDS) else layer.kind
@@ -1166,14 +1168,16 @@ def layer_memory_map(
                     alloc += index_row * cells["indexer"]
             else:
                 row += index_row
+                bs = type_blocks.get((layer.kind, layer.window if layer.kind in (SLIDING, CHUNKED) else None))
+                bs = bs or block_size
                 if layer.kind == FULL:
-                    alloc = _cdiv(context, block_size) * block_size * row * n_seq
+                    alloc = _cdiv(context, bs) * bs * row * n_seq
                 elif layer.kind == CHUNKED:  # ChunkedLocalAttentionSpec
                     keep = min(layer.window + max_num_batched_tokens, context)
-                    alloc = _cdiv(keep, block_size) * block_size * row * n_seq
+                    alloc = _cdiv(keep, bs) * bs * row * n_seq
                 else:
                     keep = min(layer.window - 1 + max_num_batched_tokens, context)
-                    alloc = (_cdiv(keep, block_size) + 1) * block_size * row * n_seq
+                    alloc = (_cdiv(keep, bs) + 1) * bs * row * n_seq
             if layer.parallel_hybrid:  # Falcon-H1: the Mamba-2 mixer's state beside the KV rows
                 ideal, alloc = ideal + state, alloc + state
                 held += " + its state"

@@ -113,6 +113,7 @@ def _vllm_setup(dep: Deployment, context: int) -> dict:
         context,
         pp=dep.pp,
         mxfp4_backend=dep.mxfp4_backend,
+        multimodal=dep.multimodal,
     )
 
 
@@ -501,8 +502,16 @@ def _confidence(dep: Deployment, g: dict, use: dict, context: int, n_seq: int, a
             f"within the reserve estimate's error ({_size(band)}); the engine may "
             + ("refuse to start" if memory_fits else "start after all")
         )
-    if dep.engine == "vllm" and dep.arch.vision:
-        warnings.append(VLLM_VISION_PROFILE)
+    if dep.engine == "vllm" and dep.arch.vision and dep.multimodal:
+        vision = (g.get("setup") or {}).get("vision_profile")
+        if not vision:
+            warnings.append(VLLM_VISION_PROFILE)
+        elif vision["bytes"]:
+            warnings.append(
+                "vision-language model: at start-up vLLM also runs the vision encoder on its largest image; kvlab "
+                f"counts an estimate of that peak ({vision['gib']:.2f} GiB more than the text model's run). Setting "
+                "every modality to 0 in --limit-mm-per-prompt skips it"
+            )
     if dep.engine == "vllm" and dep.device["unified_memory"]:
         warnings.append(
             f"vLLM has no backend for the {dep.device['name']}'s GPU (it runs on CUDA and ROCm cards); this is the "
@@ -734,6 +743,8 @@ def _engine_model(dep: Deployment, setup: dict | None, use: dict, capped: bool, 
         "usable_how": setup["usable_how"],
         "max_num_seqs_caps_sequences": capped,
     }
+    if setup.get("vision_profile"):  # only for a vision tower kvlab knows, so other models' results keep their keys
+        model["vision_profile_gib"] = setup["vision_profile"]["gib"]
     if setup.get("mxfp4_kernel"):
         model["mxfp4_kernel"] = setup["mxfp4_kernel"]
         model["mxfp4_kernel_how"] = MXFP4_KERNEL_HOW[
@@ -855,8 +866,10 @@ def _as_budget(dep: Deployment, v: dict, context: int) -> dict:
             {"label": "KV cache pool", "bytes": pool, "how": "what is left, in blocks"},
         ]
         unsure = ["the activation reserve is fitted on real start-up logs, not measured"]
-        if dep.arch.vision:
+        if dep.arch.vision and dep.multimodal and not (v.get("engine_model") or {}).get("vision_profile_gib"):
             unsure.append(VLLM_VISION_PROFILE)
+        elif dep.arch.vision and dep.multimodal:
+            unsure.append("the vision encoder's profile peak is an estimate (its widest block's tensors), not fitted")
     else:
         pool = kv
         tokens = context * v["n_seq"]
