@@ -370,8 +370,8 @@ def vllm_vision_profile(
     tensors at its widest point, in bf16: the block's input and its norm (patches x hidden each) and the MLP's fc1
     output and activation (patches x intermediate each, split over the tensor-parallel GPUs as vLLM shards the MLP).
     What it adds is that peak less the text run's (kvlab's sampler + activations terms), where it is larger. Not
-    fitted: on the held-out Qwen3.5/3.6 start-ups it brings nine of eleven within 5 %
-    (bench/results/2026-12-06-engines-serving-session14.md). None where kvlab does not know the tower."""
+    fitted: of the eleven held-out Qwen3.5/3.6 start-ups it applies to, it brings ten within 5 %
+    (bench/results/2026-12-06-engines-session14.md). None where kvlab does not know the tower."""
     if not arch.vision_encoder:
         return None
     hidden, inter, patches = arch.vision_encoder

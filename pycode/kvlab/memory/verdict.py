@@ -473,11 +473,10 @@ def _usage(dep: Deployment, g: dict, context: int) -> dict:
 # vLLM's profiling pass runs a vision-language model's vision encoder on its largest input before the text model
 # ("Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items of the maximum
 # feature size", gpu_model_runner.py, in tests/python/data/engine_logs/calibration/
-# vllm_qwen36_35b_a3b_nvfp4_gb10_mtp3_v0251.txt); its peak is not in kvlab's reserve. Two held-out logs whose
-# predictions are otherwise within reach miss by about that much (bench/results/2026-12-06-engines-serving-
-# session14.md). With every modality at 0 in --limit-mm-per-prompt vLLM initialises no encoder cache and
-# profiles no encoder (compute_mm_encoder_budget: "All non-text modalities supported by the model have been
-# explicitly disabled via limit_mm_per_prompt").
+# vllm_qwen36_35b_a3b_nvfp4_gb10_mtp3_v0251.txt). kvlab estimates its peak for the towers it knows
+# (engines.vllm_vision_profile); for the others this warning stands in. With every modality at 0 in
+# --limit-mm-per-prompt vLLM initialises no encoder cache and profiles no encoder (compute_mm_encoder_budget: "All
+# non-text modalities supported by the model have been explicitly disabled via limit_mm_per_prompt").
 VLLM_VISION_PROFILE = (
     "vision-language model: at start-up vLLM also runs the vision encoder on its largest image, and kvlab does not "
     "count that peak; real start-ups of Qwen3.5-4B and Qwen3.6-35B-A3B had about 1.0 and 0.8 GiB less cache than "
