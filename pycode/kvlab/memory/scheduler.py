@@ -102,7 +102,10 @@ empty, or max_num_seqs, the token budget or the pool stops its head) repeat with
 requests, so they are taken together: up to the next event (a request finishes, a block runs
 short, a request arrives that could be admitted), the step times of that stretch are computed
 at once with numpy, each request's context growing by one per step. Per-request state lives in
-numpy arrays.
+numpy arrays. The cost is then per event (a stretch, or a step that admits or preempts), and mostly the
+fixed cost of each numpy call on the running requests' small arrays (a few microseconds in Pyodide,
+whatever the array's size): the loop keeps those calls few (the request ids index as np.intp, send
+times are read from a list, and what a step changes is checked only where it can change).
 
 The client (vllm/benchmarks/serve.py and vllm/benchmarks/datasets.py): requests are sent with
 gaps drawn from a gamma distribution of shape `burstiness` (1: Poisson) and mean 1 / rate, all
@@ -160,6 +163,7 @@ from __future__ import annotations
 
 import json
 import math
+from bisect import bisect_right
 from collections import deque
 from functools import cache
 
@@ -396,22 +400,29 @@ class _Piecewise:
             return len(c) * self.const + self.slope * float(c.sum())
         return float(self.at(c).sum())
 
-    def totals_ahead(self, c: np.ndarray, steps: np.ndarray, c_sum: float) -> np.ndarray:
-        """For each j in `steps`: the sum over i of f(c_i + j) (c_sum: the sum of c), without an n x steps array."""
+    def totals_ahead(
+        self, c: np.ndarray, steps: np.ndarray, c_sum: float, sums: np.ndarray | None = None
+    ) -> np.ndarray:
+        """For each j in `steps`: the sum over i of f(c_i + j) (c_sum: the sum of c), without an n x steps array.
+
+        sums: c_sum + n x steps (the contexts' sum at each step), if the caller has it: every function of the same
+        requests shares it."""
         n = len(c)
-        out = n * self.const + self.slope * (c_sum + n * steps)
+        out = n * self.const + self.slope * (c_sum + n * steps if sums is None else sums)
         if len(self.windows):
             cs = np.sort(c.astype(np.float64))
-            suffix = np.concatenate([np.cumsum(cs[::-1])[::-1], [0.0]])
+            suffix = np.concatenate([cs[::-1].cumsum()[::-1], [0.0]])
             for w, d in zip(self.windows, self.drops):
-                first = np.searchsorted(cs, w - steps, side="right")  # the c_i with c_i + j > w
+                first = cs.searchsorted(w - steps, side="right")  # the c_i with c_i + j > w
                 m = n - first
                 out = out - d * (suffix[first] + m * (steps - w))
         return out
 
     def span(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Sum of f(t) for t = a+1 .. b, per element (a prefill chunk's positions)."""
-        out = (b - a) * self.const + self.slope * (b * (b + 1) - a * (a + 1)) / 2
+        c = b - a
+        # the sum of t over a+1 .. b is (b (b + 1) - a (a + 1)) / 2, and b (b + 1) - a (a + 1) = c (a + b + 1)
+        out = c * self.const + self.slope * (c * (a + b + 1)) / 2
         for w, d in zip(self.windows, self.drops):
             hi = np.maximum(b - w, 0.0)
             lo = np.maximum(a - w, 0.0)
@@ -455,7 +466,9 @@ class RequestBlocks:
                 self.groups.append((g, cap, None))
         self.full_only = all(cap is None for _, cap, _ in self.groups)
         self.chunked = any(cap is not None and window is None for _, cap, window in self.groups)
+        self.sliding = any(window is not None for _, _, window in self.groups)  # the only groups `c` matters to
         self.full_groups = sum(g for g, cap, _ in self.groups if cap is None)
+        self.n_groups = sum(g for g, _, _ in self.groups)
         self.sliding_slack = 2 * sum(g for g, _, window in self.groups if window is not None)
 
     def of(self, t, c=None):
@@ -463,7 +476,8 @@ class RequestBlocks:
 
         c None: the memory estimate's cap for sliding groups (every block of the window plus a full chunk)."""
         if self.full_only and not self.state:
-            return self.full_groups * (-(-t // self.block))
+            n = (t + (self.block - 1)) // self.block  # cdiv(t, block), two array operations
+            return n if self.full_groups == 1 else self.full_groups * n
         t = np.asarray(t, dtype=np.int64)
         n = -(-t // self.block)
         out = np.where(t > 0, self.state, 0)
@@ -477,9 +491,14 @@ class RequestBlocks:
                 out = out + g * np.minimum(n, cap)
         return out
 
+    def decoded(self, t):
+        """`of(t, t - 1)`: the blocks once the decode step that brings a request to t tokens has allocated its slot
+        (t - 1 computed when it allocates; only a sliding group reads that)."""
+        return self.of(t, t - 1 if self.sliding else None)
+
     def most_in(self, steps: int) -> int:
         """The most blocks one request can add in `steps` decode steps."""
-        return sum(g for g, _, _ in self.groups) * (-(-steps // self.block) + 1)
+        return self.n_groups * (-(-steps // self.block) + 1)
 
     def one(self, t: int, c: int | None = None) -> int:
         """`of` for one request (ints)."""
@@ -956,18 +975,34 @@ def simulate(
         cpu = step_fixed_s + per_request_s * batch
         many = isinstance(memory, np.ndarray)
         if peak is None:
-            gpu, bound = memory + gpu_extra, (memory < 0) if many else False
+            gpu, bound = memory, (memory < 0) if many else False
         else:
             compute = flops / peak / ec
-            gpu = (np.maximum(memory, compute) if many else max(memory, compute)) + gpu_extra
+            gpu = np.maximum(memory, compute) if many else max(memory, compute)
             bound = compute > memory
+        if gpu_extra:  # all-reduces, eager launches (none on one GPU with CUDA graphs: nothing to add)
+            gpu = gpu + gpu_extra
         if not async_scheduling:
             return gpu + cpu, bound
         return (np.maximum(gpu, cpu) if many else max(gpu, cpu)), bound
 
+    def decode_steps(ctx: np.ndarray, k: int):
+        """`step_time` of the next k decode steps of requests at contexts ctx (each one token longer a step): the KV
+        each step reads and its attention FLOPs, summed over the requests (`_Piecewise.totals_ahead`)."""
+        n_run = len(ctx)
+        js = np.arange(1, k + 1, dtype=np.float64)
+        c_sum = float(ctx.sum())
+        sums = c_sum + n_run * js  # the requests' contexts summed, at each step
+        kv_read = kv_fn.totals_ahead(ctx, js, c_sum, sums)
+        flops = 2.0 * active_flops * n_run + dense_scale * attn_fn.totals_ahead(ctx, js, c_sum, sums)
+        return step_time(n_run, n_run, kv_read, flops)
+
     # --- per-request state ----------------------------------------------------------------------
-    send = np.full(n, np.inf)
-    enter = np.full(n, np.inf)  # when the API server hands the request to the engine (send + the frontend's queue)
+    # send and enter times are written once per request, in order, and read one at a time: plain lists while the
+    # loop runs (a numpy scalar costs more to read, in Pyodide most of all), arrays for the results
+    planned_s = planned.tolist()
+    send: list[float] = []
+    enter: list[float] = []  # when the API server hands the request to the engine (send + the frontend's queue)
     computed = np.zeros(n, dtype=np.int64)
     generated = np.zeros(n, dtype=np.int64)
     held = np.zeros(n, dtype=np.int64)  # own blocks
@@ -988,15 +1023,18 @@ def simulate(
     def assign(now: float) -> None:
         nonlocal assigned, in_flight, last_enter
         while assigned < n and in_flight < slots:
-            send[assigned] = max(planned[assigned], now)
+            send.append(max(planned_s[assigned], now))
             # the API server takes requests one after another, frontend_s each (tokenization, chat template)
-            last_enter = enter[assigned] = max(send[assigned], last_enter + frontend_s)
+            last_enter = max(send[assigned], last_enter + frontend_s)
+            enter.append(last_enter)
             assigned += 1
             in_flight += 1
 
     assign(0.0)
     waiting: deque[int] = deque()
-    run = np.zeros(0, dtype=np.int64)
+    # request ids that index the per-request arrays are np.intp, numpy's index type (int32 in Pyodide's wasm32: an
+    # int64 index array is converted at every use, which costs several times the indexing itself there)
+    run = np.zeros(0, dtype=np.intp)
     free = num_blocks
     pb = (prefix_len // bs) if enable_prefix_caching and full_only else 0  # the shared prefix's cached blocks
     # a preempted request's own freed blocks, still cached (prefix caching; layouts whose hit is a block count:
@@ -1037,33 +1075,35 @@ def simulate(
         finish[ids] = now
         free += int(held[ids].sum())
         held[ids] = 0
-        refs = int((shared[ids] > 0).sum())
-        if refs:
-            prefix_refs -= refs
-            if prefix_refs == 0:
-                free += pb  # still cached, but evictable: counted as free
-        shared[ids] = 0
+        if pb:  # (without a shared prefix no request references one)
+            refs = int((shared[ids] > 0).sum())
+            if refs:
+                prefix_refs -= refs
+                if prefix_refs == 0:
+                    free += pb  # still cached, but evictable: counted as free
+            shared[ids] = 0
         done += len(ids)
         in_flight -= len(ids)
         assign(now)
 
-    def emit(ids: np.ndarray, now: float, dt: float, last: np.ndarray, t0: float) -> None:
-        """Requests `ids` get a token at `now`, at the end of a step of dt begun at t0; `last`: their previous
-        tokens' times."""
-        if (last == t0).all():  # the usual case: each had a token at the end of the step before
+    def emit(ids: np.ndarray, now: float, dt: float, t0: float, latest: float | None = None) -> None:
+        """Requests `ids` get a token at `now`, at the end of a step of dt begun at t0; `latest`: the time of their
+        last token when more follow in the same stretch (default: this one)."""
+        last = last_tok[ids]  # their previous tokens' times (NaN: none yet)
+        regular = last == t0  # a token at the end of the step before: a gap of dt
+        n_regular = int(regular.sum())
+        if n_regular:
             itl_one.append(dt)
-            itl_one_n.append(len(ids))
-        else:
-            had = ~np.isnan(last)
-            first_tok[ids[~had]] = now
-            gap = now - last[had]
-            regular = last[had] == t0
-            if regular.any():
-                itl_one.append(dt)
-                itl_one_n.append(int(regular.sum()))
-            if not regular.all():
-                itl_odd.append(gap[~regular])
-        last_tok[ids] = now
+            itl_one_n.append(n_regular)
+        if n_regular < len(ids):  # first tokens, and gaps longer than one step
+            first = np.isnan(last)
+            n_first = int(first.sum())
+            if n_first:
+                first_tok[ids[first]] = now
+            if n_regular + n_first < len(ids):
+                odd = ~(regular | first) if n_first else ~regular  # neither a gap of dt nor a first token
+                itl_odd.append(now - last[odd])
+        last_tok[ids] = now if latest is None else latest
 
     def evict(victim: int) -> None:
         """A running request preempted (vLLM) or retracted (SGLang): its blocks back to the pool (the shared prefix's
@@ -1079,12 +1119,10 @@ def simulate(
         computed[victim] = 0
         preempts[victim] += 1
 
-    def run_chunks(ids: np.ndarray, a: np.ndarray, c: np.ndarray) -> float:
-        """One step in which requests `ids` go from a to a + c computed tokens: its seconds, counted; the first request
-        through a shared prefix leaves its blocks cached as the shared copy."""
+    def run_chunks(ids: np.ndarray, a: np.ndarray, c: np.ndarray, b: np.ndarray, tokens: int) -> float:
+        """One step in which requests `ids` go from a to b = a + c computed tokens (`tokens` in all): its seconds,
+        counted; the first request through a shared prefix leaves its blocks cached as the shared copy."""
         nonlocal steps, busy_s, compute_bound_s, prefix_cached, prefix_refs
-        b = a + c
-        tokens = int(c.sum())
         if attn_prefill_fn is attn_fn:
             attn = float(attn_fn.span(a, b).sum())
         else:  # MLA: chunks of more than one token take the prefill path, single tokens the decode path
@@ -1109,14 +1147,14 @@ def simulate(
         step's gap per request, then k - 1 regular gaps each), the counters and the trace."""
         nonlocal steps, busy_s, compute_bound_s, max_running
         k, n_ids, dt0 = len(dts), len(ids), float(dts[0])
-        emit(ids, t0 + dt0, dt0, last_tok[ids], t0)
+        emit(ids, t0 + dt0, dt0, t0, latest=t_end if k > 1 else None)
         if k > 1:
             itl_runs.append(dts[1:])
             itl_runs_n.append(n_ids)
-            last_tok[ids] = t_end
         steps += k
         busy_s += t_end - t0
-        compute_bound_s += float(dts[cbound].sum()) if peak is not None else 0.0
+        if peak is not None and cbound.any():
+            compute_bound_s += float(dts[cbound].sum())
         max_running = max(max_running, n_ids)
         if trace:
             step_trace.append(
@@ -1131,9 +1169,9 @@ def simulate(
                 }
             )
 
-    def hit_of(r: int) -> tuple[int, bool]:
-        """Tokens waiting request r takes from the prefix cache, and whether they are the shared prefix."""
-        total = int(prompt[r] + generated[r])
+    def hit_of(r: int, total: int) -> tuple[int, bool]:
+        """Tokens waiting request r (of `total` tokens) takes from the prefix cache, and whether they are the shared
+        prefix."""
         if kept[r]:
             hit = int(kept[r])
             gone = taken - int(kept_until[r])  # its blocks reused since it was preempted, tail first
@@ -1147,16 +1185,17 @@ def simulate(
         """Admitting waiting request r with `room` tokens of the step's budget: its cache hit, whether that is the
         shared prefix, the chunk it computes, the blocks it then holds, and the shared prefix's blocks it takes off
         `free` with them (a preempted request's own cached blocks are counted in `free`: it takes them back)."""
-        hit, is_shared = hit_of(r)
-        chunk = min(int(prompt[r] + generated[r]) - hit, room)
+        total = int(prompt[r] + generated[r])
+        hit, is_shared = hit_of(r, total)
+        chunk = min(total - hit, room)
         if is_shared:
             return hit, True, chunk, blocks.one(hit + chunk, hit) - hit // bs, pb if hit and prefix_refs == 0 else 0
         return hit, False, chunk, blocks.one(hit + chunk, hit), 0
 
     def queued(now: float) -> int:
         """Requests sent by `now` and not running: in the engine's queue, or joining it at the next step."""
-        late = int(np.searchsorted(send[visible:assigned], now, side="right")) if visible < assigned else 0
-        return len(waiting) + late
+        # send times never decrease (each is the later of its planned time and the clock when a slot frees)
+        return len(waiting) + bisect_right(send, now, visible, assigned) - visible
 
     guard_limit = 4 * int(out.sum() + prompt.sum()) + 10 * n
     guard = 0
@@ -1245,24 +1284,24 @@ def simulate(
             if adds:
                 for r in took:
                     waiting.remove(r)
-                ids = np.array([a[0] for a in adds], dtype=np.int64)
+                ids = np.array([a[0] for a in adds], dtype=np.intp)
                 a = np.array([x[1] for x in adds], dtype=np.int64)
                 c = np.array([x[2] for x in adds], dtype=np.int64)
                 b = a + c
-                free -= int(c.sum())
-                taken += int(c.sum())
+                tokens = int(c.sum())
+                free -= tokens
+                taken += tokens
                 held[ids] += c
                 computed[ids] = b
                 for r in took:
-                    if np.isnan(first_sched[r]):
+                    if math.isnan(first_sched[r]):
                         first_sched[r] = t
-                tokens = int(c.sum())
-                dt = run_chunks(ids, a, c)
+                dt = run_chunks(ids, a, c, b, tokens)
                 t0, t = t, t + dt
                 ready = ids[b >= prompt[ids] + generated[ids]]  # prompts done: each samples a token
                 if len(ready):
                     generated[ready] += 1
-                    emit(ready, t, dt, last_tok[ready], t0)
+                    emit(ready, t, dt, t0)
                     run = np.concatenate([run, ready])  # merged into the running batch
                 max_running = max(max_running, len(run))
                 if trace:
@@ -1322,19 +1361,17 @@ def simulate(
                     raise RuntimeError("scheduler simulation: no room for one decode step (a kvlab bug)")
             ctx = computed[run]
             gen = generated[run]
-            k = min(int((out[run] - gen).min()), free // n_run, JUMP_STEPS)
+            left = out[run] - gen
+            fewest_left = int(left.min())
+            k = min(fewest_left, free // n_run, JUMP_STEPS)
             if waiting and not batch_full:
                 k = 1  # a prefill is tried before the next step
-            js = np.arange(1, k + 1, dtype=np.float64)
-            c_sum = float(ctx.sum())
-            kv_read = kv_fn.totals_ahead(ctx, js, c_sum)
-            flops = 2.0 * active_flops * n_run + dense_scale * attn_fn.totals_ahead(ctx, js, c_sum)
-            dts, cbound = step_time(n_run, n_run, kv_read, flops)
+            dts, cbound = decode_steps(ctx, k)
             if n_run > graph_bs:
                 dts = dts + eager_decode_s  # no CUDA graph for a batch this large: launches from Python
-            ends = t + np.cumsum(dts)
+            ends = t + dts.cumsum()
             if not waiting and not batch_full and visible < assigned:
-                seen = int(np.searchsorted(ends, enter[visible], side="left"))  # first step ending after it
+                seen = int(ends.searchsorted(enter[visible], side="left"))  # first step ending after it
                 if seen + 1 < k:
                     k = seen + 1
                     dts, cbound, ends = dts[:k], cbound[:k], ends[:k]
@@ -1347,8 +1384,8 @@ def simulate(
             generated[run] = gen + k
             record_stretch(run, t0, t_end, dts, cbound, retracted)
             t = t_end
-            fin = generated[run] >= out[run]
-            if fin.any():
+            if k == fewest_left:  # some requests have no tokens left: they finish
+                fin = left <= k
                 release(run[fin], t)
                 run = run[~fin]
                 batch_full = False
@@ -1369,68 +1406,79 @@ def simulate(
             ctx = computed[run]
             gen = generated[run]
             own = held[run]
-            occ = own + shared[run]  # blocks each running request occupies
-            need = prompt[run] + gen - ctx
+            in_prefix = shared[run] if pb else None  # the cached shared prefix's blocks each references
+            occ = own if in_prefix is None else own + in_prefix  # blocks each running request occupies
+            need = prompt[run] + gen - ctx  # at least 1: a request whose tokens are all computed samples one
 
             # ---- a stretch of identical decode steps ----------------------------------------------
-            if n_run and int(need.min()) == 1 and int(need.max()) == 1:
+            decoding = n_run > 0 and int(need.max()) == 1  # every running request decodes (one token each)
+            decode_blocks = None  # then, the blocks each adds in the next step (net: sliding groups free as they grow)
+            if decoding:
                 admissible = bool(waiting) and n_run < seqs_cap and budget > n_run
                 if admissible:  # does the head of the queue fit in what is free after this step's decodes?
                     head = waiting[0]
                     _, _, _, mine, extra = admission(head, budget - n_run)
-                    step_need = int((blocks.of(ctx + 1, ctx) - occ).sum())  # net: sliding groups free as they grow
-                    admissible = mine + extra <= free - step_need
+                    decode_blocks = blocks.decoded(ctx + 1) - occ
+                    admissible = mine + extra <= free - int(decode_blocks.sum())
                 if not admissible:
                     left = out[run] - gen
-                    k = min(int(left.min()), JUMP_STEPS)
+                    fewest_left = int(left.min())
+                    k = min(fewest_left, JUMP_STEPS)
                     # blocks: the first step whose allocations would not fit (there, a preemption); each request
                     # takes at most blocks.most_in(k) more blocks in k steps, so plenty of room skips the count
                     # (a sliding group's count moves by at most 2 blocks between steps once its window is full: slack)
-                    last_k = int((blocks.of(ctx + k, ctx + k - 1) - occ).sum()) + n_run * blocks.sliding_slack
-                    if n_run * blocks.most_in(k) > free and last_k > free:
-                        js = np.arange(1, k + 1)
-                        demand = blocks.of(ctx[:, None] + js[None, :], ctx[:, None] + js[None, :] - 1) - occ[:, None]
-                        over = np.nonzero(demand.sum(axis=0) > free)[0]
-                        k = int(over[0]) if len(over) else k  # steps 0 .. k-1 fit
+                    if n_run * blocks.most_in(k) > free:
+                        last_k = int((blocks.decoded(ctx + k) - occ).sum()) + n_run * blocks.sliding_slack
+                        if last_k > free:
+                            js = np.arange(1, k + 1)
+                            demand = blocks.decoded(ctx[:, None] + js[None, :]) - occ[:, None]
+                            over = np.nonzero(demand.sum(axis=0) > free)[0]
+                            k = int(over[0]) if len(over) else k  # steps 0 .. k-1 fit
                     if k >= 1:
-                        js = np.arange(1, k + 1, dtype=np.float64)
-                        c_sum = float(ctx.sum())
-                        kv_read = kv_fn.totals_ahead(ctx, js, c_sum)
-                        flops = 2.0 * active_flops * n_run + dense_scale * attn_fn.totals_ahead(ctx, js, c_sum)
-                        dts, cbound = step_time(n_run, n_run, kv_read, flops)
-                        ends = t + np.cumsum(dts)
+                        dts, cbound = decode_steps(ctx, k)
+                        ends = t + dts.cumsum()
                         if not waiting and n_run < seqs_cap and visible < assigned:
-                            seen = int(np.searchsorted(ends, enter[visible], side="left"))  # first step ending after it
+                            seen = int(ends.searchsorted(enter[visible], side="left"))  # first step ending after it
                             if seen + 1 < k:
                                 k = seen + 1
                                 dts, cbound, ends = dts[:k], cbound[:k], ends[:k]
                         t0, t_end = t, float(ends[-1])
                         new_ctx = ctx + k
-                        grown = blocks.of(new_ctx, new_ctx - 1) - (occ - own)
-                        free -= int((grown - own).sum())
-                        taken += int(np.maximum(grown - own, 0).sum())
+                        grown = blocks.decoded(new_ctx)  # own blocks after the stretch (less the shared prefix's)
+                        if in_prefix is not None:
+                            grown = grown - in_prefix
+                        added = grown - own
+                        n_added = int(added.sum())
+                        free -= n_added
+                        # blocks taken from the free queue: without sliding groups (which also free blocks, counted
+                        # negative here) a request's blocks only grow, and every one added is taken
+                        taken += int(np.maximum(added, 0).sum()) if blocks.sliding else n_added
                         prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)
                         held[run] = grown
                         computed[run] = new_ctx
-                        gen = gen + k
-                        generated[run] = gen
+                        generated[run] = gen + k
                         record_stretch(run, t0, t_end, dts, cbound, 0)
                         t = t_end
-                        fin = gen >= out[run]
-                        if fin.any():
+                        if k == fewest_left:  # some requests have no tokens left: they finish
+                            fin = left <= k
                             release(run[fin], t)
                             run = run[~fin]
                         samples.append((t, num_blocks - free, queued(t), len(run)))
                         continue
 
             # ---- one step -------------------------------------------------------------------------
-            if n_run:
-                sched = np.minimum(np.maximum(budget - (np.cumsum(need) - need), 0), need)
+            if decoding:
+                # one token each (need is 1 each), which the budget holds: vLLM requires max_num_batched_tokens to be
+                # at least max_num_seqs
+                sched = need
+                newb = decode_blocks if decode_blocks is not None else blocks.decoded(ctx + 1) - occ
+            elif n_run:
+                sched = np.minimum(np.maximum(budget - (need.cumsum() - need), 0), need)
                 newb = np.where(sched > 0, blocks.of(ctx + sched, ctx) - occ, 0)
             else:
                 sched = newb = np.zeros(0, dtype=np.int64)
             preempted = 0
-            cum = np.cumsum(newb)
+            cum = newb.cumsum()  # blocks the requests up to each one add
             while len(run) and cum[-1] > free:
                 p = int(np.argmax(cum > free))  # the first request whose blocks do not fit
                 victim = int(run[-1])
@@ -1442,18 +1490,18 @@ def simulate(
                 evict(victim)
                 waiting.appendleft(victim)
                 preempted += 1
+                cum = cum[:-1]
                 if p == last:  # the request itself was the last: it is preempted, the running loop stops
                     break
-                cum = np.cumsum(newb)
             preemption_events += preempted
-            free -= int(newb.sum())
-            taken += int(np.maximum(newb, 0).sum())
+            n_new = int(cum[-1]) if len(cum) else 0
+            free -= n_new
+            taken += int(np.maximum(newb, 0).sum()) if blocks.sliding else n_new  # (as in a stretch)
             held[run] += newb
             budget_left = budget - int(sched.sum())
             # admissions (only in a step that preempted nothing)
             admitted: list[int] = []
             a_sched: list[int] = []
-            a_start: list[int] = []
             if not preempted:
                 while waiting and budget_left > 0 and len(run) + len(admitted) < seqs_cap:
                     r = waiting[0]
@@ -1469,29 +1517,33 @@ def simulate(
                         shared[r] = pb
                         prefix_refs += 1
                     computed[r] = hit
-                    if np.isnan(first_sched[r]):
+                    if math.isnan(first_sched[r]):
                         first_sched[r] = t
                     admitted.append(r)
                     a_sched.append(chunk)
-                    a_start.append(hit)
                     budget_left -= chunk
             prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)  # evicted to make room
             if admitted:
-                ids = np.concatenate([run, np.array(admitted, dtype=np.int64)])
-                starts = np.concatenate([ctx, np.array(a_start, dtype=np.int64)])
+                ids = np.concatenate([run, np.array(admitted, dtype=np.intp)])
+                starts = computed[ids]  # (an admitted request's: its cache hit)
                 chunks = np.concatenate([sched, np.array(a_sched, dtype=np.int64)])
             else:
                 ids, starts, chunks = run, ctx, sched
-            on = chunks > 0
-            if not on.any():
-                if preempted:  # everything running was preempted: the next step admits
-                    samples.append((t, num_blocks - free, queued(t), len(run)))
-                    continue
-                raise RuntimeError("scheduler simulation: a step with nothing to run (a kvlab bug)")
-            s_ids, a, c = ids[on], starts[on], chunks[on]
-            tokens = int(c.sum())
+            # the requests with tokens in this step: all when every running one decodes (an admitted one has a chunk)
+            if decoding and len(ids):
+                s_ids, a, c = ids, starts, chunks
+            else:
+                on = chunks > 0
+                n_on = int(on.sum())
+                if not n_on:
+                    if preempted:  # everything running was preempted: the next step admits
+                        samples.append((t, num_blocks - free, queued(t), len(run)))
+                        continue
+                    raise RuntimeError("scheduler simulation: a step with nothing to run (a kvlab bug)")
+                s_ids, a, c = (ids, starts, chunks) if n_on == len(ids) else (ids[on], starts[on], chunks[on])
+            tokens = budget - budget_left  # what the step's budget gave out
             b = a + c
-            dt = run_chunks(s_ids, a, c)
+            dt = run_chunks(s_ids, a, c, b, tokens)
             t0, t = t, t + dt
             run = ids
             max_running = max(max_running, len(run))
@@ -1500,7 +1552,7 @@ def simulate(
             sampled = s_ids[b >= s_total]
             if len(sampled):
                 generated[sampled] += 1
-                emit(sampled, t, dt, last_tok[sampled], t0)
+                emit(sampled, t, dt, t0)
             if trace:
                 step_trace.append(
                     {
@@ -1520,6 +1572,7 @@ def simulate(
             samples.append((t, num_blocks - free, queued(t), len(run)))
 
     # --- the benchmark's numbers ----------------------------------------------------------------
+    send = np.array(send, dtype=np.float64)  # every request was sent (done == n)
     duration = float(finish.max())
     total_in = int(prompt.sum())
     total_out = int(out.sum())
