@@ -502,3 +502,20 @@ def test_the_prediction_bench_predicts_llamacpp_logs_with_kvlabs_llamacpp_model(
     for r in rows:
         if r["file"] not in LLAMACPP_MISSES:
             assert all(abs(c["error"]) <= 0.02 for c in r["compared"]), r["file"]
+
+
+def test_the_vision_tower_off_frees_what_a_real_pair_of_start_ups_shows():
+    """club-3090 #75 and #76: one reporter, one build, two RTX 3090s, Qwen3.6-27B AutoRound INT4; #76 adds
+    --language-model-only. vLLM then neither loads the vision tower's blocks (0.77 GiB in BF16, half a GPU each)
+    nor profiles the encoder (0.81 GiB at its widest at tp 2, 0.38 above the text run): 0.77 GiB more cache per GPU
+    in kvlab, 0.78 GiB (10.36 against 9.58) in the logs. Both logs run a DFlash drafter kvlab does not model, so
+    their absolute errors are large; the difference is the tower's."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import engine_calibration  # bench/engine_calibration.py
+
+    rows = {r["file"]: r for r in engine_calibration.vllm_prediction_rows(engine_calibration.constant_sources())}
+    on, off = (rows[f"calibration/vllm_qwen36_27b_rtx3090_tp2_dflash{s}.txt"] for s in ("", "_noviz"))
+    assert off["logged_gib"] - on["logged_gib"] == pytest.approx(0.78)
+    assert off["predicted_gib"] - on["predicted_gib"] == pytest.approx(0.78, abs=0.05)

@@ -179,3 +179,19 @@ def test_a_vision_language_model_on_vllm_warns_of_the_encoder_profile():
     assert parse_hf_config({"text_config": text, "architectures": ["XForConditionalGeneration"]}, params=1e8).vision
     assert not parse_hf_config(text, params=1e8).vision
     assert not parse_hf_config({"text_config": text, "architectures": ["XForCausalLM"]}, params=1e8).vision
+
+
+def test_language_model_only_leaves_the_vision_tower_unloaded():
+    """vLLM's --language-model-only does not load the tower: a checkpoint counted as stored loses its blocks in BF16
+    (Qwen3.6-27B: 27 x (4 x 1,152^2 + 2 x 1,152 x 4,304) weights); a parameter count, which may not hold the tower,
+    is left as it is; llama.cpp has no such flag."""
+    on = deployment("qwen3.6-27b", weights="FP8", gpu="h100-sxm", engine="vllm")
+    off = deployment("qwen3.6-27b", weights="FP8", gpu="h100-sxm", engine="vllm", multimodal=False)
+    assert on.weights.get("stored")
+    assert on.weights["bytes"] - off.weights["bytes"] == 2 * 27 * (4 * 1152**2 + 2 * 1152 * 4304)
+    assert any("--language-model-only" in n for n in off.weights["notes"])
+    mix = {"weights": "Q4_K_M", "gpu": "h100-sxm", "engine": "vllm"}
+    assert (
+        deployment("qwen3.6-27b", **mix).weights["bytes"]
+        == deployment("qwen3.6-27b", multimodal=False, **mix).weights["bytes"]
+    )

@@ -140,6 +140,9 @@ class Architecture:
     # the vision tower vLLM's profiling pass runs on its largest image, where kvlab knows it (the Qwen3-VL family):
     # (hidden_size, intermediate_size, patches of that image); see kvlab.memory.engines.vllm_vision_profile
     vision_encoder: tuple[int, int, int] | None = None
+    # that tower's blocks' parameters (depth x (4 hidden^2 + 2 hidden x intermediate)): what vLLM does not load with
+    # --language-model-only (kvlab.memory.weights.without_vision); its patch and position embeddings and merger left out
+    vision_block_params: int = 0
     source: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
 

@@ -46,7 +46,7 @@ from kvlab.memory.kv_bytes import (
     VLLM_GPU_MEMORY_UTILIZATION,
     VLLM_GPU_MEMORY_UTILIZATION_RECENT,
 )
-from kvlab.memory.weights import model_weights_bytes, stored_weights, without_mtp
+from kvlab.memory.weights import model_weights_bytes, stored_weights, without_mtp, without_vision
 from kvlab.wording import human_bytes, plural
 
 ENGINES = ("llamacpp", "vllm", "sglang", "trtllm")
@@ -277,6 +277,8 @@ def deployment(
     )
     if engine == "vllm" and not mtp:
         w = without_mtp(w)  # the checkpoint's MTP head is loaded by an MTP drafter only
+    if engine == "vllm" and not multimodal:
+        w = without_vision(w, arch)  # --language-model-only: the vision tower is not loaded
     if engine == "vllm":
         if max_num_batched_tokens is not None:
             max_num_batched_tokens = finite_number(

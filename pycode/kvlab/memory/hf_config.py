@@ -228,6 +228,19 @@ def _vision_encoder(raw: dict, notes: list[str]) -> tuple[int, int, int] | None:
     return hidden, inter, patches
 
 
+def _vision_block_params(raw: dict) -> int:
+    """A Qwen3-VL-family tower's blocks: depth x (attention 4 hidden^2 + MLP 2 hidden x intermediate) weights (0 when
+    the config does not give them)."""
+    vision = raw.get("vision_config")
+    if not isinstance(vision, dict) or raw.get("model_type") not in QWEN3_VL_WRAPPERS:
+        return 0
+    try:
+        depth, hidden, inter = (_int(vision, k) for k in ("depth", "hidden_size", "intermediate_size"))
+    except ValueError:
+        return 0
+    return depth * (4 * hidden * hidden + 2 * hidden * inter)
+
+
 def _opt_int(cfg: dict, key: str) -> int | None:
     return None if cfg.get(key) is None else _int(cfg, key)
 
@@ -480,6 +493,7 @@ class ConfigContext:
             or 0,
             vision=_vision_language(self.raw),
             vision_encoder=_vision_encoder(self.raw, self.notes),
+            vision_block_params=_vision_block_params(self.raw),
             **extra,
         )
 

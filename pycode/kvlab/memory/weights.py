@@ -255,6 +255,28 @@ def without_mtp(w: dict) -> dict:
     }
 
 
+def without_vision(w: dict, arch) -> dict:
+    """Stored weights less the vision tower's blocks in BF16 (the towers of the quantized Qwen3.5/3.6 checkpoints
+    stay in BF16: NVIDIA's NVFP4 exports ignore `model.visual*`, Qwen's FP8 keeps `visual.blocks.*` out of its
+    modules to convert), for vLLM's --language-model-only, which does not load the tower. Only for weights counted
+    as stored (a parameter count may not include the tower)."""
+    params = getattr(arch, "vision_block_params", 0)
+    if not params or not w.get("stored"):
+        return w
+    n = w["bytes"] - 2 * params
+    return w | {
+        "bytes": n,
+        "gib": n / GIB,
+        "vision_skipped_bytes": 2 * params,
+        "how": f"{w['how']}, less its vision tower's {2 * params / GIB:.2f} GiB (--language-model-only)",
+        "notes": [
+            *w.get("notes", []),
+            f"the vision tower's blocks ({2 * params / GIB:.2f} GiB in BF16) are not loaded with "
+            "--language-model-only; its patch and position embeddings and merger are counted as loaded",
+        ],
+    }
+
+
 def params_text(p: float) -> str:
     """'8.03B', '114.7B', '600M'."""
     return f"{p / 1e9:.4g}B" if p >= 1e9 else f"{p / 1e6:.4g}M"
