@@ -210,35 +210,24 @@ QWEN3_VL_MAX_PIXELS = 16_777_216
 QWEN3_VL_WRAPPERS = ("qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe")
 
 
-def _vision_encoder(raw: dict, notes: list[str]) -> tuple[int, int, int] | None:
-    """(hidden_size, intermediate_size, patches of the largest image) of a Qwen3-VL-family vision tower, from the
-    config's vision_config; None for other towers (their largest image is not read here)."""
+def _vision_tower(raw: dict, notes: list[str]) -> tuple[tuple[int, int, int] | None, int]:
+    """A Qwen3-VL-family vision tower, from the config's vision_config: (hidden_size, intermediate_size, patches of
+    the largest image), and its blocks' weights, depth x (attention 4 hidden^2 + MLP 2 hidden x intermediate) (0
+    when the config does not give the depth); (None, 0) for other towers (their largest image is not read here)."""
     vision = raw.get("vision_config")
     if not isinstance(vision, dict) or raw.get("model_type") not in QWEN3_VL_WRAPPERS:
-        return None
+        return None, 0
     try:
         hidden, inter, patch = (_int(vision, k) for k in ("hidden_size", "intermediate_size", "patch_size"))
     except ValueError:
-        return None
+        return None, 0
     patches = QWEN3_VL_MAX_PIXELS // (patch * patch)
     notes.append(
         f"vision tower: hidden {hidden:,}, MLP {inter:,}; its largest image is {patches:,} patches of {patch} x "
         f"{patch} ({QWEN3_VL_MAX_PIXELS:,} pixels, the Qwen3-VL processor's longest_edge)"
     )
-    return hidden, inter, patches
-
-
-def _vision_block_params(raw: dict) -> int:
-    """A Qwen3-VL-family tower's blocks: depth x (attention 4 hidden^2 + MLP 2 hidden x intermediate) weights (0 when
-    the config does not give them)."""
-    vision = raw.get("vision_config")
-    if not isinstance(vision, dict) or raw.get("model_type") not in QWEN3_VL_WRAPPERS:
-        return 0
-    try:
-        depth, hidden, inter = (_int(vision, k) for k in ("depth", "hidden_size", "intermediate_size"))
-    except ValueError:
-        return 0
-    return depth * (4 * hidden * hidden + 2 * hidden * inter)
+    depth = _opt_int(vision, "depth") or 0
+    return (hidden, inter, patches), depth * (4 * hidden * hidden + 2 * hidden * inter)
 
 
 def _opt_int(cfg: dict, key: str) -> int | None:
@@ -472,6 +461,7 @@ class ConfigContext:
 
     def build(self, layers: tuple, attention: str, n_heads: int, hidden: int, **extra) -> Architecture:
         """The Architecture, with the fields every family fills the same way."""
+        tower = _vision_tower(self.raw, self.notes)
         return Architecture(
             name=self.label,
             family=self.family,
@@ -492,8 +482,8 @@ class ConfigContext:
             or _opt_int(self.cfg, "num_nextn_predict_layers")
             or 0,
             vision=_vision_language(self.raw),
-            vision_encoder=_vision_encoder(self.raw, self.notes),
-            vision_block_params=_vision_block_params(self.raw),
+            vision_encoder=tower[0],
+            vision_block_params=tower[1],
             **extra,
         )
 
