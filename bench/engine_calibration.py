@@ -66,6 +66,7 @@ from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noq
 from kvlab.memory.kv_bytes import MIB, llamacpp_kv_cache  # noqa: E402
 from kvlab.memory.llamacpp import (  # noqa: E402
     BUILD_FIT,
+    LLAMACPP_MLA_CACHE,
     FIT_TARGET_BYTES,
     layer_split,
     server_defaults,
@@ -252,8 +253,9 @@ def constant_sources() -> str:
 
 
 def set_a_constant(entry: dict, cited: str) -> bool:
-    """True when the log (its file, or its thread's URL) is cited by a fitted or measured constant."""
-    if entry["file"] in cited:
+    """True when the log (its file, or its thread's URL) is cited by a fitted or measured constant, or a setting of its
+    entry was read off the very figures the bench predicts (`setting_from_own_figures`): either way it tests nothing."""
+    if entry["file"] in cited or entry.get("setting_from_own_figures"):
         return True
     return re.search(re.escape(entry["source"]) + r"(?![\w/])", cited) is not None
 
@@ -499,7 +501,18 @@ def llamacpp_settings(entry: dict, arch) -> tuple[dict, list[str]]:
     flash = _on(args.get("flash_attn"))
     if str(args.get("flash_attn")).lower() == "auto":
         how.append("-fa auto taken as on")
+    mla_cache = args.get("mla_cache") or LLAMACPP_MLA_CACHE
+    if mla_cache != LLAMACPP_MLA_CACHE and arch.attention == "mla":
+        how.append(
+            f"MLA cached {mla_cache} (llamacpp.LLAMACPP_MLA_CACHES), "
+            + (
+                "read off this log's own figures: counted with the logs that set a constant"
+                if entry.get("setting_from_own_figures") == "mla_cache"
+                else "as the entry states"
+            )
+        )
     return {
+        "mla_cache": mla_cache,
         "n_ctx": n_ctx,
         "type_k": args.get("type_k") or "f16",
         "type_v": args.get("type_v") or args.get("type_k") or "f16",
@@ -607,6 +620,7 @@ def llamacpp_prediction_rows(cited: str) -> list[dict]:
             kv_unified=s["kv_unified"],
             swa_full=s["swa_full"],
             flash_attn=s["flash_attn"],
+            mla_cache=s["mla_cache"],
         )
         if n_gpus > 1 and any(k.startswith("kv_buffer_mib") for k in figures):
             how.append(

@@ -328,6 +328,12 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         ("--type-k", str, "llama.cpp -ctk"),
         ("--type-v", str, "llama.cpp -ctv"),
         ("--n-ubatch", int, "llama.cpp -ub"),
+        (
+            "--mla-cache",
+            str,
+            "llama.cpp: how the build and GGUF cache an MLA model: latent (since PR 19067, 2026), latent+v (PR 12801 "
+            "to PR 19067), per-head (before PR 12801); default: today's, or the one the log's figures show",
+        ),
         ("--max-model-len", int, "vLLM --max-model-len"),
         ("--kv-cache-dtype", str, "vLLM --kv-cache-dtype"),
         ("--block-size", int, "vLLM --block-size"),
@@ -795,6 +801,7 @@ def _run_explain_log(args: argparse.Namespace) -> int:
             "type_k",
             "type_v",
             "n_ubatch",
+            "mla_cache",
             "max_model_len",
             "kv_cache_dtype",
             "block_size",

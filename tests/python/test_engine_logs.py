@@ -694,3 +694,40 @@ def test_explain_log_names_the_mxfp4_kernel_path_the_log_prints(file, kernel):
     assert setting["value"] == kernel and setting["from"].startswith("log line")
     bare = re.sub(r".*(Marlin kernel|Using Triton backend).*\n", "", text)
     assert not any("MXFP4" in s["name"] for s in explain_engine_log(bare, "gpt-oss-120b")["settings"])
+
+
+def test_llamacpp_mla_layouts_are_the_three_a_build_or_gguf_has_cached():
+    """DeepSeek-V3 per layer and token: the latent alone (since PR 19067), the latent in K and again in V (PR 12801 to
+    PR 19067: GGUF key_length 576, value_length 512), every head's K and V (before PR 12801: 128 x 192 and 128 x 128)."""
+    from kvlab.memory.llamacpp import llamacpp_mla_architecture
+
+    ds = model_architecture("deepseek-v3")
+    per_layer = {}
+    for layout in ("latent", "latent+v", "per-head"):
+        kv = llamacpp_kv_cache(ds, 4096, "f16", mla_cache=layout)
+        per_layer[layout] = kv["total_bytes"] // (4096 * ds.n_layers)
+    assert per_layer == {"latent": 576 * 2, "latent+v": (576 + 512) * 2, "per-head": 128 * (192 + 128) * 2}
+    assert llamacpp_mla_architecture(model_architecture("llama-3.1-8b"), "per-head") == model_architecture(
+        "llama-3.1-8b"
+    )  # not MLA: unchanged
+    with pytest.raises(ValueError, match="mla_cache must be one of latent, latent\\+v, per-head"):
+        llamacpp_kv_cache(ds, 4096, mla_cache="full")
+    with pytest.raises(ValueError, match="mla_cache must be one of"):
+        explain_engine_log("llama_kv_cache_init: kv_size = 4096", "deepseek-v3", mla_cache="old")
+
+
+def test_explain_log_finds_the_per_head_mla_layout_in_an_old_log():
+    """ggml-org/llama.cpp#9390: an old log (no cache size line) whose per-device KV buffers are whole layers of
+    DeepSeek's per-head cache. explain-log, told nothing of the layout, tries today's latent first, finds the buffers
+    are not whole layers of it, and shows the layout that does give them; stated, the latent is kept and differs."""
+    log = (LOGS / "calibration" / "llamacpp_deepseek_61l_8gpu_8slots_q4_0k.txt").read_text()
+    found = explain_engine_log(log, "deepseek-v3")
+    check = next(c for c in found["checks"] if c["figure"].startswith("KV buffers per device"))
+    assert check["status"] == "exact" and check["rebuilt"].startswith("8 x 728.00 MiB + 8 x 728.00 MiB")
+    assert "(31 of 61 layers)" in check["rebuilt"]
+    assert "'per-head' MLA layout" in found["notes"][0]
+    setting = next(s for s in found["settings"] if s["name"].startswith("MLA cache layout"))
+    assert setting["value"] == "per-head" and "log's KV figures" in setting["from"]
+    latent = explain_engine_log(log, "deepseek-v3", mla_cache="latent")
+    check = next(c for c in latent["checks"] if c["figure"].startswith("KV buffers per device"))
+    assert check["status"] == "differs" and "5.06 MiB" in check["why"]

@@ -132,6 +132,9 @@ class Architecture:
     active_params: float | None = None  # parameters read per token (MoE); None = params
     expert_params: float | None = None  # parameters in MoE expert FFNs (what MXFP4 covers in gpt-oss)
     mla_expanded_values: int | None = None  # per layer per token, if MLA heads were cached uncompressed
+    # MLA's sizes, where the config gives them: (kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim). The
+    # layouts older engines cached (kvlab.memory.llamacpp.llamacpp_mla_architecture) are built from them
+    mla_dims: tuple[int, int, int, int] | None = None
     ssm_state_dtype: str | None = None  # config.json's mamba_ssm_dtype ("float32" in Qwen3.5/3.6); None = model dtype
     draft_layers: int = 0  # MTP draft layers the checkpoint ships (mtp_num_hidden_layers / num_nextn_predict_layers)
     # a vision-language wrapper (Gemma 3, Qwen3.5/3.6, LLaVA: text_config beside a vision tower): vLLM profiles its

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from kvlab.memory.architecture import ATTENTION_KINDS, FULL, LINEAR, SLIDING, Architecture
 from kvlab.dtypes import GIB, HEAD_SCALE_BYTES, KV_TYPES, MIB, kv_type, row_bytes
 from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.llamacpp import LLAMACPP_MLA_CACHE, LLAMACPP_MLA_CACHES, llamacpp_mla_architecture
 from kvlab.memory.kv_bytes import (
     LLAMACPP_PAD,
     LLAMACPP_SWA_FAMILIES,
@@ -56,6 +57,7 @@ _ENGINE_ALIASES = {
     "tensorrt_llm": "tensorrt-llm",
     "trt-llm": "tensorrt-llm",
 }
+MLA_LAYOUT_SETTING = "MLA cache layout (the build and GGUF)"
 MAX_LOG_CHARS = 200_000  # a start-up log is a few hundred lines; refuse whole server sessions
 MAX_LOG_BYTES = 4 * MAX_LOG_CHARS  # files and standard input are read up to this (UTF-8: at most 4 B a character)
 LLAMACPP_DEFAULT_UBATCH = 512
@@ -944,6 +946,7 @@ class _LlamacppRun(_Reading):
     n_ctx: int | None = None
     type_k: str = "f16"
     type_v: str = "f16"
+    mla_cache: str = LLAMACPP_MLA_CACHE  # how the build and GGUF cache an MLA model (LLAMACPP_MLA_CACHES)
     # the caches llama.cpp builds for them (_llamacpp_expected)
     expected: dict = field(default_factory=dict)
     kind_layers: dict = field(default_factory=dict)
@@ -954,7 +957,41 @@ class _LlamacppRun(_Reading):
 
 
 def _explain_llamacpp(parsed: dict, arch: Architecture, stated: dict) -> dict:
-    """llama.cpp's start-up rebuilt in named steps, each adding its checks and notes in the order the answer shows them."""
+    """llama.cpp's start-up rebuilt in named steps, each adding its checks and notes in the order the answer shows them.
+
+    An MLA model's cache has had three layouts (LLAMACPP_MLA_CACHES). Unless the caller names one, today's is
+    rebuilt first; if the log's figures differ from it and match an older one, that one is shown, said so."""
+    answer = _explain_llamacpp_as(parsed, arch, stated)
+    if arch.attention != "mla" or stated.get("mla_cache") or not _differs(answer):
+        return answer
+    for layout in LLAMACPP_MLA_CACHES:
+        if layout == LLAMACPP_MLA_CACHE:
+            continue
+        other = _explain_llamacpp_as(parsed, arch, {**stated, "mla_cache": layout})
+        if other["checks"] and not _differs(other):
+            for setting in other["settings"]:
+                if setting["name"] == MLA_LAYOUT_SETTING:
+                    setting["from"] = "the log's KV figures, which today's latent-only layout does not give"
+            other["notes"].insert(
+                0,
+                f"the log's KV figures are those of the {layout!r} MLA layout, not today's latent-only cache: "
+                f"{LLAMACPP_MLA_CACHES[layout]}",
+            )
+            return other
+    answer["notes"].append(
+        "MLA: the figures match none of llama.cpp's MLA layouts ("
+        + "; ".join(f"{k}: {v.split(':')[0]}" for k, v in LLAMACPP_MLA_CACHES.items())
+        + ")"
+    )
+    return answer
+
+
+def _differs(answer: dict) -> bool:
+    return any(c["status"] == "differs" for c in answer["checks"])
+
+
+def _explain_llamacpp_as(parsed: dict, arch: Architecture, stated: dict) -> dict:
+    """One rebuild of a llama.cpp start-up for one reading of the settings (see _explain_llamacpp)."""
     run = _LlamacppRun(parsed, arch, stated)
     _llamacpp_settings(run)
     if run.n_ctx is None:
@@ -1003,6 +1040,9 @@ def _llamacpp_settings(run: _LlamacppRun) -> None:
     )
     run.n_ubatch = _pick("n_ubatch", facts.get("n_ubatch"), stated, LLAMACPP_DEFAULT_UBATCH, settings, "n_ubatch (-ub)")
     run.flash = _pick("flash_attn", facts.get("flash_attn"), stated, True, settings, "flash attention (-fa)")
+    if run.arch.attention == "mla":
+        run.mla_cache = _pick("mla_cache", None, stated, LLAMACPP_MLA_CACHE, settings, MLA_LAYOUT_SETTING)
+        run.arch = llamacpp_mla_architecture(run.arch, run.mla_cache)
     run.swa_full = bool(stated.get("swa_full", False))
     if stated.get("swa_full"):
         _setting(settings, "full-size SWA cache (--swa-full)", True, "you")
@@ -1018,6 +1058,7 @@ def _llamacpp_settings(run: _LlamacppRun) -> None:
 
     # types: the size line, else the init line, else stated
     type_k = type_v = None
+    types_from = f"log line {first['line']}" if first else None
     if first:
         type_k, type_v = first["type_k"], first["type_v"]
         if first["recurrent"]:
@@ -1025,13 +1066,14 @@ def _llamacpp_settings(run: _LlamacppRun) -> None:
             type_k, type_v = (attn["type_k"], attn["type_v"]) if attn else (None, None)
     if type_k is None and facts.get("types"):
         type_k, type_v = facts["types"]["value"]
+        types_from = f"log line {facts['types']['line']}"
     run.type_k = kv_type(type_k or stated.get("type_k") or "f16")
     run.type_v = kv_type(type_v or stated.get("type_v") or run.type_k)
     _setting(
         settings,
         "cache types (-ctk / -ctv)",
         f"{run.type_k} / {run.type_v}",
-        f"log line {first['line']}" if first else ("you" if stated.get("type_k") else "default (not in the log)"),
+        types_from or ("you" if stated.get("type_k") else "default (not in the log)"),
     )
 
     if run.n_ctx is None:
@@ -1193,11 +1235,39 @@ def _llamacpp_context_check(run: _LlamacppRun) -> None:
     )
 
 
+def _llamacpp_whole_layers(run: _LlamacppRun, kv_buffers: list) -> None:
+    """With no cache size line (an older log), each device's KV buffer against whole layers of kvlab's cache: under
+    llama.cpp's layer split a device holds some layers' K and V, so its buffer is a whole number of layers."""
+    caches = [c for c in run.expected["caches"] if c["cache"] != "recurrent"]
+    if len(caches) != 1 or not caches[0]["layers"]:
+        return  # several caches (SWA, recurrent) or uneven layers: a device's share is not one layer size
+    layer_mib = caches[0]["bytes"] / caches[0]["layers"] / MIB
+    counts = [float(b["mib"]) / layer_mib for b in kv_buffers]
+    whole = all(abs(n - round(n)) * layer_mib < 0.006 and round(n) >= 1 for n in counts)
+    total = sum(round(n) for n in counts)
+    run.checks.append(
+        {
+            "figure": "KV buffers per device (whole layers)",
+            "line": kv_buffers[0]["line"],
+            "logged": " + ".join(f"{b['device']} {b['mib']} MiB" for b in kv_buffers),
+            "rebuilt": " + ".join(f"{round(n)} x {layer_mib:.2f} MiB" for n in counts)
+            + f" ({total} of {caches[0]['layers']} layers)",
+            "status": "exact" if whole and total <= caches[0]["layers"] else "differs",
+            "terms": [],
+            "why": None
+            if whole
+            else f"a layer of kvlab's cache is {layer_mib:.2f} MiB and the buffers are not whole layers of it",
+        }
+    )
+
+
 def _llamacpp_buffer_checks(run: _LlamacppRun) -> None:
     """The devices' KV buffers against the cache size lines (a cache cut from the excerpt filled in by kvlab's size),
     and the compute buffers named as not rebuilt."""
     buffers, caches = run.parsed["buffers"], run.parsed["caches"]
     kv_buffers = [b for b in buffers if b["what"] in ("KV", "RS")]
+    if kv_buffers and not caches:
+        _llamacpp_whole_layers(run, kv_buffers)
     if kv_buffers and caches:
         total_buffers = sum(float(b["mib"]) for b in kv_buffers)
         total_lines = sum(float(c["mib"]) for c in caches)
@@ -3015,7 +3085,17 @@ _STATED_INTS = {
     "pipeline_parallel_size": 64,
     "num_speculative_tokens": 64,
 }
-STATED_LLAMACPP = ("n_ctx", "n_seq", "type_k", "type_v", "n_ubatch", "kv_unified", "swa_full", "flash_attn")
+STATED_LLAMACPP = (
+    "n_ctx",
+    "n_seq",
+    "type_k",
+    "type_v",
+    "n_ubatch",
+    "kv_unified",
+    "swa_full",
+    "flash_attn",
+    "mla_cache",
+)
 STATED_VLLM = (
     "max_model_len",
     "kv_cache_dtype",
@@ -3065,6 +3145,8 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
             value, str
         ):
             raise ValueError(f"{name} must be a type name, got {short_repr(value)}")
+        if name == "mla_cache" and value not in LLAMACPP_MLA_CACHES:
+            raise ValueError(f"mla_cache must be one of {', '.join(LLAMACPP_MLA_CACHES)}, got {short_repr(value)}")
     parsed = parse_engine_log(log)
     if engine is not None:
         key = _ENGINE_ALIASES.get(str(engine).lower(), str(engine).lower())

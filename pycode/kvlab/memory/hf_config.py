@@ -709,10 +709,11 @@ def _parse_mla(ctx: ConfigContext) -> Architecture:
     rope = _int(cfg, "qk_rope_head_dim")
     nope = _opt_int(cfg, "qk_nope_head_dim")
     v_dim = _opt_int(cfg, "v_head_dim")
-    expanded = None
+    expanded = dims = None
     if nope is not None and v_dim is not None:
         # the same heads cached without compression: K = heads x (nope + rope), V = heads x v_head_dim
         expanded = n_heads * (nope + rope + v_dim)
+        dims = (rank, rope, nope, v_dim)
     notes.append(f"MLA: caches kv_lora_rank + qk_rope_head_dim = {rank} + {rope} values per layer per token")
     index_dim = 0
     if family == "deepseek_v32":
@@ -729,7 +730,12 @@ def _parse_mla(ctx: ConfigContext) -> Architecture:
             "per 128 values"
         )
     return ctx.build(
-        (mla_layer(rank, rope, index_dim),) * n_layers, "mla", n_heads, hidden, mla_expanded_values=expanded
+        (mla_layer(rank, rope, index_dim),) * n_layers,
+        "mla",
+        n_heads,
+        hidden,
+        mla_expanded_values=expanded,
+        mla_dims=dims,
     )
 
 

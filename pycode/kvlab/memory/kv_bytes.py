@@ -48,7 +48,12 @@ from kvlab.dtypes import (
 )
 from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.catalogue import model_architecture
-from kvlab.memory.llamacpp import gemma3n_cache_layers
+from kvlab.memory.llamacpp import (
+    LLAMACPP_MLA_CACHE,
+    LLAMACPP_MLA_CACHES,
+    gemma3n_cache_layers,
+    llamacpp_mla_architecture,
+)
 from kvlab.wording import plural
 
 # ---------------------------------------------------------------------------
@@ -304,13 +309,22 @@ def llamacpp_kv_cache(
     kv_unified: bool = True,
     swa_full: bool = False,
     flash_attn: bool = True,
+    mla_cache: str = LLAMACPP_MLA_CACHE,
 ) -> dict:
     """The KV memory llama.cpp allocates for `--ctx-size n_ctx -ctk type_k -ctv type_v`.
 
     n_seq is --parallel (llama-server slots); kv_unified is --kv-unified (the
-    server turns it on when --parallel is left on auto). Returns one entry per
-    cache llama.cpp creates (non-SWA, SWA, recurrent) with the log line it prints.
+    server turns it on when --parallel is left on auto). `mla_cache` is how the build
+    and GGUF cache an MLA model (kvlab.memory.llamacpp.LLAMACPP_MLA_CACHES; today's
+    "latent" unless said). Returns one entry per cache llama.cpp creates (non-SWA,
+    SWA, recurrent) with the log line it prints.
     """
+    arch, latent = llamacpp_mla_architecture(arch, mla_cache), arch
+    layout_note = (
+        [f"MLA cached as {mla_cache!r}: {LLAMACPP_MLA_CACHES[mla_cache]}"]
+        if latent.attention == "mla" and mla_cache != LLAMACPP_MLA_CACHE
+        else []
+    )
     if n_ctx < 1:
         raise ValueError("n_ctx must be at least 1 (llama.cpp's 0 means 'the training context')")
     if n_seq < 1 or n_ubatch < 1:
@@ -322,7 +336,7 @@ def llamacpp_kv_cache(
             raise ValueError(
                 f"{name}={short_repr(t)} is a vLLM cache type; llama.cpp accepts {', '.join(LLAMACPP_KV_TYPES)}"
             )
-    notes: list[str] = []
+    notes: list[str] = layout_note
     if type_v in QUANTIZED and not flash_attn:
         raise ValueError(f"type_v={type_v}: llama.cpp needs flash attention (-fa on) for a quantized V cache")
 
@@ -379,7 +393,8 @@ def llamacpp_kv_cache(
 
     def cache_entry(name: str, layers: list[LayerSpec], cells: int) -> dict:
         k = sum(row_bytes(type_k, l.k_values) for l in layers) * cells * n_stream
-        v = 0 if is_mla else sum(row_bytes(type_v, v_pad or l.v_values) for l in layers) * cells * n_stream
+        # an MLA layer has no V tensor (v_values 0) except in the layout of llama.cpp before PR 19067
+        v = sum(row_bytes(type_v, v_pad or l.v_values) for l in layers if l.v_values) * cells * n_stream
         return {
             "cache": name,
             "cells": cells,
@@ -459,7 +474,7 @@ def llamacpp_kv_cache(
                 ),
             }
         )
-    if is_mla:
+    if is_mla and not any(l.v_values for l in attn_layers):
         notes.append("MLA: llama.cpp caches only the latent (kv_lora_rank + rope dims) in K; no V tensor")
 
     total = sum(c["bytes"] for c in caches)

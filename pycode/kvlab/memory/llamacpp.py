@@ -24,7 +24,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dataclasses import replace
+
 from kvlab.inputs import short_repr
+from kvlab.memory.architecture import ATTENTION_KINDS, Architecture, attention_layer
 from kvlab.memory.weights import WEIGHT_FORMATS
 
 LLAMACPP_TAG = "b10309"  # the tag every rule below was read at (commit 82bb485)
@@ -474,6 +477,66 @@ def fit_params(
         + (f", at {chosen:,} tokens of context" if chosen != start_ctx else f", at the {chosen:,} tokens asked")
         + ": it starts, slower (how many layers is not modelled)",
     }
+
+
+# How llama.cpp has cached an MLA model (DeepSeek-V2/V3, Kimi, GLM-4.7-Flash) over time. The GGUF says which graph
+# runs: a file converted since PR 12801 carries attention.key_length_mla / value_length_mla (the heads' own sizes,
+# 192 / 128 for DeepSeek-V3) and key_length 576 / value_length 512 (the latent); an older file carries only
+# key_length 192 / value_length 128 per head, and llama.cpp runs it with every head's K and V cached.
+LLAMACPP_MLA_CACHES = {
+    "latent": (
+        "K holds the latent (kv_lora_rank + qk_rope_head_dim values), no V tensor: llama.cpp since PR 19067 "
+        "('kv-cache : support V-less cache', 2026-01-24: 'almost x2 less memory for the KV cache')"
+    ),
+    "latent+v": (
+        "K holds the latent (kv_lora_rank + qk_rope_head_dim values) and V the latent again (kv_lora_rank "
+        "values): llama.cpp from PR 12801 ('DeepSeek V2/V3 MLA implementation', April 2025) to PR 19067 "
+        "(GGUF key_length 576, value_length 512)"
+    ),
+    "per-head": (
+        "every head's K (qk_nope_head_dim + qk_rope_head_dim) and V (v_head_dim): llama.cpp before PR 12801, or "
+        "a GGUF converted before it (key_length 192, value_length 128 per head, no key_length_mla)"
+    ),
+}
+LLAMACPP_MLA_CACHE = "latent"
+
+
+def llamacpp_mla_architecture(arch: Architecture, mla_cache: str = LLAMACPP_MLA_CACHE) -> Architecture:
+    """`arch` as the llama.cpp build or GGUF named by `mla_cache` (LLAMACPP_MLA_CACHES) caches it.
+
+    "latent" returns the model as it is. The others need MLA's sizes from the config (Architecture.mla_dims);
+    a model that is not MLA is returned as it is, whatever the layout.
+
+    >>> from kvlab.memory.catalogue import model_architecture
+    >>> ds = model_architecture("deepseek-v3")
+    >>> [(la.k_values, la.v_values) for m in LLAMACPP_MLA_CACHES for la in llamacpp_mla_architecture(ds, m).layers[:1]]
+    [(576, 0), (576, 512), (24576, 16384)]
+    """
+    if mla_cache not in LLAMACPP_MLA_CACHES:
+        raise ValueError(f"mla_cache must be one of {', '.join(LLAMACPP_MLA_CACHES)}, got {short_repr(mla_cache)}")
+    if arch.attention != "mla" or mla_cache == LLAMACPP_MLA_CACHE:
+        return arch
+    if arch.mla_dims is None:
+        raise ValueError(
+            f"mla_cache {mla_cache}: {arch.name}'s config lacks qk_nope_head_dim or v_head_dim, which that layout needs"
+        )
+    rank, rope, nope, v_dim = arch.mla_dims
+
+    def cached(layer):
+        if layer.kind not in ATTENTION_KINDS or layer.k_values != rank + rope:
+            return layer
+        if mla_cache == "latent+v":
+            return replace(layer, v_values=rank, head_dim_v=rank)
+        return attention_layer(layer.kind, arch.n_heads, nope + rope, head_dim_v=v_dim)
+
+    layers = tuple(cached(layer) for layer in arch.layers)
+    note = f"llama.cpp's {mla_cache} MLA cache: {LLAMACPP_MLA_CACHES[mla_cache]}"
+    return replace(
+        arch,
+        layers=layers,
+        attention="mla" if mla_cache == "latent+v" else "mha",
+        notes=(*arch.notes, note),
+    )
 
 
 def gemma3n_cache_layers(n_layer: int, swa_period: int = GEMMA3N_SWA_PERIOD) -> dict:
