@@ -61,9 +61,10 @@ from kvlab.memory.calibration import (  # noqa: E402
 )
 from kvlab.memory.catalogue import model_architecture  # noqa: E402
 from kvlab.memory.deployment import deployment  # noqa: E402
-from kvlab.memory.verdict import llamacpp_fit, verdict  # noqa: E402
+from kvlab.memory.verdict import llamacpp_fit, verdict, vllm_layout  # noqa: E402
+from kvlab.memory.drafters import drafter_ids  # noqa: E402
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noqa: E402
-from kvlab.memory.kv_bytes import MIB, llamacpp_kv_cache  # noqa: E402
+from kvlab.memory.kv_bytes import MIB, llamacpp_kv_cache, vllm_blocks  # noqa: E402
 from kvlab.memory.llamacpp import (  # noqa: E402
     BUILD_FIT,
     LLAMACPP_MLA_CACHE,
@@ -290,6 +291,28 @@ def _older_release_refuses(entry: dict, v: dict) -> bool:
     return any(minor <= engines.release_minor(r["through"]) for r in v.get("older_versions_refuse", []))
 
 
+# vLLM's "GPU KV cache size" line became int(max_concurrency x max_model_len) with vllm#38364, first in the 0.20.1
+# release (its wheel's kv_cache_utils.py); 0.20.0 and the 0.20.1rc1 nightlies print num_blocks // groups x block size
+BLOCKS_FORM_BEFORE = (0, 20, 1)
+
+
+def prints_blocks(entry: dict) -> bool:
+    """The log's release prints the token line as blocks // groups x block size (before vllm#38364); False when
+    its version is not stated (the bench then predicts the concurrency form)."""
+    m = re.match(r"v?(\d+)\.(\d+)\.(\d+)(rc\d+)?", str(entry.get("engine_version") or ""))
+    if not m:
+        return False
+    release = tuple(int(g) for g in m.groups()[:3])
+    return release < BLOCKS_FORM_BEFORE or (release == BLOCKS_FORM_BEFORE and m.group(4) is not None)
+
+
+def drafter_of(args: dict) -> str | None:
+    """The separate drafter an entry's speculative_config names, where kvlab knows it (kvlab.memory.drafters)."""
+    spec = args.get("speculative_config")
+    model = spec.get("model") if isinstance(spec, dict) else None
+    return model if model and model.lower() in {d.lower() for d in drafter_ids()} else None
+
+
 def vllm_prediction_rows(cited: str) -> list[dict]:
     """Every vLLM log with a known model, card and a logged KV figure or refusal, predicted by the fit verdict."""
     rows = []
@@ -323,7 +346,10 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
         version = _engine_version(entry, text)
         spec = speculative_of(args)
         drafter = args.get("speculative_config")
-        if drafter and not (spec[0] == "mtp" and arch.draft_layers):
+        known = drafter_of(args)
+        if known:
+            how.append(f"speculative drafter {known}: its weights and KV layers (kvlab.memory.drafters)")
+        elif drafter and not (spec[0] == "mtp" and arch.draft_layers):
             named = drafter.get("model") or drafter.get("method") if isinstance(drafter, dict) else drafter
             how.append(f"speculative drafter ({named}): its own weights and cache are not modelled")
         fmt = weights_format(entry, arch)
@@ -347,6 +373,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
                 mtp=spec[0] == "mtp" and bool(arch.draft_layers),
                 mxfp4_backend=mxfp4_backend_of(entry, text) if fmt == "MXFP4" else None,
                 multimodal=multimodal_of(args),
+                drafter=known,
             )
             v = verdict(dep, context, solve=False)
             starts = bool(v["fits"]) and not _older_release_refuses(entry, v)
@@ -360,6 +387,12 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
         # (one more sequence's cache: the null block, 0.21+, is in both)
         two = {c["name"]: c["bytes"] for c in verdict(dep, context, n_seq=2, solve=False)["components"]}
         per_token = (two["kv_cache"] - parts["kv_cache"]) / context
+        predicted_tokens = avail * engines.GIB / per_token if per_token else None
+        if prints_blocks(entry) and predicted_tokens is not None:
+            # an older release: num_blocks // groups x block size (kv_bytes.vllm_blocks)
+            layout = vllm_layout(dep, context)
+            predicted_tokens = vllm_blocks(layout, avail * engines.GIB)["tokens"]
+            how.append("tokens as the release prints them: blocks // groups x block size (before vllm#38364)")
         rows.append(
             {
                 "file": entry["file"],
@@ -370,10 +403,8 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
                 "predicted_gib": avail,
                 "err_gib": None if available is None else (avail - available) / abs(available),
                 "logged_tokens": tokens,
-                "predicted_tokens": avail * engines.GIB / per_token if per_token else None,
-                "err_tokens": None
-                if tokens is None or not per_token
-                else (avail * engines.GIB / per_token - tokens) / tokens,
+                "predicted_tokens": predicted_tokens,
+                "err_tokens": None if tokens is None or not per_token else (predicted_tokens - tokens) / tokens,
                 "starts_logged": not refused,
                 "starts_predicted": starts,
                 "cause": v.get("binding_label") or v.get("headline"),

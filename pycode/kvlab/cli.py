@@ -34,6 +34,7 @@ from kvlab.memory.compare import engines_side_by_side
 from kvlab.memory.scheduler import DATASETS, simulate
 from kvlab.memory.serving import serving_estimate
 from kvlab.memory.compare import engine_budget
+from kvlab.memory.drafters import drafter_ids
 from kvlab.memory.deployment import ENGINES as ALL_ENGINES
 from kvlab.memory.deployment import deployment
 from kvlab.memory.engines import MXFP4_BACKENDS, VLLM_VERSIONS
@@ -212,6 +213,13 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         choices=("mtp", "other"),
         default="other",
         help="vLLM mode: mtp drafts with the checkpoint's own MTP layers, which cache K and V in the same pool",
+    )
+    p.add_argument(
+        "--drafter",
+        default=None,
+        help="vLLM mode: a separate draft model (the speculative config's model), one kvlab knows: "
+        + ", ".join(drafter_ids())
+        + "; its weights load beside the model's and its KV layers join the pool",
     )
     p.add_argument(
         "--allow-long-context",
@@ -569,6 +577,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         mtp=args.speculative_method == "mtp" and args.num_speculative_tokens > 0,
         mxfp4_backend=args.mxfp4_backend,
         multimodal=not args.language_model_only,
+        drafter=args.drafter,
     )
     r = verdict(dep, args.context, args.batch)
     if args.json:

@@ -31,6 +31,7 @@ from kvlab.dtypes import GIB, HEAD_SCALE_BYTES, LLAMACPP_KV_TYPES, VLLM_KV_TYPES
 from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
+from kvlab.memory.drafters import check_drafter, get_drafter
 from kvlab.memory.engine_budget import engine_kv_dtype
 from kvlab.memory.engines import (
     MXFP4_BACKENDS,
@@ -99,6 +100,8 @@ class Deployment:
     # vLLM runs a vision-language model's vision tower (False: --language-model-only, or every modality at 0 in
     # --limit-mm-per-prompt): its profile run adds to the reserve (engines.vllm_vision_profile)
     multimodal: bool = True
+    # a separate draft model under speculative decoding (kvlab.memory.drafters: DFlash): its weights and KV layers
+    drafter: dict | None = None
 
     @property
     def engine_name(self) -> str:
@@ -216,6 +219,7 @@ def deployment(
     mtp: bool = False,
     mxfp4_backend: str | None = None,
     multimodal: bool = True,
+    drafter: str | dict | None = None,
 ) -> Deployment:
     """A checked Deployment: every input validated here, a refusal naming its field.
 
@@ -231,6 +235,8 @@ def deployment(
     drafter is the checkpoint's own MTP layers (their K and V are cached too; refused for a model without them).
     `mxfp4_backend` ("triton" or "marlin"): the kernel path vLLM takes for MXFP4 weights when it is not the one
     get_mxfp4_backend picks for the card with triton_kernels installed (an install without them runs Marlin).
+    `drafter`: a separate draft model's Hugging Face id (kvlab.memory.drafters, vLLM only, with speculative_tokens):
+    its weights load beside the model's and its attention layers cache K and V in the same pool.
     """
     arch = model_architecture(model, params)
     check_auto_len(max_model_len_auto, engine, version)
@@ -298,6 +304,17 @@ def deployment(
             )
         if engine != "vllm" or w["format"] != "MXFP4":
             raise ValueError("mxfp4_backend: vLLM's kernel path for MXFP4 weights (weights MXFP4, engine vllm)")
+    if drafter is not None:
+        drafter = get_drafter(drafter)
+        if engine != "vllm":
+            raise ValueError("drafter: kvlab models a separate draft model under vLLM only")
+        if mtp:
+            raise ValueError("drafter: give a separate drafter or mtp, not both")
+        if not speculative_tokens:
+            raise ValueError("drafter: give speculative_tokens too (vLLM's num_speculative_tokens)")
+        if pp > 1:
+            raise ValueError("drafter: kvlab models a separate drafter without pipeline parallel")
+        check_drafter(drafter, arch)
     if mtp and not speculative_tokens:
         raise ValueError("mtp: give speculative_tokens too (vLLM's num_speculative_tokens)")
     if mtp and not arch.draft_layers:
@@ -325,4 +342,5 @@ def deployment(
         mtp=bool(mtp),
         mxfp4_backend=mxfp4_backend,
         multimodal=bool(multimodal),
+        drafter=drafter,
     )

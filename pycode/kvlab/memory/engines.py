@@ -33,6 +33,7 @@ from pathlib import Path
 from dataclasses import replace
 
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture, attention_layer
+from kvlab.memory.drafters import drafter_profile_bytes, drafter_weights
 from kvlab.inputs import short_repr
 
 # Cards whose tensor cores compute in FP4 (NVIDIA Blackwell: https://www.nvidia.com/en-us/data-center/technologies/blackwell-architecture/).
@@ -457,6 +458,7 @@ def vllm_setup(
     pp: int = 1,
     mxfp4_backend: str | None = None,
     multimodal: bool = True,
+    drafter: dict | None = None,
 ) -> dict:
     """Everything the vLLM model needs besides the KV cache, for one card (or a memory size given by hand).
 
@@ -470,6 +472,7 @@ def vllm_setup(
     subtracted from the budget), `null_block` and `mamba_check` (see vllm_mamba_blocks).
     MXFP4 weights: the measured load and reserve of their kernel path (`mxfp4_path`; `mxfp4_backend` given, or the
     card's), reported as `mxfp4_kernel`.
+    A separate `drafter` (kvlab.memory.drafters) adds its weights to the load and its profile run to the reserve.
     """
     if version not in VLLM_VERSIONS:
         raise ValueError(f"engine_version must be one of {', '.join(VLLM_VERSIONS)}, got {short_repr(version)}")
@@ -526,6 +529,20 @@ def vllm_setup(
             stage_bytes=reserve.get("stage_bytes", reserve["bytes"]) + vision["bytes"],
             how=f"{reserve['how']}; + {vision['how']}",
         )
+    loaded = vllm_loaded_weights(arch, w, kernel)
+    if drafter:
+        dw = drafter_weights(drafter, n_gpus)
+        extra = dw["bytes_per_gpu"] * n_gpus  # the weights are the model's over its GPUs; each GPU holds its share
+        loaded = dict(loaded, bytes=loaded["bytes"] + extra, gib=(loaded["bytes"] + extra) / GIB)
+        loaded["how"] = f"{loaded['how']}; {dw['how']}"
+        profile = drafter_profile_bytes(drafter, defaults["max_num_batched_tokens"])
+        reserve = dict(
+            reserve,
+            bytes=reserve["bytes"] + profile["bytes"],
+            gib=reserve["gib"] + profile["bytes"] / GIB,
+            stage_bytes=reserve.get("stage_bytes", reserve["bytes"]) + profile["bytes"],
+            how=f"{reserve['how']}; + {profile['how']}",
+        )
     recent = version == VLLM_RECENT
     return {
         "engine": "vllm",
@@ -543,7 +560,7 @@ def vllm_setup(
         "max_num_batched_tokens": defaults["max_num_batched_tokens"],
         "max_num_seqs": defaults["max_num_seqs"],
         "defaults_how": f"{defaults['how']} ({defaults['source']})",
-        "weights": vllm_loaded_weights(arch, w, kernel),
+        "weights": loaded,
         "reserve": reserve,
         "vision_profile": vision,
         "mxfp4_kernel": kernel,

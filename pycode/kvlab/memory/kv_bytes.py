@@ -48,6 +48,7 @@ from kvlab.dtypes import (
 )
 from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.catalogue import model_architecture
+from kvlab.memory.drafters import with_drafter
 from kvlab.memory.llamacpp import (
     LLAMACPP_MLA_CACHE,
     LLAMACPP_MLA_CACHES,
@@ -626,8 +627,11 @@ def vllm_kv_layout(
         if layer.index_values:
             token += dsa_index_bytes(layer.index_values)  # + the DSA indexer key (DeepseekV32IndexerCache)
         attn_token = max(attn_token, token)
-        key = (layer.kind, layer.window if layer.kind in (SLIDING, CHUNKED) else None)
-        t = types.setdefault(key, {"kind": layer.kind, "window": key[1], "layers": 0, "token": 0})
+        # vLLM groups layers whose cache spec is equal: the kind and window, and the heads and head sizes (a
+        # separate drafter's layers are a type of their own even where their bytes per token match the model's)
+        window = layer.window if layer.kind in (SLIDING, CHUNKED) else None
+        key = (layer.kind, window, layer.kv_heads, layer.head_dim_k, layer.head_dim_v)
+        t = types.setdefault(key, {"kind": layer.kind, "window": window, "layers": 0, "token": 0})
         t["layers"] += 1
         t["token"] = max(t["token"], token)
         at.setdefault(key, []).append(i)
@@ -833,13 +837,14 @@ def vllm_kv_cache(
     prefix_caching: bool = False,
     speculative_tokens: int = 0,
     mtp: bool = False,
+    drafter: dict | None = None,
 ) -> dict:
     """vLLM's per-layer pages and the most memory one sequence of max_model_len can take.
 
     `prefix_caching` (--enable-prefix-caching) and `speculative_tokens` (num_speculative_tokens) change what a
     recurrent state takes per request (vllm_state_blocks); with `mtp` the checkpoint's draft layers
     (Architecture.draft_layers, full attention like the model's) cache K and V beside the model's
-    (vllm_with_draft_layers).
+    (vllm_with_draft_layers); a separate `drafter` (kvlab.memory.drafters) adds its own attention layers.
 
     `layout` is the whole model's (one GPU); under `tp`-way tensor and `pp`-way pipeline parallel, `stages`
     lists what each GPU holds: a stage's layers (vllm_pipeline_stages) and their layout with each GPU's share
@@ -856,7 +861,8 @@ def vllm_kv_cache(
         )
     _check_head_scales(arch, dtype)
     state_blocks = vllm_state_blocks(prefix_caching, speculative_tokens)
-    arch = vllm_speculative_state(vllm_with_draft_layers(arch, speculative_tokens if mtp else 0), speculative_tokens)
+    arch = vllm_with_draft_layers(arch, speculative_tokens if mtp else 0)
+    arch = vllm_speculative_state(with_drafter(arch, drafter), speculative_tokens)
     kinds = (FULL, SLIDING, LINEAR) + ((CHUNKED,) if arch.count(CHUNKED) else ())
     by_kind = {kind: {"layers": 0, "page_bytes": 0, "bytes_per_sequence": 0} for kind in kinds}
     per_token = 0

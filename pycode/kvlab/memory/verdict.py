@@ -99,6 +99,13 @@ def _kv_head_share(arch: Architecture, n_gpus: int) -> tuple[float, str]:
     return per_gpu / heads, f"{plural(heads, 'KV head')} / {n_gpus} GPUs = {per_gpu} per GPU"
 
 
+def _speculative_method(dep: Deployment) -> str:
+    """The method (and a separate drafter's model) of the --speculative-config the flags print."""
+    if dep.drafter:
+        return f'"method": "{dep.drafter["method"]}", "model": "{dep.drafter["id"]}"'
+    return f'"method": "{"mtp" if dep.mtp else "..."}"'
+
+
 def _vllm_setup(dep: Deployment, context: int) -> dict:
     """vLLM's setup (memory seen, batch defaults, loaded weights, reserve) for this context."""
     return vllm_setup(
@@ -114,6 +121,7 @@ def _vllm_setup(dep: Deployment, context: int) -> dict:
         pp=dep.pp,
         mxfp4_backend=dep.mxfp4_backend,
         multimodal=dep.multimodal,
+        drafter=dep.drafter,
     )
 
 
@@ -181,6 +189,7 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
         prefix_caching=dep.prefix_caching,
         speculative_tokens=dep.speculative_tokens,
         mtp=dep.mtp,
+        drafter=dep.drafter,
     )
     share, share_how = _kv_head_share(arch, n_gpus)
     usable = setup["usable_bytes"]
@@ -199,8 +208,7 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
         + (f" --pipeline-parallel-size {dep.pp}" if dep.pp > 1 else "")
         + (" --enable-prefix-caching" if dep.prefix_caching else "")
         + (
-            f""" --speculative-config '{{"method": "{"mtp" if dep.mtp else "..."}", "num_speculative_tokens": """
-            f"""{dep.speculative_tokens}}}'"""
+            f" --speculative-config '{{{_speculative_method(dep)}, \"num_speculative_tokens\": {dep.speculative_tokens}}}'"
             if dep.speculative_tokens
             else ""
         )
@@ -271,6 +279,7 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
         "budget_how": f"gpu_memory_utilization {dep.gpu_memory_utilization:g} x {_size(usable)} ({setup['usable_how']})",
         "band": reserve["band_bytes"] + (graphs["band_bytes"] if graphs else 0),
         "stages": stages if dep.pp > 1 else [],
+        "layout": layout,  # the KV layout of the GPU shown (kv_bytes.vllm_kv_layout)
         "setup": setup,
         # vLLM 0.21+'s Mamba cache blocks (None unless hybrid): every GPU gets the smallest stage's block count
         "mamba_blocks": _mamba_blocks(stages, budget) if setup.get("mamba_check") else None,
@@ -833,6 +842,13 @@ def _result(
         + dep.weights.get("notes", [])
         + notes,
     }
+
+
+def vllm_layout(dep: Deployment, context: int) -> dict:
+    """vLLM's KV layout on the GPU the verdict shows (groups, pages, blocks: kv_bytes.vllm_kv_layout)."""
+    if dep.engine != "vllm":
+        raise ValueError(f"engine: the KV layout is vLLM's; this deployment runs {dep.engine_name}")
+    return _per_gpu(dep, context, 1)["layout"]
 
 
 def budget(dep: Deployment, context: int) -> dict:
