@@ -561,7 +561,11 @@ def _cdiv(a: int, b: int) -> int:
 # vllm/model_executor/models/config.py HybridAttentionMambaModelConfig)
 # ---------------------------------------------------------------------------
 VLLM_KERNEL_BLOCK_ALIGNMENT = 16  # attention block sizes stay multiples of 16 when enlarged for a state page
-VLLM_GROUP_SIZE_SLACK = 1.25  # "if max_num_layers < min_num_layers * 1.25: group_size = max_num_layers"
+# "if max_num_layers < min_num_layers * 1.5: group_size = max_num_layers" (vllm/v1/core/kv_cache_utils.py in the
+# 0.20.1 and 0.23.0 release wheels: "1.5 is a heuristic to avoid too many padding layers while accommodating
+# speculative decoding drafters"; kvlab had 1.25 from an earlier reading; 0.10.0 took the smallest count always).
+# No catalogue model's types fall between 1.25x and 1.5x, so no figure moved.
+VLLM_GROUP_SIZE_SLACK = 1.5
 
 
 def vllm_kv_layout(
@@ -581,7 +585,7 @@ def vllm_kv_layout(
     - Layers with the same cache spec form a type (full, each sliding window, each chunk size, the
       recurrent state). One type: every layer gets its own tensor. Several types ("hybrid"): vLLM
       splits each type into groups of `group_size` layers (the smallest type's count, or the largest's
-      when it is within 1.25x of it), pads the last group of a type with empty layers, and lets the
+      when it is within 1.5x of it), pads the last group of a type with empty layers, and lets the
       groups share `group_size` tensors, so every group pays for whole pages of group_size layers.
     - With a recurrent state, pages must be one size: the attention block grows to the smallest
       multiple of 16 tokens whose page holds a state, and the state page is padded to it.
