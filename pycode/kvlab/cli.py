@@ -351,6 +351,7 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         ("--pipeline-parallel-size", int, "vLLM --pipeline-parallel-size"),
         ("--num-speculative-tokens", int, "vLLM num_speculative_tokens, if the log does not show it"),
         ("--speculative-method", str, "vLLM speculative method (mtp counts the model's own MTP layers)"),
+        ("--speculative-model", str, "vLLM speculative config's model: a separate drafter kvlab knows (--drafter)"),
     ):
         p.add_argument(flag, type=kind, default=None, help=what)
     p.add_argument("--swa-full", action="store_true", default=None, help="llama.cpp --swa-full")
@@ -821,6 +822,7 @@ def _run_explain_log(args: argparse.Namespace) -> int:
             "pipeline_parallel_size",
             "num_speculative_tokens",
             "speculative_method",
+            "speculative_model",
             "enable_prefix_caching",
         )
     }

@@ -96,3 +96,26 @@ def test_a_drafter_that_cannot_be_modelled_is_refused_naming_the_field(kw, messa
     args = {"model": "qwen3.6-27b", "gpu": "rtx-3090", "engine": "vllm", "speculative_tokens": 5, **kw}
     with pytest.raises(ValueError, match=message):
         deployment(args.pop("model"), **args)
+
+
+def test_explain_log_rebuilds_a_dflash_start_up_told_the_drafter():
+    """club-3090 #75: the excerpt's args line is cut, so the settings are stated; the drafter named by the local path
+    the compose gives vLLM. Without it the concurrency line differs (the layout lacks the drafter's group)."""
+    from pathlib import Path
+
+    from kvlab.memory.engine_logs import explain_engine_log
+
+    log = (Path(__file__).parent / "data/engine_logs/calibration/vllm_qwen36_27b_rtx3090_tp2_dflash.txt").read_text()
+    said = dict(
+        max_model_len=185000,
+        tensor_parallel_size=2,
+        num_speculative_tokens=5,
+        speculative_method="dflash",
+        enable_prefix_caching=True,
+    )
+    told = explain_engine_log(log, "qwen3.6-27b", speculative_model="~/.cache/huggingface/qwen3.6-27b-dflash", **said)
+    check = next(c for c in told["checks"] if c["figure"] == "maximum concurrency")
+    assert check["status"] == "consistent" and "1,230 blocks / 1,205" in check["rebuilt"]
+    assert any("z-lab/Qwen3.6-27B-DFlash (read from what you said)" in n for n in told["notes"])
+    untold = explain_engine_log(log, "qwen3.6-27b", **said)
+    assert next(c for c in untold["checks"] if c["figure"] == "maximum concurrency")["status"] == "differs"

@@ -53,6 +53,18 @@ def get_drafter(name) -> dict:
     raise ValueError(f"drafter must be one of {', '.join(drafter_ids())}, got {short_repr(name)}")
 
 
+def known_drafter(name: str | None) -> dict | None:
+    """The drafter a speculative config's model names, or None: its Hugging Face id, or a local path whose last part
+    is the id's name (vLLM logs print the path the server was given, "~/.cache/huggingface/qwen3.6-27b-dflash")."""
+    if not name:
+        return None
+    tail = str(name).rstrip("/").rsplit("/", 1)[-1].lower()
+    for d in _data()["drafters"]:
+        if str(name).lower() == d["id"].lower() or tail == d["id"].rsplit("/", 1)[-1].lower():
+            return d
+    return None
+
+
 def drafter_layers(d: dict) -> tuple[LayerSpec, ...]:
     """The drafter's attention layers as vLLM caches them: full attention, num_key_value_heads x head_dim K and V."""
     c = d["config"]

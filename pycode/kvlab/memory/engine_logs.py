@@ -46,6 +46,7 @@ from kvlab.memory.kv_bytes import (
     vllm_kv_cache,
 )
 from kvlab.memory.engines import vllm_version_from_tags
+from kvlab.memory.drafters import known_drafter
 from kvlab.memory.weights import model_weights_bytes, without_mtp
 from kvlab.wording import plural
 from kvlab.inputs import short_repr
@@ -173,6 +174,7 @@ MXFP4_PRINTED = (
 _SPECULATIVE = re.compile(r"speculative[_-]config['\"]?\s*[:=]?\s*['\"]?\{([^}]*)")
 _SPEC_METHOD = re.compile(r"['\"]method['\"]:\s*['\"]([\w.-]+)['\"]")
 _SPEC_TOKENS = re.compile(r"['\"]num_speculative_tokens['\"]:\s*(\d+)")
+_SPEC_MODEL = re.compile(r"['\"]model['\"]:\s*['\"]([^'\"]+)['\"]")
 _PREFIX_CACHING = re.compile(r"['\"]enable_prefix_caching['\"]:\s*(True|False)|--(no-)?enable-prefix-caching\b")
 # the engine arguments ('kv_cache_dtype': 'fp8'), the command (--kv-cache-dtype fp8) or the engine-init line
 # ("Initializing a V1 LLM engine (v...) with config: ..., kv_cache_dtype=fp8, ...")
@@ -672,9 +674,11 @@ def parse_engine_log(text: str) -> dict:
             }
         if "speculative" not in vllm and (m := _SPECULATIVE.search(line)):
             method, tokens = _SPEC_METHOD.search(m.group(1)), _SPEC_TOKENS.search(m.group(1))
+            model = _SPEC_MODEL.search(m.group(1))
             vllm["speculative"] = {
                 "method": method.group(1) if method else None,
                 "tokens": int(tokens.group(1)) if tokens else None,
+                "model": model.group(1) if model else None,
                 "line": number,
             }
         if "mxfp4_kernel" not in vllm:
@@ -1518,15 +1522,28 @@ def _vllm_request_layout(run: _VllmRun) -> None:
         v["speculative"] = {
             "method": stated.get("speculative_method"),
             "tokens": stated["num_speculative_tokens"],
+            "model": stated.get("speculative_model"),
             "line": None,
         }
     if not v.get("prefix_caching") and stated.get("enable_prefix_caching") is not None:
         v["prefix_caching"] = {"value": stated["enable_prefix_caching"], "line": None}
     spec = v.get("speculative") or {}
+    drafter = known_drafter(spec.get("model") or stated.get("speculative_model"))
+    if drafter and arch.hidden_size != drafter["target_hidden_size"]:
+        notes.append(f"the speculative model {drafter['id']} drafts for another model; its layers are left out")
+        drafter = None
+    if drafter:
+        notes.append(
+            f"speculative decoding with a separate drafter, {drafter['id']} (read from "
+            f"{'log line ' + str(spec['line']) if spec.get('line') and spec.get('model') else 'what you said'}): its "
+            f"{drafter['config']['num_hidden_layers']} attention layers are a cache type of their own in the pool "
+            "(kvlab.memory.drafters)"
+        )
     run.request = {
         "prefix_caching": bool((v.get("prefix_caching") or {}).get("value")),
         "speculative_tokens": spec.get("tokens") or 0,
         "mtp": spec.get("method") == "mtp" and bool(arch.draft_layers),
+        "drafter": drafter,
     }
     sizes = {"block_size": run.block, "max_num_batched_tokens": run.batched, "tp": run.tp}
     kv = vllm_kv_cache(arch, run.max_len, run.dtype_key, **sizes, **run.request)
@@ -2003,6 +2020,8 @@ def _vllm_unmodelled(run: _VllmRun) -> None:
                 + " K and V in the same pool, and each recurrent group keeps a state block per speculative token "
                 "(both counted)"
             )
+        elif run.request.get("drafter"):
+            pass  # a drafter kvlab knows: its layers are in the layout, said in _vllm_request_layout's note
         else:
             unmodelled.append(
                 (
@@ -3108,6 +3127,7 @@ STATED_VLLM = (
     "enable_prefix_caching",
     "num_speculative_tokens",
     "speculative_method",
+    "speculative_model",
 )
 
 
@@ -3141,9 +3161,14 @@ def explain_engine_log(log: str, model, engine: str | None = None, **stated) -> 
             isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 2**20
         ):
             raise ValueError(f"gpu_memory_gib must be a positive number of GiB, got {short_repr(value)}")
-        if name in ("type_k", "type_v", "kv_cache_dtype", "weights", "speculative_method") and not isinstance(
-            value, str
-        ):
+        if name in (
+            "type_k",
+            "type_v",
+            "kv_cache_dtype",
+            "weights",
+            "speculative_method",
+            "speculative_model",
+        ) and not isinstance(value, str):
             raise ValueError(f"{name} must be a type name, got {short_repr(value)}")
         if name == "mla_cache" and value not in LLAMACPP_MLA_CACHES:
             raise ValueError(f"mla_cache must be one of {', '.join(LLAMACPP_MLA_CACHES)}, got {short_repr(value)}")
