@@ -47,7 +47,12 @@ def test_model_in_catalogue_and_format_known(entry):
     weight_format(entry["format"])  # raises for an unknown format
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+# entries whose storage no kvlab format describes (format_note says which, e.g. MLX's group-64 4-bit, which also
+# quantizes the embedding that INT4 keeps in 16 bits): their ratio is the finding, kept in the note, not a check
+FITTING = [e for e in ENTRIES if "No kvlab format fits" not in e.get("format_note", "")]
+
+
+@pytest.mark.parametrize("entry", FITTING, ids=[IDS[ENTRIES.index(e)] for e in FITTING])
 def test_bytes_plausible_against_params_x_bits(entry):
     # params x bits, not the stored size an applied entry gives model_weights_bytes (which would make this 1.0)
     counted = model_weights_bytes(model_architecture(entry["model"]), entry["format"], as_stored=False)

@@ -111,11 +111,12 @@ def test_a_logs_checkpoint_is_counted_as_stored_less_the_mtp_head_vllm_skips():
     _, v = bench.predict_after(case)
     weights = next(c for c in v["components"] if c["name"] == "weights")
     assert weights["bytes"] == 23_410_000_000 - 1_689_000_000
-    # without the entry's checkpoint the same case is params x bits, 2.7 GiB lighter than the stored file less MTP
+    # without the entry's checkpoint the same case is params x bits (the embedding and lm_head at 16 bits), 0.5 GiB
+    # lighter than the stored file less MTP (2.7 GiB when they were counted at 4.5 bits)
     bare = dict(case, entry={k: x for k, x in entry.items() if k != "checkpoint"})
     after_bare, _ = bench.predict_after(bare)
     after, _ = bench.predict_after(case)
-    assert after_bare - after > 1.5
+    assert after_bare - after > 0.3
     assert abs(after - entry["logged"]["available_kv_gib"]) < abs(after_bare - entry["logged"]["available_kv_gib"])
 
 

@@ -53,3 +53,40 @@ def test_nvfp4_is_four_and_a_half_bits_as_its_blocks_store_it():
     w = weights_bytes(8e9, "NVFP4")
     assert w["bits_per_weight"] == (16 * 4 + 8) / 16 == 36 * 8 / 64
     assert w["bytes"] == 8e9 * 4.5 / 8
+
+
+def test_quantized_checkpoints_keep_the_embedding_and_output_projection_in_16_bits():
+    """GPTQ/AWQ, INT8, FP8 and NVFP4 checkpoints quantize the decoder's Linear layers, not the token embedding nor
+    lm_head (weights.EMBEDDINGS_AT_16_BITS). Checked against vLLM's own loads: Llama-3(.1)-70B AWQ on 2 GPUs,
+    'Model loading took 18.55 GiB' each; Llama-3.1-70B W8A8 on one, 67.7229 GB (vllm PR 12569)."""
+    from kvlab.memory.catalogue import model_architecture
+    from kvlab.memory.weights import model_weights_bytes
+
+    arch = model_architecture("llama-3.1-70b")
+    embedding = arch.vocab_size * arch.hidden_size * 2  # untied: the embedding and lm_head
+    for fmt, bits in (("INT4", 4.15625), ("INT8", 8.0), ("FP8", 8.0), ("NVFP4", 4.5)):
+        w = model_weights_bytes(arch, fmt, as_stored=False)
+        assert w["bytes"] == int((arch.params - embedding) * bits / 8) + embedding * 2, fmt
+    assert abs(model_weights_bytes(arch, "AWQ", as_stored=False)["bytes"] / 2 / 2**30 - 18.55) < 0.05
+    assert abs(model_weights_bytes(arch, "INT8", as_stored=False)["bytes"] / 2**30 - 67.7229) < 0.1
+    # GGUF quantizes token_embd and output too, and BF16 is 16 bits throughout: params x bits
+    for fmt in ("Q4_K_M", "Q8_0", "BF16"):
+        w = model_weights_bytes(arch, fmt, as_stored=False)
+        assert w["bytes"] == int(arch.params * w["bits_per_weight"] / 8), fmt
+    # a tied embedding is one tensor
+    from dataclasses import replace
+
+    one = replace(arch, tied_embeddings=True)
+    assert (
+        model_weights_bytes(one, "INT4", as_stored=False)["bytes"]
+        == int((arch.params - embedding / 2) * 4.15625 / 8) + embedding
+    )
+
+
+def test_an_l40s_shows_the_memory_nvidia_smi_reports():
+    """48 GB of GDDR6 with ECC on: nvidia-smi reports 46068MiB, and every engine sizes against that."""
+    from kvlab.memory.deployment import deployment
+
+    d = deployment("llama-3.1-8b", gpu="l40s", engine="vllm")
+    assert d.memory_bytes == int(44.99 * 2**30)
+    assert "nvidia-smi" in d.device["how"] and "46068MiB" in d.device["how"]

@@ -139,14 +139,18 @@ def device(gpu, memory_gib, n_gpus: int = 1) -> dict:
         if card.get("unified_memory") and n_gpus != 1:
             raise ValueError(f"n_gpus: {card['name']} is one chip with unified memory; use n_gpus=1")
         memory = gpu_memory_bytes(card)
-        how = (
-            (
+        if card.get("gpu_usable_gib") and card.get("unified_memory"):
+            how = (
                 f"{human_bytes(memory)} usable by the GPU of {card['memory_gib']} GiB unified memory "
                 f"({card.get('gpu_usable_source', 'see the catalogue note')})"
             )
-            if card.get("gpu_usable_gib")
-            else f"{card['memory_gib']} GiB per GPU (source: {card.get('spec_source', 'the catalogue')})"
-        )
+        elif card.get("gpu_usable_gib"):
+            how = (
+                f"{human_bytes(memory)} per GPU visible of its {card['memory_gib']} GiB "
+                f"({card.get('gpu_usable_source', 'see the catalogue note')})"
+            )
+        else:
+            how = f"{card['memory_gib']} GiB per GPU (source: {card.get('spec_source', 'the catalogue')})"
         return {
             "id": card.get("id"),
             "name": card.get("name", "custom"),

@@ -100,6 +100,16 @@ def list_weight_formats() -> list[dict]:
     ]
 
 
+# Safetensors quantizers leave the token embedding and the output projection in 16 bits: AutoAWQ and GPTQ quantize
+# the decoder layers' Linear modules only, llm-compressor's W4A16 / W8A8 / FP8 recipes ignore lm_head and the embedding
+# is no Linear, and NVIDIA ModelOpt's NVFP4 exports keep lm_head in BF16. Three vLLM loads agree with params x bits
+# once vocab x hidden (twice when untied) is counted at 2 bytes: Llama-3-70B AWQ on 2 GPUs, 18.52 GiB each against
+# 'Model loading took 18.55 GiB' (tests/python/data/engine_logs/calibration/vllm_llama3_70b_awq_l40s_tp2_v0160.txt);
+# Llama-3.1-70B W8A8, 67.66 GiB against 67.72 GiB (https://github.com/vllm-project/vllm/pull/12569); Qwen3-235B-A22B
+# FP8 at TP4, 55.1 GiB each against 'weights memory: 55.13GiB' (https://github.com/vllm-project/vllm/pull/21429).
+# GGUF quantizes token_embd and output too (its mixes are measured on whole files), so it is not here.
+EMBEDDINGS_AT_16_BITS = ("INT4", "INT8", "FP8", "NVFP4")
+
 # Formats that cover only some tensors: the rest stay in BF16.
 # gpt-oss ships its MoE expert weights in MXFP4 and everything else (attention,
 # embeddings, router, norms) in BF16 (gpt-oss model card, arXiv 2508.10925,
@@ -156,6 +166,21 @@ def model_weights_bytes(arch, fmt: str = "BF16", as_stored: bool = True) -> dict
         }
     if not arch.params:
         raise ValueError(f"params: {arch.name} has no parameter count (pass params, e.g. --params 8.03e9)")
+    embedding = _embedding_params(arch) if fmt in EMBEDDINGS_AT_16_BITS else 0
+    if fmt not in PARTIAL_FORMATS and embedding and embedding < arch.params:
+        quant = weights_bytes(arch.params - embedding, fmt)
+        nbytes = quant["bytes"] + embedding * 2
+        return dict(
+            quant,
+            params=arch.params,
+            bits_per_weight=nbytes * 8 / arch.params,
+            bytes=nbytes,
+            gib=nbytes / GIB,
+            how=f"{params_text(arch.params - embedding)} params x {quant['bits_per_weight']:g} bits ({quant['source']}) "
+            f"+ the embedding and output projection, {params_text(embedding)} params x 16 bits (quantizers leave them "
+            "in 16 bits)",
+            notes=[],
+        )
     if fmt not in PARTIAL_FORMATS:
         w = weights_bytes(arch.params, fmt)
         return dict(
@@ -188,6 +213,14 @@ def model_weights_bytes(arch, fmt: str = "BF16", as_stored: bool = True) -> dict
         "assumption": f"{fmt} covers the {PARTIAL_FORMATS[fmt]} only; the rest in BF16",
         "notes": [f"{fmt} covers the {PARTIAL_FORMATS[fmt]} only; attention, embeddings and norms stay BF16"],
     }
+
+
+def _embedding_params(arch) -> int:
+    """vocab x hidden for the token embedding, and again for the output projection unless the config ties them."""
+    vocab, hidden = getattr(arch, "vocab_size", None), getattr(arch, "hidden_size", None)
+    if not vocab or not hidden:
+        return 0
+    return vocab * hidden * (1 if getattr(arch, "tied_embeddings", None) else 2)
 
 
 def stored_weights(checkpoint: dict, fmt: str = "BF16", name: str = "") -> dict:
