@@ -101,11 +101,14 @@ Speed: steps in which every running request decodes and nothing can be admitted 
 empty, or max_num_seqs, the token budget or the pool stops its head) repeat with the same
 requests, so they are taken together: up to the next event (a request finishes, a block runs
 short, a request arrives that could be admitted), the step times of that stretch are computed
-at once with numpy, each request's context growing by one per step. Per-request state lives in
-numpy arrays. The cost is then per event (a stretch, or a step that admits or preempts), and mostly the
-fixed cost of each numpy call on the running requests' small arrays (a few microseconds in Pyodide,
-whatever the array's size): the loop keeps those calls few (the request ids index as np.intp, send
-times are read from a list, and what a step changes is checked only where it can change).
+at once, each request's context growing by one per step. The cost is then per event (a stretch, or a
+step that admits or preempts). A numpy call costs a few microseconds in Pyodide whatever the array's
+size, more than the arithmetic on a few requests, so a small running batch (SMALL_BATCH requests or
+fewer, as at a few requests per second) is simulated in Python ints and floats, in lists in running
+order, and a large one with numpy, in arrays indexed by request (the ids as np.intp; the loop keeps
+numpy calls few: send times are read from a list, and what a step changes is checked only where it can
+change). Both give the same bits: the same floating-point operations in the same order on the same
+numbers (a sum whose order is numpy's own, pairwise, is left to numpy).
 
 The client (vllm/benchmarks/serve.py and vllm/benchmarks/datasets.py): requests are sent with
 gaps drawn from a gamma distribution of shape `burstiness` (1: Poisson) and mean 1 / rate, all
@@ -163,9 +166,10 @@ from __future__ import annotations
 
 import json
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import deque
 from functools import cache
+from itertools import accumulate
 
 import numpy as np
 
@@ -201,6 +205,14 @@ SHAREGPT_SIGMA_OUTPUT = 0.9
 SHAREGPT_MIN_TOKENS = 4
 SHAREGPT_MAX_FACTOR = 8
 JUMP_STEPS = 256  # the most identical decode steps taken together (bounds the arrays of one stretch)
+# A running batch of at most SMALL_BATCH requests is simulated in Python ints and floats (lists in running order), a
+# larger one with numpy (arrays indexed by request): numpy's fixed cost per call outweighs its speed on a few
+# requests. The batch moves to numpy above SMALL_BATCH and back at SMALL_BATCH_BACK or fewer. The step times of a
+# stretch longer than SMALL_STEPS come from numpy either way. Both give the same bits: the same operations, in the same
+# order, on the same numbers.
+SMALL_BATCH = 48
+SMALL_BATCH_BACK = 32
+SMALL_STEPS = 64
 ACTIVATION_BYTES = 2  # a token's activations cross an all-reduce in BF16/FP16: hidden_size x 2 bytes
 SIMULATION_KEYS = (
     "bandwidth_efficiency",
@@ -366,6 +378,14 @@ NOT_MODELLED = [
 # ---------------------------------------------------------------------------
 
 
+def _sum(values: list) -> float:
+    """numpy's sum of the float64 `values` (its pairwise order, not Python's left to right), as a Python float. One
+    value is itself (numpy adds it to 0.0; the values summed here are positive)."""
+    if len(values) == 1:
+        return values[0]
+    return float(np.add.reduce(np.array(values, dtype=np.float64)))  # (what .sum() calls, without its wrapper)
+
+
 class _Piecewise:
     """f(c) = const + slope x c - sum over windows w of drop_w x max(c - w, 0), for c >= 1.
 
@@ -384,6 +404,7 @@ class _Piecewise:
         self.drops = np.array([(fn(w) - fn(w - 1)) - (fn(w + 1) - fn(w)) for w in ws], dtype=np.float64)
         keep = self.drops != 0
         self.windows, self.drops = self.windows[keep], self.drops[keep]
+        self.pairs = list(zip(self.windows.tolist(), self.drops.tolist()))  # the same numbers, as Python floats
 
     def at(self, c):
         """f at each context (array or number)."""
@@ -416,6 +437,31 @@ class _Piecewise:
                 first = cs.searchsorted(w - steps, side="right")  # the c_i with c_i + j > w
                 m = n - first
                 out = out - d * (suffix[first] + m * (steps - w))
+        return out
+
+    def at_one(self, c: int) -> float:
+        """`at` of one context (an int), in Python floats: the same operations on the same numbers."""
+        x = float(c)
+        out = self.const + self.slope * x
+        for w, d in self.pairs:
+            v = x - w
+            out = out - d * (v if v > 0.0 else 0.0)
+        return out
+
+    def total_of(self, c: list) -> float:
+        """`total` of contexts given as a list of ints."""
+        if not self.pairs:
+            return len(c) * self.const + self.slope * float(sum(c))
+        return _sum([self.at_one(x) for x in c])
+
+    def span_one(self, a: int, b: int) -> float:
+        """`span` of one chunk (ints), in Python floats: the same operations on the same numbers."""
+        c = b - a
+        out = c * self.const + self.slope * (c * (a + b + 1)) / 2
+        for w, d in self.pairs:
+            hi, lo = b - w, a - w
+            hi, lo = (hi if hi > 0.0 else 0.0), (lo if lo > 0.0 else 0.0)
+            out = out - d * (hi * (hi + 1) - lo * (lo + 1)) / 2
         return out
 
     def span(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -465,6 +511,7 @@ class RequestBlocks:
                 cap = -(-min(t["window"] + max_num_batched_tokens, max_model_len) // self.block)
                 self.groups.append((g, cap, None))
         self.full_only = all(cap is None for _, cap, _ in self.groups)
+        self.plain = self.full_only and not self.state  # blocks = full groups x cdiv(t, block)
         self.chunked = any(cap is not None and window is None for _, cap, window in self.groups)
         self.sliding = any(window is not None for _, _, window in self.groups)  # the only groups `c` matters to
         self.full_groups = sum(g for g, cap, _ in self.groups if cap is None)
@@ -495,6 +542,13 @@ class RequestBlocks:
         """`of(t, t - 1)`: the blocks once the decode step that brings a request to t tokens has allocated its slot
         (t - 1 computed when it allocates; only a sliding group reads that)."""
         return self.of(t, t - 1 if self.sliding else None)
+
+    def decoded_after(self, ctx: list, k: int) -> list:
+        """`decoded` of requests at ctx + k tokens, for contexts given as a list (ints)."""
+        if self.plain:  # full groups x cdiv(c + k, block)
+            up, block, groups = k + self.block - 1, self.block, self.full_groups
+            return [(c + up) // block for c in ctx] if groups == 1 else [groups * ((c + up) // block) for c in ctx]
+        return [self.one(c + k, c + k - 1 if self.sliding else None) for c in ctx]
 
     def most_in(self, steps: int) -> int:
         """The most blocks one request can add in `steps` decode steps."""
@@ -997,6 +1051,93 @@ def simulate(
         flops = 2.0 * active_flops * n_run + dense_scale * attn_fn.totals_ahead(ctx, js, c_sum, sums)
         return step_time(n_run, n_run, kv_read, flops)
 
+    kv_pairs, attn_pairs = kv_fn.pairs, attn_fn.pairs
+
+    def decode_steps_small(ctx: list, k: int, t0: float, add: float = 0.0) -> tuple[list, list, list]:
+        """`decode_steps` of requests whose contexts are a list, as lists, with `add` seconds added to each step and
+        the steps' end times from t0 (t0 + the cumulative sum, as numpy's cumsum adds). For a few steps, one step at a
+        time in Python floats: the same operations in the same order on the same numbers as numpy's, so the same
+        bits, without numpy's fixed cost per call; a long stretch with numpy."""
+        if k > SMALL_STEPS:
+            dts, cbound = decode_steps(np.array(ctx, dtype=np.int64), k)
+            if add:
+                dts = dts + add
+            return dts.tolist(), cbound.tolist(), (t0 + dts.cumsum()).tolist()
+        n_run = len(ctx)
+        c_sum = float(sum(ctx))
+        kv0, kv_slope = n_run * kv_fn.const, kv_fn.slope
+        attn0, attn_slope = n_run * attn_fn.const, attn_fn.slope
+        flops0 = 2.0 * active_flops * n_run
+        weights = weights_at(n_run)
+        # n_run x j for the steps j = 1 .. k, exact integers (numpy's float n_run x float j): the contexts' sum at step j
+        # is c_sum + n_run x j
+        grow = range(n_run, n_run * k + 1, n_run)
+        if kv_pairs or attn_pairs:  # windows: `totals_ahead` on the sorted contexts and their suffix sums
+            cs = sorted(float(x) for x in ctx)
+            suffix = [0.0] * (n_run + 1)
+            acc = cs[-1]  # numpy's reversed cumsum
+            suffix[n_run - 1] = acc
+            for i in range(n_run - 2, -1, -1):
+                acc = acc + cs[i]
+                suffix[i] = acc
+            kv_read = [kv0 + kv_slope * (c_sum + x) for x in grow]
+            attn = [attn0 + attn_slope * (c_sum + x) for x in grow]
+            for pairs, values in ((kv_pairs, kv_read), (attn_pairs, attn)):
+                for w, d in pairs:
+                    for i in range(k):
+                        first = bisect_right(cs, w - (i + 1))
+                        values[i] = values[i] - d * (suffix[first] + (n_run - first) * ((i + 1) - w))
+            memory = [(weights + x) / bandwidth / eb for x in kv_read]
+            compute = [(flops0 + dense_scale * x) / peak / ec for x in attn] if peak is not None else None
+        elif peak is None or (
+            kv_slope >= 0
+            and attn_slope >= 0
+            and dense_scale >= 0
+            and (flops0 + dense_scale * (attn0 + attn_slope * (c_sum + n_run * k))) / peak / ec
+            <= (weights + (kv0 + kv_slope * (c_sum + n_run))) / bandwidth / eb
+        ):
+            # memory binds at every step: the last step's compute time is at most the first step's memory time, and
+            # both grow with j (each operation rounds monotonically, the slopes are not negative), so compute_j <=
+            # compute_k <= memory_1 <= memory_j, and np.maximum gives memory_j (with no peak: memory alone)
+            gpu_extra = ar_fixed_s + ar_per_token_s * n_run + eager_s
+            cpu = step_fixed_s + per_request_s * n_run
+            if not gpu_extra and not add:  # (the common case, in one pass)
+                if async_scheduling:  # max(memory, cpu)
+                    dts = [
+                        m if (m := (weights + (kv0 + kv_slope * (c_sum + x))) / bandwidth / eb) >= cpu else cpu
+                        for x in grow
+                    ]
+                else:
+                    dts = [(weights + (kv0 + kv_slope * (c_sum + x))) / bandwidth / eb + cpu for x in grow]
+                return dts, [False] * k, [t0 + x for x in accumulate(dts)]
+            memory = [(weights + (kv0 + kv_slope * (c_sum + x))) / bandwidth / eb for x in grow]
+            compute = None
+        else:
+            memory = [(weights + (kv0 + kv_slope * (c_sum + x))) / bandwidth / eb for x in grow]
+            compute = [(flops0 + dense_scale * (attn0 + attn_slope * (c_sum + x))) / peak / ec for x in grow]
+        gpu_extra = ar_fixed_s + ar_per_token_s * n_run + eager_s
+        cpu = step_fixed_s + per_request_s * n_run
+        if compute is None:
+            gpu, cbound = memory, [False] * k
+        else:
+            cbound = [c > m for m, c in zip(memory, compute)]
+            if not gpu_extra and not add:  # (the common case, in one pass)
+                if async_scheduling:  # max(max(memory, compute), cpu)
+                    dts = [
+                        (m if m >= cpu else cpu) if m >= c else (c if c >= cpu else cpu)
+                        for m, c in zip(memory, compute)
+                    ]
+                else:
+                    dts = [(m if m >= c else c) + cpu for m, c in zip(memory, compute)]
+                return dts, cbound, [t0 + x for x in accumulate(dts)]  # (accumulate: numpy's cumsum, left to right)
+            gpu = [m if m >= c else c for m, c in zip(memory, compute)]  # np.maximum
+        if gpu_extra:
+            gpu = [x + gpu_extra for x in gpu]
+        dts = [x if x >= cpu else cpu for x in gpu] if async_scheduling else [x + cpu for x in gpu]
+        if add:
+            dts = [x + add for x in dts]
+        return dts, cbound, [t0 + x for x in accumulate(dts)]
+
     # --- per-request state ----------------------------------------------------------------------
     # send and enter times are written once per request, in order, and read one at a time: plain lists while the
     # loop runs (a numpy scalar costs more to read, in Pyodide most of all), arrays for the results
@@ -1142,6 +1283,20 @@ def simulate(
             prefix_refs += 1
         return dt
 
+    def trace_stretch(t0: float, k: int, n_ids: int, preempted: int) -> None:
+        """One trace row for a stretch of k decode steps of n_ids requests each."""
+        step_trace.append(
+            {
+                "t": t0,
+                "steps": k,
+                "tokens_per_step": n_ids,
+                "prefill_tokens": 0,
+                "running": n_ids,
+                "free_blocks": free,
+                "preempted": preempted,
+            }
+        )
+
     def record_stretch(ids: np.ndarray, t0: float, t_end: float, dts: np.ndarray, cbound, preempted: int) -> None:
         """A stretch of len(dts) identical decode steps of requests `ids` from t0 to t_end: their tokens (the first
         step's gap per request, then k - 1 regular gaps each), the counters and the trace."""
@@ -1157,17 +1312,95 @@ def simulate(
             compute_bound_s += float(dts[cbound].sum())
         max_running = max(max_running, n_ids)
         if trace:
-            step_trace.append(
-                {
-                    "t": t0,
-                    "steps": k,
-                    "tokens_per_step": n_ids,
-                    "prefill_tokens": 0,
-                    "running": n_ids,
-                    "free_blocks": free,
-                    "preempted": preempted,
-                }
+            trace_stretch(t0, k, n_ids, preempted)
+
+    # The running batch in Python (SMALL_BATCH): lists in running order of the requests' ids, computed tokens, generated
+    # tokens, own blocks, shared-prefix blocks and last token times. There these are what counts; the arrays indexed by
+    # request hold them for the requests not running (a request's values go back to the arrays when it is preempted,
+    # or when the batch moves to numpy; a finished request's are not needed again).
+
+    def emit_small(ids: list, last: list, now: float, dt: float, t0: float) -> None:
+        """`emit` for requests `ids` whose last token times are `last`; the caller sets their new last times."""
+        n_regular = last.count(t0)  # (t0 is a number: a NaN does not count)
+        if n_regular:
+            itl_one.append(dt)
+            itl_one_n.append(n_regular)
+        if n_regular < len(last):  # first tokens, and gaps longer than one step
+            odd = []
+            for r, x in zip(ids, last):
+                if x == t0:
+                    continue
+                if x != x:  # NaN: its first token
+                    first_tok[r] = now
+                else:
+                    odd.append(now - x)
+            if odd:
+                itl_odd.append(odd)
+
+    def record_stretch_small(
+        ids: list, last: list, t0: float, t_end: float, dts: list, cbound: list, preempted: int
+    ) -> None:
+        """`record_stretch` for a batch in Python; the caller sets the last token times to t_end."""
+        nonlocal steps, busy_s, compute_bound_s, max_running
+        k, n_ids, dt0 = len(dts), len(ids), dts[0]
+        emit_small(ids, last, t0 + dt0, dt0, t0)
+        if k > 1:
+            itl_runs.append(dts[1:])
+            itl_runs_n.append(n_ids)
+        steps += k
+        busy_s += t_end - t0
+        if peak is not None and True in cbound:
+            compute_bound_s += _sum([dt for dt, bound in zip(dts, cbound) if bound])
+        max_running = max(max_running, n_ids)
+        if trace:
+            trace_stretch(t0, k, n_ids, preempted)
+
+    def release_small(fin: list, now: float, batch: tuple) -> None:
+        """`release` of the requests at places `fin` (ascending) of a batch in Python, which loses them."""
+        nonlocal free, done, in_flight, prefix_refs
+        ids, _, _, own, in_prefix, _ = batch
+        refs = 0
+        for i in fin:
+            finish[ids[i]] = now
+            free += own[i]
+            refs += in_prefix[i] > 0
+        if refs:
+            prefix_refs -= refs
+            if prefix_refs == 0:
+                free += pb
+        for i in reversed(fin):
+            for col in batch:
+                del col[i]
+        done += len(fin)
+        in_flight -= len(fin)
+        assign(now)
+
+    def run_chunks_small(ids: list, a: list, c: list, b: list, tokens: int) -> tuple[float, int]:
+        """`run_chunks` for chunks given as lists: the step's seconds, and the place in `ids` of the request that
+        leaves the shared prefix cached (-1: none), whose blocks the caller moves."""
+        nonlocal steps, busy_s, compute_bound_s, prefix_cached, prefix_refs
+        if attn_prefill_fn is attn_fn and not attn_pairs:  # `span` without windows, inline
+            const, slope = attn_fn.const, attn_fn.slope
+            attn = _sum([(y - x) * const + slope * ((y - x) * (x + y + 1)) / 2 for x, y in zip(a, b)])
+        elif attn_prefill_fn is attn_fn:
+            attn = _sum([attn_fn.span_one(x, y) for x, y in zip(a, b)])
+        else:
+            attn = _sum([attn_fn.span_one(x, y) for x, y, z in zip(a, b, c) if z <= 1]) + _sum(
+                [attn_prefill_fn.span_one(x, y) for x, y, z in zip(a, b, c) if z > 1]
             )
+        flops = 2.0 * active_flops * tokens + dense_scale * attn
+        dt, cb = step_time(tokens, len(ids), kv_fn.total_of(b), flops)
+        steps += 1
+        busy_s += dt
+        if cb:
+            compute_bound_s += dt
+        owner = -1
+        if pb and not prefix_cached:
+            owner = next((i for i, x in enumerate(b) if x >= pb * bs), -1)
+            if owner >= 0:
+                prefix_cached = True
+                prefix_refs += 1
+        return dt, owner
 
     def hit_of(r: int, total: int) -> tuple[int, bool]:
         """Tokens waiting request r (of `total` tokens) takes from the prefix cache, and whether they are the shared
@@ -1185,7 +1418,7 @@ def simulate(
         """Admitting waiting request r with `room` tokens of the step's budget: its cache hit, whether that is the
         shared prefix, the chunk it computes, the blocks it then holds, and the shared prefix's blocks it takes off
         `free` with them (a preempted request's own cached blocks are counted in `free`: it takes them back)."""
-        total = int(prompt[r] + generated[r])
+        total = prompt_l[r] + int(generated[r])
         hit, is_shared = hit_of(r, total)
         chunk = min(total - hit, room)
         if is_shared:
@@ -1199,6 +1432,69 @@ def simulate(
 
     guard_limit = 4 * int(out.sum() + prompt.sum()) + 10 * n
     guard = 0
+    prompt_l, out_l = prompt.tolist(), out.tolist()
+    # the running batch: in Python (R: ids, Rc: computed, Rg: generated, Rh: own blocks, Rs: shared-prefix blocks, Rl:
+    # last token times; `small`), or with numpy (`run` and the arrays indexed by request)
+    small = True
+    R: list[int] = []
+    Rc: list[int] = []
+    Rg: list[int] = []
+    Rh: list[int] = []
+    Rs: list[int] = []
+    Rl: list[float] = []
+
+    def batch_to_lists() -> tuple:
+        """The batch with numpy (`run`) as lists."""
+        return (
+            run.tolist(),
+            computed[run].tolist(),
+            generated[run].tolist(),
+            held[run].tolist(),
+            shared[run].tolist(),
+            last_tok[run].tolist(),
+        )
+
+    def batch_to_arrays(batch: tuple) -> np.ndarray:
+        """A batch in Python written to the arrays; its ids, as `run`."""
+        ids = np.array(batch[0], dtype=np.intp)
+        computed[ids], generated[ids], held[ids], shared[ids], last_tok[ids] = batch[1:]
+        return ids
+
+    def admit(n_running: int, budget_left: int, now: float) -> tuple:
+        """vLLM's admissions, after the running requests: waiting requests in order while the budget, max_num_seqs and
+        the pool allow. The admitted requests with their chunks, cache hits, own blocks and shared-prefix blocks, and
+        the budget left."""
+        nonlocal free, taken, prefix_refs
+        admitted: list[int] = []
+        a_sched: list[int] = []
+        a_hit: list[int] = []
+        a_mine: list[int] = []
+        a_shared: list[int] = []
+        while waiting and budget_left > 0 and n_running + len(admitted) < seqs_cap:
+            r = waiting[0]
+            hit, is_shared, chunk, mine, extra = admission(r, budget_left)
+            if mine + extra > free:
+                break  # it waits; what it had computed stays cached
+            waiting.popleft()
+            free -= mine + extra
+            taken += mine - (blocks.one(hit, hit) if not is_shared else 0)
+            held[r] = mine
+            kept[r] = 0
+            in_prefix = 0
+            if hit and is_shared:
+                shared[r] = in_prefix = pb
+                prefix_refs += 1
+            computed[r] = hit
+            if math.isnan(first_sched[r]):
+                first_sched[r] = now
+            admitted.append(r)
+            a_sched.append(chunk)
+            a_hit.append(hit)
+            a_mine.append(mine)
+            a_shared.append(in_prefix)
+            budget_left -= chunk
+        return admitted, a_sched, a_hit, a_mine, a_shared, budget_left
+
     if sglang_run:
         # SGLang (module docstring, "SGLang"): a prefill batch whenever one can be formed, else one decode step of
         # every running request; admission by tokens with future decodes reserved (new_token_ratio), retraction
@@ -1216,14 +1512,19 @@ def simulate(
             guard += 1
             if guard > guard_limit:
                 raise RuntimeError("scheduler simulation made no progress (a kvlab bug)")
-            arrivals(t)
-            if not len(run) and not waiting and chunked < 0:
+            if visible < assigned and enter[visible] <= t:
+                arrivals(t)
+            n_run = len(R) if small else len(run)
+            if not n_run and not waiting and chunked < 0:
                 new_ratio = init_ratio  # an idle scheduler resets new_token_ratio
                 t = float(enter[visible]) if visible < assigned else t
                 arrivals(t)
                 if not waiting:
                     raise RuntimeError("scheduler simulation: nothing to run and nothing to come (a kvlab bug)")
-            n_run = len(run)
+            if small and n_run > SMALL_BATCH:
+                run, small = batch_to_arrays((R, Rc, Rg, Rh, Rs, Rl)), False
+            elif not small and n_run <= SMALL_BATCH_BACK:
+                (R, Rc, Rg, Rh, Rs, Rl), small = batch_to_lists(), True
             # ---- a prefill batch (get_new_batch_prefill; PrefillAdder) ---------------------------
             adds: list[tuple[int, int, int]] = []  # (request, tokens it starts from, tokens it prefills)
             took: list[int] = []  # requests taken off the waiting queue
@@ -1231,8 +1532,11 @@ def simulate(
                 if n_run >= seqs_cap and chunked < 0:
                     batch_full = True
                 else:
-                    left = np.minimum(out[run] - generated[run], clip)
-                    rem_total = free - float(left.sum()) * new_ratio  # free and evictable, less running reserves
+                    if small:  # the running requests' answers left, at most `clip` each
+                        reserve = float(sum([min(out_l[r] - g, clip) for r, g in zip(R, Rg)]))
+                    else:
+                        reserve = float(np.minimum(out[run] - generated[run], clip).sum())
+                    rem_total = free - reserve * new_ratio  # free and evictable, less running reserves
                     cur_rem = free
                     rem_input, rem_chunk = max_prefill_tokens, budget
                     if chunked >= 0:  # add_chunked_req: the next chunk of the request part-way through
@@ -1250,9 +1554,10 @@ def simulate(
                         if len(adds) >= seqs_cap - n_run:
                             batch_full = True
                             break
-                        hit = _hit(pb, 1, prefix_cached, 0, int(prompt[r] + generated[r]))  # the radix cache's
-                        ext = int(prompt[r] + generated[r]) - hit
-                        new_tokens = min(int(out[r]), clip)  # min(max_new_tokens, CLIP_MAX_NEW_TOKENS)
+                        total = prompt_l[r] + int(generated[r])
+                        hit = _hit(pb, 1, prefix_cached, 0, total)  # the radix cache's
+                        ext = total - hit
+                        new_tokens = min(out_l[r], clip)  # min(max_new_tokens, CLIP_MAX_NEW_TOKENS)
                         if ext + new_tokens >= rem_total:  # AddReqResult.NO_TOKEN
                             batch_full = True
                             break
@@ -1281,6 +1586,55 @@ def simulate(
                             break
                         if rem_input <= 0 or rem_chunk <= 0:  # budget_state: OTHER
                             break
+            if adds and small:  # (the requests prefilled are not running: their values are in the arrays)
+                for r in took:
+                    waiting.remove(r)
+                ids_l = [x[0] for x in adds]
+                a_l = [x[1] for x in adds]
+                c_l = [x[2] for x in adds]
+                b_l = [x + y for x, y in zip(a_l, c_l)]
+                tokens = sum(c_l)
+                free -= tokens
+                taken += tokens
+                for r, x, y in zip(ids_l, c_l, b_l):
+                    held[r] += x
+                    computed[r] = y
+                for r in took:
+                    if math.isnan(first_sched[r]):
+                        first_sched[r] = t
+                dt, owner = run_chunks_small(ids_l, a_l, c_l, b_l, tokens)
+                if owner >= 0:
+                    held[ids_l[owner]] -= pb
+                    shared[ids_l[owner]] = pb
+                t0, t = t, t + dt
+                ready = [r for r, y in zip(ids_l, b_l) if y >= prompt_l[r] + int(generated[r])]  # prompts done
+                if ready:
+                    emit_small(ready, [float(last_tok[r]) for r in ready], t, dt, t0)
+                    R = R + ready  # merged into the running batch, with its first (or next) token
+                    Rc = Rc + [int(computed[r]) for r in ready]
+                    Rg = Rg + [int(generated[r]) + 1 for r in ready]
+                    Rh = Rh + [int(held[r]) for r in ready]
+                    Rs = Rs + [int(shared[r]) for r in ready]
+                    Rl = Rl + [t] * len(ready)
+                max_running = max(max_running, len(R))
+                if trace:
+                    step_trace.append(
+                        {
+                            "t": t0,
+                            "steps": 1,
+                            "tokens_per_step": tokens,
+                            "prefill_tokens": tokens,
+                            "running": len(R),
+                            "free_blocks": free,
+                            "preempted": 0,
+                        }
+                    )
+                fin_l = [i for i, (r, g) in enumerate(zip(R, Rg)) if g >= out_l[r]]
+                if fin_l:
+                    release_small(fin_l, t, (R, Rc, Rg, Rh, Rs, Rl))
+                    batch_full = False
+                samples.append((t, num_blocks - free, queued(t), len(R)))
+                continue
             if adds:
                 for r in took:
                     waiting.remove(r)
@@ -1337,28 +1691,74 @@ def simulate(
             # ---- decode (update_running_batch): retract if the step's tokens do not fit ----------
             retracted = 0
             if free < n_run:  # check_decode_mem fails: retract_decode
-                order = np.lexsort((-prompt[run], generated[run]))  # fewest generated first, then longest prompt
-                keep = np.ones(n_run, dtype=bool)
-                for i in order:
-                    if keep.sum() == 1:
-                        break
-                    if retracted and free >= int(keep.sum()) * SGLANG_RETRACT_DECODE_STEPS:
-                        break
-                    victim = int(run[i])
-                    keep[i] = False
-                    evict(victim)
-                    waiting.append(victim)  # back of the queue (_add_request_to_queue)
-                    retracted += 1
-                run = run[keep]
-                n_run = len(run)
+                if small:
+                    # fewest generated first, then longest prompt (a stable sort, as np.lexsort)
+                    order = sorted(range(n_run), key=lambda i: (Rg[i], -prompt_l[R[i]]))
+                    keep = [True] * n_run
+                    n_keep = n_run
+                    for i in order:
+                        if n_keep == 1:
+                            break
+                        if retracted and free >= n_keep * SGLANG_RETRACT_DECODE_STEPS:
+                            break
+                        victim = R[i]
+                        keep[i] = False
+                        n_keep -= 1
+                        held[victim], shared[victim], generated[victim], last_tok[victim] = Rh[i], Rs[i], Rg[i], Rl[i]
+                        evict(victim)
+                        waiting.append(victim)  # back of the queue (_add_request_to_queue)
+                        retracted += 1
+                    R, Rc, Rg, Rh, Rs, Rl = ([x for x, f in zip(col, keep) if f] for col in (R, Rc, Rg, Rh, Rs, Rl))
+                    n_run = len(R)
+                    run_generated, run_out = float(sum(Rg)), float(sum([out_l[r] for r in R]))
+                else:
+                    order = np.lexsort((-prompt[run], generated[run]))  # fewest generated first, then longest prompt
+                    keep = np.ones(n_run, dtype=bool)
+                    for i in order:
+                        if keep.sum() == 1:
+                            break
+                        if retracted and free >= int(keep.sum()) * SGLANG_RETRACT_DECODE_STEPS:
+                            break
+                        victim = int(run[i])
+                        keep[i] = False
+                        evict(victim)
+                        waiting.append(victim)  # back of the queue (_add_request_to_queue)
+                        retracted += 1
+                    run = run[keep]
+                    n_run = len(run)
+                    run_generated, run_out = float(generated[run].sum()), float(out[run].sum())
                 preemption_events += retracted
                 batch_full = False
-                new_ratio = min(
-                    1.0,
-                    (float(generated[run].sum()) + SGLANG_RETRACT_DECODE_STEPS * n_run) / float(out[run].sum()),
-                )
+                new_ratio = min(1.0, (run_generated + SGLANG_RETRACT_DECODE_STEPS * n_run) / run_out)
                 if free < n_run:
                     raise RuntimeError("scheduler simulation: no room for one decode step (a kvlab bug)")
+            if small:
+                left_l = [out_l[r] - g for r, g in zip(R, Rg)]
+                fewest_left = min(left_l)
+                k = min(fewest_left, free // n_run, JUMP_STEPS)
+                if waiting and not batch_full:
+                    k = 1  # a prefill is tried before the next step
+                dts_l, cbound_l, ends_l = decode_steps_small(Rc, k, t, eager_decode_s if n_run > graph_bs else 0.0)
+                if not waiting and not batch_full and visible < assigned:
+                    seen = bisect_left(ends_l, enter[visible])  # first step ending after it
+                    if seen + 1 < k:
+                        k = seen + 1
+                        dts_l, cbound_l, ends_l = dts_l[:k], cbound_l[:k], ends_l[:k]
+                new_ratio = max(new_ratio - decay * (k - (1 if retracted else 0)), min_ratio)
+                t0, t_end = t, ends_l[-1]
+                free -= k * n_run
+                taken += k * n_run
+                Rh = [x + k for x in Rh]
+                Rc = [x + k for x in Rc]
+                Rg = [x + k for x in Rg]
+                record_stretch_small(R, Rl, t0, t_end, dts_l, cbound_l, retracted)
+                Rl = [t_end] * n_run
+                t = t_end
+                if k == fewest_left:  # some requests have no tokens left: they finish
+                    release_small([i for i, x in enumerate(left_l) if x <= k], t, (R, Rc, Rg, Rh, Rs, Rl))
+                    batch_full = False
+                samples.append((t, num_blocks - free, queued(t), len(R)))
+                continue
             ctx = computed[run]
             gen = generated[run]
             left = out[run] - gen
@@ -1395,14 +1795,178 @@ def simulate(
             guard += 1
             if guard > guard_limit:
                 raise RuntimeError("scheduler simulation made no progress (a kvlab bug)")
-            arrivals(t)
-            if not len(run) and not waiting:
+            if visible < assigned and enter[visible] <= t:
+                arrivals(t)
+            n_run = len(R) if small else len(run)
+            if not n_run and not waiting:
                 t = float(enter[visible]) if visible < assigned else t
                 arrivals(t)
                 if not waiting:
                     raise RuntimeError("scheduler simulation: nothing to run and nothing to come (a kvlab bug)")
+            if small and n_run > SMALL_BATCH:
+                run, small = batch_to_arrays((R, Rc, Rg, Rh, Rs, Rl)), False
+            elif not small and n_run <= SMALL_BATCH_BACK:
+                (R, Rc, Rg, Rh, Rs, Rl), small = batch_to_lists(), True
 
-            n_run = len(run)
+            if small:  # the same event as with numpy below, in Python: see there for the why of each part
+                occ_l = [x + y for x, y in zip(Rh, Rs)] if pb else Rh
+                need_l = [prompt_l[r] + g - c for r, g, c in zip(R, Rg, Rc)]
+                decoding = n_run > 0 and max(need_l) == 1
+                decode_blocks_l = None
+                if decoding:
+                    admissible = bool(waiting) and n_run < seqs_cap and budget > n_run
+                    if admissible:
+                        _, _, _, mine, extra = admission(waiting[0], budget - n_run)
+                        decode_blocks_l = [x - o for x, o in zip(blocks.decoded_after(Rc, 1), occ_l)]
+                        admissible = mine + extra <= free - sum(decode_blocks_l)
+                    if not admissible:  # a stretch
+                        left_l = [out_l[r] - g for r, g in zip(R, Rg)]
+                        fewest_left = min(left_l)
+                        k = min(fewest_left, JUMP_STEPS)
+                        if n_run * blocks.most_in(k) > free:
+                            last_k = sum(blocks.decoded_after(Rc, k)) - sum(occ_l)
+                            if last_k + n_run * blocks.sliding_slack > free:
+                                for j in range(1, k + 1):
+                                    if sum(blocks.decoded_after(Rc, j)) - sum(occ_l) > free:
+                                        k = j - 1  # steps 1 .. j - 1 fit
+                                        break
+                        if k >= 1:
+                            dts_l, cbound_l, ends_l = decode_steps_small(Rc, k, t)
+                            if not waiting and n_run < seqs_cap and visible < assigned:
+                                seen = bisect_left(ends_l, enter[visible])  # first step ending after it
+                                if seen + 1 < k:
+                                    k = seen + 1
+                                    dts_l, cbound_l, ends_l = dts_l[:k], cbound_l[:k], ends_l[:k]
+                            t0, t_end = t, ends_l[-1]
+                            grown_l = blocks.decoded_after(Rc, k)
+                            Rc = [c + k for c in Rc]
+                            if pb:
+                                grown_l = [x - y for x, y in zip(grown_l, Rs)]
+                            n_added = sum(grown_l) - sum(Rh)
+                            free -= n_added
+                            if blocks.sliding:
+                                taken += sum([x - y for x, y in zip(grown_l, Rh) if x > y])
+                            else:
+                                taken += n_added
+                            prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)
+                            Rh = grown_l
+                            Rg = [g + k for g in Rg]
+                            record_stretch_small(R, Rl, t0, t_end, dts_l, cbound_l, 0)
+                            Rl = [t_end] * n_run
+                            t = t_end
+                            if k == fewest_left:  # some requests have no tokens left: they finish
+                                fin_l = [i for i, x in enumerate(left_l) if x <= k]
+                                release_small(fin_l, t, (R, Rc, Rg, Rh, Rs, Rl))
+                            samples.append((t, num_blocks - free, queued(t), len(R)))
+                            continue
+                # one step
+                if decoding:
+                    sched_l = need_l
+                    newb_l = (
+                        decode_blocks_l
+                        if decode_blocks_l is not None
+                        else [x - o for x, o in zip(blocks.decoded_after(Rc, 1), occ_l)]
+                    )
+                else:
+                    sched_l = []
+                    before = 0  # the tokens the requests before ask for
+                    for x in need_l:
+                        room = budget - before
+                        sched_l.append(min(room if room > 0 else 0, x))
+                        before += x
+                    newb_l = [blocks.one(c + x, c) - o if x > 0 else 0 for c, x, o in zip(Rc, sched_l, occ_l)]
+                preempted = 0
+                cum_l = list(accumulate(newb_l))
+                while R and cum_l[-1] > free:
+                    p = next(i for i, x in enumerate(cum_l) if x > free)
+                    victim, last = R[-1], len(R) - 1
+                    held[victim], shared[victim], generated[victim], last_tok[victim] = Rh[-1], Rs[-1], Rg[-1], Rl[-1]
+                    if own_hits:
+                        kept[victim] = Rc[-1] // bs * bs
+                        kept_until[victim] = taken + free
+                    R, Rc, Rg, Rh, Rs, Rl = R[:-1], Rc[:-1], Rg[:-1], Rh[:-1], Rs[:-1], Rl[:-1]
+                    sched_l, newb_l, cum_l = sched_l[:-1], newb_l[:-1], cum_l[:-1]
+                    evict(victim)
+                    waiting.appendleft(victim)
+                    preempted += 1
+                    if p == last:
+                        break
+                preemption_events += preempted
+                n_new = cum_l[-1] if cum_l else 0
+                free -= n_new
+                taken += sum([x for x in newb_l if x > 0]) if blocks.sliding else n_new
+                Rh = [x + y for x, y in zip(Rh, newb_l)]
+                budget_left = budget - sum(sched_l)
+                if not preempted:
+                    admitted, a_sched, a_hit, a_mine, a_shared, budget_left = admit(len(R), budget_left, t)
+                    if admitted:
+                        R = R + admitted
+                        Rc = Rc + a_hit
+                        sched_l = sched_l + a_sched
+                        Rg = Rg + [int(generated[r]) for r in admitted]
+                        Rh = Rh + a_mine
+                        Rs = Rs + a_shared
+                        Rl = Rl + [float(last_tok[r]) for r in admitted]
+                prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)
+                if decoding and R:
+                    on = range(len(R))
+                else:
+                    on = [i for i, x in enumerate(sched_l) if x > 0]
+                    if not on:
+                        if preempted:
+                            samples.append((t, num_blocks - free, queued(t), len(R)))
+                            continue
+                        raise RuntimeError("scheduler simulation: a step with nothing to run (a kvlab bug)")
+                    if len(on) == len(R):
+                        on = range(len(R))
+                if len(on) == len(R):
+                    s_ids, a_l, c_l = R, Rc, sched_l
+                else:
+                    s_ids, a_l, c_l = [R[i] for i in on], [Rc[i] for i in on], [sched_l[i] for i in on]
+                tokens = budget - budget_left
+                b_l = [x + y for x, y in zip(a_l, c_l)]
+                dt, owner = run_chunks_small(s_ids, a_l, c_l, b_l, tokens)
+                t0, t = t, t + dt
+                if owner >= 0:
+                    Rh[on[owner]] -= pb
+                    Rs[on[owner]] = pb
+                max_running = max(max_running, len(R))
+                if len(on) == len(R):
+                    Rc = b_l
+                else:
+                    Rc = Rc[:]
+                    for i, x in zip(on, b_l):
+                        Rc[i] = x
+                sampled = [i for i, x in zip(on, b_l) if x >= prompt_l[R[i]] + Rg[i]]
+                if len(sampled) == len(R):  # (every one, as when all decode)
+                    Rg = [g + 1 for g in Rg]
+                    emit_small(R, Rl, t, dt, t0)
+                    Rl = [t] * len(R)
+                elif sampled:
+                    for i in sampled:
+                        Rg[i] += 1
+                    emit_small([R[i] for i in sampled], [Rl[i] for i in sampled], t, dt, t0)
+                    for i in sampled:
+                        Rl[i] = t
+                if trace:
+                    decodes = sum([1 for x, y, r in zip(a_l, c_l, s_ids) if y == 1 and x >= prompt_l[r]])
+                    step_trace.append(
+                        {
+                            "t": t0,
+                            "steps": 1,
+                            "tokens_per_step": tokens,
+                            "prefill_tokens": tokens - decodes,
+                            "running": len(R),
+                            "free_blocks": free,
+                            "preempted": preempted,
+                        }
+                    )
+                fin_l = [i for i, (r, g) in enumerate(zip(R, Rg)) if g >= out_l[r]]
+                if fin_l:
+                    release_small(fin_l, t, (R, Rc, Rg, Rh, Rs, Rl))
+                samples.append((t, num_blocks - free, queued(t), len(R)))
+                continue
+
             ctx = computed[run]
             gen = generated[run]
             own = held[run]
@@ -1501,27 +2065,8 @@ def simulate(
             budget_left = budget - int(sched.sum())
             # admissions (only in a step that preempted nothing)
             admitted: list[int] = []
-            a_sched: list[int] = []
             if not preempted:
-                while waiting and budget_left > 0 and len(run) + len(admitted) < seqs_cap:
-                    r = waiting[0]
-                    hit, is_shared, chunk, mine, extra = admission(r, budget_left)
-                    if mine + extra > free:
-                        break  # it waits; what it had computed stays cached
-                    waiting.popleft()
-                    free -= mine + extra
-                    taken += mine - (blocks.one(hit, hit) if not is_shared else 0)
-                    held[r] = mine
-                    kept[r] = 0
-                    if hit and is_shared:
-                        shared[r] = pb
-                        prefix_refs += 1
-                    computed[r] = hit
-                    if math.isnan(first_sched[r]):
-                        first_sched[r] = t
-                    admitted.append(r)
-                    a_sched.append(chunk)
-                    budget_left -= chunk
+                admitted, a_sched, _, _, _, budget_left = admit(len(run), budget_left, t)
             prefix_cached = prefix_cached and not (prefix_refs == 0 and free < pb)  # evicted to make room
             if admitted:
                 ids = np.concatenate([run, np.array(admitted, dtype=np.intp)])
