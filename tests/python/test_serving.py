@@ -46,10 +46,11 @@ def test_cost_per_million_tokens():
 
 
 def test_serving_estimate_llama3_8b_on_h100():
-    # bf16 weights as the checkpoint stores them (16,060,522,496 B); cache of an 8192-token chat = 128 KiB x 8192 =
+    # bf16 weights as the checkpoint stores them (16,060,522,496 B) less the token embedding's table, of which a
+    # step gathers one row per token (128,256 x 4,096 x 2 B, untied); cache of an 8192-token chat = 128 KiB x 8192 =
     # 1 GiB; H100 SXM 3350 GB/s
     r = serving_estimate("llama-3.1-8b", "h100-sxm", 8192, batch=4)
-    roofline_step = (16_060_522_496 + 4 * GIB) / 3350e9
+    roofline_step = (16_060_522_496 - 128_256 * 4_096 * 2 + 4 * GIB) / 3350e9
     assert r["roofline_seconds_per_token"] == pytest.approx(roofline_step) and r["bound"] == "bandwidth"
     # the step is the roofline step over the efficiency calibrated for a batch of 4
     eff = calibrated_efficiency(4)["value"]
@@ -117,9 +118,9 @@ def test_users_per_gpu_memory_and_speed_limits():
     # vLLM: 0.9 x the H100's 79.22 GiB - 16.06e9 B weights - the reserve, 1 GiB per 8192-token chat
     r = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192)
     assert r["users_by_memory"] == (int(0.9 * H100_DRIVER_BYTES) - 16_060_000_000 - LLAMA_VLLM_RESERVE) // GIB
-    # at >= 50 tok/s each: B <= (3350e9 / 50 - 16.06e9) / 1 GiB
+    # at >= 50 tok/s each: B <= (3350e9 / 50 - the weights a step reads) / 1 GiB, the weights less the embedding table
     s = users_per_gpu("llama-3.1-8b", "h100-sxm", 8192, min_tokens_per_second=50, bandwidth_efficiency=1.0)
-    assert s["users_by_speed"] == int((3350e9 / 50 - 16.06e9) // GIB)
+    assert s["users_by_speed"] == int((3350e9 / 50 - (16_060_522_496 - 128_256 * 4_096 * 2)) // GIB)
     assert s["users"] == min(s["users_by_memory"], s["users_by_speed"])
 
 

@@ -185,7 +185,7 @@ from kvlab.memory.kv_bytes import (
     vllm_kv_cache,
 )
 from kvlab.memory.serving import attention_flops, serving_benchmarks
-from kvlab.memory.weights import weights_bytes
+from kvlab.memory.weights import embedding_table_bytes, weights_bytes
 from kvlab.memory import sglang
 from kvlab.memory.deployment import Refused, deployment
 from kvlab.memory.engines import driver_memory, mxfp4_kernel
@@ -937,6 +937,9 @@ def simulate(
 
     # the deployment's weights, as vLLM loads them (a checkpoint's MTP head stays on disk: no drafter here)
     weights_total = float(dep.weights["bytes"])
+    # a step gathers one row of the token embedding per token; an untied table is otherwise not read
+    # (weights.embedding_table_bytes), so it comes off what every step reads
+    embedding_skip = float(min(embedding_table_bytes(arch, dep.weights), weights_total))
     moe = bool(arch.active_params) and arch.active_params < arch.params
     rest_params = 0.0  # an MoE's parameters outside the routed experts (attention, router, embeddings, shared)
     if moe and getattr(arch, "expert_params", None):  # shared part read every step, experts as routed
@@ -955,6 +958,9 @@ def simulate(
         if not shared_bytes:  # active = rest + routed x experts, params = rest + experts: solve for the rest
             rest_params = (arch.active_params - arch.params * routed) / (1.0 - routed)
             shared_bytes = weights_total * min(max(0.0, rest_params), arch.params) / arch.params
+    if moe:
+        embedding_skip = min(embedding_skip, shared_bytes)  # the embedding is in the shared part
+        shared_bytes -= embedding_skip
 
     def weights_at(tokens: int) -> float:
         """Bytes of weights a step of `tokens` tokens reads: dense, all; MoE, the experts its tokens touch.
@@ -964,10 +970,10 @@ def simulate(
         w = weights_memo.get(tokens)
         if w is None:
             if not moe:
-                w = weights_total
+                w = weights_total - embedding_skip
             else:
                 touched = 1.0 - (1.0 - expert_share) ** max(1, tokens)
-                w = shared_bytes + (weights_total - shared_bytes) * touched
+                w = shared_bytes + (weights_total - embedding_skip - shared_bytes) * touched
             weights_memo[tokens] = w
         return w
 

@@ -47,7 +47,13 @@ from kvlab.memory.kv_bytes import (
     kv_cache_bytes,
 )
 from kvlab.memory.verdict import verdict
-from kvlab.memory.weights import model_weights_bytes, params_text, weights_bytes, without_mtp
+from kvlab.memory.weights import (
+    embedding_table_bytes,
+    model_weights_bytes,
+    params_text,
+    weights_bytes,
+    without_mtp,
+)
 from kvlab.inputs import finite_number
 
 
@@ -275,7 +281,12 @@ def weights_read(arch: Architecture, fmt: str, batch: int, engine: str = "vllm")
     if engine == "vllm":
         total = without_mtp(total)
     if not arch.active_params or arch.active_params >= arch.params:
-        return total["bytes"], total["bytes"], "dense: every weight is read each step"
+        skip = embedding_table_bytes(arch, total)
+        return (
+            total["bytes"] - skip,
+            total["bytes"],
+            "dense: every weight is read each step" + (", but the token embedding (one row per token)" if skip else ""),
+        )
     if total.get("covered_params"):  # MXFP4 experts, BF16 rest: the rest is read every step
         rest = arch.params - total["covered_params"]
         expert_active = max(0.0, arch.active_params - rest)

@@ -223,6 +223,19 @@ def _embedding_params(arch) -> int:
     return vocab * hidden * (1 if getattr(arch, "tied_embeddings", None) else 2)
 
 
+def embedding_table_bytes(arch, w: dict) -> int:
+    """Bytes of the token embedding table a decode step does NOT read in full (it gathers one row per token), for
+    weights `w` as counted (model_weights_bytes): vocab x hidden at 16 bits where the format keeps it so, else at the
+    format's bits per weight. 0 for a tied embedding, which the output projection reads in full every step."""
+    if getattr(arch, "tied_embeddings", None) or not getattr(arch, "vocab_size", None):
+        return 0
+    table = arch.vocab_size * arch.hidden_size
+    fmt = w.get("format")
+    if fmt in EMBEDDINGS_AT_16_BITS or fmt in PARTIAL_FORMATS or w.get("stored"):
+        return table * 2
+    return int(table * (w.get("bits_per_weight") or 16) / 8)
+
+
 def stored_weights(checkpoint: dict, fmt: str = "BF16", name: str = "") -> dict:
     """The weights as a checkpoint stores them, in model_weights_bytes' shape, with `stored` True.
 
