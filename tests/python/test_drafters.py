@@ -106,13 +106,13 @@ def test_explain_log_rebuilds_a_dflash_start_up_told_the_drafter():
     from kvlab.memory.engine_logs import explain_engine_log
 
     log = (Path(__file__).parent / "data/engine_logs/calibration/vllm_qwen36_27b_rtx3090_tp2_dflash.txt").read_text()
-    said = dict(
-        max_model_len=185000,
-        tensor_parallel_size=2,
-        num_speculative_tokens=5,
-        speculative_method="dflash",
-        enable_prefix_caching=True,
-    )
+    said = {
+        "max_model_len": 185000,
+        "tensor_parallel_size": 2,
+        "num_speculative_tokens": 5,
+        "speculative_method": "dflash",
+        "enable_prefix_caching": True,
+    }
     told = explain_engine_log(log, "qwen3.6-27b", speculative_model="~/.cache/huggingface/qwen3.6-27b-dflash", **said)
     check = next(c for c in told["checks"] if c["figure"] == "maximum concurrency")
     assert check["status"] == "consistent" and "1,230 blocks / 1,205" in check["rebuilt"]
