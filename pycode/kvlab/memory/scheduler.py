@@ -1289,15 +1289,15 @@ def simulate(
             prefix_refs += 1
         return dt
 
-    def trace_stretch(t0: float, k: int, n_ids: int, preempted: int) -> None:
-        """One trace row for a stretch of k decode steps of n_ids requests each."""
+    def trace_row(t0: float, k: int, per_step: int, prefill: int, running: int, preempted: int) -> None:
+        """One trace row: k steps from t0 of per_step tokens each (prefill of them prompt tokens)."""
         step_trace.append(
             {
                 "t": t0,
                 "steps": k,
-                "tokens_per_step": n_ids,
-                "prefill_tokens": 0,
-                "running": n_ids,
+                "tokens_per_step": per_step,
+                "prefill_tokens": prefill,
+                "running": running,
                 "free_blocks": free,
                 "preempted": preempted,
             }
@@ -1318,7 +1318,7 @@ def simulate(
             compute_bound_s += float(dts[cbound].sum())
         max_running = max(max_running, n_ids)
         if trace:
-            trace_stretch(t0, k, n_ids, preempted)
+            trace_row(t0, k, n_ids, 0, n_ids, preempted)
 
     # The running batch in Python (SMALL_BATCH): lists in running order of the requests' ids, computed tokens, generated
     # tokens, own blocks, shared-prefix blocks and last token times. There these are what counts; the arrays indexed by
@@ -1359,7 +1359,7 @@ def simulate(
             compute_bound_s += _sum([dt for dt, bound in zip(dts, cbound) if bound])
         max_running = max(max_running, n_ids)
         if trace:
-            trace_stretch(t0, k, n_ids, preempted)
+            trace_row(t0, k, n_ids, 0, n_ids, preempted)
 
     def release_small(fin: list, now: float, batch: tuple) -> None:
         """`release` of the requests at places `fin` (ascending) of a batch in Python, which loses them."""
@@ -1624,17 +1624,7 @@ def simulate(
                     Rl = Rl + [t] * len(ready)
                 max_running = max(max_running, len(R))
                 if trace:
-                    step_trace.append(
-                        {
-                            "t": t0,
-                            "steps": 1,
-                            "tokens_per_step": tokens,
-                            "prefill_tokens": tokens,
-                            "running": len(R),
-                            "free_blocks": free,
-                            "preempted": 0,
-                        }
-                    )
+                    trace_row(t0, 1, tokens, tokens, len(R), 0)
                 fin_l = [i for i, (r, g) in enumerate(zip(R, Rg)) if g >= out_l[r]]
                 if fin_l:
                     release_small(fin_l, t, (R, Rc, Rg, Rh, Rs, Rl))
@@ -1665,17 +1655,7 @@ def simulate(
                     run = np.concatenate([run, ready])  # merged into the running batch
                 max_running = max(max_running, len(run))
                 if trace:
-                    step_trace.append(
-                        {
-                            "t": t0,
-                            "steps": 1,
-                            "tokens_per_step": tokens,
-                            "prefill_tokens": tokens,
-                            "running": len(run),
-                            "free_blocks": free,
-                            "preempted": 0,
-                        }
-                    )
+                    trace_row(t0, 1, tokens, tokens, len(run), 0)
                 fin = generated[run] >= out[run]
                 if fin.any():
                     release(run[fin], t)
