@@ -290,6 +290,83 @@ def test_gpu_fit_vllm_utilization_and_block_size(warm_page, site_url):
     expect(root).to_contain_text("vLLM's share of GPU memory: asked 3, used 1")
 
 
+def test_gpu_fit_vllm_version_moves_the_default_share_but_never_the_readers(warm_page, site_url):
+    root = open_widget(warm_page, site_url + "memory/", "gpu-fit")
+    root.scroll_into_view_if_needed()
+    activate(root)
+    wait_ready(root)
+    version = root.locator('select[name="engine_version"]')
+    util = root.locator('input[name="gpu_memory_utilization"]')
+    # llama.cpp first (the page's default): the picker is off, on vLLM 0.21 and later's default share
+    expect(version).to_be_disabled()
+    expect(version).to_have_value("0.21+")
+    expect(util).to_have_value("0.92")
+    assert version.locator("option").all_text_contents() == [
+        v["label"] for v in kvlab.gpu_fit_figure()["options"]["vllm_versions"]
+    ]
+
+    args = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "weights": "BF16", "kv": "f16", "context": 32768}
+    root.locator('select[name="model"]').select_option("llama-3.1-8b")
+    root.locator('select[name="gpu"]').select_option("h100-sxm")
+    root.locator('select[name="weights"]').select_option("BF16")
+    set_range(root, "context", 32768)
+    root.locator('select[name="mode"]').select_option("vllm")
+    root.locator('select[name="kv"]').select_option("f16")
+    expect(version).to_be_enabled()
+
+    def shows(want):
+        expect(root.locator('[data-field="flags"]')).to_have_text(want["flags"])
+        wait_ready(root)
+        expect(root.locator('[data-field="engine-text"]')).to_have_text(want["view"]["engine_text"])
+        assert table(root, "segments")[:-1] == [
+            [s["label"], s["human"], s["exact"], s["how"]] for s in want["segments"]
+        ]
+        assert root.locator('[data-field="bar"]').get_attribute("aria-label") == want["view"]["bar_label"]
+
+    new = kvlab.gpu_fit_figure(**args, mode="vllm")
+    assert "CUDA graphs (estimate)" in [s["label"] for s in new["segments"]]
+    shows(new)
+    # the older range: its own default share (the field follows, the reader never typed in it), no CUDA-graph term
+    version.select_option("v1")
+    old = kvlab.gpu_fit_figure(**args, mode="vllm", engine_version="v1")
+    assert old["params"]["gpu_memory_utilization"] == 0.9 and old["budget"] != new["budget"]
+    shows(old)
+    expect(util).to_have_value("0.9")
+    version.select_option("0.21+")
+    shows(new)
+    expect(util).to_have_value("0.92")
+    # a share the reader typed is theirs: a version picked later keeps it
+    util.fill("0.85")
+    util.press("Enter")
+    expect(root.locator('[data-field="flags"]')).to_contain_text("--gpu-memory-utilization 0.85")
+    version.select_option("v1")
+    shows(kvlab.gpu_fit_figure(**args, mode="vllm", engine_version="v1", gpu_memory_utilization=0.85))
+    expect(util).to_have_value("0.85")
+
+
+def test_gpu_fit_link_with_a_version_takes_its_default_share_unless_it_names_one(page, site_url):
+    embed = site_url + "embed/gpu-fit/?mode=vllm&kv=f16&weights=BF16&model=llama-3.1-8b&gpu=h100-sxm&engine_version=v1"
+    root = open_widget(page, embed, "gpu-fit")
+    expect(root.locator('select[name="engine_version"]')).to_have_value("v1")
+    expect(root.locator('input[name="gpu_memory_utilization"]')).to_have_value("0.9")
+    root = open_widget(page, embed + "&gpu_memory_utilization=0.92", "gpu-fit")
+    expect(root.locator('input[name="gpu_memory_utilization"]')).to_have_value("0.92")
+    activate(root)
+    want = kvlab.gpu_fit_figure(
+        model="llama-3.1-8b",
+        gpu="h100-sxm",
+        weights="BF16",
+        kv="f16",
+        mode="vllm",
+        engine_version="v1",
+        gpu_memory_utilization=0.92,
+    )
+    wait_ready(root)
+    expect(root.locator('[data-field="flags"]')).to_have_text(want["flags"])
+    expect(root.locator('[data-field="engine-text"]')).to_have_text(want["view"]["engine_text"])
+    expect(root.locator('input[name="gpu_memory_utilization"]')).to_have_value("0.92")
+
+
 def test_gpu_fit_never_contradicts_itself_on_llama_2_7b_at_128k(warm_page, site_url):
     root = open_widget(warm_page, site_url + "memory/", "gpu-fit")
     root.scroll_into_view_if_needed()

@@ -227,7 +227,9 @@ def test_serving_with_stages_is_no_faster_per_chat_and_costs_each_gpu():
 def test_the_gpu_fit_widget_offers_stages_under_vllm_only():
     kw = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "weights": "FP8", "kv": "fp8", "context": 131072}
     two = gpu_fit_figure(**kw, mode="vllm", pipeline_parallel=2)
-    same = verdict(deployment("llama-3.1-70b", weights="FP8", kv="fp8", gpu="h100-sxm", engine="vllm", pp=2), 131072)
+    # the widget models vLLM 0.21 and later unless told otherwise (engine_version)
+    dep = deployment("llama-3.1-70b", weights="FP8", kv="fp8", gpu="h100-sxm", engine="vllm", pp=2, version="0.21+")
+    same = verdict(dep, 131072)
     assert two["stages"] == [s["text"] for s in same["stages"]] and two["headline"] == same["headline"]
     assert two["params"]["pipeline_parallel"] == 2 and "2 pipeline stages" in two["view"]["where"]
     llama = gpu_fit_figure(**{**kw, "kv": "q8_0", "weights": "Q4_K_M"}, mode="llamacpp", pipeline_parallel=2)

@@ -17,7 +17,8 @@ from kvlab.inputs import short_repr, takes, text
 from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.checkpoint import checkpoint_weights_bytes, hub_plan
-from kvlab.memory.deployment import deployment
+from kvlab.memory.deployment import default_gpu_memory_utilization, deployment
+from kvlab.memory.engines import VLLM_RECENT, vllm_cuda_graph_estimate
 from kvlab.memory.kv_bytes import (
     LAYER_KIND_LABELS,
     LLAMACPP_PAD,
@@ -450,6 +451,16 @@ def _server_text(sv: dict) -> str:
     )
 
 
+# The vLLM versions gpu-fit offers (kvlab.memory.engines.VLLM_VERSIONS has them all), as its picker names them and as
+# the engine line says what the verdict models. "0.21+" is what readers install today; "v1" is 0.8-0.20. Not offered:
+# "v0" and "v0-pre-mla", whose verdicts would start models those releases never ran (Qwen3.5/3.6, gpt-oss) without a word.
+VLLM_VERSION_CHOICES = {VLLM_RECENT: "0.21 and later (current)", "v1": "0.8-0.20 (V1 engine)"}
+VLLM_VERSION_MODELLED = {
+    VLLM_RECENT: "vLLM 0.21 and later (V1 engine, an estimate of its CUDA-graph memory taken off the KV budget)",
+    "v1": "vLLM 0.8-0.20 (V1 engine)",
+}
+
+
 def _engine_text(data: dict) -> str:
     """Which engine version the verdict models, how sure it is, and any close call, in one line."""
     sure = "a firm answer" if data["confidence"] == "high" else "a close call"
@@ -458,7 +469,8 @@ def _engine_text(data: dict) -> str:
         if warning.startswith("close call: "):
             warning = warning.removeprefix("close call: ")
         # a sentence opens with a capital, but a name keeps its own case ("llama.cpp's --fit ...")
-        text += " " + (warning if warning.startswith(("llama.cpp", "vLLM")) else warning[0].upper() + warning[1:]) + "."
+        sentence = warning if warning.startswith(("llama.cpp", "vLLM")) else warning[0].upper() + warning[1:]
+        text += " " + sentence + ("" if sentence.endswith(".") else ".")  # vLLM's own refusal ends with its full stop
     if data.get("mxfp4_kernel_how"):
         text += " " + data["mxfp4_kernel_how"] + "."
     return text
@@ -673,17 +685,27 @@ def gpu_fit_figure(
     mode: str = "llamacpp",
     n_seq: int = 1,
     n_gpus: int = 1,
-    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
+    gpu_memory_utilization: float | None = None,
     block_size: int = VLLM_BLOCK_SIZE,
     pipeline_parallel: int = 1,
+    engine_version: str = VLLM_RECENT,
 ) -> GpuFitFigureResult:
     """The gpu-fit widget: kvlab.memory.verdict.verdict of one deployment on one GPU (weights + KV cache +
     compute buffer or activation reserve against its memory), what binds, the largest context and the most
     sequences that fit, and the same verdict for every catalogue GPU.
 
-    `gpu_memory_utilization` and `block_size` are vLLM's (`--gpu-memory-utilization`, `--block-size`);
-    llama.cpp ignores them, and vLLM's `pipeline_parallel` stages (each of `n_gpus` GPUs). Out-of-range values are clamped and say so; a block size vLLM does not take
-    (after clamping into its range) is a ValueError naming the field."""
+    `engine_version` is the vLLM release range modelled: "0.21+" (0.21 and later: a default
+    `--gpu-memory-utilization` of 0.92, and the CUDA-graph estimate off the KV budget) or "v1" (0.8-0.20: 0.9, no
+    such term). `gpu_memory_utilization` and `block_size` are vLLM's (`--gpu-memory-utilization`, `--block-size`;
+    None: that version's default share); llama.cpp ignores them, and vLLM's `pipeline_parallel` stages (each of
+    `n_gpus` GPUs). Out-of-range values are clamped and say so; a block size vLLM does not take (after clamping into
+    its range), or a version not offered, is a ValueError naming the field."""
+    if not isinstance(engine_version, str) or engine_version not in VLLM_VERSION_CHOICES:
+        raise ValueError(
+            f"engine_version must be one of {', '.join(VLLM_VERSION_CHOICES)}, got {short_repr(engine_version)}"
+        )
+    if gpu_memory_utilization is None:  # the version's own default: 0.92 from 0.21, 0.9 before
+        gpu_memory_utilization = default_gpu_memory_utilization("vllm", engine_version)
     clamped: dict = {}
     p = INPUTS.check(
         {
@@ -707,7 +729,7 @@ def gpu_fit_figure(
     card = get_gpu(gpu)
     settings = {"weights": weights, "kv": kv, "engine": mode}
     if mode == "vllm":
-        settings.update(gpu_memory_utilization=utilization, block_size=block_size)
+        settings.update(gpu_memory_utilization=utilization, block_size=block_size, version=engine_version)
     single = bool(card.get("unified_memory"))  # one chip: no tensor or pipeline parallel
     stages = pp if mode == "vllm" and not single else 1
     v = verdict(deployment(arch, gpu=card["id"], tp=1 if single else n_gpus, pp=stages, **settings), context, n_seq)
@@ -715,14 +737,8 @@ def gpu_fit_figure(
     memory = v["memory_bytes"]
     scale = max(v["total_bytes"], memory)
     segments = [
-        {
-            "name": c["name"],
-            "label": c["label"],
-            "how": c["how"],
-            "percent": round(100 * c["bytes"] / scale, 3),
-            **amount(c["bytes"]),
-        }
-        for c in v["components"]
+        {"name": name, "label": label, "how": how, "percent": round(100 * size / scale, 3), **amount(size)}
+        for name, label, how, size in _parts(v)
     ]
     log_lines = []
     if mode == "llamacpp":
@@ -747,6 +763,7 @@ def gpu_fit_figure(
             "pipeline_parallel": v["pipeline_parallel"],
             "gpu_memory_utilization": utilization,
             "block_size": block_size,
+            "engine_version": engine_version,
         },
         "clamped": clamped,
         "context_human": token_count(context),
@@ -774,7 +791,7 @@ def gpu_fit_figure(
         "verdict": v["verdict"],
         "binding": v["binding"],
         "headline": v["headline"],
-        "engine_version": v["engine_model"]["version"],
+        "engine_version": VLLM_VERSION_MODELLED[engine_version] if mode == "vllm" else v["engine_model"]["version"],
         "mxfp4_kernel_how": v["engine_model"].get("mxfp4_kernel_how"),
         "confidence": v["confidence"],  # "high": a firm answer; otherwise a close call
         "warnings": v["warnings"],
@@ -794,9 +811,44 @@ def gpu_fit_figure(
             "weights": weight_options(),
             "kv": kv_options(),
             "modes": ENGINE_LABELS,
-            "vllm_defaults": {"gpu_memory_utilization": VLLM_GPU_MEMORY_UTILIZATION, "block_size": VLLM_BLOCK_SIZE},
+            "vllm_defaults": {
+                "gpu_memory_utilization": default_gpu_memory_utilization("vllm", engine_version),
+                "block_size": VLLM_BLOCK_SIZE,
+            },
+            # each version's default share: the page's field follows the version picked until the reader sets it
+            "vllm_versions": [
+                {"id": k, "label": label, "gpu_memory_utilization": default_gpu_memory_utilization("vllm", k)}
+                for k, label in VLLM_VERSION_CHOICES.items()
+            ],
+            "vllm_share_default_text": (
+                f"{default_gpu_memory_utilization('vllm', VLLM_RECENT):g} from vLLM 0.21, "
+                f"{VLLM_GPU_MEMORY_UTILIZATION:g} before"
+            ),
             "context_steps": CONTEXT_STEPS,
             "context_ticks": CONTEXT_TICKS,
             "limits": input_limits(),
         },
     }
+
+
+def _parts(v: dict) -> list[tuple[str, str, str, int]]:
+    """The verdict's components as the bar draws them: (name, label, how, bytes). vLLM 0.21+ subtracts its CUDA-graph
+    estimate from the KV budget, and the verdict counts it in the activation reserve (engine_model.cuda_graphs_bytes,
+    on every GPU): drawn as a segment of its own, so the reader sees the term the version adds."""
+    graphs = v["engine_model"].get("cuda_graphs_bytes") or 0
+    parts = []
+    for c in v["components"]:
+        if graphs and c["name"] == "activation_reserve":
+            estimate = vllm_cuda_graph_estimate()
+            parts.append(
+                (
+                    "activation_reserve",
+                    "activation reserve",
+                    c["how"].removesuffix("; " + estimate["how"]),
+                    c["bytes"] - graphs,
+                )
+            )
+            parts.append(("cuda_graphs", "CUDA graphs (estimate)", estimate["how"].removeprefix("+ "), graphs))
+        else:
+            parts.append((c["name"], c["label"], c["how"], c["bytes"]))
+    return parts

@@ -371,6 +371,7 @@ class GpuFitParams(TypedDict):
     pipeline_parallel: int
     gpu_memory_utilization: float
     block_size: int
+    engine_version: str  # vLLM's release range modelled: "0.21+" or "v1" (kept, and checked, under llama.cpp too)
 
 
 class GpuFitGpuInfo(TypedDict):
@@ -412,8 +413,19 @@ class ServingOptions(TypedDict):
     limits: WidgetLimits
 
 
+class VllmVersion(TypedDict):
+    id: str  # kvlab.memory.engines.VLLM_VERSIONS: "0.21+", "v1"
+    label: str  # as the picker names it
+    gpu_memory_utilization: float  # that version's default --gpu-memory-utilization
+
+
 class GpuFitOptions(ServingOptions):
-    """The same pickers and limits as the serving widget's (kvlab.widgets.pickers.INPUTS)."""
+    """The same pickers and limits as the serving widget's (kvlab.widgets.pickers.INPUTS), and the vLLM versions.
+
+    `vllm_defaults.gpu_memory_utilization` is the chosen version's default."""
+
+    vllm_versions: list[VllmVersion]
+    vllm_share_default_text: str  # "0.92 from vLLM 0.21, 0.9 before": the share field's label
 
 
 class GpuFitFigureResult(TypedDict):
