@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 import kvlab
 from kvlab.memory.catalogue import get_model
-from tests.browser.widgets import activate, open_live, open_widget, set_range, wait_ready
+from tests.browser.widgets import activate, open_live, open_widget, select, set_range, wait_ready
 
 
 def text(root, name: str) -> str:
@@ -255,12 +255,9 @@ def test_gpu_fit_vllm_utilization_and_block_size(warm_page, site_url):
     expect(util).to_be_disabled()
     expect(block).to_be_disabled()
 
-    root.locator('select[name="model"]').select_option("llama-3.1-8b")
-    root.locator('select[name="gpu"]').select_option("h100-sxm")
-    root.locator('select[name="weights"]').select_option("BF16")
-    root.locator('select[name="mode"]').select_option("vllm")
+    select(root, model="llama-3.1-8b", gpu="h100-sxm", weights="BF16", mode="vllm")
     expect(util).to_be_enabled()
-    root.locator('select[name="kv"]').select_option("f16")
+    select(root, kv="f16")
     set_range(root, "gpu_memory_utilization", 0.5)
     block.select_option("128")
     set_range(root, "context", 30000)
@@ -291,10 +288,7 @@ def test_gpu_fit_vllm_utilization_and_block_size(warm_page, site_url):
 
 
 def test_gpu_fit_vllm_version_moves_the_default_share_but_never_the_readers(warm_page, site_url):
-    root = open_widget(warm_page, site_url + "memory/", "gpu-fit")
-    root.scroll_into_view_if_needed()
-    activate(root)
-    wait_ready(root)
+    root = open_live(warm_page, site_url + "memory/", "gpu-fit")
     version = root.locator('select[name="engine_version"]')
     util = root.locator('input[name="gpu_memory_utilization"]')
     # llama.cpp first (the page's default): the picker is off, on vLLM 0.21 and later's default share
@@ -306,12 +300,9 @@ def test_gpu_fit_vllm_version_moves_the_default_share_but_never_the_readers(warm
     ]
 
     args = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "weights": "BF16", "kv": "f16", "context": 32768}
-    root.locator('select[name="model"]').select_option("llama-3.1-8b")
-    root.locator('select[name="gpu"]').select_option("h100-sxm")
-    root.locator('select[name="weights"]').select_option("BF16")
+    select(root, model="llama-3.1-8b", gpu="h100-sxm", weights="BF16")
     set_range(root, "context", 32768)
-    root.locator('select[name="mode"]').select_option("vllm")
-    root.locator('select[name="kv"]').select_option("f16")
+    select(root, mode="vllm", kv="f16")
     expect(version).to_be_enabled()
 
     def shows(want):

@@ -39,6 +39,12 @@ def open_live(page: Page, url: str, name: str, index: int = 0):
     return root
 
 
+def select(root, **choices) -> None:
+    """Pick each select's option, in the order given (a later choice may depend on an earlier one)."""
+    for name, value in choices.items():
+        root.locator(f'select[name="{name}"]').select_option(value)
+
+
 def set_range(root, name: str, value) -> None:
     """Set a range/number input and fire `input`, as dragging would."""
     root.locator(f'input[name="{name}"]').evaluate(
