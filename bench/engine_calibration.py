@@ -62,7 +62,7 @@ from kvlab.memory.calibration import (  # noqa: E402
 from kvlab.memory.catalogue import model_architecture  # noqa: E402
 from kvlab.memory.deployment import deployment  # noqa: E402
 from kvlab.memory.verdict import llamacpp_fit, verdict, vllm_layout  # noqa: E402
-from kvlab.memory.drafters import drafter_ids  # noqa: E402
+from kvlab.memory.drafters import known_drafter  # noqa: E402
 from kvlab.memory.engine_logs import explain_engine_log, parse_engine_log  # noqa: E402
 from kvlab.memory.kv_bytes import MIB, llamacpp_kv_cache, vllm_blocks  # noqa: E402
 from kvlab.memory.llamacpp import (  # noqa: E402
@@ -309,8 +309,8 @@ def prints_blocks(entry: dict) -> bool:
 def drafter_of(args: dict) -> str | None:
     """The separate drafter an entry's speculative_config names, where kvlab knows it (kvlab.memory.drafters)."""
     spec = args.get("speculative_config")
-    model = spec.get("model") if isinstance(spec, dict) else None
-    return model if model and model.lower() in {d.lower() for d in drafter_ids()} else None
+    known = known_drafter(spec.get("model") if isinstance(spec, dict) else None)
+    return known["id"] if known else None
 
 
 def vllm_prediction_rows(cited: str) -> list[dict]:
