@@ -17,9 +17,9 @@ figures read off it). Three tables:
    kvlab.memory.engines), and whether the verdict (starts / refuses) matches.
 3. Fit: the reserve each log implies (util x driver memory - weights - available KV) against
    the model's estimate; --write stores the fitted constant and the error band.
-4. CUDA graphs (vLLM 0.21+): the estimate each log prints ("Estimated CUDA graph memory"), or implies
+4. CUDA graphs (vLLM 0.20+): the estimate each log prints ("Estimated CUDA graph memory"), or implies
    (|util - the util it is equivalent to| x driver memory); a constant fitted on the logs that print it
-   under 0.21's default (subtracted), checked on the others; --write stores it under versions["0.21+"].
+   under 0.20's default (subtracted), checked on the others; --write stores it under versions["0.20+"].
 """
 
 from __future__ import annotations
@@ -90,13 +90,15 @@ def fit(write: bool) -> None:
             f"| {w['model']} | {w['format']}{' (' + w['kernel'] + ')' if w.get('kernel') else ''} | {w['gib']:.2f} | {w['source']} |"
         )
     print("\n## Reserve each log implies (util x driver memory - weights - available KV), GiB\n")
-    print("| log | engine | implied | sampler | activations | fixed term it implies |\n|---|---|---|---|---|---|")
+    print(
+        "| log | engine | sampler path | implied | sampler logits L | activations | peak (larger of activations and "
+        "the warm-up) | fixed term it implies |\n|---|---|---|---|---|---|---|---|"
+    )
     for r in derived["general"]:
         f = r["features"]
-        rest = r["implied"] - f["sampler"] - f["activations"]
         print(
-            f"| {r['case']['entry']['file']} | {r['case']['era']} | {r['implied']:.2f} | {f['sampler']:.2f} | "
-            f"{f['activations']:.2f} | {rest:.2f} |"
+            f"| {r['case']['entry']['file']} | {r['case']['era']} | {r['case']['sampler']} | {r['implied']:.2f} | "
+            f"{f['sampler']:.2f} | {f['activations']:.2f} | {r['peak']:.2f} | {r['implied'] - r['peak']:.2f} |"
         )
     fitted = derived["reserve_fit"]
     print(
@@ -122,7 +124,7 @@ def cuda_graph_rows() -> list[dict]:
     """Every calibration log with vLLM's CUDA graph estimate, printed or implied by its utilization lines.
 
     Read with explain-log's own readers (engine_logs.parse_engine_log). The fit set is the logs that print
-    the estimate in GiB under 0.21's default (the estimate subtracted), except an entry marked
+    the estimate in GiB under 0.20's default (the estimate subtracted), except an entry marked
     cuda_graph_fit false (its cuda_graph_why says why); the rest are held out."""
     rows = []
     for entry in calibration():
@@ -163,14 +165,14 @@ def cuda_graph_fit(write: bool) -> dict:
     fit_rows = [r for r in rows if r["in_fit"]]
     value = statistics.median(r["gib"] for r in fit_rows)
     band = math.ceil(max(max(abs(r["gib"] - value) for r in fit_rows), 0.05) * 20) / 20  # up to 0.05 GiB
-    print("\n## 4. CUDA graph estimate (vLLM 0.21+ subtracts it from the KV budget), GiB per GPU\n")
+    print("\n## 4. CUDA graph estimate (vLLM 0.20+ subtracts it from the KV budget), GiB per GPU\n")
     print("| log | vLLM | model | TP | estimate | how | subtracted | role | kvlab | error |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         r["error"] = value - r["gib"]
         print(
             f"| {r['file']} | {r['version']} | {r['model']} | {r['tp']} | {r['gib']:.2f} | {r['how']} | "
-            f"{'yes' if r['subtracted'] else 'no (0.21+ opt-out, =0)' if r['opt_out'] else 'no (before 0.19, opt-in)'} | "
+            f"{'yes' if r['subtracted'] else 'no (0.20+ opt-out, =0)' if r['opt_out'] else 'no (before 0.19, opt-in)'} | "
             f"{'fit' if r['in_fit'] else 'held out'} | "
             f"{value:.3f} | {r['error']:+.2f} |"
         )
@@ -193,7 +195,7 @@ def cuda_graph_fit(write: bool) -> dict:
     }
     if write:
         data = json.loads(ENGINES_JSON.read_text(encoding="utf-8"))
-        data["vllm"]["versions"]["0.21+"]["cuda_graphs"].update(fitted)
+        data["vllm"]["versions"][engines.VLLM_RECENT]["cuda_graphs"].update(fitted)
         ENGINES_JSON.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         engines.engine_data.cache_clear()
         print(f"wrote the CUDA graph fit to {ENGINES_JSON.relative_to(ROOT)}")
@@ -273,11 +275,13 @@ def settings_known(entry: dict) -> bool:
 
 
 def _engine_version(entry: dict, text: str) -> str:
-    if version_range(entry) == ">=0.21" or "CUDA graph memory profiling is enabled" in text:
-        return "0.21+"  # the log says the estimate is subtracted (0.21's default; 0.20.2rc1 nightlies print it too)
+    release = engines.vllm_release(entry.get("engine_version"))
+    if (release and engines.release_minor(release) >= (0, 20)) or "CUDA graph memory profiling is enabled" in text:
+        # the log's release subtracts the estimate (the default from 0.20.0: vllm/envs.py), or it says so
+        return engines.VLLM_RECENT
     tagged = engines.vllm_version_from_tags(text) if version_range(entry) == "unknown" else None
-    if tagged and tagged["value"] >= (0, 21):
-        return "0.21+"  # no version stated: its line tags are those of releases from 0.21 on (engines.json log_tags)
+    if tagged and tagged["value"] >= (0, 20):
+        return engines.VLLM_RECENT  # no version stated: its line tags are those of releases from 0.20 on (log_tags)
     return era(entry, text)
 
 
@@ -384,7 +388,7 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
         avail = (v["budget_bytes"] - parts["weights"] - parts.get("activation_reserve", 0)) / engines.GIB
         # per GPU, for one request of max_model_len, without the null block: vLLM 0.20.2+ prints the tokens as
         # int(blocks / blocks per request x max_model_len), the null block among the blocks
-        # (one more sequence's cache: the null block, 0.21+, is in both)
+        # (one more sequence's cache: the null block, 0.20+, is in both)
         two = {c["name"]: c["bytes"] for c in verdict(dep, context, n_seq=2, solve=False)["components"]}
         per_token = (two["kv_cache"] - parts["kv_cache"]) / context
         predicted_tokens = avail * engines.GIB / per_token if per_token else None
@@ -881,7 +885,7 @@ def prediction_on_every_log() -> list[dict]:
     print(
         f"\nline tags, leave one out (a log that prints no version is placed by them): of {len(loo)} logs that state "
         f"a release, {len(placed)} are placed by the other logs' tags alone, {len(placed) - len(wrong)} on the same "
-        f"side of 0.21 as stated, {sum(r['stated'] in (r['releases'] or []) for r in placed)} at their own release"
+        f"side of 0.20 as stated, {sum(r['stated'] in (r['releases'] or []) for r in placed)} at their own release"
         + "".join(f"; wrong side: {r['file']} ({r['stated']}, placed {', '.join(r['releases'])})" for r in wrong)
     )
     return rows

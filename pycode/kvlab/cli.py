@@ -37,7 +37,7 @@ from kvlab.memory.compare import engine_budget
 from kvlab.memory.drafters import drafter_ids
 from kvlab.memory.deployment import ENGINES as ALL_ENGINES
 from kvlab.memory.deployment import deployment
-from kvlab.memory.engines import MXFP4_BACKENDS, VLLM_VERSIONS
+from kvlab.memory.engines import MXFP4_BACKENDS, VLLM_SAMPLERS, VLLM_VERSION_ALIASES, VLLM_VERSIONS
 from kvlab.memory.verdict import ENGINES, TENSOR_PARALLEL, verdict
 from kvlab.memory.weights import WEIGHT_FORMATS
 from kvlab.reuse.context import spans
@@ -178,7 +178,7 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         "--gpu-memory-utilization",
         type=float,
         default=None,
-        help="vLLM mode only (default as vLLM sets it: 0.92 for --engine-version 0.21+, else 0.9)",
+        help="vLLM mode only (default as vLLM sets it: 0.92 for --engine-version 0.20+, else 0.9)",
     )
     p.add_argument(
         "--max-num-batched-tokens",
@@ -192,10 +192,11 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--engine-version",
         default="v1",
-        choices=VLLM_VERSIONS,
-        help="vLLM mode: v1 (0.8-0.20, the default), v0 (0.6-0.10 with the V0 engine), 0.21+ (CUDA graph "
+        choices=(*VLLM_VERSIONS, *VLLM_VERSION_ALIASES),
+        help="vLLM mode: v1 (0.8-0.19, the default), v0 (0.6-0.10 with the V0 engine), 0.20+ (CUDA graph "
         "estimate subtracted from the budget, null block, a hybrid model's max_num_seqs checked against its "
-        "Mamba cache blocks) or v0-pre-mla (0.4-0.7.0: DeepSeek-V2/V3 cache every head's K and V, not the latent)",
+        "Mamba cache blocks; 0.21+ is its former name) or v0-pre-mla (0.4-0.7.0: DeepSeek-V2/V3 cache every head's K "
+        "and V, not the latent)",
     )
     p.add_argument(
         "--enable-prefix-caching",
@@ -550,6 +551,14 @@ def _mxfp4_backend_flag(p) -> None:
         help="vLLM mode, MXFP4 weights: the MoE kernel path (default: the card's, Triton on H100/H200 with "
         "triton_kernels installed; an install without them, or VLLM_MXFP4_USE_MARLIN=1, runs marlin)",
     )
+    p.add_argument(
+        "--sampler",
+        choices=VLLM_SAMPLERS,
+        default=None,
+        help="vLLM mode: the top-k/top-p path of the start-up's sampler warm-up, which sets part of the reserve "
+        "(default: the version's: native sort for v0 and v1 as pip installs up to 0.16 run it; flashinfer for 0.20+ "
+        "(0.20 runs triton, the same peak); 0.17-0.19 run triton, and the Docker images of 0.9-0.11.0 flashinfer)",
+    )
 
 
 def _run_fit(args: argparse.Namespace) -> int:
@@ -577,6 +586,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         speculative_tokens=args.num_speculative_tokens,
         mtp=args.speculative_method == "mtp" and args.num_speculative_tokens > 0,
         mxfp4_backend=args.mxfp4_backend,
+        sampler=args.sampler,
         multimodal=not args.language_model_only,
         drafter=args.drafter,
     )
@@ -660,6 +670,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         n_gpus=args.n_gpus,
         pipeline_parallel=args.pp,
         mxfp4_backend=args.mxfp4_backend,
+        sampler=args.sampler,
     )
     if args.json:
         print(json.dumps(r, indent=1))
@@ -716,6 +727,7 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
         max_num_seqs=args.max_num_seqs,
         enable_prefix_caching=args.enable_prefix_caching,
         mxfp4_backend=args.mxfp4_backend,
+        sampler=args.sampler,
         bandwidth_efficiency=args.efficiency,
         compute_efficiency=args.compute_efficiency if args.compute_efficiency is not None else args.efficiency,
         price_per_hour=args.price,

@@ -266,11 +266,13 @@
         el.value = String(v);
         echo(form, el, before);
       } else if (el.tagName === "SELECT") {
-        if (![...el.options].some((o) => o.value === raw)) {
+        // an option's former values (data-aliases: an old link's "0.21+" is today's "0.20+") select it too
+        const option = [...el.options].find((o) => o.value === raw || (o.dataset.aliases || "").split(" ").includes(raw));
+        if (!option) {
           invalid.add(key);
           continue;
         }
-        el.value = raw;
+        el.value = option.value;
       } else {
         // a text: as long as the control takes (its maxlength), else LINK_TEXT_CHARS; a cut is said
         const most = Number(el.maxLength) > 0 ? Number(el.maxLength) : LINK_TEXT_CHARS;

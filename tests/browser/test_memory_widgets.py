@@ -291,9 +291,9 @@ def test_gpu_fit_vllm_version_moves_the_default_share_but_never_the_readers(warm
     root = open_live(warm_page, site_url + "memory/", "gpu-fit")
     version = root.locator('select[name="engine_version"]')
     util = root.locator('input[name="gpu_memory_utilization"]')
-    # llama.cpp first (the page's default): the picker is off, on vLLM 0.21 and later's default share
+    # llama.cpp first (the page's default): the picker is off, on vLLM 0.20 and later's default share
     expect(version).to_be_disabled()
-    expect(version).to_have_value("0.21+")
+    expect(version).to_have_value("0.20+")
     expect(util).to_have_value("0.92")
     assert version.locator("option").all_text_contents() == [
         v["label"] for v in kvlab.gpu_fit_figure()["options"]["vllm_versions"]
@@ -323,7 +323,7 @@ def test_gpu_fit_vllm_version_moves_the_default_share_but_never_the_readers(warm
     assert old["params"]["gpu_memory_utilization"] == 0.9 and old["budget"] != new["budget"]
     shows(old)
     expect(util).to_have_value("0.9")
-    version.select_option("0.21+")
+    version.select_option("0.20+")
     shows(new)
     expect(util).to_have_value("0.92")
     # a share the reader typed is theirs: a version picked later keeps it

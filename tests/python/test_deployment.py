@@ -34,7 +34,7 @@ def test_each_bad_field_is_named(fields, field):
 
 
 def test_the_value_carries_what_every_calculator_needs():
-    d = deployment("qwen3-32b", weights="FP8", kv="fp8", gpu="h100-sxm", tp=2, pp=2, engine="vllm", version="0.21+")
+    d = deployment("qwen3-32b", weights="FP8", kv="fp8", gpu="h100-sxm", tp=2, pp=2, engine="vllm", version="0.20+")
     assert isinstance(d, Deployment) and d.gpus == 4 and d.engine_name == "vLLM"
     assert d.where() == "4 x NVIDIA H100 SXM 80GB (2 pipeline stages of 2 tensor-parallel GPUs)"
     assert d.weights["format"] == "FP8" and d.weights["bytes"] > 30e9
@@ -45,9 +45,9 @@ def test_the_value_carries_what_every_calculator_needs():
 
 def test_the_verdict_answers_for_the_deployment_it_is_given():
     fields = {"weights": "BF16", "kv": "fp8", "gpu": "h100-sxm", "engine": "vllm", "max_num_seqs": 64}
-    v = verdict(deployment("llama-3.1-8b", tp=2, version="0.21+", **fields), 65536, 3)
+    v = verdict(deployment("llama-3.1-8b", tp=2, version="0.20+", **fields), 65536, 3)
     assert (
-        v["fits"] and v["engine_model"]["max_num_seqs"] == 64 and v["engine_model"]["version"].startswith("vLLM 0.21+")
+        v["fits"] and v["engine_model"]["max_num_seqs"] == 64 and v["engine_model"]["version"].startswith("vLLM 0.20+")
     )
     assert (v["n_gpus"], v["n_seq"], v["context"]) == (2, 3, 65536) and "--tensor-parallel-size 2" in v["flags"]
 
@@ -98,7 +98,7 @@ def test_the_mxfp4_kernel_path_is_checked_and_names_its_field():
 def test_vllm_loads_a_qwen3_6_checkpoints_mtp_head_only_for_an_mtp_drafter():
     """Qwen/Qwen3.6-27B-FP8 stores its MTP head in mtp.safetensors (477,202,224 B, checkpoints.json mtp_bytes);
     vLLM's Qwen3.5/3.6 loader skips mtp.* unless the drafter is the MTP head (qwen3_5.py load_weights)."""
-    kw = {"weights": "FP8", "gpu": "rtx-3090", "tp": 2, "engine": "vllm", "version": "0.21+"}
+    kw = {"weights": "FP8", "gpu": "rtx-3090", "tp": 2, "engine": "vllm", "version": "0.20+"}
     plain = deployment("qwen3.6-27b", **kw)
     drafting = deployment("qwen3.6-27b", **kw, mtp=True, speculative_tokens=3)
     other_drafter = deployment("qwen3.6-27b", **kw, speculative_tokens=3)  # e.g. a DFlash or EAGLE drafter

@@ -233,8 +233,8 @@ def test_gpu_fit_vllm_max_context_is_the_boundary():
     data = kvlab.gpu_fit_figure(model="llama-3.1-8b", gpu="rtx-4090", weights="BF16", kv="f16", mode="vllm")
     best = data["max_context"]
     assert 16 <= best < 131072 and best % 16 == 0
-    # the widget models vLLM 0.21 and later unless told otherwise (engine_version)
-    vllm = kvlab.deployment("llama-3.1-8b", weights="BF16", kv="f16", gpu="rtx-4090", engine="vllm", version="0.21+")
+    # the widget models vLLM 0.20 and later unless told otherwise (engine_version)
+    vllm = kvlab.deployment("llama-3.1-8b", weights="BF16", kv="f16", gpu="rtx-4090", engine="vllm", version="0.20+")
     assert kvlab.verdict(vllm, best)["fits"]
     assert not kvlab.verdict(vllm, best + 16)["memory_fits"]
 
@@ -250,7 +250,7 @@ def test_gpu_fit_vllm_utilization_and_block_size_reach_the_verdict():
         "n_seq": 4,
     }
     base = kvlab.gpu_fit_figure(**args)
-    # vLLM 0.21+'s defaults (the widget's default version)
+    # vLLM 0.20+'s defaults (the widget's default version)
     assert base["params"]["gpu_memory_utilization"] == 0.92 and base["params"]["block_size"] == 16
     half = kvlab.gpu_fit_figure(**args, gpu_memory_utilization=0.5)
     # vLLM multiplies the memory the driver reports (79.22 GiB on an H100), not the nominal 80 GiB
@@ -261,7 +261,7 @@ def test_gpu_fit_vllm_utilization_and_block_size_reach_the_verdict():
     assert base["budget"]["bytes"] == int(memory * 0.92) and half["budget"]["bytes"] == int(memory * 0.5)
     assert "--gpu-memory-utilization 0.5" in half["flags"] and "--block-size" not in half["flags"]
     assert half["max_sequences"] < base["max_sequences"] and half["max_context"] < base["max_context"]
-    # 30,000 tokens is 1,875 blocks of 16 but 235 blocks of 128 (30,080 tokens): more KV per sequence; and vLLM 0.21+
+    # 30,000 tokens is 1,875 blocks of 16 but 235 blocks of 128 (30,080 tokens): more KV per sequence; and vLLM 0.20+
     # holds one null block back from the pool
     big = kvlab.gpu_fit_figure(**args, block_size=128)
     kv = {d["params"]["block_size"]: next(x for x in d["segments"] if x["name"] == "kv_cache") for d in (base, big)}
@@ -271,7 +271,7 @@ def test_gpu_fit_vllm_utilization_and_block_size_reach_the_verdict():
     assert [g["max_context"] for g in big["gpus"]] == [
         kvlab.verdict(
             kvlab.deployment(
-                "llama-3.1-8b", weights="BF16", kv="f16", gpu=g["id"], engine="vllm", block_size=128, version="0.21+"
+                "llama-3.1-8b", weights="BF16", kv="f16", gpu=g["id"], engine="vllm", block_size=128, version="0.20+"
             ),
             30000,
             4,
@@ -317,7 +317,7 @@ def test_gpu_fit_tensor_parallel_splits_weights_and_kv_heads():
     seg = {s["name"]: s["bytes"] for s in four["segments"]}
     assert seg["weights"] == -(-int(70.55e9 * 2) // 4)
     # 8 KV heads over 4 GPUs: 2 each, a quarter of 80 layers x 2 x 8 x 128 x 2 B per token, for 32,768 tokens and
-    # vLLM 0.21+'s null block of 16 tokens (the widget's default version)
+    # vLLM 0.20+'s null block of 16 tokens (the widget's default version)
     assert seg["kv_cache"] == 80 * 2 * 8 * 128 * 2 // 4 * (32768 + 16)
     v1 = kvlab.gpu_fit_figure(
         model="llama-3.1-70b",

@@ -162,8 +162,8 @@ def test_llamacpp_refuses_per_token_head_types_naming_the_field():
 
 
 def test_per_token_head_types_in_the_fit_and_where_vllm_has_none():
-    # the verdict's KV cache: 8,192 tokens + vLLM 0.21+'s null block of 16 tokens, at 2 x 32 x 8 x (128 + 4) B
-    dep = deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", version="0.21+", kv="int8_per_token_head")
+    # the verdict's KV cache: 8,192 tokens + vLLM 0.20+'s null block of 16 tokens, at 2 x 32 x 8 x (128 + 4) B
+    dep = deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", version="0.20+", kv="int8_per_token_head")
     kv = next(c for c in verdict(dep, 8192, solve=False)["components"] if c["name"] == "kv_cache")
     assert kv["bytes"] == (8192 + 16) * 2 * 32 * 8 * (128 + 4)
     with pytest.raises(ValueError, match="V1-engine only"):

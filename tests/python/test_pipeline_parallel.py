@@ -183,7 +183,9 @@ def test_glm47_on_eight_a100s_refusal_is_read_and_predicted():
     assert v["fits"] and v["confidence"] == "low"
     warning = next(w for w in v["warnings"] if "vLLM up to 0.15 refuses" in w)
     free = min(v["budget_bytes"] - s["weights_bytes"] - s["reserve_bytes"] for s in v["stages"]) / 2**30
-    assert abs(free - logged["available_kv_gib"]) <= 1.5  # the reserve estimate's band
+    # the reserve estimate's band (1.1 GiB) and the A100's memory, itself an estimate (80 GiB nominal x the median
+    # driver ratio of the cards whose logs print it): -1.59 GiB (bench/results/2026-12-06-engines-session16.md)
+    assert abs(free - logged["available_kv_gib"]) <= 2.0
     assert f"({logged['kv_needed_gib']:.2f} GiB)" in warning
 
 
@@ -207,9 +209,9 @@ def test_cli_prints_every_stage(capsys):
 
 
 def test_serving_with_stages_is_no_faster_per_chat_and_costs_each_gpu():
-    kw = {"weights_format": "FP8", "kv": "fp8"}
+    kw = {"weights_format": "FP8", "kv": "fp8", "max_num_seqs": 256}
     # 4,096 tokens: Llama-3.1-70B in FP8 (its embedding and lm_head in BF16, 67.7 GiB) leaves one H100 room for one
-    # such chat beside vLLM's reserve at 1,024 sequences, not for one of 8,192
+    # such chat beside vLLM's reserve at 256 sequences (at the card's 1,024 the sampler warm-up's sort takes 4.6 GiB)
     one = serving_estimate("llama-3.1-70b", "h100-sxm", 4096, batch=1, **kw)
     two = serving_estimate("llama-3.1-70b", "h100-sxm", 4096, batch=1, pipeline_parallel=2, **kw)
     assert two["tokens_per_second_per_chat"] == pytest.approx(one["tokens_per_second_per_chat"], rel=1e-9)
@@ -227,8 +229,8 @@ def test_serving_with_stages_is_no_faster_per_chat_and_costs_each_gpu():
 def test_the_gpu_fit_widget_offers_stages_under_vllm_only():
     kw = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "weights": "FP8", "kv": "fp8", "context": 131072}
     two = gpu_fit_figure(**kw, mode="vllm", pipeline_parallel=2)
-    # the widget models vLLM 0.21 and later unless told otherwise (engine_version)
-    dep = deployment("llama-3.1-70b", weights="FP8", kv="fp8", gpu="h100-sxm", engine="vllm", pp=2, version="0.21+")
+    # the widget models vLLM 0.20 and later unless told otherwise (engine_version)
+    dep = deployment("llama-3.1-70b", weights="FP8", kv="fp8", gpu="h100-sxm", engine="vllm", pp=2, version="0.20+")
     same = verdict(dep, 131072)
     assert two["stages"] == [s["text"] for s in same["stages"]] and two["headline"] == same["headline"]
     assert two["params"]["pipeline_parallel"] == 2 and "2 pipeline stages" in two["view"]["where"]

@@ -1,10 +1,10 @@
-"""vLLM version ranges in the fit verdict: "v0", "v1" (0.8-0.20, the default) and "0.21+".
+"""vLLM version ranges in the fit verdict: "v0", "v1" (0.8-0.19, the default) and "0.20+".
 
-0.21+ adds what recent vLLM does at start-up (kvlab/data/engines.json, versions["0.21+"], each with its source):
+0.20+ adds what recent vLLM does at start-up (kvlab/data/engines.json, versions["0.20+"], each with its source):
 the CUDA graph estimate comes off the KV budget, the block pool holds back one null block, a hybrid model is
 refused when max_num_seqs exceeds its Mamba cache blocks, and --max-model-len auto fits the longest context.
 
-Checked against the real 0.21+-style logs in tests/python/data/engine_logs/calibration/ (calibration.json holds
+Checked against the real 0.20+-style logs in tests/python/data/engine_logs/calibration/ (calibration.json holds
 each one's URL and settings), read with explain-log's own readers.
 """
 
@@ -52,7 +52,7 @@ def _available_gib(v: dict) -> float:
     return (v["budget_bytes"] - parts["weights"] - parts["activation_reserve"]) / GIB
 
 
-# The real logs of vLLM 0.21+'s start-up (or the 0.20.2 nightlies that print the same lines) whose model, card and
+# The real logs of vLLM 0.20+'s start-up (or the 0.20.2 nightlies that print the same lines) whose model, card and
 # settings kvlab knows: Qwen3.6-27B AutoRound INT4 with an fp8_e5m2 cache on RTX 3090s.
 LOGGED = {
     "tp4_cgprofile": {
@@ -69,7 +69,7 @@ LOGGED = {
 
 @pytest.mark.parametrize("word", sorted(LOGGED))
 def test_available_kv_memory_against_real_logs(word):
-    """kvlab's available KV memory under "0.21+" is within the verdict's own error band of the logged figure.
+    """kvlab's available KV memory under "0.20+" is within the verdict's own error band of the logged figure.
 
     The tolerance is the band the verdict reports (error_band_bytes): the reserve fit's 1.5 GiB plus the CUDA
     graph estimate's worst error on its held-out logs (1.315 GiB, the DeepSeek-V4-Flash log that captures
@@ -80,17 +80,21 @@ def test_available_kv_memory_against_real_logs(word):
     assert _read(entry)["available_gib"]["value"] == logged  # explain-log reads the same figure
     v = verdict(
         deployment(
-            "qwen3.6-27b", gpu="rtx-3090", engine="vllm", version="0.21+", allow_long_context=True, **LOGGED[word]
+            "qwen3.6-27b", gpu="rtx-3090", engine="vllm", version="0.20+", allow_long_context=True, **LOGGED[word]
         ),
         entry["args"]["max_model_len"],
         solve=False,
     )
     assert abs(_available_gib(v) - logged) * GIB <= v["error_band_bytes"]
-    assert v["error_band_bytes"] / GIB == pytest.approx(1.5 + 1.315, abs=0.001)
-    assert v["engine_model"]["version"].startswith("vLLM 0.21+")
-    # the "0.21+" rule takes the CUDA graph estimate more than V1's
+    assert v["error_band_bytes"] / GIB == pytest.approx(
+        engines.vllm_data()["reserve_fit"]["band_gib"] + 1.315, abs=0.001
+    )
+    assert v["engine_model"]["version"].startswith("vLLM 0.20+")
+    # the "0.20+" rule takes the CUDA graph estimate more than V1's
     v1 = verdict(
-        deployment("qwen3.6-27b", gpu="rtx-3090", engine="vllm", allow_long_context=True, **LOGGED[word]),
+        deployment(
+            "qwen3.6-27b", gpu="rtx-3090", engine="vllm", allow_long_context=True, sampler="flashinfer", **LOGGED[word]
+        ),
         entry["args"]["max_model_len"],
         solve=False,
     )
@@ -99,7 +103,7 @@ def test_available_kv_memory_against_real_logs(word):
 
 
 def test_cuda_graph_estimate_fit_and_hold_out():
-    """The constant is the median of the logs that print the estimate under 0.21's default; it is off by at most
+    """The constant is the median of the logs that print the estimate under 0.20's default; it is off by at most
     0.10 GiB on them and 1.315 GiB on the held-out ones (an estimate implied by the utilization line, a
     0.18-era log, and a 0.25.0 log that captures batches of 192); the verdict's band covers them."""
     from engine_calibration import cuda_graph_rows  # bench/engine_calibration.py
@@ -117,7 +121,7 @@ def test_cuda_graph_estimate_fit_and_hold_out():
     for r in rows.values():
         assert abs(r["gib"] - cg["gib"]) <= cg["band_gib"] + 0.001, r["file"]
     assert cg["gib"] == pytest.approx(0.265)
-    assert "gpu_worker.py" in engines.vllm_data()["versions"]["0.21+"]["cuda_graphs"]["source"]
+    assert "gpu_worker.py" in engines.vllm_data()["versions"]["0.20+"]["cuda_graphs"]["source"]
 
 
 def test_cuda_graph_line_matches_the_utilization_it_is_equivalent_to():
@@ -131,11 +135,11 @@ def test_cuda_graph_line_matches_the_utilization_it_is_equivalent_to():
 
 
 def test_null_block():
-    """0.21+ holds one block back (vllm/v1/core/block_pool.py: null_block = free_block_queue.popleft()): the KV
+    """0.20+ holds one block back (vllm/v1/core/block_pool.py: null_block = free_block_queue.popleft()): the KV
     cache the verdict counts is one block more than V1's, and the verdict says so."""
     args = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm"}
     v1 = verdict(deployment("llama-3.1-8b", **args), 32768, solve=False)
-    new = verdict(deployment("llama-3.1-8b", version="0.21+", **args), 32768, solve=False)
+    new = verdict(deployment("llama-3.1-8b", version="0.20+", **args), 32768, solve=False)
     kv1 = next(c for c in v1["components"] if c["name"] == "kv_cache")
     kv = next(c for c in new["components"] if c["name"] == "kv_cache")
     block = 16 * 32 * 8 * 128 * 2 * 2  # 16 tokens x 32 layers x 8 KV heads x 128 x (K, V) x 2 B
@@ -146,11 +150,12 @@ def test_null_block():
 
 
 def test_longest_context_counts_the_null_block():
-    """At the edge, 0.21+ fits one block less of context than V1 would with the same budget less the graphs
-    (both at 0.9: 0.21+'s own default is 0.92, tested below)."""
+    """At the edge, 0.20+ fits one block less of context than V1 would with the same budget less the graphs
+    (both at 0.9: 0.20+'s own default is 0.92, tested below)."""
     args = {"weights": "BF16", "kv": "f16", "gpu": "rtx-3090", "engine": "vllm", "gpu_memory_utilization": 0.9}
+    args["sampler"] = "flashinfer"  # the same sampler warm-up (V1's default is the native sort)
     v1 = verdict(deployment("llama-3.1-8b", **args), 8192)
-    new = verdict(deployment("llama-3.1-8b", version="0.21+", **args), 8192)
+    new = verdict(deployment("llama-3.1-8b", version="0.20+", **args), 8192)
     per_token = 32 * 8 * 128 * 2 * 2
     cg = engines.vllm_cuda_graph_estimate()["bytes"]
     expected = v1["max_context"] - (cg // (16 * per_token) + 1) * 16
@@ -162,51 +167,51 @@ def test_from_0_21_vllm_takes_0_92_of_the_card_unless_told():
     nightly prints "The current --gpu-memory-utilization=0.9200" with no utilization among its non-default args);
     earlier ranges keep 0.9, and a value given is a value given."""
     args = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm"}
-    assert deployment("llama-3.1-8b", version="0.21+", **args).gpu_memory_utilization == 0.92
+    assert deployment("llama-3.1-8b", version="0.20+", **args).gpu_memory_utilization == 0.92
     assert deployment("llama-3.1-8b", version="v1", **args).gpu_memory_utilization == 0.9
-    assert deployment("llama-3.1-8b", version="0.21+", gpu_memory_utilization=0.8, **args).gpu_memory_utilization == 0.8
-    new = verdict(deployment("llama-3.1-8b", version="0.21+", **args), 8192)
+    assert deployment("llama-3.1-8b", version="0.20+", gpu_memory_utilization=0.8, **args).gpu_memory_utilization == 0.8
+    new = verdict(deployment("llama-3.1-8b", version="0.20+", **args), 8192)
     assert "--gpu-memory-utilization 0.92" in new["flags"]
     log = (LOGS / "calibration" / "vllm_qwen36_27b_int4_rtx3090_tp4_cgprofile.txt").read_text(encoding="utf-8")
     assert "current --gpu-memory-utilization=0.9200" in log and "'gpu_memory_utilization'" not in log
 
 
 def test_hybrid_refusal_message():
-    """0.21+ refuses a hybrid model whose max_num_seqs exceeds its Mamba cache blocks, with vLLM's own words.
+    """0.20+ refuses a hybrid model whose max_num_seqs exceeds its Mamba cache blocks, with vLLM's own words.
 
     Qwen3.6-27B (48 Gated DeltaNet layers) in BF16 on one H100 at 0.9: vLLM's default max_num_seqs of 1024 on an
     80 GB card is more than the few hundred blocks the budget holds (real reports: 694 and 348 blocks for 27B
     Qwen3.5/3.8 models on 80 GB cards), at its default of 0.92."""
     args = {"weights": "BF16", "kv": "f16", "gpu": "h100-sxm", "engine": "vllm", "allow_long_context": True}
-    v = verdict(deployment("qwen3.6-27b", version="0.21+", **args), 262144)
+    v = verdict(deployment("qwen3.6-27b", version="0.20+", **args), 262144)
     assert not v["fits"] and v["binding"] == "max_num_seqs"
     blocks = v["engine_model"]["mamba_cache_blocks"]
     assert 100 < blocks < 1024
     m = REFUSAL.fullmatch(v["engine_model"]["refusal"])
     assert m and m.groups() == ("1024", str(blocks), str(blocks))
     assert v["headline"] == "does not start: " + v["engine_model"]["refusal"]
-    assert any(w.startswith("vLLM 0.21+ refuses to start: max_num_seqs (1024)") for w in v["warnings"])
+    assert any(w.startswith("vLLM 0.20+ refuses to start: max_num_seqs (1024)") for w in v["warnings"])
     # the blocks are the pool's less the null block: the KV budget over one block's bytes, minus one
     kv = v["components"][1]
     assert "null block" in kv["how"]
     # at most that many sequences it starts; V1 (which capped the graphs instead) starts either way
-    ok = verdict(deployment("qwen3.6-27b", version="0.21+", max_num_seqs=blocks, **args), 262144)
+    ok = verdict(deployment("qwen3.6-27b", version="0.20+", max_num_seqs=blocks, **args), 262144)
     assert ok["fits"] and ok["engine_model"]["refusal"] is None
     assert verdict(deployment("qwen3.6-27b", max_num_seqs=blocks + 1, **args), 262144)["fits"]
     # a model without a recurrent state is never checked
-    dense = verdict(deployment("llama-3.1-8b", version="0.21+", **args), 8192)
+    dense = verdict(deployment("llama-3.1-8b", version="0.20+", **args), 8192)
     assert dense["engine_model"]["mamba_cache_blocks"] is None and dense["fits"]
 
 
 def test_max_model_len_auto():
     """--max-model-len auto: the longest context up to the model's own whose one request fits; the full context
-    when it fits; the flag is 0.21+'s only."""
-    args = {"weights": "BF16", "kv": "f16", "engine": "vllm", "version": "0.21+", "max_model_len_auto": True}
+    when it fits; the flag is 0.20+'s only."""
+    args = {"weights": "BF16", "kv": "f16", "engine": "vllm", "version": "0.20+", "max_model_len_auto": True}
     small = verdict(deployment("llama-3.1-8b", gpu="rtx-3090", **args), None)
     assert small["fits"] and small["context"] == small["max_context"] < 131072
     assert small["context"] % 16 == 0
     over = verdict(
-        deployment("llama-3.1-8b", gpu="rtx-3090", weights="BF16", engine="vllm", version="0.21+"),
+        deployment("llama-3.1-8b", gpu="rtx-3090", weights="BF16", engine="vllm", version="0.20+"),
         small["context"] + 16,
     )
     assert not over["fits"] and over["binding"] == "kv_cache"
@@ -220,8 +225,8 @@ def test_max_model_len_auto():
 
 
 def test_versions_offered():
-    assert engines.VLLM_VERSIONS == ("v1", "v0", "0.21+", "v0-pre-mla")
-    with pytest.raises(ValueError, match="engine_version must be one of v1, v0, 0.21\\+"):
+    assert engines.VLLM_VERSIONS == ("v1", "v0", "0.20+", "v0-pre-mla")
+    with pytest.raises(ValueError, match="engine_version must be one of v1, v0, 0.20\\+"):
         verdict(deployment("llama-3.1-8b", weights="BF16", gpu="h100-sxm", engine="vllm", version="0.30"), 8192)
 
 
@@ -229,8 +234,8 @@ def test_cli_offers_the_new_range(capsys):
     from kvlab import cli
 
     argv = ["fit", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8192", "--weights", "BF16"]
-    assert cli.main(argv + ["--engine", "vllm", "--engine-version", "0.21+"]) in (0, None)
-    assert "engine model: vLLM 0.21+ (V1 engine" in capsys.readouterr().out
+    assert cli.main(argv + ["--engine", "vllm", "--engine-version", "0.20+"]) in (0, None)
+    assert "engine model: vLLM 0.20+ (V1 engine" in capsys.readouterr().out
 
 
 # vLLM PR 10927's "Before" log (vLLM V0 before MLA caching, DeepSeek-V2-Lite-Chat on an H100, fp16,

@@ -86,7 +86,7 @@ def _tags_seen(logs: list[tuple[dict, str]]) -> dict[str, set]:
 def log_tag_leave_one_out() -> list[dict]:
     """How well line tags place a log: each log that states its release, placed by the other logs' tags alone
     (`releases` None: no tag it prints is in theirs, or they disagree); `same_range`: placed on the same side of
-    0.21 (the CUDA graph estimate subtracted) as its stated release."""
+    0.20 (the CUDA graph estimate subtracted from 0.20.0 on) as its stated release."""
     logs = _stated_releases()
     rows = []
     for i, (entry, release) in enumerate(logs):
@@ -98,7 +98,7 @@ def log_tag_leave_one_out() -> list[dict]:
                 "releases": placed["releases"] if placed else None,
                 "same_range": None
                 if placed is None
-                else (placed["value"] >= (0, 21)) == (engines.release_minor(release) >= (0, 21)),
+                else (placed["value"] >= (0, 20)) == (engines.release_minor(release) >= (0, 20)),
             }
         )
     return rows
@@ -290,6 +290,18 @@ def mxfp4_backend_of(entry: dict, text: str) -> str | None:
     return entry.get("mxfp4_backend")
 
 
+# the line vLLM prints when its sampler takes FlashInfer's path (vllm/v1/sample/ops/topk_topp_sampler.py)
+FLASHINFER_SAMPLER_LINE = "Using FlashInfer for top-p & top-k sampling"
+
+
+def sampler_of(entry: dict, text: str, version: str) -> str:
+    """The path of a log's sampler warm-up: FlashInfer where the log says so, else its stated release's default,
+    else its version label's (engines.vllm_sampler)."""
+    if FLASHINFER_SAMPLER_LINE in text:
+        return "flashinfer"
+    return engines.vllm_sampler(version, entry.get("engine_version"))
+
+
 def prediction_cases() -> list[dict]:
     cases = []
     for entry in calibration():
@@ -322,6 +334,7 @@ def prediction_cases() -> list[dict]:
                 "weights": entry.get("logged", {}).get("weights_gib") or entry.get("logged", {}).get("weights_gb"),
                 "refused": entry["file"].endswith("error.txt"),
                 "era": era(entry, log_text(entry)),
+                "sampler": sampler_of(entry, log_text(entry), era(entry, log_text(entry))),
             }
         )
     return cases
@@ -348,6 +361,7 @@ def predict_after(c: dict) -> tuple[float, dict]:
         max_num_batched_tokens=c["batched"],
         allow_long_context=True,
         mxfp4_backend=c["kernel"],
+        sampler=c["sampler"],
     )
     v = verdict(dep, c["max_model_len"], solve=False)
     parts = {p["name"]: p["bytes"] for p in v["components"]}
@@ -417,10 +431,14 @@ def implied_reserves() -> list[dict]:
             c["era"],
             c["max_model_len"],
             mxfp4_backend=c["kernel"],
+            sampler=c["sampler"],
         )
         feats = engines.reserve_features(c["arch"], setup["max_num_batched_tokens"], setup["max_num_seqs"])
-        fitted = engines.vllm_reserve(c["arch"], setup["max_num_batched_tokens"], setup["max_num_seqs"], 1)["gib"]
-        out.append({"case": c, "implied": implied, "features": feats, "fitted": fitted})
+        peak = engines.sampler_peak(feats, c["sampler"])[0]
+        fitted = engines.vllm_reserve(
+            c["arch"], setup["max_num_batched_tokens"], setup["max_num_seqs"], 1, sampler=c["sampler"]
+        )["gib"]
+        out.append({"case": c, "implied": implied, "features": feats, "peak": peak, "fitted": fitted})
     return out
 
 
@@ -451,6 +469,7 @@ def _run_budget(run: dict, arch, card: dict) -> tuple[float, float]:
         s.get("max_num_batched_tokens") or batch["max_num_batched_tokens"],
         s.get("max_num_seqs") or batch["max_num_seqs"],
         1,
+        sampler=run.get("sampler") or engines.vllm_sampler("v1", run.get("engine_version")),
     )["gib"]
     util = s.get("gpu_memory_utilization") or VLLM_GPU_MEMORY_UTILIZATION
     return util * engines.driver_memory(card)["bytes"] / GIB, fitted
@@ -655,7 +674,7 @@ def derive() -> dict:
             measured.setdefault((c["arch"].name, c["fmt"], c["kernel"]), []).append(r)
         else:
             general.append(r)
-    residuals = [r["implied"] - r["features"]["sampler"] - r["features"]["activations"] for r in general]
+    residuals = [r["implied"] - r["peak"] for r in general]
     fixed = statistics.median(residuals)
     band = max(abs(x - fixed) for x in residuals)
     band_gib = math.ceil(max(band, 0.25) * 20) / 20  # rounded up to 0.05 GiB
@@ -667,7 +686,9 @@ def derive() -> dict:
             f"({', '.join(driver)})",
         },
         "reserve_fit": {
-            "coefficients": {"fixed": round(fixed, 3), "sampler": 1.0, "activations": 1.0},
+            "coefficients": {"fixed": round(fixed, 3)},
+            "peak_why": "the peak term is the larger of the forward's activations and the sampler warm-up on the "
+            "log's path (vllm.sampler_warmup), each at weight 1: physical, not fitted",
             "tensor_parallel_extra_gib": current["reserve_fit"]["tensor_parallel_extra_gib"],
             "tensor_parallel_why": current["reserve_fit"].get("tensor_parallel_why", ""),
             "tensor_parallel_extra_pcie_gib": current["reserve_fit"]["tensor_parallel_extra_pcie_gib"],

@@ -8,13 +8,13 @@ budgets (kvlab.memory.compare), the serving model and the widgets take the value
 One vocabulary:
 
     engine    "llamacpp", "vllm", "sglang" or "trtllm" (ENGINES)
-    version   the engine's version range modelled: vLLM "v0-pre-mla" (0.4-0.7.0), "v0", "v1" or "0.21+"
+    version   the engine's version range modelled: vLLM "v0-pre-mla" (0.4-0.7.0), "v0", "v1" or "0.20+"
     tp, pp    tensor-parallel GPUs, pipeline stages (vLLM only); tp x pp GPUs in all
     kv        the cache type in kvlab's names (f16, bf16, fp8; vLLM's int8_per_token_head ...; llama.cpp's q8_0,
               q4_0 ...)
     weights   the weights as counted: format, bytes, and how they were counted
 
->>> d = deployment("llama-3.1-8b", weights="BF16", gpu="h100-sxm", engine="vllm", version="0.21+")
+>>> d = deployment("llama-3.1-8b", weights="BF16", gpu="h100-sxm", engine="vllm", version="0.20+")
 >>> d.engine_name, d.tp, d.memory_bytes // 2**30, d.weights["format"]
 ('vLLM', 1, 80, 'BF16')
 >>> deployment("llama-3.1-8b", gpu="h100-sxm", engine="vllm", kv="q8_0")
@@ -35,11 +35,13 @@ from kvlab.memory.drafters import check_drafter, get_drafter
 from kvlab.memory.engine_budget import engine_kv_dtype
 from kvlab.memory.engines import (
     MXFP4_BACKENDS,
+    VLLM_SAMPLERS,
     VLLM_PRE_MLA,
     VLLM_RECENT,
     V0_RULES,
     VLLM_VERSIONS,
     vllm_pre_mla_architecture,
+    vllm_version_id,
 )
 from kvlab.memory.kv_bytes import (
     VLLM_BLOCK_SIZE,
@@ -102,6 +104,8 @@ class Deployment:
     multimodal: bool = True
     # a separate draft model under speculative decoding (kvlab.memory.drafters: DFlash): its weights and KV layers
     drafter: dict | None = None
+    # the top-k/top-p path of vLLM's sampler warm-up (engines.VLLM_SAMPLERS), where it is not the version's default
+    sampler: str | None = None
 
     @property
     def engine_name(self) -> str:
@@ -185,16 +189,16 @@ def check_tensor_parallel(arch: Architecture, tp: int, engine: str) -> None:
 
 
 def default_gpu_memory_utilization(engine: str = "vllm", version: str = "v1") -> float:
-    """vLLM's --gpu-memory-utilization when it is not given: 0.92 from 0.21 (VLLM_RECENT), 0.9 before."""
+    """vLLM's --gpu-memory-utilization when it is not given: 0.92 from 0.20 (VLLM_RECENT), 0.9 before."""
     return (
         VLLM_GPU_MEMORY_UTILIZATION_RECENT
-        if engine == "vllm" and version == VLLM_RECENT
+        if engine == "vllm" and vllm_version_id(version) == VLLM_RECENT
         else VLLM_GPU_MEMORY_UTILIZATION
     )
 
 
 def check_auto_len(max_model_len_auto: bool, engine: str, version: str) -> None:
-    if max_model_len_auto and (engine != "vllm" or version != VLLM_RECENT):
+    if max_model_len_auto and (engine != "vllm" or vllm_version_id(version) != VLLM_RECENT):
         raise ValueError(f"max_model_len_auto: --max-model-len auto is vLLM {VLLM_RECENT}'s (engine_version)")
 
 
@@ -224,6 +228,7 @@ def deployment(
     mxfp4_backend: str | None = None,
     multimodal: bool = True,
     drafter: str | dict | None = None,
+    sampler: str | None = None,
 ) -> Deployment:
     """A checked Deployment: every input validated here, a refusal naming its field.
 
@@ -233,7 +238,7 @@ def deployment(
     bits of `weights`. `gpu` (a catalogue id or card dict) or
     `memory_gib`. `engine` any of ENGINES (the verdict answers for llama.cpp and vLLM; SGLang and TensorRT-LLM
     have their budgets, kvlab.memory.sglang and .trtllm). `tp` GPUs in tensor parallel (for llama.cpp: GPUs in its layer split), `pp` vLLM's pipeline
-    stages. `version`: vLLM's "v1" (0.8-0.20), "v0" (0.6-0.10 with the V0 engine), "0.21+", or "v0-pre-mla"
+    stages. `version`: vLLM's "v1" (0.8-0.19), "v0" (0.6-0.10 with the V0 engine), "0.20+" ("0.21+" accepted), or "v0-pre-mla"
     (0.4-0.7.0: V0 before MLA caching, where DeepSeek-V2/V3 cached every head's K and V).
     vLLM's `prefix_caching` and `speculative_tokens` change what a recurrent state takes per request; `mtp` says the
     drafter is the checkpoint's own MTP layers (their K and V are cached too; refused for a model without them).
@@ -241,13 +246,16 @@ def deployment(
     get_mxfp4_backend picks for the card with triton_kernels installed (an install without them runs Marlin).
     `drafter`: a separate draft model's Hugging Face id (kvlab.memory.drafters, vLLM only, with speculative_tokens):
     its weights load beside the model's and its attention layers cache K and V in the same pool.
+    `sampler` ("native", "triton" or "flashinfer"): the top-k/top-p path of vLLM's sampler warm-up, where it is
+    not the version's default (engines.vllm_sampler: a release's, or VLLM_USE_FLASHINFER_SAMPLER set).
     """
     arch = model_architecture(model, params)
+    version = vllm_version_id(version)  # a former name of a range ("0.21+") is the range it now is
     check_auto_len(max_model_len_auto, engine, version)
     tp = finite_number("n_gpus", tp, minimum=1, integer=True)
     if tp not in TENSOR_PARALLEL:
         raise ValueError(f"n_gpus must be one of {', '.join(map(str, TENSOR_PARALLEL))}, got {tp}")
-    if gpu_memory_utilization is None:  # the version's own default: 0.92 from 0.21, 0.9 before
+    if gpu_memory_utilization is None:  # the version's own default: 0.92 from 0.20, 0.9 before
         gpu_memory_utilization = default_gpu_memory_utilization(engine, version)
     utilization = finite_number("gpu_memory_utilization", gpu_memory_utilization, minimum=0.01, maximum=1)
     n_ubatch = finite_number("n_ubatch", n_ubatch, minimum=1, maximum=1 << 20, integer=True)
@@ -263,7 +271,7 @@ def deployment(
         raise ValueError(f"kv {k} is a llama.cpp cache type; vLLM takes f16, bf16, fp8, {', '.join(HEAD_SCALE_BYTES)}")
     if engine == "vllm" and k in HEAD_SCALE_BYTES and version in V0_RULES:
         # KVQuantMode (vllm/v1/kv_cache_interface.py) and its Triton kernels are V1-only (vllm#38378, 2026)
-        raise ValueError(f"kv {k}: vLLM's per-token-head KV types are V1-engine only; give engine_version v1 or 0.21+")
+        raise ValueError(f"kv {k}: vLLM's per-token-head KV types are V1-engine only; give engine_version v1 or 0.20+")
     if engine == "llamacpp" and k not in LLAMACPP_KV_TYPES:
         raise ValueError(f"kv {k} is a vLLM cache type; llama.cpp takes f16, bf16, q8_0, q4_0 ...")
     if engine == "vllm" and version == VLLM_PRE_MLA:
@@ -308,6 +316,11 @@ def deployment(
             )
         if engine != "vllm" or w["format"] != "MXFP4":
             raise ValueError("mxfp4_backend: vLLM's kernel path for MXFP4 weights (weights MXFP4, engine vllm)")
+    if sampler is not None:
+        if sampler not in VLLM_SAMPLERS:
+            raise ValueError(f"sampler must be one of {', '.join(VLLM_SAMPLERS)}, got {short_repr(sampler)}")
+        if engine != "vllm":
+            raise ValueError("sampler: the path of vLLM's sampler warm-up (engine vllm)")
     if drafter is not None:
         drafter = get_drafter(drafter)
         if engine != "vllm":
@@ -347,4 +360,5 @@ def deployment(
         mxfp4_backend=mxfp4_backend,
         multimodal=bool(multimodal),
         drafter=drafter,
+        sampler=sampler,
     )

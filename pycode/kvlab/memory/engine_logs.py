@@ -135,7 +135,10 @@ _VLLM_FLOAT = {
         r"Available KV cache memory:\s*(-?[\d.]+)\s*GiB|reserved for KV Cache is\s*(-?[\d.]+)\s*GiB"
         r"|available_kv_cache_memory\s+(-?[\d.]+)\s*GiB"
     ),
-    "total_gib": re.compile(r"total_gpu_memory(?:=|\s*\(|\s+)([\d.]+)\s*GiB"),
+    # the 0.6-0.8 reports' total_gpu_memory, and 0.2x's "Free memory on device (free/total GiB) on startup"
+    "total_gib": re.compile(
+        r"total_gpu_memory(?:=|\s*\(|\s+)([\d.]+)\s*GiB|Free memory on device \([\d.]+/([\d.]+) GiB\)"
+    ),
     "peak_torch_gib": re.compile(r"peak_torch_memory=([\d.]+)GiB"),
     "activation_peak_gib": re.compile(r"PyTorch activation peak memory(?:\s+takes)?\s+([\d.]+)\s*GiB"),
     "non_torch_gib": re.compile(r"non_torch_memory(?:=|\s+takes\s+|\s+)([\d.]+)\s*GiB"),
@@ -192,7 +195,7 @@ _TOO_LONG = re.compile(
 )
 
 # vLLM 0.19+: the CUDA graph memory estimated before the KV cache is sized (subtracted from the budget by default
-# from 0.21 on; the 0.20.2 nightlies print the same "default since v0.21.0" line) and the utilization that keeps the
+# from 0.20.0 on, vllm/envs.py at v0.20.0, though the line says "default since v0.21.0") and the utilization that keeps the
 # KV cache of a run without that estimate; before 0.19 the same pair as an advice ("increase ... from A to B")
 _VLLM_CG = re.compile(r"Estimated CUDA graph memory:\s*([\d.]+)\s*GiB")
 _VLLM_EQUIV = re.compile(
@@ -202,7 +205,7 @@ _VLLM_EQUIV = re.compile(
 _VLLM_EQUIV_OLD = re.compile(
     r"increase --gpu-memory-utilization from ([\d.]+) to ([\d.]+) to maintain the same effective KV cache size"
 )
-# 0.21+ run with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 (opt-out): the estimate is printed, not subtracted, and
+# 0.20+ run with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 (opt-out): the estimate is printed, not subtracted, and
 # the utilization that would keep the same KV cache with it subtracted is advised ("increasing ... from A to B.")
 _VLLM_OPT_OUT = re.compile(
     r"CUDA graph memory profiling is disabled \(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0\).*?increasing "
@@ -305,7 +308,7 @@ def _vllm_v021_lines(line: str, number: int, vllm: dict) -> None:
         vllm["cuda_graph_gib"] = {"value": float(m.group(1)), "line": number, "text": m.group(0)}
     if "equivalent_util" not in vllm:
         if m := _VLLM_EQUIV.search(line):
-            # 0.21+ (and the 0.20.2 nightlies): the estimate is subtracted; without it the same KV cache takes util'
+            # 0.20+ (the default since 0.20.0): the estimate is subtracted; without it the same KV cache takes util'
             vllm["equivalent_util"] = {
                 "util": m.group(1),
                 "without": m.group(2),
@@ -325,7 +328,7 @@ def _vllm_v021_lines(line: str, number: int, vllm: dict) -> None:
             }
             vllm.setdefault("gpu_memory_utilization", {"value": float(m.group(1)), "line": number, "text": m.group(0)})
     if "equivalent_util" not in vllm and (m := _VLLM_OPT_OUT.search(line)):
-        # 0.21+ with the estimate switched off: not subtracted; with it the same KV cache would take util'
+        # 0.20+ with the estimate switched off: not subtracted; with it the same KV cache would take util'
         vllm["equivalent_util"] = {
             "util": m.group(1),
             "without": m.group(1),
@@ -1910,7 +1913,7 @@ def _vllm_available_check(run: _VllmRun) -> None:
 
 
 def _vllm_engine_checks(run: _VllmRun) -> None:
-    """The lines of vLLM 0.21+ (the CUDA graph estimate, the free-memory profile) and its refusals' advice."""
+    """The lines of vLLM 0.20+ (the CUDA graph estimate, the free-memory profile) and its refusals' advice."""
     cg_checks, cg_notes = _vllm_cuda_graph_checks(run.v, run.stated)
     run.checks.extend(cg_checks)
     run.notes.extend(cg_notes)
@@ -1933,7 +1936,7 @@ def _vllm_memory_split(run: _VllmRun) -> None:
     subtracted = cg and (v.get("equivalent_util") or {}).get("subtracted", True)
     rest_text = (
         f"the rest, {rest:.2f} GiB, is the CUDA graph estimate {cg['value']:.2f} GiB (subtracted before the KV "
-        f"cache from vLLM 0.21 on) and {rest - cg['value']:.2f} GiB of activations and non-torch memory"
+        f"cache from vLLM 0.20 on) and {rest - cg['value']:.2f} GiB of activations and non-torch memory"
         if subtracted
         else f"the rest, {rest:.2f} GiB, is activations, CUDA graphs and non-torch memory"
     )
@@ -2231,12 +2234,12 @@ def _vllm_cuda_graph_checks(v: dict, stated: dict) -> tuple[list[dict], list[str
     size = f" ({cg['value']:.2f} GiB)" if cg else ""
     notes.append(
         f"vLLM subtracts its CUDA graph estimate{size} from the budget before it sizes the KV cache (the default "
-        "from 0.21; the 0.20.2 nightlies already do): KV memory = total x gpu_memory_utilization - weights - "
+        "from 0.20.0): KV memory = total x gpu_memory_utilization - weights - "
         "activations - non-torch memory - CUDA graphs"
         if subtracted
         else f"this vLLM runs with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 (line {eq['line']}): it estimates the "
-        f"CUDA graphs{size} but does not subtract them, although subtracting is its default (0.21 on; the 0.20.2 "
-        "nightlies print the same line): they are captured after the KV cache is sized, in what "
+        f"CUDA graphs{size} but does not subtract them, although subtracting is its default (0.20.0 "
+        "on): they are captured after the KV cache is sized, in what "
         "gpu_memory_utilization leaves"
         if eq and eq.get("opt_out")
         else f"this vLLM measures the CUDA graphs{size} but does not subtract them (opt-in before 0.19, "

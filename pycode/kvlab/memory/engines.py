@@ -181,8 +181,17 @@ def vllm_version_from_tags(text: str, table: dict | None = None) -> dict | None:
     return {"value": min(release_minor(r) for r in releases), "releases": sorted(releases), "tags": found}
 
 
-VLLM_VERSIONS = ("v1", "v0", "0.21+", "v0-pre-mla")
-VLLM_RECENT = "0.21+"  # the range whose start-up subtracts the CUDA graph estimate (kvlab/data/engines.json)
+VLLM_VERSIONS = ("v1", "v0", "0.20+", "v0-pre-mla")
+VLLM_RECENT = "0.20+"  # the range whose start-up subtracts the CUDA graph estimate (kvlab/data/engines.json)
+# former names of a range, still accepted (a share link or script that says "0.21+" means "0.20+")
+VLLM_VERSION_ALIASES = {"0.21+": VLLM_RECENT}
+
+
+def vllm_version_id(version: str) -> str:
+    """The range id `version` names: itself, or the range a former name (VLLM_VERSION_ALIASES) now is."""
+    return VLLM_VERSION_ALIASES.get(version, version)
+
+
 VLLM_PRE_MLA = "v0-pre-mla"  # V0 before MLA caching (0.4-0.7.0): DeepSeek's heads cached in full
 V0_RULES = ("v0", VLLM_PRE_MLA)  # the versions whose batch and profile follow V0's scheduler
 
@@ -213,7 +222,7 @@ def vllm_pre_mla_architecture(arch: Architecture) -> Architecture:
 
 
 def vllm_cuda_graph_estimate(n_gpus: int = 1) -> dict:
-    """What vLLM 0.21+ subtracts from the KV budget for CUDA graphs, per GPU, with its error band.
+    """What vLLM 0.20+ subtracts from the KV budget for CUDA graphs, per GPU, with its error band.
 
     vLLM measures it (vllm/v1/worker/gpu_model_runner.py, profile_cudagraph_memory: the largest and the
     second-largest capture of each graph mode, the rest extrapolated) and subtracts it in
@@ -231,7 +240,7 @@ def vllm_cuda_graph_estimate(n_gpus: int = 1) -> dict:
         "band_bytes": int(max(band, worst) * GIB),
         "band_gib": max(band, worst),
         "how": (
-            f"+ {gib:.2f} GiB of CUDA graphs, which vLLM 0.21+ profiles and subtracts from the KV budget by default "
+            f"+ {gib:.2f} GiB of CUDA graphs, which vLLM 0.20+ profiles and subtracts from the KV budget by default "
             f"(estimate: the median of {len(cg['fitted_on'])} logged estimates, off by up to {max(band, worst):.2f} "
             f"GiB on {len(held)} held-out log(s); it grows with the captured batch sizes and the layers per GPU)"
         ),
@@ -240,7 +249,7 @@ def vllm_cuda_graph_estimate(n_gpus: int = 1) -> dict:
 
 
 def vllm_mamba_blocks(available_bytes: int, layout: dict) -> int | None:
-    """vLLM 0.21+'s "available Mamba cache blocks" for a hybrid layout: the pool's blocks less the null block.
+    """vLLM 0.20+'s "available Mamba cache blocks" for a hybrid layout: the pool's blocks less the null block.
 
     None for a layout without a recurrent state (the check does not apply)."""
     if not any(t["kind"] == "linear" for t in layout["types"]):
@@ -291,13 +300,47 @@ def _activation_width(arch: Architecture) -> int:
 
 
 def reserve_features(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, n_gpus: int = 1) -> dict:
-    """The three measurable drivers of vLLM's non-KV, non-weight memory, in GiB."""
+    """The measurable drivers of vLLM's non-KV, non-weight memory, in GiB: `sampler` is L, the sampler warm-up's
+    logits in f32 (min(max_num_seqs, max_num_batched_tokens) rows, as _dummy_run gives the sampler), `activations`
+    the forward's peak."""
     vocab = arch.vocab_size or 32000
     return {
         "fixed": 1.0,
-        "sampler": max_num_seqs * vocab * 4 / GIB,  # f32 logits of the sampler's dummy pass
+        "sampler": min(max_num_seqs, max_num_batched_tokens) * vocab * 4 / GIB,
         "activations": max_num_batched_tokens * _activation_width(arch) * 2 / n_gpus / GIB,  # bf16
     }
+
+
+VLLM_SAMPLERS = ("native", "triton", "flashinfer")
+
+
+def vllm_sampler(version: str, release: str | None = None) -> str:
+    """The top-k/top-p path vLLM's sampler warm-up takes (engines.json vllm.sampler_warmup): a stated `release`'s
+    (a pip install's default: native up to 0.16, Triton 0.17-0.20, FlashInfer from 0.21), else the version label's."""
+    data = vllm_data()["sampler_warmup"]
+    rel = vllm_release(release) if release else None
+    if rel:
+        minor = release_minor(rel)
+        for r in data["releases"]:
+            if r["through"] is None or minor <= release_minor(r["through"]):
+                return r["path"]
+    return data["by_version"][vllm_version_id(version)]
+
+
+def sampler_peak(feats: dict, sampler: str | None) -> tuple[float, str]:
+    """The profile's peak besides the fixed term, GiB, and how it was counted: the larger of the forward's
+    activations and the sampler warm-up (multiple x L for `sampler`'s path: the forward's tensors are freed
+    first); `sampler` None: the f32 logits alone beside the activations (TensorRT-LLM's proxy, no warm-up)."""
+    L, act = feats["sampler"], feats["activations"]
+    if sampler is None:
+        return L + act, f"sampler logits {L:.2f} GiB + activations {act:.2f} GiB"
+    path = vllm_data()["sampler_warmup"]["paths"][sampler]
+    warm = path["multiple"] * L
+    larger = "the warm-up" if warm >= act else "the activations"
+    return max(warm, act), (
+        f"the larger of the activations ({act:.2f} GiB) and the sampler warm-up on {path['label']} "
+        f"({path['multiple']:g} x {L:.2f} GiB of f32 logits = {warm:.2f} GiB): {larger}"
+    )
 
 
 # Cards whose GPUs talk over PCIe in the deployments kvlab models: no NVLink on the L4, L40S, RTX 4090 (D) and RTX 5090
@@ -319,35 +362,39 @@ def vllm_reserve(
     n_gpus: int = 1,
     pp: int = 1,
     card: dict | None = None,
+    sampler: str | None = None,
 ) -> dict:
     """An estimate of what vLLM's profiling run keeps besides the weights and KV, with its error band.
 
-    reserve = fixed + a x sampler logits + b x activations (+ the tensor-parallel
+    reserve = fixed + the larger of the activations and the sampler warm-up on `sampler`'s path (VLLM_SAMPLERS;
+    None: the logits alone added to the activations, TensorRT-LLM's proxy) (+ the tensor-parallel
     extra for NCCL and custom all-reduce buffers when n_gpus > 1 or pp > 1: an NVLink pair's, or a PCIe pair's,
-    by `card`), coefficients fitted on real logs.
+    by `card`), the fixed term fitted on real logs.
     `n_gpus` is the tensor-parallel size (it shards the activations); under `pp`-way
     pipeline parallel this is the last stage's reserve, the only one with a sampler
     pass (`stage_bytes` is every other stage's).
     """
     fit = vllm_data()["reserve_fit"]
     feats = reserve_features(arch, max_num_batched_tokens, max_num_seqs, n_gpus)
-    coef = fit["coefficients"]
-    parts = {name: coef[name] * value for name, value in feats.items()}
+    peak, peak_how = sampler_peak(feats, sampler)
+    parts = {"fixed": fit["coefficients"]["fixed"], "peak": peak}
     link = "tensor_parallel_extra_gib" if has_nvlink(card) else "tensor_parallel_extra_pcie_gib"
     if n_gpus > 1 or pp > 1:
         parts["tensor_parallel"] = fit[link]
     gib = sum(parts.values())
+    stage = gib - peak + feats["activations"]  # a stage before the last: no sampler pass
     return {
         "bytes": int(gib * GIB),
         "gib": gib,
-        "stage_bytes": int((gib - parts["sampler"]) * GIB),
+        "stage_bytes": int(stage * GIB),
         "parts_gib": parts,
+        "features_gib": feats,
+        "sampler": sampler,
         "band_bytes": int(fit["band_gib"] * GIB),
         "band_gib": fit["band_gib"],
         "how": (
-            f"estimate: {coef['fixed']:.2f} GiB + {coef['sampler']:.2f} x sampler logits "
-            f"({max_num_seqs} seqs x vocab x 4 B) + {coef['activations']:.2f} x activations "
-            f"({max_num_batched_tokens} tokens, bf16)"
+            f"estimate: {parts['fixed']:.2f} GiB + {peak_how} "
+            f"({min(max_num_seqs, max_num_batched_tokens)} rows x vocab x 4 B; {max_num_batched_tokens} tokens, bf16)"
             + (
                 f" + {fit[link]:g} GiB for NCCL buffers"
                 + ("" if has_nvlink(card) else " (GPUs on PCIe, no custom all-reduce buffers)")
@@ -361,7 +408,7 @@ def vllm_reserve(
 
 
 def vllm_vision_profile(
-    arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, n_gpus: int = 1
+    arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, n_gpus: int = 1, sampler: str | None = None
 ) -> dict | None:
     """What vLLM's profiling pass adds to the reserve for a vision-language model's encoder, an ESTIMATE.
 
@@ -370,7 +417,7 @@ def vllm_vision_profile(
     size"); torch's peak is the larger of the two runs. The encoder's peak is counted as one block's four live
     tensors at its widest point, in bf16: the block's input and its norm (patches x hidden each) and the MLP's fc1
     output and activation (patches x intermediate each, split over the tensor-parallel GPUs as vLLM shards the MLP).
-    What it adds is that peak less the text run's (kvlab's sampler + activations terms), where it is larger. Not
+    What it adds is that peak less the text run's (kvlab's peak term: sampler_peak), where it is larger. Not
     fitted: of the eleven held-out Qwen3.5/3.6 start-ups it applies to, it brings ten within 5 %
     (bench/results/2026-12-06-engines-session14.md). None where kvlab does not know the tower."""
     if not arch.vision_encoder:
@@ -378,7 +425,7 @@ def vllm_vision_profile(
     hidden, inter, patches = arch.vision_encoder
     peak = patches * (2 * hidden + 2 * inter / n_gpus) * 2
     text = reserve_features(arch, max_num_batched_tokens, max_num_seqs, n_gpus)
-    text_bytes = (text["sampler"] + text["activations"]) * GIB
+    text_bytes = sampler_peak(text, sampler)[0] * GIB
     extra = max(0, int(peak - text_bytes))
     return {
         "bytes": extra,
@@ -459,6 +506,7 @@ def vllm_setup(
     mxfp4_backend: str | None = None,
     multimodal: bool = True,
     drafter: dict | None = None,
+    sampler: str | None = None,
 ) -> dict:
     """Everything the vLLM model needs besides the KV cache, for one card (or a memory size given by hand).
 
@@ -468,14 +516,18 @@ def vllm_setup(
     was counted. `n_gpus` is the tensor-parallel size, `pp` the pipeline stages.
     Under V0 the batch (and so the reserve) depends on `max_model_len`:
     `context_dependent` says so, and the caller asks again per context.
-    `version` "0.21+" is V1's rule plus what 0.21 and later do at start-up: `cuda_graphs` (the estimate
+    `version` "0.20+" ("0.21+", its former name, is accepted) is V1's rule plus what 0.20 and later do at start-up: `cuda_graphs` (the estimate
     subtracted from the budget), `null_block` and `mamba_check` (see vllm_mamba_blocks).
     MXFP4 weights: the measured load and reserve of their kernel path (`mxfp4_path`; `mxfp4_backend` given, or the
     card's), reported as `mxfp4_kernel`.
     A separate `drafter` (kvlab.memory.drafters) adds its weights to the load and its profile run to the reserve.
+    `sampler`: the top-k/top-p path of the profile's sampler warm-up (VLLM_SAMPLERS), else the version's
+    (vllm_sampler).
     """
+    version = vllm_version_id(version)
     if version not in VLLM_VERSIONS:
         raise ValueError(f"engine_version must be one of {', '.join(VLLM_VERSIONS)}, got {short_repr(version)}")
+    sampler = sampler or vllm_sampler(version)
     defaults = vllm_batch_defaults(card)
     if version in V0_RULES:
         v0 = vllm_data()["versions"]["v0"]
@@ -498,14 +550,17 @@ def vllm_setup(
     measured = _measured_reserve(arch, w["format"], n_gpus, kernel) if pp == 1 else None
     if measured:
         fit = vllm_data()["reserve_fit"]
-        fitted = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, card=card)
+        fitted = vllm_reserve(
+            arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, card=card, sampler=sampler
+        )
         gib = fitted["gib"] + measured["extra_gib"]
         reserve = {
             "bytes": int(gib * GIB),
             "gib": gib,
             "band_bytes": int(measured["band_gib"] * GIB),
             "band_gib": measured["band_gib"],
-            "how": f"{fitted['gib']:.2f} GiB fitted at these batch settings + {measured['extra_gib']:g} GiB measured "
+            "how": f"{fitted['gib']:.2f} GiB fitted at these batch settings ({fitted['how']}) + "
+            f"{measured['extra_gib']:g} GiB measured "
             + (f"on vLLM's {kernel.capitalize()} MXFP4 path " if measured.get("kernel") else "")
             + f"for this model ({measured['why']}; {', '.join(measured['sources'])})",
             "fitted_gib": fitted["gib"],
@@ -513,11 +568,13 @@ def vllm_setup(
         }
         reserve["stage_bytes"] = reserve["bytes"]
     else:
-        reserve = vllm_reserve(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, pp, card)
+        reserve = vllm_reserve(
+            arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, pp, card, sampler
+        )
     # a vision-language model's encoder profile (multimodal False: --language-model-only, or every modality at 0 in
     # --limit-mm-per-prompt); under pipeline parallel it runs on the first stage, not counted here
     vision = (
-        vllm_vision_profile(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus)
+        vllm_vision_profile(arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, sampler)
         if multimodal and pp == 1
         else None
     )
@@ -547,7 +604,7 @@ def vllm_setup(
     return {
         "engine": "vllm",
         "version_id": version,
-        # vLLM 0.21+: the CUDA graph estimate comes off the budget, the null block off the pool, and a hybrid
+        # vLLM 0.20+: the CUDA graph estimate comes off the budget, the null block off the pool, and a hybrid
         # model's max_num_seqs is checked against its Mamba cache blocks (kvlab/data/engines.json, each with its source)
         "cuda_graphs": vllm_cuda_graph_estimate(n_gpus) if recent else None,
         "null_block": recent,
@@ -564,4 +621,5 @@ def vllm_setup(
         "reserve": reserve,
         "vision_profile": vision,
         "mxfp4_kernel": kernel,
+        "sampler": sampler,
     }

@@ -529,7 +529,7 @@ VLLM_BLOCK_SIZE = 16
 # `--gpu-memory-utilization` is a fraction in (0, 1], default 0.9.
 VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
 VLLM_GPU_MEMORY_UTILIZATION = 0.9
-# vLLM's default from the release that subtracts its CUDA-graph estimate (0.21; the 0.20.2rc1 nightlies already do):
+# vLLM's default from the release that subtracts its CUDA-graph estimate (0.20.0: vllm/config/cache.py at v0.20.0):
 # CacheConfig.gpu_memory_utilization = Field(default=0.92, ...), https://github.com/vllm-project/vllm/blob/
 # 002f10e0cfa1373a19a0d2756598a34b700d20e5/vllm/config/cache.py; a real start-up of such a nightly prints
 # "The current --gpu-memory-utilization=0.9200" with no utilization among its non-default args

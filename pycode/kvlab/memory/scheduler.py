@@ -688,6 +688,7 @@ def simulate(
     mem_fraction_static: float | None = None,
     schedule_conservativeness: float = 1.0,
     mxfp4_backend: str | None = None,
+    sampler: str | None = None,
     price_per_hour: float | None = None,
     max_timeline_rows: int = MAX_TIMELINE_ROWS,
     max_points: int = MAX_POINTS,
@@ -716,7 +717,8 @@ def simulate(
     --enforce-eager): no CUDA graphs, EAGER_LAYER_MS per layer added to every step (measured, not fitted).
     `mxfp4_backend` ("triton" or
     "marlin"): vLLM's MXFP4 kernel path where it is not the card's (kvlab.memory.engines.mxfp4_path): its weights,
-    reserve and prefill efficiency. Each defaults to the value fitted on published vllm bench serve runs
+    reserve and prefill efficiency. `sampler` ("native", "triton", "flashinfer"): the path of vLLM's sampler
+    warm-up where it is not V1's default (kvlab.memory.engines.vllm_sampler): the reserve. Each defaults to the value fitted on published vllm bench serve runs
     (`simulation_constants()`, kvlab/data/serving_benchmarks.json "simulation"). `price_per_hour`
     defaults to the catalogue's price of the card x n_gpus. `trace` adds every step (or stretch of
     identical decode steps) for tests. The module docstring says what a step is and what is modelled.
@@ -839,6 +841,7 @@ def simulate(
             max_num_batched_tokens=max_num_batched_tokens,
             max_num_seqs=max_num_seqs,
             mxfp4_backend=mxfp4_backend,
+            sampler=sampler,
         )
         verdict = verdict_of(dep, max_model_len, n_seq=1, solve=False)
         parts = {c["name"]: c["bytes"] for c in verdict["components"]}

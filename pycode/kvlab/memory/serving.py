@@ -40,6 +40,7 @@ from functools import cache
 from kvlab.memory.architecture import LINEAR, SLIDING, Architecture
 from kvlab.memory.catalogue import DATA_DIR, get_gpu, model_architecture
 from kvlab.memory.deployment import deployment
+from kvlab.memory.engines import vllm_sampler
 from kvlab.memory.kv_bytes import (
     LLAMACPP_RECURRENT_TYPE,
     VLLM_BLOCK_SIZE,
@@ -383,6 +384,7 @@ def serving_estimate(
     max_num_seqs: int | None = None,
     pipeline_parallel: int = 1,
     mxfp4_backend: str | None = None,
+    sampler: str | None = None,
 ) -> dict:
     """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
@@ -428,6 +430,9 @@ def serving_estimate(
         "block_size": block_size,
         "pp": pipeline_parallel,
         "mxfp4_backend": mxfp4_backend,
+        # vllm serve --max-num-seqs also sets the profile's sampler warm-up (its rows): the reserve; `sampler` its path
+        **({"max_num_seqs": max_num_seqs} if engine == "vllm" and max_num_seqs is not None else {}),
+        **({"sampler": sampler} if engine == "vllm" and sampler is not None else {}),
     }
     dep = deployment(arch, **settings)
     cap = None
@@ -709,7 +714,13 @@ def benchmark_prediction(point: dict, calibrated: bool = True) -> dict:
     arch = model_architecture(point["model"])
     context = point["input_tokens"] + point["output_tokens"]
     card = get_gpu(point["gpu"])
-    fits = verdict(deployment(arch, weights=point["weights"], kv="f16", gpu=card, engine="vllm"), context)
+    # the profile's sampler warm-up: the point's install (its "sampler"), else its vLLM release's default; the SGLang
+    # and TensorRT-LLM points borrow vLLM's accounting with FlashInfer's (no sort: their samplers keep no sorted copy)
+    sampler = point.get("sampler") or (
+        vllm_sampler("v1", point.get("engine_version")) if point["engine"] == "vllm" else "flashinfer"
+    )
+    dep = deployment(arch, weights=point["weights"], kv="f16", gpu=card, engine="vllm", sampler=sampler)
+    fits = verdict(dep, context)
     cap = _max_num_seqs(fits, card, None)["value"]
     batch = max(1, min(point["concurrency"], cap, fits["max_sequences"] or 1))
     est = serving_estimate(
@@ -721,6 +732,7 @@ def benchmark_prediction(point: dict, calibrated: bool = True) -> dict:
         answer_tokens=point["output_tokens"],
         bandwidth_efficiency=None if calibrated else 1.0,
         solve=False,
+        sampler=sampler,
     )
     measured = point["measured"]["tpot_ms"]
     predicted = est["seconds_per_token"] * 1000

@@ -44,7 +44,15 @@ from kvlab.memory.deployment import (
 from kvlab.memory.deployment import MAX_PIPELINE_STAGES as MAX_PIPELINE_STAGES  # re-exported: the widgets' choices
 from kvlab.memory.deployment import PIPELINE_STAGES as PIPELINE_STAGES
 from kvlab.memory.deployment import TENSOR_PARALLEL as TENSOR_PARALLEL
-from kvlab.memory.engines import VLLM_RECENT, vllm_mamba_blocks, vllm_mamba_refusal, vllm_setup
+from kvlab.memory.engines import (
+    VLLM_RECENT,
+    reserve_features,
+    sampler_peak,
+    vllm_data,
+    vllm_mamba_blocks,
+    vllm_mamba_refusal,
+    vllm_setup,
+)
 from kvlab.memory.kv_bytes import (
     LLAMACPP_PAD,
     MAX_CONTEXT,
@@ -122,6 +130,7 @@ def _vllm_setup(dep: Deployment, context: int) -> dict:
         mxfp4_backend=dep.mxfp4_backend,
         multimodal=dep.multimodal,
         drafter=dep.drafter,
+        sampler=dep.sampler,
     )
 
 
@@ -196,7 +205,7 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
     budget = int(usable * dep.gpu_memory_utilization)
     loaded = setup["weights"]
     reserve = setup["reserve"]
-    graphs = setup.get("cuda_graphs")  # vLLM 0.21+: the CUDA graph estimate, on every GPU
+    graphs = setup.get("cuda_graphs")  # vLLM 0.20+: the CUDA graph estimate, on every GPU
     graph_bytes = graphs["bytes"] if graphs else 0
     par = (f" / {n_gpus} GPUs (tensor parallel)" if n_gpus > 1 else "") + (
         ", pipeline stage of {layers}" if dep.pp > 1 else ""
@@ -220,7 +229,7 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
         layout = stage["layout"]
         last = rank == len(per_gpu) - 1
         reserve_bytes = (reserve["bytes"] if last else reserve["stage_bytes"]) + graph_bytes
-        # vLLM 0.21+ (the null block is older, modelled from this range): block 0 is held back, requests share the rest
+        # vLLM 0.20+ (the null block is older, modelled from this range): block 0 is held back, requests share the rest
         kv_bytes = layout["bytes_per_request"] * n_seq + (layout["memory_per_block"] if setup.get("null_block") else 0)
         stages.append(
             {
@@ -281,19 +290,19 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
         "stages": stages if dep.pp > 1 else [],
         "layout": layout,  # the KV layout of the GPU shown (kv_bytes.vllm_kv_layout)
         "setup": setup,
-        # vLLM 0.21+'s Mamba cache blocks (None unless hybrid): every GPU gets the smallest stage's block count
+        # vLLM 0.20+'s Mamba cache blocks (None unless hybrid): every GPU gets the smallest stage's block count
         "mamba_blocks": _mamba_blocks(stages, budget) if setup.get("mamba_check") else None,
     }
 
 
 def _mamba_blocks(stages: list[dict], budget: int) -> int | None:
-    """vLLM 0.21+'s Mamba cache blocks (None unless hybrid): every GPU gets the smallest stage's block count."""
+    """vLLM 0.20+'s Mamba cache blocks (None unless hybrid): every GPU gets the smallest stage's block count."""
     blocks = [vllm_mamba_blocks(budget - st["weights"] - st["reserve"], st["layout"]) for st in stages]
     return None if None in blocks else min(blocks)
 
 
 def _auto_max_model_len(dep: Deployment, trained: int | None) -> int | None:
-    """vLLM 0.21+'s --max-model-len auto: the longest max_model_len, up to the model's own context, whose one
+    """vLLM 0.20+'s --max-model-len auto: the longest max_model_len, up to the model's own context, whose one
     request fits the KV budget (vllm/v1/core/kv_cache_utils.py, _auto_fit_max_model_len); None when not even
     one block's worth fits ('Cannot auto-fit max_model_len')."""
     step = dep.block_size
@@ -394,7 +403,7 @@ def verdict(dep: Deployment, context: int | None, n_seq: int = 1, solve: bool = 
 
     Returns the components on one GPU (bytes and how each was counted), the
     budget, `fits`, `binding` (None, "weights", "reserve", "kv_cache",
-    "max_num_seqs" (0.21+'s hybrid refusal) or "trained_context"), `over_bytes` / `headroom_bytes`, the largest context
+    "max_num_seqs" (0.20+'s hybrid refusal) or "trained_context"), `over_bytes` / `headroom_bytes`, the largest context
     at `n_seq` and the largest number of sequences at `context` (skipped when
     `solve` is False: curves need only the verdict), a one-line `headline`,
     and what each engine does past the trained context.
@@ -419,7 +428,7 @@ def verdict(dep: Deployment, context: int | None, n_seq: int = 1, solve: bool = 
 
 
 def _auto_context(dep: Deployment) -> dict:
-    """--max-model-len auto (vLLM 0.21+): the length vLLM settles on, and its log line."""
+    """--max-model-len auto (vLLM 0.20+): the length vLLM settles on, and its log line."""
     trained_len = dep.arch.max_position_embeddings
     fitted = _auto_max_model_len(dep, None if dep.allow_long_context else trained_len)
     return {
@@ -445,7 +454,7 @@ def _usage(dep: Deployment, g: dict, context: int) -> dict:
     reserve = total - parts["weights"] - parts["kv_cache"]
     trained = dep.arch.max_position_embeddings
     over_trained = bool(trained and context > trained)
-    # vLLM 0.21+ refuses a hybrid model whose max_num_seqs exceeds its Mamba cache blocks (vllm/config/compilation.py)
+    # vLLM 0.20+ refuses a hybrid model whose max_num_seqs exceeds its Mamba cache blocks (vllm/config/compilation.py)
     setup = g.get("setup")
     mamba_blocks = g.get("mamba_blocks")
     refusal = (
@@ -493,6 +502,24 @@ VLLM_VISION_PROFILE = (
 )
 
 
+def sampler_doubt(dep: Deployment, setup: dict | None) -> str | None:
+    """Where kvlab took V0/V1's default path for vLLM's sampler warm-up (the native sort; no --sampler) and the
+    releases or installs of the same range that run no sort would reserve at least 0.25 GiB less: what it assumed,
+    and the other figure."""
+    if dep.engine != "vllm" or not setup or dep.sampler is not None or setup["sampler"] != "native":
+        return None  # 0.20 runs Triton, 0.21+ FlashInfer by default on every card kvlab knows: no doubt worth a line
+    feats = reserve_features(dep.arch, setup["max_num_batched_tokens"], setup["max_num_seqs"], dep.tp)
+    mine, theirs = sampler_peak(feats, "native")[0], sampler_peak(feats, "flashinfer")[0]
+    if abs(mine - theirs) < 0.25:
+        return None
+    paths = vllm_data()["sampler_warmup"]["paths"]
+    return (
+        f"vLLM's sampler warm-up: kvlab takes {paths['native']['label']} ({mine:.2f} GiB at its peak), what a pip "
+        f"install up to 0.16 runs; 0.17-0.19, and the Docker images of 0.9-0.11.0, run a kernel without the sort "
+        f"({theirs:.2f} GiB, {mine - theirs:.2f} GiB more for the KV cache: --sampler triton or flashinfer)"
+    )
+
+
 def _confidence(dep: Deployment, g: dict, use: dict, context: int, n_seq: int, auto: dict | None) -> dict:
     """How sure the answer is: a margin inside the reserve estimate's error is a close call; and the warnings."""
     total, budget, memory_fits = use["total"], use["budget"], use["memory_fits"]
@@ -520,6 +547,8 @@ def _confidence(dep: Deployment, g: dict, use: dict, context: int, n_seq: int, a
                 f"counts an estimate of that peak ({vision['gib']:.2f} GiB more than the text model's run). Setting "
                 "every modality to 0 in --limit-mm-per-prompt skips it"
             )
+    if doubt := sampler_doubt(dep, g.get("setup")):
+        warnings.append(doubt)
     if dep.engine == "vllm" and dep.device["unified_memory"]:
         warnings.append(
             f"vLLM has no backend for the {dep.device['name']}'s GPU (it runs on CUDA and ROCm cards); this is the "
@@ -753,6 +782,7 @@ def _engine_model(dep: Deployment, setup: dict | None, use: dict, capped: bool, 
     }
     if setup.get("vision_profile"):  # only for a vision tower kvlab knows, so other models' results keep their keys
         model["vision_profile_gib"] = setup["vision_profile"]["gib"]
+    model["sampler"] = setup["sampler"]  # the sampler warm-up's path (engines.vllm_sampler)
     if setup.get("mxfp4_kernel"):
         model["mxfp4_kernel"] = setup["mxfp4_kernel"]
         model["mxfp4_kernel_how"] = MXFP4_KERNEL_HOW[
@@ -881,6 +911,8 @@ def _as_budget(dep: Deployment, v: dict, context: int) -> dict:
             {"label": "KV cache pool", "bytes": pool, "how": "what is left, in blocks"},
         ]
         unsure = ["the activation reserve is fitted on real start-up logs, not measured"]
+        if doubt := sampler_doubt(dep, _vllm_setup(dep, context)):
+            unsure.append(doubt)
         if dep.arch.vision and dep.multimodal and not (v.get("engine_model") or {}).get("vision_profile_gib"):
             unsure.append(VLLM_VISION_PROFILE)
         elif dep.arch.vision and dep.multimodal:

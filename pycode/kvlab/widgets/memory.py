@@ -18,7 +18,7 @@ from kvlab.memory.architecture import FULL, LINEAR, SLIDING
 from kvlab.memory.catalogue import get_gpu, get_model, list_gpus, list_models, model_architecture
 from kvlab.memory.checkpoint import checkpoint_weights_bytes, hub_plan
 from kvlab.memory.deployment import default_gpu_memory_utilization, deployment
-from kvlab.memory.engines import VLLM_RECENT, vllm_cuda_graph_estimate
+from kvlab.memory.engines import VLLM_RECENT, VLLM_VERSION_ALIASES, vllm_cuda_graph_estimate, vllm_version_id
 from kvlab.memory.kv_bytes import (
     LAYER_KIND_LABELS,
     LLAMACPP_PAD,
@@ -452,12 +452,12 @@ def _server_text(sv: dict) -> str:
 
 
 # The vLLM versions gpu-fit offers (kvlab.memory.engines.VLLM_VERSIONS has them all), as its picker names them and as
-# the engine line says what the verdict models. "0.21+" is what readers install today; "v1" is 0.8-0.20. Not offered:
+# the engine line says what the verdict models. "0.20+" is what readers install today; "v1" is 0.8-0.19. Not offered:
 # "v0" and "v0-pre-mla", whose verdicts would start models those releases never ran (Qwen3.5/3.6, gpt-oss) without a word.
-VLLM_VERSION_CHOICES = {VLLM_RECENT: "0.21 and later (current)", "v1": "0.8-0.20 (V1 engine)"}
+VLLM_VERSION_CHOICES = {VLLM_RECENT: "0.20 and later (current)", "v1": "0.8-0.19 (V1 engine)"}
 VLLM_VERSION_MODELLED = {
-    VLLM_RECENT: "vLLM 0.21 and later (V1 engine, an estimate of its CUDA-graph memory taken off the KV budget)",
-    "v1": "vLLM 0.8-0.20 (V1 engine)",
+    VLLM_RECENT: "vLLM 0.20 and later (V1 engine, an estimate of its CUDA-graph memory taken off the KV budget)",
+    "v1": "vLLM 0.8-0.19 (V1 engine)",
 }
 
 
@@ -694,17 +694,19 @@ def gpu_fit_figure(
     compute buffer or activation reserve against its memory), what binds, the largest context and the most
     sequences that fit, and the same verdict for every catalogue GPU.
 
-    `engine_version` is the vLLM release range modelled: "0.21+" (0.21 and later: a default
-    `--gpu-memory-utilization` of 0.92, and the CUDA-graph estimate off the KV budget) or "v1" (0.8-0.20: 0.9, no
-    such term). `gpu_memory_utilization` and `block_size` are vLLM's (`--gpu-memory-utilization`, `--block-size`;
+    `engine_version` is the vLLM release range modelled: "0.20+" (0.20 and later: a default
+    `--gpu-memory-utilization` of 0.92, and the CUDA-graph estimate off the KV budget; "0.21+", its former name, is
+    taken as it) or "v1" (0.8-0.19: 0.9, no such term). `gpu_memory_utilization` and `block_size` are vLLM's (`--gpu-memory-utilization`, `--block-size`;
     None: that version's default share); llama.cpp ignores them, and vLLM's `pipeline_parallel` stages (each of
     `n_gpus` GPUs). Out-of-range values are clamped and say so; a block size vLLM does not take (after clamping into
     its range), or a version not offered, is a ValueError naming the field."""
+    if isinstance(engine_version, str):
+        engine_version = vllm_version_id(engine_version)  # an old link's "0.21+" is "0.20+"
     if not isinstance(engine_version, str) or engine_version not in VLLM_VERSION_CHOICES:
         raise ValueError(
             f"engine_version must be one of {', '.join(VLLM_VERSION_CHOICES)}, got {short_repr(engine_version)}"
         )
-    if gpu_memory_utilization is None:  # the version's own default: 0.92 from 0.21, 0.9 before
+    if gpu_memory_utilization is None:  # the version's own default: 0.92 from 0.20, 0.9 before
         gpu_memory_utilization = default_gpu_memory_utilization("vllm", engine_version)
     clamped: dict = {}
     p = INPUTS.check(
@@ -817,11 +819,16 @@ def gpu_fit_figure(
             },
             # each version's default share: the page's field follows the version picked until the reader sets it
             "vllm_versions": [
-                {"id": k, "label": label, "gpu_memory_utilization": default_gpu_memory_utilization("vllm", k)}
+                {
+                    "id": k,
+                    "label": label,
+                    "gpu_memory_utilization": default_gpu_memory_utilization("vllm", k),
+                    "aliases": [old for old, new in VLLM_VERSION_ALIASES.items() if new == k],
+                }
                 for k, label in VLLM_VERSION_CHOICES.items()
             ],
             "vllm_share_default_text": (
-                f"{default_gpu_memory_utilization('vllm', VLLM_RECENT):g} from vLLM 0.21, "
+                f"{default_gpu_memory_utilization('vllm', VLLM_RECENT):g} from vLLM 0.20, "
                 f"{VLLM_GPU_MEMORY_UTILIZATION:g} before"
             ),
             "context_steps": CONTEXT_STEPS,
@@ -832,7 +839,7 @@ def gpu_fit_figure(
 
 
 def _parts(v: dict) -> list[tuple[str, str, str, int]]:
-    """The verdict's components as the bar draws them: (name, label, how, bytes). vLLM 0.21+ subtracts its CUDA-graph
+    """The verdict's components as the bar draws them: (name, label, how, bytes). vLLM 0.20+ subtracts its CUDA-graph
     estimate from the KV budget, and the verdict counts it in the activation reserve (engine_model.cuda_graphs_bytes,
     on every GPU): drawn as a segment of its own, so the reader sees the term the version adds."""
     graphs = v["engine_model"].get("cuda_graphs_bytes") or 0

@@ -371,7 +371,7 @@ class GpuFitParams(TypedDict):
     pipeline_parallel: int
     gpu_memory_utilization: float
     block_size: int
-    engine_version: str  # vLLM's release range modelled: "0.21+" or "v1" (kept, and checked, under llama.cpp too)
+    engine_version: str  # vLLM's release range modelled: "0.20+" or "v1" (kept, and checked, under llama.cpp too)
 
 
 class GpuFitGpuInfo(TypedDict):
@@ -414,9 +414,10 @@ class ServingOptions(TypedDict):
 
 
 class VllmVersion(TypedDict):
-    id: str  # kvlab.memory.engines.VLLM_VERSIONS: "0.21+", "v1"
+    id: str  # kvlab.memory.engines.VLLM_VERSIONS: "0.20+", "v1"
     label: str  # as the picker names it
     gpu_memory_utilization: float  # that version's default --gpu-memory-utilization
+    aliases: list[str]  # former ids a share link may still carry (kvlab.memory.engines.VLLM_VERSION_ALIASES)
 
 
 class GpuFitOptions(ServingOptions):
@@ -425,7 +426,7 @@ class GpuFitOptions(ServingOptions):
     `vllm_defaults.gpu_memory_utilization` is the chosen version's default."""
 
     vllm_versions: list[VllmVersion]
-    vllm_share_default_text: str  # "0.92 from vLLM 0.21, 0.9 before": the share field's label
+    vllm_share_default_text: str  # "0.92 from vLLM 0.20, 0.9 before": the share field's label
 
 
 class GpuFitFigureResult(TypedDict):

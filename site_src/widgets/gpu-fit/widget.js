@@ -6,7 +6,7 @@ kvlab.register("gpu-fit", {
     const steps = ctx.data.options.context_steps;
     const share = form.gpu_memory_utilization;
 
-    // vLLM's default --gpu-memory-utilization depends on its version (Python's list: 0.92 from 0.21, 0.9 before).
+    // vLLM's default --gpu-memory-utilization depends on its version (Python's list: 0.92 from 0.20, 0.9 before).
     // The field follows the version picked until it is the reader's: typed in, or set by a link to a value
     // other than that version's default. What the reader set is never rewritten.
     const defaultShare = () => {
