@@ -41,12 +41,12 @@ def test_static_figure_is_kvlab_at_the_page_settings(built_site):
 
 def test_a_longer_prompt_queues_and_preempts_as_kvlab_says(warm_page, site_url):
     root = open_live(warm_page, site_url + PAGE, "serving-sim")
-    set_range(root, "input_len", 16384)
-    data = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 16384})
+    set_range(root, "input_len", 20480)
+    data = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 20480})
     want = data["view"]
     expect(root.locator('[data-field="headline"]')).to_have_text(want["headline"], timeout=60_000)
     expect(root.locator('[data-field="pool"]')).to_have_text(want["pool"])
-    assert "preemption" in want["pool"], "16,384-token prompts: 32 chats no longer fit the pool"
+    assert "preemption" in want["pool"], "20,480-token prompts: 32 chats no longer fit the pool"
     stats = root.locator('[data-field="stats"] tbody tr')
     expect(stats).to_have_count(len(want["stats"]))
     for i, row in enumerate(want["stats"]):
@@ -57,7 +57,7 @@ def test_a_longer_prompt_queues_and_preempts_as_kvlab_says(warm_page, site_url):
     # no tooltips on 48 rows x 120 bins (past views.RASTER_TITLES_MAX); with 8 chats, each run's, as the view wrote it
     assert not data["view"]["raster"]["titles"] and root.locator(".kv-sim-raster title").count() == 0
     set_range(root, "num_prompts", 8)
-    few = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 16384, "num_prompts": 8})["view"]
+    few = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 20480, "num_prompts": 8})["view"]
     expect(root.locator('[data-field="headline"]')).to_have_text(few["headline"], timeout=60_000)
     titles = few["raster"]["titles"]
     assert titles and titles[0].startswith("chat 1: ")
