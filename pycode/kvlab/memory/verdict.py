@@ -83,7 +83,7 @@ PARTS = {
     "kv_cache": "KV cache",
     "compute_buffer": "compute buffer",
     "runtime_reserve": "runtime reserve",
-    "activation_reserve": "activations + CUDA graphs",
+    "activation_reserve": "profiling reserve (activations or sampler warm-up, CUDA graphs)",
 }
 
 
@@ -516,7 +516,7 @@ def sampler_doubt(dep: Deployment, setup: dict | None) -> str | None:
     return (
         f"vLLM's sampler warm-up: kvlab takes {paths['native']['label']} ({mine:.2f} GiB at its peak), what a pip "
         f"install up to 0.16 runs; 0.17-0.19, and the Docker images of 0.9-0.11.0, run a kernel without the sort "
-        f"({theirs:.2f} GiB, {mine - theirs:.2f} GiB more for the KV cache: --sampler triton or flashinfer)"
+        f"({theirs:.2f} GiB, {mine - theirs:.2f} GiB more for the KV cache: kvlab fit --sampler triton or flashinfer)"
     )
 
 
