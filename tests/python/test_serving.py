@@ -241,33 +241,41 @@ LLAMA_VLLM_RESERVE = int(
     max(8192 * (4 * 4096 + 2 * 14336) * 2, _SORT * 1024 * 128256 * 4) / GIB * GIB + _FIXED_GIB * GIB
 )
 H100_DRIVER_BYTES = int(_ENGINES["driver_memory"]["h100-sxm"]["gib"] * GIB)  # what vLLM sees of the 80 GiB
+# the serving widget models vLLM 0.20 and later, as gpu-fit does by default: FlashInfer's sampler (no sort), and the
+# CUDA-graph estimate and one null block off the budget
+_RECENT = _ENGINES["versions"]["0.20+"]
+_FLASHINFER = _ENGINES["sampler_warmup"]["paths"]["flashinfer"]["multiple"]
+LLAMA_VLLM_RESERVE_RECENT = int(
+    max(8192 * (4 * 4096 + 2 * 14336) * 2, _FLASHINFER * 1024 * 128256 * 4) / GIB * GIB + _FIXED_GIB * GIB
+) + int(_RECENT["cuda_graphs"]["gib"] * GIB)
 
 
 def vllm_chats(utilization: float, context: int, block_size: int = 16) -> int:
-    """verdict.py's vLLM accounting by hand: (utilization x memory - weights - reserve) // KV per sequence,
-    the sequence's KV in whole blocks."""
+    """verdict.py's vLLM 0.20+ accounting by hand: (utilization x memory - weights - reserve - the null block) // KV
+    per sequence, the sequence's KV in whole blocks."""
     budget = int(H100_DRIVER_BYTES * utilization)
     per_chat = -(-context // block_size) * block_size * LLAMA_KV_PER_TOKEN
-    return (budget - LLAMA_BF16_WEIGHTS - LLAMA_VLLM_RESERVE) // per_chat
+    null_block = block_size * LLAMA_KV_PER_TOKEN
+    return (budget - LLAMA_BF16_WEIGHTS - LLAMA_VLLM_RESERVE_RECENT - null_block) // per_chat
 
 
 def test_serving_gpu_memory_utilization_moves_the_batch_limit_and_the_verdict():
     from kvlab import serving_figure
 
-    default = serving_figure()  # vLLM, 8 chats of 32,768 tokens: vLLM's own default share, 0.9
-    assert default["params"]["gpu_memory_utilization"] == 0.9 and default["params"]["block_size"] == 16
-    assert default["chats_that_fit"] == vllm_chats(0.9, 32768) == 12 and default["fits"]
-    assert default["budget"]["bytes"] == int(0.9 * H100_DRIVER_BYTES)
+    default = serving_figure()  # vLLM 0.20+, 8 chats of 32,768 tokens: vLLM's own default share, 0.92
+    assert default["params"]["gpu_memory_utilization"] == 0.92 and default["params"]["block_size"] == 16
+    assert default["chats_that_fit"] == vllm_chats(0.92, 32768) == 13 and default["fits"]
+    assert default["budget"]["bytes"] == int(0.92 * H100_DRIVER_BYTES)
 
-    half = serving_figure(gpu_memory_utilization=0.55)
-    assert half["chats_that_fit"] == vllm_chats(0.55, 32768) == 5
+    half = serving_figure(gpu_memory_utilization=0.5)
+    assert half["chats_that_fit"] == vllm_chats(0.5, 32768) == 5
     assert half["chats_that_fit_text"] == "5 sequences of 32,768 tokens"
-    assert half["budget"]["bytes"] == int(0.55 * H100_DRIVER_BYTES)
+    assert half["budget"]["bytes"] == int(0.5 * H100_DRIVER_BYTES)
     assert not half["fits"] and half["verdict"] == "does not fit" and half["binding"] == "kv_cache"
     assert half["ms_per_token"] is None and half["usd_per_million_tokens"] is None  # not timed nor priced
-    assert "--gpu-memory-utilization 0.55" in half["flags"] and "--block-size" not in half["flags"]
-    # the same batch of 5 fits at 0.55 and is timed; the memory used does not depend on the share
-    five = serving_figure(gpu_memory_utilization=0.55, batch=5)
+    assert "--gpu-memory-utilization 0.5" in half["flags"] and "--block-size" not in half["flags"]
+    # the same batch of 5 fits at 0.5 and is timed; the memory used does not depend on the share
+    five = serving_figure(gpu_memory_utilization=0.5, batch=5)
     assert five["fits"] and five["ms_per_token"] > 0
     # the curve and the like-for-like prices follow the share too: batch 8 at 32,768 tokens does not fit
     i = half["curve"]["contexts"].index(32768)
@@ -283,9 +291,9 @@ def test_serving_block_size_rounds_each_chat_up_to_whole_blocks():
     small = serving_figure(context=30000, gpu_memory_utilization=0.6)
     big = serving_figure(context=30000, gpu_memory_utilization=0.6, block_size=128)
     assert small["chats_that_fit"] == vllm_chats(0.6, 30000) and big["chats_that_fit"] == vllm_chats(0.6, 30000, 128)
-    used = 8 * 30080 * LLAMA_KV_PER_TOKEN + LLAMA_BF16_WEIGHTS + LLAMA_VLLM_RESERVE
+    used = (8 * 30080 + 128) * LLAMA_KV_PER_TOKEN + LLAMA_BF16_WEIGHTS + LLAMA_VLLM_RESERVE_RECENT  # + the null block
     assert big["memory_used"]["bytes"] == used
-    assert big["memory_used"]["bytes"] - small["memory_used"]["bytes"] == 8 * 80 * LLAMA_KV_PER_TOKEN
+    assert big["memory_used"]["bytes"] - small["memory_used"]["bytes"] == (8 * 80 + 128 - 16) * LLAMA_KV_PER_TOKEN
     assert big["flags"].endswith("--block-size 128")
 
 
@@ -311,8 +319,8 @@ def test_serving_vllm_settings_are_clamped_with_a_notice_or_refused():
     # the template's limits and choices are the gpu-fit widget's
     from kvlab import gpu_fit_figure
 
-    # (the serving widget models vLLM 0.8-0.19 only, kvlab.memory.serving taking no version: gpu-fit's at that version)
-    fit = gpu_fit_figure(engine_version="v1")["options"]
+    # (the serving widget models vLLM 0.20 and later, gpu-fit's default version)
+    fit = gpu_fit_figure()["options"]
     assert data["options"]["vllm_defaults"] == fit["vllm_defaults"]
     for key in ("gpu_memory_utilization", "block_size"):
         assert data["options"]["limits"][key] == fit["limits"][key], key

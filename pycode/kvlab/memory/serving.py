@@ -379,12 +379,13 @@ def serving_estimate(
     engine: str = "vllm",
     answer_tokens: int = 512,
     solve: bool = True,
-    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
+    gpu_memory_utilization: float | None = VLLM_GPU_MEMORY_UTILIZATION,
     block_size: int = VLLM_BLOCK_SIZE,
     max_num_seqs: int | None = None,
     pipeline_parallel: int = 1,
     mxfp4_backend: str | None = None,
     sampler: str | None = None,
+    version: str = "v1",
 ) -> dict:
     """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
@@ -400,6 +401,8 @@ def serving_estimate(
     once (at the roofline), then answer_tokens are decoded (every step timed at the full
     context: an upper bound). `bounds_text` says both bounds in words.
 
+    `version` is vLLM's range (kvlab.memory.engines.VLLM_VERSIONS; "v1" unless given) and
+    `gpu_memory_utilization` None is that version's own default (0.92 from 0.20, 0.9 before).
     `n_gpus` is the tensor-parallel size (bandwidth and compute add up); vLLM's `pipeline_parallel`
     stages multiply the GPUs and the price but not one chat's speed: a token passes the stages in turn,
     each reading its own layers. vLLM keeps up to one batch per stage in flight, so the running chats
@@ -430,6 +433,7 @@ def serving_estimate(
         "block_size": block_size,
         "pp": pipeline_parallel,
         "mxfp4_backend": mxfp4_backend,
+        "version": version,
         # vllm serve --max-num-seqs also sets the profile's sampler warm-up (its rows): the reserve; `sampler` its path
         **({"max_num_seqs": max_num_seqs} if engine == "vllm" and max_num_seqs is not None else {}),
         **({"sampler": sampler} if engine == "vllm" and sampler is not None else {}),

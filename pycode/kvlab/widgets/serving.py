@@ -12,8 +12,9 @@ import numpy as np
 
 from kvlab.inputs import Param, Spec, one_of, short_repr, takes
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
-from kvlab.memory.deployment import Refused
-from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE, VLLM_GPU_MEMORY_UTILIZATION
+from kvlab.memory.deployment import Refused, default_gpu_memory_utilization
+from kvlab.memory.engines import VLLM_RECENT
+from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE
 from kvlab.memory.scheduler import simulate
 from kvlab.memory.serving import serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
@@ -199,6 +200,11 @@ def serving_view(data: dict) -> ServingView:
     }
 
 
+# the vLLM the serving widget models: the gpu-fit widget's default (what readers install), with its own default share
+SERVING_VLLM_VERSION = VLLM_RECENT
+SERVING_VLLM_SHARE = default_gpu_memory_utilization("vllm", SERVING_VLLM_VERSION)
+
+
 @takes(INPUTS)
 @with_view(serving_view)
 def serving_figure(
@@ -210,13 +216,15 @@ def serving_figure(
     kv: str = "f16",
     engine: str = "vllm",
     answer: int = 512,
-    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION,
+    gpu_memory_utilization: float = SERVING_VLLM_SHARE,
     block_size: int = VLLM_BLOCK_SIZE,
 ) -> ServingFigureResult:
     """The serving widget: the fit verdict for the batch, then (only if it fits) time per step from both
     roofline bounds with the binding one named, chats that fit, dollars per million tokens with prefill, the
     same cost on GPUs priced the same way, and ms/token against context for batch 1 and the chosen batch.
 
+    Under vLLM the verdict is the gpu-fit widget's default, vLLM 0.20 and later (SERVING_VLLM_VERSION: 0.92 of the
+    card, the CUDA-graph estimate, FlashInfer's sampler warm-up).
     `gpu_memory_utilization` and `block_size` are vLLM's (`--gpu-memory-utilization`, `--block-size`), checked
     as the gpu-fit widget checks them; llama.cpp ignores them. Out-of-range values are clamped and say so; a
     block size vLLM does not take (after clamping into its range) is a ValueError naming the field."""
@@ -242,7 +250,7 @@ def serving_figure(
     arch = model_architecture(info["id"])
     settings = {"weights_format": weights, "kv": kv, "engine": engine, "answer_tokens": answer}
     if engine == "vllm":
-        settings.update(gpu_memory_utilization=utilization, block_size=block_size)
+        settings.update(gpu_memory_utilization=utilization, block_size=block_size, version=SERVING_VLLM_VERSION)
     est = serving_estimate(arch, card["id"], context, batch, **settings)
     one = serving_estimate(arch, card["id"], context, 1, **settings)
     v = est["verdict"]
@@ -369,7 +377,7 @@ def serving_figure(
             "weights": weight_options(),
             "kv": kv_options(),
             "modes": ENGINE_LABELS,
-            "vllm_defaults": {"gpu_memory_utilization": VLLM_GPU_MEMORY_UTILIZATION, "block_size": VLLM_BLOCK_SIZE},
+            "vllm_defaults": {"gpu_memory_utilization": SERVING_VLLM_SHARE, "block_size": VLLM_BLOCK_SIZE},
             "context_steps": CONTEXT_STEPS,
             "context_ticks": CONTEXT_TICKS,
             "limits": input_limits(),
