@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pycode"))
 
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
-from kvlab.memory.engines import mxfp4_kernel, vllm_sampler  # noqa: E402
+from kvlab.memory.engines import mxfp4_kernel, published_sampler  # noqa: E402
 from kvlab.memory.serving import run_totals as totals  # noqa: E402
 from kvlab.memory.scheduler import (  # noqa: E402
     MXFP4_KERNEL_CONSTANT,
@@ -295,7 +295,7 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
             **({"async_scheduling": True} if "--async-scheduling" in other else {}),
             **({"enforce_eager": True} if "--enforce-eager" in other else {}),
             # the sampler warm-up's path: the run's install (its "sampler_why"), else the release's pip default
-            "sampler": run.get("sampler") or vllm_sampler("v1", run.get("engine_version")),
+            "sampler": published_sampler(run),
         }
     note = "" if run.get("gpu") else f"GPU assumed {gpu}"
     if run["engine"] == "sglang" and weights == "MXFP4":

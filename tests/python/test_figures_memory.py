@@ -334,10 +334,8 @@ def test_gpu_fit_tensor_parallel_splits_weights_and_kv_heads():
 
 def test_serving_matches_serving_estimate_and_shows_the_working():
     data = kvlab.serving_figure(model="llama-3.1-8b", gpu="h100-sxm", context=32768, batch=8)
-    # the widget models vLLM 0.20 and later at its own default share (serving_estimate's default is v1 at 0.9)
-    est = kvlab.serving_estimate(
-        "llama-3.1-8b", "h100-sxm", 32768, 8, "BF16", "f16", version="0.20+", gpu_memory_utilization=None
-    )
+    # the widget models vLLM 0.20 and later at that version's own share (serving_estimate's default is v1)
+    est = kvlab.serving_estimate("llama-3.1-8b", "h100-sxm", 32768, 8, "BF16", "f16", version="0.20+")
     assert data["fits"] and data["ms_per_token"] == est["seconds_per_token"] * 1000
     assert data["total_tokens_per_second"] == est["total_tokens_per_second"]
     assert data["usd_per_million_tokens"] == est["usd_per_million_tokens"]

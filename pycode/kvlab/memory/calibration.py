@@ -315,6 +315,8 @@ def prediction_cases() -> list[dict]:
         args = entry.get("args", {})
         arch = model_architecture(model)
         fmt = weights_format(entry, arch)
+        text = log_text(entry)
+        version = era(entry, text)
         cases.append(
             {
                 "entry": entry,
@@ -323,7 +325,7 @@ def prediction_cases() -> list[dict]:
                 "arch": arch,
                 "card": card,
                 "fmt": fmt,
-                "kernel": engines.mxfp4_path(card, {"format": fmt}, mxfp4_backend_of(entry, log_text(entry))),
+                "kernel": engines.mxfp4_path(card, {"format": fmt}, mxfp4_backend_of(entry, text)),
                 "util": args.get("gpu_memory_utilization", 0.9),
                 "max_model_len": args.get("max_model_len")
                 or PROXY_CONTEXT.get(entry.get("model"))
@@ -333,8 +335,8 @@ def prediction_cases() -> list[dict]:
                 "total": entry.get("logged", {}).get("total_gpu_memory_gib"),
                 "weights": entry.get("logged", {}).get("weights_gib") or entry.get("logged", {}).get("weights_gb"),
                 "refused": entry["file"].endswith("error.txt"),
-                "era": era(entry, log_text(entry)),
-                "sampler": sampler_of(entry, log_text(entry), era(entry, log_text(entry))),
+                "era": version,
+                "sampler": sampler_of(entry, text, version),
             }
         )
     return cases
@@ -469,7 +471,7 @@ def _run_budget(run: dict, arch, card: dict) -> tuple[float, float]:
         s.get("max_num_batched_tokens") or batch["max_num_batched_tokens"],
         s.get("max_num_seqs") or batch["max_num_seqs"],
         1,
-        sampler=run.get("sampler") or engines.vllm_sampler("v1", run.get("engine_version")),
+        sampler=engines.published_sampler(run),
     )["gib"]
     util = s.get("gpu_memory_utilization") or VLLM_GPU_MEMORY_UTILIZATION
     return util * engines.driver_memory(card)["bytes"] / GIB, fitted

@@ -305,7 +305,6 @@ def reserve_features(arch: Architecture, max_num_batched_tokens: int, max_num_se
     the forward's peak."""
     vocab = arch.vocab_size or 32000
     return {
-        "fixed": 1.0,
         "sampler": min(max_num_seqs, max_num_batched_tokens) * vocab * 4 / GIB,
         "activations": max_num_batched_tokens * _activation_width(arch) * 2 / n_gpus / GIB,  # bf16
     }
@@ -325,6 +324,17 @@ def vllm_sampler(version: str, release: str | None = None) -> str:
             if r["through"] is None or minor <= release_minor(r["through"]):
                 return r["path"]
     return data["by_version"][vllm_version_id(version)]
+
+
+def published_sampler(run: dict) -> str:
+    """The sampler warm-up's path for a published run, benchmark point or log entry: its install's where it says
+    (`sampler`, with its `sampler_why`), else its vLLM release's pip default (a release not stated: V1's); another
+    engine's run borrows vLLM's accounting with FlashInfer's path (no sort: its sampler keeps no sorted copy)."""
+    if run.get("sampler"):
+        return run["sampler"]
+    if run.get("engine", "vllm") != "vllm":
+        return "flashinfer"
+    return vllm_sampler("v1", run.get("engine_version"))
 
 
 def sampler_peak(feats: dict, sampler: str | None) -> tuple[float, str]:
@@ -388,8 +398,6 @@ def vllm_reserve(
         "gib": gib,
         "stage_bytes": int(stage * GIB),
         "parts_gib": parts,
-        "features_gib": feats,
-        "sampler": sampler,
         "band_bytes": int(fit["band_gib"] * GIB),
         "band_gib": fit["band_gib"],
         "how": (

@@ -40,11 +40,10 @@ from functools import cache
 from kvlab.memory.architecture import LINEAR, SLIDING, Architecture
 from kvlab.memory.catalogue import DATA_DIR, get_gpu, model_architecture
 from kvlab.memory.deployment import deployment
-from kvlab.memory.engines import vllm_sampler
+from kvlab.memory.engines import published_sampler
 from kvlab.memory.kv_bytes import (
     LLAMACPP_RECURRENT_TYPE,
     VLLM_BLOCK_SIZE,
-    VLLM_GPU_MEMORY_UTILIZATION,
     kv_cache_bytes,
 )
 from kvlab.memory.verdict import verdict
@@ -379,7 +378,7 @@ def serving_estimate(
     engine: str = "vllm",
     answer_tokens: int = 512,
     solve: bool = True,
-    gpu_memory_utilization: float | None = VLLM_GPU_MEMORY_UTILIZATION,
+    gpu_memory_utilization: float | None = None,
     block_size: int = VLLM_BLOCK_SIZE,
     max_num_seqs: int | None = None,
     pipeline_parallel: int = 1,
@@ -718,11 +717,7 @@ def benchmark_prediction(point: dict, calibrated: bool = True) -> dict:
     arch = model_architecture(point["model"])
     context = point["input_tokens"] + point["output_tokens"]
     card = get_gpu(point["gpu"])
-    # the profile's sampler warm-up: the point's install (its "sampler"), else its vLLM release's default; the SGLang
-    # and TensorRT-LLM points borrow vLLM's accounting with FlashInfer's (no sort: their samplers keep no sorted copy)
-    sampler = point.get("sampler") or (
-        vllm_sampler("v1", point.get("engine_version")) if point["engine"] == "vllm" else "flashinfer"
-    )
+    sampler = published_sampler(point)  # the profile's sampler warm-up, as the point's install ran it
     dep = deployment(arch, weights=point["weights"], kv="f16", gpu=card, engine="vllm", sampler=sampler)
     fits = verdict(dep, context)
     cap = _max_num_seqs(fits, card, None)["value"]

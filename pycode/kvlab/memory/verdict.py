@@ -502,13 +502,14 @@ VLLM_VISION_PROFILE = (
 )
 
 
-def sampler_doubt(dep: Deployment, setup: dict | None) -> str | None:
+def sampler_doubt(dep: Deployment, settings: dict | None) -> str | None:
     """Where kvlab took V0/V1's default path for vLLM's sampler warm-up (the native sort; no --sampler) and the
     releases or installs of the same range that run no sort would reserve at least 0.25 GiB less: what it assumed,
-    and the other figure."""
-    if dep.engine != "vllm" or not setup or dep.sampler is not None or setup["sampler"] != "native":
+    and the other figure. `settings`: vLLM's setup, or the verdict's engine_model (both carry the batch settings and
+    the path)."""
+    if dep.engine != "vllm" or not settings or dep.sampler is not None or settings["sampler"] != "native":
         return None  # 0.20 runs Triton, 0.21+ FlashInfer by default on every card kvlab knows: no doubt worth a line
-    feats = reserve_features(dep.arch, setup["max_num_batched_tokens"], setup["max_num_seqs"], dep.tp)
+    feats = reserve_features(dep.arch, settings["max_num_batched_tokens"], settings["max_num_seqs"], dep.tp)
     mine, theirs = sampler_peak(feats, "native")[0], sampler_peak(feats, "flashinfer")[0]
     if abs(mine - theirs) < 0.25:
         return None
@@ -911,7 +912,7 @@ def _as_budget(dep: Deployment, v: dict, context: int) -> dict:
             {"label": "KV cache pool", "bytes": pool, "how": "what is left, in blocks"},
         ]
         unsure = ["the activation reserve is fitted on real start-up logs, not measured"]
-        if doubt := sampler_doubt(dep, _vllm_setup(dep, context)):
+        if doubt := sampler_doubt(dep, v.get("engine_model")):
             unsure.append(doubt)
         if dep.arch.vision and dep.multimodal and not (v.get("engine_model") or {}).get("vision_profile_gib"):
             unsure.append(VLLM_VISION_PROFILE)
