@@ -56,6 +56,7 @@ from kvlab.memory.calibration import (  # noqa: E402
     log_tag_table,
     model_of,
     mxfp4_backend_of,
+    sampler_of,
     speculative_of,
     weights_format,
 )
@@ -310,6 +311,12 @@ def prints_blocks(entry: dict) -> bool:
     return release < BLOCKS_FORM_BEFORE or (release == BLOCKS_FORM_BEFORE and m.group(4) is not None)
 
 
+def spans_nodes(text: str) -> bool:
+    """The log's Ray workers run on more than one node: Ray prefixes a worker's lines with its node's address only
+    when it is not on the driver's node ("(RayWorkerWrapper pid=345, ip=10.42.11.243)")."""
+    return re.search(r"RayWorkerWrapper pid=\d+, ip=", text) is not None
+
+
 def drafter_of(args: dict) -> str | None:
     """The separate drafter an entry's speculative_config names, where kvlab knows it (kvlab.memory.drafters)."""
     spec = args.get("speculative_config")
@@ -356,6 +363,8 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
         elif drafter and not (spec[0] == "mtp" and arch.draft_layers):
             named = drafter.get("model") or drafter.get("method") if isinstance(drafter, dict) else drafter
             how.append(f"speculative drafter ({named}): its own weights and cache are not modelled")
+        if entry.get("gpu_inferred"):
+            how.append(f"card inferred: {entry['gpu_inferred']}")
         fmt = weights_format(entry, arch)
         try:
             dep = deployment(
@@ -378,6 +387,12 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
                 mxfp4_backend=mxfp4_backend_of(entry, text) if fmt == "MXFP4" else None,
                 multimodal=multimodal_of(args),
                 drafter=known,
+                # the sampler warm-up's path as the fit reads it: the log's FlashInfer line, its stated release's
+                # install default, else the version label's (a setting of the log, like its version)
+                sampler=sampler_of(entry, text, version),
+                # a Ray worker on another node ("ip=" in its log prefix): vLLM turns custom all-reduce off for a
+                # group that spans nodes (custom_all_reduce.py, v0.10.1.1: "spans across nodes")
+                custom_all_reduce=not spans_nodes(text),
             )
             v = verdict(dep, context, solve=False)
             starts = bool(v["fits"]) and not _older_release_refuses(entry, v)

@@ -229,6 +229,7 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)",
     )
     _mxfp4_backend_flag(p)
+    _custom_all_reduce_flag(p)
     p.set_defaults(func=_run_fit)
 
     p = sub.add_parser(
@@ -561,6 +562,15 @@ def _mxfp4_backend_flag(p) -> None:
     )
 
 
+def _custom_all_reduce_flag(p) -> None:
+    p.add_argument(
+        "--disable-custom-all-reduce",
+        action="store_true",
+        help="vLLM mode: as vllm serve's flag (and what vLLM does itself when the tensor-parallel GPUs span nodes): "
+        "the reserve keeps NCCL's memory without custom all-reduce buffers",
+    )
+
+
 def _run_fit(args: argparse.Namespace) -> int:
     _check_context_and_batch(args)
     if args.engine == "all":
@@ -589,6 +599,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         sampler=args.sampler,
         multimodal=not args.language_model_only,
         drafter=args.drafter,
+        custom_all_reduce=not args.disable_custom_all_reduce,
     )
     r = verdict(dep, args.context, args.batch)
     if args.json:

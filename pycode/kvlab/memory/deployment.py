@@ -106,6 +106,9 @@ class Deployment:
     drafter: dict | None = None
     # the top-k/top-p path of vLLM's sampler warm-up (engines.VLLM_SAMPLERS), where it is not the version's default
     sampler: str | None = None
+    # vLLM's custom all-reduce for the tensor-parallel group (False: --disable-custom-all-reduce, or a group that spans
+    # nodes, where vLLM turns it off itself): its buffers leave the reserve (engines.vllm_reserve)
+    custom_all_reduce: bool = True
 
     @property
     def engine_name(self) -> str:
@@ -229,6 +232,7 @@ def deployment(
     multimodal: bool = True,
     drafter: str | dict | None = None,
     sampler: str | None = None,
+    custom_all_reduce: bool = True,
 ) -> Deployment:
     """A checked Deployment: every input validated here, a refusal naming its field.
 
@@ -248,6 +252,8 @@ def deployment(
     its weights load beside the model's and its attention layers cache K and V in the same pool.
     `sampler` ("native", "triton" or "flashinfer"): the top-k/top-p path of vLLM's sampler warm-up, where it is
     not the version's default (engines.vllm_sampler: a release's, or VLLM_USE_FLASHINFER_SAMPLER set).
+    `custom_all_reduce` False: vLLM's --disable-custom-all-reduce, or a tensor-parallel group across nodes (vLLM's
+    custom_all_reduce.py turns it off there): the group keeps NCCL's memory alone.
     """
     arch = model_architecture(model, params)
     version = vllm_version_id(version)  # a former name of a range ("0.21+") is the range it now is
@@ -321,6 +327,8 @@ def deployment(
             raise ValueError(f"sampler must be one of {', '.join(VLLM_SAMPLERS)}, got {short_repr(sampler)}")
         if engine != "vllm":
             raise ValueError("sampler: the path of vLLM's sampler warm-up (engine vllm)")
+    if not custom_all_reduce and engine != "vllm":
+        raise ValueError("custom_all_reduce: vLLM's custom all-reduce (engine vllm)")
     if drafter is not None:
         drafter = get_drafter(drafter)
         if engine != "vllm":
@@ -361,4 +369,5 @@ def deployment(
         multimodal=bool(multimodal),
         drafter=drafter,
         sampler=sampler,
+        custom_all_reduce=bool(custom_all_reduce),
     )

@@ -577,6 +577,10 @@ def _explain_llamacpp_fit(fit: dict) -> tuple[list, list]:
     return notes, checks
 
 
+#: A worker's line prefix that names tensor-parallel rank 0 ("(VllmWorker rank=0 pid=...)", "(Worker_TP0 pid=...)").
+_RANK0 = re.compile(r"\brank=0\b|\bWorker_TP0\b")
+
+
 def parse_engine_log(text: str) -> dict:
     """What a pasted llama.cpp or vLLM start-up log says about memory, line by line."""
     if not isinstance(text, str):
@@ -652,8 +656,13 @@ def parse_engine_log(text: str) -> dict:
             facts["types"] = {"value": (m.group(1), m.group(2)), "line": number}
         # vLLM
         for key, rx in _VLLM_FLOAT.items():
-            if key not in vllm and (m := rx.search(line)):
-                vllm[key] = {"value": float(_first(m)), "line": number, "text": m.group(0)}
+            if (key not in vllm or (key == "available_gib" and not vllm[key].get("rank0"))) and (m := rx.search(line)):
+                rank0 = _RANK0.search(line) is not None
+                if key in vllm and not rank0:
+                    continue
+                # each GPU prints its own line, in no fixed order; the token lines that follow are the ranks' in
+                # order, rank 0 first, so rank 0's memory line is the one they are read against
+                vllm[key] = {"value": float(_first(m)), "line": number, "text": m.group(0), "rank0": rank0}
         for key, rx in _VLLM_INT.items():
             if key not in vllm and (m := rx.search(line)):
                 vllm[key] = {"value": _int(_first(m)), "line": number, "text": m.group(0)}

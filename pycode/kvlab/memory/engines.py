@@ -359,6 +359,14 @@ def sampler_peak(feats: dict, sampler: str | None) -> tuple[float, str]:
 PCIE_ONLY_CARDS = ("l4", "l40s", "rtx-3090", "rtx-4090", "rtx-4090-d", "rtx-5090", "rtx-a5000")
 
 
+#: Why a pipeline stage at tensor parallel 1 carries no custom all-reduce reserve.
+PIPELINE_ONLY_WHY = (
+    "vLLM builds custom all-reduce and symmetric-memory buffers for the tensor-parallel group alone "
+    "(vllm/distributed/device_communicators/cuda_communicator.py, v0.14.1-v0.16.0: 'custom allreduce or torch symm "
+    "mem can be used only by tp'), so the pipeline group has NCCL only, counted as a PCIe group's"
+)
+
+
 def has_nvlink(card: dict | None) -> bool:
     """False for PCIE_ONLY_CARDS; True otherwise (NVLink or Infinity Fabric data-centre cards, and a memory size
     given by hand: the larger tensor-parallel reserve, as before cards were told apart)."""
@@ -373,13 +381,16 @@ def vllm_reserve(
     pp: int = 1,
     card: dict | None = None,
     sampler: str | None = None,
+    custom_all_reduce: bool = True,
 ) -> dict:
     """An estimate of what vLLM's profiling run keeps besides the weights and KV, with its error band.
 
     reserve = fixed + the larger of the activations and the sampler warm-up on `sampler`'s path (VLLM_SAMPLERS;
     None: the logits alone added to the activations, TensorRT-LLM's proxy) (+ the tensor-parallel
-    extra for NCCL and custom all-reduce buffers when n_gpus > 1 or pp > 1: an NVLink pair's, or a PCIe pair's,
-    by `card`), the fixed term fitted on real logs.
+    extra for NCCL and custom all-reduce buffers when n_gpus > 1: an NVLink pair's, or a PCIe pair's, by `card`;
+    + the pipeline group's NCCL alone when pp > 1 at tensor parallel 1: PIPELINE_ONLY_WHY; `custom_all_reduce` False,
+    vLLM's --disable-custom-all-reduce or a group that spans nodes: NCCL alone, as on PCIe), the fixed term fitted
+    on real logs.
     `n_gpus` is the tensor-parallel size (it shards the activations); under `pp`-way
     pipeline parallel this is the last stage's reserve, the only one with a sampler
     pass (`stage_bytes` is every other stage's).
@@ -388,9 +399,13 @@ def vllm_reserve(
     feats = reserve_features(arch, max_num_batched_tokens, max_num_seqs, n_gpus)
     peak, peak_how = sampler_peak(feats, sampler)
     parts = {"fixed": fit["coefficients"]["fixed"], "peak": peak}
-    link = "tensor_parallel_extra_gib" if has_nvlink(card) else "tensor_parallel_extra_pcie_gib"
-    if n_gpus > 1 or pp > 1:
+    nvlink = has_nvlink(card) and custom_all_reduce
+    link = "tensor_parallel_extra_gib" if nvlink else "tensor_parallel_extra_pcie_gib"
+    if n_gpus > 1:
         parts["tensor_parallel"] = fit[link]
+    elif pp > 1:
+        link = "tensor_parallel_extra_pcie_gib"  # NCCL without custom all-reduce, as on a PCIe group
+        parts["pipeline_parallel"] = fit[link]
     gib = sum(parts.values())
     stage = gib - peak + feats["activations"]  # a stage before the last: no sampler pass
     return {
@@ -405,8 +420,16 @@ def vllm_reserve(
             f"({min(max_num_seqs, max_num_batched_tokens)} rows x vocab x 4 B; {max_num_batched_tokens} tokens, bf16)"
             + (
                 f" + {fit[link]:g} GiB for NCCL buffers"
-                + ("" if has_nvlink(card) else " (GPUs on PCIe, no custom all-reduce buffers)")
-                if n_gpus > 1 or pp > 1
+                + (
+                    ""
+                    if nvlink
+                    else " (custom all-reduce off: NCCL alone)"
+                    if has_nvlink(card)
+                    else " (GPUs on PCIe, no custom all-reduce buffers)"
+                )
+                if n_gpus > 1
+                else f" + {fit[link]:g} GiB for the pipeline group's NCCL ({PIPELINE_ONLY_WHY})"
+                if pp > 1
                 else ""
             )
             + ("; stages before the last run no sampler pass" if pp > 1 else "")
@@ -515,6 +538,7 @@ def vllm_setup(
     multimodal: bool = True,
     drafter: dict | None = None,
     sampler: str | None = None,
+    custom_all_reduce: bool = True,
 ) -> dict:
     """Everything the vLLM model needs besides the KV cache, for one card (or a memory size given by hand).
 
@@ -530,7 +554,7 @@ def vllm_setup(
     card's), reported as `mxfp4_kernel`.
     A separate `drafter` (kvlab.memory.drafters) adds its weights to the load and its profile run to the reserve.
     `sampler`: the top-k/top-p path of the profile's sampler warm-up (VLLM_SAMPLERS), else the version's
-    (vllm_sampler).
+    (vllm_sampler). `custom_all_reduce` False: the tensor-parallel group keeps NCCL's memory alone (vllm_reserve).
     """
     version = vllm_version_id(version)
     if version not in VLLM_VERSIONS:
@@ -559,7 +583,13 @@ def vllm_setup(
     if measured:
         fit = vllm_data()["reserve_fit"]
         fitted = vllm_reserve(
-            arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, card=card, sampler=sampler
+            arch,
+            defaults["max_num_batched_tokens"],
+            defaults["max_num_seqs"],
+            n_gpus,
+            card=card,
+            sampler=sampler,
+            custom_all_reduce=custom_all_reduce,
         )
         gib = fitted["gib"] + measured["extra_gib"]
         reserve = {
@@ -577,7 +607,14 @@ def vllm_setup(
         reserve["stage_bytes"] = reserve["bytes"]
     else:
         reserve = vllm_reserve(
-            arch, defaults["max_num_batched_tokens"], defaults["max_num_seqs"], n_gpus, pp, card, sampler
+            arch,
+            defaults["max_num_batched_tokens"],
+            defaults["max_num_seqs"],
+            n_gpus,
+            pp,
+            card,
+            sampler,
+            custom_all_reduce,
         )
     # a vision-language model's encoder profile (multimodal False: --language-model-only, or every modality at 0 in
     # --limit-mm-per-prompt); under pipeline parallel it runs on the first stage, not counted here

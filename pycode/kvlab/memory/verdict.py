@@ -131,6 +131,7 @@ def _vllm_setup(dep: Deployment, context: int) -> dict:
         multimodal=dep.multimodal,
         drafter=dep.drafter,
         sampler=dep.sampler,
+        custom_all_reduce=dep.custom_all_reduce,
     )
 
 
@@ -216,6 +217,7 @@ def _per_gpu(dep: Deployment, context: int, n_seq: int, setup: dict | None = Non
         + (f" --tensor-parallel-size {n_gpus}" if n_gpus > 1 else "")
         + (f" --pipeline-parallel-size {dep.pp}" if dep.pp > 1 else "")
         + (" --enable-prefix-caching" if dep.prefix_caching else "")
+        + (" --disable-custom-all-reduce" if not dep.custom_all_reduce else "")
         + (
             f" --speculative-config '{{{_speculative_method(dep)}, \"num_speculative_tokens\": {dep.speculative_tokens}}}'"
             if dep.speculative_tokens
