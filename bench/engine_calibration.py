@@ -126,7 +126,12 @@ def cuda_graph_rows() -> list[dict]:
 
     Read with explain-log's own readers (engine_logs.parse_engine_log). The fit set is the logs that print
     the estimate in GiB under 0.20's default (the estimate subtracted), except an entry marked
-    cuda_graph_fit false (its cuda_graph_why says why); the rest are held out."""
+    cuda_graph_fit false (its cuda_graph_why says why); the rest are held out, but for a log that states a release
+    before 0.20.0, reported apart (`other_stack`): the estimator is the same code, but 0.20.0 moved to torch 2.11 and
+    CUDA 13.0 (requirements/cuda.txt: torch==2.10.0 at v0.19.1, 2.11.0 at v0.20.0; docker/Dockerfile ARG
+    CUDA_VERSION 12.9.1 -> 13.0.2), and a captured graph's driver memory differs by stack: Qwen3-8B with the same 51
+    + 35 graphs estimates 2.35 GiB on 0.19.1 and 0.52 GiB on 0.21.0 (vllm#5517: a driver update alone cut an A10G's
+    graphs from 3.81 to 1.14 GiB). The 0.20+ rule models 0.20+'s stack."""
     rows = []
     for entry in calibration():
         if entry["engine"] != "vllm":
@@ -156,9 +161,16 @@ def cuda_graph_rows() -> list[dict]:
                 "tp": entry.get("args", {}).get("tensor_parallel_size") or entry.get("n_gpus") or 1,
                 "model": entry.get("model_id") or "not named",
                 "version": entry.get("engine_version") or "not printed",
+                "other_stack": _before_0_20(entry),
             }
         )
     return rows
+
+
+def _before_0_20(entry: dict) -> bool:
+    """The entry states a vLLM release before 0.20.0 (another torch and CUDA stack than the 0.20+ rule's)."""
+    release = engines.vllm_release(entry.get("engine_version"))
+    return bool(release) and engines.release_minor(release) < (0, 20)
 
 
 def cuda_graph_fit(write: bool) -> dict:
@@ -174,13 +186,20 @@ def cuda_graph_fit(write: bool) -> dict:
         print(
             f"| {r['file']} | {r['version']} | {r['model']} | {r['tp']} | {r['gib']:.2f} | {r['how']} | "
             f"{'yes' if r['subtracted'] else 'no (0.20+ opt-out, =0)' if r['opt_out'] else 'no (before 0.19, opt-in)'} | "
-            f"{'fit' if r['in_fit'] else 'held out'} | "
+            f"{'fit' if r['in_fit'] else 'before 0.20: another stack' if r['other_stack'] else 'held out'} | "
             f"{value:.3f} | {r['error']:+.2f} |"
         )
-    held = [r for r in rows if not r["in_fit"]]
+    held = [r for r in rows if not r["in_fit"] and not r["other_stack"]]
+    apart = [r for r in rows if r["other_stack"]]
     print(
         f"\nconstant {value:.3f} GiB (median of {len(fit_rows)}), fit error up to {band:.2f} GiB; held out: "
         + ", ".join(f"{r['file'].split('/')[-1]} {r['error']:+.2f}" for r in held)
+        + (
+            "; before 0.20 (torch 2.10 / CUDA 12.9, not counted): "
+            + ", ".join(f"{r['file'].split('/')[-1]} {r['error']:+.2f}" for r in apart)
+            if apart
+            else ""
+        )
         + ". It depends on the captured batch sizes (max_num_seqs x (1 + speculative tokens), at most 512), the "
         "number of sizes per graph mode, the layers per GPU and the tensor-parallel split; these logs cannot "
         "separate them (two name no model), so the model is this constant and its band."
@@ -193,6 +212,13 @@ def cuda_graph_fit(write: bool) -> dict:
             {"file": r["file"], "gib": round(r["gib"], 3), "error_gib": round(r["error"], 3), "source": r["source"]}
             for r in held
         ],
+        "before_0_20": [
+            {"file": r["file"], "gib": round(r["gib"], 3), "error_gib": round(r["error"], 3), "source": r["source"]}
+            for r in apart
+        ],
+        "before_0_20_why": "the same estimator on another stack, not counted in the band: 0.20.0 moved to torch 2.11 "
+        "and CUDA 13.0 (requirements/cuda.txt, docker/Dockerfile at v0.19.1 and v0.20.0), and a captured graph's "
+        "driver memory differs by stack (Qwen3-8B, the same 51 + 35 graphs: 2.35 GiB on 0.19.1, 0.52 GiB on 0.21.0)",
     }
     if write:
         data = json.loads(ENGINES_JSON.read_text(encoding="utf-8"))
@@ -246,11 +272,11 @@ KV_DTYPES = {
 
 def constant_sources() -> str:
     """Every file name and URL kvlab/data/engines.json cites for a fitted or measured constant: the logs a fit lists
-    as held out (its "held_out" lists) set nothing, so they are left out."""
+    as held out (its "held_out" lists) or reports apart ("before_0_20") set nothing, so they are left out."""
 
     def fitted(node):
         if isinstance(node, dict):
-            return {k: fitted(v) for k, v in node.items() if k != "held_out"}
+            return {k: fitted(v) for k, v in node.items() if k not in ("held_out", "before_0_20")}
         return [fitted(v) for v in node] if isinstance(node, list) else node
 
     return json.dumps(fitted(json.loads(ENGINES_JSON.read_text(encoding="utf-8"))), ensure_ascii=False)
@@ -363,8 +389,6 @@ def vllm_prediction_rows(cited: str) -> list[dict]:
         elif drafter and not (spec[0] == "mtp" and arch.draft_layers):
             named = drafter.get("model") or drafter.get("method") if isinstance(drafter, dict) else drafter
             how.append(f"speculative drafter ({named}): its own weights and cache are not modelled")
-        if entry.get("gpu_inferred"):
-            how.append(f"card inferred: {entry['gpu_inferred']}")
         fmt = weights_format(entry, arch)
         try:
             dep = deployment(

@@ -72,9 +72,9 @@ def test_available_kv_memory_against_real_logs(word):
     """kvlab's available KV memory under "0.20+" is within the verdict's own error band of the logged figure.
 
     The tolerance is the band the verdict reports (error_band_bytes): the reserve fit's band plus the CUDA
-    graph estimate's worst error on its held-out logs (2.085 GiB since session 17: Qwen3-8B on an A100 40GB at
-    vLLM's default capture sizes, up to 512, estimates 2.35 GiB; before it, 1.315 GiB, the DeepSeek-V4-Flash log
-    that captures batches of 192)."""
+    graph estimate's worst error on its held-out 0.20+ logs (1.315 GiB, the DeepSeek-V4-Flash log that captures
+    batches of 192). A 0.19.1 log's estimate (Qwen3-8B on an A100 40GB, 2.35 GiB) is another torch and CUDA stack,
+    reported apart (before_0_20)."""
     entry = _entry(word)
     logged = entry["logged"]["available_kv_gib"]
     assert _read(entry)["available_gib"]["value"] == logged  # explain-log reads the same figure
@@ -88,7 +88,8 @@ def test_available_kv_memory_against_real_logs(word):
     assert abs(_available_gib(v) - logged) * GIB <= v["error_band_bytes"]
     graphs = engines.vllm_data()["versions"]["0.20+"]["cuda_graphs"]
     worst = max(abs(h["error_gib"]) for h in graphs["held_out"])
-    assert worst == pytest.approx(2.085)
+    assert worst == pytest.approx(1.315)
+    assert [a["file"] for a in graphs["before_0_20"]] == ["calibration/vllm_qwen3_8b_a100_40gb_v0191.txt"]
     assert v["error_band_bytes"] / GIB == pytest.approx(
         engines.vllm_data()["reserve_fit"]["band_gib"] + worst, abs=0.001
     )
@@ -122,7 +123,12 @@ def test_cuda_graph_estimate_fit_and_hold_out():
     }
     cg = engines.vllm_cuda_graph_estimate()
     for r in rows.values():
-        assert abs(r["gib"] - cg["gib"]) <= cg["band_gib"] + 0.001, r["file"]
+        if not r["other_stack"]:
+            assert abs(r["gib"] - cg["gib"]) <= cg["band_gib"] + 0.001, r["file"]
+    # a release before 0.20 (torch 2.10, CUDA 12.9) is reported apart: Qwen3-8B's 51 + 35 graphs estimate 2.35 GiB on
+    # 0.19.1 and 0.52 GiB on 0.21.0 (the held-out A5000 log), the same estimator on another stack
+    assert {k for k, r in rows.items() if r["other_stack"]} == {"vllm_qwen3_8b_a100_40gb_v0191.txt"}
+    assert rows["vllm_qwen3_8b_rtxa5000_v0210_cgprofile.txt"]["gib"] == 0.52
     assert cg["gib"] == pytest.approx(0.265)
     assert "gpu_worker.py" in engines.vllm_data()["versions"]["0.20+"]["cuda_graphs"]["source"]
 

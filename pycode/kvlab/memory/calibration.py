@@ -634,7 +634,11 @@ def derive() -> dict:
         gid: {"gib": statistics.median(t for t, _ in rows), "sources": sorted({s for _, s in rows})}
         for gid, rows in seen.items()
     }
-    ratios = [d["gib"] / get_gpu(gid)["memory_gib"] for gid, d in driver.items()]
+    # against the size driver_memory scales for a card without a logged figure: what nvidia-smi shows where the
+    # catalogue has it (gpu_usable_gib: ECC on a GDDR card), else the nominal size
+    ratios = [
+        d["gib"] / (get_gpu(gid).get("gpu_usable_gib") or get_gpu(gid)["memory_gib"]) for gid, d in driver.items()
+    ]
 
     # weights as loaded, where the logs show the loader allocating 2 % more than the formula (padding, scales)
     loads: dict = {}

@@ -135,9 +135,10 @@ _VLLM_FLOAT = {
         r"Available KV cache memory:\s*(-?[\d.]+)\s*GiB|reserved for KV Cache is\s*(-?[\d.]+)\s*GiB"
         r"|available_kv_cache_memory\s+(-?[\d.]+)\s*GiB"
     ),
-    # the 0.6-0.8 reports' total_gpu_memory, and 0.2x's "Free memory on device (free/total GiB) on startup"
+    # the 0.6-0.8 reports' total_gpu_memory, and 0.2x's "Free memory on device (free/total GiB) on startup" (later
+    # releases name the device: "Free memory on device cuda:0 (17.1/22.05 GiB)")
     "total_gib": re.compile(
-        r"total_gpu_memory(?:=|\s*\(|\s+)([\d.]+)\s*GiB|Free memory on device \([\d.]+/([\d.]+) GiB\)"
+        r"total_gpu_memory(?:=|\s*\(|\s+)([\d.]+)\s*GiB|Free memory on device(?: \S+)? \([\d.]+/([\d.]+) GiB\)"
     ),
     "peak_torch_gib": re.compile(r"peak_torch_memory=([\d.]+)GiB"),
     "activation_peak_gib": re.compile(r"PyTorch activation peak memory(?:\s+takes)?\s+([\d.]+)\s*GiB"),
@@ -220,7 +221,7 @@ _VLLM_VERSION = re.compile(
 # that would keep it ("... consumed memory (weights + non-torch), ..." in later releases; "... for weight, ... for
 # non-torch memory, ..." before)
 _VLLM_FREE = re.compile(
-    r"Free memory on device \(([\d.]+)/([\d.]+) GiB\) on startup\. Desired GPU memory utilization is \(([\d.]+), "
+    r"Free memory on device(?: \S+)? \(([\d.]+)/([\d.]+) GiB\) on startup\. Desired GPU memory utilization is \(([\d.]+), "
     r"([\d.]+) GiB\)\. Actual usage is ([\d.]+) GiB for (consumed memory \(weights \+ non-torch\)|weight), "
     r"([\d.]+) GiB for peak activation, (?:([\d.]+) GiB for non-torch memory, )?and ([\d.]+) GiB for CUDAGraph "
     r"memory\. Replace gpu_memory_utilization config with `--kv-cache-memory=(\d+)` \(([\d.]+) GiB\) to fit into "
