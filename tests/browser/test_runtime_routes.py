@@ -174,6 +174,7 @@ def test_the_snapshot_is_unpacked_as_it_arrives(page_factory, built_site):
     release = threading.Event()
     handler = type("Half", (HalfSnapshotHandler,), {"release": release})
     server, url = serve_directory(built_site, 0, handler)
+    page = None
     try:
         page, _ = page_factory(allowed=[url])
         root = open_widget(page, url + "attention/", "attention")
@@ -193,6 +194,8 @@ def test_the_snapshot_is_unpacked_as_it_arrives(page_factory, built_site):
         assert page.evaluate(LOADED_NUMPY) is False  # restored from the snapshot, not the usual start
     finally:
         release.set()
+        if page is not None:  # before the server: a request still open when it stops is reset (a console error)
+            page.close()
         server.shutdown()
 
 
@@ -200,6 +203,7 @@ def test_a_snapshot_whose_download_breaks_off_falls_back(page_factory, built_sit
     """The link drops halfway through the snapshot, while it is being unpacked: the usual start runs."""
     handler = type("Dropped", (HalfSnapshotHandler,), {"release": threading.Event(), "drop": True})
     server, url = serve_directory(built_site, 0, handler)
+    page = None
     try:
         page, _ = page_factory(allowed=[url])
         warnings = []
@@ -209,6 +213,8 @@ def test_a_snapshot_whose_download_breaks_off_falls_back(page_factory, built_sit
         assert page.evaluate(LOADED_NUMPY) is True  # the usual start ran
         assert page.evaluate("kvlab.runPython('import numpy; int(numpy.arange(6).reshape(2, 3).sum())')") == 15
     finally:
+        if page is not None:  # before the server, as above
+            page.close()
         server.shutdown()
 
 
