@@ -169,8 +169,8 @@ def cuda_graph_rows() -> list[dict]:
 
 def _before_0_20(entry: dict) -> bool:
     """The entry states a vLLM release before 0.20.0 (another torch and CUDA stack than the 0.20+ rule's)."""
-    release = engines.vllm_release(entry.get("engine_version"))
-    return bool(release) and engines.release_minor(release) < (0, 20)
+    minor = _stated_minor(entry)
+    return minor is not None and minor < (0, 20)
 
 
 def cuda_graph_fit(write: bool) -> dict:
@@ -301,9 +301,15 @@ def settings_known(entry: dict) -> bool:
     return "/" in name and "local path" not in name and "profile" not in name
 
 
-def _engine_version(entry: dict, text: str) -> str:
+def _stated_minor(entry: dict) -> tuple[int, int] | None:
+    """The (major, minor) of the vLLM release an entry states, None where it states none."""
     release = engines.vllm_release(entry.get("engine_version"))
-    if (release and engines.release_minor(release) >= (0, 20)) or "CUDA graph memory profiling is enabled" in text:
+    return engines.release_minor(release) if release else None
+
+
+def _engine_version(entry: dict, text: str) -> str:
+    minor = _stated_minor(entry)
+    if (minor and minor >= (0, 20)) or "CUDA graph memory profiling is enabled" in text:
         # the log's release subtracts the estimate (the default from 0.20.0: vllm/envs.py), or it says so
         return engines.VLLM_RECENT
     tagged = engines.vllm_version_from_tags(text) if version_range(entry) == "unknown" else None

@@ -15,7 +15,7 @@ import statistics
 from pathlib import Path
 
 from kvlab.memory import engines
-from kvlab.memory.catalogue import get_gpu, model_architecture
+from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, model_architecture
 from kvlab.memory.deployment import deployment
 from kvlab.memory.engine_logs import MXFP4_PRINTED, explain_engine_log
 from kvlab.memory.kv_bytes import (
@@ -634,11 +634,9 @@ def derive() -> dict:
         gid: {"gib": statistics.median(t for t, _ in rows), "sources": sorted({s for _, s in rows})}
         for gid, rows in seen.items()
     }
-    # against the size driver_memory scales for a card without a logged figure: what nvidia-smi shows where the
-    # catalogue has it (gpu_usable_gib: ECC on a GDDR card), else the nominal size
-    ratios = [
-        d["gib"] / (get_gpu(gid).get("gpu_usable_gib") or get_gpu(gid)["memory_gib"]) for gid, d in driver.items()
-    ]
+    # against the size driver_memory scales for a card without a logged figure (the catalogue's usable memory:
+    # nvidia-smi's where ECC takes a share, else the nominal size)
+    ratios = [d["gib"] * GIB / gpu_memory_bytes(get_gpu(gid)) for gid, d in driver.items()]
 
     # weights as loaded, where the logs show the loader allocating 2 % more than the formula (padding, scales)
     loads: dict = {}

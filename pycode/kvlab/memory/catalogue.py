@@ -74,7 +74,8 @@ def get_gpu(gpu_id: str) -> dict:
 
 
 def gpu_memory_bytes(gpu: dict) -> int:
-    """Memory the GPU can use for a model: gpu_usable_gib (Apple) or the nominal memory."""
+    """Memory the GPU can use for a model: gpu_usable_gib (Apple's GPU share; nvidia-smi's size where ECC takes a
+    share: the L40S, the L4) or the nominal memory."""
     return int((gpu.get("gpu_usable_gib") or gpu["memory_gib"]) * GIB)
 
 

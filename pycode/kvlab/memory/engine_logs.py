@@ -657,12 +657,13 @@ def parse_engine_log(text: str) -> dict:
             facts["types"] = {"value": (m.group(1), m.group(2)), "line": number}
         # vLLM
         for key, rx in _VLLM_FLOAT.items():
-            if (key not in vllm or (key == "available_gib" and not vllm[key].get("rank0"))) and (m := rx.search(line)):
+            held = vllm.get(key)
+            # the first line, except that each GPU prints its own available-KV line, in no fixed order, and the
+            # token lines that follow are the ranks' in order, rank 0 first: rank 0's memory line is read against them
+            if held and not (key == "available_gib" and not held["rank0"] and _RANK0.search(line)):
+                continue
+            if m := rx.search(line):
                 rank0 = _RANK0.search(line) is not None
-                if key in vllm and not rank0:
-                    continue
-                # each GPU prints its own line, in no fixed order; the token lines that follow are the ranks' in
-                # order, rank 0 first, so rank 0's memory line is the one they are read against
                 vllm[key] = {"value": float(_first(m)), "line": number, "text": m.group(0), "rank0": rank0}
         for key, rx in _VLLM_INT.items():
             if key not in vllm and (m := rx.search(line)):

@@ -399,13 +399,20 @@ def vllm_reserve(
     feats = reserve_features(arch, max_num_batched_tokens, max_num_seqs, n_gpus)
     peak, peak_how = sampler_peak(feats, sampler)
     parts = {"fixed": fit["coefficients"]["fixed"], "peak": peak}
-    nvlink = has_nvlink(card) and custom_all_reduce
-    link = "tensor_parallel_extra_gib" if nvlink else "tensor_parallel_extra_pcie_gib"
+    nccl_alone = fit["tensor_parallel_extra_pcie_gib"]  # NCCL without custom all-reduce buffers
     if n_gpus > 1:
-        parts["tensor_parallel"] = fit[link]
+        if not has_nvlink(card):
+            parts["tensor_parallel"], why = nccl_alone, " (GPUs on PCIe, no custom all-reduce buffers)"
+        elif not custom_all_reduce:
+            parts["tensor_parallel"], why = nccl_alone, " (custom all-reduce off: NCCL alone)"
+        else:
+            parts["tensor_parallel"], why = fit["tensor_parallel_extra_gib"], ""
+        extra_how = f" + {parts['tensor_parallel']:g} GiB for NCCL buffers{why}"
     elif pp > 1:
-        link = "tensor_parallel_extra_pcie_gib"  # NCCL without custom all-reduce, as on a PCIe group
-        parts["pipeline_parallel"] = fit[link]
+        parts["pipeline_parallel"] = nccl_alone
+        extra_how = f" + {nccl_alone:g} GiB for the pipeline group's NCCL ({PIPELINE_ONLY_WHY})"
+    else:
+        extra_how = ""
     gib = sum(parts.values())
     stage = gib - peak + feats["activations"]  # a stage before the last: no sampler pass
     return {
@@ -418,20 +425,7 @@ def vllm_reserve(
         "how": (
             f"estimate: {parts['fixed']:.2f} GiB + {peak_how} "
             f"({min(max_num_seqs, max_num_batched_tokens)} rows x vocab x 4 B; {max_num_batched_tokens} tokens, bf16)"
-            + (
-                f" + {fit[link]:g} GiB for NCCL buffers"
-                + (
-                    ""
-                    if nvlink
-                    else " (custom all-reduce off: NCCL alone)"
-                    if has_nvlink(card)
-                    else " (GPUs on PCIe, no custom all-reduce buffers)"
-                )
-                if n_gpus > 1
-                else f" + {fit[link]:g} GiB for the pipeline group's NCCL ({PIPELINE_ONLY_WHY})"
-                if pp > 1
-                else ""
-            )
+            + extra_how
             + ("; stages before the last run no sampler pass" if pp > 1 else "")
             + f"; fitted on {fit['n_logs']} real vLLM logs, off by up to {fit['band_gib']:.2f} GiB on them"
         ),
