@@ -220,10 +220,35 @@ SGLANG_FLAGS = (
 )
 
 
+# Launch options that change what the engine does in ways the simulation does not model: a run whose command sets one
+# is skipped, with the option named (the rule is by option, fixed before the runs that carry them were simulated:
+# issue 40, session 18, when GPUStack's tuning sections were added). vLLM: speculative decoding (MTP drafts),
+# --performance-mode other than its default "balanced" (v0.17+: other batch caps and CUDA-graph sizes, not read here),
+# --language-model-only (no vision profile: another pool) and --max-cudagraph-capture-size (CUDA graphs are not
+# simulated). SGLang: data-parallel attention, torch.compile, speculative decoding and a chosen attention backend.
+UNMODELLED_OPTIONS = {
+    "vllm": ("--speculative-config", "--language-model-only", "--max-cudagraph-capture-size"),
+    "sglang": ("--enable-dp-attention", "--enable-torch-compile", "--speculative-algorithm", "--attention-backend"),
+}
+
+
+def unmodelled_option(run: dict) -> str | None:
+    """The first launch option in the run's command that the simulation does not model, or None."""
+    other = (run.get("settings") or {}).get("other") or ""
+    for option in UNMODELLED_OPTIONS.get(run["engine"], ()):
+        if re.search(rf"{option}(?![\w-])", other):
+            return option
+    if run["engine"] == "vllm" and (m := re.search(r"--performance-mode[ =](\w+)", other)) and m.group(1) != "balanced":
+        return f"--performance-mode {m.group(1)}"
+    return None
+
+
 def settings_of(run: dict) -> tuple[dict | None, str]:
     """simulate()'s arguments for a run, or None and why not."""
     if not run.get("model"):
         return None, "model not in kvlab's catalogue"
+    if option := unmodelled_option(run):
+        return None, f"launched with {option}, which the simulation does not model"
     gpu = run.get("gpu") or ASSUMED_GPU.get((run.get("gpu_as_published") or "").strip())
     if not gpu:
         return None, f"GPU {run.get('gpu_as_published')!r} not in kvlab's catalogue"
@@ -280,6 +305,7 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
         **({"max_num_seqs": int(s["max_num_seqs"])} if s.get("max_num_seqs") else {}),
         **({"max_num_batched_tokens": int(s["max_num_batched_tokens"])} if s.get("max_num_batched_tokens") else {}),
         **({"gpu_memory_utilization": float(s["gpu_memory_utilization"])} if s.get("gpu_memory_utilization") else {}),
+        **({"kv": str(s["kv_cache_dtype"])} if s.get("kv_cache_dtype") not in (None, "auto") else {}),
     }
     other = s.get("other") or ""
     if run["engine"] == "sglang":

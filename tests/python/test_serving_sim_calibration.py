@@ -133,3 +133,31 @@ def test_a_run_served_with_async_scheduling_is_simulated_with_it():
     assert args["async_scheduling"] is True
     args, _ = serving_validation.settings_of(runs["gpustack-h100-gptoss20b-vllm-sharegpt"])
     assert "async_scheduling" not in args
+
+
+def test_a_run_launched_with_an_option_the_simulation_does_not_model_is_skipped_and_named():
+    runs = {r["id"]: r for r in serving_validation.load_runs()}
+    args, why = serving_validation.settings_of(runs["gpustack-h100-qwen35-9b-vllm-mtp1-rate8"])
+    assert args is None and "--speculative-config" in why
+    args, why = serving_validation.settings_of(runs["gpustack-h100-qwen35-9b-vllm-perfmode-sharegpt"])
+    assert args is None and "--performance-mode throughput" in why
+    args, why = serving_validation.settings_of(runs["gpustack-h200-dsr1-sglang-tp8-dpattn-random4k"])
+    assert args is None and "--enable-dp-attention" in why
+    # vLLM's default mode and options the simulation takes are not a reason to skip
+    balanced = {**runs["gpustack-h100-qwen35-9b-vllm-rate8"]}
+    balanced["settings"] = {**balanced["settings"], "other": "--performance-mode balanced --max-num-seqs=256"}
+    args, _ = serving_validation.settings_of(balanced)
+    assert args is not None
+
+
+def test_a_runs_kv_cache_dtype_reaches_the_simulation():
+    runs = {r["id"]: r for r in serving_validation.load_runs()}
+    run = {**runs["gpustack-h100-qwen35-9b-vllm-rate8"]}
+    args, _ = serving_validation.settings_of(run)
+    assert "kv" not in args
+    run["settings"] = {**run["settings"], "kv_cache_dtype": "fp8"}
+    args, _ = serving_validation.settings_of(run)
+    assert args["kv"] == "fp8"
+    model, gpu = args.pop("model"), args.pop("gpu")
+    fp8, f16 = simulate(model, gpu, **args), simulate(model, gpu, **{**args, "kv": "f16"})
+    assert fp8["kv_pool"]["tokens"] > f16["kv_pool"]["tokens"]
