@@ -222,13 +222,15 @@ SGLANG_FLAGS = (
 
 # Launch options that change what the engine does in ways the simulation does not model: a run whose command sets one
 # is skipped, with the option named (the rule is by option, fixed before the runs that carry them were simulated:
-# issue 40, session 18, when GPUStack's tuning sections were added). vLLM: speculative decoding (MTP drafts),
-# --performance-mode other than its default "balanced" (v0.17+: other batch caps and CUDA-graph sizes, not read here),
-# --language-model-only (no vision profile: another pool) and --max-cudagraph-capture-size (CUDA graphs are not
-# simulated). SGLang: data-parallel attention, torch.compile, speculative decoding and a chosen attention backend.
+# issue 40, session 18, when GPUStack's tuning sections were added). They change the work, the schedule or the memory:
+# vLLM's speculative decoding (MTP drafts), --performance-mode other than its default "balanced" (v0.17+: other batch
+# caps, not read here) and --language-model-only (no vision profile: another pool); SGLang's data-parallel attention
+# and speculative decoding. Options that only change how fast the same kernels run (SGLang's --attention-backend and
+# --enable-torch-compile, vLLM's --max-cudagraph-capture-size) are not a reason to skip: the fitted efficiencies
+# stand for kernel speed, as they do for vLLM's attention backends.
 UNMODELLED_OPTIONS = {
-    "vllm": ("--speculative-config", "--language-model-only", "--max-cudagraph-capture-size"),
-    "sglang": ("--enable-dp-attention", "--enable-torch-compile", "--speculative-algorithm", "--attention-backend"),
+    "vllm": ("--speculative-config", "--language-model-only"),
+    "sglang": ("--enable-dp-attention", "--speculative-algorithm"),
 }
 
 
