@@ -312,6 +312,7 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     ):
         sim.add_argument(flag, type=kind, default=None, help=what)
     _mxfp4_backend_flag(sim)
+    _custom_all_reduce_flag(p)
     p.set_defaults(func=_run_serve)
 
     p = sub.add_parser(
@@ -682,6 +683,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         pipeline_parallel=args.pp,
         mxfp4_backend=args.mxfp4_backend,
         sampler=args.sampler,
+        custom_all_reduce=not args.disable_custom_all_reduce,
     )
     if args.json:
         print(json.dumps(r, indent=1))
@@ -739,6 +741,7 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
         enable_prefix_caching=args.enable_prefix_caching,
         mxfp4_backend=args.mxfp4_backend,
         sampler=args.sampler,
+        custom_all_reduce=not args.disable_custom_all_reduce,
         bandwidth_efficiency=args.efficiency,
         compute_efficiency=args.compute_efficiency if args.compute_efficiency is not None else args.efficiency,
         price_per_hour=args.price,

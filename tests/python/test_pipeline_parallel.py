@@ -281,3 +281,29 @@ def test_custom_all_reduce_off_keeps_ncclS_memory_alone():
     assert "--disable-custom-all-reduce" in verdict(off, 8192)["flags"]
     with pytest.raises(ValueError, match="custom_all_reduce"):
         deployment(arch, weights="Q4_K_M", gpu="h100-sxm", engine="llamacpp", custom_all_reduce=False)
+
+
+def test_serve_and_the_simulation_take_disable_custom_all_reduce(capsys):
+    """`kvlab serve` sizes the same deployment as `kvlab fit`: with vLLM's --disable-custom-all-reduce the reserve
+    drops the NVLink group's extra, so the closed form's verdict and the simulation's pool both grow, and the
+    launch line shows the flag; SGLang refuses it by name."""
+    from kvlab.memory.scheduler import simulate
+
+    kw = {"n_gpus": 2, "max_model_len": 8192, "num_prompts": 8, "max_concurrency": 4}
+    on, off = (simulate("llama-3.1-8b", "h100-sxm", **kw, custom_all_reduce=c) for c in (True, False))
+    assert off["kv_pool"]["blocks"] > on["kv_pool"]["blocks"]
+    assert "--disable-custom-all-reduce" in off["flags"] and "--disable-custom-all-reduce" not in on["flags"]
+    est = {
+        c: serving_estimate("llama-3.1-8b", "h100-sxm", 8192, n_gpus=2, custom_all_reduce=c)["verdict"]
+        for c in (True, False)
+    }
+    assert est[False]["max_sequences"] > est[True]["max_sequences"]
+    with pytest.raises(ValueError, match="custom_all_reduce is a vLLM setting"):
+        simulate("llama-3.1-8b", "h100-sxm", engine="sglang", custom_all_reduce=False, num_prompts=4)
+    with pytest.raises(ValueError, match="custom_all_reduce must be true or false"):
+        simulate("llama-3.1-8b", "h100-sxm", custom_all_reduce="no", num_prompts=4)
+    argv = ["serve", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--n-gpus", "2", "--context", "8192"]
+    assert main([*argv, "--max-concurrency", "4", "--num-prompts", "8", "--disable-custom-all-reduce"]) == 0
+    assert "--disable-custom-all-reduce" in capsys.readouterr().out
+    assert main([*argv, "--batch", "4", "--disable-custom-all-reduce", "--json"]) == 0
+    assert "--disable-custom-all-reduce" in json.loads(capsys.readouterr().out)["verdict"]["flags"]

@@ -689,6 +689,7 @@ def simulate(
     schedule_conservativeness: float = 1.0,
     mxfp4_backend: str | None = None,
     sampler: str | None = None,
+    custom_all_reduce: bool = True,
     price_per_hour: float | None = None,
     max_timeline_rows: int = MAX_TIMELINE_ROWS,
     max_points: int = MAX_POINTS,
@@ -718,7 +719,9 @@ def simulate(
     `mxfp4_backend` ("triton" or
     "marlin"): vLLM's MXFP4 kernel path where it is not the card's (kvlab.memory.engines.mxfp4_path): its weights,
     reserve and prefill efficiency. `sampler` ("native", "triton", "flashinfer"): the path of vLLM's sampler
-    warm-up where it is not V1's default (kvlab.memory.engines.vllm_sampler): the reserve. Each defaults to the value fitted on published vllm bench serve runs
+    warm-up where it is not V1's default (kvlab.memory.engines.vllm_sampler): the reserve. `custom_all_reduce`
+    False: vllm serve --disable-custom-all-reduce, the tensor-parallel reserve without custom all-reduce buffers
+    (kvlab.memory.engines.vllm_reserve), so a larger pool. Each defaults to the value fitted on published vllm bench serve runs
     (`simulation_constants()`, kvlab/data/serving_benchmarks.json "simulation"). `price_per_hour`
     defaults to the catalogue's price of the card x n_gpus. `trace` adds every step (or stretch of
     identical decode steps) for tests. The module docstring says what a step is and what is modelled.
@@ -736,6 +739,7 @@ def simulate(
             "max_num_batched_tokens": max_num_batched_tokens is not None,
             "enforce_eager": bool(enforce_eager),
             "mxfp4_backend": mxfp4_backend is not None,
+            "custom_all_reduce": custom_all_reduce is not True,
         },
         sglang={
             "chunked_prefill_size": chunked_prefill_size is not None,
@@ -764,6 +768,9 @@ def simulate(
     seed = finite_number("seed", seed, minimum=0, maximum=2**63 - 1, integer=True)
     if async_scheduling is None:  # vLLM: off unless --async-scheduling; SGLang: its overlap scheduler, on by default
         async_scheduling = sglang_run
+    if not isinstance(custom_all_reduce, (bool, np.bool_)):
+        raise ValueError(f"custom_all_reduce must be true or false, got {short_repr(custom_all_reduce)}")
+    custom_all_reduce = bool(custom_all_reduce)
     if not isinstance(async_scheduling, (bool, np.bool_)):
         raise ValueError(f"async_scheduling must be true or false, got {short_repr(async_scheduling)}")
     max_prefill_tokens = finite_number(
@@ -842,6 +849,7 @@ def simulate(
             max_num_seqs=max_num_seqs,
             mxfp4_backend=mxfp4_backend,
             sampler=sampler,
+            custom_all_reduce=custom_all_reduce,
         )
         verdict = verdict_of(dep, max_model_len, n_seq=1, solve=False)
         parts = {c["name"]: c["bytes"] for c in verdict["components"]}

@@ -385,6 +385,7 @@ def serving_estimate(
     mxfp4_backend: str | None = None,
     sampler: str | None = None,
     version: str = "v1",
+    custom_all_reduce: bool = True,
 ) -> dict:
     """Speed, memory and cost of serving `batch` chats of `context` tokens each.
 
@@ -406,7 +407,7 @@ def serving_estimate(
     stages multiply the GPUs and the price but not one chat's speed: a token passes the stages in turn,
     each reading its own layers. vLLM keeps up to one batch per stage in flight, so the running chats
     split into min(stages, chats) micro-batches that keep every stage busy (transfers between stages
-    are not counted).
+    are not counted). `custom_all_reduce` False is vLLM's --disable-custom-all-reduce (the deployment's reserve).
     """
     arch = model_architecture(model)
     card = get_gpu(gpu) if isinstance(gpu, str) else dict(gpu)
@@ -436,6 +437,7 @@ def serving_estimate(
         # vllm serve --max-num-seqs also sets the profile's sampler warm-up (its rows): the reserve; `sampler` its path
         **({"max_num_seqs": max_num_seqs} if engine == "vllm" and max_num_seqs is not None else {}),
         **({"sampler": sampler} if engine == "vllm" and sampler is not None else {}),
+        **({"custom_all_reduce": False} if not custom_all_reduce else {}),
     }
     dep = deployment(arch, **settings)
     cap = None
