@@ -120,6 +120,15 @@ USED_FOR_CALIBRATION: set[str] = {
     "vllm-pr23696-b200-gptoss120b-tp8-sharegpt",
 }
 
+# The runs that set vLLM's --async-scheduling share (bench/serving_async_calibration.py, kvlab.memory.scheduler
+# `async_scheduling_fit`): the runs with the flag of the pages that state the same workload, card and launch with and
+# without it and nothing else changed (GPUStack's A100 gpt-oss-20b and gpt-oss-120b pages, section 2 against section
+# 1). Chosen as the controlled pairs, by that rule; every other run with the flag, and these runs' twins without it,
+# stay held out.
+ASYNC_FIT_RUNS: frozenset[str] = frozenset(
+    {"gpustack-a100-gptoss20b-vllm-async-sharegpt", "gpustack-a100-gptoss120b-vllm-tp1-async-sharegpt"}
+)
+
 # The baseline before this calibration (bench/results/2026-12-05-serving-simulation-baseline.md: efficiencies
 # from serving_benchmarks.json's decode table, no overheads, 11 catalogue runs, none used for a fit).
 BASELINE = {
@@ -207,7 +216,7 @@ def calibration_split(runs: list[dict] | None = None) -> tuple[set[str], set[str
                 fit.add(chosen)
                 held.discard(chosen)
                 added.discard(chosen)
-    return fit, held | added
+    return fit, (held | added) - ASYNC_FIT_RUNS
 
 
 MAX_RANGE_RATIO = 0.999  # simulate's random_range_ratio is below 1, as vllm bench serve's
@@ -393,7 +402,13 @@ def main() -> int:
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        split = "fit" if r["id"] in USED_FOR_CALIBRATION else ("held out" if r["id"] in held_out else "apart")
+        split = (
+            "fit"
+            if r["id"] in USED_FOR_CALIBRATION
+            else "fit (async share)"
+            if r["id"] in ASYNC_FIT_RUNS
+            else ("held out" if r["id"] in held_out else "apart")
+        )
         if "error" in r:
             print(f"| {r['id']} | | {split} | **refused: {r['error']}** | | | | | {r['note']} |")
             continue
@@ -419,6 +434,7 @@ def main() -> int:
     for group, members in (
         ("after, vLLM held out (never used for a constant)", [r for r in rows if r["id"] in held_out]),
         ("after, vLLM used for the constants", [r for r in rows if r["id"] in USED_FOR_CALIBRATION]),
+        ("after, vLLM used for the async scheduling share", [r for r in rows if r["id"] in ASYNC_FIT_RUNS]),
         (
             "after, SGLang (its scheduler; vLLM's constants; never used for one)",
             [r for r in rows if r.get("engine") == "sglang"],

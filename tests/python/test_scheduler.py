@@ -538,7 +538,7 @@ def test_async_scheduling_overlaps_the_cpu_time_with_the_gpu():
     gpu_only = run(**kw)["tpot_ms"]["mean"]
     cpu = {"step_overhead_ms": 1.0, "request_overhead_us": 500}
     sync = run(**(kw | cpu))["tpot_ms"]["mean"]
-    overlapped = run(**(kw | cpu), async_scheduling=True)
+    overlapped = run(**(kw | cpu), async_scheduling=True, async_hidden_share=1.0)
     assert sync == pytest.approx(gpu_only + 1.5, rel=1e-6)
     assert overlapped["tpot_ms"]["mean"] == pytest.approx(gpu_only, rel=1e-6)  # 1.5 ms of CPU hides under the GPU
     assert overlapped["engine_settings"]["async_scheduling"] and "--async-scheduling" in overlapped["flags"]
@@ -547,6 +547,49 @@ def test_async_scheduling_overlaps_the_cpu_time_with_the_gpu():
     assert slow_cpu == pytest.approx(100.0, rel=1e-6)
     with pytest.raises(ValueError, match="async_scheduling"):
         run(num_prompts=2, async_scheduling="yes")
+
+
+def test_vllms_async_scheduling_hides_the_step_time_and_a_share_of_the_request_time():
+    """The per-step time hides whole; of the per-request time (0.5 ms for the one request here) only
+    async_hidden_share hides, the rest stays in the step: the stored share unless one is given."""
+    from kvlab.memory.scheduler import async_scheduling_fit
+
+    kw = {"num_prompts": 2, "max_concurrency": 1, "output_len": 64, **plain_roofline(0.5)}
+    kw |= {"step_overhead_ms": 1.0, "request_overhead_us": 500, "async_scheduling": True}
+    gpu_only = run(**(kw | {"step_overhead_ms": 0, "request_overhead_us": 0}))["tpot_ms"]["mean"]
+    for share in (0.0, 0.5):
+        r = run(**kw, async_hidden_share=share)
+        assert r["tpot_ms"]["mean"] == pytest.approx(gpu_only + (1 - share) * 0.5, rel=1e-6)
+        assert r["efficiency"]["async_hidden_share"] == share
+    stored = async_scheduling_fit()["hidden_share"]
+    assert 0 <= stored <= 1
+    default = run(**kw)
+    assert default["efficiency"]["async_hidden_share"] == stored
+    assert default["tpot_ms"]["mean"] == pytest.approx(gpu_only + (1 - stored) * 0.5, rel=1e-6)
+    assert run(**(kw | {"async_scheduling": False}))["efficiency"]["async_hidden_share"] is None
+    with pytest.raises(ValueError, match="async_hidden_share"):
+        run(**kw, async_hidden_share=1.5)
+
+
+def test_the_async_share_keeps_the_same_bits_on_both_paths(monkeypatch):
+    """Small running batches and short stretches are simulated in Python floats, large ones with numpy, with the same
+    operations in the same order (module docstring, "Speed"): under async scheduling with a share below 1 too, forcing
+    numpy everywhere gives the same bits."""
+    from kvlab.memory import scheduler
+
+    kw = {"num_prompts": 96, "max_concurrency": 80, "output_len": 96, "input_len": 256, "async_scheduling": True}
+    # memory-bound stretches; compute-bound ones (a low compute efficiency); steps with all-reduces (TP2)
+    for extra in ({}, {"compute_efficiency": 0.01}, {"n_gpus": 2}):
+        for share in (0.34, 1.0):
+            mixed = run(**kw, **extra, async_hidden_share=share)
+            with monkeypatch.context() as m:
+                m.setattr(scheduler, "SMALL_BATCH", 0)
+                m.setattr(scheduler, "SMALL_BATCH_BACK", -1)
+                m.setattr(scheduler, "SMALL_STEPS", 0)
+                numpy_only = run(**kw, **extra, async_hidden_share=share)
+            for key in ("duration_s", "ttft_ms", "tpot_ms", "itl_ms", "e2el_ms"):
+                assert mixed[key] == numpy_only[key], (extra, share, key)
+    assert run(**kw, async_hidden_share=0.34)["duration_s"] > run(**kw, async_hidden_share=1.0)["duration_s"]
 
 
 def test_enforce_eager_adds_each_layers_launch_time_to_every_step():

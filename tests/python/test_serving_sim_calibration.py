@@ -161,3 +161,38 @@ def test_a_runs_kv_cache_dtype_reaches_the_simulation():
     model, gpu = args.pop("model"), args.pop("gpu")
     fp8, f16 = simulate(model, gpu, **args), simulate(model, gpu, **{**args, "kv": "f16"})
     assert fp8["kv_pool"]["tokens"] > f16["kv_pool"]["tokens"]
+
+
+def test_the_async_share_comes_from_controlled_pairs_and_the_script_reproduces_it():
+    """vLLM's --async-scheduling share is fitted on the runs with the flag whose page runs the same workload, card and
+    launch without it (bench/serving_async_calibration.py): those runs are neither held out nor in the main fit,
+    their twins stay held out, and refitting gives the stored share."""
+    import serving_async_calibration
+
+    from kvlab.memory.scheduler import async_scheduling_fit
+
+    runs = {r["id"]: r for r in serving_validation.load_runs()}
+    fit_ids, held = serving_validation.calibration_split()
+    for run_id in serving_validation.ASYNC_FIT_RUNS:
+        run = runs[run_id]
+        assert run_id not in held and run_id not in fit_ids
+        assert "--async-scheduling" in run["settings"]["other"]
+        workload = ("dataset", "num_prompts", "request_rate", "max_concurrency", "input_len", "output_len")
+        twins = [
+            r
+            for r in runs.values()
+            if r["url"] == run["url"]
+            and r["engine"] == "vllm"
+            and r["tp"] == run["tp"]
+            and all(r["workload"][k] == run["workload"][k] for k in workload)
+            and {k: v for k, v in r["settings"].items() if k != "other"}
+            == {k: v for k, v in run["settings"].items() if k != "other"}
+            and "--async-scheduling" not in (r["settings"]["other"] or "")
+        ]
+        assert twins and all(t["id"] in held for t in twins), run_id
+    stored = async_scheduling_fit()
+    assert sorted(serving_validation.ASYNC_FIT_RUNS) == stored["runs"]
+    again = serving_async_calibration.fit()
+    assert again["hidden_share"] == stored["hidden_share"]
+    assert again["loss"] == pytest.approx(stored["loss"], abs=1e-6)
+    assert stored["loss"] < stored["loss_hiding_all"]

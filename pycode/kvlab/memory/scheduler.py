@@ -64,8 +64,10 @@ summed over a prefill chunk's positions, as `prefill_flops`). The step takes
     + (tensor parallel) 2 x layers x (2 (n - 1) x allreduce_latency_us + tokens x hidden_size x 2 bytes
       x 2 (n - 1) / n / allreduce_gb_s)
 
-(with --async-scheduling the CPU's part, step_overhead_ms + requests x request_overhead_us, overlaps the
-GPU's, and the step takes the longer of the two instead of their sum: `step_time`),
+(with --async-scheduling the CPU's part overlaps the GPU's, and the step takes the longer of the two instead of
+their sum: `step_time`. Under vLLM the overlapping part is step_overhead_ms and a share of requests x
+request_overhead_us, `async_hidden_share`, the rest staying in the step; SGLang's overlap scheduler hides all of
+it),
 
 and requests reach the engine through the API server one after another, frontend_ms each.
 
@@ -83,6 +85,9 @@ and requests reach the engine through the API server one after another, frontend
 - step_overhead_ms: a fixed time per step (vLLM's CPU side: scheduling, input preparation, launches);
 - request_overhead_us: a time per request in the step (sampling, output processing, detokenization:
   vLLM's per-request CPU work, and whatever else grows with the batch that the roofline misses);
+- async_hidden_share: the share of that per-request time that vLLM's --async-scheduling hides under the GPU's
+  (the rest is GPU work or stays serial); fitted apart, on the runs of pages that ran one workload with and without
+  the flag (`async_scheduling_fit()`, bench/serving_async_calibration.py), since no run of the main fit uses it;
 - all-reduces: tensor parallelism sums each layer's attention and MLP outputs over the GPUs (2 per
   layer; a ring moves 2 (n - 1) / n of the activations over each GPU's link, `allreduce_gb_s`
   defaulting to the card's interconnect in kvlab/data/gpus.json, else PCIe 5 from interconnects.json),
@@ -280,6 +285,18 @@ def simulation_constants() -> dict:
     return {**fit["constants"], "runs": fit.get("runs", [])}
 
 
+def async_scheduling_fit() -> dict:
+    """vLLM's --async-scheduling: the share of the per-request time it hides (`hidden_share`), with the runs it came
+    from. kvlab/data/serving_benchmarks.json, key "async_scheduling", written by
+    bench/serving_async_calibration.py --write."""
+    fit = serving_benchmarks().get("async_scheduling")
+    if not fit or "hidden_share" not in fit:
+        raise ValueError(
+            "serving_benchmarks.json has no fitted async scheduling share: run bench/serving_async_calibration.py --write"
+        )
+    return fit
+
+
 def allreduce_link(card: dict, given_gb_s: float | None = None) -> dict:
     """GB/s one way per GPU for tensor-parallel all-reduces: given, the card's interconnect, else PCIe 5."""
     if given_gb_s is not None:
@@ -340,7 +357,8 @@ MODELLED = [
     "bound over its efficiency; plus a fixed time per step, a time per request, and tensor parallelism's "
     "all-reduces (2 per layer, each a ring of 2 (n - 1) steps: latencies + bytes over the interconnect), "
     "fitted on published vllm bench serve runs",
-    "--async-scheduling: the engine's CPU time per step overlaps the GPU's (a step takes the longer of the two)",
+    "--async-scheduling: the engine's CPU time per step overlaps the GPU's (a step takes the longer of the two); "
+    "under vLLM only a fitted share of the time per request does, the rest stays in the step",
     f"--enforce-eager: no CUDA graphs, every step launches each layer's kernels from Python: {EAGER_LAYER_MS:g} ms "
     f"per layer added to each step, measured on vLLM V1 with and without CUDA graphs ({EAGER_SOURCE}), not fitted",
     "sliding-window groups free the blocks that fall out of the window before each allocation "
@@ -681,6 +699,7 @@ def simulate(
     frontend_ms: float | None = None,
     allreduce_gb_s: float | None = None,
     async_scheduling: bool | None = None,
+    async_hidden_share: float | None = None,
     enforce_eager: bool = False,
     chunked_prefill_size: int | None = None,
     max_running_requests: int | None = None,
@@ -714,7 +733,8 @@ def simulate(
     of its bytes over `allreduce_gb_s` (GB/s one way per GPU; default: the card's `interconnect_gb_s`,
     else PCIe 5); `frontend_ms`, the API server's time per request before the engine sees it (requests
     reach the engine's queue one after another, at most one per frontend_ms). `async_scheduling`
-    (vllm serve --async-scheduling): the CPU's time per step overlaps the GPU's. `enforce_eager` (vllm serve
+    (vllm serve --async-scheduling): the CPU's time per step overlaps the GPU's (under vLLM the per-step part and
+    `async_hidden_share` of the per-request part: given, else `async_scheduling_fit()`). `enforce_eager` (vllm serve
     --enforce-eager): no CUDA graphs, EAGER_LAYER_MS per layer added to every step (measured, not fitted).
     `mxfp4_backend` ("triton" or
     "marlin"): vLLM's MXFP4 kernel path where it is not the card's (kvlab.memory.engines.mxfp4_path): its weights,
@@ -740,6 +760,7 @@ def simulate(
             "enforce_eager": bool(enforce_eager),
             "mxfp4_backend": mxfp4_backend is not None,
             "custom_all_reduce": custom_all_reduce is not True,
+            "async_hidden_share": async_hidden_share is not None,
         },
         sglang={
             "chunked_prefill_size": chunked_prefill_size is not None,
@@ -768,6 +789,8 @@ def simulate(
     seed = finite_number("seed", seed, minimum=0, maximum=2**63 - 1, integer=True)
     if async_scheduling is None:  # vLLM: off unless --async-scheduling; SGLang: its overlap scheduler, on by default
         async_scheduling = sglang_run
+    if async_hidden_share is not None:
+        async_hidden_share = finite_number("async_hidden_share", async_hidden_share, minimum=0, maximum=1)
     if not isinstance(custom_all_reduce, (bool, np.bool_)):
         raise ValueError(f"custom_all_reduce must be true or false, got {short_repr(custom_all_reduce)}")
     custom_all_reduce = bool(custom_all_reduce)
@@ -1022,6 +1045,24 @@ def simulate(
     per_request_s = overhead_given.get("request_overhead_us", fitted["request_overhead_us"]) / 1e6
     ar_latency_s = overhead_given.get("allreduce_latency_us", fitted["allreduce_latency_us"]) / 1e6
     frontend_s = overhead_given.get("frontend_ms", fitted["frontend_ms"]) / 1e3
+    # --async-scheduling: vLLM hides the per-step time and this share of the per-request time under the GPU's; the
+    # rest of the per-request time stays in the step. SGLang's overlap scheduler hides all of it ("zero-overhead batch
+    # scheduler": https://lmsys.org/blog/2024-12-04-sglang-v0-4/)
+    if sglang_run or not async_scheduling:
+        hidden_share = 1.0
+    elif async_hidden_share is not None:
+        hidden_share = async_hidden_share
+    else:
+        hidden_share = float(async_scheduling_fit()["hidden_share"])
+    serial_share = 1.0 - hidden_share
+
+    def async_split(batch: int) -> tuple[float, float]:
+        """(serial, hidden): under async scheduling, the CPU time a step of `batch` requests adds to the GPU's, and
+        the CPU time that overlaps it (the step takes max(GPU + serial, hidden))."""
+        if serial_share == 0.0:
+            return 0.0, step_fixed_s + per_request_s * batch
+        return serial_share * per_request_s * batch, step_fixed_s + hidden_share * per_request_s * batch
+
     link = allreduce_link(card, allreduce_gb_s)
     n_allreduce = 2 * arch.n_layers if n_gpus > 1 else 0
     # ring all-reduce of each token's activations (hidden_size x 2 bytes): 2 (n - 1) / n of them cross each link
@@ -1055,7 +1096,9 @@ def simulate(
             gpu = gpu + gpu_extra
         if not async_scheduling:
             return gpu + cpu, bound
-        return (np.maximum(gpu, cpu) if many else max(gpu, cpu)), bound
+        serial, hidden = async_split(batch)
+        gpu = gpu + serial
+        return (np.maximum(gpu, hidden) if many else max(gpu, hidden)), bound
 
     def decode_steps(ctx: np.ndarray, k: int):
         """`step_time` of the next k decode steps of requests at contexts ctx (each one token longer a step): the KV
@@ -1119,9 +1162,12 @@ def simulate(
             gpu_extra = ar_fixed_s + ar_per_token_s * n_run + eager_s
             cpu = step_fixed_s + per_request_s * n_run
             if not gpu_extra and not add:  # (the common case, in one pass)
-                if async_scheduling:  # max(memory, cpu)
+                if async_scheduling:  # max(memory + serial, hidden)
+                    serial, hidden = async_split(n_run)
                     dts = [
-                        m if (m := (weights + (kv0 + kv_slope * (c_sum + x))) / bandwidth / eb) >= cpu else cpu
+                        m
+                        if (m := (weights + (kv0 + kv_slope * (c_sum + x))) / bandwidth / eb + serial) >= hidden
+                        else hidden
                         for x in grow
                     ]
                 else:
@@ -1139,10 +1185,10 @@ def simulate(
         else:
             cbound = [c > m for m, c in zip(memory, compute)]
             if not gpu_extra and not add:  # (the common case, in one pass)
-                if async_scheduling:  # max(max(memory, compute), cpu)
+                if async_scheduling:  # max(max(memory, compute) + serial, hidden)
+                    serial, hidden = async_split(n_run)
                     dts = [
-                        (m if m >= cpu else cpu) if m >= c else (c if c >= cpu else cpu)
-                        for m, c in zip(memory, compute)
+                        g if (g := (m if m >= c else c) + serial) >= hidden else hidden for m, c in zip(memory, compute)
                     ]
                 else:
                     dts = [(m if m >= c else c) + cpu for m, c in zip(memory, compute)]
@@ -1150,7 +1196,11 @@ def simulate(
             gpu = [m if m >= c else c for m, c in zip(memory, compute)]  # np.maximum
         if gpu_extra:
             gpu = [x + gpu_extra for x in gpu]
-        dts = [x if x >= cpu else cpu for x in gpu] if async_scheduling else [x + cpu for x in gpu]
+        if async_scheduling:
+            serial, hidden = async_split(n_run)
+            dts = [g if (g := x + serial) >= hidden else hidden for x in gpu]
+        else:
+            dts = [x + cpu for x in gpu]
         if add:
             dts = [x + add for x in dts]
         return dts, cbound, [t0 + x for x in accumulate(dts)]
@@ -2158,6 +2208,8 @@ def simulate(
         "allreduce_gb_s": link["gb_s"] if n_gpus > 1 else None,
         "allreduce_link": link["how"] if n_gpus > 1 else None,
         "eager_ms_per_step": eager_s * 1e3,  # --enforce-eager: EAGER_LAYER_MS x layers (0 with CUDA graphs)
+        # --async-scheduling: the share of the per-request time hidden under the GPU's (None without it)
+        "async_hidden_share": hidden_share if async_scheduling else None,
     }
 
     def nums(x) -> list:
