@@ -788,6 +788,12 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
             else f"{lo_hi[0]:.2f}-{lo_hi[1]:.2f} ({r['efficiency']['how']})"
         )
     )
+    share = r["efficiency"].get("async_hidden_share")
+    if share is not None and r["engine"] == "vllm":
+        print(
+            f"  --async-scheduling: the per-step CPU time and {share:.0%} of the per-request time hide under the "
+            "GPU's (bench/serving_async_calibration.py)"
+        )
     if r["usd_per_million_output_tokens"] is not None:
         print(
             f"  ${r['usd_per_million_output_tokens']:.3f} per million output tokens at ${r['price_per_hour']:.2f}/h "

@@ -539,6 +539,9 @@ def test_cli_serve_simulation_takes_vllms_eager_and_async_flags(capsys):
     assert eager["engine_settings"]["enforce_eager"] and "--enforce-eager" in eager["flags"]
     assert overlapped["engine_settings"]["async_scheduling"] and "--async-scheduling" in overlapped["flags"]
     assert eager["tpot_ms"]["median"] > plain["tpot_ms"]["median"] > overlapped["tpot_ms"]["median"]
+    code, out = run(capsys, *flags[:-1], "--async-scheduling")
+    share = overlapped["efficiency"]["async_hidden_share"]
+    assert code == 0 and f"{share:.0%} of the per-request time hide" in out.out
 
 
 def test_cli_serve_simulates_sglang_with_its_own_flags(capsys):
