@@ -24,6 +24,7 @@ of 0.01 around its best (the same steps on every machine); --write stores the sh
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -40,15 +41,22 @@ from kvlab.memory.serving import BENCHMARKS_FILE  # noqa: E402
 ASYNC_FIT_RUNS = serving_validation.ASYNC_FIT_RUNS
 
 
+@functools.cache
+def fit_runs() -> tuple[tuple[dict, dict], ...]:
+    """(simulate's arguments, measured figures) of each run in ASYNC_FIT_RUNS, read once: the fit runs ~30 losses."""
+    out = []
+    for run in serving_validation.load_runs():
+        if run["id"] in ASYNC_FIT_RUNS:
+            out.append((serving_validation.settings_of(run)[0], run["measured"]))
+    return tuple(out)
+
+
 def loss(share: float) -> float:
     total = 0.0
-    for run in serving_validation.load_runs():
-        if run["id"] not in ASYNC_FIT_RUNS:
-            continue
-        args, _ = serving_validation.settings_of(run)
+    for settings, m in fit_runs():
+        args = dict(settings)
         model, gpu = args.pop("model"), args.pop("gpu")
         r = simulate(model, gpu, **args, async_hidden_share=share)
-        m = run["measured"]
         total += math.log(r["output_tok_s"] / m["output_tok_s"]) ** 2
         if m.get("tpot_ms_median"):
             total += math.log(r["tpot_ms"]["median"] / m["tpot_ms_median"]) ** 2

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from kvlab.dtypes import GIB, HEAD_SCALE_BYTES, LLAMACPP_KV_TYPES, VLLM_KV_TYPES, kv_type
 from kvlab.inputs import finite_number, short_repr
 from kvlab.memory.architecture import ATTENTION_KINDS, Architecture
@@ -327,6 +329,8 @@ def deployment(
             raise ValueError(f"sampler must be one of {', '.join(VLLM_SAMPLERS)}, got {short_repr(sampler)}")
         if engine != "vllm":
             raise ValueError("sampler: the path of vLLM's sampler warm-up (engine vllm)")
+    if not isinstance(custom_all_reduce, (bool, np.bool_)):
+        raise ValueError(f"custom_all_reduce must be true or false, got {short_repr(custom_all_reduce)}")
     if not custom_all_reduce and engine != "vllm":
         raise ValueError("custom_all_reduce: vLLM's custom all-reduce (engine vllm)")
     if drafter is not None:

@@ -791,9 +791,6 @@ def simulate(
         async_scheduling = sglang_run
     if async_hidden_share is not None:
         async_hidden_share = finite_number("async_hidden_share", async_hidden_share, minimum=0, maximum=1)
-    if not isinstance(custom_all_reduce, (bool, np.bool_)):
-        raise ValueError(f"custom_all_reduce must be true or false, got {short_repr(custom_all_reduce)}")
-    custom_all_reduce = bool(custom_all_reduce)
     if not isinstance(async_scheduling, (bool, np.bool_)):
         raise ValueError(f"async_scheduling must be true or false, got {short_repr(async_scheduling)}")
     max_prefill_tokens = finite_number(
@@ -1054,14 +1051,12 @@ def simulate(
         hidden_share = async_hidden_share
     else:
         hidden_share = float(async_scheduling_fit()["hidden_share"])
-    serial_share = 1.0 - hidden_share
 
     def async_split(batch: int) -> tuple[float, float]:
         """(serial, hidden): under async scheduling, the CPU time a step of `batch` requests adds to the GPU's, and
-        the CPU time that overlaps it (the step takes max(GPU + serial, hidden))."""
-        if serial_share == 0.0:
-            return 0.0, step_fixed_s + per_request_s * batch
-        return serial_share * per_request_s * batch, step_fixed_s + hidden_share * per_request_s * batch
+        the CPU time that overlaps it (the step takes max(GPU + serial, hidden)). With all of it hidden these are 0.0
+        and the sum the sequential step adds, to the bit (1.0 x t is t, x + 0.0 is x)."""
+        return (1.0 - hidden_share) * per_request_s * batch, step_fixed_s + hidden_share * per_request_s * batch
 
     link = allreduce_link(card, allreduce_gb_s)
     n_allreduce = 2 * arch.n_layers if n_gpus > 1 else 0

@@ -437,7 +437,7 @@ def serving_estimate(
         # vllm serve --max-num-seqs also sets the profile's sampler warm-up (its rows): the reserve; `sampler` its path
         **({"max_num_seqs": max_num_seqs} if engine == "vllm" and max_num_seqs is not None else {}),
         **({"sampler": sampler} if engine == "vllm" and sampler is not None else {}),
-        **({"custom_all_reduce": False} if not custom_all_reduce else {}),
+        "custom_all_reduce": custom_all_reduce,
     }
     dep = deployment(arch, **settings)
     cap = None
