@@ -276,6 +276,66 @@ def test_mxfp4_runs_at_the_efficiency_of_the_kernel_vllm_picks_for_the_card():
     assert h100[1] > 1.3 * h100[0] and a100[1] == a100[0]
 
 
+def test_int4_and_fp8_without_fp8_tensor_cores_run_weight_only_through_marlin():
+    # vLLM runs AWQ/GPTQ through Marlin from compute capability 8.0 and FP8 checkpoints as weight-only W8A16 (FP8
+    # Marlin) below 8.9 (engines.WEIGHT_ONLY_MARLIN_SOURCE); FP8 on Ada and Hopper has its own tensor cores
+    kernel = {
+        (g, f): engines.weight_only_kernel(get_gpu(g), f)
+        for g in ("a100-80gb", "rtx-3090", "l40s", "h100-sxm", "mi300x")
+        for f in ("INT4", "FP8", "BF16")
+    }
+    assert kernel == {
+        ("a100-80gb", "INT4"): "marlin",
+        ("a100-80gb", "FP8"): "marlin",
+        ("a100-80gb", "BF16"): None,
+        ("rtx-3090", "INT4"): "marlin",
+        ("rtx-3090", "FP8"): "marlin",
+        ("rtx-3090", "BF16"): None,
+        ("l40s", "INT4"): "marlin",
+        ("l40s", "FP8"): None,
+        ("l40s", "BF16"): None,
+        ("h100-sxm", "INT4"): "marlin",
+        ("h100-sxm", "FP8"): None,
+        ("h100-sxm", "BF16"): None,
+        ("mi300x", "INT4"): None,  # ROCm: Triton AWQ kernels, not modelled apart
+        ("mi300x", "FP8"): None,
+        ("mi300x", "BF16"): None,
+    }
+    assert engines.weight_only_kernel(get_gpu("a100-80gb"), "MXFP4") == engines.mxfp4_kernel(get_gpu("a100-80gb"))
+    # the Marlin constant sets a compute-bound prefill of FP8 on an A100 and of INT4 anywhere on CUDA; an FP8 prefill
+    # on an H100 stays at compute_efficiency
+    kw = {"num_prompts": 2, "input_len": 4096, "output_len": 4, "max_model_len": 8192}
+    consts = {"compute_efficiency": 0.6, "weight_only_fp4_compute_efficiency": 0.2}
+    used = {
+        (g, f): simulate("qwen3-8b", g, weights_format=f, **kw, **consts)["efficiency"]["compute_used"]
+        for g, f in (("a100-80gb", "FP8"), ("a100-80gb", "AWQ"), ("h100-sxm", "INT4"), ("h100-sxm", "FP8"))
+    }
+    assert used == {
+        ("a100-80gb", "FP8"): 0.2,
+        ("a100-80gb", "AWQ"): 0.2,
+        ("h100-sxm", "INT4"): 0.2,
+        ("h100-sxm", "FP8"): 0.6,
+    }
+    ttft = [
+        simulate("qwen3-8b", "a100-80gb", weights_format="FP8", **kw, **c)["ttft_ms"]["median"]
+        for c in (consts, {**consts, "weight_only_fp4_compute_efficiency": 0.4})
+    ]
+    assert ttft[0] > 1.5 * ttft[1]
+
+
+def test_every_linear_layer_of_a_weight_only_int4_model_runs_at_the_marlin_efficiency():
+    # AWQ quantizes every linear layer (MXFP4 only the experts): the layers' FLOPs at the Marlin constant, attention
+    # over the context at compute_efficiency
+    arch = model_architecture("qwen3-8b")
+    kw = {"num_prompts": 1, "input_len": 8192, "output_len": 2, "weights_format": "INT4", "max_model_len": 16384}
+    kw |= {"max_num_batched_tokens": 8192, "trace": True}
+    r = simulate("qwen3-8b", "a100-80gb", **kw, **plain_roofline(0.6), weight_only_fp4_compute_efficiency=0.2)
+    assert r["trace"][0]["prefill_tokens"] == 8192
+    attn = sum(attention_flops(arch, int(t)) for t in np.arange(1, 8193)[::64]) * 64
+    seconds = 2 * arch.params * 8192 / (312e12 * 0.2) + attn / (312e12 * 0.6)
+    assert r["ttft_ms"]["median"] / 1000 == pytest.approx(seconds, rel=0.02)
+
+
 def test_only_the_experts_of_an_mxfp4_model_run_at_the_weight_only_fp4_efficiency():
     # gpt-oss's MXFP4 checkpoint quantizes the experts only; attention, router, embeddings and lm_head stay BF16
     # (vLLM's Mxfp4Config.get_quant_method), so their FLOPs run at compute_efficiency

@@ -92,6 +92,36 @@ def mxfp4_kernel(card: dict) -> str:
     return "marlin"
 
 
+# Weight-only quantized linear layers: vLLM dequantizes each weight tile inside the GEMM (Marlin) and multiplies on
+# the BF16/FP16 tensor cores, the same kernel family as MXFP4 below compute capability 9.0. AWQ and GPTQ (INT4) run
+# Marlin on CUDA cards of compute capability 8.0 and up (awq_marlin / gptq_marlin, get_min_capability 80: "Marlin
+# requires Ampere or newer GPUs"; is_awq_marlin_compatible is CUDA only); FP8 checkpoints run as weight-only W8A16
+# through FP8 Marlin below 8.9, where there are no FP8 tensor cores.
+WEIGHT_ONLY_MARLIN_SOURCE = (
+    "https://docs.vllm.ai/en/stable/features/quantization/fp8/ ('Turing/Ampere GPUs are supported for W8A16 "
+    "(weight-only FP8) utilizing Marlin kernels'; 'FP8 computation is supported on NVIDIA GPUs with compute "
+    "capability >= 8.9'), https://github.com/vllm-project/vllm/pull/5975 (FP8 Marlin: 'a fast fused dequantization "
+    "kernel for FP8 to BF16/FP16 conversion'), https://docs.vllm.ai/en/v0.9.2/features/quantization/supported_hardware.html "
+    "('Marlin (GPTQ/AWQ/FP8)': Ampere, Ada, Hopper), vllm/model_executor/layers/quantization/awq_marlin.py "
+    "(AWQMarlinConfig.get_min_capability 80, is_awq_marlin_compatible: CUDA only)"
+)
+
+
+def weight_only_kernel(card: dict, weights_format: str) -> str | None:
+    """ "marlin" where vLLM runs `weights_format` (a kvlab.memory.weights format name) on `card` as weight-only
+    quantization through Marlin (WEIGHT_ONLY_MARLIN_SOURCE): INT4 (AWQ, GPTQ) from compute capability 8.0, FP8 from
+    8.0 to below 8.9; MXFP4 follows `mxfp4_kernel`. None otherwise: BF16, FP8 on its own tensor cores, ROCm and
+    cards whose compute capability kvlab does not know."""
+    if weights_format == "MXFP4":
+        return mxfp4_kernel(card)
+    cc = CUDA_COMPUTE_CAPABILITY.get(card.get("id"))
+    if cc is None or cc < (8, 0):
+        return None
+    if weights_format == "INT4" or (weights_format == "FP8" and cc < (8, 9)):
+        return "marlin"
+    return None
+
+
 GIB = 2**30
 DATA = Path(__file__).resolve().parents[1] / "data" / "engines.json"
 

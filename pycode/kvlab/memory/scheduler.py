@@ -75,7 +75,9 @@ and requests reach the engine through the API server one after another, frontend
 - compute_efficiency: the share of the dense BF16 peak a prefill chunk reaches;
 - weight_only_fp4_compute_efficiency: the same for MXFP4 weights on a card without FP4 tensor cores
   (NATIVE_FP4_CARDS), where vLLM dequantizes the packed weights inside each GEMM, on vLLM's Marlin path (CUDA
-  compute capability below 9.0: A100, L40S, RTX 4090, ...);
+  compute capability below 9.0: A100, L40S, RTX 4090, ...); the same Marlin constant for the other weight-only
+  formats vLLM runs through Marlin (`kvlab.memory.engines.weight_only_kernel`: INT4 AWQ/GPTQ, and FP8 below
+  compute capability 8.9), all of whose linear layers are quantized;
 - weight_only_fp4_triton_compute_efficiency: the same on vLLM's Triton path (OpenAI's triton_kernels matmul_ogs:
   compute capability 9.x, H100 and H200, and ROCm), `kvlab.memory.engines.mxfp4_kernel`;
 - attention FLOPs of a prefill chunk in an MLA model (DeepSeek) count the expanded heads vLLM prefills with
@@ -193,7 +195,7 @@ from kvlab.memory.serving import attention_flops, serving_benchmarks
 from kvlab.memory.weights import embedding_table_bytes, weights_bytes
 from kvlab.memory import sglang
 from kvlab.memory.deployment import Refused, deployment
-from kvlab.memory.engines import driver_memory, mxfp4_kernel
+from kvlab.memory.engines import driver_memory, mxfp4_kernel, weight_only_kernel
 from kvlab.memory.verdict import verdict as verdict_of
 from kvlab.inputs import finite_number, one_of, short_repr
 
@@ -369,6 +371,9 @@ MODELLED = [
     "MXFP4 weights on a card without FP4 tensor cores: prefill at a compute efficiency of its own (weight-only "
     "FP4, dequantized in the GEMM), one per vLLM kernel path: Marlin below SM90, Triton matmul_ogs on SM90 and ROCm "
     "(get_mxfp4_backend); the model's BF16 parts (attention, router, embeddings, lm_head) at the BF16 efficiency",
+    "INT4 (AWQ, GPTQ) weights, and FP8 weights on a card without FP8 tensor cores (below SM89): weight-only through "
+    "Marlin, every linear layer at the Marlin constant of MXFP4 (the same dequantize-in-the-GEMM kernel family); "
+    "attention over the context at the BF16 efficiency",
     "the API server: requests reach the engine one after another, a fitted time each",
     "the client of vllm bench serve: gamma/Poisson arrivals or --max-concurrency, ignore_eos lengths, "
     "TTFT/TPOT/ITL as it measures them",
@@ -377,6 +382,7 @@ NOT_MODELLED = [
     "speculative decoding",
     "the network; the API server's work beyond one "
     "fitted time per request (the fitted per-step and per-request times stand for the engine's own CPU work)",
+    "Machete (vLLM's Hopper kernel for some INT4 checkpoints) apart from Marlin; INT4 on ROCm (Triton AWQ kernels)",
     "FlashInfer's MXFP4 MoE kernels on SM90 (opt-in: VLLM_USE_FLASHINFER_MOE_MXFP4_BF16) and VLLM_MXFP4_USE_MARLIN; "
     "a Hopper install without triton_kernels (vLLM then falls back to Marlin)",
     "CUDA-graph batch padding",
@@ -1009,7 +1015,12 @@ def simulate(
         return w
 
     eb = eff_bw_given if eff_bw_given is not None else fitted["bandwidth_efficiency"]
-    # `kernel`: the MXFP4 path the memory was sized for (the verdict's for vLLM, the card's for SGLang)
+    # `kernel`: the MXFP4 path the memory was sized for (the verdict's for vLLM, the card's for SGLang); INT4 (AWQ,
+    # GPTQ) and FP8 on a card without FP8 tensor cores run weight-only through Marlin too (`weight_only_kernel`),
+    # every linear layer quantized, so at the Marlin constant
+    fmt = dep.weights.get("format")
+    if kernel is None:
+        kernel = weight_only_kernel(card, fmt)
     weight_only_fp4 = kernel in MXFP4_KERNEL_CONSTANT
     fp4_key = MXFP4_KERNEL_CONSTANT.get(kernel)
     # MXFP4 on a card without FP4 tensor cores: weight_only_fp4_compute_efficiency when given, even beside a given
@@ -1036,7 +1047,7 @@ def simulate(
     # FLOPs are scaled by ec / compute_efficiency (`dense_scale`) and the active parameters become `active_flops`.
     ec_dense = eff_c_given if eff_c_given is not None else fitted["compute_efficiency"]
     dense_scale = ec / ec_dense if weight_only_fp4 else 1.0
-    rest_active = min(max(0.0, rest_params), float(active)) if (weight_only_fp4 and moe) else 0.0
+    rest_active = min(max(0.0, rest_params), float(active)) if (weight_only_fp4 and moe and fmt == "MXFP4") else 0.0
     active_flops = (active - rest_active) + rest_active * dense_scale
     step_fixed_s = overhead_given.get("step_overhead_ms", fitted["step_overhead_ms"]) / 1e3
     per_request_s = overhead_given.get("request_overhead_us", fitted["request_overhead_us"]) / 1e6
