@@ -108,10 +108,10 @@ WEIGHT_ONLY_MARLIN_SOURCE = (
 
 
 def weight_only_kernel(card: dict, weights_format: str) -> str | None:
-    """ "marlin" where vLLM runs `weights_format` (a kvlab.memory.weights format name) on `card` as weight-only
-    quantization through Marlin (WEIGHT_ONLY_MARLIN_SOURCE): INT4 (AWQ, GPTQ) from compute capability 8.0, FP8 from
-    8.0 to below 8.9; MXFP4 follows `mxfp4_kernel`. None otherwise: BF16, FP8 on its own tensor cores, ROCm and
-    cards whose compute capability kvlab does not know."""
+    """The weight-only kernel path of `weights_format` (a kvlab.memory.weights format name) on `card`: "marlin" where
+    vLLM runs it as weight-only quantization through Marlin (WEIGHT_ONLY_MARLIN_SOURCE): INT4 (AWQ, GPTQ) from compute
+    capability 8.0, FP8 from 8.0 to below 8.9; MXFP4 follows `mxfp4_kernel`. None otherwise: BF16, FP8 on its own
+    tensor cores, ROCm and cards whose compute capability kvlab does not know."""
     if weights_format == "MXFP4":
         return mxfp4_kernel(card)
     cc = CUDA_COMPUTE_CAPABILITY.get(card.get("id"))
