@@ -258,6 +258,9 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
         return None, "model not in kvlab's catalogue"
     if option := unmodelled_option(run):
         return None, f"launched with {option}, which the simulation does not model"
+    if unstated := (run.get("settings") or {}).get("not_stated"):
+        # the printed launch command cannot be the one that ran (the entry says why): its settings are unknown
+        return None, f"launch settings not stated: {unstated.split(';')[0]}"
     gpu = run.get("gpu") or ASSUMED_GPU.get((run.get("gpu_as_published") or "").strip())
     if not gpu:
         return None, f"GPU {run.get('gpu_as_published')!r} not in kvlab's catalogue"

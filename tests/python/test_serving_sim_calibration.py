@@ -150,6 +150,35 @@ def test_a_run_launched_with_an_option_the_simulation_does_not_model_is_skipped_
     assert args is not None
 
 
+def test_a_run_whose_printed_launch_cannot_start_is_skipped_as_not_stated():
+    # GPUStack's Qwen3-32B H100 page prints `vllm serve Qwen/Qwen3-32B` (40,960 tokens): one such sequence's KV cache
+    # and the BF16 weights leave under 1 GiB of 0.9 x the card for vLLM's own reserve, so that is not what ran
+    from kvlab.memory.catalogue import get_gpu, model_architecture
+    from kvlab.memory.engines import driver_memory
+    from kvlab.memory.kv_bytes import kv_cache_bytes
+    from kvlab.memory.weights import weights_bytes
+
+    runs = {r["id"]: r for r in serving_validation.load_runs()}
+    printed = [i for i in runs if i.startswith("gpustack-h100-qwen3-32b-vllm")]
+    assert len(printed) == 5
+    for i in printed:
+        args, why = serving_validation.settings_of(runs[i])
+        assert args is None and why.startswith(
+            "launch settings not stated: the page prints `vllm serve Qwen/Qwen3-32B`"
+        )
+    arch = model_architecture("qwen3-32b")
+    gib = 2**30
+    budget = 0.9 * driver_memory(get_gpu("h100-sxm"))["bytes"]  # as the CUDA driver reports the card (79.2 GiB)
+    weights = weights_bytes(arch.params, "BF16")["bytes"]
+    kv = kv_cache_bytes(arch, 40960, "f16")["total_bytes"]
+    assert kv == 10 * gib
+    assert 0 < budget - weights - kv < 0.5 * gib
+    # the field is what skips it: without it the run is simulated (and the printed command refused)
+    run = {**runs[printed[0]], "settings": {k: v for k, v in runs[printed[0]]["settings"].items() if k != "not_stated"}}
+    args, _ = serving_validation.settings_of(run)
+    assert args is not None
+
+
 def test_a_runs_kv_cache_dtype_reaches_the_simulation():
     runs = {r["id"]: r for r in serving_validation.load_runs()}
     run = {**runs["gpustack-h100-qwen35-9b-vllm-rate8"]}
