@@ -323,32 +323,36 @@ def test_int4_and_fp8_without_fp8_tensor_cores_run_weight_only_through_marlin():
     assert ttft[0] > 1.5 * ttft[1]
 
 
+def _an_8k_prefill_on_an_a100(model: str, weights: str) -> tuple:
+    """One 8,192-token prompt in one step on an A100, the Marlin constant at 0.2 and the BF16 one at 0.6: the model's
+    architecture, the prefill's seconds and the attention FLOPs over its context."""
+    arch = model_architecture(model)
+    kw = {"num_prompts": 1, "input_len": 8192, "output_len": 2, "weights_format": weights, "max_model_len": 16384}
+    kw |= {"max_num_batched_tokens": 8192, "trace": True}
+    r = simulate(model, "a100-80gb", **kw, **plain_roofline(0.6), weight_only_fp4_compute_efficiency=0.2)
+    assert r["trace"][0]["prefill_tokens"] == 8192
+    attn = sum(attention_flops(arch, int(t)) for t in np.arange(1, 8193)[::64]) * 64
+    return arch, r["ttft_ms"]["median"] / 1000, attn
+
+
+A100_PEAK = 312e12  # dense BF16
+
+
 def test_every_linear_layer_of_a_weight_only_int4_model_runs_at_the_marlin_efficiency():
     # AWQ quantizes every linear layer (MXFP4 only the experts): the layers' FLOPs at the Marlin constant, attention
     # over the context at compute_efficiency
-    arch = model_architecture("qwen3-8b")
-    kw = {"num_prompts": 1, "input_len": 8192, "output_len": 2, "weights_format": "INT4", "max_model_len": 16384}
-    kw |= {"max_num_batched_tokens": 8192, "trace": True}
-    r = simulate("qwen3-8b", "a100-80gb", **kw, **plain_roofline(0.6), weight_only_fp4_compute_efficiency=0.2)
-    assert r["trace"][0]["prefill_tokens"] == 8192
-    attn = sum(attention_flops(arch, int(t)) for t in np.arange(1, 8193)[::64]) * 64
-    seconds = 2 * arch.params * 8192 / (312e12 * 0.2) + attn / (312e12 * 0.6)
-    assert r["ttft_ms"]["median"] / 1000 == pytest.approx(seconds, rel=0.02)
+    arch, seconds, attn = _an_8k_prefill_on_an_a100("qwen3-8b", "INT4")
+    expected = 2 * arch.params * 8192 / (A100_PEAK * 0.2) + attn / (A100_PEAK * 0.6)
+    assert seconds == pytest.approx(expected, rel=0.02)
 
 
 def test_only_the_experts_of_an_mxfp4_model_run_at_the_weight_only_fp4_efficiency():
     # gpt-oss's MXFP4 checkpoint quantizes the experts only; attention, router, embeddings and lm_head stay BF16
     # (vLLM's Mxfp4Config.get_quant_method), so their FLOPs run at compute_efficiency
-    arch = model_architecture("gpt-oss-20b")
-    kw = {"num_prompts": 1, "input_len": 8192, "output_len": 2, "weights_format": "MXFP4", "max_model_len": 16384}
-    kw |= {"max_num_batched_tokens": 8192, "trace": True}
-    r = simulate("gpt-oss-20b", "a100-80gb", **kw, **plain_roofline(0.6), weight_only_fp4_compute_efficiency=0.2)
-    assert r["trace"][0]["prefill_tokens"] == 8192
+    arch, seconds, attn = _an_8k_prefill_on_an_a100("gpt-oss-20b", "MXFP4")
     rest = arch.params - arch.expert_params  # outside the experts: BF16
-    attn = sum(attention_flops(arch, int(t)) for t in np.arange(1, 8193)[::64]) * 64
-    peak = 312e12  # A100 dense BF16
-    seconds = 2 * (arch.active_params - rest) * 8192 / (peak * 0.2) + (2 * rest * 8192 + attn) / (peak * 0.6)
-    assert r["ttft_ms"]["median"] / 1000 == pytest.approx(seconds, rel=0.02)
+    expected = 2 * (arch.active_params - rest) * 8192 / (A100_PEAK * 0.2) + (2 * rest * 8192 + attn) / (A100_PEAK * 0.6)
+    assert seconds == pytest.approx(expected, rel=0.02)
 
 
 def test_the_fitted_fp4_efficiency_applies_when_every_constant_is_given_as_the_fit_gives_them():
