@@ -787,6 +787,11 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
             if not r["efficiency"]["calibrated"]
             else f"{lo_hi[0]:.2f}-{lo_hi[1]:.2f} ({r['efficiency']['how']})"
         )
+        + (
+            f"; compute at {r['efficiency']['compute_used']:.3g}: {path}"
+            if (path := r["efficiency"]["compute_path"])
+            else ""
+        )
     )
     share = r["efficiency"].get("async_hidden_share")
     if share is not None and r["engine"] == "vllm":

@@ -321,6 +321,12 @@ def test_int4_and_fp8_without_fp8_tensor_cores_run_weight_only_through_marlin():
         for c in (consts, {**consts, "weight_only_fp4_compute_efficiency": 0.4})
     ]
     assert ttft[0] > 1.5 * ttft[1]
+    # and the run says why its compute efficiency is the Marlin one
+    said = {
+        f: " ".join(simulate("qwen3-8b", "a100-80gb", weights_format=f, **kw)["assumptions"]) for f in ("AWQ", "BF16")
+    }
+    assert "INT4 weights dequantized inside each GEMM: vLLM's Marlin path" in said["AWQ"]
+    assert "dequantized" not in said["BF16"]
 
 
 def _an_8k_prefill_on_an_a100(model: str, weights: str) -> tuple:

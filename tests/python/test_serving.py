@@ -544,6 +544,18 @@ def test_cli_serve_simulation_takes_vllms_eager_and_async_flags(capsys):
     assert code == 0 and f"{share:.0%} of the per-request time hide" in out.out
 
 
+def test_cli_serve_says_when_the_weights_run_through_a_weight_only_kernel(capsys):
+    """INT4 on an A100 runs at the Marlin constant, and `kvlab serve` says so beside the efficiency; BF16 does not."""
+    code, out = run(
+        capsys, "serve", "--model", "qwen3-8b", "--gpu", "a100-80gb", "--weights", "INT4", "--num-prompts", "4"
+    )
+    assert code == 0, out.err
+    line = next(x for x in out.out.splitlines() if x.strip().startswith("efficiency:"))
+    assert "INT4 weights dequantized inside each GEMM: vLLM's Marlin path" in line
+    code, out = run(capsys, "serve", "--model", "qwen3-8b", "--gpu", "a100-80gb", "--num-prompts", "4")
+    assert code == 0 and "dequantized" not in out.out
+
+
 def test_cli_serve_simulates_sglang_with_its_own_flags(capsys):
     """--engine sglang plays SGLang's scheduler: its launch command and token pool printed, its own flags taken,
     vLLM's refused by name, and the closed form (no workload) refused with a way out."""

@@ -1023,6 +1023,10 @@ def simulate(
         kernel = weight_only_kernel(card, fmt)
     weight_only_fp4 = kernel in MXFP4_KERNEL_CONSTANT
     fp4_key = MXFP4_KERNEL_CONSTANT.get(kernel)
+    # why the compute efficiency is a weight-only kernel's constant, in words (None: the BF16 one)
+    compute_path = (
+        f"{fmt} weights dequantized inside each GEMM: vLLM's {kernel.capitalize()} path" if weight_only_fp4 else None
+    )
     # MXFP4 on a card without FP4 tensor cores: weight_only_fp4_compute_efficiency when given, even beside a given
     # compute_efficiency. bench/serving_sim_calibration.py passes every constant; until session 6 the given
     # compute_efficiency won here, so the fit never ran the FP4 constant it stored (0.324 was the simplex's, never
@@ -2360,6 +2364,7 @@ def simulate(
             "range": [min(eb, ec), max(eb, ec)],
             "bandwidth_used": eb,
             "compute_used": ec,
+            "compute_path": compute_path,
             **overheads,
         },
         "engine_rules": rules,
@@ -2367,7 +2372,9 @@ def simulate(
             pool_line,
             f"bandwidth {card['bandwidth_gb_s']:g} GB/s x {n_gpus}, peak "
             f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 x {n_gpus} (vendor peaks: the roofline)",
-            f"efficiency: bandwidth {eb:.3g}, compute {ec:.3g}; per step {step_fixed_s * 1e3:.3g} ms + "
+            f"efficiency: bandwidth {eb:.3g}, compute {ec:.3g}"
+            + (f" ({compute_path})" if compute_path else "")
+            + f"; per step {step_fixed_s * 1e3:.3g} ms + "
             f"{per_request_s * 1e6:.3g} us per request"
             + (
                 f" + {n_allreduce} all-reduces of {ar_hops} x {ar_latency_s * 1e6:.3g} us + their bytes over "
