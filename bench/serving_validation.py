@@ -37,7 +37,6 @@ sys.path.insert(0, str(ROOT / "pycode"))
 
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
 from kvlab.memory.engines import published_sampler, weight_only_kernel  # noqa: E402
-from kvlab.memory.weights import weight_format  # noqa: E402
 from kvlab.memory.serving import run_totals as totals  # noqa: E402
 from kvlab.memory.scheduler import (  # noqa: E402
     MXFP4_KERNEL_CONSTANT,
@@ -145,8 +144,8 @@ def load_runs() -> list[dict]:
 
 def compute_constant(args: dict) -> str:
     """The constant a run's compute-bound time runs at (simulate's choice for its card and weights)."""
-    fmt = weight_format(args.get("weights_format") or "BF16")
-    return MXFP4_KERNEL_CONSTANT.get(weight_only_kernel(get_gpu(args["gpu"]), fmt)) or "compute_efficiency"
+    kernel = weight_only_kernel(get_gpu(args["gpu"]), args.get("weights_format", "BF16"))  # WEIGHTS' kvlab names
+    return MXFP4_KERNEL_CONSTANT.get(kernel) or "compute_efficiency"
 
 
 def exercised_constants(args: dict) -> set[str]:

@@ -192,7 +192,7 @@ from kvlab.memory.kv_bytes import (
     vllm_kv_cache,
 )
 from kvlab.memory.serving import attention_flops, serving_benchmarks
-from kvlab.memory.weights import embedding_table_bytes, weights_bytes
+from kvlab.memory.weights import PARTIAL_FORMATS, embedding_table_bytes, weights_bytes
 from kvlab.memory import sglang
 from kvlab.memory.deployment import Refused, deployment
 from kvlab.memory.engines import driver_memory, mxfp4_kernel, weight_only_kernel
@@ -1021,11 +1021,11 @@ def simulate(
     fmt = dep.weights.get("format")
     if kernel is None:
         kernel = weight_only_kernel(card, fmt)
-    weight_only_fp4 = kernel in MXFP4_KERNEL_CONSTANT
-    fp4_key = MXFP4_KERNEL_CONSTANT.get(kernel)
+    weight_only = kernel in MXFP4_KERNEL_CONSTANT  # dequantized inside the GEMM: a kernel path's own constant
+    kernel_key = MXFP4_KERNEL_CONSTANT.get(kernel)
     # why the compute efficiency is a weight-only kernel's constant, in words (None: the BF16 one)
     compute_path = (
-        f"{fmt} weights dequantized inside each GEMM: vLLM's {kernel.capitalize()} path" if weight_only_fp4 else None
+        f"{fmt} weights dequantized inside each GEMM: vLLM's {kernel.capitalize()} path" if weight_only else None
     )
     # MXFP4 on a card without FP4 tensor cores: weight_only_fp4_compute_efficiency when given, even beside a given
     # compute_efficiency. bench/serving_sim_calibration.py passes every constant; until session 6 the given
@@ -1033,12 +1033,12 @@ def simulate(
     # tested against a run) while simulate's defaults ran the A100/H100 MXFP4 runs with it. A compute_efficiency
     # given alone still sets both (a plain roofline).
     # The constant is the kernel path's (`mxfp4_kernel`): Marlin below SM90, Triton on SM90 and ROCm.
-    if weight_only_fp4 and fp4_eff_given.get(fp4_key) is not None:
-        ec = fp4_eff_given[fp4_key]
+    if weight_only and fp4_eff_given.get(kernel_key) is not None:
+        ec = fp4_eff_given[kernel_key]
     elif eff_c_given is not None:
         ec = eff_c_given
-    elif weight_only_fp4:
-        ec = fitted[fp4_key]
+    elif weight_only:
+        ec = fitted[kernel_key]
     else:
         ec = fitted["compute_efficiency"]
     # An MXFP4 checkpoint quantizes the experts only: vLLM runs its other linear layers unquantized (BF16) and never
@@ -1050,8 +1050,8 @@ def simulate(
     # over the context included, at the BF16 compute_efficiency: step_time divides FLOPs by ec, so the dense part's
     # FLOPs are scaled by ec / compute_efficiency (`dense_scale`) and the active parameters become `active_flops`.
     ec_dense = eff_c_given if eff_c_given is not None else fitted["compute_efficiency"]
-    dense_scale = ec / ec_dense if weight_only_fp4 else 1.0
-    rest_active = min(max(0.0, rest_params), float(active)) if (weight_only_fp4 and moe and fmt == "MXFP4") else 0.0
+    dense_scale = ec / ec_dense if weight_only else 1.0
+    rest_active = min(max(0.0, rest_params), float(active)) if (weight_only and moe and fmt in PARTIAL_FORMATS) else 0.0
     active_flops = (active - rest_active) + rest_active * dense_scale
     step_fixed_s = overhead_given.get("step_overhead_ms", fitted["step_overhead_ms"]) / 1e3
     per_request_s = overhead_given.get("request_overhead_us", fitted["request_overhead_us"]) / 1e6
