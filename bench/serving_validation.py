@@ -1,6 +1,8 @@
 """The scheduler simulation against published serving benchmark runs: predicted / measured.
 
-    .venv/bin/python bench/serving_validation.py [--markdown]
+    .venv/bin/python bench/serving_validation.py           # print the table and the summaries
+    .venv/bin/python bench/serving_validation.py --write   # also store the held-out accuracy (`accuracy`) in
+                                                           # kvlab/data/serving_benchmarks.json, "validation"
 
 Each run of tests/python/data/serving_runs.json whose model is in kvlab's catalogue is simulated
 with kvlab.memory.scheduler.simulate as the run was made: its GPU and tensor-parallel size, its
@@ -36,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pycode"))
 
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
-from kvlab.memory.engines import published_sampler, weight_only_kernel  # noqa: E402
+from kvlab.memory.engines import published_sampler, vllm_batch_defaults, weight_only_kernel  # noqa: E402
 from kvlab.memory.serving import run_totals as totals  # noqa: E402
 from kvlab.memory.scheduler import (  # noqa: E402
     MXFP4_KERNEL_CONSTANT,
@@ -46,6 +48,7 @@ from kvlab.memory.scheduler import (  # noqa: E402
 )
 
 RUNS = ROOT / "tests" / "python" / "data" / "serving_runs.json"
+BENCHMARKS = ROOT / "pycode" / "kvlab" / "data" / "serving_benchmarks.json"
 
 # a GPU the source names without its form factor: the one kvlab assumes, said in the table
 ASSUMED_GPU = {
@@ -246,9 +249,26 @@ def unmodelled_option(run: dict) -> str | None:
     for option in UNMODELLED_OPTIONS.get(run["engine"], ()):
         if re.search(rf"{option}(?![\w-])", other):
             return option
-    if run["engine"] == "vllm" and (m := re.search(r"--performance-mode[ =](\w+)", other)) and m.group(1) != "balanced":
-        return f"--performance-mode {m.group(1)}"
     return None
+
+
+# vLLM's --performance-mode (v0.17.0 on; vllm-project/vllm#34936), read in the v0.17.1 release's source
+# (vllm/engine/arg_utils.py, _set_default_max_num_seqs_and_batched_tokens_args, and vllm/config/vllm.py,
+# _set_cudagraph_sizes; the PyPI wheel vllm==0.17.1, commit 95c0f928c): "throughput" doubles the default
+# max_num_batched_tokens and max_num_seqs, each only where the command does not set it ("if self.performance_mode ==
+# "throughput": if orig_max_num_batched_tokens is None: self.max_num_batched_tokens *= 2; if orig_max_num_seqs is None:
+# self.max_num_seqs *= 2"); "interactivity" only captures CUDA graphs at every batch size from 1 to 32, which the
+# simulation does not model (it pads no batch); "balanced", the default, changes nothing. Nothing else reads it in
+# v0.17.x. Until session 20 the runs launched with it were skipped, its definition unread.
+PERFORMANCE_MODE_SOURCE = "https://github.com/vllm-project/vllm/pull/34936"
+PERFORMANCE_MODES = ("balanced", "interactivity", "throughput")
+
+
+def performance_mode(run: dict) -> str:
+    """The vLLM run's --performance-mode ("balanced" where the command does not set one)."""
+    other = (run.get("settings") or {}).get("other") or ""
+    m = re.search(r"--performance-mode[ =](\w+)", other) if run["engine"] == "vllm" else None
+    return m.group(1) if m else "balanced"
 
 
 def settings_of(run: dict) -> tuple[dict | None, str]:
@@ -257,6 +277,8 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
         return None, "model not in kvlab's catalogue"
     if option := unmodelled_option(run):
         return None, f"launched with {option}, which the simulation does not model"
+    if (mode := performance_mode(run)) not in PERFORMANCE_MODES:
+        return None, f"--performance-mode {mode} is not one of vLLM 0.17's modes"
     if unstated := (run.get("settings") or {}).get("not_stated"):
         # the printed launch command cannot be the one that ran (the entry says why): its settings are unknown
         return None, f"launch settings not stated: {unstated.split(';')[0]}"
@@ -319,6 +341,10 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
         **({"kv": str(s["kv_cache_dtype"])} if s.get("kv_cache_dtype") not in (None, "auto") else {}),
     }
     other = s.get("other") or ""
+    if mode == "throughput":  # vLLM's defaults for the card, doubled where the command leaves them (above)
+        defaults = vllm_batch_defaults(get_gpu(gpu))
+        for key in ("max_num_batched_tokens", "max_num_seqs"):
+            args.setdefault(key, 2 * defaults[key])
     if run["engine"] == "sglang":
         # SGLang's scheduler (simulate(engine="sglang")), with the flags its launch command states
         args["engine"] = "sglang"
@@ -393,8 +419,59 @@ def summary(rows: list[dict], key: str) -> str:
     return f"median |pred/meas − 1| {med:.1%}, within 2×: {within} of {len(vals)}"
 
 
+def _group(rows: list[dict]) -> dict:
+    """Median |pred/meas - 1| and the count within 2x of output tok/s, TPOT and TTFT over `rows` (unrounded)."""
+    out = {"runs": len(rows)}
+    for key, name in (("out", "output_tok_s"), ("tpot", "tpot_median"), ("ttft", "ttft_median")):
+        vals = [r[key] for r in rows if r.get(key) is not None]
+        out[name] = {
+            # to 6 decimals: the stored figure is compared with a fresh run, whose last bits may differ by machine
+            "median_error": round(statistics.median(abs(v - 1) for v in vals), 6) if vals else None,
+            "within_2x": sum(0.5 <= v <= 2 for v in vals),
+            "of": len(vals),
+        }
+    return out
+
+
+def accuracy(rows: list[dict] | None = None) -> dict:
+    """How far the simulation is from the published runs that set none of its constants: vLLM's held-out runs and
+    SGLang's, each group's medians and counts within 2x, and the GPUs and models the vLLM runs cover. What
+    --write stores in serving_benchmarks.json under "validation" (kvlab.memory.serving.serving_accuracy reads it;
+    tests/python/test_serving_sim_calibration.py checks it against this function)."""
+    rows = table()[0] if rows is None else rows
+    held_out = calibration_split()[1]
+    args = {r["id"]: settings_of(r)[0] for r in load_runs()}  # the GPU and model each run is simulated on
+    held = [r for r in rows if r["id"] in held_out and "error" not in r]
+    sglang = [r for r in rows if r.get("engine") == "sglang" and "error" not in r]
+    return {
+        "about": (
+            "How far kvlab.memory.scheduler.simulate is from published runs that set none of its constants "
+            "(bench/serving_validation.py accuracy): median |predicted / measured - 1| and the number within 2x, of "
+            "output tok/s, median TPOT and median TTFT, over vLLM's held-out runs and SGLang's runs of "
+            "tests/python/data/serving_runs.json. Written by bench/serving_validation.py --write; the tests check it "
+            "against the simulation as it stands."
+        ),
+        "vllm_held_out": _group(held),
+        "sglang": _group(sglang),
+        "gpus": sorted({args[r["id"]]["gpu"] for r in held}),
+        "models": sorted({args[r["id"]]["model"] for r in held}),
+        "refused": sum(1 for r in rows if "error" in r),
+    }
+
+
+def write_accuracy(acc: dict) -> None:
+    """Store `acc` in serving_benchmarks.json under "validation", keeping the file's layout."""
+    data = json.loads(BENCHMARKS.read_text(encoding="utf-8"))
+    data["validation"] = acc
+    BENCHMARKS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def main() -> int:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--write", action="store_true", help='store the held-out accuracy in serving_benchmarks.json ("validation")'
+    )
+    write = parser.parse_args().write
     rows, skipped = table()
     held_out = calibration_split()[1]
     print(
@@ -463,6 +540,9 @@ def main() -> int:
     print("Skipped:")
     for run_id, why in skipped:
         print(f"- {run_id}: {why}")
+    if write:
+        write_accuracy(accuracy(rows))
+        print(f"\nwrote the held-out accuracy to {BENCHMARKS.relative_to(ROOT)} (validation)")
     return 0
 
 

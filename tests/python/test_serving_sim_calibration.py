@@ -139,8 +139,6 @@ def test_a_run_launched_with_an_option_the_simulation_does_not_model_is_skipped_
     runs = {r["id"]: r for r in serving_validation.load_runs()}
     args, why = serving_validation.settings_of(runs["gpustack-h100-qwen35-9b-vllm-mtp1-rate8"])
     assert args is None and "--speculative-config" in why
-    args, why = serving_validation.settings_of(runs["gpustack-h100-qwen35-9b-vllm-perfmode-sharegpt"])
-    assert args is None and "--performance-mode throughput" in why
     args, why = serving_validation.settings_of(runs["gpustack-h200-dsr1-sglang-tp8-dpattn-random4k"])
     assert args is None and "--enable-dp-attention" in why
     # vLLM's default mode and options the simulation takes are not a reason to skip
@@ -148,6 +146,32 @@ def test_a_run_launched_with_an_option_the_simulation_does_not_model_is_skipped_
     balanced["settings"] = {**balanced["settings"], "other": "--performance-mode balanced --max-num-seqs=256"}
     args, _ = serving_validation.settings_of(balanced)
     assert args is not None
+
+
+def test_vllm_performance_mode_throughput_doubles_the_defaults_the_command_leaves():
+    # vLLM 0.17's --performance-mode throughput: max_num_batched_tokens and max_num_seqs at twice the card's defaults,
+    # each only where the command does not set it; interactivity changes CUDA graph sizes only (simulated as balanced)
+    runs = {r["id"]: r for r in serving_validation.load_runs()}
+    plain, _ = serving_validation.settings_of(runs["gpustack-h100-qwen35-9b-vllm-sharegpt"])
+    both, _ = serving_validation.settings_of(runs["gpustack-h100-qwen35-9b-vllm-perfmode-sharegpt"])
+    assert "max_num_seqs" not in plain and "max_num_batched_tokens" not in plain
+    assert (both["max_num_batched_tokens"], both["max_num_seqs"]) == (2 * 8192, 2 * 1024)  # an H100's 8,192 / 1,024
+    set_one, _ = serving_validation.settings_of(runs["gpustack-h100-qwen35-9b-vllm-perfmode-mnbt24k-sharegpt"])
+    assert (set_one["max_num_batched_tokens"], set_one["max_num_seqs"]) == (24576, 2048)
+    for mode, expect in (("balanced", None), ("interactivity", None), ("throughput", 2048)):
+        run = {**runs["gpustack-h100-qwen35-9b-vllm-rate8"]}
+        run["settings"] = {**run["settings"], "other": f"vllm serve Qwen/Qwen3.5-9B --performance-mode {mode}"}
+        args, _ = serving_validation.settings_of(run)
+        assert args.get("max_num_seqs") == expect, mode
+    run["settings"] = {**run["settings"], "other": "vllm serve Qwen/Qwen3.5-9B --performance-mode fastest"}
+    args, why = serving_validation.settings_of(run)
+    assert args is None and "fastest" in why
+
+
+def test_the_stored_accuracy_is_what_the_simulation_gives_now():
+    # serving_benchmarks.json "validation" (the page's and the widget's accuracy sentence) may not go stale: a change
+    # to the constants, the runs or the simulation must rewrite it (bench/serving_validation.py --write)
+    assert json.loads(BENCHMARKS_FILE.read_text(encoding="utf-8"))["validation"] == serving_validation.accuracy()
 
 
 def test_a_run_whose_printed_launch_cannot_start_is_skipped_as_not_stated():

@@ -147,6 +147,50 @@ def serving_benchmarks() -> dict:
     return json.loads(BENCHMARKS_FILE.read_text(encoding="utf-8"))
 
 
+def serving_accuracy() -> dict:
+    """How close the scheduler simulation (kvlab.memory.scheduler.simulate) comes to published benchmark runs that
+    set none of its constants: serving_benchmarks.json "validation", written by bench/serving_validation.py --write
+    (the tests check it against the simulation as it stands), with the figures in words.
+
+    `vllm_runs`, `sglang_runs`: how many runs; `output`, `tpot`, `ttft` (and `sglang_output`, `sglang_tpot`): the
+    median error in percent ("11%"); `*_within`: how many of them within 2x ("83 of 86"); `gpus`: the cards the vLLM
+    runs ran on; `models`: how many models; `sentence`: all of it in one sentence."""
+    v = serving_benchmarks()["validation"]
+
+    def err(group: dict, key: str) -> str:
+        return f"{group[key]['median_error']:.0%}"
+
+    def within(group: dict, key: str) -> str:
+        return f"{group[key]['within_2x']} of {group[key]['of']}"
+
+    held, sg = v["vllm_held_out"], v["sglang"]
+    names = [get_gpu(g)["name"] for g in v["gpus"]]
+    gpus = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    out = {
+        "vllm_runs": held["runs"],
+        "sglang_runs": sg["runs"],
+        "output": err(held, "output_tok_s"),
+        "output_within": within(held, "output_tok_s"),
+        "tpot": err(held, "tpot_median"),
+        "tpot_within": within(held, "tpot_median"),
+        "ttft": err(held, "ttft_median"),
+        "ttft_within": within(held, "ttft_median"),
+        "sglang_output": err(sg, "output_tok_s"),
+        "sglang_tpot": err(sg, "tpot_median"),
+        "gpus": gpus,
+        "models": len(v["models"]),
+    }
+    out["sentence"] = (
+        f"Checked against {out['vllm_runs']} published vLLM runs that set none of its constants ({gpus}; "
+        f"{out['models']} models): answer tokens per second off by {out['output']} at the median "
+        f"({out['output_within']} within 2×), time per output token by {out['tpot']} ({out['tpot_within']}), time "
+        f"to first token by {out['ttft']} ({out['ttft_within']}); on {out['sglang_runs']} SGLang runs, simulated with "
+        f"SGLang's scheduler, answer tokens per second by {out['sglang_output']} and time per output token by "
+        f"{out['sglang_tpot']}."
+    )
+    return out
+
+
 def run_totals(verbatim: str) -> tuple[int | None, int | None]:
     """(Total input tokens, Total generated tokens) of a `vllm bench serve` / `sglang.bench_serving` result block,
     or of the JSON line either writes with --output-file (total_input_tokens, total_output_tokens); None where not

@@ -16,7 +16,7 @@ from kvlab.memory.deployment import Refused, default_gpu_memory_utilization
 from kvlab.memory.engines import VLLM_RECENT
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE
 from kvlab.memory.scheduler import simulate
-from kvlab.memory.serving import serving_estimate, weights_read
+from kvlab.memory.serving import serving_accuracy, serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
 from kvlab.widgets.pickers import (
     CONTEXT_STEPS,
@@ -480,6 +480,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
             "price_text": "no price: nothing is served",
             "stats": [],
             "not_modelled": not_modelled,
+            "accuracy": serving_accuracy()["sentence"],
         }
     ttft, tpot, users, context = (
         r["ttft_ms"]["median"],
@@ -553,6 +554,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
             {"name": "Peak KV pool use", "value": f"{peak_kv:.0%} of {pool_tokens}"},
         ],
         "not_modelled": not_modelled,
+        "accuracy": serving_accuracy()["sentence"],
     }
 
 

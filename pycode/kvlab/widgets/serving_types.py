@@ -259,6 +259,7 @@ class ServingSimView(TypedDict):
     price_text: str
     stats: list[NameValue]  # as vllm bench serve prints them
     not_modelled: str
+    accuracy: str  # how far the simulation is from published runs it was not fitted on (serving_accuracy)
 
 
 class ServingSimFigureResult(TypedDict):
