@@ -17,6 +17,7 @@ from kvlab.dtypes import GIB
 from kvlab.memory.deployment import deployment
 from kvlab.memory.verdict import verdict
 from kvlab.memory.serving import (
+    BENCHMARKS_FILE,
     calibrated_efficiency,
     cost_per_million_tokens,
     decode_time_per_token,
@@ -506,6 +507,14 @@ def test_cli_serve_with_workload_flags_prints_a_benchmark_result(capsys):
         assert any(line.startswith(f"Median {name} (ms):") for line in lines), name
     assert "simulated by kvlab" in out.out and "--max-model-len 4096" in out.out and "per million output" in out.out
     assert "not modelled: " in out.out
+    # the accuracy of the fitted constants on runs they were not fitted on, from the stored validation
+    accuracy = next(line for line in lines if line.startswith("  accuracy: "))
+    held = json.loads(BENCHMARKS_FILE.read_text(encoding="utf-8"))["validation"]["vllm_held_out"]
+    assert f"Checked against {held['runs']} published vLLM runs" in accuracy
+    assert f"off by {held['output_tok_s']['median_error']:.0%} at the median" in accuracy
+    # given efficiencies are not the fitted ones: no accuracy claimed for them
+    code, given = run(capsys, *SIM, "--num-prompts", "20", "--efficiency", "0.5")
+    assert code == 0 and "accuracy: " not in given.out
 
 
 def test_cli_serve_simulation_json_carries_everything(capsys):
