@@ -420,7 +420,7 @@ def summary(rows: list[dict], key: str) -> str:
 
 
 def _group(rows: list[dict]) -> dict:
-    """Median |pred/meas - 1| and the count within 2x of output tok/s, TPOT and TTFT over `rows` (unrounded)."""
+    """Median |pred/meas - 1| (to 6 decimals) and the count within 2x of output tok/s, TPOT and TTFT over `rows`."""
     out = {"runs": len(rows)}
     for key, name in (("out", "output_tok_s"), ("tpot", "tpot_median"), ("ttft", "ttft_median")):
         vals = [r[key] for r in rows if r.get(key) is not None]
