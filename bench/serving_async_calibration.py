@@ -90,9 +90,7 @@ def main() -> int:
     result = fit()
     print(json.dumps(result, indent=1))
     if args.write:
-        data = json.loads(BENCHMARKS_FILE.read_text(encoding="utf-8"))
-        data["async_scheduling"] = result
-        BENCHMARKS_FILE.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        serving_validation.store("async_scheduling", result)
         print(f"wrote {BENCHMARKS_FILE.relative_to(ROOT)}")
     return 0
 

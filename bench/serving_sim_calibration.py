@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import math
 import sys
 from pathlib import Path
@@ -45,7 +44,7 @@ import serving_validation  # noqa: E402
 from kvlab.memory import serving  # noqa: E402
 from kvlab.memory.scheduler import SIMULATION_KEYS  # noqa: E402
 
-DATA = ROOT / "pycode" / "kvlab" / "data" / "serving_benchmarks.json"
+DATA = serving.BENCHMARKS_FILE
 START = serving_validation.FIT_START
 BOUNDS = {  # what is physical: an efficiency in (0, 1], overheads from 1 us to 100 ms
     "bandwidth_efficiency": (0.05, 1.0),
@@ -243,10 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {k:<22} {result['constants'][k]:g}")
     print(f"  loss {result['loss']:.4f} over {len(result['runs'])} runs: {', '.join(result['runs'])}")
     if args.write:
-        data = json.loads(DATA.read_text(encoding="utf-8"))
-        data["simulation"] = result
-        DATA.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        serving.serving_benchmarks.cache_clear()
+        serving_validation.store("simulation", result)
         print(f"wrote the fitted constants to {DATA.relative_to(ROOT)} (key 'simulation')")
     return 0
 

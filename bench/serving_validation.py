@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "pycode"))
 
 from kvlab.memory.catalogue import get_gpu  # noqa: E402
 from kvlab.memory.engines import published_sampler, vllm_batch_defaults, weight_only_kernel  # noqa: E402
+from kvlab.memory.serving import BENCHMARKS_FILE, serving_benchmarks  # noqa: E402
 from kvlab.memory.serving import run_totals as totals  # noqa: E402
 from kvlab.memory.scheduler import (  # noqa: E402
     MXFP4_KERNEL_CONSTANT,
@@ -48,7 +49,6 @@ from kvlab.memory.scheduler import (  # noqa: E402
 )
 
 RUNS = ROOT / "tests" / "python" / "data" / "serving_runs.json"
-BENCHMARKS = ROOT / "pycode" / "kvlab" / "data" / "serving_benchmarks.json"
 
 # a GPU the source names without its form factor: the one kvlab assumes, said in the table
 ASSUMED_GPU = {
@@ -260,7 +260,6 @@ def unmodelled_option(run: dict) -> str | None:
 # self.max_num_seqs *= 2"); "interactivity" only captures CUDA graphs at every batch size from 1 to 32, which the
 # simulation does not model (it pads no batch); "balanced", the default, changes nothing. Nothing else reads it in
 # v0.17.x. Until session 20 the runs launched with it were skipped, its definition unread.
-PERFORMANCE_MODE_SOURCE = "https://github.com/vllm-project/vllm/pull/34936"
 PERFORMANCE_MODES = ("balanced", "interactivity", "throughput")
 
 
@@ -393,6 +392,8 @@ def table(constants: dict | None = None, only: set[str] | None = None) -> tuple[
             {
                 "id": run["id"],
                 "engine": run["engine"],
+                "model": model,
+                "gpu": gpu,  # as simulated (a GPU the source does not name exactly: ASSUMED_GPU's)
                 "note": note,
                 "used": run["id"] in USED_FOR_CALIBRATION,
                 "out": ratio(r["output_tok_s"], m.get("output_tok_s")),
@@ -433,14 +434,13 @@ def _group(rows: list[dict]) -> dict:
     return out
 
 
-def accuracy(rows: list[dict] | None = None) -> dict:
+def accuracy(rows: list[dict] | None = None, held_out: set[str] | None = None) -> dict:
     """How far the simulation is from the published runs that set none of its constants: vLLM's held-out runs and
     SGLang's, each group's medians and counts within 2x, and the GPUs and models the vLLM runs cover. What
     --write stores in serving_benchmarks.json under "validation" (kvlab.memory.serving.serving_accuracy reads it;
     tests/python/test_serving_sim_calibration.py checks it against this function)."""
     rows = table()[0] if rows is None else rows
-    held_out = calibration_split()[1]
-    args = {r["id"]: settings_of(r)[0] for r in load_runs()}  # the GPU and model each run is simulated on
+    held_out = calibration_split()[1] if held_out is None else held_out
     held = [r for r in rows if r["id"] in held_out and "error" not in r]
     sglang = [r for r in rows if r.get("engine") == "sglang" and "error" not in r]
     return {
@@ -453,17 +453,19 @@ def accuracy(rows: list[dict] | None = None) -> dict:
         ),
         "vllm_held_out": _group(held),
         "sglang": _group(sglang),
-        "gpus": sorted({args[r["id"]]["gpu"] for r in held}),
-        "models": sorted({args[r["id"]]["model"] for r in held}),
+        "gpus": sorted({r["gpu"] for r in held}),
+        "models": sorted({r["model"] for r in held}),
         "refused": sum(1 for r in rows if "error" in r),
     }
 
 
-def write_accuracy(acc: dict) -> None:
-    """Store `acc` in serving_benchmarks.json under "validation", keeping the file's layout."""
-    data = json.loads(BENCHMARKS.read_text(encoding="utf-8"))
-    data["validation"] = acc
-    BENCHMARKS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+def store(key: str, value: dict) -> None:
+    """Store `value` in kvlab/data/serving_benchmarks.json under `key`, keeping the file's layout (the --write of this
+    script, bench/serving_sim_calibration.py and bench/serving_async_calibration.py), and drop kvlab's cached copy."""
+    data = json.loads(BENCHMARKS_FILE.read_text(encoding="utf-8"))
+    data[key] = value
+    BENCHMARKS_FILE.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    serving_benchmarks.cache_clear()
 
 
 def main() -> int:
@@ -541,8 +543,8 @@ def main() -> int:
     for run_id, why in skipped:
         print(f"- {run_id}: {why}")
     if write:
-        write_accuracy(accuracy(rows))
-        print(f"\nwrote the held-out accuracy to {BENCHMARKS.relative_to(ROOT)} (validation)")
+        store("validation", accuracy(rows, held_out))
+        print(f"\nwrote the held-out accuracy to {BENCHMARKS_FILE.relative_to(ROOT)} (validation)")
     return 0
 
 
