@@ -467,6 +467,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
     chats = data["rows"]  # the request drawn in each row
     raster = raster_runs(data["grid"], lambda y, a, b, v: f"chat {chats[y] + 1}: {SIM_STATES[v]}")
     not_modelled = "; ".join(data["not_modelled"])
+    accuracy = serving_accuracy()["sentence"]
     if r is None:
         return {
             "status": status,
@@ -480,7 +481,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
             "price_text": "no price: nothing is served",
             "stats": [],
             "not_modelled": not_modelled,
-            "accuracy": serving_accuracy()["sentence"],
+            "accuracy": accuracy,
         }
     ttft, tpot, users, context = (
         r["ttft_ms"]["median"],
@@ -554,7 +555,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
             {"name": "Peak KV pool use", "value": f"{peak_kv:.0%} of {pool_tokens}"},
         ],
         "not_modelled": not_modelled,
-        "accuracy": serving_accuracy()["sentence"],
+        "accuracy": accuracy,
     }
 
 
