@@ -31,8 +31,8 @@ frontend_ms also under what the fit runs' own median TTFTs allow (`frontend_ms_b
 from __future__ import annotations
 
 import argparse
-import json
 import functools
+import json
 import math
 import sys
 from pathlib import Path
@@ -224,7 +224,7 @@ def identifiability(constants: dict | None = None) -> list[dict]:
 
 
 def continued(constants: dict | None = None) -> dict:
-    """The fit continued from the stored constants (two more restarts, simplex steps 0.25 and 0.1): whether the stored
+    """The fit continued from `constants` (default: the stored ones; two more restarts, simplex steps 0.25 and 0.1): whether the stored
     fit had reached its minimum, and what the constants it reaches give on the held-out runs. Writes nothing.
 
     Session 21 ran it: the stored fit (loss 0.3182) went on to 0.3111, and the held-out vLLM medians from output 12.5 %
@@ -233,13 +233,14 @@ def continued(constants: dict | None = None) -> dict:
     runs = set(serving_validation.USED_FOR_CALIBRATION)
     bounds = fit_bounds(runs)
     stored = constants or serving.serving_benchmarks()["simulation"]["constants"]
+    stored = {k: stored[k] for k in SIMULATION_KEYS}
     f = lambda x: loss(constants_of(x, bounds), runs)  # noqa: E731
     x = np.log([stored[k] for k in SIMULATION_KEYS])
     start = f(x)
     for step in (0.25, 0.1):
         x, _ = nelder_mead(f, x, step=step)
     reached = {k: round3_within(v, bounds[k][1]) for k, v in constants_of(x, bounds).items()}
-    rows, _ = serving_validation.table()
+    rows, _ = serving_validation.table(stored)
     then, _ = serving_validation.table(reached)
     held = serving_validation.calibration_split()[1]
     return {
