@@ -385,10 +385,10 @@ NOT_MODELLED = [
     "Machete (vLLM's Hopper kernel for some INT4 checkpoints) apart from Marlin; INT4 on ROCm (Triton AWQ kernels)",
     "FlashInfer's MXFP4 MoE kernels on SM90 (opt-in: VLLM_USE_FLASHINFER_MOE_MXFP4_BF16) and VLLM_MXFP4_USE_MARLIN; "
     "a Hopper install without triton_kernels (vLLM then falls back to Marlin)",
+    # measured: the four A100 gpt-oss runs at 32K come out 1.9-2.1x fast (bench/results/2026-12-07-serving-session21.md)
     "vLLM's attention backends apart: attention runs at the BF16 efficiency whatever the backend, though "
     "TRITON_ATTN, which vLLM 0.11 takes for gpt-oss (attention sinks) and for an FP8 KV cache off Hopper and "
-    "Blackwell, prefills in smaller tiles, so long gpt-oss prompts on an A100 run slower than simulated "
-    "(bench/results/2026-12-07-serving-session21.md)",
+    "Blackwell, prefills in smaller tiles, so long gpt-oss prompts on an A100 run slower than simulated",
     "CUDA-graph batch padding",
     "long_prefill_token_threshold / max_num_partial_prefills",
     "priority scheduling, LoRA, multimodal encoders",
