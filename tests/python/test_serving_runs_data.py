@@ -123,3 +123,42 @@ def test_the_number_reader_handles_separators():
     assert printed(1047, "| 256 | 39,891 | 192.91 | 1,047 |")
     assert printed(735.4, "Output token throughput (tok/s):         735.40")
     assert not printed(735.41, "Output token throughput (tok/s):         735.40")
+
+
+# The text that decides each kind of endpoint: a client flag or printout naming it (vllm bench serve
+# `--backend openai-chat --endpoint /v1/chat/completions`, guidellm's default `chat_completions`, sglang.bench_serving
+# `--backend sglang-oai-chat`; `--endpoint /v1/completions`, vLLM's `--backend vllm`, SGLang's `sglang-oai`;
+# SGLang's native `--backend sglang` / "Backend: sglang")
+ENDPOINT_EVIDENCE = {
+    "chat": re.compile(r"/v1/chat/completions|chat_completions|--backend sglang-oai-chat"),
+    "completions": re.compile(r"--endpoint /v1/completions|--backend vllm\b|sglang-oai(?!-chat)"),
+    "generate": re.compile(r"--backend sglang(?![-\w])|Backend:\s+sglang\s*$", re.M),
+}
+
+
+@pytest.mark.parametrize("run", RUNS, ids=RUN_IDS)
+def test_endpoint_is_stated_with_the_text_that_decides_it(run):
+    """Which API the client called matters to the simulation: vLLM 0.11.0 renders a chat template per chat request
+    on the API server (bench/results/2026-12-07-serving-session21.md). Each run says which, with its evidence."""
+    e = run["endpoint"]
+    assert set(e) == {"kind", "quote", "quote_from", "note"}
+    assert e["kind"] in {"chat", "completions", "generate", None}
+    assert e["quote"].strip() and e["note"].strip()
+    assert "https://" in e["quote_from"]
+    if e["kind"] is None:
+        assert not any(p.search(e["quote"]) for p in ENDPOINT_EVIDENCE.values()), "the quote names an endpoint"
+    else:
+        assert ENDPOINT_EVIDENCE[e["kind"]].search(e["quote"]), "the quote does not show this endpoint"
+        others = [k for k, p in ENDPOINT_EVIDENCE.items() if k != e["kind"] and p.search(e["quote"])]
+        assert not others, f"the quote also shows {others}"
+
+
+def test_endpoint_evidence_tells_the_kinds_apart():
+    kinds = lambda text: sorted(k for k, p in ENDPOINT_EVIDENCE.items() if p.search(text))  # noqa: E731
+    assert kinds("vllm bench serve --backend openai-chat --endpoint /v1/chat/completions") == ["chat"]
+    assert kinds("benchmark_serving.py --backend vllm --endpoint /v1/completions") == ["completions"]
+    assert kinds("benchmark_args=Namespace(backend='sglang-oai'") == ["completions"]
+    assert kinds("python -m sglang.bench_serving --backend sglang-oai-chat --model x") == ["chat"]
+    assert kinds("python3 -m sglang.bench_serving --backend sglang --dataset-name random") == ["generate"]
+    assert kinds("Backend:                                 sglang") == ["generate"]
+    assert kinds("Backend:                                 sglang-oai") == ["completions"]
