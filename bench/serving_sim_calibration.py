@@ -65,14 +65,13 @@ ITERATIONS = 160
 def frontend_ms_bound(runs: set[str] | None = None) -> tuple[float, str | None]:
     """The largest frontend_ms the fit runs allow under the simulation's own API-server rule, and the run that sets it.
 
-    simulate hands the requests of a run that sends all n at once (request rate inf, no --max-concurrency) to the
-    engine one after another, frontend_ms each: request k (from 0) enters at k x frontend_ms, and its first token
-    comes after that. So TTFT_k > k x frontend_ms, and the median TTFT over the n requests (numpy's median, the mean
-    of the two middle values for an even n, as vllm bench serve takes it) is at least (n - 1) / 2 x frontend_ms:
-    frontend_ms <= median TTFT / ((n - 1) / 2) for each such fit run. A larger value contradicts the run's own
-    measured median TTFT whatever the other constants are (the stored constants of session 7 had 6.02 ms, while
-    gpustack-a100-gptoss20b-vllm-random128 allows 3.95 ms: its 1,000 requests had a median TTFT of 1.97 s).
-    Session 6 measured this bound and dropped it; it is used here from the mechanism, not from held-out results.
+    simulate takes the requests of a run that sends all n at once (request rate inf, no --max-concurrency) in
+    together: all n enter the engine at n x (frontend_ms + chat_template_ms), and every first token comes after that
+    (scheduler module docstring, frontend_ms). So every TTFT, and the median TTFT, exceeds n x (frontend_ms +
+    chat_template_ms): frontend_ms <= median TTFT / n - chat_template_ms for each such fit run. A larger value
+    contradicts the run's own measured median TTFT whatever the other constants are (gpustack-a100-gptoss20b-vllm-
+    random128: 1,000 requests, median TTFT 1.97 s, so at most 1.97 ms). Until session 22 the rule let requests enter
+    one after another, and the bound was median TTFT / ((n - 1) / 2).
     """
     runs = set(serving_validation.USED_FOR_CALIBRATION) if runs is None else runs
     best, which = BOUNDS["frontend_ms"][1], None
@@ -84,9 +83,7 @@ def frontend_ms_bound(runs: set[str] | None = None) -> tuple[float, str | None]:
         if args is None or not ttft or args.get("max_concurrency") or args["request_rate"] != math.inf:
             continue
         n = args["num_prompts"]
-        if n < 2:
-            continue
-        bound = ttft / ((n - 1) / 2)
+        bound = ttft / n - args.get("chat_template_ms", 0.0)
         if bound < best:
             best, which = bound, run["id"]
     return best, which
@@ -187,8 +184,8 @@ def fit() -> dict:
         "path's constant only one fit run exercises, the other run whose predicted output moves most with it); "
         "the other vLLM runs are held out. Loss: sum of log(predicted / measured)^2 of output tok/s and median "
         "TPOT (not for answers under 16 tokens, whose TPOT is the API server's streaming); Nelder-Mead in the logarithms, restarted once from its end with a half-size simplex, each constant rounded to 3 significant figures. frontend_ms is "
-        "bounded by the fit runs' own median TTFT (frontend_ms_bound: with all n requests sent at once, the "
-        "median TTFT is at least (n - 1) / 2 x frontend_ms).",
+        "bounded by the fit runs' own median TTFT (frontend_ms_bound: with all n requests sent at once, every "
+        "TTFT is at least n x (frontend_ms + chat_template_ms)).",
         "constants": constants,
         "runs": sorted(runs),
         "loss": round(loss(constants, runs), 6),

@@ -44,6 +44,7 @@ from kvlab.memory.serving import run_totals as totals  # noqa: E402
 from kvlab.memory.scheduler import (  # noqa: E402
     MXFP4_KERNEL_CONSTANT,
     SIMULATION_KEYS,
+    chat_template_ms,
     simulate,
     simulation_constants,
 )
@@ -359,6 +360,12 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
             # the sampler warm-up's path: the run's install (its "sampler_why"), else the release's pip default
             "sampler": published_sampler(run),
         }
+        # the chat template vLLM 0.11.0 parses on every chat request (the run's endpoint: its "endpoint" entry)
+        template_ms, _ = chat_template_ms(
+            run["engine"], run.get("engine_version"), run.get("model_hf"), (run.get("endpoint") or {}).get("kind")
+        )
+        if template_ms:
+            args["chat_template_ms"] = template_ms
     note = "" if run.get("gpu") else f"GPU assumed {gpu}"
     if run["engine"] == "sglang" and weights == "MXFP4":
         note = (note + "; " if note else "") + "SGLang's MXFP4 MoE kernels not modelled (vLLM's efficiencies stand in)"

@@ -304,6 +304,14 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="vLLM: no CUDA graphs (every step launches each layer's kernels from Python; slower steps)",
     )
+    sim.add_argument(
+        "--chat-template-ms",
+        type=float,
+        default=None,
+        help="the API server's extra time per request to parse a chat template: vLLM 0.11.0's chat endpoint "
+        "repeats it for every request (about 16 ms for Qwen3's, measured by bench/chat_template_cost.py; "
+        "gpt-oss and completions: 0, the default)",
+    )
     for flag, kind, what in (
         ("--chunked-prefill-size", int, "SGLang (--engine sglang): prompt tokens per prefill batch (default by card)"),
         ("--max-running-requests", int, "SGLang: requests running at most (default from its pool)"),
@@ -647,6 +655,7 @@ SIMULATION_FLAGS = (
     "seed",
     "async_scheduling",
     "enforce_eager",
+    "chat_template_ms",
     "chunked_prefill_size",
     "max_running_requests",
     "mem_fraction_static",

@@ -202,15 +202,52 @@ def test_tensor_parallel_pays_for_its_all_reduces():
     assert slow4["tpot_ms"]["mean"] - free4["tpot_ms"]["mean"] == pytest.approx(extra4_ms, rel=0.01)
 
 
-def test_the_api_server_hands_requests_over_one_after_another():
+def test_the_api_server_takes_requests_sent_together_in_together():
+    # vLLM's API server is one asyncio loop: handlers ready at once take their steps in turn and finish their intake
+    # together (scheduler module docstring, frontend_ms), so 20 requests sent at once all reach the engine after
+    # 20 x 10 ms, none before
     kw = {"num_prompts": 20, "input_len": 64, "output_len": 4, "max_timeline_rows": 20, **plain_roofline(0.5)}
     at_once = run(**kw)["timeline"]
     paced = run(**(kw | {"frontend_ms": 10.0}))["timeline"]
-    assert max(at_once["first_scheduled_s"]) < 0.01  # all sent at once: the first step admits them all
-    for i, t in enumerate(paced["first_scheduled_s"]):
-        assert t >= i * 0.010 - 1e-9  # request i reaches the engine after i x 10 ms of the frontend's work
-    assert max(paced["first_scheduled_s"]) < 19 * 0.010 + 0.05
+    assert max(at_once["first_scheduled_s"]) < 0.01  # no frontend time: the first step admits them all
+    assert min(paced["first_scheduled_s"]) >= 20 * 0.010 - 1e-9
+    assert max(paced["first_scheduled_s"]) < 20 * 0.010 + 0.05
     assert all(a == 0 for a in paced["arrival_s"])  # the client's clock starts when it sends: TTFT includes the wait
+    # the chat template's parse is more of the same time per request
+    chat = run(**(kw | {"frontend_ms": 4.0, "chat_template_ms": 6.0}))["timeline"]
+    assert chat["first_scheduled_s"] == pytest.approx(paced["first_scheduled_s"])
+
+
+def test_the_api_server_takes_spaced_requests_in_one_at_a_time_each_after_its_own_turn():
+    # sent 0.1 s apart (10 requests per second, evenly), each request waits only for its own 10 ms
+    kw = {"num_prompts": 8, "input_len": 64, "output_len": 4, "max_timeline_rows": 8, **plain_roofline(0.5)}
+    kw |= {"request_rate": 10.0, "burstiness": 1e3}  # gamma gaps of shape 1,000: 0.1 s within a few percent
+    tl = run(**(kw | {"frontend_ms": 10.0}))["timeline"]
+    for sent, scheduled in zip(tl["arrival_s"], tl["first_scheduled_s"]):
+        assert sent + 0.010 - 1e-9 <= scheduled < sent + 0.010 + 0.01
+    # a closed loop (--max-concurrency 4): the first four are sent together and enter together after 4 x 10 ms
+    loop = run(**(kw | {"request_rate": math.inf, "max_concurrency": 4, "frontend_ms": 10.0}))["timeline"]
+    firsts = sorted(loop["first_scheduled_s"])[:4]
+    assert firsts[0] >= 0.040 - 1e-9 and firsts[-1] < 0.040 + 0.01
+
+
+def test_chat_template_time_is_vllm_0_11_0s_chat_endpoint_only():
+    ms, how = scheduler.chat_template_ms("vllm", "0.11.0", "Qwen/Qwen3-14B", "chat")
+    stored = scheduler.serving_benchmarks()["chat_template"]["templates"]
+    assert ms == stored["qwen3"]["parse_ms"] > 0 and "measured" in how
+    assert scheduler.chat_template_ms("vllm", "0.11.0", "deepseek-ai/DeepSeek-R1-0528", "chat")[0] == (
+        stored["deepseek-r1-0528"]["parse_ms"]
+    )
+    for args in (
+        ("vllm", "0.11.0", "openai/gpt-oss-20b", "chat"),  # rendered by openai_harmony
+        ("vllm", "0.11.0", "Qwen/Qwen3-14B", "completions"),  # no template
+        ("vllm", "0.11.1", "Qwen/Qwen3-14B", "chat"),  # cached from 0.11.1
+        ("vllm", "0.17.1", "Qwen/Qwen3.5-9B", "chat"),
+        ("vllm", None, "Qwen/Qwen3-14B", "chat"),  # release not stated
+        ("sglang", "0.5.2", "Qwen/Qwen3-14B", "chat"),
+        ("vllm", "0.11.0", "Qwen/Qwen3-14B", None),  # endpoint not stated
+    ):
+        assert scheduler.chat_template_ms(*args)[0] == 0.0, args
 
 
 def test_mla_prefill_counts_the_expanded_heads_and_decode_the_latent():
@@ -515,6 +552,8 @@ def test_cost_per_million_output_tokens():
         ({"compute_efficiency": 0}, "compute_efficiency"),
         ({"weight_only_fp4_compute_efficiency": 1.5}, "weight_only_fp4_compute_efficiency"),
         ({"frontend_ms": -1}, "frontend_ms"),
+        ({"chat_template_ms": -1}, "chat_template_ms"),
+        ({"chat_template_ms": float("nan")}, "chat_template_ms"),
         ({"engine": "llamacpp"}, "engine"),
         ({"max_model_len": 10**9}, "max_model_len"),
         ({"gpu_memory_utilization": 0.05}, "max_model_len"),

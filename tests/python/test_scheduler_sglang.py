@@ -133,7 +133,10 @@ def test_the_radix_cache_serves_a_shared_prefix_once():
     kw = {
         "trace": True,
         "num_prompts": 40,
-        "max_concurrency": 8,
+        # sent 0.2 s apart (evenly: gamma gaps of shape 1,000), so each finds the prefix already computed; requests
+        # sent together are taken in together (scheduler module docstring, frontend_ms) and share a prefill step
+        "request_rate": 5.0,
+        "burstiness": 1e3,
         "input_len": 512,
         "output_len": 32,
         "prefix_len": 1024,

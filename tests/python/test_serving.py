@@ -553,6 +553,22 @@ def test_cli_serve_simulation_takes_vllms_eager_and_async_flags(capsys):
     assert code == 0 and f"{share:.0%} of the per-request time hide" in out.out
 
 
+def test_cli_serve_simulation_takes_the_chat_templates_time(capsys):
+    """--chat-template-ms: the API server's time per request grows by it, so 16 requests sent at once reach the
+    engine 16 x that later, and the run says so in its overheads."""
+    flags = (*SIM, "--num-prompts", "16", "--output-len", "8", "--json")
+    code, plain = run(capsys, *flags)
+    assert code == 0, plain.err
+    code, chat = run(capsys, *flags, "--chat-template-ms", "20")
+    assert code == 0, chat.err
+    plain, chat = json.loads(plain.out), json.loads(chat.out)
+    assert chat["efficiency"]["chat_template_ms"] == 20.0 and plain["efficiency"]["chat_template_ms"] == 0.0
+    assert chat["efficiency"]["frontend_ms"] == plain["efficiency"]["frontend_ms"]
+    assert chat["ttft_ms"]["median"] - plain["ttft_ms"]["median"] == pytest.approx(16 * 20.0, rel=0.02)
+    code, out = run(capsys, *flags, "--chat-template-ms", "-1")
+    assert code != 0 and "chat_template_ms" in out.err
+
+
 def test_cli_serve_says_when_the_weights_run_through_a_weight_only_kernel(capsys):
     """INT4 on an A100 runs at the Marlin constant, and `kvlab serve` says so beside the efficiency; BF16 does not."""
     code, out = run(

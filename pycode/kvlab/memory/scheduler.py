@@ -69,7 +69,9 @@ their sum: `step_time`. Under vLLM the overlapping part is step_overhead_ms and 
 request_overhead_us, `async_hidden_share`, the rest staying in the step; SGLang's overlap scheduler hides all of
 it),
 
-and requests reach the engine through the API server one after another, frontend_ms each.
+and requests reach the engine through the API server one after another, frontend_ms each (plus
+chat_template_ms where the engine parses a chat template per request); requests sent at the same instant are taken
+in together.
 
 - bandwidth_efficiency: the share of HBM bandwidth a decode step reaches (weights and KV reads);
 - compute_efficiency: the share of the dense BF16 peak a prefill chunk reaches;
@@ -82,8 +84,17 @@ and requests reach the engine through the API server one after another, frontend
   compute capability 9.x, H100 and H200, and ROCm), `kvlab.memory.engines.mxfp4_kernel`;
 - attention FLOPs of a prefill chunk in an MLA model (DeepSeek) count the expanded heads vLLM prefills with
   (qk_nope + qk_rope and v_head_dim per head), a decode token's the absorbed latent form;
-- frontend_ms: the API server's time per request (HTTP, chat template, tokenization) before the engine's
-  queue sees it: with all requests sent at once they enter at most one per frontend_ms;
+- frontend_ms: the API server's time per request (HTTP, request validation, tokenization) before the engine's
+  queue sees it. The server takes requests in turn, each waiting for its own: a request that finds it idle enters
+  frontend_ms after it was sent. Requests sent at the same instant (all at once, or a closed loop's first slots) enter
+  together, k x frontend_ms after the server is free: vLLM's API server is one asyncio event loop, whose FIFO ready
+  queue runs each waiting handler's next step in turn, so k handlers ready at once finish their intake together
+  (asyncio.BaseEventLoop._run_once runs the callbacks ready at the start of each pass; published runs of 1,000
+  four-token chats on vLLM 0.11.0 have their median TTFT near the end of the run, 18-21 s of 22-33 s, on A100, H100
+  and H200 alike: bench/results/2026-12-07-serving-session22.md);
+- chat_template_ms: the API server's extra time per request to parse the model's chat template, which vLLM 0.11.0
+  does on every chat request for every model but gpt-oss (`chat_template_ms()`, measured by
+  bench/chat_template_cost.py); 0 for completions and for engines that cache it;
 - step_overhead_ms: a fixed time per step (vLLM's CPU side: scheduling, input preparation, launches);
 - request_overhead_us: a time per request in the step (sampling, output processing, detokenization:
   vLLM's per-request CPU work, and whatever else grows with the batch that the roofline misses);
@@ -299,6 +310,27 @@ def async_scheduling_fit() -> dict:
     return fit
 
 
+# vLLM releases whose chat endpoint parses the chat template on every request (resolve_chat_template_kwargs, read in
+# the 0.11.0 wheel; 0.11.1, 0.11.2 and 0.12.0 cache it). Earlier releases were not read, so they are not listed.
+PARSES_CHAT_TEMPLATE_PER_REQUEST = frozenset({"0.11.0"})
+
+
+def chat_template_ms(engine: str, version: str | None, model_hf: str | None, endpoint: str | None) -> tuple[float, str]:
+    """The API server's time per request to parse the model's chat template, and how it was found (simulate's
+    `chat_template_ms`): the median bench/chat_template_cost.py measured for the model's template (kvlab/data/
+    serving_benchmarks.json, "chat_template") on vLLM 0.11.0's chat endpoint; 0 for completions, for gpt-oss (rendered
+    by openai_harmony, vllm/entrypoints/openai/serving_chat.py: use_harmony), for releases that cache it, and for a
+    model whose template was not measured."""
+    if engine != "vllm" or endpoint != "chat":
+        return 0.0, f"not parsed per request ({engine}, endpoint {endpoint})"
+    if version not in PARSES_CHAT_TEMPLATE_PER_REQUEST:
+        return 0.0, f"vLLM {version}: not a release read to parse its chat template per request"
+    for key, t in (serving_benchmarks().get("chat_template") or {}).get("templates", {}).items():
+        if model_hf in t["models"]:
+            return float(t["parse_ms"]), f"vLLM {version} parses {key}'s chat template per request (measured)"
+    return 0.0, f"{model_hf}: template not measured (gpt-oss is rendered by openai_harmony)"
+
+
 def allreduce_link(card: dict, given_gb_s: float | None = None) -> dict:
     """GB/s one way per GPU for tensor-parallel all-reduces: given, the card's interconnect, else PCIe 5."""
     if given_gb_s is not None:
@@ -374,14 +406,16 @@ MODELLED = [
     "INT4 (AWQ, GPTQ) weights, and FP8 weights on a card without FP8 tensor cores (below SM89): weight-only through "
     "Marlin, every linear layer at the Marlin constant of MXFP4 (the same dequantize-in-the-GEMM kernel family); "
     "attention over the context at the BF16 efficiency",
-    "the API server: requests reach the engine one after another, a fitted time each",
+    "the API server: a fitted time per request, each waiting for its own turn; requests sent together are taken in "
+    "together and reach the engine together (one asyncio event loop); on vLLM 0.11.0's chat endpoint, the chat "
+    "template's parse, which that release repeats for every request (measured, not fitted)",
     "the client of vllm bench serve: gamma/Poisson arrivals or --max-concurrency, ignore_eos lengths, "
     "TTFT/TPOT/ITL as it measures them",
 ]
 NOT_MODELLED = [
     "speculative decoding",
-    "the network; the API server's work beyond one "
-    "fitted time per request (the fitted per-step and per-request times stand for the engine's own CPU work)",
+    "the network; the API server's work beyond its time per request (streaming the tokens out; the fitted per-step "
+    "and per-request times stand for the engine's own CPU work)",
     "Machete (vLLM's Hopper kernel for some INT4 checkpoints) apart from Marlin; INT4 on ROCm (Triton AWQ kernels)",
     "FlashInfer's MXFP4 MoE kernels on SM90 (opt-in: VLLM_USE_FLASHINFER_MOE_MXFP4_BF16) and VLLM_MXFP4_USE_MARLIN; "
     "a Hopper install without triton_kernels (vLLM then falls back to Marlin)",
@@ -707,6 +741,7 @@ def simulate(
     request_overhead_us: float | None = None,
     allreduce_latency_us: float | None = None,
     frontend_ms: float | None = None,
+    chat_template_ms: float = 0.0,
     allreduce_gb_s: float | None = None,
     async_scheduling: bool | None = None,
     async_hidden_share: float | None = None,
@@ -742,7 +777,9 @@ def simulate(
     all-reduces per layer, n_gpus > 1 only) on top
     of its bytes over `allreduce_gb_s` (GB/s one way per GPU; default: the card's `interconnect_gb_s`,
     else PCIe 5); `frontend_ms`, the API server's time per request before the engine sees it (requests
-    reach the engine's queue one after another, at most one per frontend_ms). `async_scheduling`
+    reach the engine's queue one after another, each after its own frontend_ms; those sent at the same instant
+    together, after all of theirs); `chat_template_ms`, the API server's time per request on top of it to parse a
+    chat template (`chat_template_ms()`: vLLM 0.11.0's chat endpoint; default 0). `async_scheduling`
     (vllm serve --async-scheduling): the CPU's time per step overlaps the GPU's (under vLLM the per-step part and
     `async_hidden_share` of the per-request part: given, else `async_scheduling_fit()`). `enforce_eager` (vllm serve
     --enforce-eager): no CUDA graphs, EAGER_LAYER_MS per layer added to every step (measured, not fitted).
@@ -833,6 +870,7 @@ def simulate(
         )
         if value is not None
     }
+    chat_template_ms = finite_number("chat_template_ms", chat_template_ms, minimum=0, maximum=1e4)
     if allreduce_gb_s is not None:
         allreduce_gb_s = finite_number("allreduce_gb_s", allreduce_gb_s, minimum=0.1, maximum=1e5)
     if price_per_hour is not None:
@@ -1060,7 +1098,8 @@ def simulate(
     step_fixed_s = overhead_given.get("step_overhead_ms", fitted["step_overhead_ms"]) / 1e3
     per_request_s = overhead_given.get("request_overhead_us", fitted["request_overhead_us"]) / 1e6
     ar_latency_s = overhead_given.get("allreduce_latency_us", fitted["allreduce_latency_us"]) / 1e6
-    frontend_s = overhead_given.get("frontend_ms", fitted["frontend_ms"]) / 1e3
+    frontend_ms = overhead_given.get("frontend_ms", fitted["frontend_ms"])
+    frontend_s = (frontend_ms + chat_template_ms) / 1e3  # the API server's time per request (module docstring)
     # --async-scheduling: vLLM hides the per-step time and this share of the per-request time under the GPU's; the
     # rest of the per-request time stays in the step. SGLang's overlap scheduler hides all of it ("zero-overhead batch
     # scheduler": https://lmsys.org/blog/2024-12-04-sglang-v0-4/)
@@ -1244,13 +1283,21 @@ def simulate(
 
     def assign(now: float) -> None:
         nonlocal assigned, in_flight, last_enter
+        first = assigned
         while assigned < n and in_flight < slots:
             send.append(max(planned_s[assigned], now))
-            # the API server takes requests one after another, frontend_s each (tokenization, chat template)
-            last_enter = max(send[assigned], last_enter + frontend_s)
-            enter.append(last_enter)
             assigned += 1
             in_flight += 1
+        # the API server takes requests in turn, frontend_s each (tokenization, chat template), each waiting for its
+        # own; those sent at the same instant enter together, after all of theirs (module docstring, frontend_ms)
+        i = first
+        while i < assigned:
+            j, at = i + 1, send[i]
+            while j < assigned and send[j] == at:
+                j += 1
+            last_enter = max(at, last_enter) + (j - i) * frontend_s
+            enter.extend([last_enter] * (j - i))
+            i = j
 
     assign(0.0)
     waiting: deque[int] = deque()
@@ -2221,6 +2268,8 @@ def simulate(
         "allreduces_per_step": n_allreduce,
         "allreduce_gb_s": link["gb_s"] if n_gpus > 1 else None,
         "allreduce_link": link["how"] if n_gpus > 1 else None,
+        "frontend_ms": frontend_ms,
+        "chat_template_ms": chat_template_ms,
         "eager_ms_per_step": eager_s * 1e3,  # --enforce-eager: EAGER_LAYER_MS x layers (0 with CUDA graphs)
         # --async-scheduling: the share of the per-request time hidden under the GPU's (None without it)
         "async_hidden_share": hidden_share if async_scheduling else None,

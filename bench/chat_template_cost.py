@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""What vLLM 0.11.0's API server spends per chat request on the model's chat template, measured here.
+
+    .venv/bin/python bench/chat_template_cost.py           # print the table
+    .venv/bin/python bench/chat_template_cost.py --write   # also store the medians in
+                                                           # kvlab/data/serving_benchmarks.json, "chat_template"
+
+vLLM 0.11.0 serves /v1/chat/completions for every model but gpt-oss (rendered by openai_harmony) through
+`apply_hf_chat_template` (vllm/entrypoints/chat_utils.py). That calls `resolve_chat_template_kwargs`, which builds a
+Jinja sandbox and parses the whole chat template on every request, on the API server's event loop:
+
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                                       extensions=[AssistantTracker, jinja2.ext.loopcontrols])
+    parsed_content = env.parse(chat_template)
+    template_vars = jinja2.meta.find_undeclared_variables(parsed_content)
+
+(https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/entrypoints/chat_utils.py, read from the PyPI wheel
+vllm-0.11.0-cp38-abi3-manylinux1_x86_64.whl). vLLM 0.11.1 caches it (`_cached_resolve_chat_template_kwargs =
+lru_cache(resolve_chat_template_kwargs)`, in the 0.11.1, 0.11.2 and 0.12.0 wheels). The template's render that
+follows (transformers' `apply_chat_template`) compiles through an lru_cache, so only the render itself is per request.
+
+This script runs that code (the three lines above, AssistantTracker as vLLM defines it) on the chat templates of the
+models whose published runs are chat runs on vLLM 0.11.0 (bench/data/chat_templates, sources in TEMPLATES) and
+prints the median time per request of the parse and of one render of a one-message chat. It measures this machine's
+CPU, not the benchmark hosts': `--write` stores the medians with the CPU they were measured on, and
+kvlab.memory.scheduler.chat_template_ms reads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import jinja2
+import jinja2.ext
+import jinja2.meta
+import jinja2.nodes
+import jinja2.sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "pycode"))
+
+from kvlab.memory import serving  # noqa: E402
+
+TEMPLATE_DIR = ROOT / "bench" / "data" / "chat_templates"
+# each template's text, where it was copied from, and the model card it is the chat_template of (the Hugging Face Hub
+# is out of reach here: the copies are public repositories' quotes of the tokenizer_config.json value)
+TEMPLATES = {
+    "qwen3": {
+        "file": "qwen3.jinja",
+        # the FP8 and AWQ checkpoints Qwen published beside them carry the same tokenizer_config.json (assumed: the
+        # Hub is out of reach here)
+        "models": [
+            "Qwen/Qwen3-8B",
+            "Qwen/Qwen3-14B",
+            "Qwen/Qwen3-14B-FP8",
+            "Qwen/Qwen3-14B-AWQ",
+            "Qwen/Qwen3-32B",
+            "Qwen/Qwen3-32B-FP8",
+            "Qwen/Qwen3-32B-AWQ",
+        ],
+        "of": "https://huggingface.co/Qwen/Qwen3-8B/blob/895c8d171bc03c30e113cd7a28c02494b5e068b7/tokenizer_config.json#L230",
+        "copied_from": "a public repository's copy labelled 'Qwen-3 chat templates' (gen_chat_template, a SkyRL-based "
+        "agent), the same text as wangling03/BioReason bioreason/models/dl/chat_template_dl.py apart from the "
+        "later 'message.content is string' guards; tyler-griggs/SkyRL skyrl-train/skyrl_train/utils/templates/"
+        "README.md links the official template above",
+    },
+    "deepseek-r1-0528": {
+        "file": "deepseek-r1-0528.jinja",
+        "models": ["deepseek-ai/DeepSeek-R1-0528"],
+        "of": "https://huggingface.co/deepseek-ai/DeepSeek-R1-0528/blob/main/tokenizer_config.json",
+        "copied_from": "ShishirPatil/gorilla berkeley-function-call-leaderboard/bfcl/model_handler/local_inference/"
+        "deepseek_reasoning.py (the DeepseekReasoningHandler._format_prompt docstring quotes tokenizer_config.json; "
+        "the is_first_sp system-prompt handling is the 0528 revision's)",
+    },
+}
+REPEATS = 7  # timed batches per template; the median is reported
+BATCH = 40  # requests per batch
+
+
+class AssistantTracker(jinja2.ext.Extension):
+    """vLLM 0.11.0's extension (vllm/entrypoints/chat_utils.py), as the parse sees it: a {% generation %} block."""
+
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+        call = self.call_method("_generation_support")
+        return jinja2.nodes.CallBlock(call, [], [], body).set_lineno(lineno)
+
+    def _generation_support(self, caller):
+        return caller()
+
+
+def per_request_parse(template: str) -> set[str]:
+    """What resolve_chat_template_kwargs does with the template on every request in vLLM 0.11.0."""
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[AssistantTracker, jinja2.ext.loopcontrols]
+    )
+    return jinja2.meta.find_undeclared_variables(env.parse(template))
+
+
+def renderer(template: str):
+    """transformers' cached compile (an ImmutableSandboxedEnvironment with the same options), rendered per request."""
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[AssistantTracker, jinja2.ext.loopcontrols]
+    )
+    compiled = env.from_string(template)
+    messages = [{"role": "user", "content": "word " * 128}]
+    return lambda: compiled.render(messages=messages, add_generation_prompt=True, bos_token="<s>", tools=None)
+
+
+def median_ms(fn) -> float:
+    fn()  # warm
+    times = []
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        for _ in range(BATCH):
+            fn()
+        times.append((time.perf_counter() - t0) / BATCH * 1e3)
+    return statistics.median(times)
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def measure() -> dict:
+    rows = {}
+    for key, t in TEMPLATES.items():
+        text = (TEMPLATE_DIR / t["file"]).read_text(encoding="utf-8")
+        rows[key] = {
+            "parse_ms": round(median_ms(lambda text=text: per_request_parse(text)), 2),
+            "render_ms": round(median_ms(renderer(text)), 3),
+            "chars": len(text),
+            "variables": sorted(per_request_parse(text)),
+            **{k: t[k] for k in ("models", "of", "copied_from")},
+        }
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true", help="store the medians in serving_benchmarks.json")
+    args = parser.parse_args()
+    rows = measure()
+    cpu = cpu_name()
+    print(f"CPU: {cpu}; Python {platform.python_version()}, Jinja2 {jinja2.__version__}")
+    print("| template | chars | parse per request (vLLM 0.11.0) | render per request |")
+    print("|---|---|---|---|")
+    for key, r in rows.items():
+        print(f"| {key} | {r['chars']:,} | {r['parse_ms']:.2f} ms | {r['render_ms']:.3f} ms |")
+    if args.write:
+        data = json.loads(serving.BENCHMARKS_FILE.read_text(encoding="utf-8"))
+        data["chat_template"] = {
+            "about": "vLLM 0.11.0's per-request chat-template parse (resolve_chat_template_kwargs) on each model's "
+            "template, measured by bench/chat_template_cost.py on the CPU below; the render, whose compile is "
+            "cached, is shown beside it. vLLM 0.11.1 and later cache the parse; gpt-oss is rendered by "
+            "openai_harmony and never parsed.",
+            "cpu": cpu,
+            "python": platform.python_version(),
+            "jinja2": jinja2.__version__,
+            "templates": rows,
+            "measured_by": "bench/chat_template_cost.py --write",
+        }
+        serving.BENCHMARKS_FILE.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {serving.BENCHMARKS_FILE}")
+
+
+if __name__ == "__main__":
+    main()
