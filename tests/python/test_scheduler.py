@@ -235,8 +235,9 @@ def test_chat_template_time_is_vllm_0_11_0s_chat_endpoint_only():
     ms, how = scheduler.chat_template_ms("vllm", "0.11.0", "Qwen/Qwen3-14B", "chat")
     stored = scheduler.serving_benchmarks()["chat_template"]["templates"]
     assert ms == stored["qwen3"]["parse_ms"] > 0 and "measured" in how
-    assert scheduler.chat_template_ms("vllm", "0.11.0", "deepseek-ai/DeepSeek-R1-0528", "chat")[0] == (
-        stored["deepseek-r1-0528"]["parse_ms"]
+    assert (
+        scheduler.chat_template_ms("vllm", "0.11.0", "deepseek-ai/DeepSeek-R1-0528", "chat")[0]
+        == (stored["deepseek-r1-0528"]["parse_ms"])
     )
     for args in (
         ("vllm", "0.11.0", "openai/gpt-oss-20b", "chat"),  # rendered by openai_harmony
