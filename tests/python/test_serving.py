@@ -671,6 +671,9 @@ def test_serving_sim_says_when_the_engine_would_not_start():
     v = d["view"]
     assert "would not start" in v["headline"] and "weights alone take" in v["headline"] and d["run"] is None
     assert v["stats"] == [] and d["rows"] == [] and v["pool"].startswith("No chat is served")
+    # what the simulation leaves out does not depend on the run: the fold lists it even when nothing is played
+    played = serving_sim_figure(model="llama-3.1-8b", gpu="h100-sxm", weights="BF16", num_prompts=8, users=4)
+    assert d["not_modelled"] == played["not_modelled"] and "speculative decoding" in d["not_modelled"]
     four_bits = serving_sim_figure(model="llama-3.1-70b", gpu="h100-sxm", weights="Q4_K_M")
     assert four_bits["view"]["stats"] and four_bits["run"]  # it fits in 4 bits
 

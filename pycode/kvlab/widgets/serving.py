@@ -15,7 +15,7 @@ from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_a
 from kvlab.memory.deployment import Refused, default_gpu_memory_utilization
 from kvlab.memory.engines import VLLM_RECENT
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE
-from kvlab.memory.scheduler import simulate
+from kvlab.memory.scheduler import NOT_MODELLED, SGLANG_NOT_MODELLED, simulate
 from kvlab.memory.serving import serving_accuracy, serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
 from kvlab.widgets.pickers import (
@@ -466,7 +466,6 @@ def serving_sim_view(data: dict) -> ServingSimView:
     status = computed_status("serving_sim_figure", f"{p['num_prompts']} chats, {p['users']} at a time")
     chats = data["rows"]  # the request drawn in each row
     raster = raster_runs(data["grid"], lambda y, a, b, v: f"chat {chats[y] + 1}: {SIM_STATES[v]}")
-    not_modelled = "; ".join(data["not_modelled"])
     accuracy = serving_accuracy()["sentence"]
     if r is None:
         return {
@@ -480,7 +479,6 @@ def serving_sim_view(data: dict) -> ServingSimView:
             "peak_kv_text": "—",
             "price_text": "no price: nothing is served",
             "stats": [],
-            "not_modelled": not_modelled,
             "accuracy": accuracy,
         }
     ttft, tpot, users, context = (
@@ -554,7 +552,6 @@ def serving_sim_view(data: dict) -> ServingSimView:
             {"name": "Most chats running at once", "value": f"{r['max_running']:,}"},
             {"name": "Peak KV pool use", "value": f"{peak_kv:.0%} of {pool_tokens}"},
         ],
-        "not_modelled": not_modelled,
         "accuracy": accuracy,
     }
 
@@ -635,7 +632,8 @@ def serving_sim_figure(
             ),
             "bench_command": "",
             "assumptions": [],
-            "not_modelled": [],
+            # what the engine's simulation leaves out does not depend on the run: listed even when nothing is played
+            "not_modelled": SGLANG_NOT_MODELLED if engine == "sglang" else NOT_MODELLED,
         }
     tl = r["timeline"]
     n = len(tl["request"])

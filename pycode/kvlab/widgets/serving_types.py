@@ -258,7 +258,6 @@ class ServingSimView(TypedDict):
     peak_kv_text: str
     price_text: str
     stats: list[NameValue]  # as vllm bench serve prints them
-    not_modelled: str
     accuracy: str  # how far the simulation is from published runs it was not fitted on (serving_accuracy)
 
 
