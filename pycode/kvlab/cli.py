@@ -804,6 +804,12 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
             else ""
         )
     )
+    template_ms = r["efficiency"]["chat_template_ms"]
+    print(
+        f"  API server: {r['efficiency']['frontend_ms']:.3g} ms per request"
+        + (f" + {template_ms:g} ms for the chat template's parse (--chat-template-ms)" if template_ms else "")
+        + "; requests sent together are taken in together"
+    )
     share = r["efficiency"].get("async_hidden_share")
     if share is not None and r["engine"] == "vllm":
         print(

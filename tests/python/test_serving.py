@@ -567,6 +567,10 @@ def test_cli_serve_simulation_takes_the_chat_templates_time(capsys):
     assert chat["ttft_ms"]["median"] - plain["ttft_ms"]["median"] == pytest.approx(16 * 20.0, rel=0.02)
     code, out = run(capsys, *flags, "--chat-template-ms", "-1")
     assert code != 0 and "chat_template_ms" in out.err
+    code, out = run(capsys, *flags[:-1], "--chat-template-ms", "20")  # the text says what it added
+    assert code == 0 and "+ 20 ms for the chat template's parse" in out.out
+    code, out = run(capsys, *flags[:-1])
+    assert code == 0 and "API server: " in out.out and "chat template" not in out.out
 
 
 def test_cli_serve_says_when_the_weights_run_through_a_weight_only_kernel(capsys):
