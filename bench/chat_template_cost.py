@@ -98,20 +98,21 @@ class AssistantTracker(jinja2.ext.Extension):
         return caller()
 
 
-def per_request_parse(template: str) -> set[str]:
-    """What resolve_chat_template_kwargs does with the template on every request in vLLM 0.11.0."""
-    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
+def environment() -> jinja2.sandbox.ImmutableSandboxedEnvironment:
+    """The sandbox vLLM 0.11.0 builds on every request (transformers compiles its cached template in the same one)."""
+    return jinja2.sandbox.ImmutableSandboxedEnvironment(
         trim_blocks=True, lstrip_blocks=True, extensions=[AssistantTracker, jinja2.ext.loopcontrols]
     )
-    return jinja2.meta.find_undeclared_variables(env.parse(template))
+
+
+def per_request_parse(template: str) -> set[str]:
+    """What resolve_chat_template_kwargs does with the template on every request in vLLM 0.11.0."""
+    return jinja2.meta.find_undeclared_variables(environment().parse(template))
 
 
 def renderer(template: str):
-    """transformers' cached compile (an ImmutableSandboxedEnvironment with the same options), rendered per request."""
-    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[AssistantTracker, jinja2.ext.loopcontrols]
-    )
-    compiled = env.from_string(template)
+    """transformers' cached compile, rendered per request."""
+    compiled = environment().from_string(template)
     messages = [{"role": "user", "content": "word " * 128}]
     return lambda: compiled.render(messages=messages, add_generation_prompt=True, bos_token="<s>", tools=None)
 
