@@ -3,6 +3,9 @@
     .venv/bin/python bench/serving_validation.py           # print the table and the summaries
     .venv/bin/python bench/serving_validation.py --write   # also store the held-out accuracy (`accuracy`) in
                                                            # kvlab/data/serving_benchmarks.json, "validation"
+    .venv/bin/python bench/serving_validation.py --rows base.json              # a model's held-out ratios
+    .venv/bin/python bench/serving_validation.py --compare base.json [--constants fit.json]
+        # in another tree (a candidate): its held-out medians against base.json's, with a paired bootstrap interval
 
 Each run of tests/python/data/serving_runs.json whose model is in kvlab's catalogue is simulated
 with kvlab.memory.scheduler.simulate as the run was made: its GPU and tensor-parallel size, its
@@ -33,6 +36,8 @@ import re
 import statistics
 import sys
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pycode"))
@@ -466,6 +471,45 @@ def accuracy(rows: list[dict] | None = None, held_out: set[str] | None = None) -
     }
 
 
+RATIO_KEYS = ("out", "tpot", "ttft")
+
+
+def ratios(rows: list[dict], ids: set[str]) -> dict[str, list]:
+    """{run id: [output, TPOT, TTFT] predicted / measured} of the rows in `ids` that simulate (None: not measured):
+    what --rows writes and --compare reads, so two models (two trees, or two sets of constants) can be compared on
+    the same runs."""
+    return {r["id"]: [r.get(k) for k in RATIO_KEYS] for r in rows if r["id"] in ids and "error" not in r}
+
+
+def paired_median_difference(
+    candidate: dict[str, list], baseline: dict[str, list], resamples: int = 4000, seed: int = 0
+) -> dict[str, dict]:
+    """For each of output, TPOT and TTFT: median |ratio - 1| of the candidate minus the baseline's, in points, over
+    the runs both have a figure for, and the 5th and 95th percentiles of that difference over `resamples` paired
+    bootstrap resamples of those runs (the same runs drawn for both). An interval that holds 0 says the runs cannot
+    tell the two apart: session 23 found it 3.5-5 points wide for TPOT on 52-55 held-out runs
+    (bench/results/2026-12-07-serving-session23.md)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for j, key in enumerate(RATIO_KEYS):
+        ids = sorted(i for i in candidate if i in baseline and candidate[i][j] and baseline[i][j])
+        if not ids:
+            out[key] = {"runs": 0, "difference": None, "low": None, "high": None}
+            continue
+        c = np.array([abs(candidate[i][j] - 1) for i in ids])
+        b = np.array([abs(baseline[i][j] - 1) for i in ids])
+        draws = rng.integers(0, len(ids), size=(resamples, len(ids)))
+        diffs = np.median(c[draws], axis=1) - np.median(b[draws], axis=1)
+        low, high = np.percentile(diffs, [5, 95])
+        out[key] = {
+            "runs": len(ids),
+            "difference": 100 * float(np.median(c) - np.median(b)),
+            "low": 100 * float(low),
+            "high": 100 * float(high),
+        }
+    return out
+
+
 def store(key: str, value: dict) -> None:
     """Store `value` in kvlab/data/serving_benchmarks.json under `key`, keeping the file's layout (the --write of this
     script, bench/serving_sim_calibration.py and bench/serving_async_calibration.py), and drop kvlab's cached copy."""
@@ -480,9 +524,40 @@ def main() -> int:
     parser.add_argument(
         "--write", action="store_true", help='store the held-out accuracy in serving_benchmarks.json ("validation")'
     )
-    write = parser.parse_args().write
-    rows, skipped = table()
+    parser.add_argument(
+        "--constants",
+        type=Path,
+        help="simulate with the constants of this JSON file (its simulation.constants, as the fit writes them)",
+    )
+    parser.add_argument("--rows", type=Path, help="write the held-out runs' ratios to this JSON file")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        help="a baseline's --rows file: print the paired bootstrap of the held-out medians' differences",
+    )
+    args = parser.parse_args()
+    write = args.write
+    constants = None
+    if args.constants:
+        given = json.loads(args.constants.read_text(encoding="utf-8"))["simulation"]["constants"]
+        constants = {k: given[k] for k in SIMULATION_KEYS}
+        if write:
+            parser.error("--write stores the stored constants' accuracy; it does not take --constants")
+    rows, skipped = table(constants)
     held_out = calibration_split()[1]
+    if args.rows or args.compare:
+        mine = ratios(rows, held_out)
+        if args.rows:
+            args.rows.write_text(json.dumps(mine, indent=1) + "\n", encoding="utf-8")
+            print(f"wrote {len(mine)} held-out runs' ratios to {args.rows}")
+        if args.compare:
+            base = json.loads(args.compare.read_text(encoding="utf-8"))
+            print(f"held out here and in {args.compare}: candidate minus baseline median |ratio - 1|, points")
+            print("| | runs | difference | 90 % paired bootstrap |\n|---|---|---|---|")
+            for key, d in paired_median_difference(mine, base).items():
+                if d["runs"]:
+                    print(f"| {key} | {d['runs']} | {d['difference']:+.2f} | [{d['low']:+.2f}, {d['high']:+.2f}] |")
+        return 0
     print(
         "| run | engine | split | output tok/s pred / meas | ratio | TTFT p50 ratio | TPOT p50 ratio | preemptions | note |"
     )

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kvlab.memory.scheduler import SIMULATION_KEYS, simulate, simulation_constants
@@ -255,3 +256,33 @@ def test_the_async_share_comes_from_controlled_pairs_and_the_script_reproduces_i
     assert again["hidden_share"] == stored["hidden_share"]
     assert again["loss"] == pytest.approx(stored["loss"], abs=1e-6)
     assert stored["loss"] < stored["loss_hiding_all"]
+
+
+def test_the_paired_bootstrap_tells_a_real_difference_from_none():
+    # the same ratios: a difference of 0 with an interval of 0; every run's error 10 points larger: +10, and the
+    # interval excludes 0; runs only one side has are left out
+    rng = np.random.default_rng(1)
+    base = {f"r{i}": [float(x), float(y), None] for i, (x, y) in enumerate(rng.uniform(0.6, 1.6, size=(60, 2)))}
+    same = serving_validation.paired_median_difference(base, base, resamples=500)
+    assert same["out"] == {"runs": 60, "difference": 0.0, "low": 0.0, "high": 0.0}
+    assert same["ttft"]["runs"] == 0
+    worse = {i: [1 + (abs(v[0] - 1) + 0.1) * (1 if v[0] >= 1 else -1), v[1], None] for i, v in base.items()}
+    worse["only-here"] = [5.0, 5.0, None]
+    d = serving_validation.paired_median_difference(worse, base, resamples=500)
+    assert d["out"]["runs"] == 60
+    assert d["out"]["difference"] == pytest.approx(10.0)
+    assert d["out"]["low"] == pytest.approx(10.0) and d["out"]["high"] == pytest.approx(10.0)
+    assert d["tpot"]["difference"] == 0.0
+    # a shift of one run out of 60 is within the noise: the interval holds 0
+    one = dict(base, r0=[3.0, base["r0"][1], None])
+    d = serving_validation.paired_median_difference(one, base, resamples=500)
+    assert d["out"]["low"] <= 0 <= d["out"]["high"]
+
+
+def test_ratios_are_the_held_out_rows_that_simulate():
+    rows = [
+        {"id": "a", "out": 1.1, "tpot": 0.9, "ttft": 2.0},
+        {"id": "b", "error": "does not fit"},
+        {"id": "c", "out": 1.0, "tpot": None, "ttft": 1.0},
+    ]
+    assert serving_validation.ratios(rows, {"a", "b"}) == {"a": [1.1, 0.9, 2.0]}
