@@ -286,3 +286,18 @@ def test_ratios_are_the_held_out_rows_that_simulate():
         {"id": "c", "out": 1.0, "tpot": None, "ttft": 1.0},
     ]
     assert serving_validation.ratios(rows, {"a", "b"}) == {"a": [1.1, 0.9, 2.0]}
+
+
+def test_restarts_stop_once_a_restart_no_longer_lowers_the_loss():
+    # a bowl: the restarts reach its bottom and stop at the first that gains under 0.1 %, before the fifth
+    calls = []
+
+    def bowl(x):
+        calls.append(1)
+        return 1.0 + float(np.sum((x - np.array([0.3, -0.2])) ** 2))
+
+    x, fx, trail = serving_sim_calibration.restarts_until_flat(bowl, np.array([2.0, 2.0]))
+    assert fx == pytest.approx(1.0, abs=1e-6) and x == pytest.approx([0.3, -0.2], abs=1e-3)
+    assert 2 <= len(trail) < len(serving_sim_calibration.CONVERGE_STEPS)
+    assert (trail[-2] - trail[-1]) / trail[-2] < serving_sim_calibration.CONVERGE_TOLERANCE
+    assert all(b <= a for a, b in zip(trail, trail[1:]))
