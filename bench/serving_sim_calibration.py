@@ -70,7 +70,7 @@ def frontend_ms_bound(runs: set[str] | None = None) -> tuple[float, str | None]:
     (scheduler module docstring, frontend_ms). So every TTFT, and the median TTFT, exceeds n x (frontend_ms +
     chat_template_ms): frontend_ms <= median TTFT / n - chat_template_ms for each such fit run. A larger value
     contradicts the run's own measured median TTFT whatever the other constants are (gpustack-h200-dsr1-vllm-sharegpt
-    sets it: 1,000 requests, median TTFT 17.70 s, less DeepSeek-R1's 15.53 ms parse, so at most 0.218 ms). Until
+    sets it: 1,000 requests, median TTFT 17.70 s, less DeepSeek-R1's stored 17.48 ms parse, so at most 0.218 ms). Until
     session 22 the rule let requests enter one after another, and the bound was median TTFT / ((n - 1) / 2).
     """
     runs = set(serving_validation.USED_FOR_CALIBRATION) if runs is None else runs
