@@ -63,6 +63,14 @@ TEMPLATES = {
             "Qwen/Qwen3-32B",
             "Qwen/Qwen3-32B-FP8",
             "Qwen/Qwen3-32B-AWQ",
+            # the 2507 releases: the Thinking-2507 template, read in a public copy of its tokenizer_config.json
+            # (akougkas/warpio-cli warpio-docs/ai-docs/model_cards/qwen3:4b.md), reads as Qwen3's with another
+            # generation prompt; the Instruct-2507 one was not found here, and is taken to parse as Qwen3's does on
+            # this CPU. GPUStack's H100 host parses faster: 984 ShareGPT chats at once there have a median TTFT of
+            # 8.71 s, under 8.9 ms per request for all of the API server's work (its A100 host's runs fit 14.6 ms;
+            # bench/results/2026-12-07-serving-session23.md)
+            "Qwen/Qwen3-235B-A22B-Instruct-2507",
+            "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",
         ],
         "of": "https://huggingface.co/Qwen/Qwen3-8B/blob/895c8d171bc03c30e113cd7a28c02494b5e068b7/tokenizer_config.json#L230",
         "copied_from": "a public repository's copy labelled 'Qwen-3 chat templates' (gen_chat_template, a SkyRL-based "

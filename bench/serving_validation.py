@@ -243,8 +243,10 @@ SGLANG_FLAGS = (
 # and speculative decoding. Options that only change how fast the same kernels run (SGLang's --attention-backend and
 # --enable-torch-compile, vLLM's --max-cudagraph-capture-size) are not a reason to skip: the fitted efficiencies
 # stand for kernel speed, as they do for vLLM's attention backends.
+# vLLM's --enable-expert-parallel places whole experts on GPUs and moves tokens to them (all-to-all), where the
+# simulation's tensor parallelism slices every expert and all-reduces (session 23, GPUStack's Qwen3-235B pages).
 UNMODELLED_OPTIONS = {
-    "vllm": ("--speculative-config", "--language-model-only"),
+    "vllm": ("--speculative-config", "--language-model-only", "--enable-expert-parallel"),
     "sglang": ("--enable-dp-attention", "--speculative-algorithm"),
 }
 
