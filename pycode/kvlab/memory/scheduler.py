@@ -430,7 +430,8 @@ NOT_MODELLED = [
     "prefix-cache hits on a preempted request's own freed blocks for models with recurrent (Mamba) or "
     "chunked-local layers, or in a run with a shared prefix",
     "chunked-local-attention blocks freed as the chunk moves (a chunked group holds its cap)",
-    "KV offloading, disaggregated prefill, pipeline parallelism",
+    "KV offloading, disaggregated prefill, pipeline parallelism, expert parallelism (--enable-expert-parallel: whole "
+    "experts per GPU and all-to-all, where the simulation slices every expert and all-reduces)",
     "requests that stop before their output length (EOS)",
 ]
 
