@@ -162,3 +162,19 @@ def test_endpoint_evidence_tells_the_kinds_apart():
     assert kinds("python3 -m sglang.bench_serving --backend sglang --dataset-name random") == ["generate"]
     assert kinds("Backend:                                 sglang") == ["generate"]
     assert kinds("Backend:                                 sglang-oai") == ["completions"]
+
+
+def test_the_pages_read_whole_give_their_stored_entries_again():
+    """Session 23's pages (kept in bench/data/gpustack) read again by bench/gpustack_intake.py give every stored entry
+    of that intake, field for field: an entry edited by hand, or a page changed, shows here."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import gpustack_intake
+
+    made = {r["id"]: r for r in gpustack_intake.all_runs()}
+    stored = {r["id"]: r for r in RUNS if r.get("split") == gpustack_intake.SPLIT}
+    assert len(made) == 29 and made.keys() == stored.keys()
+    assert [i for i in made if made[i] != stored[i]] == []
+    # the EP runs are in the file and skipped by name; the rest have a model and a GPU the simulation knows
+    assert sum("--enable-expert-parallel" in r["settings"]["other"] for r in made.values()) == 4
