@@ -19,6 +19,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "pycode"))
+
+from kvlab.memory.serving import run_totals  # noqa: E402
+
 RUNS = ROOT / "tests" / "python" / "data" / "serving_runs.json"
 PAGE_DIR = ROOT / "bench" / "data" / "gpustack"
 COMMIT = "1f37f1b8bd79c6b424a0cb55c7abd08a5c2132dc"
@@ -45,20 +49,20 @@ CASES = {
     "random 2K input": (500, 2000, 100, "2k"),
     "random 128 input": (1000, 128, 4, "128"),
 }
-# printed label -> (measured key, type)
+# printed label -> measured key (a float, but the count of requests)
 FIELDS = {
-    "Request throughput (req/s):": ("request_throughput", float),
-    "Output token throughput (tok/s):": ("output_tok_s", float),
-    "Total Token throughput (tok/s):": ("total_tok_s", float),
-    "Mean TTFT (ms):": ("ttft_ms_mean", float),
-    "Median TTFT (ms):": ("ttft_ms_median", float),
-    "P99 TTFT (ms):": ("ttft_ms_p99", float),
-    "Mean TPOT (ms):": ("tpot_ms_mean", float),
-    "Median TPOT (ms):": ("tpot_ms_median", float),
-    "P99 TPOT (ms):": ("tpot_ms_p99", float),
-    "Median ITL (ms):": ("itl_ms_median", float),
-    "Benchmark duration (s):": ("duration_s", float),
-    "Successful requests:": ("completed", int),
+    "Request throughput (req/s):": "request_throughput",
+    "Output token throughput (tok/s):": "output_tok_s",
+    "Total Token throughput (tok/s):": "total_tok_s",
+    "Mean TTFT (ms):": "ttft_ms_mean",
+    "Median TTFT (ms):": "ttft_ms_median",
+    "P99 TTFT (ms):": "ttft_ms_p99",
+    "Mean TPOT (ms):": "tpot_ms_mean",
+    "Median TPOT (ms):": "tpot_ms_median",
+    "P99 TPOT (ms):": "tpot_ms_p99",
+    "Median ITL (ms):": "itl_ms_median",
+    "Benchmark duration (s):": "duration_s",
+    "Successful requests:": "completed",
 }
 # the sampler the page's vLLM ran, as every other GPUStack vLLM 0.11.0 entry states it (copied from this one)
 SAMPLER_FROM = "gpustack-h100-qwen3-14b-vllm-random4k"
@@ -71,9 +75,9 @@ def printed(text: str, label: str) -> str | None:
 
 def measured(verbatim: str) -> dict:
     out = {}
-    for label, (key, kind) in FIELDS.items():
+    for label, key in FIELDS.items():
         value = printed(verbatim, label)
-        out[key] = kind(value) if value is not None else None
+        out[key] = None if value is None else int(value) if key == "completed" else float(value)
     out["preemptions"] = None
     return out
 
@@ -159,8 +163,7 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
             if serve_comment:
                 other += f" (page comment: '{serve_comment}')"
             n = int(printed(verbatim, "Successful requests:"))
-            tokens_in = int(printed(verbatim, "Total input tokens:"))
-            tokens_out = int(printed(verbatim, "Total generated tokens:"))
+            tokens_in, tokens_out = run_totals(verbatim)
             where = f"section '{section}'" + (f", {label}" if label and not section.startswith("Other") else "")
             where += f", '{title}'" + (f", '# {comment}'" if comment else "")
             if comment in CASES:

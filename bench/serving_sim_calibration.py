@@ -163,13 +163,18 @@ def round3_within(v: float, upper: float) -> float:
     return round3(math.floor(upper / unit) * unit)
 
 
-def fit() -> dict:
-    """The fitted constants (rounded), the runs they came from and the loss, as --write stores them."""
+def objective() -> tuple:
+    """(the fit runs, their bounds, the loss as a function of the log-constants): what the fit and its continuations
+    minimise."""
     runs = set(serving_validation.USED_FOR_CALIBRATION)
     bounds = fit_bounds(runs)
-    x0 = np.log([START[k] for k in SIMULATION_KEYS])
-    f = lambda x: loss(constants_of(x, bounds), runs)  # noqa: E731
-    x, _ = nelder_mead(f, x0)
+    return runs, bounds, lambda x: loss(constants_of(x, bounds), runs)
+
+
+def fit() -> dict:
+    """The fitted constants (rounded), the runs they came from and the loss, as --write stores them."""
+    runs, bounds, f = objective()
+    x, _ = nelder_mead(f, np.log([START[k] for k in SIMULATION_KEYS]))
     # restarted once from where it stopped, with a smaller simplex: a fixed number of steps in 8 dimensions stops
     # short of the minimum, and a fresh simplex escapes where the first has collapsed (session 10: the first pass
     # alone ended above the loss of the constants it replaced)
@@ -220,35 +225,6 @@ def identifiability(constants: dict | None = None) -> list[dict]:
     return rows
 
 
-def continued(constants: dict | None = None) -> dict:
-    """The fit continued from `constants` (default: the stored ones; two more restarts, simplex steps 0.25 and 0.1): whether the stored
-    fit had reached its minimum, and what the constants it reaches give on the held-out runs. Writes nothing.
-
-    Session 21 ran it: the stored fit (loss 0.3182) went on to 0.3111, and the held-out vLLM medians from output 12.5 %
-    and TPOT 13.7 % to 14.6 % and 15.3 %: the held-out figures move by about 2 points with the optimizer alone
-    (bench/results/2026-12-07-serving-session21.md)."""
-    runs = set(serving_validation.USED_FOR_CALIBRATION)
-    bounds = fit_bounds(runs)
-    stored = constants or serving.serving_benchmarks()["simulation"]["constants"]
-    stored = {k: stored[k] for k in SIMULATION_KEYS}
-    f = lambda x: loss(constants_of(x, bounds), runs)  # noqa: E731
-    x = np.log([stored[k] for k in SIMULATION_KEYS])
-    start = f(x)
-    for step in (0.25, 0.1):
-        x, _ = nelder_mead(f, x, step=step)
-    reached = {k: round3_within(v, bounds[k][1]) for k, v in constants_of(x, bounds).items()}
-    rows, _ = serving_validation.table(stored)
-    then, _ = serving_validation.table(reached)
-    held = serving_validation.calibration_split()[1]
-    return {
-        "stored_loss": start,
-        "reached": reached,
-        "reached_loss": loss(reached, runs),
-        "held_out_stored": serving_validation.accuracy(rows, held)["vllm_held_out"],
-        "held_out_reached": serving_validation.accuracy(then, held)["vllm_held_out"],
-    }
-
-
 CONVERGE_STEPS = (0.25, 0.1, 0.1, 0.1, 0.1)  # the simplex of each restart
 CONVERGE_TOLERANCE = 0.001  # stop when a restart lowers the loss by less than this share
 
@@ -268,14 +244,38 @@ def restarts_until_flat(f, x: np.ndarray, steps=CONVERGE_STEPS, tolerance=CONVER
     return x, fx, trail
 
 
+def continued(constants: dict | None = None) -> dict:
+    """The fit continued from `constants` (default: the stored ones; two more restarts, simplex steps 0.25 and 0.1): whether the stored
+    fit had reached its minimum, and what the constants it reaches give on the held-out runs. Writes nothing.
+
+    Session 21 ran it: the stored fit (loss 0.3182) went on to 0.3111, and the held-out vLLM medians from output 12.5 %
+    and TPOT 13.7 % to 14.6 % and 15.3 %: the held-out figures move by about 2 points with the optimizer alone
+    (bench/results/2026-12-07-serving-session21.md)."""
+    runs, bounds, f = objective()
+    stored = constants or serving.serving_benchmarks()["simulation"]["constants"]
+    stored = {k: stored[k] for k in SIMULATION_KEYS}
+    x = np.log([stored[k] for k in SIMULATION_KEYS])
+    start = f(x)
+    x, _, _ = restarts_until_flat(f, x, steps=(0.25, 0.1), tolerance=0.0)  # both restarts, whatever they gain
+    reached = {k: round3_within(v, bounds[k][1]) for k, v in constants_of(x, bounds).items()}
+    rows, _ = serving_validation.table(stored)
+    then, _ = serving_validation.table(reached)
+    held = serving_validation.calibration_split()[1]
+    return {
+        "stored_loss": start,
+        "reached": reached,
+        "reached_loss": loss(reached, runs),
+        "held_out_stored": serving_validation.accuracy(rows, held)["vllm_held_out"],
+        "held_out_reached": serving_validation.accuracy(then, held)["vllm_held_out"],
+    }
+
+
 def fit_and_converge() -> dict:
     """The comparison sessions 21-23 judged changes by: `fit()` (what --write stores), then continued from it until a
     restart lowers the loss by less than 0.1 % (`restarts_until_flat`), so two models are compared at their minima
     and not at wherever the stored procedure's fixed number of steps leaves each."""
     fitted = fit()
-    runs = set(serving_validation.USED_FOR_CALIBRATION)
-    bounds = fit_bounds(runs)
-    f = lambda x: loss(constants_of(x, bounds), runs)  # noqa: E731
+    runs, bounds, f = objective()
     x, _, trail = restarts_until_flat(f, np.log([fitted["constants"][k] for k in SIMULATION_KEYS]))
     converged = {k: round3_within(v, bounds[k][1]) for k, v in constants_of(x, bounds).items()}
     return {
