@@ -86,6 +86,16 @@ TEMPLATES = {
         "deepseek_reasoning.py (the DeepseekReasoningHandler._format_prompt docstring quotes tokenizer_config.json; "
         "the is_first_sp system-prompt handling is the 0528 revision's)",
     },
+    "glm-4.5": {
+        "file": "glm-4.5.jinja",
+        # GLM-4.5 and GLM-4.5-Air ship the same template (zai-org's Hub repositories; the Hub is out of reach here)
+        "models": ["zai-org/GLM-4.5-Air", "zai-org/GLM-4.5-Air-FP8"],
+        "of": "https://huggingface.co/zai-org/GLM-4.5-Air/blob/main/chat_template.jinja",
+        "copied_from": "ggml-org/llama.cpp models/templates/glm_4_5.jinja at 623f3dd04b05999ffcb598a88d4f79fa9c3af849 "
+        "(llama.cpp's copy of GLM-4.5's template: the same statements, with tojson's ensure_ascii argument dropped and "
+        "a string-arguments branch added for its own Jinja engine; added in session 24 for GPUStack's GLM-4.5-Air "
+        "pages, so its parse is an estimate of the official text's)",
+    },
 }
 REPEATS = 7  # timed batches per template; the median is reported
 BATCH = 40  # requests per batch
@@ -163,8 +173,25 @@ def measure() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="store the medians in serving_benchmarks.json")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=sorted(TEMPLATES),
+        help="add these templates and keep the stored ones (a new model's template without moving the medians every "
+        "other run was simulated with): the stored templates are timed beside them, and the new medians are scaled by "
+        "the stored / timed ratio of theirs (this shared CPU's speed drifts between sessions)",
+    )
     args = parser.parse_args()
     rows = measure()
+    if args.only:
+        stored = json.loads(serving.BENCHMARKS_FILE.read_text(encoding="utf-8"))["chat_template"]["templates"]
+        refs = [k for k in stored if k not in args.only]
+        scale = statistics.median(stored[k]["parse_ms"] / rows[k]["parse_ms"] for k in refs)
+        print(f"--only: the stored templates ({', '.join(refs)}) time {1 / scale:.2f}x their stored medians now")
+        for k in args.only:
+            rows[k] |= {"parse_ms_timed": rows[k]["parse_ms"], "parse_ms": round(rows[k]["parse_ms"] * scale, 2)}
+            rows[k]["scaled"] = f"timed {rows[k]['parse_ms_timed']} ms beside {', '.join(refs)}, scaled by {scale:.3f}"
+        rows = {k: (rows[k] if k in args.only else stored[k]) for k in [*stored, *args.only]}
     cpu = cpu_name()
     print(f"CPU: {cpu}; Python {platform.python_version()}, Jinja2 {jinja2.__version__}")
     print("| template | chars | parse per request (vLLM 0.11.0) | render per request |")
@@ -173,6 +200,8 @@ def main() -> None:
         print(f"| {key} | {r['chars']:,} | {r['parse_ms']:.2f} ms | {r['render_ms']:.3f} ms |")
     if args.write:
         data = json.loads(serving.BENCHMARKS_FILE.read_text(encoding="utf-8"))
+        if args.only and data["chat_template"]["cpu"] != cpu:  # the stored medians stay: the same CPU model
+            raise SystemExit(f"--only: the stored medians were measured on {data['chat_template']['cpu']!r}, not {cpu!r}")
         data["chat_template"] = {
             "about": "vLLM 0.11.0's per-request chat-template parse (resolve_chat_template_kwargs) on each model's "
             "template, measured by bench/chat_template_cost.py on the CPU below; the render, whose compile is "

@@ -7,7 +7,8 @@ The validation set grows by whole pages (docs/memory.md, section 5): each `??? i
 becomes one run per `Serving Benchmark Result` printout, with the serving command of the block before it, the
 page's engine versions, hardware and benchmark commands. The pages are kept in bench/data/gpustack as the
 gpustack/gpustack repository had them at COMMIT (Apache-2.0), so the entries can be made again and checked.
-Session 23 read the two Qwen3-235B-A22B pages this way (bench/results/2026-12-07-serving-session23.md).
+Session 23 read the two Qwen3-235B-A22B pages this way (bench/results/2026-12-07-serving-session23.md), session 24
+the two GLM-4.5-Air pages (bench/results/2026-12-07-serving-session24.md).
 """
 
 from __future__ import annotations
@@ -26,20 +27,37 @@ from kvlab.memory.serving import run_totals  # noqa: E402
 RUNS = ROOT / "tests" / "python" / "data" / "serving_runs.json"
 PAGE_DIR = ROOT / "bench" / "data" / "gpustack"
 COMMIT = "1f37f1b8bd79c6b424a0cb55c7abd08a5c2132dc"
-SPLIT = "held-out (added 2026-12-07, session 23)"
-# kept file: (the page's path in gpustack/gpustack, kvlab's GPU id, the page's "Hardware" line, kvlab's model id)
+# each intake: the split its runs are held out under, the session that read them (for the runs' note), kvlab's model
+# id, the name in the run ids, and the Hugging Face organisation of the page's checkpoints
+INTAKES = {
+    "qwen3-235b": ("held-out (added 2026-12-07, session 23)", 23, "qwen3-235b-a22b-2507", "qwen3-235b", "Qwen"),
+    "glm-4.5-air": ("held-out (added 2026-12-07, session 24)", 24, "glm-4.5-air", "glm45air", "zai-org"),
+}
+# kept file: (the page's path in gpustack/gpustack, kvlab's GPU id, the page's "Hardware" line, its intake)
 PAGES = {
     "qwen3-235b-a22b-a100.md": (
         "docs/performance-lab/qwen3-235b-a22b/a100.md",
         "a100-80gb",
         "8 x NVIDIA A100 SXM 80GB GPUs on a single node",
-        "qwen3-235b-a22b-2507",
+        "qwen3-235b",
     ),
     "qwen3-235b-a22b-h100.md": (
         "docs/performance-lab/qwen3-235b-a22b/h100.md",
         "h100-sxm",
         "8 x NVIDIA H100 SXM GPUs on a single node",
-        "qwen3-235b-a22b-2507",
+        "qwen3-235b",
+    ),
+    "glm-4.5-air-a100.md": (
+        "docs/performance-lab/glm-4.5-air/a100.md",
+        "a100-80gb",
+        "4 x NVIDIA A100 SXM 80GB GPUs on a single node",
+        "glm-4.5-air",
+    ),
+    "glm-4.5-air-h100.md": (
+        "docs/performance-lab/glm-4.5-air/h100.md",
+        "h100-sxm",
+        "4 x NVIDIA H100 SXM GPUs on a single node",
+        "glm-4.5-air",
     ),
 }
 # the random cases of the page's "Benchmark Dataset" list: (prompts, input, output, id suffix)
@@ -125,7 +143,8 @@ def results(code: list[str]) -> list[tuple[str | None, str]]:
 
 
 def page_runs(name: str, sampler: dict) -> list[dict]:
-    path, gpu, hardware, model = PAGES[name]
+    path, gpu, hardware, intake = PAGES[name]
+    split, session, model, id_name, org = INTAKES[intake]
     url = f"https://github.com/gpustack/gpustack/blob/{COMMIT}/{path}"
     text = (PAGE_DIR / name).read_text(encoding="utf-8")
     clients = re.findall(r"vllm bench serve [^\n]+", text)
@@ -151,8 +170,13 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
         for comment, verbatim in results(code):
             engine = "sglang" if "sglang" in serve else "vllm"
             fp8 = "-FP8" in serve
-            tp = int(re.search(r"(?:-tp|--tp-size) (\d+)", serve).group(1))
-            ep = "--enable-expert-parallel" in serve
+            tp = re.search(r"(?:-tp|--tp-size) (\d+)", serve)
+            tp = int(tp.group(1)) if tp else 1
+            pp = re.search(r"--pp-size (\d+)", serve)
+            pp = int(pp.group(1)) if pp else 1
+            ep = "--enable-expert-parallel" in serve or "--ep-size" in serve
+            backend = re.search(r"--attention-backend (\w+)", serve)
+            graphs = re.search(r"--cuda-graph-max-bs (\d+)", serve)
             batched = comment if comment and "batched" in comment else serve
             mnbt = re.search(r"--max-num-batched-tokens (\d+)", batched)
             mnbt = int(mnbt.group(1)) if mnbt else None
@@ -192,14 +216,19 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
                     f"{n} successful requests; totals {tokens_in} in / {tokens_out} out",
                 }
             short = name.split("-")[-1].removesuffix(".md")
-            run_id = f"gpustack-{short}-{model.removesuffix('-a22b-2507')}{'-fp8' if fp8 else ''}-{engine}-tp{tp}"
-            run_id += ("-ep" if ep else "") + (f"-mnbt{mnbt}" if mnbt else "") + f"-{suffix}"
-            hf = re.search(r"(Qwen/[\w.-]+)", serve).group(1)
+            run_id = f"gpustack-{short}-{id_name}{'-fp8' if fp8 else ''}-{engine}" + (f"-pp{pp}" if pp > 1 else f"-tp{tp}")
+            run_id += ("-ep" if ep else "") + (f"-mnbt{mnbt}" if mnbt else "")
+            run_id += (f"-{backend.group(1)}" if backend else "") + (f"-cg{graphs.group(1)}" if graphs else "")
+            run_id += f"-{suffix}"
+            hf = re.search(rf"({org}/[\w.-]+)", serve)
+            # a command that names the checkpoint without its organisation (GLM-4.5-Air's "optimized" SGLang run):
+            # the page's Model line, which names the organisation
+            hf = hf.group(1) if hf else re.search(rf"### Model\s+({org}/[\w.-]+)", text).group(1)
             entry = {
                 "id": run_id,
                 "url": url,
                 "where": where,
-                "date": "2026-01-06",
+                "date": "2026-01-06",  # the last commit touching each kept page (git log at COMMIT)
                 "engine": engine,
                 "engine_version": versions["vLLM" if engine == "vllm" else "SGLang"],
                 "tool": "vllm bench serve",
@@ -209,7 +238,7 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
                 "gpu": gpu,
                 "gpu_as_published": hardware,
                 "tp": tp,
-                "pp": 1,
+                "pp": pp,
                 "dp": 1,
                 "settings": {
                     "max_num_seqs": None,
@@ -225,9 +254,9 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
                 "verbatim": verbatim,
                 "note": "GPUStack Performance Lab page; engine versions listed on the page under 'Engine Version'. "
                 "No cap on concurrency: 'Peak concurrent requests' in the block is the number in flight at once. "
-                "Added in session 23 as a whole page, held out (never used for a constant), the fresh test "
-                "pre-registered in bench/results/2026-12-07-serving-session23.md.",
-                "split": SPLIT,
+                f"Added in session {session} as a whole page, held out (never used for a constant), the fresh test "
+                f"pre-registered in bench/results/2026-12-07-serving-session{session}.md.",
+                "split": split,
             }
             if engine == "vllm":
                 entry |= {"sampler": sampler["sampler"], "sampler_why": sampler["sampler_why"]}
@@ -251,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(made, sys.stdout, indent=2, ensure_ascii=False)
         print()
         return 0
-    stored = {r["id"]: r for r in json.loads(RUNS.read_text(encoding="utf-8"))["runs"] if r.get("split") == SPLIT}
+    splits = {split for split, *_ in INTAKES.values()}
+    stored = {r["id"]: r for r in json.loads(RUNS.read_text(encoding="utf-8"))["runs"] if r.get("split") in splits}
     differ = [r["id"] for r in made if stored.get(r["id"]) != r] + sorted(set(stored) - {r["id"] for r in made})
     print(f"{len(made)} runs from {len(PAGES)} pages; {len(differ)} differ from serving_runs.json {differ}")
     return 1 if differ else 0

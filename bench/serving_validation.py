@@ -244,10 +244,12 @@ SGLANG_FLAGS = (
 # --enable-torch-compile, vLLM's --max-cudagraph-capture-size) are not a reason to skip: the fitted efficiencies
 # stand for kernel speed, as they do for vLLM's attention backends.
 # vLLM's --enable-expert-parallel places whole experts on GPUs and moves tokens to them (all-to-all), where the
-# simulation's tensor parallelism slices every expert and all-reduces (session 23, GPUStack's Qwen3-235B pages).
+# simulation's tensor parallelism slices every expert and all-reduces (session 23, GPUStack's Qwen3-235B pages); SGLang's
+# --ep-size does the same, and its --pp-size splits the layers into pipeline stages, which the simulation does not run
+# (session 24, GPUStack's GLM-4.5-Air pages, decided before any of their runs was simulated).
 UNMODELLED_OPTIONS = {
     "vllm": ("--speculative-config", "--language-model-only", "--enable-expert-parallel"),
-    "sglang": ("--enable-dp-attention", "--speculative-algorithm"),
+    "sglang": ("--enable-dp-attention", "--speculative-algorithm", "--ep-size", "--pp-size"),
 }
 
 

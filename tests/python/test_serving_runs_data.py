@@ -165,16 +165,18 @@ def test_endpoint_evidence_tells_the_kinds_apart():
 
 
 def test_the_pages_read_whole_give_their_stored_entries_again():
-    """Session 23's pages (kept in bench/data/gpustack) read again by bench/gpustack_intake.py give every stored entry
-    of that intake, field for field: an entry edited by hand, or a page changed, shows here."""
+    """The pages of sessions 23 and 24 (kept in bench/data/gpustack) read again by bench/gpustack_intake.py give every
+    stored entry of those intakes, field for field: an entry edited by hand, or a page changed, shows here."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
     import gpustack_intake
 
     made = {r["id"]: r for r in gpustack_intake.all_runs()}
-    stored = {r["id"]: r for r in RUNS if r.get("split") == gpustack_intake.SPLIT}
-    assert len(made) == 29 and made.keys() == stored.keys()
+    splits = {split for split, *_ in gpustack_intake.INTAKES.values()}
+    stored = {r["id"]: r for r in RUNS if r.get("split") in splits}
+    assert len(made) == 29 + 29 and made.keys() == stored.keys()
     assert [i for i in made if made[i] != stored[i]] == []
     # the EP runs are in the file and skipped by name; the rest have a model and a GPU the simulation knows
     assert sum("--enable-expert-parallel" in r["settings"]["other"] for r in made.values()) == 4
+    assert sum("--ep-size" in r["settings"]["other"] for r in made.values()) == 14
