@@ -201,7 +201,9 @@ def main() -> None:
     if args.write:
         data = json.loads(serving.BENCHMARKS_FILE.read_text(encoding="utf-8"))
         if args.only and data["chat_template"]["cpu"] != cpu:  # the stored medians stay: the same CPU model
-            raise SystemExit(f"--only: the stored medians were measured on {data['chat_template']['cpu']!r}, not {cpu!r}")
+            raise SystemExit(
+                f"--only: the stored medians were measured on {data['chat_template']['cpu']!r}, not {cpu!r}"
+            )
         data["chat_template"] = {
             "about": "vLLM 0.11.0's per-request chat-template parse (resolve_chat_template_kwargs) on each model's "
             "template, measured by bench/chat_template_cost.py on the CPU below; the render, whose compile is "

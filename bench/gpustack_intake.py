@@ -60,6 +60,16 @@ PAGES = {
         "glm-4.5-air",
     ),
 }
+# blocks whose printed launch command cannot be the one that ran (settings.not_stated: bench/serving_validation.py
+# skips them and says why), decided from the command and the card, before the run was simulated
+NOT_STATED = {
+    "gpustack-h100-glm45air-sglang-tp2-sharegpt": (
+        "the page prints `python3 -m sglang.launch_server --model-path zai-org/GLM-4.5-Air --tp-size 2`, which cannot "
+        "start on this card: GLM-4.5-Air's BF16 weights are 106B x 2 bytes = 212 GB (197 GiB), more than two H100s "
+        "hold (2 x 79.2 GiB); the page's recommended command (its Conclusion) serves zai-org/GLM-4.5-Air-FP8, which "
+        "its section 2 chose, so the sections after it likely ran the FP8 checkpoint under the BF16 name"
+    ),
+}
 # the random cases of the page's "Benchmark Dataset" list: (prompts, input, output, id suffix)
 CASES = {
     "random 32K input": (100, 32000, 100, "32k"),
@@ -216,7 +226,9 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
                     f"{n} successful requests; totals {tokens_in} in / {tokens_out} out",
                 }
             short = name.split("-")[-1].removesuffix(".md")
-            run_id = f"gpustack-{short}-{id_name}{'-fp8' if fp8 else ''}-{engine}" + (f"-pp{pp}" if pp > 1 else f"-tp{tp}")
+            run_id = f"gpustack-{short}-{id_name}{'-fp8' if fp8 else ''}-{engine}" + (
+                f"-pp{pp}" if pp > 1 else f"-tp{tp}"
+            )
             run_id += ("-ep" if ep else "") + (f"-mnbt{mnbt}" if mnbt else "")
             run_id += (f"-{backend.group(1)}" if backend else "") + (f"-cg{graphs.group(1)}" if graphs else "")
             run_id += f"-{suffix}"
@@ -248,7 +260,8 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
                     "kv_cache_dtype": None,
                     "enable_prefix_caching": None,
                     "other": other,
-                },
+                }
+                | ({"not_stated": NOT_STATED[run_id]} if run_id in NOT_STATED else {}),
                 "workload": workload,
                 "measured": measured(verbatim),
                 "verbatim": verbatim,
@@ -265,10 +278,39 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
     return runs
 
 
+def conclusion_totals(name: str) -> set[str]:
+    """The 'Total TPS: X' figures of a kept page's Conclusion table (its baseline and optimized runs' totals)."""
+    return set(re.findall(r"Total TPS: ([\d.]+)", (PAGE_DIR / name).read_text(encoding="utf-8")))
+
+
+def mark_copied_blocks(runs: list[dict]) -> None:
+    """A result block printed, figure for figure, on another kept page as well, whose total throughput is not in its
+    own page's Conclusion table, is that page's copy of the other's block, not a run on its card: it gets a
+    `page_error` (and bench/serving_validation.py skips it). GPUStack's GLM-4.5-Air H100 page repeats the A100 page's
+    'Other Benchmark Cases' blocks (vLLM baseline and SGLang optimized, 8 blocks), while its own table gives other
+    totals for the H100 (session 24)."""
+    pages = {run["id"]: next(n for n, page in PAGES.items() if run["url"].endswith(page[0])) for run in runs}
+    for run in runs:
+        twins = [
+            r for r in runs if r is not run and r["verbatim"] == run["verbatim"] and pages[r["id"]] != pages[run["id"]]
+        ]
+        total = printed(run["verbatim"], "Total Token throughput (tok/s):")
+        if twins and f"{float(total):.2f}" not in conclusion_totals(pages[run["id"]]):
+            twin = twins[0]
+            run["page_error"] = (
+                f"the block repeats, figure for figure, {twin['id']} ({twin['url']}, {twin['where']}), whose page's "
+                f"Conclusion table gives its total, {total} tok/s; this page's table does not: a copy of the other page's "
+                "block, not a run on this card"
+            )
+            run["copy_of"] = twin["id"]
+
+
 def all_runs() -> list[dict]:
     stored = json.loads(RUNS.read_text(encoding="utf-8"))["runs"]
     sampler = next(r for r in stored if r["id"] == SAMPLER_FROM)
-    return [run for name in PAGES for run in page_runs(name, sampler)]
+    runs = [run for name in PAGES for run in page_runs(name, sampler)]
+    mark_copied_blocks(runs)
+    return runs
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -58,6 +58,7 @@ BOUNDS = {  # what is physical: an efficiency in (0, 1], overheads from 1 us to 
     "frontend_ms": (0.001, 100.0),
     "weight_only_fp4_compute_efficiency": (0.05, 1.0),
     "weight_only_fp4_triton_compute_efficiency": (0.05, 1.0),
+    "moe_half_rows": (0.01, 4096.0),
 }
 ITERATIONS = 160
 

@@ -42,7 +42,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pycode"))
 
-from kvlab.memory.catalogue import get_gpu  # noqa: E402
+from kvlab.memory.catalogue import get_gpu, get_model  # noqa: E402
 from kvlab.memory.engines import published_sampler, vllm_batch_defaults, weight_only_kernel  # noqa: E402
 from kvlab.memory.serving import BENCHMARKS_FILE, serving_benchmarks  # noqa: E402
 from kvlab.memory.serving import run_totals as totals  # noqa: E402
@@ -76,6 +76,7 @@ FIT_START = {
     "frontend_ms": 2.0,
     "weight_only_fp4_compute_efficiency": 0.4,
     "weight_only_fp4_triton_compute_efficiency": 0.4,
+    "moe_half_rows": 32.0,
 }
 
 # the run's published weights, as kvlab's weights formats name them
@@ -160,9 +161,15 @@ def compute_constant(args: dict) -> str:
 def exercised_constants(args: dict) -> set[str]:
     """The step-time constants a run's simulation uses: its compute constant, the all-reduce latency under tensor
     parallelism only, the others always."""
-    per_path = {"compute_efficiency", "allreduce_latency_us", *MXFP4_KERNEL_CONSTANT.values()}
+    per_path = {"compute_efficiency", "allreduce_latency_us", "moe_half_rows", *MXFP4_KERNEL_CONSTANT.values()}
     used = {k for k in SIMULATION_KEYS if k not in per_path} | {compute_constant(args)}
-    return used | ({"allreduce_latency_us"} if args.get("n_gpus", 1) > 1 else set())
+    entry = get_model(args["model"])
+    moe = bool(entry.get("active_params")) and entry["active_params"] < entry["params"]
+    return (
+        used
+        | ({"allreduce_latency_us"} if args.get("n_gpus", 1) > 1 else set())
+        | ({"moe_half_rows"} if moe else set())
+    )
 
 
 def unexercised_constants(fit_ids: set[str] | None = None, runs: list[dict] | None = None) -> list[str]:
@@ -284,6 +291,8 @@ def settings_of(run: dict) -> tuple[dict | None, str]:
     """simulate()'s arguments for a run, or None and why not."""
     if not run.get("model"):
         return None, "model not in kvlab's catalogue"
+    if run.get("page_error"):  # a block the source printed for another run (bench/gpustack_intake.py)
+        return None, f"the source's block is a copy of {run.get('copy_of')}'s, not a run of this setup (page_error)"
     if option := unmodelled_option(run):
         return None, f"launched with {option}, which the simulation does not model"
     if (mode := performance_mode(run)) not in PERFORMANCE_MODES:

@@ -171,6 +171,7 @@ def test_the_pages_read_whole_give_their_stored_entries_again():
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
     import gpustack_intake
+    import serving_validation
 
     made = {r["id"]: r for r in gpustack_intake.all_runs()}
     splits = {split for split, *_ in gpustack_intake.INTAKES.values()}
@@ -180,3 +181,10 @@ def test_the_pages_read_whole_give_their_stored_entries_again():
     # the EP runs are in the file and skipped by name; the rest have a model and a GPU the simulation knows
     assert sum("--enable-expert-parallel" in r["settings"]["other"] for r in made.values()) == 4
     assert sum("--ep-size" in r["settings"]["other"] for r in made.values()) == 14
+    # the GLM-4.5-Air H100 page prints the A100 page's 'Other Benchmark Cases' blocks again (its own Conclusion table
+    # gives other totals): those 8 are marked as copies and skipped; the blocks they copy are not marked
+    copies = {i: r["copy_of"] for i, r in made.items() if r.get("page_error")}
+    assert len(copies) == 8 and all(i.startswith("gpustack-h100-glm45air-") for i in copies)
+    assert all(made[i]["verbatim"] == made[j]["verbatim"] and not made[j].get("page_error") for i, j in copies.items())
+    assert all("copy of" in serving_validation.settings_of(made[i])[1] for i in copies)
+    assert [i for i, r in made.items() if r["settings"].get("not_stated")] == ["gpustack-h100-glm45air-sglang-tp2-sharegpt"]

@@ -70,7 +70,8 @@ def test_a_kernel_paths_constant_gets_a_second_fit_run_chosen_by_prediction_alon
     triton = "weight_only_fp4_triton_compute_efficiency"
     first, chosen = runs["gpustack-h100-gptoss120b-vllm-sharegpt"], runs["gpustack-h100-gptoss20b-vllm-random4k"]
     sensitivity = serving_validation.output_sensitivity
-    assert sensitivity(chosen, triton) > 3 * sensitivity(first, triton)
+    # (2.3x since session 24 put moe_half_rows in FIT_START at 32 rows; 3x and more before)
+    assert sensitivity(chosen, triton) > 2 * sensitivity(first, triton)
     # every other candidate moves less, but for the 4-token runs, which are never chosen (the API server times them)
     short = serving_validation.short_answer_runs()
     assert short >= {"gpustack-h100-gptoss120b-vllm-tp1-random128", "gpustack-a100-gptoss20b-vllm-random128"}

@@ -57,7 +57,9 @@ catalogue config, so T tokens touch 1 - (1 - s)^T of the expert weights, the res
 step) + each scheduled request's KV cache at its current length (`kv_cache_bytes`; under tensor parallelism x the
 copies the GPUs read, `kv_read_replication`: an MLA latent is read by every GPU); FLOPs = 2 x
 active params per token scheduled + attention of every token over its context (`attention_flops`,
-summed over a prefill chunk's positions, as `prefill_flops`). The step takes
+summed over a prefill chunk's positions, as `prefill_flops`) + for an MoE, moe_half_rows rows' worth of each touched
+expert's FLOPs (its GEMM, one per expert, at efficiency x m / (m + moe_half_rows) with m = T s rows each: the rows a
+step gives each expert are few, so its weight tiles, pipeline and block padding are not amortised). The step takes
 
     max(bytes / bandwidth / bandwidth_efficiency, FLOPs / peak / compute_efficiency)
     + step_overhead_ms + requests in the step x request_overhead_us
@@ -75,6 +77,8 @@ in together.
 
 - bandwidth_efficiency: the share of HBM bandwidth a decode step reaches (weights and KV reads);
 - compute_efficiency: the share of the dense BF16 peak a prefill chunk reaches;
+- moe_half_rows: the rows per expert at which an MoE's expert GEMMs reach half that share (session 24,
+  bench/results/2026-12-07-serving-session24.md);
 - weight_only_fp4_compute_efficiency: the same for MXFP4 weights on a card without FP4 tensor cores
   (NATIVE_FP4_CARDS), where vLLM dequantizes the packed weights inside each GEMM, on vLLM's Marlin path (CUDA
   compute capability below 9.0: A100, L40S, RTX 4090, ...); the same Marlin constant for the other weight-only
@@ -241,6 +245,7 @@ SIMULATION_KEYS = (
     "frontend_ms",
     "weight_only_fp4_compute_efficiency",
     "weight_only_fp4_triton_compute_efficiency",
+    "moe_half_rows",
 )
 MXFP4_KERNEL_CONSTANT = {
     "marlin": "weight_only_fp4_compute_efficiency",
@@ -388,7 +393,8 @@ MODELLED = [
     "sliding-window layouts, in runs without a shared prefix",
     "step time: weights once per step (MoE: the experts the step's tokens touch) + each request's KV at its "
     "current length over bandwidth, FLOPs of prefill and decode tokens incl. attention over peak compute, each "
-    "bound over its efficiency; plus a fixed time per step, a time per request, and tensor parallelism's "
+    "bound over its efficiency (an MoE's expert GEMMs less efficient the fewer rows a step gives each expert: a "
+    "fitted half-efficiency row count); plus a fixed time per step, a time per request, and tensor parallelism's "
     "all-reduces (2 per layer, each a ring of 2 (n - 1) steps: latencies + bytes over the interconnect), "
     "fitted on published vllm bench serve runs",
     "--async-scheduling: the engine's CPU time per step overlaps the GPU's (a step takes the longer of the two); "
@@ -738,6 +744,7 @@ def simulate(
     compute_efficiency: float | None = None,
     weight_only_fp4_compute_efficiency: float | None = None,
     weight_only_fp4_triton_compute_efficiency: float | None = None,
+    moe_half_rows: float | None = None,
     step_overhead_ms: float | None = None,
     request_overhead_us: float | None = None,
     allreduce_latency_us: float | None = None,
@@ -773,6 +780,7 @@ def simulate(
     (`weight_only_fp4_compute_efficiency` instead of compute_efficiency for MXFP4 weights on a card without
     FP4 tensor cores on vLLM's Marlin path, `weight_only_fp4_triton_compute_efficiency` on its Triton path:
     `mxfp4_kernel`);
+    `moe_half_rows`, the rows per expert at which an MoE's expert GEMMs reach half the compute constant;
     `step_overhead_ms`, a fixed time per step; `request_overhead_us`, a time per request in the step;
     `allreduce_latency_us`, a time per step of a tensor-parallel ring all-reduce (2 (n_gpus - 1) steps, 2
     all-reduces per layer, n_gpus > 1 only) on top
@@ -861,6 +869,8 @@ def simulate(
         if value is not None
     }
     fitted = simulation_constants()
+    if moe_half_rows is not None:
+        moe_half_rows = finite_number("moe_half_rows", moe_half_rows, minimum=0, maximum=1e6)
     overhead_given = {
         name: finite_number(name, value, minimum=0, maximum=1e6)
         for name, value in (
@@ -1096,6 +1106,26 @@ def simulate(
     dense_scale = ec / ec_dense if weight_only else 1.0
     rest_active = min(max(0.0, rest_params), float(active)) if (weight_only and moe and fmt in PARTIAL_FORMATS) else 0.0
     active_flops = (active - rest_active) + rest_active * dense_scale
+    # An MoE's routed experts run as one small GEMM per expert: with T tokens in a step, k experts per token and E
+    # experts, an expert gets m = T k / E rows, and its GEMM reaches efficiency x m / (m + m_half) (its weight tiles
+    # used by few rows, its pipeline and its block padding not amortised). The FLOPs of the experts' T k rows at that
+    # efficiency are their FLOPs at `ec` plus m_half rows' worth per expert the step touches: a fixed amount per
+    # touched expert, 2 x (routed active params / k) x m_half, over E (1 - (1 - k/E)^T) experts.
+    half_rows = moe_half_rows if moe_half_rows is not None else fitted.get("moe_half_rows", 0.0)
+    expert_active = max(0.0, float(active) - min(max(0.0, rest_params), float(active))) if moe else 0.0
+    expert_rows_memo: dict[int, float] = {}
+
+    def expert_rows(tokens: int) -> float:
+        """The FLOPs a step of `tokens` tokens adds for its experts' unfilled rows (0.0 for a dense model)."""
+        x = expert_rows_memo.get(tokens)
+        if x is None:
+            if not (moe and half_rows and expert_active and expert_share):
+                x = 0.0
+            else:
+                x = 2.0 * expert_active / expert_share * half_rows * (1.0 - (1.0 - expert_share) ** max(1, tokens))
+            expert_rows_memo[tokens] = x
+        return x
+
     step_fixed_s = overhead_given.get("step_overhead_ms", fitted["step_overhead_ms"]) / 1e3
     per_request_s = overhead_given.get("request_overhead_us", fitted["request_overhead_us"]) / 1e6
     ar_latency_s = overhead_given.get("allreduce_latency_us", fitted["allreduce_latency_us"]) / 1e6
@@ -1162,7 +1192,9 @@ def simulate(
         c_sum = float(ctx.sum())
         sums = c_sum + n_run * js  # the requests' contexts summed, at each step
         kv_read = kv_fn.totals_ahead(ctx, js, c_sum, sums)
-        flops = 2.0 * active_flops * n_run + dense_scale * attn_fn.totals_ahead(ctx, js, c_sum, sums)
+        flops = (2.0 * active_flops * n_run + expert_rows(n_run)) + dense_scale * attn_fn.totals_ahead(
+            ctx, js, c_sum, sums
+        )
         return step_time(n_run, n_run, kv_read, flops)
 
     kv_pairs, attn_pairs = kv_fn.pairs, attn_fn.pairs
@@ -1181,7 +1213,7 @@ def simulate(
         c_sum = float(sum(ctx))
         kv0, kv_slope = n_run * kv_fn.const, kv_fn.slope
         attn0, attn_slope = n_run * attn_fn.const, attn_fn.slope
-        flops0 = 2.0 * active_flops * n_run
+        flops0 = 2.0 * active_flops * n_run + expert_rows(n_run)
         weights = weights_at(n_run)
         # n_run x j for the steps j = 1 .. k, exact integers (numpy's float n_run x float j): the contexts' sum at step j
         # is c_sum + n_run x j
@@ -1398,7 +1430,7 @@ def simulate(
         else:  # MLA: chunks of more than one token take the prefill path, single tokens the decode path
             pre = c > 1
             attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
-        flops = 2.0 * active_flops * tokens + dense_scale * attn
+        flops = (2.0 * active_flops * tokens + expert_rows(tokens)) + dense_scale * attn
         dt, cb = step_time(tokens, len(ids), kv_fn.total(b), flops)
         steps += 1
         busy_s += dt
@@ -1517,7 +1549,7 @@ def simulate(
             attn = _sum([attn_fn.span_one(x, y) for x, y, z in zip(a, b, c) if z <= 1]) + _sum(
                 [attn_prefill_fn.span_one(x, y) for x, y, z in zip(a, b, c) if z > 1]
             )
-        flops = 2.0 * active_flops * tokens + dense_scale * attn
+        flops = (2.0 * active_flops * tokens + expert_rows(tokens)) + dense_scale * attn
         dt, cb = step_time(tokens, len(ids), kv_fn.total_of(b), flops)
         steps += 1
         busy_s += dt
