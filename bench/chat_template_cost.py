@@ -96,6 +96,14 @@ TEMPLATES = {
         "a string-arguments branch added for its own Jinja engine; added in session 24 for GPUStack's GLM-4.5-Air "
         "pages, so its parse is an estimate of the official text's)",
     },
+    "glm-4.6": {
+        "file": "glm-4.6.jinja",
+        "models": ["zai-org/GLM-4.6", "zai-org/GLM-4.6-FP8"],
+        "of": "https://huggingface.co/zai-org/GLM-4.6/blob/main/chat_template.jinja",
+        "copied_from": "ggml-org/llama.cpp models/templates/GLM-4.6.jinja at afefa651447358ae477f31a0ea1b97adff04c64f "
+        "(llama.cpp keeps the models' own templates there to test its Jinja engine against; added in session 24 for "
+        "GPUStack's GLM-4.6 pages)",
+    },
 }
 REPEATS = 7  # timed batches per template; the median is reported
 BATCH = 40  # requests per batch

@@ -32,6 +32,7 @@ COMMIT = "1f37f1b8bd79c6b424a0cb55c7abd08a5c2132dc"
 INTAKES = {
     "qwen3-235b": ("held-out (added 2026-12-07, session 23)", 23, "qwen3-235b-a22b-2507", "qwen3-235b", "Qwen"),
     "glm-4.5-air": ("held-out (added 2026-12-07, session 24)", 24, "glm-4.5-air", "glm45air", "zai-org"),
+    "glm-4.6": ("held-out (added 2026-12-07, session 24, GLM-4.6)", 24, "glm-4.6", "glm46", "zai-org"),
 }
 # kept file: (the page's path in gpustack/gpustack, kvlab's GPU id, the page's "Hardware" line, its intake)
 PAGES = {
@@ -58,6 +59,25 @@ PAGES = {
         "h100-sxm",
         "4 x NVIDIA H100 SXM GPUs on a single node",
         "glm-4.5-air",
+    ),
+    # GPUStack's "GLM-4.x" pages: the model they name and serve is GLM-4.6 (BF16 on the H200, FP8 on the A100 and H100)
+    "glm-4.x-a100.md": (
+        "docs/performance-lab/glm-4.x/a100.md",
+        "a100-80gb",
+        "8 x NVIDIA A100 SXM 80GB GPUs on a single node",
+        "glm-4.6",
+    ),
+    "glm-4.x-h100.md": (
+        "docs/performance-lab/glm-4.x/h100.md",
+        "h100-sxm",
+        "8 x NVIDIA H100 SXM GPUs on a single node",
+        "glm-4.6",
+    ),
+    "glm-4.x-h200.md": (
+        "docs/performance-lab/glm-4.x/h200.md",
+        "h200",
+        "8 x NVIDIA H200 SXM GPUs on a single node",
+        "glm-4.6",
     ),
 }
 # blocks whose printed launch command cannot be the one that ran (settings.not_stated: bench/serving_validation.py
@@ -170,6 +190,7 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
     versions = dict(re.findall(r"^- (vLLM|SGLang): v([\w.]+)", text, re.M))
     runs: list[dict] = []
     serve, serve_comment = "", ""
+    seen: set[tuple[str, str]] = set()
     for section, label, title, code in info_blocks(text):
         if "serving script" in title.lower():
             serve = " ".join(line for line in code if line and not line.startswith("#"))
@@ -178,6 +199,9 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
         if "result" not in title.lower():
             continue
         for comment, verbatim in results(code):
+            if (serve, verbatim) in seen:  # a section that prints an earlier section's run again as its baseline
+                continue
+            seen.add((serve, verbatim))
             engine = "sglang" if "sglang" in serve else "vllm"
             fp8 = "-FP8" in serve
             tp = re.search(r"(?:-tp|--tp-size) (\d+)", serve)
@@ -190,16 +214,19 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
             batched = comment if comment and "batched" in comment else serve
             mnbt = re.search(r"--max-num-batched-tokens (\d+)", batched)
             mnbt = int(mnbt.group(1)) if mnbt else None
+            gmu = re.search(r"--gpu-memory-utilization ([\d.]+)", serve)
             other = serve
             if comment and "batched" in comment and str(mnbt) not in serve:
                 other = re.sub(r"--max-num-batched-tokens \d+", f"--max-num-batched-tokens {mnbt}", serve)
-                other += f" (the block's label '# {comment}'; the page prints the command with 4096)"
+                printed_mnbt = re.search(r"--max-num-batched-tokens (\d+)", serve)
+                other += f" (the block's label '# {comment}'; the page prints the command with {printed_mnbt.group(1)})"
             if serve_comment:
                 other += f" (page comment: '{serve_comment}')"
             n = int(printed(verbatim, "Successful requests:"))
             tokens_in, tokens_out = run_totals(verbatim)
             where = f"section '{section}'" + (f", {label}" if label and not section.startswith("Other") else "")
             where += f", '{title}'" + (f", '# {comment}'" if comment else "")
+            concurrency = re.match(r"ShareGPT batch size (\d+)$", comment or "")
             if comment in CASES:
                 prompts, input_len, output_len, suffix = CASES[comment]
                 lengths = (
@@ -215,6 +242,18 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
                     )
                 workload = {"dataset": "random", "num_prompts": n, "request_rate": "inf", "max_concurrency": None}
                 workload |= {"input_len": input_len, "output_len": output_len, "lengths_note": lengths}
+            elif concurrency:  # the page's "# ShareGPT batch size N": a --max-concurrency N run of the ShareGPT client
+                cap = int(printed(verbatim, "Maximum request concurrency:"))
+                assert cap == int(concurrency.group(1)), comment
+                suffix = f"sharegpt-c{cap}"
+                workload = {"dataset": "sharegpt", "num_prompts": n, "request_rate": "inf", "max_concurrency": cap}
+                workload |= {
+                    "input_len": None,
+                    "output_len": None,
+                    "lengths_note": f"ShareGPT_V3_unfiltered_cleaned_split, the page's '# {comment}' block: 'Maximum "
+                    f"request concurrency: {cap}', {n} successful requests (the page prints no command for it); totals "
+                    f"{tokens_in} in / {tokens_out} out",
+                }
             else:
                 suffix = "sharegpt"
                 workload = {"dataset": "sharegpt", "num_prompts": n, "request_rate": "inf", "max_concurrency": None}
@@ -255,7 +294,7 @@ def page_runs(name: str, sampler: dict) -> list[dict]:
                 "settings": {
                     "max_num_seqs": None,
                     "max_num_batched_tokens": mnbt,
-                    "gpu_memory_utilization": None,
+                    "gpu_memory_utilization": float(gmu.group(1)) if gmu else None,
                     "max_model_len": None,
                     "kv_cache_dtype": None,
                     "enable_prefix_caching": None,

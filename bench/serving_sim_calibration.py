@@ -172,10 +172,11 @@ def objective() -> tuple:
     return runs, bounds, lambda x: loss(constants_of(x, bounds), runs)
 
 
-def fit() -> dict:
-    """The fitted constants (rounded), the runs they came from and the loss, as --write stores them."""
+def fit(start: dict | None = None) -> dict:
+    """The fitted constants (rounded), the runs they came from and the loss, as --write stores them (from FIT_START, or
+    from `start`'s constants where it gives them)."""
     runs, bounds, f = objective()
-    x, _ = nelder_mead(f, np.log([START[k] for k in SIMULATION_KEYS]))
+    x, _ = nelder_mead(f, np.log([{**START, **(start or {})}[k] for k in SIMULATION_KEYS]))
     # restarted once from where it stopped, with a smaller simplex: a fixed number of steps in 8 dimensions stops
     # short of the minimum, and a fresh simplex escapes where the first has collapsed (session 10: the first pass
     # alone ended above the loss of the constants it replaced)
@@ -271,11 +272,12 @@ def continued(constants: dict | None = None) -> dict:
     }
 
 
-def fit_and_converge() -> dict:
+def fit_and_converge(start: dict | None = None) -> dict:
     """The comparison sessions 21-23 judged changes by: `fit()` (what --write stores), then continued from it until a
     restart lowers the loss by less than 0.1 % (`restarts_until_flat`), so two models are compared at their minima
-    and not at wherever the stored procedure's fixed number of steps leaves each."""
-    fitted = fit()
+    and not at wherever the stored procedure's fixed number of steps leaves each. `start`: `fit()`'s start (session
+    24 fitted a model from two starts: its fit from FIT_START ended in a basin above the loss it can reach)."""
+    fitted = fit(start)
     runs, bounds, f = objective()
     x, _, trail = restarts_until_flat(f, np.log([fitted["constants"][k] for k in SIMULATION_KEYS]))
     converged = {k: round3_within(v, bounds[k][1]) for k, v in constants_of(x, bounds).items()}
@@ -305,9 +307,16 @@ def main(argv: list[str] | None = None) -> int:
         help="fit, continue to convergence, and write DIR/fit.json and DIR/converged.json (a model change's "
         "comparison: bench/serving_validation.py --constants DIR/converged.json --rows/--compare); writes nothing else",
     )
+    parser.add_argument(
+        "--start",
+        type=Path,
+        metavar="JSON",
+        help="with --fit-and-converge: start the fit from this file's simulation.constants (FIT_START for any it lacks)",
+    )
     args = parser.parse_args(argv)
     if args.fit_and_converge:
-        r = fit_and_converge()
+        start = json.loads(args.start.read_text(encoding="utf-8"))["simulation"]["constants"] if args.start else None
+        r = fit_and_converge(start)
         args.fit_and_converge.mkdir(parents=True, exist_ok=True)
         for name in ("fit", "converged"):
             (args.fit_and_converge / f"{name}.json").write_text(

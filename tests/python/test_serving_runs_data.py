@@ -176,11 +176,11 @@ def test_the_pages_read_whole_give_their_stored_entries_again():
     made = {r["id"]: r for r in gpustack_intake.all_runs()}
     splits = {split for split, *_ in gpustack_intake.INTAKES.values()}
     stored = {r["id"]: r for r in RUNS if r.get("split") in splits}
-    assert len(made) == 29 + 29 and made.keys() == stored.keys()
+    assert len(made) == 29 + 29 + 22 and made.keys() == stored.keys()
     assert [i for i in made if made[i] != stored[i]] == []
     # the EP runs are in the file and skipped by name; the rest have a model and a GPU the simulation knows
-    assert sum("--enable-expert-parallel" in r["settings"]["other"] for r in made.values()) == 4
-    assert sum("--ep-size" in r["settings"]["other"] for r in made.values()) == 14
+    assert sum("--enable-expert-parallel" in r["settings"]["other"] for r in made.values()) == 5
+    assert sum("--ep-size" in r["settings"]["other"] for r in made.values()) == 16
     # the GLM-4.5-Air H100 page prints the A100 page's 'Other Benchmark Cases' blocks again (its own Conclusion table
     # gives other totals): those 8 are marked as copies and skipped; the blocks they copy are not marked
     copies = {i: r["copy_of"] for i, r in made.items() if r.get("page_error")}
@@ -188,3 +188,9 @@ def test_the_pages_read_whole_give_their_stored_entries_again():
     assert all(made[i]["verbatim"] == made[j]["verbatim"] and not made[j].get("page_error") for i, j in copies.items())
     assert all("copy of" in serving_validation.settings_of(made[i])[1] for i in copies)
     assert [i for i, r in made.items() if r["settings"].get("not_stated")] == ["gpustack-h100-glm45air-sglang-tp2-sharegpt"]
+    # the GLM-4.x H200 page prints its SGLang FP8 TP8 run twice (section 3 repeats section 2's as its baseline): one run
+    assert sum(r["verbatim"] == made["gpustack-h200-glm46-fp8-sglang-tp8-sharegpt"]["verbatim"] for r in made.values()) == 1
+    # its '# ShareGPT batch size 4' block is a --max-concurrency 4 run, and the H100 page's --gpu-memory-utilization is
+    # read from its command
+    assert made["gpustack-h200-glm46-vllm-tp8-sharegpt-c4"]["workload"]["max_concurrency"] == 4
+    assert made["gpustack-h100-glm46-fp8-vllm-tp8-sharegpt"]["settings"]["gpu_memory_utilization"] == 0.85

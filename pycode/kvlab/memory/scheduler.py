@@ -1115,6 +1115,13 @@ def simulate(
     expert_active = max(0.0, float(active) - min(max(0.0, rest_params), float(active))) if moe else 0.0
     expert_rows_memo: dict[int, float] = {}
 
+    experts = _experts_total(arch)
+    share_text = (
+        f"{round(routed * experts)} of {experts} experts"
+        if routed and experts
+        else f"{expert_share:.3g} of the experts"
+    )
+
     def expert_rows(tokens: int) -> float:
         """The FLOPs a step of `tokens` tokens adds for its experts' unfilled rows (0.0 for a dense model)."""
         x = expert_rows_memo.get(tokens)
@@ -2474,6 +2481,16 @@ def simulate(
         ]
         + (
             [
+                f"an MoE's expert GEMMs: one per expert, each at the compute efficiency x m / (m + {half_rows:.3g}) for "
+                f"the m rows a step gives it ({share_text} per token, so {budget * expert_share:,.0f} rows each in a "
+                f"full {budget:,}-token step): {half_rows:.3g} rows' worth of FLOPs more per touched "
+                "expert per step"
+            ]
+            if expert_rows(1)
+            else []
+        )
+        + (
+            [
                 f"--enforce-eager: {arch.n_layers} layers x {EAGER_LAYER_MS:g} ms = {eager_s * 1e3:.3g} ms added to "
                 f"every step (kernels launched from Python; measured on vLLM V1 with and without CUDA graphs, "
                 f"{EAGER_SOURCE}; not fitted)"
@@ -2614,6 +2631,16 @@ def _mla_prefill_attention_flops(arch: Architecture, context: int) -> float:
             seen = min(context, layer.window) if layer.kind == SLIDING else context
             flops += 2 * arch.n_heads * seen * (layer.head_dim_k + (layer.head_dim_v or layer.head_dim_k))
     return flops
+
+
+def _experts_total(arch: Architecture) -> int | None:
+    """Routed experts of a catalogue MoE (by its hf_id), or None if unknown."""
+    try:
+        cfg = get_model(arch.name).get("config", {})
+    except ValueError:
+        return None
+    cfg = cfg.get("text_config", cfg)
+    return cfg.get("num_experts") or cfg.get("num_local_experts") or cfg.get("n_routed_experts")
 
 
 def _routed_share(arch: Architecture) -> float | None:
