@@ -187,9 +187,14 @@ def test_the_pages_read_whole_give_their_stored_entries_again():
     assert len(copies) == 8 and all(i.startswith("gpustack-h100-glm45air-") for i in copies)
     assert all(made[i]["verbatim"] == made[j]["verbatim"] and not made[j].get("page_error") for i, j in copies.items())
     assert all("copy of" in serving_validation.settings_of(made[i])[1] for i in copies)
-    assert [i for i, r in made.items() if r["settings"].get("not_stated")] == ["gpustack-h100-glm45air-sglang-tp2-sharegpt"]
+    assert [i for i, r in made.items() if r["settings"].get("not_stated")] == [
+        "gpustack-h100-glm45air-sglang-tp2-sharegpt"
+    ]
     # the GLM-4.x H200 page prints its SGLang FP8 TP8 run twice (section 3 repeats section 2's as its baseline): one run
-    assert sum(r["verbatim"] == made["gpustack-h200-glm46-fp8-sglang-tp8-sharegpt"]["verbatim"] for r in made.values()) == 1
+    assert (
+        sum(r["verbatim"] == made["gpustack-h200-glm46-fp8-sglang-tp8-sharegpt"]["verbatim"] for r in made.values())
+        == 1
+    )
     # its '# ShareGPT batch size 4' block is a --max-concurrency 4 run, and the H100 page's --gpu-memory-utilization is
     # read from its command
     assert made["gpustack-h200-glm46-vllm-tp8-sharegpt-c4"]["workload"]["max_concurrency"] == 4
