@@ -80,3 +80,21 @@ def test_picking_sglang_plays_its_scheduler_as_kvlab_says(warm_page, site_url):
     assert data["command"].startswith("python -m sglang.launch_server")
     vllm = kvlab.serving_sim_figure(**{**DEFAULTS, "input_len": 16384})
     assert want["headline"] != vllm["view"]["headline"], "the two schedulers give the same run"
+
+
+def test_a_model_too_big_for_one_gpu_plays_on_eight_as_kvlab_says(warm_page, site_url):
+    """The GPUs control (--tensor-parallel-size): Qwen3-235B-A22B in FP8 does not start on one H100, and the reader is
+    told why; on 8 it plays, with the launch command and figures CPython's kvlab gives."""
+    root = open_live(warm_page, site_url + PAGE, "serving-sim")
+    big = {**DEFAULTS, "model": "qwen3-235b-a22b-2507", "weights": "FP8"}
+    root.locator('select[name="weights"]').select_option("FP8")
+    root.locator('select[name="model"]').select_option("qwen3-235b-a22b-2507")
+    one = kvlab.serving_sim_figure(**big)
+    assert one["refused"] and "on one NVIDIA H100" in one["view"]["headline"] and "more GPUs" in one["view"]["pool"]
+    expect(root.locator('[data-field="headline"]')).to_have_text(one["view"]["headline"], timeout=60_000)
+    root.locator('select[name="n_gpus"]').select_option("8")
+    eight = kvlab.serving_sim_figure(**big, n_gpus=8)
+    assert eight["refused"] is None and "--tensor-parallel-size 8" in eight["command"]
+    expect(root.locator('[data-field="headline"]')).to_have_text(eight["view"]["headline"], timeout=60_000)
+    expect(root.locator('[data-field="command"]')).to_have_text(eight["command"])
+    expect(root.locator('[data-field="price"]')).to_have_text(eight["view"]["price_text"])

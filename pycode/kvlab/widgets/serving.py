@@ -12,7 +12,7 @@ import numpy as np
 
 from kvlab.inputs import Param, Spec, one_of, short_repr, takes
 from kvlab.memory.catalogue import get_gpu, gpu_memory_bytes, list_gpus, model_architecture
-from kvlab.memory.deployment import Refused, default_gpu_memory_utilization
+from kvlab.memory.deployment import TENSOR_PARALLEL, Refused, default_gpu_memory_utilization
 from kvlab.memory.engines import VLLM_RECENT
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE
 from kvlab.memory.scheduler import NOT_MODELLED, SGLANG_NOT_MODELLED, simulate
@@ -396,6 +396,8 @@ SIM_INPUTS = Spec(
     # pool costs ~0.1 ms a preemption): 128 chats of 32k + 1k tokens, ~0.4 s in CPython
     output_len=Param(1, 4096, control=(16, 1024)),
     num_prompts=Param(1, 256, control=(8, 128)),
+    # GPUs under tensor parallelism (vllm serve --tensor-parallel-size, SGLang's --tp): what a large MoE needs to start
+    n_gpus=Param(1, 8, choices=TENSOR_PARALLEL),
 )
 SIM_ENGINES = [
     {"id": "vllm", "label": "vLLM (V1)"},
@@ -459,6 +461,11 @@ def _sparkline(t: list[float], y: list[float], duration: float) -> str:
     return " ".join(f"{100 * a / duration:.2f},{20 - 20 * min(1.0, max(0.0, b)):.2f}" for a, b in zip(t, y))
 
 
+def _gpus_text(n: int, name: str) -> str:
+    """'one NVIDIA H100 SXM 80GB' or '8 x NVIDIA H100 SXM 80GB'."""
+    return f"one {name}" if n == 1 else f"{n} x {name}"
+
+
 def serving_sim_view(data: dict) -> ServingSimView:
     """The scheduler widget's words: the headline, what the KV pool did, the closed form beside the run,
     the benchmark's figures as vllm bench serve prints them, and the status line."""
@@ -471,8 +478,9 @@ def serving_sim_view(data: dict) -> ServingSimView:
         return {
             "status": status,
             "raster": raster,
-            "headline": f"{data['model_info']['hf_id']} in {p['weights']} on one {data['gpu_info']['name']}: {data['refused']}.",
-            "pool": "No chat is served: pick a smaller model or weights format, or a GPU with more memory.",
+            "headline": f"{data['model_info']['hf_id']} in {p['weights']} on {_gpus_text(p['n_gpus'], data['gpu_info']['name'])}: "
+            f"{data['refused']}.",
+            "pool": "No chat is served: pick a smaller model or weights format, more GPUs, or a GPU with more memory.",
             "engine_note": SIM_ENGINE_NOTES[p["engine"]],
             "compare": "",
             "duration_text": "—",
@@ -567,15 +575,23 @@ def serving_sim_figure(
     num_prompts: int = 96,
     weights: str = "BF16",
     engine: str = "vllm",
+    n_gpus: int = 1,
 ) -> ServingSimFigureResult:
     """The scheduler, played: `num_prompts` chats sent `users` at a time (vllm bench serve --max-concurrency)
-    to vLLM (or SGLang: `engine`) on one `gpu`, each `input_len` prompt tokens and `output_len` answer tokens, simulated by
+    to vLLM (or SGLang: `engine`) on `n_gpus` of `gpu` (tensor parallel), each `input_len` prompt tokens and `output_len` answer tokens, simulated by
     kvlab.memory.scheduler.simulate. Rows: chats (up to 48 of them), columns: time; each cell what that chat
     is doing (waiting, prefill, decode). With it: the KV pool's use over time, the benchmark's figures in
     words, and where the closed form (serving_figure, every chat decoding at once) parts from it."""
     clamped: dict = {}
     p = SIM_INPUTS.check(
-        {"users": users, "input_len": input_len, "output_len": output_len, "num_prompts": num_prompts}, clamped
+        {
+            "users": users,
+            "input_len": input_len,
+            "output_len": output_len,
+            "num_prompts": num_prompts,
+            "n_gpus": n_gpus,
+        },
+        clamped,
     )
     weights = weight_format(weights)
     engine = one_of("engine", engine, [e["id"] for e in SIM_ENGINES])
@@ -607,6 +623,7 @@ def serving_sim_figure(
             card["id"],
             weights_format=weights,
             engine=engine,
+            n_gpus=p["n_gpus"],
             max_model_len=context,  # vllm serve --max-model-len (SGLang's --context-length): the longest chat
             max_concurrency=p["users"],
             num_prompts=p["num_prompts"],
@@ -628,7 +645,14 @@ def serving_sim_figure(
             "command": _launch(
                 engine,
                 info["hf_id"],
-                f"--max-model-len {context}" if engine == "vllm" else f"--context-length {context}",
+                (f"--max-model-len {context}" if engine == "vllm" else f"--context-length {context}")
+                + (
+                    ""
+                    if p["n_gpus"] == 1
+                    else f" --tensor-parallel-size {p['n_gpus']}"
+                    if engine == "vllm"
+                    else f" --tp {p['n_gpus']}"
+                ),
             ),
             "bench_command": "",
             "assumptions": [],
@@ -645,7 +669,7 @@ def serving_sim_figure(
     most_waiting = max(s["waiting"]) if s["waiting"] else 0
     # the closed form at the same batch: every chat decoding at the full context, nothing queued
     closed = serving_estimate(
-        arch, card["id"], context, p["users"], weights_format=weights, answer_tokens=p["output_len"]
+        arch, card["id"], context, p["users"], weights_format=weights, answer_tokens=p["output_len"], n_gpus=p["n_gpus"]
     )
     return {
         **base,

@@ -5,7 +5,7 @@ Imported under `if TYPE_CHECKING:` only; checked on real results by test_results
 
 from typing import TypedDict
 
-from kvlab.widgets.memory_types import ContextFlag, IntRange, ModelGroup, ModelInfo, ServingOptions
+from kvlab.widgets.memory_types import ChoiceRange, ContextFlag, IntRange, ModelGroup, ModelInfo, ServingOptions
 from kvlab.widgets.shared_types import Amount, Clamped, IdLabel, RasterRuns
 
 
@@ -192,6 +192,7 @@ class ServingSimParams(TypedDict):
     input_len: int
     output_len: int
     num_prompts: int
+    n_gpus: int  # GPUs under tensor parallelism
 
 
 class ServingSimLimits(TypedDict):
@@ -201,6 +202,7 @@ class ServingSimLimits(TypedDict):
     input_len: IntRange
     output_len: IntRange
     num_prompts: IntRange
+    n_gpus: ChoiceRange
 
 
 class ServingSimOptions(TypedDict):
