@@ -329,12 +329,13 @@ def mark_copied_blocks(runs: list[dict]) -> None:
     'Other Benchmark Cases' blocks (vLLM baseline and SGLang optimized, 8 blocks), while its own table gives other
     totals for the H100 (session 24)."""
     pages = {run["id"]: next(n for n, page in PAGES.items() if run["url"].endswith(page[0])) for run in runs}
+    totals = {name: conclusion_totals(name) for name in PAGES}  # each page read once
     for run in runs:
         twins = [
             r for r in runs if r is not run and r["verbatim"] == run["verbatim"] and pages[r["id"]] != pages[run["id"]]
         ]
         total = printed(run["verbatim"], "Total Token throughput (tok/s):")
-        if twins and f"{float(total):.2f}" not in conclusion_totals(pages[run["id"]]):
+        if twins and f"{float(total):.2f}" not in totals[pages[run["id"]]]:
             twin = twins[0]
             run["page_error"] = (
                 f"the block repeats, figure for figure, {twin['id']} ({twin['url']}, {twin['where']}), whose page's "

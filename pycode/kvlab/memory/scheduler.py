@@ -1042,7 +1042,8 @@ def simulate(
         expert_share = max(0.0, arch.active_params - rest_params) / arch.expert_params
     else:
         shared_bytes, expert_share = 0.0, (arch.active_params / arch.params if moe else 1.0)
-    routed = _routed_share(arch) if moe else None
+    routing = _routing(arch) if moe else None
+    routed = routing[0] / routing[1] if routing else None
     if routed is not None:  # experts per token / experts, from the catalogue's config (MoE layers only)
         expert_share = routed
         if not shared_bytes:  # active = rest + routed x experts, params = rest + experts: solve for the rest
@@ -1114,13 +1115,7 @@ def simulate(
     half_rows = moe_half_rows if moe_half_rows is not None else fitted.get("moe_half_rows", 0.0)
     expert_active = max(0.0, float(active) - min(max(0.0, rest_params), float(active))) if moe else 0.0
     expert_rows_memo: dict[int, float] = {}
-
-    experts = _experts_total(arch)
-    share_text = (
-        f"{round(routed * experts)} of {experts} experts"
-        if routed and experts
-        else f"{expert_share:.3g} of the experts"
-    )
+    share_text = f"{routing[0]} of {routing[1]} experts" if routing else f"{expert_share:.3g} of the experts"
 
     def expert_rows(tokens: int) -> float:
         """The FLOPs a step of `tokens` tokens adds for its experts' unfilled rows (0.0 for a dense model)."""
@@ -2633,18 +2628,8 @@ def _mla_prefill_attention_flops(arch: Architecture, context: int) -> float:
     return flops
 
 
-def _experts_total(arch: Architecture) -> int | None:
-    """Routed experts of a catalogue MoE (by its hf_id), or None if unknown."""
-    try:
-        cfg = get_model(arch.name).get("config", {})
-    except ValueError:
-        return None
-    cfg = cfg.get("text_config", cfg)
-    return cfg.get("num_experts") or cfg.get("num_local_experts") or cfg.get("n_routed_experts")
-
-
-def _routed_share(arch: Architecture) -> float | None:
-    """experts per token / routed experts of a catalogue MoE (by its hf_id), or None if unknown."""
+def _routing(arch: Architecture) -> tuple[int, int] | None:
+    """(experts per token, routed experts) of a catalogue MoE (by its hf_id), or None if unknown."""
     try:
         entry = get_model(arch.name)
     except ValueError:
@@ -2655,7 +2640,13 @@ def _routed_share(arch: Architecture) -> float | None:
     per_token = cfg.get("num_experts_per_tok") or cfg.get("experts_per_token")
     if not total or not per_token or per_token >= total:
         return None
-    return per_token / total
+    return per_token, total
+
+
+def _routed_share(arch: Architecture) -> float | None:
+    """experts per token / routed experts of a catalogue MoE (by its hf_id), or None if unknown."""
+    routing = _routing(arch)
+    return routing[0] / routing[1] if routing else None
 
 
 def _hit(pb: int, bs: int, cached: bool, computed: int, total: int) -> int:
