@@ -682,6 +682,18 @@ def test_serving_sim_says_when_the_engine_would_not_start():
     assert four_bits["view"]["stats"] and four_bits["run"]  # it fits in 4 bits
 
 
+def test_serving_sim_names_the_gpus_when_more_than_one_plays():
+    """The served headline and the status line say how many cards the throughput and the price are for, once
+    there is more than one (the GPUs control); one card is the default and is not named."""
+    from kvlab.widgets.serving import serving_sim_figure
+
+    one = serving_sim_figure(model="llama-3.1-8b", gpu="h100-sxm", weights="BF16", num_prompts=8, users=4)
+    four = serving_sim_figure(model="llama-3.1-8b", gpu="h100-sxm", weights="BF16", num_prompts=8, users=4, n_gpus=4)
+    name = four["gpu_info"]["name"]
+    assert f"at a time on 4 x {name}: " in four["view"]["headline"] and "on 4 GPUs" in four["view"]["status"]
+    assert " on " not in one["view"]["headline"].split(":")[0] and "GPUs" not in one["view"]["status"]
+
+
 @pytest.mark.parametrize("engine", ["sglang", "trtllm"])
 def test_cli_fit_one_engine_prints_its_budget_through_the_one_protocol(capsys, engine):
     """fit --engine sglang|trtllm: the same row as engine_budget(deployment(...)) gives, step by step."""

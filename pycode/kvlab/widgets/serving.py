@@ -470,7 +470,8 @@ def serving_sim_view(data: dict) -> ServingSimView:
     """The scheduler widget's words: the headline, what the KV pool did, the closed form beside the run,
     the benchmark's figures as vllm bench serve prints them, and the status line."""
     p, r = data["params"], data["run"]
-    status = computed_status("serving_sim_figure", f"{p['num_prompts']} chats, {p['users']} at a time")
+    on = f" on {p['n_gpus']} GPUs" if p["n_gpus"] > 1 else ""  # one GPU is the default; more is named
+    status = computed_status("serving_sim_figure", f"{p['num_prompts']} chats, {p['users']} at a time{on}")
     chats = data["rows"]  # the request drawn in each row
     raster = raster_runs(data["grid"], lambda y, a, b, v: f"chat {chats[y] + 1}: {SIM_STATES[v]}")
     accuracy = serving_accuracy()["sentence"]
@@ -497,7 +498,9 @@ def serving_sim_view(data: dict) -> ServingSimView:
     )
     pool_tokens, peak_kv, price = plural(r["kv_pool_tokens"], "token"), r["peak_kv"], r["usd_per_million_output_tokens"]
     headline = (
-        f"{plural(p['num_prompts'], 'chat')}, {users:,} at a time: {r['output_tok_s']:,.0f} answer tokens a second; "
+        f"{plural(p['num_prompts'], 'chat')}, {users:,} at a time"
+        + (f" on {_gpus_text(p['n_gpus'], data['gpu_info']['name'])}" if p["n_gpus"] > 1 else "")
+        + f": {r['output_tok_s']:,.0f} answer tokens a second; "
         f"a chat waits {_time_text(ttft)} for its first token (median), then gets one every {_time_text(tpot)}."
     )
     who = "The one chat fits" if users == 1 else f"All {users:,} chats fit"
