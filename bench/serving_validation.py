@@ -42,9 +42,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pycode"))
 
-from kvlab.memory.catalogue import get_gpu, get_model  # noqa: E402
+from kvlab.memory.catalogue import get_gpu  # noqa: E402
 from kvlab.memory.engines import published_sampler, vllm_batch_defaults, weight_only_kernel  # noqa: E402
-from kvlab.memory.serving import BENCHMARKS_FILE, serving_benchmarks  # noqa: E402
+from kvlab.memory.serving import BENCHMARKS_FILE, is_moe, serving_benchmarks  # noqa: E402
 from kvlab.memory.serving import run_totals as totals  # noqa: E402
 from kvlab.memory.scheduler import (  # noqa: E402
     MXFP4_KERNEL_CONSTANT,
@@ -163,12 +163,10 @@ def exercised_constants(args: dict) -> set[str]:
     parallelism only, the others always."""
     per_path = {"compute_efficiency", "allreduce_latency_us", "moe_half_rows", *MXFP4_KERNEL_CONSTANT.values()}
     used = {k for k in SIMULATION_KEYS if k not in per_path} | {compute_constant(args)}
-    entry = get_model(args["model"])
-    moe = bool(entry.get("active_params")) and entry["active_params"] < entry["params"]
     return (
         used
         | ({"allreduce_latency_us"} if args.get("n_gpus", 1) > 1 else set())
-        | ({"moe_half_rows"} if moe else set())
+        | ({"moe_half_rows"} if is_moe(args["model"]) else set())
     )
 
 
@@ -424,6 +422,8 @@ def table(constants: dict | None = None, only: set[str] | None = None) -> tuple[
                 "out": ratio(r["output_tok_s"], m.get("output_tok_s")),
                 "ttft": ratio(r["ttft_ms"]["median"], m.get("ttft_ms_median")),
                 "tpot": ratio(r["tpot_ms"]["median"], m.get("tpot_ms_median")),
+                "n_gpus": args.get("n_gpus", 1),
+                "moe": is_moe(model),
                 "pred_out": r["output_tok_s"],
                 "meas_out": m.get("output_tok_s"),
                 "preemptions": r["preemptions"],
@@ -459,6 +459,32 @@ def _group(rows: list[dict]) -> dict:
     return out
 
 
+def _median_ratio(rows: list[dict], key: str) -> float | None:
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    return round(statistics.median(vals), 6) if vals else None
+
+
+def by_kind(rows: list[dict]) -> list[dict]:
+    """The runs grouped by kind (card, dense or MoE, one GPU or several), each kind's median predicted / measured of
+    output tok/s and TPOT (signed: above 1, kvlab is optimistic on output and pessimistic on TPOT), so a reader can
+    see how kvlab did on runs like theirs (kvlab.memory.serving.accuracy_of_kind)."""
+    kinds: dict[tuple, list] = {}
+    for r in rows:
+        kinds.setdefault((r["gpu"], r["moe"], r["n_gpus"] > 1), []).append(r)
+    return [
+        {
+            "gpu": gpu,
+            "moe": moe,
+            "several_gpus": several,
+            "runs": len(group),
+            "output_ratio": _median_ratio(group, "out"),
+            "tpot_ratio": _median_ratio(group, "tpot"),
+            "tpot_runs": sum(r.get("tpot") is not None for r in group),
+        }
+        for (gpu, moe, several), group in sorted(kinds.items())
+    ]
+
+
 def accuracy(rows: list[dict] | None = None, held_out: set[str] | None = None) -> dict:
     """How far the simulation is from the published runs that set none of its constants: vLLM's held-out runs and
     SGLang's, each group's medians and counts within 2x, and the GPUs and models the vLLM runs cover. What
@@ -473,10 +499,12 @@ def accuracy(rows: list[dict] | None = None, held_out: set[str] | None = None) -
             "How far kvlab.memory.scheduler.simulate is from published runs that set none of its constants "
             "(bench/serving_validation.py accuracy): median |predicted / measured - 1| and the number within 2x, of "
             "output tok/s, median TPOT and median TTFT, over vLLM's held-out runs and SGLang's runs of "
-            "tests/python/data/serving_runs.json. Written by bench/serving_validation.py --write; the tests check it "
+            "tests/python/data/serving_runs.json; vllm_by_kind: the held-out vLLM runs by card, dense or MoE and "
+            "one GPU or several, each kind's median predicted / measured (signed) of output tok/s and TPOT. Written by bench/serving_validation.py --write; the tests check it "
             "against the simulation as it stands."
         ),
         "vllm_held_out": _group(held),
+        "vllm_by_kind": by_kind(held),
         "sglang": _group(sglang),
         "gpus": sorted({r["gpu"] for r in held}),
         "models": sorted({r["model"] for r in held}),

@@ -32,7 +32,7 @@ from kvlab.memory.llama_server import AUTO_SLOTS
 from kvlab.memory.checkpoint import is_hub_id, read_checkpoint_dir, read_hub_checkpoint
 from kvlab.memory.compare import engines_side_by_side
 from kvlab.memory.scheduler import DATASETS, simulate
-from kvlab.memory.serving import serving_accuracy, serving_estimate
+from kvlab.memory.serving import NO_KIND_SENTENCE, accuracy_of_kind, serving_accuracy, serving_estimate
 from kvlab.memory.compare import engine_budget
 from kvlab.memory.drafters import drafter_ids
 from kvlab.memory.deployment import ENGINES as ALL_ENGINES
@@ -758,6 +758,7 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
     )
     if r["efficiency"]["calibrated"]:  # how far the fitted constants are from runs they were not fitted on
         r["accuracy"] = serving_accuracy()
+        r["accuracy_of_kind"] = accuracy_of_kind(args.gpu, args.model, r["n_gpus"]) if args.gpu else None
     if args.json:
         print(json.dumps(r, indent=1))
         return 0
@@ -824,6 +825,8 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
     print("  not modelled: " + "; ".join(r["engine_rules"]["not_modelled"]))
     if "accuracy" in r:
         print(f"  accuracy: {r['accuracy']['sentence']} (bench/serving_validation.py)")
+        kind = r["accuracy_of_kind"]
+        print(f"  this kind of run: {kind['sentence'] if kind else NO_KIND_SENTENCE}")
     return 0
 
 

@@ -512,6 +512,14 @@ def test_cli_serve_with_workload_flags_prints_a_benchmark_result(capsys):
     held = json.loads(BENCHMARKS_FILE.read_text(encoding="utf-8"))["validation"]["vllm_held_out"]
     assert f"Checked against {held['runs']} published vLLM runs" in accuracy
     assert f"off by {held['output_tok_s']['median_error']:.0%} at the median" in accuracy
+    # and which way it leaned on runs of this kind (card, dense or MoE, one GPU or several), or that it cannot say
+    kind = next(line for line in lines if line.startswith("  this kind of run: "))
+    from kvlab.memory.serving import NO_KIND_SENTENCE, accuracy_of_kind
+
+    want = accuracy_of_kind(SIM[SIM.index("--gpu") + 1], SIM[SIM.index("--model") + 1], 1)
+    assert kind.endswith(want["sentence"] if want else NO_KIND_SENTENCE)
+    code, l4 = run(capsys, *SIM[: SIM.index("--gpu") + 1], "l4", *SIM[SIM.index("--gpu") + 2 :], "--num-prompts", "4")
+    assert code == 0 and f"this kind of run: {NO_KIND_SENTENCE}" in l4.out, l4.err
     # given efficiencies are not the fitted ones: no accuracy claimed for them
     code, given = run(capsys, *SIM, "--num-prompts", "20", "--efficiency", "0.5")
     assert code == 0 and "accuracy: " not in given.out
@@ -692,6 +700,10 @@ def test_serving_sim_names_the_gpus_when_more_than_one_plays():
     name = four["gpu_info"]["name"]
     assert f"at a time on 4 x {name}: " in four["view"]["headline"] and "on 4 GPUs" in four["view"]["status"]
     assert " on " not in one["view"]["headline"].split(":")[0] and "GPUs" not in one["view"]["status"]
+    # under the figures: which way kvlab leaned on published runs of this kind (a dense model on one H100: some)
+    from kvlab.memory.serving import accuracy_of_kind
+
+    assert one["view"]["kind_accuracy"] == accuracy_of_kind("h100-sxm", "llama-3.1-8b", 1)["sentence"]
 
 
 @pytest.mark.parametrize("engine", ["sglang", "trtllm"])

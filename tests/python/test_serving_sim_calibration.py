@@ -182,6 +182,34 @@ def test_the_stored_accuracy_is_what_the_simulation_gives_now():
     assert json.loads(BENCHMARKS_FILE.read_text(encoding="utf-8"))["validation"] == serving_validation.accuracy()
 
 
+def test_each_kind_of_run_says_which_way_kvlab_leans_on_it():
+    """The held-out runs by kind (card, dense or MoE, one GPU or several) cover every held-out run once, each kind's
+    median ratio is its runs' own, and the sentence says the direction the ratio gives (above 1: more answer tokens
+    than measured, a shorter TPOT below 1); a kind with under KIND_MIN_RUNS runs gets none."""
+    import statistics
+
+    from kvlab.memory.serving import KIND_MIN_RUNS, accuracy_of_kind
+
+    rows, _ = serving_validation.table()
+    held = serving_validation.calibration_split()[1]
+    held_rows = [r for r in rows if r["id"] in held and "error" not in r]
+    kinds = serving_validation.by_kind(held_rows)
+    assert sum(k["runs"] for k in kinds) == len(held_rows) and len(kinds) >= 4
+    for k in kinds:
+        mine = [r for r in held_rows if (r["gpu"], r["moe"], r["n_gpus"] > 1) == (k["gpu"], k["moe"], k["several_gpus"])]
+        assert k["output_ratio"] == round(statistics.median(r["out"] for r in mine), 6)
+        model = next(r["model"] for r in mine)
+        said = accuracy_of_kind(k["gpu"], model, 2 if k["several_gpus"] else 1)
+        if k["runs"] < KIND_MIN_RUNS:
+            assert said is None
+            continue
+        assert f"On the {k['runs']} published vLLM runs of this kind" in said["sentence"]
+        assert ("more answer tokens" if k["output_ratio"] > 1 else "fewer answer tokens") in said["sentence"]
+        if k["tpot_ratio"] is not None and k["tpot_runs"] >= KIND_MIN_RUNS:
+            assert ("shorter" if k["tpot_ratio"] < 1 else "longer") in said["sentence"]
+    assert accuracy_of_kind("l4", "llama-3.1-8b", 1) is None  # no published L4 run
+
+
 def test_a_run_whose_printed_launch_cannot_start_is_skipped_as_not_stated():
     # GPUStack's Qwen3-32B H100 page prints `vllm serve Qwen/Qwen3-32B` (40,960 tokens): one such sequence's KV cache
     # and the BF16 weights leave under 1 GiB of 0.9 x the card for vLLM's own reserve, so that is not what ran

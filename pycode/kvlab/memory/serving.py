@@ -154,7 +154,8 @@ def serving_accuracy() -> dict:
 
     `vllm_runs`, `sglang_runs`: how many runs; `output`, `tpot`, `ttft` (and `sglang_output`, `sglang_tpot`): the
     median error in percent ("11%"); `*_within`: how many of them within 2x ("83 of 86"); `gpus`: the cards the vLLM
-    runs ran on; `models`: how many models; `sentence`: all of it in one sentence."""
+    runs ran on; `models`: how many models; `furthest`: the kind of run (card, dense or MoE, one GPU or several; at
+    least KIND_MIN_RUNS runs) it leans furthest on, in a sentence; `sentence`: all but that in one."""
     v = serving_benchmarks()["validation"]
 
     def err(group: dict, key: str) -> str:
@@ -180,6 +181,25 @@ def serving_accuracy() -> dict:
         "gpus": gpus,
         "models": len(v["models"]),
     }
+    kinds = [k for k in v.get("vllm_by_kind", []) if k["runs"] >= KIND_MIN_RUNS]
+    far = max(kinds, key=_lean, default=None)
+    out["furthest"] = (
+        ""
+        if far is None
+        else f"It leans furthest on {'MoE' if far['moe'] else 'dense'} models "
+        + (
+            f"split over several {get_gpu(far['gpu'])['name']} GPUs"
+            if far["several_gpus"]
+            else f"on one {get_gpu(far['gpu'])['name']}"
+        )
+        + f": on {far['runs']} such runs it predicted {_more_or_less(far['output_ratio'], 'more', 'fewer')} answer "
+        "tokens a second than were measured, at the median"
+        + (
+            f", and a time per output token {_more_or_less(far['tpot_ratio'], 'longer', 'shorter')}."
+            if far["tpot_ratio"] is not None and far["tpot_runs"] >= KIND_MIN_RUNS
+            else "."
+        )
+    )
     out["sentence"] = (
         f"Checked against {out['vllm_runs']} published vLLM runs that set none of its constants ({gpus}; "
         f"{out['models']} models): answer tokens per second off by {out['output']} at the median "
@@ -189,6 +209,62 @@ def serving_accuracy() -> dict:
         f"{out['sglang_tpot']}."
     )
     return out
+
+
+KIND_MIN_RUNS = 3  # a kind with fewer held-out runs gets no sentence: a median of one or two runs is an anecdote
+NO_KIND_SENTENCE = (
+    "kvlab has too few published runs of this kind (this card, dense or MoE, one GPU or several) to say which way it "
+    "leans here."
+)
+
+
+def _more_or_less(ratio: float, more: str, less: str) -> str:
+    """'35% more', '12% less' or 'as much' for a predicted / measured ratio."""
+    share = round(abs(ratio - 1) * 100)
+    return "the same" if not share else f"{share}% {more if ratio > 1 else less}"
+
+
+def _lean(kind: dict) -> float:
+    """How far a kind of run leans: the larger |log| of its output and TPOT median ratios (TPOT where it has
+    KIND_MIN_RUNS runs with one)."""
+    ratios = [kind["output_ratio"]]
+    if kind["tpot_ratio"] is not None and kind["tpot_runs"] >= KIND_MIN_RUNS:
+        ratios.append(kind["tpot_ratio"])
+    return max(abs(math.log(r)) for r in ratios)
+
+
+def is_moe(model) -> bool:
+    """Whether a model (catalogue id or config path) is a mixture of experts: fewer active than total parameters, the
+    test kvlab.memory.scheduler.simulate runs."""
+    arch = model_architecture(model)
+    return bool(arch.active_params) and arch.active_params < arch.params
+
+
+def accuracy_of_kind(gpu: str, model, n_gpus: int) -> dict | None:
+    """How far the simulation was from the held-out published vLLM runs of one kind (the card, dense or MoE, one
+    GPU or several; serving_benchmarks.json "validation" "vllm_by_kind"), with a sentence, or None where kvlab has
+    fewer than KIND_MIN_RUNS such runs. A reader sizing a deployment of that kind reads which way kvlab leans there."""
+    several, moe = n_gpus > 1, is_moe(model)
+    kind = next(
+        (
+            k
+            for k in serving_benchmarks()["validation"].get("vllm_by_kind", [])
+            if k["gpu"] == gpu and k["moe"] == moe and k["several_gpus"] == several
+        ),
+        None,
+    )
+    if kind is None or kind["runs"] < KIND_MIN_RUNS:
+        return None
+    name = get_gpu(gpu)["name"]
+    what = f"{'an MoE' if moe else 'a dense model'} on " + (f"several {name} GPUs" if several else f"one {name}")
+    sentence = (
+        f"On the {kind['runs']} published vLLM runs of this kind ({what}) that set none of its constants, kvlab "
+        f"predicted {_more_or_less(kind['output_ratio'], 'more', 'fewer')} answer tokens a second than were measured "
+        "at the median"
+    )
+    if kind["tpot_ratio"] is not None and kind["tpot_runs"] >= KIND_MIN_RUNS:
+        sentence += f", and a time per output token {_more_or_less(kind['tpot_ratio'], 'longer', 'shorter')}"
+    return {**kind, "sentence": sentence + "."}
 
 
 def run_totals(verbatim: str) -> tuple[int | None, int | None]:

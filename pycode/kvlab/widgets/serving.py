@@ -16,7 +16,7 @@ from kvlab.memory.deployment import TENSOR_PARALLEL, Refused, default_gpu_memory
 from kvlab.memory.engines import VLLM_RECENT
 from kvlab.memory.kv_bytes import VLLM_BLOCK_SIZE
 from kvlab.memory.scheduler import NOT_MODELLED, SGLANG_NOT_MODELLED, simulate
-from kvlab.memory.serving import serving_accuracy, serving_estimate, weights_read
+from kvlab.memory.serving import NO_KIND_SENTENCE, accuracy_of_kind, serving_accuracy, serving_estimate, weights_read
 from kvlab.memory.weights import weight_format
 from kvlab.widgets.pickers import (
     CONTEXT_STEPS,
@@ -475,6 +475,8 @@ def serving_sim_view(data: dict) -> ServingSimView:
     chats = data["rows"]  # the request drawn in each row
     raster = raster_runs(data["grid"], lambda y, a, b, v: f"chat {chats[y] + 1}: {SIM_STATES[v]}")
     accuracy = serving_accuracy()["sentence"]
+    kind = accuracy_of_kind(p["gpu"], p["model"], p["n_gpus"])
+    kind_accuracy = kind["sentence"] if kind else NO_KIND_SENTENCE
     if r is None:
         return {
             "status": status,
@@ -489,6 +491,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
             "price_text": "no price: nothing is served",
             "stats": [],
             "accuracy": accuracy,
+            "kind_accuracy": "",
         }
     ttft, tpot, users, context = (
         r["ttft_ms"]["median"],
@@ -564,6 +567,7 @@ def serving_sim_view(data: dict) -> ServingSimView:
             {"name": "Peak KV pool use", "value": f"{peak_kv:.0%} of {pool_tokens}"},
         ],
         "accuracy": accuracy,
+        "kind_accuracy": kind_accuracy,
     }
 
 

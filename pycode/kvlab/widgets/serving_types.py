@@ -261,6 +261,7 @@ class ServingSimView(TypedDict):
     price_text: str
     stats: list[NameValue]  # as vllm bench serve prints them
     accuracy: str  # how far the simulation is from published runs it was not fitted on (serving_accuracy)
+    kind_accuracy: str  # which way it leaned on held-out runs of this card, dense or MoE, one GPU or several
 
 
 class ServingSimFigureResult(TypedDict):
