@@ -193,7 +193,7 @@ def serving_accuracy() -> dict:
             else f"on one {get_gpu(far['gpu'])['name']}"
         )
         + f": on {far['runs']} such runs it predicted {_more_or_less(far['output_ratio'], 'more', 'fewer')} answer "
-        "tokens a second than were measured, at the median"
+        "tokens a second than were measured (the median run)"
         + (
             f", and a time per output token {_more_or_less(far['tpot_ratio'], 'longer', 'shorter')}."
             if far["tpot_ratio"] is not None and far["tpot_runs"] >= KIND_MIN_RUNS
@@ -258,9 +258,9 @@ def accuracy_of_kind(gpu: str, model, n_gpus: int) -> dict | None:
     name = get_gpu(gpu)["name"]
     what = f"{'an MoE' if moe else 'a dense model'} on " + (f"several {name} GPUs" if several else f"one {name}")
     sentence = (
-        f"On the {kind['runs']} published vLLM runs of this kind ({what}) that set none of its constants, kvlab "
+        f"On the {kind['runs']} published vLLM runs of this kind ({what}) that kvlab was not fitted on, it "
         f"predicted {_more_or_less(kind['output_ratio'], 'more', 'fewer')} answer tokens a second than were measured "
-        "at the median"
+        "(the median run)"
     )
     if kind["tpot_ratio"] is not None and kind["tpot_runs"] >= KIND_MIN_RUNS:
         sentence += f", and a time per output token {_more_or_less(kind['tpot_ratio'], 'longer', 'shorter')}"
