@@ -98,3 +98,6 @@ def test_a_model_too_big_for_one_gpu_plays_on_eight_as_kvlab_says(warm_page, sit
     expect(root.locator('[data-field="headline"]')).to_have_text(eight["view"]["headline"], timeout=60_000)
     expect(root.locator('[data-field="command"]')).to_have_text(eight["command"])
     expect(root.locator('[data-field="price"]')).to_have_text(eight["view"]["price_text"])
+    # which way kvlab leaned on published runs of this kind (an MoE on several H100s), as CPython reads it
+    assert "an MoE on several NVIDIA H100" in eight["view"]["kind_accuracy"]
+    expect(root.locator('[data-field="kind-accuracy"]')).to_have_text(eight["view"]["kind_accuracy"])
