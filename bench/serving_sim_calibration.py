@@ -16,7 +16,8 @@ detokenization), allreduce_latency_us (per tensor-parallel all-reduce, 2 per lay
 go over the card's interconnect), frontend_ms (the API server's time per request), and the prefill
 efficiencies of MXFP4 weights on cards without FP4 tensor cores, one per vLLM kernel path:
 weight_only_fp4_compute_efficiency (Marlin, below SM90) and weight_only_fp4_triton_compute_efficiency
-(Triton matmul_ogs, SM90; kvlab.memory.engines.mxfp4_kernel).
+(Triton matmul_ogs, SM90; kvlab.memory.engines.mxfp4_kernel); weight_only_compute_efficiency, FP8 and INT4 weights
+through Marlin (every linear layer dequantized; session 25); and moe_half_rows (an MoE's expert GEMMs at few rows).
 
 The runs: bench/serving_validation.py's USED_FOR_CALIBRATION (the rule that picks them is stated
 there; the other vLLM runs are held out and never enter the fit). Each is simulated as
@@ -59,6 +60,7 @@ BOUNDS = {  # what is physical: an efficiency in (0, 1], overheads from 1 us to 
     "weight_only_fp4_compute_efficiency": (0.05, 1.0),
     "weight_only_fp4_triton_compute_efficiency": (0.05, 1.0),
     "moe_half_rows": (0.01, 4096.0),
+    "weight_only_compute_efficiency": (0.05, 1.0),
 }
 ITERATIONS = 160
 
@@ -187,8 +189,8 @@ def fit(start: dict | None = None) -> dict:
         "about": "Step-time constants of kvlab.memory.scheduler.simulate, fitted by bench/serving_sim_calibration.py "
         "on the vLLM runs of tests/python/data/serving_runs.json listed in 'runs' (bench/serving_validation.py "
         "USED_FOR_CALIBRATION: the vLLM runs with a catalogue model and GPU, sorted by id, 1st, 3rd, 5th, ...; then, "
-        "for each constant no fit run exercises, the first run by id that exercises it; then, for each MXFP4 kernel "
-        "path's constant only one fit run exercises, the other run whose predicted output moves most with it); "
+        "for each constant no fit run exercises, the first run by id that exercises it; then, for each weight-only "
+        "kernel path's constant only one fit run exercises, the other run whose predicted output moves most with it); "
         "the other vLLM runs are held out. Loss: sum of log(predicted / measured)^2 of output tok/s and median "
         "TPOT (not for answers under 16 tokens, whose TPOT is the API server's streaming); Nelder-Mead in the logarithms, restarted once from its end with a half-size simplex, each constant rounded to 3 significant figures. frontend_ms is "
         "bounded by the fit runs' own median TTFT (frontend_ms_bound: with all n requests sent at once, every "

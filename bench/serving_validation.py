@@ -47,7 +47,8 @@ from kvlab.memory.engines import published_sampler, vllm_batch_defaults, weight_
 from kvlab.memory.serving import BENCHMARKS_FILE, is_moe, serving_benchmarks  # noqa: E402
 from kvlab.memory.serving import run_totals as totals  # noqa: E402
 from kvlab.memory.scheduler import (  # noqa: E402
-    MXFP4_KERNEL_CONSTANT,
+    KERNEL_CONSTANTS,
+    kernel_constant,
     SIMULATION_KEYS,
     chat_template_ms,
     simulate,
@@ -77,6 +78,7 @@ FIT_START = {
     "weight_only_fp4_compute_efficiency": 0.4,
     "weight_only_fp4_triton_compute_efficiency": 0.4,
     "moe_half_rows": 32.0,
+    "weight_only_compute_efficiency": 0.4,
 }
 
 # the run's published weights, as kvlab's weights formats name them
@@ -99,7 +101,7 @@ WEIGHTS = [("MXFP4", "MXFP4"), ("FP8", "FP8"), ("AWQ", "INT4"), ("INT4", "INT4")
 # Step 3 (session 11), because one run did not determine the constant it was added for: with the Triton constant
 # halved or doubled, gpustack-h100-gptoss120b-vllm-sharegpt's fit loss moved 0.4 % (its output and TPOT trade against
 # each other), so the fit could put it anywhere from 0.15 to 0.30 (bench/serving_sim_calibration.py --identify). So
-# each kernel path's constant (MXFP4_KERNEL_CONSTANT) that only one fit run exercises gets a second: of the runs not
+# each kernel path's constant (KERNEL_CONSTANTS) that only one fit run exercises gets a second: of the runs not
 # on the fit side that exercise it (runs marked "held-out (added ...)" included: this is the one step that may move
 # one), the run whose predicted output tok/s moves most between half and double the constant, the other constants
 # at FIT_START (`output_sensitivity`: predictions only, no measured figure); runs with answers under
@@ -111,6 +113,9 @@ WEIGHTS = [("MXFP4", "MXFP4"), ("FP8", "FP8"), ("AWQ", "INT4"), ("INT4", "INT4")
 # output 21 %, TTFT 19 %, TPOT 27 %: bench/results/2026-12-06-engines-serving-session11.md.) A short run's TPOT is the
 # mean of three gaps set by the API server's streaming, so the fit's loss also leaves out the median TPOT of runs
 # with answers under SHORT_ANSWER_TOKENS (the fit's A100 random128 run).
+# Session 25 gave FP8 and INT4 weights through Marlin a constant of their own (weight_only_compute_efficiency, in
+# KERNEL_CONSTANTS); the rule, unchanged, moved gpustack-a100-qwen3-32b-awq-vllm-sharegpt (step 2: the first by id
+# that exercises it) and qwen-issue1536-a100-qwen3-14b-awq-c1-16k (step 3) to the fit side, and no other run.
 # SGLang runs are never used: the constants are fitted on vLLM runs; SGLang's are simulated with its own scheduler
 # (simulate(engine="sglang")) and reported apart, all held out.
 # `calibration_split()` recomputes this set from the rule (the tests check that the two agree). Runs added after the
@@ -120,12 +125,14 @@ WEIGHTS = [("MXFP4", "MXFP4"), ("FP8", "FP8"), ("AWQ", "INT4"), ("INT4", "INT4")
 USED_FOR_CALIBRATION: set[str] = {
     "gpustack-a100-gptoss20b-vllm-random128",
     "gpustack-a100-gptoss20b-vllm-random4k",
+    "gpustack-a100-qwen3-32b-awq-vllm-sharegpt",
     "gpustack-a100-qwen3-32b-vllm-sharegpt",
     "gpustack-h100-gptoss120b-vllm-sharegpt",
     "gpustack-h100-gptoss20b-vllm-random4k",
     "gpustack-h100-qwen35-9b-vllm-rate1",
     "gpustack-h200-dsr1-vllm-sharegpt",
     "gpustack-h200-qwen35-35b-a3b-vllm-sharegpt",
+    "qwen-issue1536-a100-qwen3-14b-awq-c1-16k",
     "recipes-pr431-mi300x-qwen3guard-gen-8b-c32",
     "vllm-pr23696-b200-gptoss120b-tp8-sharegpt",
 }
@@ -155,13 +162,13 @@ def load_runs() -> list[dict]:
 def compute_constant(args: dict) -> str:
     """The constant a run's compute-bound time runs at (simulate's choice for its card and weights)."""
     kernel = weight_only_kernel(get_gpu(args["gpu"]), args.get("weights_format", "BF16"))  # WEIGHTS' kvlab names
-    return MXFP4_KERNEL_CONSTANT.get(kernel) or "compute_efficiency"
+    return kernel_constant(kernel, args.get("weights_format", "BF16")) or "compute_efficiency"
 
 
 def exercised_constants(args: dict) -> set[str]:
     """The step-time constants a run's simulation uses: its compute constant, the all-reduce latency under tensor
     parallelism only, the others always."""
-    per_path = {"compute_efficiency", "allreduce_latency_us", "moe_half_rows", *MXFP4_KERNEL_CONSTANT.values()}
+    per_path = {"compute_efficiency", "allreduce_latency_us", "moe_half_rows", *KERNEL_CONSTANTS}
     used = {k for k in SIMULATION_KEYS if k not in per_path} | {compute_constant(args)}
     return (
         used
@@ -219,7 +226,7 @@ def calibration_split(runs: list[dict] | None = None) -> tuple[set[str], set[str
                 held.discard(first)
     by_id = {r["id"]: r for r in usable}
     short = short_answer_runs(usable)
-    for key in MXFP4_KERNEL_CONSTANT.values():  # step 3: two fit runs for each kernel path's constant
+    for key in KERNEL_CONSTANTS:  # step 3: two fit runs for each kernel path's constant
         if sum(key in exercises[i] for i in fit) == 1:
             others = sorted(i for i in by_id if i not in fit | short and key in exercises[i])
             if others:

@@ -342,23 +342,34 @@ def test_int4_and_fp8_without_fp8_tensor_cores_run_weight_only_through_marlin():
         ("mi300x", "BF16"): None,
     }
     assert engines.weight_only_kernel(get_gpu("a100-80gb"), "MXFP4") == engines.mxfp4_kernel(get_gpu("a100-80gb"))
-    # the Marlin constant sets a compute-bound prefill of FP8 on an A100 and of INT4 anywhere on CUDA; an FP8 prefill
-    # on an H100 stays at compute_efficiency
+    # the weight-only constant sets a compute-bound prefill of FP8 on an A100 and of INT4 anywhere on CUDA (MXFP4's
+    # Marlin path has its own: session 25); an FP8 prefill on an H100 stays at compute_efficiency
     kw = {"num_prompts": 2, "input_len": 4096, "output_len": 4, "max_model_len": 8192}
-    consts = {"compute_efficiency": 0.6, "weight_only_fp4_compute_efficiency": 0.2}
+    consts = {
+        "compute_efficiency": 0.6,
+        "weight_only_compute_efficiency": 0.2,
+        "weight_only_fp4_compute_efficiency": 0.3,
+    }
     used = {
-        (g, f): simulate("qwen3-8b", g, weights_format=f, **kw, **consts)["efficiency"]["compute_used"]
-        for g, f in (("a100-80gb", "FP8"), ("a100-80gb", "AWQ"), ("h100-sxm", "INT4"), ("h100-sxm", "FP8"))
+        (m, g, f): simulate(m, g, weights_format=f, **kw, **consts)["efficiency"]["compute_used"]
+        for m, g, f in (
+            ("qwen3-8b", "a100-80gb", "FP8"),
+            ("qwen3-8b", "a100-80gb", "AWQ"),
+            ("qwen3-8b", "h100-sxm", "INT4"),
+            ("qwen3-8b", "h100-sxm", "FP8"),
+            ("gpt-oss-20b", "a100-80gb", "MXFP4"),
+        )
     }
     assert used == {
-        ("a100-80gb", "FP8"): 0.2,
-        ("a100-80gb", "AWQ"): 0.2,
-        ("h100-sxm", "INT4"): 0.2,
-        ("h100-sxm", "FP8"): 0.6,
+        ("qwen3-8b", "a100-80gb", "FP8"): 0.2,
+        ("qwen3-8b", "a100-80gb", "AWQ"): 0.2,
+        ("qwen3-8b", "h100-sxm", "INT4"): 0.2,
+        ("qwen3-8b", "h100-sxm", "FP8"): 0.6,
+        ("gpt-oss-20b", "a100-80gb", "MXFP4"): 0.3,
     }
     ttft = [
         simulate("qwen3-8b", "a100-80gb", weights_format="FP8", **kw, **c)["ttft_ms"]["median"]
-        for c in (consts, {**consts, "weight_only_fp4_compute_efficiency": 0.4})
+        for c in (consts, {**consts, "weight_only_compute_efficiency": 0.4})
     ]
     assert ttft[0] > 1.5 * ttft[1]
     # and the run says why its compute efficiency is the Marlin one
@@ -370,12 +381,13 @@ def test_int4_and_fp8_without_fp8_tensor_cores_run_weight_only_through_marlin():
 
 
 def _an_8k_prefill_on_an_a100(model: str, weights: str) -> tuple:
-    """One 8,192-token prompt in one step on an A100, the Marlin constant at 0.2 and the BF16 one at 0.6: the model's
-    architecture, the prefill's seconds and the attention FLOPs over its context."""
+    """One 8,192-token prompt in one step on an A100, the Marlin constants (MXFP4's and FP8/INT4's) at 0.2 and the
+    BF16 one at 0.6: the model's architecture, the prefill's seconds and the attention FLOPs over its context."""
     arch = model_architecture(model)
     kw = {"num_prompts": 1, "input_len": 8192, "output_len": 2, "weights_format": weights, "max_model_len": 16384}
     kw |= {"max_num_batched_tokens": 8192, "trace": True}
-    r = simulate(model, "a100-80gb", **kw, **plain_roofline(0.6), weight_only_fp4_compute_efficiency=0.2)
+    marlin = {"weight_only_fp4_compute_efficiency": 0.2, "weight_only_compute_efficiency": 0.2}
+    r = simulate(model, "a100-80gb", **kw, **plain_roofline(0.6), **marlin)
     assert r["trace"][0]["prefill_tokens"] == 8192
     attn = sum(attention_flops(arch, int(t)) for t in np.arange(1, 8193)[::64]) * 64
     return arch, r["ttft_ms"]["median"] / 1000, attn

@@ -81,9 +81,11 @@ in together.
   bench/results/2026-12-07-serving-session24.md);
 - weight_only_fp4_compute_efficiency: the same for MXFP4 weights on a card without FP4 tensor cores
   (NATIVE_FP4_CARDS), where vLLM dequantizes the packed weights inside each GEMM, on vLLM's Marlin path (CUDA
-  compute capability below 9.0: A100, L40S, RTX 4090, ...); the same Marlin constant for the other weight-only
-  formats vLLM runs through Marlin (`kvlab.memory.engines.weight_only_kernel`: INT4 AWQ/GPTQ, and FP8 below
-  compute capability 8.9), all of whose linear layers are quantized;
+  compute capability below 9.0: A100, L40S, RTX 4090, ...);
+- weight_only_compute_efficiency: the same for the other weight-only formats vLLM runs through Marlin
+  (`kvlab.memory.engines.weight_only_kernel`: INT4 AWQ/GPTQ, and FP8 below compute capability 8.9), all of whose
+  linear layers are quantized, each GEMM at the batch's full row count (until session 25 these ran at the MXFP4
+  Marlin constant; bench/results/2026-12-07-serving-session25.md);
 - weight_only_fp4_triton_compute_efficiency: the same on vLLM's Triton path (OpenAI's triton_kernels matmul_ogs:
   compute capability 9.x, H100 and H200, and ROCm), `kvlab.memory.engines.mxfp4_kernel`;
 - attention FLOPs of a prefill chunk in an MLA model (DeepSeek) count the expanded heads vLLM prefills with
@@ -246,11 +248,28 @@ SIMULATION_KEYS = (
     "weight_only_fp4_compute_efficiency",
     "weight_only_fp4_triton_compute_efficiency",
     "moe_half_rows",
+    "weight_only_compute_efficiency",
 )
 MXFP4_KERNEL_CONSTANT = {
     "marlin": "weight_only_fp4_compute_efficiency",
     "triton": "weight_only_fp4_triton_compute_efficiency",
 }
+# FP8 weights on a card without FP8 tensor cores and INT4 (AWQ, GPTQ) run weight-only through Marlin too
+# (`weight_only_kernel`), at a constant of their own: Marlin's kernel for them dequantizes every weight of every linear
+# layer inside the GEMM, and at a large batch it is slower than the BF16 GEMM it replaces (Marlin's README: near-ideal
+# speedups to batch 16-32, falling off beyond; GPUStack measured weight-only AWQ, GPTQ and GPTQ-Int8 slower than BF16
+# at 1,000 ShareGPT prompts on an A100 and an H100: docs/performance-lab/references/
+# the-impact-of-quantization-on-vllm-inference-performance.md at gpustack/gpustack 1f37f1b8), where MXFP4's path is
+# fitted on gpt-oss, whose experts alone are quantized
+WEIGHT_ONLY_CONSTANT = "weight_only_compute_efficiency"
+KERNEL_CONSTANTS = (*MXFP4_KERNEL_CONSTANT.values(), WEIGHT_ONLY_CONSTANT)
+
+
+def kernel_constant(kernel: str | None, weights_format: str) -> str | None:
+    """The fitted constant a weight-only kernel path runs at (None: none, the BF16 compute_efficiency)."""
+    if kernel == "marlin" and weights_format != "MXFP4":
+        return WEIGHT_ONLY_CONSTANT
+    return MXFP4_KERNEL_CONSTANT.get(kernel)
 OVERHEAD_KEYS = ("step_overhead_ms", "request_overhead_us", "allreduce_latency_us", "frontend_ms")
 # --enforce-eager: no CUDA graphs (and in V1 no torch.compile), so every step launches each layer's kernels from
 # Python; the cost adds to the step's GPU time, per layer. Not fitted: measured outside kvlab's runs, on vLLM V1
@@ -745,6 +764,7 @@ def simulate(
     weight_only_fp4_compute_efficiency: float | None = None,
     weight_only_fp4_triton_compute_efficiency: float | None = None,
     moe_half_rows: float | None = None,
+    weight_only_compute_efficiency: float | None = None,
     step_overhead_ms: float | None = None,
     request_overhead_us: float | None = None,
     allreduce_latency_us: float | None = None,
@@ -779,7 +799,7 @@ def simulate(
     `bandwidth_efficiency` / `compute_efficiency`, the share of each roofline bound reached
     (`weight_only_fp4_compute_efficiency` instead of compute_efficiency for MXFP4 weights on a card without
     FP4 tensor cores on vLLM's Marlin path, `weight_only_fp4_triton_compute_efficiency` on its Triton path:
-    `mxfp4_kernel`);
+    `mxfp4_kernel`; `weight_only_compute_efficiency` for FP8 and INT4 weights through Marlin);
     `moe_half_rows`, the rows per expert at which an MoE's expert GEMMs reach half the compute constant;
     `step_overhead_ms`, a fixed time per step; `request_overhead_us`, a time per request in the step;
     `allreduce_latency_us`, a time per step of a tensor-parallel ring all-reduce (2 (n_gpus - 1) steps, 2
@@ -865,6 +885,7 @@ def simulate(
         for name, value in (
             ("weight_only_fp4_compute_efficiency", weight_only_fp4_compute_efficiency),
             ("weight_only_fp4_triton_compute_efficiency", weight_only_fp4_triton_compute_efficiency),
+            (WEIGHT_ONLY_CONSTANT, weight_only_compute_efficiency),
         )
         if value is not None
     }
@@ -1075,8 +1096,8 @@ def simulate(
     fmt = dep.weights.get("format")
     if kernel is None:
         kernel = weight_only_kernel(card, fmt)
-    weight_only = kernel in MXFP4_KERNEL_CONSTANT  # dequantized inside the GEMM: a kernel path's own constant
-    kernel_key = MXFP4_KERNEL_CONSTANT.get(kernel)
+    kernel_key = kernel_constant(kernel, fmt)
+    weight_only = kernel_key is not None  # dequantized inside the GEMM: a kernel path's own constant
     # why the compute efficiency is a weight-only kernel's constant, in words (None: the BF16 one)
     compute_path = (
         f"{fmt} weights dequantized inside each GEMM: vLLM's {kernel.capitalize()} path" if weight_only else None
