@@ -196,7 +196,9 @@ def test_each_kind_of_run_says_which_way_kvlab_leans_on_it():
     kinds = serving_validation.by_kind(held_rows)
     assert sum(k["runs"] for k in kinds) == len(held_rows) and len(kinds) >= 4
     for k in kinds:
-        mine = [r for r in held_rows if (r["gpu"], r["moe"], r["n_gpus"] > 1) == (k["gpu"], k["moe"], k["several_gpus"])]
+        mine = [
+            r for r in held_rows if (r["gpu"], r["moe"], r["n_gpus"] > 1) == (k["gpu"], k["moe"], k["several_gpus"])
+        ]
         assert k["output_ratio"] == round(statistics.median(r["out"] for r in mine), 6)
         model = next(r["model"] for r in mine)
         said = accuracy_of_kind(k["gpu"], model, 2 if k["several_gpus"] else 1)

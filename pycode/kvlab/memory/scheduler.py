@@ -270,6 +270,8 @@ def kernel_constant(kernel: str | None, weights_format: str) -> str | None:
     if kernel == "marlin" and weights_format != "MXFP4":
         return WEIGHT_ONLY_CONSTANT
     return MXFP4_KERNEL_CONSTANT.get(kernel)
+
+
 OVERHEAD_KEYS = ("step_overhead_ms", "request_overhead_us", "allreduce_latency_us", "frontend_ms")
 # --enforce-eager: no CUDA graphs (and in V1 no torch.compile), so every step launches each layer's kernels from
 # Python; the cost adds to the step's GPU time, per layer. Not fitted: measured outside kvlab's runs, on vLLM V1
