@@ -536,14 +536,14 @@ def serving_sim_view(data: dict) -> ServingSimView:
     closed_total = r["closed_form_tok_s"]
     if closed_total:
         compare = (
-            f"The closed form above (all {users:,} chats decoding together at {plural(context, 'token')}) says "
+            f"The closed form, with all {users:,} chats decoding together at {plural(context, 'token')}, says "
             f"{closed_total:,.0f} tokens a second; the simulation gets {r['output_tok_s'] / closed_total:.0%} of that, "
             "because prompts must be prefilled first, new chats wait for room in the cache, and every chat is shorter "
             "than its full context most of the time."
         )
     else:
         compare = (
-            f"The closed form above says {users:,} chats of {plural(context, 'token')} each do not fit at once; a real "
+            f"The closed form says {users:,} chats of {plural(context, 'token')} each do not fit at once; a real "
             "engine still serves them: it admits what fits and queues the rest, as the rows show."
         )
     return {
