@@ -157,6 +157,11 @@ class Architecture:
     def n_layers(self) -> int:
         return len(self.layers)
 
+    @property
+    def routes_experts(self) -> bool:
+        """A mixture of experts as the serving simulation reads it: fewer parameters active per token than in all."""
+        return bool(self.active_params) and self.active_params < self.params
+
     def count(self, kind: str) -> int:
         return sum(1 for layer in self.layers if layer.kind == kind)
 

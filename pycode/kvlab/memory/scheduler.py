@@ -1053,7 +1053,7 @@ def simulate(
     # a step gathers one row of the token embedding per token; an untied table is otherwise not read
     # (weights.embedding_table_bytes), so it comes off what every step reads
     embedding_skip = float(min(embedding_table_bytes(arch, dep.weights), weights_total))
-    moe = bool(arch.active_params) and arch.active_params < arch.params
+    moe = arch.routes_experts
     rest_params = 0.0  # an MoE's parameters outside the routed experts (attention, router, embeddings, shared)
     if moe and getattr(arch, "expert_params", None):  # shared part read every step, experts as routed
         rest_params = arch.params - arch.expert_params

@@ -192,13 +192,7 @@ def serving_accuracy() -> dict:
             if far["several_gpus"]
             else f"on one {get_gpu(far['gpu'])['name']}"
         )
-        + f": on {far['runs']} such runs it predicted {_more_or_less(far['output_ratio'], 'more', 'fewer')} answer "
-        "tokens a second than were measured (the median run)"
-        + (
-            f", and a time per output token {_more_or_less(far['tpot_ratio'], 'longer', 'shorter')}."
-            if far["tpot_ratio"] is not None and far["tpot_runs"] >= KIND_MIN_RUNS
-            else "."
-        )
+        + f": on {far['runs']} such runs it {_leaning(far)}."
     )
     out["sentence"] = (
         f"Checked against {out['vllm_runs']} published vLLM runs that set none of its constants ({gpus}; "
@@ -219,25 +213,35 @@ NO_KIND_SENTENCE = (
 
 
 def _more_or_less(ratio: float, more: str, less: str) -> str:
-    """'35% more', '12% less' or 'as much' for a predicted / measured ratio."""
+    """'35% more', '12% less' or 'the same' for a predicted / measured ratio."""
     share = round(abs(ratio - 1) * 100)
     return "the same" if not share else f"{share}% {more if ratio > 1 else less}"
 
 
+def _kind_tpot(kind: dict) -> float | None:
+    """A kind's TPOT median ratio where KIND_MIN_RUNS of its runs state a TPOT, else None."""
+    return kind["tpot_ratio"] if kind["tpot_ratio"] is not None and kind["tpot_runs"] >= KIND_MIN_RUNS else None
+
+
 def _lean(kind: dict) -> float:
-    """How far a kind of run leans: the larger |log| of its output and TPOT median ratios (TPOT where it has
-    KIND_MIN_RUNS runs with one)."""
-    ratios = [kind["output_ratio"]]
-    if kind["tpot_ratio"] is not None and kind["tpot_runs"] >= KIND_MIN_RUNS:
-        ratios.append(kind["tpot_ratio"])
-    return max(abs(math.log(r)) for r in ratios)
+    """How far a kind of run leans: the larger |log| of its output and TPOT median ratios."""
+    return max(abs(math.log(r)) for r in (kind["output_ratio"], _kind_tpot(kind)) if r is not None)
+
+
+def _leaning(kind: dict) -> str:
+    """What kvlab predicted on a kind's runs, in words: 'predicted 28% more answer tokens ... 32% shorter'."""
+    words = (
+        f"predicted {_more_or_less(kind['output_ratio'], 'more', 'fewer')} answer tokens a second than were measured "
+        "(the median run)"
+    )
+    tpot = _kind_tpot(kind)
+    return words + (f", and a time per output token {_more_or_less(tpot, 'longer', 'shorter')}" if tpot else "")
 
 
 def is_moe(model) -> bool:
-    """Whether a model (catalogue id or config path) is a mixture of experts: fewer active than total parameters, the
-    test kvlab.memory.scheduler.simulate runs."""
-    arch = model_architecture(model)
-    return bool(arch.active_params) and arch.active_params < arch.params
+    """Whether a model (catalogue id or config path) is a mixture of experts, as kvlab.memory.scheduler.simulate
+    reads it (Architecture.routes_experts)."""
+    return model_architecture(model).routes_experts
 
 
 def accuracy_of_kind(gpu: str, model, n_gpus: int) -> dict | None:
@@ -259,12 +263,9 @@ def accuracy_of_kind(gpu: str, model, n_gpus: int) -> dict | None:
     what = f"{'an MoE' if moe else 'a dense model'} on " + (f"several {name} GPUs" if several else f"one {name}")
     sentence = (
         f"On the {kind['runs']} published vLLM runs of this kind ({what}) that kvlab was not fitted on, it "
-        f"predicted {_more_or_less(kind['output_ratio'], 'more', 'fewer')} answer tokens a second than were measured "
-        "(the median run)"
+        f"{_leaning(kind)}."
     )
-    if kind["tpot_ratio"] is not None and kind["tpot_runs"] >= KIND_MIN_RUNS:
-        sentence += f", and a time per output token {_more_or_less(kind['tpot_ratio'], 'longer', 'shorter')}"
-    return {**kind, "sentence": sentence + "."}
+    return {**kind, "sentence": sentence}
 
 
 def run_totals(verbatim: str) -> tuple[int | None, int | None]:
