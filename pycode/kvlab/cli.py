@@ -279,7 +279,12 @@ def _add_memory_commands(sub: argparse._SubParsersAction) -> None:
     sim.add_argument(
         "--prefix-len", "--random-prefix-len", dest="prefix_len", type=int, default=None, help="shared prompt prefix"
     )
-    sim.add_argument("--burstiness", type=float, default=None, help="gamma shape of the gaps (1: Poisson)")
+    sim.add_argument(
+        "--burstiness",
+        type=float,
+        default=None,
+        help="gamma shape of the gaps (1: Poisson; inf: evenly spaced, as guidellm's constant profile)",
+    )
     sim.add_argument("--max-num-batched-tokens", type=int, default=None, help="token budget per step")
     sim.add_argument(
         "--enable-prefix-caching",
@@ -775,7 +780,9 @@ def _run_serve_simulation(args: argparse.Namespace) -> int:
         + (f" --max-concurrency {w['max_concurrency']}" if w["max_concurrency"] else "")
         + (f" --random-range-ratio {w['random_range_ratio']:g}" if w["random_range_ratio"] else "")
         + (f" --random-prefix-len {w['prefix_len']}" if w["prefix_len"] else "")
+        + (f" --burstiness {w['burstiness']:g}" if w["burstiness"] not in (None, 1.0) else "")
         + f" --seed {w['seed']}"
+        + (" (sent evenly spaced, as guidellm's constant profile)" if w.get("evenly_spaced") else "")
     )
     pool_text = (
         f"{pool['tokens']:,} tokens (SGLang's token pool)"

@@ -465,6 +465,15 @@ def test_the_client_holds_max_concurrency_in_flight():
     assert in_flight.max() == 4 and r["max_running"] == 4
 
 
+def test_burstiness_inf_sends_evenly_spaced_as_guidellms_constant_profile():
+    r = run(num_prompts=40, request_rate=8, burstiness=math.inf, output_len=4, input_len=16, max_timeline_rows=40)
+    assert r["timeline"]["arrival_s"] == pytest.approx([k / 8 for k in range(40)], abs=1e-6)
+    assert r["workload"]["burstiness"] is None and r["workload"]["evenly_spaced"] is True
+    poisson = run(num_prompts=40, request_rate=8, output_len=4, input_len=16, max_timeline_rows=40)
+    assert poisson["timeline"]["arrival_s"] != pytest.approx(r["timeline"]["arrival_s"], abs=1e-3)
+    assert poisson["workload"]["burstiness"] == 1.0 and poisson["workload"]["evenly_spaced"] is False
+
+
 def test_poisson_arrivals_have_the_rate_asked():
     r = run(num_prompts=2000, request_rate=50, output_len=4, input_len=16, max_timeline_rows=2000)
     span = max(r["timeline"]["arrival_s"])
@@ -574,7 +583,8 @@ def test_cost_per_million_output_tokens():
         ({"gpu_memory_utilization": 0.05}, "max_model_len"),
         ({"max_num_batched_tokens": 64, "max_num_seqs": 128}, "max_num_batched_tokens"),
         ({"seed": -1}, "seed"),
-        ({"burstiness": math.inf}, "burstiness"),
+        ({"burstiness": float("nan")}, "burstiness"),
+        ({"burstiness": -math.inf}, "burstiness"),
     ],
 )
 def test_bad_inputs_name_the_field(kwargs, field):

@@ -137,7 +137,14 @@ numbers (a sum whose order is numpy's own, pairwise, is left to numpy).
 The client (vllm/benchmarks/serve.py and vllm/benchmarks/datasets.py): requests are sent with
 gaps drawn from a gamma distribution of shape `burstiness` (1: Poisson) and mean 1 / rate, all
 at once at rate inf; --max-concurrency holds at most that many in flight (a request waits for
-a slot, and its clock starts when it is sent). TTFT = first token - send; TPOT = (latency -
+a slot, and its clock starts when it is sent). `burstiness` inf sends them evenly spaced, 1 / rate apart (the
+gamma's limit as its shape grows), as guidellm's `constant` profile does (AsyncConstantStrategy.next_request_time:
+start + index / rate, https://github.com/vllm-project/guidellm/blob/v0.5.3/src/guidellm/scheduler/strategies.py);
+guidellm also holds at most 512 requests in flight unless told otherwise (settings.max_concurrency, v0.4-v0.6), and
+times TTFT from the send (request_stats.time_to_first_token_ms), so a guidellm constant-rate run is this client with
+burstiness inf and max_concurrency=512. (bench/serving_validation.py still simulates GPUStack's guidellm runs with
+vllm bench serve's client: session 26 tried theirs and, by the rule written before, did not store it;
+bench/results/2026-12-07-serving-session26.md.) TTFT = first token - send; TPOT = (latency -
 TTFT) / (output tokens - 1); ITL = every gap between two tokens of a request; the benchmark's
 duration runs from the first send to the last token. The "random" dataset draws lengths
 uniformly in [floor(L x (1 - r)), ceil(L x (1 + r))] (output at least 1) after a shared prefix
@@ -860,7 +867,8 @@ def simulate(
     if dataset != "random" and ratio:
         raise ValueError(f"random_range_ratio applies to the random dataset only, not {dataset!r}")
     rate = _rate(request_rate)
-    burst = finite_number("burstiness", burstiness, minimum=1e-3, maximum=1e3)
+    # inf: evenly spaced sends (guidellm's constant profile); else the gamma shape of vllm bench serve's gaps
+    burst = math.inf if burstiness == math.inf else finite_number("burstiness", burstiness, minimum=1e-3, maximum=1e3)
     concurrency = None
     if max_concurrency is not None:
         concurrency = finite_number("max_concurrency", max_concurrency, minimum=1, maximum=MAX_PROMPTS, integer=True)
@@ -1024,6 +1032,8 @@ def simulate(
         )
     if rate == math.inf:
         planned = np.zeros(n)
+    elif burst == math.inf:  # evenly spaced, 1 / rate apart (guidellm's constant profile)
+        planned = np.arange(n) / rate
     else:  # vllm bench serve: gamma gaps of shape burstiness, mean 1 / rate; the first request at 0
         gaps = rng.gamma(shape=burst, scale=1.0 / (rate * burst), size=n - 1)
         planned = np.concatenate([[0.0], np.cumsum(gaps)])
@@ -2414,7 +2424,8 @@ def simulate(
             "prefix_len": prefix_len,
             "request_rate": None if rate == math.inf else rate,
             "request_rate_text": "inf" if rate == math.inf else f"{rate:g}",
-            "burstiness": burst,
+            "burstiness": None if burst == math.inf else burst,  # None: evenly spaced (JSON has no inf)
+            "evenly_spaced": burst == math.inf,
             "max_concurrency": concurrency,
             "seed": seed,
         },
