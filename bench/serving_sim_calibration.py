@@ -17,7 +17,9 @@ go over the card's interconnect), frontend_ms (the API server's time per request
 efficiencies of MXFP4 weights on cards without FP4 tensor cores, one per vLLM kernel path:
 weight_only_fp4_compute_efficiency (Marlin, below SM90) and weight_only_fp4_triton_compute_efficiency
 (Triton matmul_ogs, SM90; kvlab.memory.engines.mxfp4_kernel); weight_only_compute_efficiency, FP8 and INT4 weights
-through Marlin (every linear layer dequantized; session 25); and moe_half_rows (an MoE's expert GEMMs at few rows).
+through Marlin (every linear layer dequantized; session 25); moe_compute_efficiency, an MoE's routed experts on vLLM's
+fused-MoE path, beside compute_efficiency for the rest (session 26); and moe_half_rows (an MoE's expert GEMMs at few
+rows).
 
 The runs: bench/serving_validation.py's USED_FOR_CALIBRATION (the rule that picks them is stated
 there; the other vLLM runs are held out and never enter the fit). Each is simulated as
@@ -61,6 +63,7 @@ BOUNDS = {  # what is physical: an efficiency in (0, 1], overheads from 1 us to 
     "weight_only_fp4_triton_compute_efficiency": (0.05, 1.0),
     "moe_half_rows": (0.01, 4096.0),
     "weight_only_compute_efficiency": (0.05, 1.0),
+    "moe_compute_efficiency": (0.05, 1.0),
 }
 ITERATIONS = 160
 

@@ -48,6 +48,7 @@ from kvlab.memory.serving import BENCHMARKS_FILE, is_moe, serving_benchmarks  # 
 from kvlab.memory.serving import run_totals as totals  # noqa: E402
 from kvlab.memory.scheduler import (  # noqa: E402
     KERNEL_CONSTANTS,
+    MOE_CONSTANT,
     kernel_constant,
     SIMULATION_KEYS,
     chat_template_ms,
@@ -79,6 +80,7 @@ FIT_START = {
     "weight_only_fp4_triton_compute_efficiency": 0.4,
     "moe_half_rows": 32.0,
     "weight_only_compute_efficiency": 0.4,
+    "moe_compute_efficiency": 0.4,
 }
 
 # the run's published weights, as kvlab's weights formats name them
@@ -116,6 +118,9 @@ WEIGHTS = [("MXFP4", "MXFP4"), ("FP8", "FP8"), ("AWQ", "INT4"), ("INT4", "INT4")
 # Session 25 gave FP8 and INT4 weights through Marlin a constant of their own (weight_only_compute_efficiency, in
 # KERNEL_CONSTANTS); the rule, unchanged, moved gpustack-a100-qwen3-32b-awq-vllm-sharegpt (step 2: the first by id
 # that exercises it) and qwen-issue1536-a100-qwen3-14b-awq-c1-16k (step 3) to the fit side, and no other run.
+# Session 26 gave an MoE's routed experts on no weight-only path a constant of their own (moe_compute_efficiency, in
+# KERNEL_CONSTANTS, `compute_constant` names it for such runs); three fit runs already exercise it (H200 DeepSeek-R1,
+# H200 Qwen3.5-35B-A3B, B200 gpt-oss-120b), so the rule, unchanged, moved no run.
 # SGLang runs are never used: the constants are fitted on vLLM runs; SGLang's are simulated with its own scheduler
 # (simulate(engine="sglang")) and reported apart, all held out.
 # `calibration_split()` recomputes this set from the rule (the tests check that the two agree). Runs added after the
@@ -162,7 +167,10 @@ def load_runs() -> list[dict]:
 def compute_constant(args: dict) -> str:
     """The constant a run's compute-bound time runs at (simulate's choice for its card and weights)."""
     kernel = weight_only_kernel(get_gpu(args["gpu"]), args.get("weights_format", "BF16"))  # WEIGHTS' kvlab names
-    return kernel_constant(kernel, args.get("weights_format", "BF16")) or "compute_efficiency"
+    key = kernel_constant(kernel, args.get("weights_format", "BF16"))
+    if key is None and is_moe(args["model"]):
+        return MOE_CONSTANT  # its routed experts through vLLM's fused-MoE kernels (scheduler.MOE_CONSTANT)
+    return key or "compute_efficiency"
 
 
 def exercised_constants(args: dict) -> set[str]:

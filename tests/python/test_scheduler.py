@@ -12,7 +12,13 @@ from kvlab.memory import engines, scheduler
 from kvlab.memory.catalogue import get_gpu, model_architecture
 from kvlab.memory.kv_bytes import kv_cache_bytes
 from kvlab.memory.scheduler import simulate
-from kvlab.memory.serving import attention_flops, calibrated_efficiency, prefill_flops, serving_estimate
+from kvlab.memory.serving import (
+    attention_flops,
+    calibrated_efficiency,
+    linear_flops,
+    prefill_flops,
+    serving_estimate,
+)
 
 MODEL, GPU = "llama-3.1-8b", "h100-sxm"
 # a deployment whose pool holds about 10 requests of 1024 + 128 tokens: preemption territory
@@ -267,8 +273,10 @@ def test_mla_prefill_counts_the_expanded_heads_and_decode_the_latent():
     first = r["trace"][0]
     assert first["prefill_tokens"] == 8192
     positions = np.arange(1, 8193)
+    table = arch.vocab_size * arch.hidden_size  # untied: the embedding (a gather) and the lm_head (one position)
     flops = (
-        2 * arch.active_params * 8192
+        2 * (arch.active_params - 2 * table) * 8192
+        + 2 * table
         + sum(scheduler._mla_prefill_attention_flops(arch, int(t)) for t in positions[::64]) * 64
     )
     seconds = flops / (8 * 989.5e12 * 0.5)
@@ -284,7 +292,8 @@ def test_mxfp4_on_a_card_without_fp4_tensor_cores_prefills_at_its_own_efficiency
     on_a100 = simulate("gpt-oss-20b", "a100-80gb", weights_format="MXFP4", **kw)["efficiency"]
     assert on_h100["compute_used"] == fitted["weight_only_fp4_triton_compute_efficiency"]
     assert on_a100["compute_used"] == fitted["weight_only_fp4_compute_efficiency"]
-    assert on_b200["compute_used"] == bf16["compute_used"] == fitted["compute_efficiency"]
+    # on FP4 tensor cores, and in BF16, gpt-oss's experts run through vLLM's fused-MoE kernels: their own constant
+    assert on_b200["compute_used"] == bf16["compute_used"] == fitted["moe_compute_efficiency"]
     given = simulate("gpt-oss-20b", "a100-80gb", weights_format="MXFP4", weight_only_fp4_compute_efficiency=0.2, **kw)
     assert given["efficiency"]["compute_used"] == 0.2
 
@@ -396,21 +405,73 @@ def _an_8k_prefill_on_an_a100(model: str, weights: str) -> tuple:
 A100_PEAK = 312e12  # dense BF16
 
 
+def test_an_moes_experts_on_the_fused_moe_path_run_at_their_own_constant():
+    # a BF16 MoE (no weight-only path): its routed experts' FLOPs at moe_compute_efficiency, the rest at
+    # compute_efficiency. Only the experts' time moves with the MoE constant, by their FLOPs: Qwen3-30B-A3B's
+    # config, 48 layers x 8 experts per token x 3 x 2,048 x 768 = 1.81B parameters per token, x 2 x 8,192 tokens
+    kw = {"num_prompts": 1, "input_len": 8192, "output_len": 2, "max_model_len": 16384, "max_num_batched_tokens": 8192}
+    slow, fast = (
+        simulate("qwen3-30b-a3b", "a100-80gb", **kw, **plain_roofline(0.6), moe_compute_efficiency=e)["ttft_ms"][
+            "median"
+        ]
+        / 1000
+        for e in (0.2, 0.4)
+    )
+    experts = (slow - fast) * A100_PEAK / (1 / 0.2 - 1 / 0.4)
+    assert experts == pytest.approx(2 * 8192 * 48 * 8 * 3 * 2048 * 768, rel=0.03)
+    # a dense model has no experts: the constant changes nothing
+    dense = {
+        simulate("qwen3-8b", "a100-80gb", **kw, **plain_roofline(0.6), moe_compute_efficiency=e)["ttft_ms"]["median"]
+        for e in (0.2, 0.4)
+    }
+    assert len(dense) == 1
+
+
 def test_every_linear_layer_of_a_weight_only_int4_model_runs_at_the_marlin_efficiency():
     # AWQ quantizes every linear layer (MXFP4 only the experts): the layers' FLOPs at the Marlin constant, attention
     # over the context at compute_efficiency
+    # (the embedding is a gather; the lm_head, BF16 in AWQ checkpoints, runs at the one position the step samples)
     arch, seconds, attn = _an_8k_prefill_on_an_a100("qwen3-8b", "INT4")
-    expected = 2 * arch.params * 8192 / (A100_PEAK * 0.2) + attn / (A100_PEAK * 0.6)
+    table = arch.vocab_size * arch.hidden_size
+    expected = 2 * (arch.params - 2 * table) * 8192 / (A100_PEAK * 0.2) + (2 * table + attn) / (A100_PEAK * 0.6)
     assert seconds == pytest.approx(expected, rel=0.02)
 
 
 def test_only_the_experts_of_an_mxfp4_model_run_at_the_weight_only_fp4_efficiency():
     # gpt-oss's MXFP4 checkpoint quantizes the experts only; attention, router, embeddings and lm_head stay BF16
     # (vLLM's Mxfp4Config.get_quant_method), so their FLOPs run at compute_efficiency
+    # (the card's Table 1, arXiv 2508.10925: active 3.61B = 4/32 of the 19.12B MLP + 0.64B attention + the 0.58B
+    # unembedding; the embedding is a gather, the lm_head runs at the one position the step samples)
     arch, seconds, attn = _an_8k_prefill_on_an_a100("gpt-oss-20b", "MXFP4")
-    rest = arch.params - arch.expert_params  # outside the experts: BF16
-    expected = 2 * (arch.active_params - rest) * 8192 / (A100_PEAK * 0.2) + (2 * rest * 8192 + attn) / (A100_PEAK * 0.6)
+    table = arch.vocab_size * arch.hidden_size
+    attention_params = arch.params - arch.expert_params - 2 * table  # 0.64B
+    experts = arch.expert_params * 4 / 32
+    assert experts + attention_params + table == pytest.approx(arch.active_params, rel=0.01)
+    expected = 2 * experts * 8192 / (A100_PEAK * 0.2) + (2 * attention_params * 8192 + 2 * table + attn) / (
+        A100_PEAK * 0.6
+    )
     assert seconds == pytest.approx(expected, rel=0.02)
+
+
+def test_the_vocab_tables_cost_a_gather_and_one_lm_head_per_request_in_the_step():
+    # a step of 16 prompts of 512 tokens (8,192 tokens, one step) against one of 8,192: the same linear FLOPs but
+    # the lm_head, which runs 16 times instead of once; a dense BF16 model on a plain roofline, compute-bound
+    arch = model_architecture("qwen3-8b")
+    table = arch.vocab_size * arch.hidden_size
+    kw = {"output_len": 2, "max_model_len": 16384, "max_num_batched_tokens": 8192, "trace": True}
+    kw |= {**plain_roofline(0.5), "step_overhead_ms": 0.0, "request_overhead_us": 0.0, "frontend_ms": 0.0}
+    one = simulate("qwen3-8b", "h100-sxm", num_prompts=1, input_len=8192, **kw)
+    many = simulate("qwen3-8b", "h100-sxm", num_prompts=16, input_len=512, **kw)
+    assert one["trace"][0]["prefill_tokens"] == many["trace"][0]["prefill_tokens"] == 8192
+    attn_one = sum(attention_flops(arch, int(t)) for t in range(1, 8193))
+    attn_many = 16 * sum(attention_flops(arch, int(t)) for t in range(1, 513))
+    peak = get_gpu("h100-sxm")["bf16_dense_tflops"] * 1e12 * 0.5
+    first = {"one": one["ttft_ms"]["median"] / 1e3, "many": many["ttft_ms"]["median"] / 1e3}
+    linear = 2 * (arch.params - 2 * table) * 8192  # untied: embedding and lm_head both in the 8.2B
+    assert first["one"] == pytest.approx((linear + 2 * table + attn_one) / peak, rel=1e-3)
+    assert first["many"] == pytest.approx((linear + 16 * 2 * table + attn_many) / peak, rel=1e-3)
+    # the old count (2 x params per token, the tables' included) would be 2 x 2 x table x 8,192 FLOPs more
+    assert first["one"] < (2 * arch.params * 8192 + attn_one) / peak * 0.9
 
 
 def test_the_fitted_fp4_efficiency_applies_when_every_constant_is_given_as_the_fit_gives_them():
@@ -508,9 +569,9 @@ def test_costs_piecewise_in_the_context_match_their_sources(model):
     for c in (1, 2, 3, 127, 4095, 4096, 4097, 9000, 131072):
         assert kv.at(c) == kv_cache_bytes(arch, c, "f16", state_type="bf16")["total_bytes"]
         assert attn.at(c) == pytest.approx(attention_flops(arch, c), rel=1e-12)
-    active = arch.active_params or arch.params
+    body, head = linear_flops(arch)  # the linear layers per token, less the vocab tables; one lm_head row
     for p in (1, 100, 5000):
-        assert 2 * active * p + attn.span(np.array([0]), np.array([p]))[0] == pytest.approx(prefill_flops(arch, p))
+        assert body * p + head + attn.span(np.array([0]), np.array([p]))[0] == pytest.approx(prefill_flops(arch, p))
     ctx = np.array([5, 700, 4000, 4096, 30000], dtype=np.int64)
     js = np.arange(1, 300, dtype=np.float64)
     brute = [float(kv.at(ctx + j).sum()) for j in js]

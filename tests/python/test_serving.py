@@ -58,10 +58,15 @@ def test_serving_estimate_llama3_8b_on_h100():
     assert r["efficiency"] == eff and r["efficiency_calibrated"] and 0.3 < eff < 1
     expected_step = roofline_step / eff
     assert r["seconds_per_token"] == pytest.approx(expected_step)
-    # prefill of the 8192 - 512 = 7680-token prompt: 2 x 8.03e9 FLOPs per token + causal attention
+    # prefill of the 8192 - 512 = 7680-token prompt: the linear layers per token + causal attention
     # (32 layers x 2 x 32 heads x (128 + 128) x 7680 x 7681 / 2), at 989.5 dense BF16 TFLOPS
     prompt = 7680
-    prefill = (2 * 8.03e9 * prompt + 32 * 2 * 32 * 256 * prompt * (prompt + 1) // 2) / 989.5e12
+    # the linear layers' FLOPs leave out the vocab tables (128,256 x 4,096 each, untied): the embedding is a gather,
+    # and the lm_head runs once, at the position that samples the first answer token
+    table = 128256 * 4096
+    prefill = (
+        2 * (8.03e9 - 2 * table) * prompt + 2 * table + 32 * 2 * 32 * 256 * prompt * (prompt + 1) // 2
+    ) / 989.5e12
     assert r["prefill_seconds_per_chat"] == pytest.approx(prefill)
     hour_tokens = 4 * 512 / (4 * prefill + 512 * expected_step) * 3600
     assert r["usd_per_million_tokens"] == pytest.approx(3.78 / hour_tokens * 1e6)
@@ -73,11 +78,12 @@ def test_serving_estimate_llama3_8b_on_h100():
 
 
 def test_large_batches_are_compute_bound():
-    # 1024 chats x 128 tokens: 1024 x 2 x 8.03e9 FLOPs = 16.4 TFLOP > what 3350 GB/s reads in the same time
+    # 1024 chats x 128 tokens: 1024 x 2 x (8.03e9 - the embedding, a gather: 128,256 x 4,096) FLOPs = 15.4 TFLOP > what
+    # 3350 GB/s reads in the same time
     r = serving_estimate("llama-3.1-8b", "h100-sxm", 128, batch=1024, answer_tokens=64, bandwidth_efficiency=1.0)
     assert r["fits"] and r["bound"] == "compute"
     assert r["seconds_per_token"] == r["compute_seconds"] > r["memory_seconds"]
-    assert r["compute_seconds"] >= 1024 * 2 * 8.03e9 / 989.5e12
+    assert r["compute_seconds"] >= 1024 * 2 * (8.03e9 - 128256 * 4096) / 989.5e12
 
 
 def test_a_batch_that_does_not_fit_is_neither_timed_nor_priced():

@@ -131,6 +131,9 @@ class Architecture:
     params: float | None = None  # total parameters (weights memory)
     active_params: float | None = None  # parameters read per token (MoE); None = params
     expert_params: float | None = None  # parameters in MoE expert FFNs (what MXFP4 covers in gpt-oss)
+    # vocab x hidden tables (embedding, lm_head) in the active figure, where its source counts them unlike the total
+    # (gpt-oss's card: the unembedding only); None = as params counts them (kvlab.memory.scheduler.vocab_tables)
+    active_vocab_tables: int | None = None
     mla_expanded_values: int | None = None  # per layer per token, if MLA heads were cached uncompressed
     # MLA's sizes, where the config gives them: (kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim). The
     # layouts older engines cached (kvlab.memory.llamacpp.llamacpp_mla_architecture) are built from them

@@ -106,6 +106,8 @@ def model_architecture(model, params: float | None = None) -> Architecture:
             )
             if entry.get("expert_params"):
                 arch = replace(arch, expert_params=entry["expert_params"])
+            if entry.get("active_vocab_tables") is not None:
+                arch = replace(arch, active_vocab_tables=int(entry["active_vocab_tables"]))
             return arch
     return parse_hf_config(load_config(model), params=params)
 

@@ -56,7 +56,9 @@ tokens touch: with routing spread evenly a token uses a share s = experts per to
 catalogue config, so T tokens touch 1 - (1 - s)^T of the expert weights, the rest of the model every
 step) + each scheduled request's KV cache at its current length (`kv_cache_bytes`; under tensor parallelism x the
 copies the GPUs read, `kv_read_replication`: an MLA latent is read by every GPU); FLOPs = 2 x
-active params per token scheduled + attention of every token over its context (`attention_flops`,
+active params per token scheduled, less the vocabulary's tables (the embedding is a gather), + the lm_head once per
+request in the step (vLLM computes logits at one position per scheduled request, not at every prompt token:
+`vocab_tables`; session 26) + attention of every token over its context (`attention_flops`,
 summed over a prefill chunk's positions, as `prefill_flops`) + for an MoE, moe_half_rows rows' worth of each touched
 expert's FLOPs (its GEMM, one per expert, at efficiency x m / (m + moe_half_rows) with m = T s rows each: the rows a
 step gives each expert are few, so its weight tiles, pipeline and block padding are not amortised). The step takes
@@ -88,6 +90,10 @@ in together.
   Marlin constant; bench/results/2026-12-07-serving-session25.md);
 - weight_only_fp4_triton_compute_efficiency: the same on vLLM's Triton path (OpenAI's triton_kernels matmul_ogs:
   compute capability 9.x, H100 and H200, and ROCm), `kvlab.memory.engines.mxfp4_kernel`;
+- moe_compute_efficiency: the share of the dense BF16 peak reached by an MoE's routed experts on no weight-only
+  path, which vLLM runs through its fused-MoE kernels (BF16 experts, and FP8 or FP4 on cards with tensor cores for
+  them), the rest of the model's FLOPs at compute_efficiency (session 26: one constant for both had dense prefill on an A100 too slow and MoE prefill too
+  fast; fitted at 0.118 against compute_efficiency 0.433, bench/results/2026-12-07-serving-session26.md);
 - attention FLOPs of a prefill chunk in an MLA model (DeepSeek) count the expanded heads vLLM prefills with
   (qk_nope + qk_rope and v_head_dim per head), a decode token's the absorbed latent form;
 - frontend_ms: the API server's time per request (HTTP, request validation, tokenization) before the engine's
@@ -215,7 +221,7 @@ from kvlab.memory.kv_bytes import (
     vllm_blocks,
     vllm_kv_cache,
 )
-from kvlab.memory.serving import attention_flops, serving_benchmarks
+from kvlab.memory.serving import attention_flops, serving_benchmarks, vocab_tables
 from kvlab.memory.weights import PARTIAL_FORMATS, embedding_table_bytes, weights_bytes
 from kvlab.memory import sglang
 from kvlab.memory.deployment import Refused, deployment
@@ -256,6 +262,7 @@ SIMULATION_KEYS = (
     "weight_only_fp4_triton_compute_efficiency",
     "moe_half_rows",
     "weight_only_compute_efficiency",
+    "moe_compute_efficiency",
 )
 MXFP4_KERNEL_CONSTANT = {
     "marlin": "weight_only_fp4_compute_efficiency",
@@ -269,7 +276,10 @@ MXFP4_KERNEL_CONSTANT = {
 # the-impact-of-quantization-on-vllm-inference-performance.md at gpustack/gpustack 1f37f1b8), where MXFP4's path is
 # fitted on gpt-oss, whose experts alone are quantized
 WEIGHT_ONLY_CONSTANT = "weight_only_compute_efficiency"
-KERNEL_CONSTANTS = (*MXFP4_KERNEL_CONSTANT.values(), WEIGHT_ONLY_CONSTANT)
+# an MoE's routed experts on no weight-only path run through vLLM's fused-MoE kernels (BF16, or FP8/FP4 on cards with
+# tensor cores for them), at a constant of their own (session 26, candidate A3)
+MOE_CONSTANT = "moe_compute_efficiency"
+KERNEL_CONSTANTS = (*MXFP4_KERNEL_CONSTANT.values(), WEIGHT_ONLY_CONSTANT, MOE_CONSTANT)
 
 
 def kernel_constant(kernel: str | None, weights_format: str) -> str | None:
@@ -774,6 +784,7 @@ def simulate(
     weight_only_fp4_triton_compute_efficiency: float | None = None,
     moe_half_rows: float | None = None,
     weight_only_compute_efficiency: float | None = None,
+    moe_compute_efficiency: float | None = None,
     step_overhead_ms: float | None = None,
     request_overhead_us: float | None = None,
     allreduce_latency_us: float | None = None,
@@ -896,6 +907,7 @@ def simulate(
             ("weight_only_fp4_compute_efficiency", weight_only_fp4_compute_efficiency),
             ("weight_only_fp4_triton_compute_efficiency", weight_only_fp4_triton_compute_efficiency),
             (WEIGHT_ONLY_CONSTANT, weight_only_compute_efficiency),
+            (MOE_CONSTANT, moe_compute_efficiency),
         )
         if value is not None
     }
@@ -1110,6 +1122,11 @@ def simulate(
         kernel = weight_only_kernel(card, fmt)
     kernel_key = kernel_constant(kernel, fmt)
     weight_only = kernel_key is not None  # dequantized inside the GEMM: a kernel path's own constant
+    # an MoE on no weight-only path: its routed experts through vLLM's fused-MoE kernels, at MOE_CONSTANT, the rest of
+    # its FLOPs at compute_efficiency (the `dense_scale` rule below)
+    fused_moe = bool(moe) and not weight_only
+    if fused_moe:
+        kernel_key = MOE_CONSTANT
     # why the compute efficiency is a weight-only kernel's constant, in words (None: the BF16 one)
     compute_path = (
         f"{fmt} weights dequantized inside each GEMM: vLLM's {kernel.capitalize()} path" if weight_only else None
@@ -1120,11 +1137,11 @@ def simulate(
     # tested against a run) while simulate's defaults ran the A100/H100 MXFP4 runs with it. A compute_efficiency
     # given alone still sets both (a plain roofline).
     # The constant is the kernel path's (`mxfp4_kernel`): Marlin below SM90, Triton on SM90 and ROCm.
-    if weight_only and fp4_eff_given.get(kernel_key) is not None:
+    if (weight_only or fused_moe) and fp4_eff_given.get(kernel_key) is not None:
         ec = fp4_eff_given[kernel_key]
     elif eff_c_given is not None:
         ec = eff_c_given
-    elif weight_only:
+    elif weight_only or fused_moe:
         ec = fitted[kernel_key]
     else:
         ec = fitted["compute_efficiency"]
@@ -1137,16 +1154,34 @@ def simulate(
     # over the context included, at the BF16 compute_efficiency: step_time divides FLOPs by ec, so the dense part's
     # FLOPs are scaled by ec / compute_efficiency (`dense_scale`) and the active parameters become `active_flops`.
     ec_dense = eff_c_given if eff_c_given is not None else fitted["compute_efficiency"]
-    dense_scale = ec / ec_dense if weight_only else 1.0
-    rest_active = min(max(0.0, rest_params), float(active)) if (weight_only and moe and fmt in PARTIAL_FORMATS) else 0.0
-    active_flops = (active - rest_active) + rest_active * dense_scale
+    dense_scale = ec / ec_dense if (weight_only or fused_moe) else 1.0
+    if fused_moe:
+        compute_path = f"the routed experts through vLLM's fused-MoE kernels; the rest at {ec_dense:.3g}"
+    # The vocabulary's tables do not cost 2 FLOPs per parameter per token: the token embedding is a gather, and the
+    # output projection (lm_head) runs at one position per scheduled request, where vLLM V1 samples (`logits_indices`,
+    # the last scheduled token of each request; a partial prefill's sample is discarded: vllm/v1/worker/
+    # gpu_model_runner.py, _prepare_inputs), not at every prompt token of a chunk. So a step's linear FLOPs are
+    # 2 x `active_flops` x tokens (the parameters outside the tables) + `head_flops` x requests (`vocab_tables`). On
+    # the weight-only paths the lm_head is BF16 in every checkpoint kvlab runs there, so it runs at the BF16 constant.
+    # (Until session 26 every token counted 2 x active params, the tables' included: session 23's candidate A, not kept
+    # then; bench/results/2026-12-07-serving-session26.md.)
+    vocab = float(arch.vocab_size or 0) * arch.hidden_size
+    tables_in_params, tables_in_active = vocab_tables(arch)
+    body = max(0.0, float(active) - tables_in_active * vocab)
+    rest_body = max(0.0, rest_params - tables_in_params * vocab)
+    rest_active = min(rest_body, body) if (fused_moe or (weight_only and moe and fmt in PARTIAL_FORMATS)) else 0.0
+    active_flops = (body - rest_active) + rest_active * dense_scale
+    head_flops = 2.0 * vocab * dense_scale
+    decode_flops = 2.0 * active_flops + head_flops  # a decode token is its request's one sampled position
     # An MoE's routed experts run as one small GEMM per expert: with T tokens in a step, k experts per token and E
     # experts, an expert gets m = T k / E rows, and its GEMM reaches efficiency x m / (m + m_half) (its weight tiles
     # used by few rows, its pipeline and its block padding not amortised). The FLOPs of the experts' T k rows at that
     # efficiency are their FLOPs at `ec` plus m_half rows' worth per expert the step touches: a fixed amount per
     # touched expert, 2 x (routed active params / k) x m_half, over E (1 - (1 - k/E)^T) experts.
     half_rows = moe_half_rows if moe_half_rows is not None else fitted.get("moe_half_rows", 0.0)
-    expert_active = max(0.0, float(active) - min(max(0.0, rest_params), float(active))) if moe else 0.0
+    # the routed experts' active parameters: the active count less the parameters outside the experts, both without
+    # the vocab tables (gpt-oss's active figure holds one table where its total holds two: `vocab_tables`)
+    expert_active = max(0.0, body - min(rest_body, body)) if moe else 0.0
     expert_rows_memo: dict[int, float] = {}
     share_text = f"{routing[0]} of {routing[1]} experts" if routing else f"{expert_share:.3g} of the experts"
 
@@ -1227,9 +1262,7 @@ def simulate(
         c_sum = float(ctx.sum())
         sums = c_sum + n_run * js  # the requests' contexts summed, at each step
         kv_read = kv_fn.totals_ahead(ctx, js, c_sum, sums)
-        flops = (2.0 * active_flops * n_run + expert_rows(n_run)) + dense_scale * attn_fn.totals_ahead(
-            ctx, js, c_sum, sums
-        )
+        flops = (decode_flops * n_run + expert_rows(n_run)) + dense_scale * attn_fn.totals_ahead(ctx, js, c_sum, sums)
         return step_time(n_run, n_run, kv_read, flops)
 
     kv_pairs, attn_pairs = kv_fn.pairs, attn_fn.pairs
@@ -1248,7 +1281,7 @@ def simulate(
         c_sum = float(sum(ctx))
         kv0, kv_slope = n_run * kv_fn.const, kv_fn.slope
         attn0, attn_slope = n_run * attn_fn.const, attn_fn.slope
-        flops0 = 2.0 * active_flops * n_run + expert_rows(n_run)
+        flops0 = decode_flops * n_run + expert_rows(n_run)
         weights = weights_at(n_run)
         # n_run x j for the steps j = 1 .. k, exact integers (numpy's float n_run x float j): the contexts' sum at step j
         # is c_sum + n_run x j
@@ -1465,7 +1498,7 @@ def simulate(
         else:  # MLA: chunks of more than one token take the prefill path, single tokens the decode path
             pre = c > 1
             attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
-        flops = (2.0 * active_flops * tokens + expert_rows(tokens)) + dense_scale * attn
+        flops = (2.0 * active_flops * tokens + head_flops * len(ids) + expert_rows(tokens)) + dense_scale * attn
         dt, cb = step_time(tokens, len(ids), kv_fn.total(b), flops)
         steps += 1
         busy_s += dt
@@ -1584,7 +1617,7 @@ def simulate(
             attn = _sum([attn_fn.span_one(x, y) for x, y, z in zip(a, b, c) if z <= 1]) + _sum(
                 [attn_prefill_fn.span_one(x, y) for x, y, z in zip(a, b, c) if z > 1]
             )
-        flops = (2.0 * active_flops * tokens + expert_rows(tokens)) + dense_scale * attn
+        flops = (2.0 * active_flops * tokens + head_flops * len(ids) + expert_rows(tokens)) + dense_scale * attn
         dt, cb = step_time(tokens, len(ids), kv_fn.total_of(b), flops)
         steps += 1
         busy_s += dt

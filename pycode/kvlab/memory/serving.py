@@ -449,16 +449,40 @@ def attention_flops(arch: Architecture, context: int) -> float:
     return flops
 
 
+def vocab_tables(arch: Architecture) -> tuple[int, int]:
+    """How many vocab x hidden tables (the token embedding, an untied lm_head) the catalogue's parameter count holds,
+    and how many its active count holds: an untied model's count holds two, a tied one's one (a config that does not
+    say: one, the least a count can hold); the active figure holds what the total does, unless the catalogue says
+    otherwise (`Architecture.active_vocab_tables`: gpt-oss's card counts the unembedding only)."""
+    in_params = 2 if arch.tied_embeddings is False else 1
+    in_active = in_params if arch.active_vocab_tables is None else arch.active_vocab_tables
+    return in_params, in_active
+
+
+def linear_flops(arch: Architecture) -> tuple[float, float]:
+    """(FLOPs per token outside the vocab tables, FLOPs of one lm_head row): a forward pass multiplies 2 x the active
+    parameters per token, less the vocabulary's tables, since the token embedding is a gather and the output
+    projection (lm_head) runs only where a token is sampled (one position per request: vLLM V1's `logits_indices`).
+    Until session 26 every token counted 2 x active params, the tables included (bench/results/
+    2026-12-07-serving-session26.md)."""
+    active = float(arch.active_params or arch.params)
+    vocab = float(arch.vocab_size or 0) * arch.hidden_size
+    _, in_active = vocab_tables(arch)
+    return 2.0 * max(0.0, active - in_active * vocab), 2.0 * vocab
+
+
 def decode_flops(arch: Architecture, context: int, batch: int) -> float:
-    """FLOPs of one decode step of `batch` sequences at `context`: 2 x active params + attention, each."""
-    active = arch.active_params or arch.params
-    return batch * (2 * active + attention_flops(arch, context))
+    """FLOPs of one decode step of `batch` sequences at `context`: each token's linear layers and its lm_head row
+    (`linear_flops`) + attention."""
+    body, head = linear_flops(arch)
+    return batch * (body + head + attention_flops(arch, context))
 
 
 def prefill_flops(arch: Architecture, prompt: int) -> float:
-    """FLOPs to prefill one `prompt`-token prompt: 2 x active params per token + causal attention."""
-    active = arch.active_params or arch.params
-    flops = 2 * active * prompt
+    """FLOPs to prefill one `prompt`-token prompt: the linear layers per token, one lm_head row (the first answer
+    token is sampled at the last position: `linear_flops`) + causal attention."""
+    body, head = linear_flops(arch)
+    flops = body * prompt + (head if prompt > 0 else 0.0)
     for layer in arch.layers:
         if layer.kind == LINEAR:
             flops += 4 * layer.ssm_state_values * prompt

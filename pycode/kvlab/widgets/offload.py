@@ -173,7 +173,7 @@ def kv_offload_figure(
 
     >>> d = kv_offload_figure()
     >>> [t["hit"] for t in d["tiers"]], d["per_request"][2]["seconds"]
-    (['6.6%', '18.2%', '32.4%', '22.6%'], '107 ms')
+    (['6.6%', '18.2%', '32.4%', '22.6%'], '103 ms')
     """
     clamped: dict = {}
     p = INPUTS.check(
