@@ -30,7 +30,8 @@ def test_offload_widget_recomputes_in_pyodide(warm_page, site_url):
     h = want["view"]["hover"]  # one hover line per point, from Python
     hovers = root.locator(".kv-plot").evaluate("el => el.data.map(t => Array.from(t.hovertext))")
     assert hovers == [h["recompute"], *h["series"], *([h["crossover"]] if marks else [])]
-    assert h["recompute"][0] == "256 tokens: 4.17 ms" and h["series"][0][-1].startswith("1,048,576 tokens: ")
+    # (3.63 ms since session 26: the prefill's FLOPs leave out the vocab tables, serving.linear_flops; 4.17 ms before)
+    assert h["recompute"][0] == "256 tokens: 3.63 ms" and h["series"][0][-1].startswith("1,048,576 tokens: ")
     # a bigger model over NVLink-C2C, a longer prefix, fewer prefixes
     root.locator('select[name="model"]').select_option("qwen3-32b")
     root.locator('select[name="link"]').select_option("nvlink-c2c")
