@@ -12,8 +12,8 @@ shared; each sequence still reads its own cache:
     step time = (weight bytes + B x KV bytes per sequence) / bandwidth
     tokens/s  = B / step time
 
-Large batches turn the step compute-bound: B x 2 x active params FLOPs (plus
-attention) over the GPU's peak. A step takes the longer of the two bounds,
+Large batches turn the step compute-bound: B x 2 x active params FLOPs (less the
+embedding, a gather; plus attention) over the GPU's peak. A step takes the longer of the two bounds,
 and the result names which one binds. Nothing is timed that does not fit:
 memory is the verdict of `kvlab.memory.verdict.verdict`.
 
@@ -684,7 +684,8 @@ def serving_estimate(
             f"efficiency {efficiency:.2f} ({eff['how']})",
             roof["assumptions"][2],
             w_note,
-            f"FLOPs per step: 2 x active params + attention over the context, per chat; peak "
+            f"FLOPs per step: 2 x active params (less the vocabulary's tables, but one lm_head row) + attention over the "
+            f"context, per chat; peak "
             f"{card.get('bf16_dense_tflops')} TFLOPS dense BF16 per GPU; source: "
             f"{card.get('flops_source', 'not in the catalogue')}",
             f"KV read per token = whole cache of a {context}-token chat ({kv}; recurrent state in "

@@ -348,7 +348,8 @@ def _figure(params: dict, clamped: dict, e: dict, traced: bool) -> OffloadFigure
         *[f"{n['name']}: {n['gb_s']:g} GB/s ({n['note']}; {n['source']})." for n in d["networks"]],
         "Bandwidths are nominal peaks and latencies order-of-magnitude assumptions (offload_tiers.json); a copy "
         "reaches less, and engines overlap loading layer by layer with compute, which hides part of it.",
-        "Prefill time is the prefix's FLOPs (2 × active parameters per token + causal attention) over the dense BF16 "
+        "Prefill time is the prefix's FLOPs (2 × active parameters per token, less the vocabulary's tables, + causal "
+        "attention) over the dense BF16 "
         f"peak at {params['prefill_percent']}%: in a busy server the weights read each step serve the whole batch, so "
         "a prefix's own cost is its compute. Copies run on the GPU's copy engines, not its SMs.",
         "The remote store is this GPU's alone here; shared by many servers it also holds their prefixes, which "
