@@ -221,7 +221,7 @@ from kvlab.memory.kv_bytes import (
     vllm_blocks,
     vllm_kv_cache,
 )
-from kvlab.memory.serving import attention_flops, serving_benchmarks, vocab_tables
+from kvlab.memory.serving import attention_flops, linear_flops, serving_benchmarks, vocab_tables
 from kvlab.memory.weights import PARTIAL_FORMATS, embedding_table_bytes, weights_bytes
 from kvlab.memory import sglang
 from kvlab.memory.deployment import Refused, deployment
@@ -1064,7 +1064,6 @@ def simulate(
     attn_prefill_fn = (
         _Piecewise(lambda c: _mla_prefill_attention_flops(arch, c), _windows(arch)) if _is_mla(arch) else attn_fn
     )
-    active = arch.active_params or arch.params
     bandwidth = card["bandwidth_gb_s"] * 1e9 * n_gpus
     peak = card.get("bf16_dense_tflops")
     peak = peak * 1e12 * n_gpus if peak else None
@@ -1165,13 +1164,12 @@ def simulate(
     # the weight-only paths the lm_head is BF16 in every checkpoint kvlab runs there, so it runs at the BF16 constant.
     # (Until session 26 every token counted 2 x active params, the tables' included: session 23's candidate A, not kept
     # then; bench/results/2026-12-07-serving-session26.md.)
-    vocab = float(arch.vocab_size or 0) * arch.hidden_size
-    tables_in_params, tables_in_active = vocab_tables(arch)
-    body = max(0.0, float(active) - tables_in_active * vocab)
-    rest_body = max(0.0, rest_params - tables_in_params * vocab)
+    body2, head2 = linear_flops(arch)  # the closed form's count, per token and per lm_head row
+    body = body2 / 2.0  # the active parameters outside the vocab tables (x 2 and / 2 are exact)
+    rest_body = max(0.0, rest_params - vocab_tables(arch)[0] * float(arch.vocab_size or 0) * arch.hidden_size)
     rest_active = min(rest_body, body) if (fused_moe or (weight_only and moe and fmt in PARTIAL_FORMATS)) else 0.0
     active_flops = (body - rest_active) + rest_active * dense_scale
-    head_flops = 2.0 * vocab * dense_scale
+    head_flops = head2 * dense_scale
     decode_flops = 2.0 * active_flops + head_flops  # a decode token is its request's one sampled position
     # An MoE's routed experts run as one small GEMM per expert: with T tokens in a step, k experts per token and E
     # experts, an expert gets m = T k / E rows, and its GEMM reaches efficiency x m / (m + m_half) (its weight tiles
