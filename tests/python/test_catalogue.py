@@ -108,3 +108,52 @@ def test_unknown_ids_list_the_choices():
 def test_listings_are_json():
     json.dumps(list_models())
     json.dumps(list_gpus())
+
+
+def _qwen3_5_language_params(text: dict) -> tuple[int, int]:
+    """(all, per token) parameters of a Qwen3.5 language model, counted from its text_config the way transformers'
+    Qwen3_5 / Qwen3_5Moe modules hold them: gated full attention (q_proj twice the heads for the output gate, q/k
+    norms), Gated DeltaNet (in_proj_qkvz, in_proj_ba, a depthwise conv over q, k and v, dt_bias, A_log, a gated norm,
+    out_proj), a dense MLP or 256 experts with a shared expert and its gate, two norms a layer and a final one, and
+    two vocab tables (untied)."""
+    h, vocab, layers = text["hidden_size"], text["vocab_size"], text["num_hidden_layers"]
+    heads, kv, hd = text["num_attention_heads"], text["num_key_value_heads"], text["head_dim"]
+    attn = h * heads * hd * 2 + 2 * h * kv * hd + heads * hd * h + 2 * hd
+    key, value = text["linear_num_key_heads"] * text["linear_key_head_dim"], (
+        text["linear_num_value_heads"] * text["linear_value_head_dim"]
+    )
+    vheads, conv = text["linear_num_value_heads"], key * 2 + value
+    gdn = h * (2 * key + 2 * value) + h * 2 * vheads + conv * text["linear_conv_kernel_dim"] + 2 * vheads
+    gdn += text["linear_value_head_dim"] + value * h
+    n_full = layers // text["full_attention_interval"]
+    if "num_experts" in text:
+        expert = 3 * h * text["moe_intermediate_size"]
+        fixed = h * text["num_experts"] + 3 * h * text["shared_expert_intermediate_size"] + h
+        mlp_all, mlp_active = fixed + text["num_experts"] * expert, fixed + text["num_experts_per_tok"] * expert
+    else:
+        mlp_all = mlp_active = 3 * h * text["intermediate_size"]
+    common = 2 * vocab * h + n_full * attn + (layers - n_full) * gdn + 2 * h * layers + h
+    return common + layers * mlp_all, common + layers * mlp_active
+
+
+@pytest.mark.parametrize("model_id", ["qwen3.5-9b", "qwen3.5-35b-a3b"])
+def test_the_qwen3_5_language_counts_are_their_configs(model_id):
+    # the step time runs the language model only (no vision tower, no MTP head): the catalogue's counts of it are
+    # the config's arithmetic, and untied
+    entry = get_model(model_id)
+    text = entry["config"]["text_config"]
+    every, per_token = _qwen3_5_language_params(text)
+    assert (entry["language_params"], entry["language_active_params"]) == (every, per_token)
+    arch = model_architecture(model_id)
+    assert arch.tied_embeddings is False
+    assert (arch.language_params, arch.language_active_params) == (every, per_token)
+    if model_id == "qwen3.5-35b-a3b":
+        # the count a third-party implementation of the published config gives (the entry's params_source)
+        assert every == 34_660_610_688
+    else:
+        # the checkpoint: 19,306,216,416 bytes in BF16 hold the language model, the vision tower (27 blocks of
+        # 1,152 wide, MLP 4,304, + merger and patch embedding) and the MTP layer (one decoder layer + its 8,192 -> 4,096
+        # projection): untied tables are the only count that adds up
+        tower = 27 * (4 * 1152**2 + 2 * 1152 * 4304) + (4 * 1152) ** 2 + 4 * 1152 * 4096
+        mtp = 3 * 4096 * 12288 + 4096 * 16 * 256 * 2 + 2 * 4096 * 4 * 256 + 16 * 256 * 4096 + 2 * 4096 * 4096
+        assert every + tower + mtp == pytest.approx(19_306_216_416 / 2, rel=0.002)
