@@ -134,11 +134,6 @@ class Architecture:
     # vocab x hidden tables (embedding, lm_head) in the active figure, where its source counts them unlike the total
     # (gpt-oss's card: the unembedding only); None = as params counts them (kvlab.memory.scheduler.vocab_tables)
     active_vocab_tables: int | None = None
-    # the language model alone, where the catalogue counts it from the config: what a text request runs (no vision
-    # tower, no MTP head), vocab tables included; None = params / active_params (kvlab.memory.serving.linear_flops and
-    # the scheduler's per-step weight bytes read them)
-    language_params: float | None = None
-    language_active_params: float | None = None
     mla_expanded_values: int | None = None  # per layer per token, if MLA heads were cached uncompressed
     # MLA's sizes, where the config gives them: (kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim). The
     # layouts older engines cached (kvlab.memory.llamacpp.llamacpp_mla_architecture) are built from them

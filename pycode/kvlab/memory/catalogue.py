@@ -108,12 +108,6 @@ def model_architecture(model, params: float | None = None) -> Architecture:
                 arch = replace(arch, expert_params=entry["expert_params"])
             if entry.get("active_vocab_tables") is not None:
                 arch = replace(arch, active_vocab_tables=int(entry["active_vocab_tables"]))
-            if entry.get("language_params"):
-                arch = replace(
-                    arch,
-                    language_params=float(entry["language_params"]),
-                    language_active_params=float(entry.get("language_active_params") or entry["language_params"]),
-                )
             return arch
     return parse_hf_config(load_config(model), params=params)
 

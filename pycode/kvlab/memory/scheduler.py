@@ -1069,34 +1069,30 @@ def simulate(
     peak = peak * 1e12 * n_gpus if peak else None
     weights_memo: dict[int, float] = {}
 
-    # the deployment's weights, as vLLM loads them (a checkpoint's MTP head stays on disk: no drafter here); a step
-    # of text requests reads the language model's share of them where the catalogue counts it (`language_params`: a
-    # vision tower is loaded but not run, an MTP layer not run; session 27), and splits an MoE from its counts
-    params_total = float(arch.language_params or arch.params)
-    params_active = float(arch.language_active_params or arch.active_params or params_total)
-    weights_total = float(dep.weights["bytes"]) * (params_total / arch.params if arch.language_params else 1.0)
+    # the deployment's weights, as vLLM loads them (a checkpoint's MTP head stays on disk: no drafter here)
+    weights_total = float(dep.weights["bytes"])
     # a step gathers one row of the token embedding per token; an untied table is otherwise not read
     # (weights.embedding_table_bytes), so it comes off what every step reads
     embedding_skip = float(min(embedding_table_bytes(arch, dep.weights), weights_total))
     moe = arch.routes_experts
     rest_params = 0.0  # an MoE's parameters outside the routed experts (attention, router, embeddings, shared)
     if moe and getattr(arch, "expert_params", None):  # shared part read every step, experts as routed
-        rest_params = params_total - arch.expert_params
+        rest_params = arch.params - arch.expert_params
         shared_bytes = (
             float(weights_bytes(rest_params, "BF16")["bytes"])
             if weights_format == "MXFP4"
-            else (weights_total * rest_params / params_total)
+            else (weights_total * rest_params / arch.params)
         )
-        expert_share = max(0.0, params_active - rest_params) / arch.expert_params
+        expert_share = max(0.0, arch.active_params - rest_params) / arch.expert_params
     else:
-        shared_bytes, expert_share = 0.0, (params_active / params_total if moe else 1.0)
+        shared_bytes, expert_share = 0.0, (arch.active_params / arch.params if moe else 1.0)
     routing = _routing(arch) if moe else None
     routed = routing[0] / routing[1] if routing else None
     if routed is not None:  # experts per token / experts, from the catalogue's config (MoE layers only)
         expert_share = routed
         if not shared_bytes:  # active = rest + routed x experts, params = rest + experts: solve for the rest
-            rest_params = (params_active - params_total * routed) / (1.0 - routed)
-            shared_bytes = weights_total * min(max(0.0, rest_params), params_total) / params_total
+            rest_params = (arch.active_params - arch.params * routed) / (1.0 - routed)
+            shared_bytes = weights_total * min(max(0.0, rest_params), arch.params) / arch.params
     if moe:
         embedding_skip = min(embedding_skip, shared_bytes)  # the embedding is in the shared part
         shared_bytes -= embedding_skip

@@ -464,9 +464,8 @@ def linear_flops(arch: Architecture) -> tuple[float, float]:
     parameters per token, less the vocabulary's tables, since the token embedding is a gather and the output
     projection (lm_head) runs only where a token is sampled (one position per request: vLLM V1's `logits_indices`).
     Until session 26 every token counted 2 x active params, the tables included (bench/results/
-    2026-12-07-serving-session26.md). Where the catalogue counts the language model alone (`language_active_params`:
-    a text request does not run a vision tower or an MTP layer), that count (session 27)."""
-    active = float(arch.language_active_params or arch.active_params or arch.params)
+    2026-12-07-serving-session26.md)."""
+    active = float(arch.active_params or arch.params)
     vocab = float(arch.vocab_size or 0) * arch.hidden_size
     _, in_active = vocab_tables(arch)
     return 2.0 * max(0.0, active - in_active * vocab), 2.0 * vocab
