@@ -566,6 +566,32 @@ def paired_median_difference(
     return out
 
 
+def crossings(candidate: dict[str, list], baseline: dict[str, list], line: float = 0.15) -> dict[str, dict]:
+    """For each of output, TPOT and TTFT, over the runs both have a figure for: how many are within `line` of the
+    measured (|ratio - 1| <= line; the issue's goal is a median error of 15 %, so 71 of 141 runs within it) and within
+    2x, in the baseline and in the candidate, and the runs that crossed `line` either way, with both ratios. A median
+    moves only when runs cross it, so this is where a candidate's median change comes from (session 27 counted it by
+    hand four times: bench/results/2026-12-07-serving-session27.md)."""
+    out = {}
+    for j, key in enumerate(RATIO_KEYS):
+        ids = sorted(i for i in candidate if i in baseline and candidate[i][j] and baseline[i][j])
+        pairs = {i: (baseline[i][j], candidate[i][j]) for i in ids}
+        inside = {i: (abs(b - 1) <= line, abs(c - 1) <= line) for i, (b, c) in pairs.items()}
+        out[key] = {
+            "runs": len(ids),
+            **{
+                side: {
+                    "within_line": sum(inside[i][k] for i in ids),
+                    "within_2x": sum(0.5 <= pairs[i][k] <= 2 for i in ids),
+                }
+                for k, side in enumerate(("baseline", "candidate"))
+            },
+            "came_in": [(i, *pairs[i]) for i in ids if inside[i] == (False, True)],
+            "went_out": [(i, *pairs[i]) for i in ids if inside[i] == (True, False)],
+        }
+    return out
+
+
 def store(key: str, value: dict) -> None:
     """Store `value` in kvlab/data/serving_benchmarks.json under `key`, keeping the file's layout (the --write of this
     script, bench/serving_sim_calibration.py and bench/serving_async_calibration.py), and drop kvlab's cached copy."""
@@ -613,6 +639,18 @@ def main() -> int:
             for key, d in paired_median_difference(mine, base).items():
                 if d["runs"]:
                     print(f"| {key} | {d['runs']} | {d['difference']:+.2f} | [{d['low']:+.2f}, {d['high']:+.2f}] |")
+            print("\nwithin 15 % and within 2x, baseline -> candidate; the runs that crossed 15 %:")
+            for key, c in crossings(mine, base).items():
+                if not c["runs"]:
+                    continue
+                b, n = c["baseline"], c["candidate"]
+                print(
+                    f"- {key} ({c['runs']} runs): within 15 % {b['within_line']} -> {n['within_line']}, "
+                    f"within 2x {b['within_2x']} -> {n['within_2x']}"
+                )
+                for word, moved in (("in", c["came_in"]), ("out", c["went_out"])):
+                    for i, was, now in moved:
+                        print(f"  - {word}: {i} {was:.3f} -> {now:.3f}")
         return 0
     print(
         "| run | engine | split | output tok/s pred / meas | ratio | TTFT p50 ratio | TPOT p50 ratio | preemptions | note |"

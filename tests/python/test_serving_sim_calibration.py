@@ -332,3 +332,16 @@ def test_restarts_stop_once_a_restart_no_longer_lowers_the_loss():
     assert 2 <= len(trail) < len(serving_sim_calibration.CONVERGE_STEPS)
     assert (trail[-2] - trail[-1]) / trail[-2] < serving_sim_calibration.CONVERGE_TOLERANCE
     assert all(b <= a for a, b in zip(trail, trail[1:]))
+
+
+def test_crossings_name_the_runs_that_moved_a_median():
+    # a run that comes inside 15 %, one that leaves it, one that leaves 2x; a run only one side has is left out
+    base = {"a": [1.20, 1.0, None], "b": [1.10, 1.0, None], "c": [1.90, 0.5, None], "d": [1.0, None, None]}
+    cand = {"a": [1.14, 1.0, None], "b": [1.16, 1.0, None], "c": [2.10, 0.5, None], "e": [1.0, 1.0, None]}
+    c = serving_validation.crossings(cand, base)
+    assert c["out"]["runs"] == 3
+    assert c["out"]["baseline"] == {"within_line": 1, "within_2x": 3}
+    assert c["out"]["candidate"] == {"within_line": 1, "within_2x": 2}
+    assert c["out"]["came_in"] == [("a", 1.20, 1.14)] and c["out"]["went_out"] == [("b", 1.10, 1.16)]
+    assert c["tpot"]["came_in"] == c["tpot"]["went_out"] == [] and c["tpot"]["baseline"]["within_2x"] == 3
+    assert c["ttft"]["runs"] == 0
