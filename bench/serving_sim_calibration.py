@@ -24,7 +24,9 @@ rows).
 The runs: bench/serving_validation.py's USED_FOR_CALIBRATION (the rule that picks them is stated
 there; the other vLLM runs are held out and never enter the fit). Each is simulated as
 serving_validation simulates it. The loss: the sum over those runs of log(predicted / measured)^2
-of output tokens per second and, where the run states it, of median TPOT. Minimised over the
+of output tokens per second and, where the run states them, of median TPOT and median inter-token latency (ITL: a
+typical step's time, which TPOT mixes with the prefill steps between decodes; session 27's candidate I, which took the
+held-out output and TPOT medians from 15.4 % and 19.3 % to 11.7 % and 14.8 %). Minimised over the
 logarithms of the constants (SIMULATION_KEYS) by a fixed Nelder-Mead, restarted once from its end with a
 half-size simplex (same start, same steps, so the same result on every machine up to float rounding), then each constant is rounded to 3 significant
 figures: what --write stores, with the runs, the loss and the script. Each constant stays within BOUNDS, and
@@ -118,7 +120,7 @@ def loss(constants: dict, runs: set[str]) -> float:
     for r in rows:
         if "error" in r:
             continue
-        for key in ("out",) if r["id"] in short else ("out", "tpot"):
+        for key in ("out",) if r["id"] in short else ("out", "tpot", "itl"):
             if r.get(key):
                 total += math.log(r[key]) ** 2
     return total
@@ -194,8 +196,9 @@ def fit(start: dict | None = None) -> dict:
         "USED_FOR_CALIBRATION: the vLLM runs with a catalogue model and GPU, sorted by id, 1st, 3rd, 5th, ...; then, "
         "for each constant no fit run exercises, the first run by id that exercises it; then, for each weight-only "
         "kernel path's constant only one fit run exercises, the other run whose predicted output moves most with it); "
-        "the other vLLM runs are held out. Loss: sum of log(predicted / measured)^2 of output tok/s and median "
-        "TPOT (not for answers under 16 tokens, whose TPOT is the API server's streaming); Nelder-Mead in the logarithms, restarted once from its end with a half-size simplex, each constant rounded to 3 significant figures. frontend_ms is "
+        "the other vLLM runs are held out. Loss: sum of log(predicted / measured)^2 of output tok/s, median "
+        "TPOT and median inter-token latency (the last two not for answers under 16 tokens, whose TPOT and ITL are the "
+        "API server's streaming); Nelder-Mead in the logarithms, restarted once from its end with a half-size simplex, each constant rounded to 3 significant figures. frontend_ms is "
         "bounded by the fit runs' own median TTFT (frontend_ms_bound: with all n requests sent at once, every "
         "TTFT is at least n x (frontend_ms + chat_template_ms)).",
         "constants": constants,

@@ -437,6 +437,8 @@ def table(constants: dict | None = None, only: set[str] | None = None) -> tuple[
                 "out": ratio(r["output_tok_s"], m.get("output_tok_s")),
                 "ttft": ratio(r["ttft_ms"]["median"], m.get("ttft_ms_median")),
                 "tpot": ratio(r["tpot_ms"]["median"], m.get("tpot_ms_median")),
+                # the median inter-token latency: a typical step's time (session 27's candidate I fits it too)
+                "itl": ratio(r["itl_ms"]["median"], m.get("itl_ms_median")),
                 "n_gpus": args.get("n_gpus", 1),
                 "moe": is_moe(model),
                 "pred_out": r["output_tok_s"],
