@@ -1166,7 +1166,7 @@ def simulate(
     # then; bench/results/2026-12-07-serving-session26.md.)
     body2, head2 = linear_flops(arch)  # the closed form's count, per token and per lm_head row
     body = body2 / 2.0  # the active parameters outside the vocab tables (x 2 and / 2 are exact)
-    rest_body = max(0.0, rest_params - vocab_tables(arch)[0] * float(arch.vocab_size or 0) * arch.hidden_size)
+    rest_body = max(0.0, rest_params - vocab_tables(arch)[0] * (head2 / 2.0))  # head2 / 2: one table's parameters
     rest_active = min(rest_body, body) if (fused_moe or (weight_only and moe and fmt in PARTIAL_FORMATS)) else 0.0
     active_flops = (body - rest_active) + rest_active * dense_scale
     head_flops = head2 * dense_scale
@@ -1193,6 +1193,11 @@ def simulate(
                 x = 2.0 * expert_active / expert_share * half_rows * (1.0 - (1.0 - expert_share) ** max(1, tokens))
             expert_rows_memo[tokens] = x
         return x
+
+    def prefill_linear_flops(tokens: int, requests: int) -> float:
+        """A prefill step's FLOPs outside attention: its tokens through the layers outside the vocab tables, one
+        lm_head row per request in the step, and the experts' unfilled rows."""
+        return 2.0 * active_flops * tokens + head_flops * requests + expert_rows(tokens)
 
     step_fixed_s = overhead_given.get("step_overhead_ms", fitted["step_overhead_ms"]) / 1e3
     per_request_s = overhead_given.get("request_overhead_us", fitted["request_overhead_us"]) / 1e6
@@ -1496,7 +1501,7 @@ def simulate(
         else:  # MLA: chunks of more than one token take the prefill path, single tokens the decode path
             pre = c > 1
             attn = float(attn_fn.span(a[~pre], b[~pre]).sum()) + float(attn_prefill_fn.span(a[pre], b[pre]).sum())
-        flops = (2.0 * active_flops * tokens + head_flops * len(ids) + expert_rows(tokens)) + dense_scale * attn
+        flops = prefill_linear_flops(tokens, len(ids)) + dense_scale * attn
         dt, cb = step_time(tokens, len(ids), kv_fn.total(b), flops)
         steps += 1
         busy_s += dt
@@ -1615,7 +1620,7 @@ def simulate(
             attn = _sum([attn_fn.span_one(x, y) for x, y, z in zip(a, b, c) if z <= 1]) + _sum(
                 [attn_prefill_fn.span_one(x, y) for x, y, z in zip(a, b, c) if z > 1]
             )
-        flops = (2.0 * active_flops * tokens + head_flops * len(ids) + expert_rows(tokens)) + dense_scale * attn
+        flops = prefill_linear_flops(tokens, len(ids)) + dense_scale * attn
         dt, cb = step_time(tokens, len(ids), kv_fn.total_of(b), flops)
         steps += 1
         busy_s += dt
