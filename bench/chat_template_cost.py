@@ -65,10 +65,13 @@ TEMPLATES = {
             "Qwen/Qwen3-32B-AWQ",
             # the 2507 releases: the Thinking-2507 template, read in a public copy of its tokenizer_config.json
             # (akougkas/warpio-cli warpio-docs/ai-docs/model_cards/qwen3:4b.md), reads as Qwen3's with another
-            # generation prompt; the Instruct-2507 one was not found here, and is taken to parse as Qwen3's does on
-            # this CPU. GPUStack's H100 host parses faster: 984 ShareGPT chats at once there have a median TTFT of
-            # 8.71 s, under 8.9 ms per request for all of the API server's work (its A100 host's runs fit 14.6 ms;
-            # bench/results/2026-12-07-serving-session23.md)
+            # generation prompt. The Instruct-2507 one is not Qwen3-8B's: session 28 found its two texts (the launch
+            # one, 4,040 bytes, parsing in 16.5 ms here, and the one Qwen pinned later, 2,630 bytes, 8.2 ms) and judged
+            # charging the later one's parse (V) or none (T) against the held-out runs; neither passed its
+            # pre-registered rule, so these checkpoints still take Qwen3-8B's parse, which their all-at-once runs
+            # contradict on both of GPUStack's hosts: their median TTFTs (A100 12.4 s, H100 5.5-8.7 s) come before
+            # 1,000 requests at 14.6 ms each could have entered (bench/results/2026-12-07-serving-session28.md; the
+            # H100 host's bound was first noted in bench/results/2026-12-07-serving-session23.md)
             "Qwen/Qwen3-235B-A22B-Instruct-2507",
             "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",
         ],
