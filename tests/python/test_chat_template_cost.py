@@ -53,3 +53,25 @@ def test_the_parse_is_the_one_vllm_runs():
     # vLLM 0.11.0's parse reports the template's undeclared variables: the request's kwargs it keeps
     found = chat_template_cost.per_request_parse("{% generation %}{{ messages[0].content }}{% endgeneration %}{{ x }}")
     assert found == {"messages", "x"}
+
+
+def test_only_adds_a_template_timed_on_another_cpu_scaled_to_the_stored_ones(tmp_path, monkeypatch):
+    # session 28: this machine's CPU model changed ("AMD EPYC" where the medians say "Intel(R) Xeon(R) Processor"), and
+    # --only refused to add a template; it now keeps the stored medians and their CPU, scales the new template by the
+    # stored templates' timings beside it, and records where it was timed
+    data = json.loads(chat_template_cost.serving.BENCHMARKS_FILE.read_text(encoding="utf-8"))
+    data["chat_template"]["cpu"] = "a CPU this machine is not"
+    target = tmp_path / "serving_benchmarks.json"
+    target.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(chat_template_cost.serving, "BENCHMARKS_FILE", target)
+    monkeypatch.setattr(chat_template_cost, "REPEATS", 1)  # real timings, fewer of them
+    monkeypatch.setattr(chat_template_cost, "BATCH", 2)
+    chat_template_cost.main(["--only", "glm-4.6", "--write"])
+    written = json.loads(target.read_text(encoding="utf-8"))["chat_template"]
+    assert written["cpu"] == "a CPU this machine is not"
+    row = written["templates"]["glm-4.6"]
+    assert row["timed_on"] == chat_template_cost.cpu_name()
+    scale = float(row["scaled"].rsplit("scaled by ", 1)[1])
+    assert row["parse_ms"] == pytest.approx(row["parse_ms_timed"] * scale, abs=0.01)
+    for key in ("qwen3", "deepseek-r1-0528", "glm-4.5"):
+        assert written["templates"][key] == STORED["templates"][key]
