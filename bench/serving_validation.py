@@ -453,12 +453,17 @@ def fmt(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}"
 
 
+def within_2x(ratio: float) -> bool:
+    """A predicted / measured ratio within a factor of two of the measured (the issue's goal for every point)."""
+    return 0.5 <= ratio <= 2
+
+
 def summary(rows: list[dict], key: str) -> str:
     vals = [r[key] for r in rows if r.get(key) is not None]
     if not vals:
         return "no runs"
     med = statistics.median(abs(v - 1) for v in vals)
-    within = sum(0.5 <= v <= 2 for v in vals)
+    within = sum(map(within_2x, vals))
     return f"median |pred/meas − 1| {med:.1%}, within 2×: {within} of {len(vals)}"
 
 
@@ -470,7 +475,7 @@ def _group(rows: list[dict]) -> dict:
         out[name] = {
             # to 6 decimals: the stored figure is compared with a fresh run, whose last bits may differ by machine
             "median_error": round(statistics.median(abs(v - 1) for v in vals), 6) if vals else None,
-            "within_2x": sum(0.5 <= v <= 2 for v in vals),
+            "within_2x": sum(map(within_2x, vals)),
             "of": len(vals),
         }
     return out
@@ -584,7 +589,7 @@ def crossings(candidate: dict[str, list], baseline: dict[str, list], line: float
             **{
                 side: {
                     "within_line": sum(inside[i][k] for i in ids),
-                    "within_2x": sum(0.5 <= pairs[i][k] <= 2 for i in ids),
+                    "within_2x": sum(within_2x(pairs[i][k]) for i in ids),
                 }
                 for k, side in enumerate(("baseline", "candidate"))
             },
@@ -711,7 +716,7 @@ def main() -> int:
     )
     print("vLLM held-out runs outside 2× (output tok/s or TPOT):")
     for r in held:
-        off = [f"{k} {fmt(r[k])}" for k in ("out", "tpot") if r.get(k) is not None and not 0.5 <= r[k] <= 2]
+        off = [f"{k} {fmt(r[k])}" for k in ("out", "tpot") if r.get(k) is not None and not within_2x(r[k])]
         if off:
             print(
                 f"- {r['id']}: {', '.join(off)}{' (answer under ' + str(SHORT_ANSWER_TOKENS) + ' tokens)' if r['id'] in short else ''}"
